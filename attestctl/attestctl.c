@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* attestctl: operator CLI. Sub-commands live in cmd-*.c; this file only dispatches. */
+#include <stdio.h>
+#include <string.h>
+
+#include "attestctl.h"
+
+static const struct cmd {
+        const char *name;
+        int (*run)(int argc, char **argv);
+        const char *summary;
+} cmds[] = {
+        {"ima", cmd_ima, "show and replay IMA measurement logs"},
+};
+
+static void usage(FILE *f)
+{
+        fprintf(f, "Usage: attestctl COMMAND [ARGS...]\n\n"
+                   "Operator tool for attestd: inspect and verify attestation evidence.\n\n"
+                   "Commands:\n");
+        for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+                fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].summary);
+        fprintf(f, "\nRun 'attestctl COMMAND --help' for a command's options. See attestctl(1).\n");
+}
+
+int main(int argc, char **argv)
+{
+        if (argc < 2) {
+                usage(stderr);
+                return 2;
+        }
+        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+                usage(stdout);
+                return 0;
+        }
+        if (strcmp(argv[1], "--version") == 0) {
+                printf("attestctl %s\n", ATTEST_VERSION);
+                return 0;
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+                if (strcmp(argv[1], cmds[i].name) == 0)
+                        return cmds[i].run(argc - 1, argv + 1);
+        fprintf(stderr, "attestctl: unknown command '%s'\n", argv[1]);
+        usage(stderr);
+        return 2;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* Hex and base64 codecs for untrusted text: bounded output, strict input. */
+#ifndef ATTEST_HEX_H
+#define ATTEST_HEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "macro.h"
+
+/*
+ * Decode n hex digits (either case) from s into out (at most max bytes). -EBADMSG on an odd count
+ * or a non-hex character, -E2BIG when the result would exceed max. *ret_len is the byte count.
+ */
+int hex_decode(const char *s, size_t n, uint8_t *out, size_t max, size_t *ret_len) _wur_;
+/* Lowercase hex of n bytes into out, which must hold 2n+1 bytes; NUL terminated. */
+void hex_encode(const uint8_t *in, size_t n, char *out);
+
+/* Standard base64 (RFC 4648, padded). Decoded size is checked against max. */
+int b64_decode(const char *s, size_t n, uint8_t *out, size_t max, size_t *ret_len) _wur_;
+/* Encoded length including the NUL: 4*ceil(n/3)+1. */
+size_t b64_encoded_size(size_t n);
+void b64_encode(const uint8_t *in, size_t n, char *out);
+
+#endif

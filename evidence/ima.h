@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * IMA measurement log: templates, the binary and ascii log readers, template hashes, PCR replay
+ * and the boot_aggregate check. Names follow security/integrity/ima/ (template fields d, n, d-ng,
+ * n-ng, sig, buf, d-modsig, modsig).
+ *
+ * Readers stream: each ima_reader_next() yields one validated entry whose pointers are borrowed
+ * from the log buffer (binary) or from the reader's scratch buffer (ascii, valid until the next
+ * call). Nothing is allocated per entry.
+ */
+#ifndef ATTEST_IMA_H
+#define ATTEST_IMA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bank.h"
+#include "err.h"
+#include "pcrs.h"
+#include "rd.h"
+
+/* Caps (DESIGN §3). */
+#define IMA_NAME_MAX 4096           /* entry (event or file) name, without the NUL */
+#define IMA_DATA_MAX (64 * 1024)    /* template data */
+#define IMA_TMPL_NAME_MAX 255       /* template name or field list */
+#define IMA_TMPL_FIELDS_MAX 16      /* fields in one template */
+#define IMA_LEGACY_NAME_MAX 255     /* 'n' in template 'ima': IMA_EVENT_NAME_LEN_MAX */
+#define IMA_ENTRIES_DEFAULT 1000000 /* entries per submission */
+#define IMA_ASCII_LINE_MAX (2 * IMA_DATA_MAX + IMA_NAME_MAX + 512)
+#define IMA_PCR 10 /* the PCR IMA extends by default */
+
+enum ima_field {
+        IMA_FIELD_D,
+        IMA_FIELD_N,
+        IMA_FIELD_D_NG,
+        IMA_FIELD_N_NG,
+        IMA_FIELD_SIG,
+        IMA_FIELD_BUF,
+        IMA_FIELD_D_MODSIG,
+        IMA_FIELD_MODSIG,
+        IMA_FIELD_COUNT,
+};
+
+struct ima_tmpl {
+        bool known;  /* every field is one we decode; false: opaque data, replayed only */
+        bool legacy; /* template 'ima': no data length, name padded to 256 in the hash */
+        uint8_t nfields;
+        uint8_t field[IMA_TMPL_FIELDS_MAX];
+};
+
+struct ima_entry {
+        uint32_t pcr;
+        uint8_t sha1[20];      /* the logged sha1 template hash */
+        bool violation;        /* logged hash all zero: extends 0xff.. into every bank */
+        const char *tmpl_name; /* borrowed, tmpl_name_len bytes, not NUL terminated */
+        uint32_t tmpl_name_len;
+        struct ima_tmpl tmpl;
+        const uint8_t *data; /* template data as logged; what the bank hashes cover */
+        uint32_t data_len;
+        /* Decoded fields, borrowed from data; NULL/0 when the template lacks them. */
+        const char *algo; /* digest algorithm of d/d-ng ("sha256"), not NUL terminated */
+        uint32_t algo_len;
+        const uint8_t *digest;
+        uint32_t digest_len;
+        const char *name; /* n/n-ng without its NUL; may contain any byte but NUL */
+        uint32_t name_len;
+        const uint8_t *sig;
+        uint32_t sig_len;
+        const uint8_t *buf;
+        uint32_t buf_len;
+};
+
+struct ima_log_opts {
+        bool big_endian;      /* non-canonical log of a big-endian host */
+        uint64_t max_entries; /* 0: IMA_ENTRIES_DEFAULT */
+};
+
+enum ima_format {
+        IMA_FORMAT_BINARY,
+        IMA_FORMAT_ASCII,
+};
+
+struct ima_reader {
+        struct rd r;
+        enum ima_format format;
+        struct ima_log_opts o;
+        uint64_t idx;  /* index of the next entry, counted from the start of this buffer */
+        uint64_t line; /* ascii: line number of the next line, from 1 */
+        /* last template seen, so a run of equal templates is looked up once */
+        uint8_t tname[IMA_TMPL_NAME_MAX];
+        uint32_t tname_len;
+        struct ima_tmpl tmpl;
+        uint8_t *scratch; /* ascii: rebuilt template data */
+};
+
+/* Look a template up by name ("ima-ng") or as a field list ("d-ng|n-ng|sig"). */
+int ima_tmpl_lookup(const char *name, size_t len, struct ima_tmpl *ret) _wur_;
+const char *ima_field_name(enum ima_field f);
+
+/* opts may be NULL. The buffer must outlive the entries read from it. */
+void ima_reader_init_binary(struct ima_reader *rd, const uint8_t *buf, size_t len,
+                            const struct ima_log_opts *opts);
+int ima_reader_init_ascii(struct ima_reader *rd, const char *buf, size_t len,
+                          const struct ima_log_opts *opts) _wur_;
+/* Binary when the buffer does not look like ascii lines ("N HEX40 "). */
+int ima_reader_init_auto(struct ima_reader *rd, const uint8_t *buf, size_t len,
+                         const struct ima_log_opts *opts) _wur_;
+void ima_reader_done(struct ima_reader *rd);
+/*
+ * Read the next entry: 1 with *ret filled, 0 at the end of the log, negative errno with err
+ * naming the entry, byte offset (binary) or line and field (ascii). The reader does not move on
+ * failure.
+ */
+int ima_reader_next(struct ima_reader *rd, struct ima_entry *ret, struct attest_err *err) _wur_;
+
+/* Template hash of e in bank b into out (bank_size(b) bytes); not meaningful for violations. */
+int ima_tmpl_hash(struct hasher *h, enum bank b, const struct ima_entry *e, uint8_t *out) _wur_;
+
+struct ima_replay {
+        struct hasher *h; /* borrowed */
+        unsigned banks;   /* BANK_MASK() of the banks replayed */
+        bool check_sha1;  /* verify the logged sha1 template hash (always when sha1 is replayed) */
+        uint32_t used;    /* bit i: PCR i was extended */
+        uint64_t entries, violations;
+        uint8_t pcr[BANK_COUNT][PCR_COUNT][BANK_DIGEST_MAX];
+};
+
+void ima_replay_init(struct ima_replay *rp, struct hasher *h, unsigned banks, bool check_sha1);
+/* Extend entry e (number idx, for messages) into every replayed bank. */
+int ima_replay_extend(struct ima_replay *rp, const struct ima_entry *e, uint64_t idx,
+                      struct attest_err *err) _wur_;
+
+/*
+ * Check a boot_aggregate entry against PCR values: the digest must equal H(PCR0..PCR7) for sha1 and
+ * H(PCR0..PCR9) for other algorithms, in the bank of the entry's digest algorithm (the kernel's
+ * ima_calc_boot_aggregate rule). 0 match, -ESTALE mismatch, -ENOENT PCRs absent, -EOPNOTSUPP algo.
+ */
+int ima_boot_aggregate_check(struct hasher *h, const struct ima_entry *e,
+                             const struct pcr_set *pcrs, struct attest_err *err) _wur_;
+bool ima_entry_is_boot_aggregate(const struct ima_entry *e);
+
+#endif

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# attestd set-up: installs the Debian 12 packages the project needs, builds, and runs the demo or the
+# whole test suite. Usage: ./setup.sh demo | test | deps | build   (run as root for apt-get)
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")" && pwd)
+cd "$top"
+
+packages=(
+        build-essential meson ninja-build pkg-config clang libclang-rt-14-dev llvm clang-format
+        check libssl-dev openssl libtss2-dev tpm2-tools swtpm swtpm-tools ima-evm-utils
+        libjansson-dev libmicrohttpd-dev libcurl4-openssl-dev libsqlite3-dev sqlite3
+        libsystemd-dev curl valgrind xxd gnutls-bin
+)
+
+usage() {
+        cat <<USAGE
+Usage: $0 COMMAND
+
+Commands:
+  demo    install packages, build, run the demo (see README.md)
+  test    install packages, build with ASan+UBSan, run the whole test suite
+  deps    only install the Debian packages (as root)
+  build   only build (release-ish, into build/)
+USAGE
+}
+
+stage_start=0
+stage() {
+        stage_end
+        stage_name=$1
+        stage_start=$(date +%s)
+        printf '\n==> %s\n' "$stage_name"
+}
+stage_end() {
+        if [ "$stage_start" -ne 0 ]; then
+                printf '==> %s: %ss\n' "$stage_name" "$(($(date +%s) - stage_start))"
+                stage_start=0
+        fi
+}
+
+deps() {
+        local missing=()
+        for p in "${packages[@]}"; do
+                dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+                        missing+=("$p")
+        done
+        [ ${#missing[@]} -eq 0 ] && return 0
+        if [ "$(id -u)" -ne 0 ]; then
+                echo "setup.sh: missing packages (${missing[*]}); run as root to install them" >&2
+                exit 1
+        fi
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+build() {
+        [ -d build ] || meson setup build >/dev/null
+        ninja -C build
+}
+
+cmd=${1:-}
+case "$cmd" in
+deps)
+        stage "install Debian packages"
+        deps
+        ;;
+build)
+        stage "install Debian packages"
+        deps
+        stage "build"
+        build
+        ;;
+demo)
+        stage "install Debian packages"
+        deps
+        stage "build"
+        build
+        stage "demo"
+        tests/demo.sh "$top/build"
+        ;;
+test)
+        stage "install Debian packages"
+        deps
+        tests/run-all.sh
+        ;;
+-h | --help | help)
+        usage
+        ;;
+*)
+        usage >&2
+        exit 2
+        ;;
+esac
+stage_end

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The whole test suite, stage by stage with times: style checks, ASan+UBSan build and `meson test`
+# (unit + integration), fuzzers (clang, time-boxed), benchmarks (figures only, never fail on timing).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+failed=0
+t0=$(date +%s)
+
+stage() {
+        local name=$1 s e rc
+        shift
+        printf '\n==> %s\n' "$name"
+        s=$(date +%s)
+        set +e
+        "$@"
+        rc=$?
+        set -e
+        e=$(date +%s)
+        printf '==> %s: %s (%ss)\n' "$name" "$([ $rc -eq 0 ] && echo ok || echo "FAILED rc=$rc")" \
+                "$((e - s))"
+        [ $rc -eq 0 ] || failed=1
+}
+
+stage "style: clang-format and banned functions" tests/check-style.sh
+stage "build (ASan+UBSan)" sh -c '[ -d build-asan ] || meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false >/dev/null; ninja -C build-asan'
+stage "meson test (ASan+UBSan)" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+        UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3
+stage "build (clang, libFuzzer)" sh -c '[ -d build-fuzz ] || CC=clang meson setup build-fuzz -Dfuzz=true -Db_lundef=false >/dev/null; ninja -C build-fuzz'
+stage "fuzz (${FUZZ_SECONDS}s per target)" tests/fuzz/run.sh build-fuzz "$FUZZ_SECONDS"
+stage "build (release, for benchmarks)" sh -c '[ -d build-rel ] || meson setup build-rel -Dbuildtype=release >/dev/null; ninja -C build-rel'
+stage "benchmarks (figures only)" tests/bench/run.sh build-rel
+
+printf '\n==> whole suite: %ss, %s\n' "$(($(date +%s) - t0))" "$([ $failed -eq 0 ] && echo PASSED || echo FAILED)"
+exit $failed
