@@ -27,7 +27,8 @@ const char *cdata_kind_name(enum cdata_kind k)
 
 enum cdata_kind cdata_kind_of(const struct ima_entry *e)
 {
-        if (!e->buf && !e->buf_len)
+        /* a violation's fields are covered by no hash: never a claim */
+        if (e->violation || (!e->buf && !e->buf_len))
                 return CDATA_NONE;
         if (!e->name)
                 return CDATA_NONE;

@@ -43,10 +43,12 @@ static const struct {
         const char *name;
         uint32_t size;
 } digest_algos[] = {
-        {"md4", 16},    {"md5", 16},    {"sha1", 20},   {"rmd160", 20},      {"sha256", 32},
-        {"sha384", 48}, {"sha512", 64}, {"sha224", 28}, {"rmd128", 16},      {"rmd256", 32},
-        {"rmd320", 40}, {"wp256", 32},  {"wp384", 48},  {"wp512", 64},       {"tgr128", 16},
-        {"tgr160", 20}, {"tgr192", 24}, {"sm3", 32},    {"streebog256", 32}, {"streebog512", 64},
+        {"md4", 16},      {"md5", 16},      {"sha1", 20},        {"rmd160", 20},
+        {"sha256", 32},   {"sha384", 48},   {"sha512", 64},      {"sha224", 28},
+        {"rmd128", 16},   {"rmd256", 32},   {"rmd320", 40},      {"wp256", 32},
+        {"wp384", 48},    {"wp512", 64},    {"tgr128", 16},      {"tgr160", 20},
+        {"tgr192", 24},   {"sm3", 32},      {"streebog256", 32}, {"streebog512", 64},
+        {"sha3-256", 32}, {"sha3-384", 48}, {"sha3-512", 64},
 };
 
 const char *ima_field_name(enum ima_field f)
@@ -103,6 +105,15 @@ int ima_tmpl_lookup(const char *name, size_t len, struct ima_tmpl *ret)
 
 /* ---- field decoding (shared by both readers) ---- */
 
+static bool all_zero(const uint8_t *p, size_t n)
+{
+        uint8_t acc = 0;
+
+        for (size_t i = 0; i < n; i++)
+                acc |= p[i];
+        return acc == 0;
+}
+
 static int fail_entry(struct attest_err *err, int e, const char *code, uint64_t idx, size_t off,
                       const char *what)
 {
@@ -120,21 +131,21 @@ static int decode_digest_ng(const uint8_t *p, uint32_t n, struct ima_entry *e)
         alen = (uint32_t)(nul - p) - 1; /* without ':' */
         if (alen == 0 || alen > 32)
                 return -EBADMSG;
-        for (uint32_t i = 0; i < alen; i++)
-                if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= '0' && p[i] <= '9')))
-                        return -EBADMSG;
         dlen = n - alen - 2;
-        if (dlen == 0 || dlen > BANK_DIGEST_MAX)
-                return -EBADMSG;
-        for (size_t i = 0; i < ARRAY_SIZE(digest_algos); i++)
-                if (strlen(digest_algos[i].name) == alen &&
-                    memcmp(digest_algos[i].name, p, alen) == 0 && digest_algos[i].size != dlen)
+        /* only the kernel's hash_algo_name[] names, each with its digest size */
+        for (size_t i = 0; i < ARRAY_SIZE(digest_algos); i++) {
+                if (strlen(digest_algos[i].name) != alen ||
+                    memcmp(digest_algos[i].name, p, alen) != 0)
+                        continue;
+                if (digest_algos[i].size != dlen)
                         return -EBADMSG;
-        e->algo = (const char *)p;
-        e->algo_len = alen;
-        e->digest = nul + 1;
-        e->digest_len = dlen;
-        return 0;
+                e->algo = (const char *)p;
+                e->algo_len = alen;
+                e->digest = nul + 1;
+                e->digest_len = dlen;
+                return 0;
+        }
+        return -EBADMSG;
 }
 
 /* n-ng (and n outside template 'ima'): name NUL, no NUL inside. */
@@ -251,16 +262,11 @@ static int decode_fields(struct ima_entry *e, bool big_endian, uint64_t idx, siz
         if (rd_left(&r))
                 return fail_entry(err, -EBADMSG, "ima_trailing_data", idx, base + rd_offset(&r),
                                   "bytes after the last template field");
+        /* the kernel records violations with a zero file digest (ima_eventdigest_init) */
+        if (e->violation && e->digest && !all_zero(e->digest, e->digest_len))
+                return fail_entry(err, -EBADMSG, "ima_bad_violation", idx, base,
+                                  "violation entry with a non-zero file digest");
         return 0;
-}
-
-static bool all_zero(const uint8_t *p, size_t n)
-{
-        uint8_t acc = 0;
-
-        for (size_t i = 0; i < n; i++)
-                acc |= p[i];
-        return acc == 0;
 }
 
 static void opts_set(struct ima_reader *rd, const struct ima_log_opts *opts)
@@ -344,6 +350,14 @@ static int next_binary(struct ima_reader *rd, struct ima_entry *ret, struct atte
         if ((x = reader_tmpl(rd, tname, e.tmpl_name_len, &e.tmpl)) < 0)
                 return fail_entry(err, x, "ima_bad_template", idx, rd_offset(&r),
                                   "template lookup failed");
+        /*
+         * The template hash covers the field data, not the template name: accepting unknown
+         * names would let a relabelled entry replay fine while its fields go unread.
+         */
+        if (!e.tmpl.known && !rd->o.allow_unknown_templates)
+                return fail_entry(err, -EOPNOTSUPP, "ima_unknown_template", idx, rd_offset(&r),
+                                  "unknown template (fields other than d, n, d-ng, n-ng, sig, "
+                                  "buf, d-modsig, modsig)");
         size_t data_off = rd_offset(&r);
         if (e.tmpl.legacy) {
                 /* digest[20] | u32 len | name: measure the span, decode_fields checks it */
