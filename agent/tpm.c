@@ -762,28 +762,15 @@ int tpm_ak_public(struct tpm *t, uint8_t **ret_tpm2b_public, size_t *ret_len)
 
 /* --- Quote --------------------------------------------------------------------------------- */
 
+/* Validate a selection and convert it for Esys_Quote / Esys_PCR_Read. */
 static int sel_to_tpml(const struct pcr_sel *sel, TPML_PCR_SELECTION *ret)
 {
-        TPML_PCR_SELECTION l;
-
-        memset(&l, 0, sizeof(l));
-        for (int b = 0; b < BANK_COUNT; b++) {
-                TPMS_PCR_SELECTION *s;
-
-                if (!sel->mask[b])
-                        continue;
+        if (pcr_sel_is_empty(sel))
+                return -EINVAL;
+        for (int b = 0; b < BANK_COUNT; b++)
                 if (sel->mask[b] >> PCR_COUNT)
                         return -EINVAL;
-                s = &l.pcrSelections[l.count++];
-                s->hash = bank_tpm_alg(b);
-                s->sizeofSelect = PCR_SELECT_SIZE;
-                for (unsigned i = 0; i < PCR_COUNT; i++)
-                        if (sel->mask[b] & (1u << i))
-                                s->pcrSelect[i / 8] |= (uint8_t)(1u << (i % 8));
-        }
-        if (l.count == 0)
-                return -EINVAL;
-        *ret = l;
+        pcr_sel_to_tpml(sel, ret);
         return 0;
 }
 

@@ -15,7 +15,7 @@
 #include "err.h"
 #include "macro.h"
 #include "pcrs.h"
-#include "pcrsel-compat.h"
+#include "pcrsel.h"
 
 struct tpm;
 
