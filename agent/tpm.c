@@ -502,8 +502,12 @@ static int ak_load(struct tpm *t, ESYS_TR ek, const TPM2B_PUBLIC *pub, const TPM
         if (r < 0)
                 return r;
         rc = Esys_Load(t->esys, ek, s.h, ESYS_TR_NONE, ESYS_TR_NONE, priv, pub, ret);
-        if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EBADMSG, "the TPM refused to load the AK");
+        if (rc != TSS2_RC_SUCCESS) {
+                r = tpm_fail(err, rc, -EBADMSG, "the TPM refused to load the AK");
+                if (r == -EBADMSG && err)
+                        err->code = "tpm_ak_rejected";
+                return r;
+        }
         return 0;
 }
 

@@ -22,6 +22,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include <tss2/tss2_mu.h>
 
 #include "bank.h"
@@ -82,6 +83,28 @@ static int run(char *const argv[])
         pid = fork();
         ck_assert_int_ge(pid, 0);
         if (pid == 0) {
+                execvp(argv[0], argv);
+                _exit(127);
+        }
+        ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+        return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Run argv with stdout into the file out; returns the exit status. */
+static int run_to(char *const argv[], const char *out)
+{
+        pid_t pid;
+        int st;
+
+        fflush(stdout);
+        fflush(stderr);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+                if (fd < 0 || dup2(fd, 1) < 0)
+                        _exit(126);
                 execvp(argv[0], argv);
                 _exit(127);
         }
@@ -190,6 +213,30 @@ static void load_ak(struct tpm *t, const char *dir, enum tpm_key_alg alg)
         int r = tpm_ak_load_or_create(t, dir, alg, &err);
 
         ck_assert_msg(r == 0, "tpm_ak_load_or_create: %d %s", r, err.msg);
+}
+
+/* Run attestctl with args (NULL terminated, at most 14); its stdout must contain every string of
+ * want (NULL terminated) and it must exit with rc. */
+static void attestctl_expect(const char *const *args, int rc, const char *const *want)
+{
+        char *argv[16] = {(char *)env("ATTESTCTL")};
+        char dir[64], out[96];
+        _cleanup_free_ uint8_t *text = NULL;
+        size_t len, n = 1;
+
+        for (; args[n - 1]; n++) {
+                ck_assert_uint_lt(n, ARRAY_SIZE(argv) - 1);
+                argv[n] = (char *)args[n - 1];
+        }
+        argv[n] = NULL;
+        tmpdir(dir, sizeof(dir));
+        path_join(out, sizeof(out), dir, "stdout");
+        ck_assert_int_eq(run_to(argv, out), rc);
+        ck_assert_int_eq(read_path(out, &text, &len), 0);
+        for (; want && *want; want++)
+                ck_assert_msg(strstr((const char *)text, *want), "'%s' not in output:\n%s", *want,
+                              (const char *)text);
+        rm_rf(dir);
 }
 
 /* --- round trip ---------------------------------------------------------------------------- */
@@ -515,6 +562,136 @@ START_TEST(test_ek_cert_matches_template_rsa)
         free(TAKE_PTR(der));
         ck_assert_int_eq(tpm_ek_cert(t, TPM_KEY_ECCP256, &der, &der_len, &err), -ENOENT);
         ck_assert_ptr_null(der);
+
+        t = tpm_close(t); /* swtpm serves one connection at a time */
+        {
+                const char *args[] = {"tpm", "ek", "--tcti", env("SWTPM_TCTI"), NULL};
+                const char *want[] = {"rsa: EK certificate (", "issuer:  CN=swtpm-localca",
+                                      "ecc: no EK certificate", NULL};
+
+                attestctl_expect(args, 0, want);
+        }
+}
+END_TEST
+
+/* An EC public key from the TPM's x and y (P-256). */
+static EVP_PKEY *ec_pkey(const TPMS_ECC_POINT *pt)
+{
+        uint8_t pub[65];
+        OSSL_PARAM params[3];
+        EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+        EVP_PKEY *k = NULL;
+
+        ck_assert_ptr_nonnull(ctx);
+        ck_assert_uint_eq(pt->x.size, 32);
+        ck_assert_uint_eq(pt->y.size, 32);
+        pub[0] = 0x04;
+        memcpy(pub + 1, pt->x.buffer, 32);
+        memcpy(pub + 33, pt->y.buffer, 32);
+        params[0] = OSSL_PARAM_construct_utf8_string(OSSL_PKEY_PARAM_GROUP_NAME, "prime256v1", 0);
+        params[1] = OSSL_PARAM_construct_octet_string(OSSL_PKEY_PARAM_PUB_KEY, pub, sizeof(pub));
+        params[2] = OSSL_PARAM_construct_end();
+        ck_assert_int_eq(EVP_PKEY_fromdata_init(ctx), 1);
+        ck_assert_int_eq(EVP_PKEY_fromdata(ctx, &k, EVP_PKEY_PUBLIC_KEY, params), 1);
+        EVP_PKEY_CTX_free(ctx);
+        return k;
+}
+
+/*
+ * swtpm 0.7 certifies no P-256 EK, so provision one the way a manufacturer would: a certificate for
+ * the EK our L-2 template re-creates, larger than TPM2_PT_NV_BUFFER_MAX (1024 on swtpm) and padded
+ * in its NV index (0x01c0000a). tpm_ek_cert() reads it in chunks and returns exactly the DER.
+ */
+START_TEST(test_ek_cert_ecc_read_in_chunks)
+{
+        _cleanup_free_ uint8_t *pub = NULL, *der = NULL, *got = NULL;
+        char dir[64], path[128], size_arg[16], comment[1301];
+        struct attest_err err = {0};
+        TPM2B_PUBLIC p;
+        EVP_PKEY *ek, *ca;
+        X509 *x;
+        X509_EXTENSION *ext;
+        const unsigned char *q;
+        size_t pub_len, got_len;
+        int der_len;
+        uint8_t *w;
+
+        tmpdir(dir, sizeof(dir));
+        {
+                _cleanup_(tpm_closep) struct tpm *t = open_tpm();
+
+                ck_assert_int_eq(tpm_ek_public(t, TPM_KEY_ECCP256, &pub, &pub_len, &err), 0);
+                free(der);
+                der = NULL;
+                ck_assert_int_eq(tpm_ek_cert(t, TPM_KEY_ECCP256, &der, &got_len, &err), -ENOENT);
+        }
+        unmarshal_public(pub, pub_len, &p);
+        ek = ec_pkey(&p.publicArea.unique.ecc);
+        ca = EVP_EC_gen("P-256");
+        ck_assert_ptr_nonnull(ca);
+        x = X509_new();
+        ck_assert_ptr_nonnull(x);
+        ck_assert_int_eq(X509_set_version(x, 2), 1);
+        ck_assert_int_eq(ASN1_INTEGER_set(X509_get_serialNumber(x), 42), 1);
+        ck_assert_ptr_nonnull(X509_gmtime_adj(X509_getm_notBefore(x), 0));
+        ck_assert_ptr_nonnull(X509_gmtime_adj(X509_getm_notAfter(x), 3600));
+        ck_assert_int_eq(X509_NAME_add_entry_by_txt(X509_get_issuer_name(x), "CN", MBSTRING_ASC,
+                                                    (const unsigned char *)"attestd test EK CA", -1,
+                                                    -1, 0),
+                         1);
+        ck_assert_int_eq(X509_set_pubkey(x, ek), 1);
+        memset(comment, 'c', sizeof(comment) - 1);
+        comment[sizeof(comment) - 1] = '\0';
+        ext = X509V3_EXT_conf_nid(NULL, NULL, NID_netscape_comment, comment);
+        ck_assert_ptr_nonnull(ext);
+        ck_assert_int_eq(X509_add_ext(x, ext, -1), 1);
+        X509_EXTENSION_free(ext);
+        ck_assert_int_gt(X509_sign(x, ca, EVP_sha256()), 0);
+        der_len = i2d_X509(x, NULL);
+        ck_assert_int_gt(der_len, 1024); /* more than one NV_Read */
+        ck_assert_int_le(der_len + 16, 2048);
+        free(der);
+        der = malloc((size_t)der_len + 16);
+        ck_assert_ptr_nonnull(der);
+        w = der;
+        ck_assert_int_eq(i2d_X509(x, &w), der_len);
+        memset(der + der_len, 0xff, 16); /* NV padding after the certificate */
+        X509_free(x);
+        EVP_PKEY_free(ca);
+
+        path_join(path, sizeof(path), dir, "ek.crt");
+        write_path(path, der, (size_t)der_len + 16);
+        snprintf(size_arg, sizeof(size_arg), "%d", der_len + 16);
+        {
+                char *define[] = {"tpm2_nvdefine",
+                                  "0x01c0000a",
+                                  "-C",
+                                  "o",
+                                  "-s",
+                                  size_arg,
+                                  "-a",
+                                  "ownerread|ownerwrite|authread|no_da",
+                                  NULL};
+                char *write[] = {"tpm2_nvwrite", "0x01c0000a", "-C", "o", "-i", path, NULL};
+
+                ck_assert_int_eq(run(define), 0);
+                ck_assert_int_eq(run(write), 0);
+        }
+        {
+                _cleanup_(tpm_closep) struct tpm *t = open_tpm();
+                int r = tpm_ek_cert(t, TPM_KEY_ECCP256, &got, &got_len, &err);
+
+                ck_assert_msg(r == 0, "tpm_ek_cert: %d %s", r, err.msg);
+        }
+        ck_assert_uint_eq(got_len, (size_t)der_len);
+        ck_assert_int_eq(memcmp(got, der, got_len), 0);
+        q = got;
+        x = d2i_X509(NULL, &q, (long)got_len);
+        ck_assert_ptr_nonnull(x);
+        ck_assert_int_eq(EVP_PKEY_eq(X509_get0_pubkey(x), ek), 1);
+        X509_free(x);
+        EVP_PKEY_free(ek);
+        rm_rf(dir);
 }
 END_TEST
 
@@ -575,6 +752,35 @@ START_TEST(test_ek_cert_absent)
                 ck_assert_str_eq(err.code, "tpm_no_ek_cert");
                 ck_assert_ptr_nonnull(strstr(err.msg, "not defined"));
         }
+        t = tpm_close(t);
+        {
+                const char *args[] = {"tpm", "ek", "--tcti", env("SWTPM_TCTI"), NULL};
+                const char *want[] = {"rsa: no EK certificate", "ecc: no EK certificate", NULL};
+
+                attestctl_expect(args, 3, want);
+        }
+}
+END_TEST
+
+START_TEST(test_attestctl_tpm_help_and_usage_errors)
+{
+        const char *help[] = {"tpm", "--help", NULL};
+        const char *quote_help[] = {"tpm", "quote", "--help", NULL};
+        const char *ek_help[] = {"tpm", "ek", "-h", NULL};
+        const char *bogus[] = {"tpm", "bogus", NULL};
+        const char *no_nonce[] = {"tpm",   "quote", "--tcti", env("SWTPM_TCTI"),
+                                  "--out", "/tmp",  NULL};
+        const char *bad_sel[] = {"tpm",   "quote", "--tcti", env("SWTPM_TCTI"), "--nonce", "00",
+                                 "--out", "/tmp",  "--sel",  "sha256:0-99",     NULL};
+        const char *want[] = {"attestctl tpm ek", "attestctl tpm quote --nonce HEX --out DIR",
+                              "--state DIR", "--sel SEL", NULL};
+
+        attestctl_expect(help, 0, want);
+        attestctl_expect(quote_help, 0, want);
+        attestctl_expect(ek_help, 0, want);
+        attestctl_expect(bogus, 2, NULL);
+        attestctl_expect(no_nonce, 2, NULL);
+        attestctl_expect(bad_sel, 2, NULL);
 }
 END_TEST
 
@@ -796,7 +1002,7 @@ START_TEST(test_corrupt_ak_is_an_error_not_a_new_ak)
                 memcpy(bad, pub, pub_len);
                 bad[pub_len - 1] ^= 0x01;
                 write_path(path, bad, pub_len);
-                expect_ak_error(dir, -EBADMSG, "tpm_error", TPM_AK_PUB_RSA);
+                expect_ak_error(dir, -EBADMSG, "tpm_ak_rejected", TPM_AK_PUB_RSA);
         }
         write_path(path, pub, pub_len);
 
@@ -808,7 +1014,7 @@ START_TEST(test_corrupt_ak_is_an_error_not_a_new_ak)
                 memcpy(bad, priv, priv_len);
                 bad[priv_len / 2] ^= 0x40;
                 write_path(path, bad, priv_len);
-                expect_ak_error(dir, -EBADMSG, "tpm_error", TPM_AK_PRIV_RSA);
+                expect_ak_error(dir, -EBADMSG, "tpm_ak_rejected", TPM_AK_PRIV_RSA);
                 snapshot(dir, TPM_AK_PRIV_RSA, &cur, &cur_len);
                 ck_assert_int_eq(memcmp(cur, bad, priv_len), 0); /* left alone */
                 free(TAKE_PTR(cur));
@@ -847,8 +1053,10 @@ static Suite *tpm_suite(void)
                 {"checkquote_rsa", test_checkquote_accepts_our_quotes_rsa},
                 {"checkquote_ecc", test_checkquote_accepts_our_quotes_ecc},
                 {"ek_cert", test_ek_cert_matches_template_rsa},
+                {"ek_cert_ecc", test_ek_cert_ecc_read_in_chunks},
                 {"ek_template", test_ek_public_equals_tpm2_createek},
                 {"ek_absent", test_ek_cert_absent},
+                {"attestctl_usage", test_attestctl_tpm_help_and_usage_errors},
                 {"ak_reopen", test_ak_persists_across_reopen_and_processes},
                 {"ak_tpm_restart", test_ak_persists_across_tpm_restart},
                 {"unreachable", test_open_unreachable_tcti_fails_with_eio},
