@@ -5,6 +5,19 @@
  *
  * Every TSS2_RC is turned into a negative errno (-EIO for the TPM and transport) and a message
  * with the Tss2_RC_Decode() text in err; none escapes this module.
+ *
+ * Error codes (err->code):
+ *   -EIO         tpm_error (TSS/TPM failure, Tss2_RC_Decode text), tpm_bad_response,
+ *                tpm_bad_quote, tpm_pcrs_changing, tpm_ek_cert_unreadable
+ *   -ENOENT      tpm_no_ek_cert
+ *   -EBADMSG     tpm_ak_unreadable, tpm_ak_corrupt, tpm_ak_incomplete, tpm_ak_rejected (the TPM
+ *                refuses the saved blobs), tpm_ek_cert_not_der
+ *   -EOPNOTSUPP  tpm_no_bank (a PCR bank the TPM has not allocated)
+ *   -EINVAL      tpm_bad_alg, tpm_bad_nonce, tpm_bad_selection, tpm_no_ak, tpm_state_dir
+ *   -E2BIG       tpm_ek_cert_too_big
+ *
+ * The AK's parent is the EK of the same algorithm; swtpm 0.7's swtpm_setup --ecc provisions a
+ * P-384 EK (0x01c00016, high range), for which there is no TPM_KEY_ alg yet.
  */
 #ifndef AGENT_TPM_H
 #define AGENT_TPM_H
