@@ -37,9 +37,10 @@ struct tpm {
         TPM2B_PUBLIC ek_pub[TPM_KEY_ALG_COUNT];
 };
 
-/* TPM_RC_SUCCESS or TSS2_RC from any layer → -errno and a message with Tss2_RC_Decode() text.
- * tpm_errno is used when the TPM itself answered with an error (the command was refused); errors
- * of the TSS layers below (TCTI, transport) are -EIO, allocation failures -ENOMEM. */
+/* TSS2_RC from any layer → -errno and a message with Tss2_RC_Decode() text. tpm_errno is used when
+ * the TPM refused the command's handles, parameters or sessions (format-one response codes, Part 2
+ * 6.6); TPM warnings (resources, retry), other TPM errors and the TSS layers below (TCTI,
+ * transport) are -EIO, allocation failures -ENOMEM. */
 _printf_(4, 5) static int tpm_fail(struct attest_err *err, TSS2_RC rc, int tpm_errno,
                                    const char *fmt, ...)
 {
@@ -48,7 +49,7 @@ _printf_(4, 5) static int tpm_fail(struct attest_err *err, TSS2_RC rc, int tpm_e
         int e;
 
         if ((rc & TSS2_RC_LAYER_MASK) == TSS2_TPM_RC_LAYER)
-                e = tpm_errno;
+                e = (rc & TPM2_RC_FMT1) ? tpm_errno : -EIO;
         else if ((rc & 0xffff) == TSS2_BASE_RC_MEMORY)
                 e = -ENOMEM;
         else if ((rc & 0xffff) == TSS2_BASE_RC_BAD_REFERENCE ||

@@ -1051,6 +1051,92 @@ START_TEST(test_corrupt_ak_is_an_error_not_a_new_ak)
 }
 END_TEST
 
+/* Transient objects and sessions are flushed: many AK loads and quotes on a TPM with 3 object and
+ * 3 session slots, then nothing is left loaded. */
+START_TEST(test_no_handles_leak)
+{
+        char dir[64], out[96];
+        _cleanup_free_ uint8_t *text = NULL;
+        size_t len;
+
+        tmpdir(dir, sizeof(dir));
+        {
+                _cleanup_(tpm_closep) struct tpm *t = open_tpm();
+                _cleanup_free_ uint8_t *ek = NULL;
+                size_t ek_len;
+                struct attest_err err = {0};
+
+                for (int i = 0; i < 12; i++) {
+                        struct quote q;
+
+                        load_ak(t, i % 2 ? dir : NULL, TPM_KEY_ECCP256);
+                        do_quote(t, "sha256:0", &q);
+                        quote_clear(&q);
+                }
+                ck_assert_int_eq(tpm_ek_public(t, TPM_KEY_RSA2048, &ek, &ek_len, &err), 0);
+        }
+        path_join(out, sizeof(out), dir, "handles");
+        {
+                char *transient[] = {"tpm2_getcap", "handles-transient", NULL};
+                char *sessions[] = {"tpm2_getcap", "handles-loaded-session", NULL};
+
+                ck_assert_int_eq(run_to(transient, out), 0);
+                ck_assert_int_eq(read_path(out, &text, &len), 0);
+                ck_assert_msg(len == 0, "transient objects left: %s", (const char *)text);
+                free(TAKE_PTR(text));
+                ck_assert_int_eq(run_to(sessions, out), 0);
+                ck_assert_int_eq(read_path(out, &text, &len), 0);
+                ck_assert_msg(len == 0, "sessions left: %s", (const char *)text);
+        }
+        rm_rf(dir);
+}
+END_TEST
+
+/* A bank the TPM has not allocated (tpm2_pcrallocate, then a TPM restart): -EOPNOTSUPP naming it,
+ * through attestctl; the allocated bank still quotes. */
+START_TEST(test_quote_of_unallocated_bank_fails)
+{
+        char dir[64], tpmstate[96], log[128];
+        _cleanup_free_ uint8_t *text = NULL;
+        size_t len;
+
+        tmpdir(dir, sizeof(dir));
+        path_join(tpmstate, sizeof(tpmstate), dir, "tpm");
+        path_join(log, sizeof(log), dir, "log");
+        {
+                char *argv[] = {(char *)env("SWTPM_RUN"),
+                                "--state",
+                                tpmstate,
+                                "--",
+                                "tpm2_pcrallocate",
+                                "sha1:none+sha256:all+sha384:none+sha512:none",
+                                NULL};
+
+                ck_assert_int_eq(run(argv), 0);
+        }
+        {
+                char *argv[] = {(char *)env("SWTPM_RUN"),
+                                "--state",
+                                tpmstate,
+                                "--",
+                                "sh",
+                                "-c",
+                                "\"$ATTESTCTL\" tpm quote --tcti \"$SWTPM_TCTI\" --nonce 01 "
+                                "--out \"$0\" --sel sha256:10+sha1:10 2>\"$0/err\" && exit 9; "
+                                "\"$ATTESTCTL\" tpm quote --tcti \"$SWTPM_TCTI\" --nonce 01 "
+                                "--out \"$0\" --sel sha256:10",
+                                dir,
+                                NULL};
+
+                ck_assert_int_eq(run(argv), 0);
+        }
+        path_join(log, sizeof(log), dir, "err");
+        ck_assert_int_eq(read_path(log, &text, &len), 0);
+        ck_assert_msg(strstr((const char *)text, "no sha1 PCR bank"), "%s", (const char *)text);
+        rm_rf(dir);
+}
+END_TEST
+
 static Suite *tpm_suite(void)
 {
         const struct {
@@ -1071,6 +1157,8 @@ static Suite *tpm_suite(void)
                 {"ak_tpm_restart", test_ak_persists_across_tpm_restart},
                 {"unreachable", test_open_unreachable_tcti_fails_with_eio},
                 {"corrupt_ak", test_corrupt_ak_is_an_error_not_a_new_ak},
+                {"no_leaks", test_no_handles_leak},
+                {"no_bank", test_quote_of_unallocated_bank_fails},
         };
         Suite *s = suite_create("tpm");
 
