@@ -32,6 +32,7 @@ struct tpm {
         ESYS_CONTEXT *esys;
         uint32_t nv_buffer_max; /* TPM2_PT_NV_BUFFER_MAX */
         ESYS_TR ak;             /* ESYS_TR_NONE until an AK is loaded */
+        enum tpm_key_alg ak_alg;
         TPM2B_PUBLIC ak_pub;
         bool have_ek_pub[TPM_KEY_ALG_COUNT];
         TPM2B_PUBLIC ek_pub[TPM_KEY_ALG_COUNT];
@@ -754,6 +755,7 @@ int tpm_ak_load_or_create(struct tpm *t, const char *state_dir, enum tpm_key_alg
         if (t->ak != ESYS_TR_NONE)
                 (void)Esys_FlushContext(t->esys, t->ak);
         t->ak = ak;
+        t->ak_alg = alg;
         t->ak_pub = pub;
         return 0;
 }
@@ -763,6 +765,60 @@ int tpm_ak_public(struct tpm *t, uint8_t **ret_tpm2b_public, size_t *ret_len)
         if (t->ak == ESYS_TR_NONE)
                 return -ENOENT;
         return public_marshal(&t->ak_pub, ret_tpm2b_public, ret_len);
+}
+
+/* --- Credential activation ---------------------------------------------------------------- */
+
+int tpm_activate_credential(struct tpm *t, const uint8_t *blob, size_t blob_len,
+                            const uint8_t *secret, size_t secret_len, uint8_t *ret_cred,
+                            size_t *ret_len, struct attest_err *err)
+{
+        struct tr ek _cleanup_(tr_flushp) = {t->esys, ESYS_TR_NONE};
+        struct tr s _cleanup_(tr_flushp) = {t->esys, ESYS_TR_NONE};
+        _cleanup_(esys_freep) TPM2B_DIGEST *cred = NULL;
+        TPM2B_ID_OBJECT id = {0};
+        TPM2B_ENCRYPTED_SECRET enc = {0};
+        size_t off = 0;
+        TSS2_RC rc;
+        int r;
+
+        if (t->ak == ESYS_TR_NONE)
+                return attest_fail(err, -EINVAL, "tpm_no_ak", "no AK loaded");
+        if (Tss2_MU_TPM2B_ID_OBJECT_Unmarshal(blob, blob_len, &off, &id) != TSS2_RC_SUCCESS ||
+            off != blob_len)
+                return attest_fail(err, -EBADMSG, "tpm_bad_credential",
+                                   "credential blob (%zu bytes) is not a TPM2B_ID_OBJECT",
+                                   blob_len);
+        off = 0;
+        if (Tss2_MU_TPM2B_ENCRYPTED_SECRET_Unmarshal(secret, secret_len, &off, &enc) !=
+                    TSS2_RC_SUCCESS ||
+            off != secret_len)
+                return attest_fail(err, -EBADMSG, "tpm_bad_credential",
+                                   "secret (%zu bytes) is not a TPM2B_ENCRYPTED_SECRET",
+                                   secret_len);
+        r = ek_create(t, t->ak_alg, &ek.h, err);
+        if (r < 0)
+                return r;
+        r = ek_policy_session(t, &s.h, err);
+        if (r < 0)
+                return r;
+        /* TPM2_ActivateCredential (Part 3, 12.5): the AK (ADMIN role; adminWithPolicy clear, so
+         * its empty authValue) and the EK (USER role; its policy) */
+        rc = Esys_ActivateCredential(t->esys, t->ak, ek.h, ESYS_TR_PASSWORD, s.h, ESYS_TR_NONE, &id,
+                                     &enc, &cred);
+        if (rc != TSS2_RC_SUCCESS) {
+                r = tpm_fail(err, rc, -EKEYREJECTED, "ActivateCredential");
+                if (r == -EKEYREJECTED && err)
+                        err->code = "tpm_credential_rejected";
+                return r;
+        }
+        if (cred->size > TPM_CRED_MAX)
+                return attest_fail(err, -EIO, "tpm_bad_response", "credential of %u bytes",
+                                   cred->size);
+        memcpy(ret_cred, cred->buffer, cred->size);
+        *ret_len = cred->size;
+        OPENSSL_cleanse(cred->buffer, cred->size);
+        return 0;
 }
 
 /* --- Quote --------------------------------------------------------------------------------- */

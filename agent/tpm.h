@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * TPM 2.0 access for the agent, over tpm2-tss ESAPI: endorsement key (EK) certificate and public
- * area, the attestation key (AK) kept as saved blobs in a state directory, and quotes.
+ * area, the attestation key (AK) kept as saved blobs in a state directory, quotes, and credential
+ * activation (enrolment, DESIGN §4).
  *
  * Every TSS2_RC is turned into a negative errno (-EIO for the TPM and transport) and a message
  * with the Tss2_RC_Decode() text in err; none escapes this module.
@@ -11,7 +12,8 @@
  *                tpm_bad_quote, tpm_pcrs_changing, tpm_ek_cert_unreadable
  *   -ENOENT      tpm_no_ek_cert
  *   -EBADMSG     tpm_ak_unreadable, tpm_ak_corrupt, tpm_ak_incomplete, tpm_ak_rejected (the TPM
- *                refuses the saved blobs), tpm_ek_cert_not_der
+ *                refuses the saved blobs), tpm_ek_cert_not_der, tpm_bad_credential
+ *   -EKEYREJECTED tpm_credential_rejected (ActivateCredential refused)
  *   -EOPNOTSUPP  tpm_no_bank (a PCR bank the TPM has not allocated)
  *   -EINVAL      tpm_bad_alg, tpm_bad_nonce, tpm_bad_selection, tpm_no_ak, tpm_state_dir
  *   -E2BIG       tpm_ek_cert_too_big
@@ -105,6 +107,21 @@ int tpm_ak_public(struct tpm *t, uint8_t **ret_tpm2b_public, size_t *ret_len) _w
 int tpm_quote(struct tpm *t, const struct pcr_sel *sel, const uint8_t *nonce, size_t nonce_len,
               uint8_t **ret_attest, size_t *ret_attest_len, uint8_t **ret_sig, size_t *ret_sig_len,
               struct pcr_set *ret_pcrs, struct attest_err *err) _wur_;
+
+/* The largest credential tpm_activate_credential() returns (a TPM2B_DIGEST). */
+#define TPM_CRED_MAX 64
+
+/*
+ * TPM2_ActivateCredential with the loaded AK and its parent EK: recover the credential a verifier
+ * wrapped for this TPM's EK and the AK's name (TPM2_MakeCredential, evidence/credential.h
+ * cred_make()). blob: marshalled TPM2B_ID_OBJECT, secret: marshalled TPM2B_ENCRYPTED_SECRET (each
+ * with its size prefix). ret_cred holds TPM_CRED_MAX bytes. -EKEYREJECTED (tpm_credential_rejected)
+ * when the TPM refuses: wrapped for another EK or another AK, or altered. Secret: wipe it after
+ * use.
+ */
+int tpm_activate_credential(struct tpm *t, const uint8_t *blob, size_t blob_len,
+                            const uint8_t *secret, size_t secret_len, uint8_t *ret_cred,
+                            size_t *ret_len, struct attest_err *err) _wur_;
 
 /* Extend PCR pcr of bank b with digest (bank_size(b) bytes). For tests and tools. */
 int tpm_pcr_extend(struct tpm *t, unsigned pcr, enum bank b, const uint8_t *digest,

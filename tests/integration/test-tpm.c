@@ -914,6 +914,113 @@ START_TEST(test_ak_persists_across_tpm_restart)
 }
 END_TEST
 
+/* Split tpm2_makecredential's file (BE32 0xBADCC0DE, BE32 1, TPM2B_ID_OBJECT,
+ * TPM2B_ENCRYPTED_SECRET) into the two marshalled structures. */
+static void split_tools_cred(const uint8_t *buf, size_t len, size_t *ret_blob_len,
+                             size_t *ret_secret_len)
+{
+        TPM2B_ID_OBJECT id;
+        TPM2B_ENCRYPTED_SECRET enc;
+        size_t off = 8;
+
+        ck_assert_uint_gt(len, 8);
+        ck_assert_int_eq(memcmp(buf, "\xba\xdc\xc0\xde\x00\x00\x00\x01", 8), 0);
+        ck_assert_int_eq(Tss2_MU_TPM2B_ID_OBJECT_Unmarshal(buf, len, &off, &id), 0);
+        *ret_blob_len = off - 8;
+        ck_assert_int_eq(Tss2_MU_TPM2B_ENCRYPTED_SECRET_Unmarshal(buf, len, &off, &enc), 0);
+        ck_assert_uint_eq(off, len);
+        *ret_secret_len = off - 8 - *ret_blob_len;
+}
+
+/* MakeCredential for our EK and AK name (tpm2_makecredential, offline) → tpm_activate_credential
+ * gives the secret back; for another name, or altered, the TPM refuses. */
+static void activate(enum tpm_key_alg alg)
+{
+        _cleanup_(tpm_closep) struct tpm *t = open_tpm();
+        _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+        _cleanup_free_ uint8_t *ak_pub = NULL, *ek_pub = NULL;
+        char dir[64], ek_path[96], sec_path[96], cred_path[96], name_hex[2 * QUOTE_NAME_MAX + 1];
+        uint8_t name[QUOTE_NAME_MAX], secret[32], got[TPM_CRED_MAX];
+        size_t ak_len, ek_len, name_len, got_len;
+        struct attest_err err = {0};
+
+        tmpdir(dir, sizeof(dir));
+        load_ak(t, NULL, alg);
+        ak_public(t, &ak_pub, &ak_len);
+        ck_assert_int_eq(tpm_ek_public(t, alg, &ek_pub, &ek_len, &err), 0);
+        ck_assert_int_eq(quote_ak_parse(ak_pub, ak_len, &ak, &err), 0);
+        ck_assert_int_eq(quote_ak_name(ak, name, sizeof(name), &name_len), 0);
+        path_join(ek_path, sizeof(ek_path), dir, "ek.pub");
+        path_join(sec_path, sizeof(sec_path), dir, "secret");
+        path_join(cred_path, sizeof(cred_path), dir, "cred");
+        write_path(ek_path, ek_pub, ek_len);
+        ck_assert_int_eq(RAND_bytes(secret, sizeof(secret)), 1);
+        write_path(sec_path, secret, sizeof(secret));
+
+        for (int wrong_name = 0; wrong_name < 2; wrong_name++) {
+                _cleanup_free_ uint8_t *cred = NULL;
+                size_t cred_len, blob_len, sec_len;
+                int r;
+
+                name[name_len - 1] ^= (uint8_t)wrong_name;
+                hex_encode(name, name_len, name_hex);
+                name[name_len - 1] ^= (uint8_t)wrong_name;
+                {
+                        char *argv[] = {"tpm2_makecredential",
+                                        "-T",
+                                        "none",
+                                        "-u",
+                                        ek_path,
+                                        "-s",
+                                        sec_path,
+                                        "-n",
+                                        name_hex,
+                                        "-o",
+                                        cred_path,
+                                        NULL};
+
+                        ck_assert_int_eq(run(argv), 0);
+                }
+                ck_assert_int_eq(read_path(cred_path, &cred, &cred_len), 0);
+                split_tools_cred(cred, cred_len, &blob_len, &sec_len);
+                memset(&err, 0, sizeof(err));
+                r = tpm_activate_credential(t, cred + 8, blob_len, cred + 8 + blob_len, sec_len,
+                                            got, &got_len, &err);
+                if (wrong_name) {
+                        ck_assert_msg(r == -EKEYREJECTED, "%d %s", r, err.msg);
+                        ck_assert_str_eq(err.code, "tpm_credential_rejected");
+                        printf("%s: other AK name: %s\n", tpm_key_alg_name(alg), err.msg);
+                        continue;
+                }
+                ck_assert_msg(r == 0, "tpm_activate_credential: %d %s", r, err.msg);
+                ck_assert_uint_eq(got_len, sizeof(secret));
+                ck_assert_int_eq(memcmp(got, secret, sizeof(secret)), 0);
+                /* a blob with trailing bytes is malformed, before the TPM sees it */
+                ck_assert_int_eq(tpm_activate_credential(t, cred + 8, blob_len + 1,
+                                                         cred + 8 + blob_len, sec_len, got,
+                                                         &got_len, &err),
+                                 -EBADMSG);
+                /* an altered blob (its HMAC no longer checks) */
+                cred[8 + blob_len / 2] ^= 0x10;
+                ck_assert_int_eq(tpm_activate_credential(t, cred + 8, blob_len, cred + 8 + blob_len,
+                                                         sec_len, got, &got_len, &err),
+                                 -EKEYREJECTED);
+        }
+        rm_rf(dir);
+}
+
+START_TEST(test_activate_credential_rsa)
+{
+        activate(TPM_KEY_RSA2048);
+}
+END_TEST
+
+START_TEST(test_activate_credential_ecc)
+{
+        activate(TPM_KEY_ECCP256);
+}
+END_TEST
+
 /* --- failures ------------------------------------------------------------------------------ */
 
 START_TEST(test_open_unreachable_tcti_fails_with_eio)
@@ -1158,6 +1265,8 @@ static Suite *tpm_suite(void)
                 {"unreachable", test_open_unreachable_tcti_fails_with_eio},
                 {"corrupt_ak", test_corrupt_ak_is_an_error_not_a_new_ak},
                 {"no_leaks", test_no_handles_leak},
+                {"activate_rsa", test_activate_credential_rsa},
+                {"activate_ecc", test_activate_credential_ecc},
                 {"no_bank", test_quote_of_unallocated_bank_fails},
         };
         Suite *s = suite_create("tpm");
