@@ -38,31 +38,37 @@ struct tpm {
         TPM2B_PUBLIC ek_pub[TPM_KEY_ALG_COUNT];
 };
 
-/* TSS2_RC from any layer → -errno and a message with Tss2_RC_Decode() text. tpm_errno is used when
- * the TPM refused the command's handles, parameters or sessions (format-one response codes, Part 2
- * 6.6); TPM warnings (resources, retry), other TPM errors and the TSS layers below (TCTI,
- * transport) are -EIO, allocation failures -ENOMEM. */
-_printf_(4, 5) static int tpm_fail(struct attest_err *err, TSS2_RC rc, int tpm_errno,
-                                   const char *fmt, ...)
+/*
+ * The one place a TSS2_RC becomes an errno and a message with the Tss2_RC_Decode() text.
+ * refused_errno and refused_code (NULL: "tpm_error") apply when the input was refused: by the TPM
+ * (format-one response codes: a handle, parameter or session, Part 2 6.6) or by tpm2-tss MU (bytes
+ * that do not unmarshal). TPM warnings (resources, retry) and other TPM errors, and the TCTI and
+ * transport, are -EIO; allocation failures -ENOMEM.
+ */
+_printf_(5, 6) static int tpm_fail(struct attest_err *err, TSS2_RC rc, int refused_errno,
+                                   const char *refused_code, const char *fmt, ...)
 {
+        TSS2_RC layer = rc & TSS2_RC_LAYER_MASK, base = rc & 0xffff;
+        const char *code = "tpm_error";
         char what[160];
         va_list ap;
         int e;
 
-        if ((rc & TSS2_RC_LAYER_MASK) == TSS2_TPM_RC_LAYER)
-                e = (rc & TPM2_RC_FMT1) ? tpm_errno : -EIO;
-        else if ((rc & 0xffff) == TSS2_BASE_RC_MEMORY)
+        if ((layer == TSS2_TPM_RC_LAYER && (rc & TPM2_RC_FMT1)) || layer == TSS2_MU_RC_LAYER)
+                e = refused_errno;
+        else if (layer != TSS2_TPM_RC_LAYER && base == TSS2_BASE_RC_MEMORY)
                 e = -ENOMEM;
-        else if ((rc & 0xffff) == TSS2_BASE_RC_BAD_REFERENCE ||
-                 (rc & 0xffff) == TSS2_BASE_RC_BAD_VALUE)
+        else if (layer != TSS2_TPM_RC_LAYER &&
+                 (base == TSS2_BASE_RC_BAD_REFERENCE || base == TSS2_BASE_RC_BAD_VALUE))
                 e = -EINVAL;
         else
                 e = -EIO;
+        if (e == refused_errno && refused_code)
+                code = refused_code;
         va_start(ap, fmt);
         vsnprintf(what, sizeof(what), fmt, ap);
         va_end(ap);
-        return attest_fail(err, e, "tpm_error", "%s: 0x%x %s", what, (unsigned)rc,
-                           Tss2_RC_Decode(rc));
+        return attest_fail(err, e, code, "%s: 0x%x %s", what, (unsigned)rc, Tss2_RC_Decode(rc));
 }
 
 static void esys_freep(void *p)
@@ -146,15 +152,15 @@ int tpm_open(const char *tcti, struct tpm **ret, struct attest_err *err)
         t->ak = ESYS_TR_NONE;
         rc = Tss2_TctiLdr_Initialize(conf, &t->tcti);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, "TCTI '%s'", conf);
+                return tpm_fail(err, rc, -EIO, NULL, "TCTI '%s'", conf);
         rc = Esys_Initialize(&t->esys, t->tcti, NULL);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, "ESAPI on '%s'", conf);
+                return tpm_fail(err, rc, -EIO, NULL, "ESAPI on '%s'", conf);
         /* TPM2_GetCapability (Part 3, 30.2): also proves the TPM answers. */
         rc = Esys_GetCapability(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
                                 TPM2_CAP_TPM_PROPERTIES, TPM2_PT_NV_BUFFER_MAX, 1, &more, &cap);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, "TPM on '%s' does not answer", conf);
+                return tpm_fail(err, rc, -EIO, NULL, "TPM on '%s' does not answer", conf);
         if (cap->data.tpmProperties.count < 1 ||
             cap->data.tpmProperties.tpmProperty[0].property != TPM2_PT_NV_BUFFER_MAX)
                 return attest_fail(err, -EIO, "tpm_bad_response",
@@ -244,7 +250,7 @@ static int ek_create(struct tpm *t, enum tpm_key_alg alg, ESYS_TR *ret, struct a
                                 ESYS_TR_NONE, &sens, &in, &outside, &creation_pcr, &h, &out, NULL,
                                 NULL, NULL);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, "creating the %s EK", tpm_key_alg_name(alg));
+                return tpm_fail(err, rc, -EIO, NULL, "creating the %s EK", tpm_key_alg_name(alg));
         t->ek_pub[alg] = *out;
         t->have_ek_pub[alg] = true;
         *ret = h;
@@ -281,7 +287,7 @@ static int nv_defined(struct tpm *t, TPM2_HANDLE idx, struct attest_err *err)
         rc = Esys_GetCapability(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, TPM2_CAP_HANDLES,
                                 idx, 1, &more, &cap);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, "listing NV index 0x%08x", (unsigned)idx);
+                return tpm_fail(err, rc, -EIO, NULL, "listing NV index 0x%08x", (unsigned)idx);
         return cap->data.handles.count >= 1 && cap->data.handles.handle[0] == idx;
 }
 
@@ -330,12 +336,12 @@ int tpm_ek_cert(struct tpm *t, enum tpm_key_alg alg, uint8_t **ret_der, size_t *
                                    tpm_key_alg_name(alg), (unsigned)idx);
         rc = Esys_TR_FromTPMPublic(t->esys, idx, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &nv.h);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, "NV index 0x%08x", (unsigned)idx);
+                return tpm_fail(err, rc, -EIO, NULL, "NV index 0x%08x", (unsigned)idx);
         /* TPM2_NV_ReadPublic (Part 3, 31.6) */
         rc = Esys_NV_ReadPublic(t->esys, nv.h, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &nvpub,
                                 NULL);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, "reading the public area of NV index 0x%08x",
+                return tpm_fail(err, rc, -EIO, NULL, "reading the public area of NV index 0x%08x",
                                 (unsigned)idx);
         attrs = nvpub->nvPublic.attributes;
         size = nvpub->nvPublic.dataSize;
@@ -368,7 +374,7 @@ int tpm_ek_cert(struct tpm *t, enum tpm_key_alg alg, uint8_t **ret_der, size_t *
                 rc = Esys_NV_Read(t->esys, auth, nv.h, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE,
                                   n, off, &data);
                 if (rc != TSS2_RC_SUCCESS)
-                        return tpm_fail(err, rc, -EIO, "reading NV index 0x%08x at %u",
+                        return tpm_fail(err, rc, -EIO, NULL, "reading NV index 0x%08x at %u",
                                         (unsigned)idx, off);
                 if (data->size != n)
                         return attest_fail(err, -EIO, "tpm_bad_response",
@@ -454,11 +460,11 @@ static int ek_policy_session(struct tpm *t, ESYS_TR *ret, struct attest_err *err
         rc = Esys_StartAuthSession(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
                                    ESYS_TR_NONE, NULL, TPM2_SE_POLICY, &sym, TPM2_ALG_SHA256, &s.h);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, "starting the EK policy session");
+                return tpm_fail(err, rc, -EIO, NULL, "starting the EK policy session");
         rc = Esys_PolicySecret(t->esys, ESYS_TR_RH_ENDORSEMENT, s.h, ESYS_TR_PASSWORD, ESYS_TR_NONE,
                                ESYS_TR_NONE, NULL, NULL, NULL, 0, NULL, NULL);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, "PolicySecret(TPM_RH_ENDORSEMENT)");
+                return tpm_fail(err, rc, -EIO, NULL, "PolicySecret(TPM_RH_ENDORSEMENT)");
         *ret = s.h;
         s.h = ESYS_TR_NONE;
         return 0;
@@ -485,7 +491,7 @@ static int ak_create(struct tpm *t, ESYS_TR ek, enum tpm_key_alg alg, TPM2B_PUBL
         rc = Esys_Create(t->esys, ek, s.h, ESYS_TR_NONE, ESYS_TR_NONE, &sens, &in, &outside,
                          &creation_pcr, &priv, &pub, NULL, NULL, NULL);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, "creating the %s AK", tpm_key_alg_name(alg));
+                return tpm_fail(err, rc, -EIO, NULL, "creating the %s AK", tpm_key_alg_name(alg));
         *ret_pub = *pub;
         *ret_priv = *priv;
         return 0;
@@ -505,10 +511,8 @@ static int ak_load(struct tpm *t, ESYS_TR ek, const TPM2B_PUBLIC *pub, const TPM
                 return r;
         rc = Esys_Load(t->esys, ek, s.h, ESYS_TR_NONE, ESYS_TR_NONE, priv, pub, ret);
         if (rc != TSS2_RC_SUCCESS) {
-                r = tpm_fail(err, rc, -EBADMSG, "the TPM refused to load the AK");
-                if (r == -EBADMSG && err)
-                        err->code = "tpm_ak_rejected";
-                return r;
+                return tpm_fail(err, rc, -EBADMSG, "tpm_ak_rejected",
+                                "the TPM refused to load the AK");
         }
         return 0;
 }
@@ -591,25 +595,36 @@ static int write_at(int dirfd, const char *name, const uint8_t *buf, size_t len)
         return 0;
 }
 
-/* Open (creating it 0700 when absent) the state directory; refuse one others may write to. */
+/* Open (creating it 0700 when absent) the state directory; refuse one that is not ours or that
+ * others may use: whoever can write there can swap the AK. */
 static int state_dir_open(const char *dir, struct attest_err *err)
 {
         struct stat st;
-        int fd;
+        int fd, e;
 
-        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-                return attest_fail(err, -errno, "tpm_state_dir", "cannot create %s: %s", dir,
-                                   strerror(errno));
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+                e = errno;
+                return attest_fail(err, -e, "tpm_state_dir", "cannot create %s: %s", dir,
+                                   strerror(e));
+        }
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return attest_fail(err, -errno, "tpm_state_dir", "cannot open %s: %s", dir,
-                                   strerror(errno));
-        if (fstat(fd, &st) < 0 || (st.st_mode & 0077)) {
+        if (fd < 0) {
+                e = errno;
+                return attest_fail(err, -e, "tpm_state_dir", "cannot open %s: %s", dir,
+                                   strerror(e));
+        }
+        if (fstat(fd, &st) < 0) {
+                e = errno;
+                close(fd);
+                return attest_fail(err, -e, "tpm_state_dir", "cannot stat %s: %s", dir,
+                                   strerror(e));
+        }
+        if ((st.st_mode & 0077) || st.st_uid != geteuid()) {
                 close(fd);
                 return attest_fail(err, -EINVAL, "tpm_state_dir",
-                                   "%s is accessible to group or others (mode %04o); it must be "
-                                   "0700",
-                                   dir, (unsigned)(st.st_mode & 07777));
+                                   "%s (mode %04o, uid %u) must be 0700 and owned by uid %u", dir,
+                                   (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
+                                   (unsigned)geteuid());
         }
         return fd;
 }
@@ -629,6 +644,7 @@ static int ak_files_read(int dirfd, const char *dir, enum tpm_key_alg alg, TPM2B
         TPM2B_PUBLIC pub = {0};
         TPM2B_PRIVATE priv = {0};
         size_t len, off = 0;
+        TSS2_RC rc;
         int r;
 
         ak_names(alg, &pub_name, &priv_name);
@@ -636,10 +652,15 @@ static int ak_files_read(int dirfd, const char *dir, enum tpm_key_alg alg, TPM2B
         if (r < 0)
                 return attest_fail(err, r == -ENOENT ? -ENOENT : -EBADMSG, "tpm_ak_unreadable",
                                    "%s/%s: %s", dir, pub_name, strerror(-r));
-        if (Tss2_MU_TPM2B_PUBLIC_Unmarshal(buf, len, &off, &pub) != TSS2_RC_SUCCESS || off != len)
+        rc = Tss2_MU_TPM2B_PUBLIC_Unmarshal(buf, len, &off, &pub);
+        if (rc != TSS2_RC_SUCCESS)
+                return tpm_fail(err, rc, -EBADMSG, "tpm_ak_corrupt",
+                                "%s/%s: not a marshalled TPM2B_PUBLIC (%zu bytes)", dir, pub_name,
+                                len);
+        if (off != len)
                 return attest_fail(err, -EBADMSG, "tpm_ak_corrupt",
-                                   "%s/%s: not a marshalled TPM2B_PUBLIC (%zu bytes)", dir,
-                                   pub_name, len);
+                                   "%s/%s: %zu bytes after the TPM2B_PUBLIC", dir, pub_name,
+                                   len - off);
         if (!ak_matches_template(&pub, alg))
                 return attest_fail(err, -EBADMSG, "tpm_ak_corrupt",
                                    "%s/%s: not a %s AK (type, attributes or scheme differ)", dir,
@@ -649,10 +670,15 @@ static int ak_files_read(int dirfd, const char *dir, enum tpm_key_alg alg, TPM2B
         if (r < 0)
                 return attest_fail(err, r == -ENOENT ? -ENOENT : -EBADMSG, "tpm_ak_unreadable",
                                    "%s/%s: %s", dir, priv_name, strerror(-r));
-        if (Tss2_MU_TPM2B_PRIVATE_Unmarshal(buf, len, &off, &priv) != TSS2_RC_SUCCESS || off != len)
+        rc = Tss2_MU_TPM2B_PRIVATE_Unmarshal(buf, len, &off, &priv);
+        if (rc != TSS2_RC_SUCCESS)
+                return tpm_fail(err, rc, -EBADMSG, "tpm_ak_corrupt",
+                                "%s/%s: not a marshalled TPM2B_PRIVATE (%zu bytes)", dir, priv_name,
+                                len);
+        if (off != len)
                 return attest_fail(err, -EBADMSG, "tpm_ak_corrupt",
-                                   "%s/%s: not a marshalled TPM2B_PRIVATE (%zu bytes)", dir,
-                                   priv_name, len);
+                                   "%s/%s: %zu bytes after the TPM2B_PRIVATE", dir, priv_name,
+                                   len - off);
         *ret_pub = pub;
         *ret_priv = priv;
         return 0;
@@ -664,19 +690,22 @@ static int ak_files_write(int dirfd, const char *dir, enum tpm_key_alg alg, cons
         const char *pub_name, *priv_name;
         uint8_t buf[sizeof(TPM2B_PUBLIC) + sizeof(TPM2B_PRIVATE)];
         size_t off = 0;
+        TSS2_RC rc;
         int r;
 
         ak_names(alg, &pub_name, &priv_name);
-        if (Tss2_MU_TPM2B_PRIVATE_Marshal(priv, buf, sizeof(buf), &off) != TSS2_RC_SUCCESS)
-                return attest_fail(err, -EINVAL, "tpm_marshal", "cannot marshal the AK private");
+        rc = Tss2_MU_TPM2B_PRIVATE_Marshal(priv, buf, sizeof(buf), &off);
+        if (rc != TSS2_RC_SUCCESS)
+                return tpm_fail(err, rc, -EINVAL, NULL, "marshalling the AK private");
         /* The private first: a crash in between leaves a pub-less state that load reports. */
         r = write_at(dirfd, priv_name, buf, off);
         if (r < 0)
                 return attest_fail(err, r, "tpm_state_write", "%s/%s: %s", dir, priv_name,
                                    strerror(-r));
         off = 0;
-        if (Tss2_MU_TPM2B_PUBLIC_Marshal(pub, buf, sizeof(buf), &off) != TSS2_RC_SUCCESS)
-                return attest_fail(err, -EINVAL, "tpm_marshal", "cannot marshal the AK public");
+        rc = Tss2_MU_TPM2B_PUBLIC_Marshal(pub, buf, sizeof(buf), &off);
+        if (rc != TSS2_RC_SUCCESS)
+                return tpm_fail(err, rc, -EINVAL, NULL, "marshalling the AK public");
         r = write_at(dirfd, pub_name, buf, off);
         if (r < 0)
                 return attest_fail(err, r, "tpm_state_write", "%s/%s: %s", dir, pub_name,
@@ -784,18 +813,21 @@ int tpm_activate_credential(struct tpm *t, const uint8_t *blob, size_t blob_len,
 
         if (t->ak == ESYS_TR_NONE)
                 return attest_fail(err, -EINVAL, "tpm_no_ak", "no AK loaded");
-        if (Tss2_MU_TPM2B_ID_OBJECT_Unmarshal(blob, blob_len, &off, &id) != TSS2_RC_SUCCESS ||
-            off != blob_len)
+        rc = Tss2_MU_TPM2B_ID_OBJECT_Unmarshal(blob, blob_len, &off, &id);
+        if (rc != TSS2_RC_SUCCESS)
+                return tpm_fail(err, rc, -EBADMSG, "tpm_bad_credential",
+                                "credential blob (%zu bytes) is not a TPM2B_ID_OBJECT", blob_len);
+        if (off != blob_len)
                 return attest_fail(err, -EBADMSG, "tpm_bad_credential",
-                                   "credential blob (%zu bytes) is not a TPM2B_ID_OBJECT",
-                                   blob_len);
+                                   "%zu bytes after the TPM2B_ID_OBJECT", blob_len - off);
         off = 0;
-        if (Tss2_MU_TPM2B_ENCRYPTED_SECRET_Unmarshal(secret, secret_len, &off, &enc) !=
-                    TSS2_RC_SUCCESS ||
-            off != secret_len)
+        rc = Tss2_MU_TPM2B_ENCRYPTED_SECRET_Unmarshal(secret, secret_len, &off, &enc);
+        if (rc != TSS2_RC_SUCCESS)
+                return tpm_fail(err, rc, -EBADMSG, "tpm_bad_credential",
+                                "secret (%zu bytes) is not a TPM2B_ENCRYPTED_SECRET", secret_len);
+        if (off != secret_len)
                 return attest_fail(err, -EBADMSG, "tpm_bad_credential",
-                                   "secret (%zu bytes) is not a TPM2B_ENCRYPTED_SECRET",
-                                   secret_len);
+                                   "%zu bytes after the TPM2B_ENCRYPTED_SECRET", secret_len - off);
         r = ek_create(t, t->ak_alg, &ek.h, err);
         if (r < 0)
                 return r;
@@ -807,10 +839,8 @@ int tpm_activate_credential(struct tpm *t, const uint8_t *blob, size_t blob_len,
         rc = Esys_ActivateCredential(t->esys, t->ak, ek.h, ESYS_TR_PASSWORD, s.h, ESYS_TR_NONE, &id,
                                      &enc, &cred);
         if (rc != TSS2_RC_SUCCESS) {
-                r = tpm_fail(err, rc, -EKEYREJECTED, "ActivateCredential");
-                if (r == -EKEYREJECTED && err)
-                        err->code = "tpm_credential_rejected";
-                return r;
+                return tpm_fail(err, rc, -EKEYREJECTED, "tpm_credential_rejected",
+                                "ActivateCredential");
         }
         if (cred->size > TPM_CRED_MAX)
                 return attest_fail(err, -EIO, "tpm_bad_response", "credential of %u bytes",
@@ -878,7 +908,7 @@ static int pcrs_read(struct tpm *t, const TPML_PCR_SELECTION *want, struct pcr_s
                 rc = Esys_PCR_Read(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &left,
                                    &counter, &got, &vals);
                 if (rc != TSS2_RC_SUCCESS)
-                        return tpm_fail(err, rc, -EIO, "reading PCRs");
+                        return tpm_fail(err, rc, -EIO, NULL, "reading PCRs");
                 if (have_first && counter != first)
                         return -EAGAIN;
                 first = counter;
@@ -971,14 +1001,17 @@ static int quote_consistent(const TPM2B_ATTEST *quoted, const TPML_PCR_SELECTION
         TPMS_ATTEST a;
         uint8_t d[BANK_DIGEST_MAX];
         size_t off = 0;
+        TSS2_RC rc;
         int r;
 
         memset(&a, 0, sizeof(a));
-        if (Tss2_MU_TPMS_ATTEST_Unmarshal(quoted->attestationData, quoted->size, &off, &a) !=
-                    TSS2_RC_SUCCESS ||
-            off != quoted->size)
+        rc = Tss2_MU_TPMS_ATTEST_Unmarshal(quoted->attestationData, quoted->size, &off, &a);
+        if (rc != TSS2_RC_SUCCESS)
+                return tpm_fail(err, rc, -EIO, "tpm_bad_quote", "the TPM's TPMS_ATTEST");
+        if (off != quoted->size)
                 return attest_fail(err, -EIO, "tpm_bad_quote",
-                                   "the TPM's TPMS_ATTEST is malformed");
+                                   "%zu bytes after the TPM's TPMS_ATTEST",
+                                   (size_t)(quoted->size - off));
         if (a.magic != TPM2_GENERATED_VALUE || a.type != TPM2_ST_ATTEST_QUOTE ||
             a.extraData.size != nonce_len || memcmp(a.extraData.buffer, nonce, nonce_len) != 0 ||
             !tpml_equal(&a.attested.quote.pcrSelect, sel))
@@ -1027,7 +1060,7 @@ int tpm_quote(struct tpm *t, const struct pcr_sel *sel, const uint8_t *nonce, si
                 rc = Esys_Quote(t->esys, t->ak, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE,
                                 &qualifying, &scheme, &tpml, &quoted, &sig);
                 if (rc != TSS2_RC_SUCCESS)
-                        return tpm_fail(err, rc, -EIO, "quoting");
+                        return tpm_fail(err, rc, -EIO, NULL, "quoting");
                 r = pcrs_read(t, &tpml, &pcrs, &counter, err);
                 if (r == -EAGAIN)
                         continue;
@@ -1043,10 +1076,10 @@ int tpm_quote(struct tpm *t, const struct pcr_sel *sel, const uint8_t *nonce, si
                 if (!attest_buf || !sig_buf)
                         return -ENOMEM;
                 memcpy(attest_buf, quoted->attestationData, quoted->size);
-                if (Tss2_MU_TPMT_SIGNATURE_Marshal(sig, sig_buf, sizeof(TPMT_SIGNATURE),
-                                                   &sig_len) != TSS2_RC_SUCCESS)
-                        return attest_fail(err, -EIO, "tpm_marshal",
-                                           "cannot marshal the TPMT_SIGNATURE");
+                rc = Tss2_MU_TPMT_SIGNATURE_Marshal(sig, sig_buf, sizeof(TPMT_SIGNATURE), &sig_len);
+                if (rc != TSS2_RC_SUCCESS)
+                        return tpm_fail(err, rc, -EIO, "tpm_bad_quote",
+                                        "marshalling the TPM's TPMT_SIGNATURE");
                 *ret_attest = TAKE_PTR(attest_buf);
                 *ret_attest_len = quoted->size;
                 *ret_sig = TAKE_PTR(sig_buf);
@@ -1074,6 +1107,6 @@ int tpm_pcr_extend(struct tpm *t, unsigned pcr, enum bank b, const uint8_t *dige
         rc = Esys_PCR_Extend(t->esys, ESYS_TR_PCR0 + pcr, ESYS_TR_PASSWORD, ESYS_TR_NONE,
                              ESYS_TR_NONE, &v);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, "extending %s PCR %u", bank_name(b), pcr);
+                return tpm_fail(err, rc, -EIO, NULL, "extending %s PCR %u", bank_name(b), pcr);
         return 0;
 }
