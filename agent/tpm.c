@@ -512,7 +512,7 @@ static int ak_load(struct tpm *t, ESYS_TR ek, const TPM2B_PUBLIC *pub, const TPM
         rc = Esys_Load(t->esys, ek, s.h, ESYS_TR_NONE, ESYS_TR_NONE, priv, pub, ret);
         if (rc != TSS2_RC_SUCCESS) {
                 return tpm_fail(err, rc, -EBADMSG, "tpm_ak_rejected",
-                                "the TPM refused to load the AK");
+                                "the TPM refused to load the AK (altered, or made by another TPM)");
         }
         return 0;
 }
