@@ -26,6 +26,7 @@
 #include <tss2/tss2_mu.h>
 
 #include "bank.h"
+#include "credential.h"
 #include "hex.h"
 #include "pcrs.h"
 #include "pcrsel.h"
@@ -932,8 +933,9 @@ static void split_tools_cred(const uint8_t *buf, size_t len, size_t *ret_blob_le
         *ret_secret_len = off - 8 - *ret_blob_len;
 }
 
-/* MakeCredential for our EK and AK name (tpm2_makecredential, offline) → tpm_activate_credential
- * gives the secret back; for another name, or altered, the TPM refuses. */
+/* MakeCredential for our EK and AK name (tpm2_makecredential, offline, and our verifier's
+ * cred_make()) → tpm_activate_credential gives the secret back; for another name, or altered, the
+ * TPM refuses. */
 static void activate(enum tpm_key_alg alg)
 {
         _cleanup_(tpm_closep) struct tpm *t = open_tpm();
@@ -1005,6 +1007,20 @@ static void activate(enum tpm_key_alg alg)
                 ck_assert_int_eq(tpm_activate_credential(t, cred + 8, blob_len, cred + 8 + blob_len,
                                                          sec_len, got, &got_len, &err),
                                  -EKEYREJECTED);
+        }
+
+        /* the verifier's own MakeCredential (evidence/credential.c) */
+        {
+                struct credential c;
+
+                ck_assert_msg(cred_make(ek_pub, ek_len, name, name_len, secret, sizeof(secret), &c,
+                                        &err) == 0,
+                              "cred_make: %s", err.msg);
+                ck_assert_msg(tpm_activate_credential(t, c.blob, c.blob_len, c.secret, c.secret_len,
+                                                      got, &got_len, &err) == 0,
+                              "tpm_activate_credential: %s", err.msg);
+                ck_assert_uint_eq(got_len, sizeof(secret));
+                ck_assert_int_eq(memcmp(got, secret, sizeof(secret)), 0);
         }
         rm_rf(dir);
 }
