@@ -17,9 +17,8 @@
 #define IMALOG_ASCII_PATH "/sys/kernel/security/integrity/ima/ascii_runtime_measurements"
 /* fits the verifier's 16 MiB evidence cap once base64-encoded */
 #define IMALOG_MAX_DEFAULT (12u * 1024 * 1024)
-* /
 
-        struct imalog {
+struct imalog {
         const char *path; /* borrowed */
         enum ima_format format;
         size_t max_bytes;
