@@ -15,8 +15,8 @@
 
 #define IMALOG_BINARY_PATH "/sys/kernel/security/integrity/ima/binary_runtime_measurements"
 #define IMALOG_ASCII_PATH "/sys/kernel/security/integrity/ima/ascii_runtime_measurements"
-#define IMALOG_MAX_DEFAULT (12u * 1024 * 1024) /* fits the verifier's 16 MiB evidence cap in b64   \
-                                                */
+/* fits the verifier's 16 MiB evidence cap once base64-encoded */
+#define IMALOG_MAX_DEFAULT (12u * 1024 * 1024)
 
 struct imalog {
         const char *path; /* borrowed */

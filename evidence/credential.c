@@ -10,16 +10,13 @@
 #include <tss2/tss2_mu.h>
 
 #include "credential.h"
+#include "tpmkey.h"
 
-DEFINE_CLEANUP_FUNC(EVP_PKEY *, EVP_PKEY_free)
 DEFINE_CLEANUP_FUNC(EVP_PKEY_CTX *, EVP_PKEY_CTX_free)
 DEFINE_CLEANUP_FUNC(EVP_MAC *, EVP_MAC_free)
 DEFINE_CLEANUP_FUNC(EVP_MAC_CTX *, EVP_MAC_CTX_free)
 DEFINE_CLEANUP_FUNC(EVP_MD_CTX *, EVP_MD_CTX_free)
 DEFINE_CLEANUP_FUNC(EVP_CIPHER_CTX *, EVP_CIPHER_CTX_free)
-DEFINE_CLEANUP_FUNC(OSSL_PARAM_BLD *, OSSL_PARAM_BLD_free)
-DEFINE_CLEANUP_FUNC(OSSL_PARAM *, OSSL_PARAM_free)
-DEFINE_CLEANUP_FUNC(BIGNUM *, BN_free)
 
 static void put_be32(uint8_t *p, uint32_t v)
 {
@@ -123,49 +120,6 @@ static const char *md_name(TPMI_ALG_HASH alg, size_t *ret_size)
         }
 }
 
-static int rsa_pkey(const TPMS_RSA_PARMS *parms, const TPM2B_PUBLIC_KEY_RSA *n, EVP_PKEY **ret)
-{
-        _cleanup_(OSSL_PARAM_BLD_freep) OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
-        _cleanup_(OSSL_PARAM_freep) OSSL_PARAM *params = NULL;
-        _cleanup_(EVP_PKEY_CTX_freep) EVP_PKEY_CTX *ctx = NULL;
-        _cleanup_(BN_freep) BIGNUM *bn_n = BN_bin2bn(n->buffer, n->size, NULL);
-        _cleanup_(BN_freep) BIGNUM *bn_e = BN_new();
-
-        if (!bld || !bn_n || !bn_e ||
-            !BN_set_word(bn_e, parms->exponent ? parms->exponent : 65537) ||
-            !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, bn_n) ||
-            !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, bn_e) ||
-            !(params = OSSL_PARAM_BLD_to_param(bld)) ||
-            !(ctx = EVP_PKEY_CTX_new_from_name(NULL, "RSA", NULL)) ||
-            EVP_PKEY_fromdata_init(ctx) != 1 ||
-            EVP_PKEY_fromdata(ctx, ret, EVP_PKEY_PUBLIC_KEY, params) != 1)
-                return -EIO;
-        return 0;
-}
-
-static int ecc_pkey(const char *group, const TPMS_ECC_POINT *q, EVP_PKEY **ret)
-{
-        _cleanup_(OSSL_PARAM_BLD_freep) OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
-        _cleanup_(OSSL_PARAM_freep) OSSL_PARAM *params = NULL;
-        _cleanup_(EVP_PKEY_CTX_freep) EVP_PKEY_CTX *ctx = NULL;
-        uint8_t pt[1 + 2 * 66];
-
-        if (q->x.size != q->y.size || q->x.size == 0 || q->x.size > 66)
-                return -EBADMSG;
-        pt[0] = 0x04;
-        memcpy(pt + 1, q->x.buffer, q->x.size);
-        memcpy(pt + 1 + q->x.size, q->y.buffer, q->y.size);
-        if (!bld || !OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, group, 0) ||
-            !OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, pt,
-                                              1 + 2 * (size_t)q->x.size) ||
-            !(params = OSSL_PARAM_BLD_to_param(bld)) ||
-            !(ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL)) ||
-            EVP_PKEY_fromdata_init(ctx) != 1 ||
-            EVP_PKEY_fromdata(ctx, ret, EVP_PKEY_PUBLIC_KEY, params) != 1)
-                return -EBADMSG; /* includes points not on the curve */
-        return 0;
-}
-
 /* RSA: seed random, encrypted with OAEP(nameAlg, label "IDENTITY"). */
 static int seed_rsa(const TPMT_PUBLIC *ek, const char *md, size_t seed_len, uint8_t *seed,
                     uint8_t *enc, size_t *enc_len, struct attest_err *err)
@@ -175,7 +129,7 @@ static int seed_rsa(const TPMT_PUBLIC *ek, const char *md, size_t seed_len, uint
         static const char label[] = "IDENTITY"; /* with its NUL */
         uint8_t *lab;
 
-        if (rsa_pkey(&ek->parameters.rsaDetail, &ek->unique.rsa, &pk) < 0)
+        if (tpmkey_pkey(ek, &pk, NULL) < 0)
                 return attest_fail(err, -EBADMSG, "cred_bad_ek", "EK RSA public key unusable");
         if (RAND_bytes(seed, (int)seed_len) != 1 || !(ctx = EVP_PKEY_CTX_new(pk, NULL)) ||
             EVP_PKEY_encrypt_init(ctx) != 1 ||
@@ -217,7 +171,7 @@ static int seed_ecc(const TPMT_PUBLIC *ek, const char *md, size_t seed_len, uint
         default:
                 return attest_fail(err, -EOPNOTSUPP, "cred_bad_ek", "EK curve not supported");
         }
-        if (qs->x.size != clen || (x = ecc_pkey(group, qs, &peer)) < 0)
+        if (qs->x.size != clen || (x = tpmkey_pkey(ek, &peer, NULL)) < 0)
                 return attest_fail(err, -EBADMSG, "cred_bad_ek", "EK ECC point unusable");
         if (!(eph = EVP_PKEY_Q_keygen(NULL, NULL, "EC", group)) ||
             !(ctx = EVP_PKEY_CTX_new(eph, NULL)) || EVP_PKEY_derive_init(ctx) != 1 ||
@@ -249,13 +203,12 @@ int cred_make(const uint8_t *ek_pub, size_t ek_pub_len, const uint8_t *name, siz
         const TPMT_SYM_DEF_OBJECT *sym;
         uint8_t seed[64], key[32], hmac_key[64], plain[2 + CRED_SECRET_MAX], enc_secret[512];
         uint8_t hmac[EVP_MAX_MD_SIZE], iv[16] = {0};
-        size_t off = 0, seed_len, enc_len = sizeof(enc_secret), hlen, ident_len;
+        size_t seed_len, enc_len = sizeof(enc_secret), hlen, ident_len;
         struct credential c = {0};
         const char *md;
         int x, outl = 0, finl = 0;
 
-        if (Tss2_MU_TPM2B_PUBLIC_Unmarshal(ek_pub, ek_pub_len, &off, &pub) != TSS2_RC_SUCCESS ||
-            off != ek_pub_len)
+        if (tpmkey_unmarshal(ek_pub, ek_pub_len, &pub, NULL) < 0)
                 return attest_fail(err, -EBADMSG, "cred_bad_ek",
                                    "EK public area is not a TPM2B_PUBLIC");
         if (cred_len == 0 || cred_len > CRED_SECRET_MAX)
