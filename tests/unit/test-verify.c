@@ -293,6 +293,31 @@ START_TEST(test_boot_aggregate_matches_quoted_pcrs)
 }
 END_TEST
 
+START_TEST(test_recorded_boot_replayed_into_the_tpm_passes_boot_aggregate)
+{
+        struct quote_ak *ak = load_ak();
+        const char *top = getenv("ATTEST_TOP"), *ctl = getenv("ATTESTCTL");
+        struct log l;
+        struct verify_result r;
+        struct attest_err err;
+
+        ck_assert_msg(top && ctl, "ATTEST_TOP and ATTESTCTL must be set");
+        tpm_reset();
+        /* the firmware event log into PCRs 0-9 and the IMA log into PCR 10, as on the machine */
+        sh("%s/tests/lib/replay-boot %s/tests/data/qemu61-good %s >/dev/null", top, top, ctl);
+        log_load(&l, "qemu61-good");
+        struct evidence *ev = quote_ev(&l, 0, l.n, 60);
+        ck_assert_msg(verify(ak, ev, NULL, &r, &err) == 0, "%s: %s", err.code, err.msg);
+        ck_assert(r.boot_aggregate_seen);
+        ck_assert_msg(r.boot_aggregate_ok, "%s", r.boot_aggregate_err.msg);
+        ck_assert_uint_eq(r.new_entries, l.n);
+        verify_result_done(&r);
+        evidence_free(ev);
+        quote_ak_free(ak);
+        free(l.buf);
+}
+END_TEST
+
 /* Entry i's bytes, for rebuilding logs. */
 static void put_entry(uint8_t *out, size_t *o, const struct log *l, size_t i)
 {
@@ -692,6 +717,7 @@ int main(void)
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, test_real_log_passes_with_real_quote);
         tcase_add_test(tc, test_boot_aggregate_matches_quoted_pcrs);
+        tcase_add_test(tc, test_recorded_boot_replayed_into_the_tpm_passes_boot_aggregate);
         tcase_add_test(tc, test_tampered_entry_is_rejected);
         tcase_add_test(tc, test_deleted_and_reordered_entries_are_rejected);
         tcase_add_test(tc, test_wrong_nonce_is_rejected);
