@@ -13,6 +13,8 @@
  *   -ESTALE  ima_offset_reboot         the quote shows a reboot but ima.offset is not 0; the
  *                                      caller should forget the state and ask again from 0
  *   -EBADMSG verify_pcr10_not_quoted   no quoted bank covers PCR 10
+ *   -ESTALE  ima_bank_untracked        the quote covers PCR 10 in a bank the stored state does
+ *                                      not replay (the selection grew); reset, send from 0
  *   -ESTALE  ima_replay_mismatch       no prefix of the new entries replays to the quoted PCR 10
  */
 #ifndef ATTEST_VERIFY_H
@@ -36,7 +38,7 @@ struct replay_state {
         uint32_t reset_count, restart_count;
         uint64_t clock;   /* TPM clock of the last accepted quote, ms */
         uint64_t entries; /* log entries consumed so far this boot */
-        unsigned banks;   /* BANK_MASK() of the banks replayed (all) */
+        unsigned banks;   /* BANK_MASK() of the banks replayed: those quoted with PCR 10 */
         uint32_t used;    /* bit i: the log extended PCR i */
         uint8_t pcr[BANK_COUNT][PCR_COUNT][BANK_DIGEST_MAX]; /* running replay values */
         bool boot_aggregate_seen;                            /* entry 0 was a boot_aggregate */

@@ -20,6 +20,8 @@
 #define SEL "sha256:0-10+sha1:10"
 
 static char tmpdir[256];
+static const char *quote_sel = SEL_TOOLS; /* what quote_ev asks tpm2_quote for */
+static struct pcr_sel sel;                /* what verify() asks verify_evidence for */
 
 static void sh(const char *fmt, ...) _printf_(1, 2);
 static void sh(const char *fmt, ...)
@@ -137,7 +139,7 @@ static struct evidence *quote_ev(const struct log *l, size_t from, size_t to, ui
         hex_encode(ev->nonce, 32, nonce);
         sh("tpm2_quote -c %s -l %s -q %s -m %s/q.attest -s %s/q.sig -g sha256 >/dev/null && "
            "tpm2_pcrread %s >%s/q.pcrs",
-           AK_HANDLE, SEL_TOOLS, nonce, tmpdir, tmpdir, SEL_TOOLS, tmpdir);
+           AK_HANDLE, quote_sel, nonce, tmpdir, tmpdir, quote_sel, tmpdir);
         snprintf(path, sizeof(path), "%s/q.attest", tmpdir);
         ev->attest = slurp(path, &ev->attest_len);
         snprintf(path, sizeof(path), "%s/q.sig", tmpdir);
@@ -179,8 +181,6 @@ static struct quote_ak *load_ak(void)
         free(p);
         return ak;
 }
-
-static struct pcr_sel sel;
 
 static int verify(const struct quote_ak *ak, const struct evidence *ev,
                   const struct replay_state *prev, struct verify_result *r, struct attest_err *err)
@@ -618,6 +618,45 @@ START_TEST(test_offset_mismatch_and_clock_rewind)
 }
 END_TEST
 
+START_TEST(test_replay_keeps_to_the_quoted_banks)
+{
+        struct quote_ak *ak = load_ak();
+        struct log l;
+        struct verify_result r;
+        struct attest_err err;
+
+        tpm_reset();
+        log_load(&l, "qemu61-tcb");
+        tpm_extend(&l, 0, 10);
+        quote_sel = "sha256:0,1,2,3,4,5,6,7,8,9,10";
+        ck_assert_int_eq(pcr_sel_parse("sha256:0-10", &sel), 0);
+        struct evidence *ev = quote_ev(&l, 0, 10, 70);
+        ck_assert_msg(verify(ak, ev, NULL, &r, &err) == 0, "%s: %s", err.code, err.msg);
+        ck_assert_uint_eq(r.next.banks, BANK_MASK(BANK_SHA256));
+        persist(&r.next);
+        ck_assert_uint_eq(r.next.banks, BANK_MASK(BANK_SHA256));
+        /* the next quote covers sha1 PCR 10 too: the state cannot vouch for it */
+        tpm_extend(&l, 10, l.n);
+        quote_sel = SEL_TOOLS;
+        ck_assert_int_eq(pcr_sel_parse(SEL, &sel), 0);
+        struct evidence *ev2 = quote_ev(&l, 10, l.n, 71);
+        expect_fail(ak, ev2, &r.next, -ESTALE, "ima_bank_untracked");
+        /* from entry 0 without state both banks are replayed and checked */
+        evidence_free(ev2);
+        ev2 = quote_ev(&l, 0, l.n, 72);
+        struct verify_result r2;
+        ck_assert_msg(verify(ak, ev2, NULL, &r2, &err) == 0, "%s: %s", err.code, err.msg);
+        ck_assert_uint_eq(r2.next.banks, BANK_MASK(BANK_SHA256) | BANK_MASK(BANK_SHA1));
+        ck_assert_mem_eq(r2.next.pcr[BANK_SHA1][10], ev2->pcrs.v[BANK_SHA1][10], 20);
+        verify_result_done(&r);
+        verify_result_done(&r2);
+        evidence_free(ev);
+        evidence_free(ev2);
+        quote_ak_free(ak);
+        free(l.buf);
+}
+END_TEST
+
 START_TEST(test_evidence_survives_its_json_form)
 {
         struct quote_ak *ak = load_ak();
@@ -657,14 +696,26 @@ START_TEST(test_replay_state_json_rejects_bad_fields)
                 {"{\"version\":1,\"valid\":true,\"reset_count\":-1}", "replay_state_bad_value",
                  "$.reset_count: out of range"},
                 {"{\"version\":1,\"valid\":true,\"reset_count\":1,\"restart_count\":0,\"clock\":5,"
-                 "\"entries\":3,\"pcrs\":{\"sha256\":{\"10\":\"00\"}},\"boot_aggregate\":{"
+                 "\"entries\":3,\"banks\":[\"sha256\"],\"pcrs\":{\"sha256\":{\"10\":\"00\"}},"
+                 "\"boot_aggregate\":{"
                  "\"seen\":true,\"ok\":true},\"claims\":{\"selinux\":[],\"selinux_dropped\":0}}",
                  "replay_state_bad_value", "$.pcrs.sha256.10: 1 bytes"},
                 {"{\"version\":1,\"valid\":true,\"reset_count\":1,\"restart_count\":0,\"clock\":5,"
-                 "\"entries\":3,\"pcrs\":{},\"boot_aggregate\":{\"seen\":false,\"ok\":false},"
+                 "\"entries\":3,\"banks\":[\"sha1\"],\"pcrs\":{},\"boot_aggregate\":{\"seen\":"
+                 "false,\"ok\":false},"
                  "\"claims\":{\"selinux\":[{\"entry\":2,\"raw\":\"enforcing=x;;\"}],"
                  "\"selinux_dropped\":0}}",
                  "cdata_bad_key", "$.claims.selinux[0].raw: byte"},
+                {"{\"version\":1,\"valid\":true,\"reset_count\":1,\"restart_count\":0,\"clock\":5,"
+                 "\"entries\":3,\"banks\":[],\"pcrs\":{}}",
+                 "replay_state_bad_value", "$.banks: no bank"},
+                {"{\"version\":1,\"valid\":true,\"reset_count\":1,\"restart_count\":0,\"clock\":5,"
+                 "\"entries\":3,\"banks\":[\"sha1\",\"sha1\"],\"pcrs\":{}}",
+                 "replay_state_bad_value", "$.banks[1]: bank listed twice"},
+                {"{\"version\":1,\"valid\":true,\"reset_count\":1,\"restart_count\":0,\"clock\":5,"
+                 "\"entries\":3,\"banks\":[\"sha256\"],\"pcrs\":{\"sha1\":{\"10\":\"00000000000"
+                 "00000000000000000000000000000\"}}}",
+                 "replay_state_bad_value", "$.pcrs: bank sha1 does not list"},
         };
         for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
                 struct replay_state s;
@@ -726,6 +777,7 @@ int main(void)
         tcase_add_test(tc, test_incremental_rounds_replay_only_new_entries);
         tcase_add_test(tc, test_reboot_restarts_replay_from_entry_zero);
         tcase_add_test(tc, test_offset_mismatch_and_clock_rewind);
+        tcase_add_test(tc, test_replay_keeps_to_the_quoted_banks);
         tcase_add_test(tc, test_evidence_survives_its_json_form);
         tcase_add_test(tc, test_replay_state_json_rejects_bad_fields);
         suite_add_tcase(s, tc);
