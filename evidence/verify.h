@@ -4,6 +4,10 @@
  * quote, reboot and clock checks, incremental IMA replay against the quoted PCR 10, boot_aggregate
  * and the claim history (critical data) of the accepted entries. Pure: no I/O, no TPM.
  *
+ * Only PCR 10 is compared with the log, so only entries on PCR 10 feed the claims; entries on
+ * other PCRs are replayed into the state but anchor nothing, and trailing ones after the last
+ * PCR 10 entry of the matching prefix wait for the next round.
+ *
  * Error codes of verify_evidence(), one per stage (besides those of quote_verify(), the IMA
  * readers and cdata_claims_feed(), passed through):
  *   -EINVAL  verify_invalid_argument

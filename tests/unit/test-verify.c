@@ -318,6 +318,42 @@ START_TEST(test_recorded_boot_replayed_into_the_tpm_passes_boot_aggregate)
 }
 END_TEST
 
+START_TEST(test_claims_come_only_from_pcr10_entries)
+{
+        struct quote_ak *ak = load_ak();
+        struct imagen g;
+        struct log l = {0};
+        struct verify_result r;
+        struct attest_err err;
+
+        tpm_reset();
+        ck_assert_int_eq(imagen_init(&g), 0);
+        ck_assert_int_eq(imagen_buf(&g, 10, "selinux-state", "initialized=1;enforcing=1;", 26), 0);
+        /* PCR 11 is not checked against the log: what it claims is not anchored */
+        ck_assert_int_eq(imagen_buf(&g, 11, "selinux-state", "initialized=1;enforcing=0;", 26), 0);
+        ck_assert_int_eq(imagen_buf(&g, 11, "kernel_version", "9.9.9", 5), 0);
+        /* (the shortest matching prefix would end before trailing PCR 11 entries) */
+        ck_assert_int_eq(imagen_buf(&g, 10, "selinux-state", "initialized=1;enforcing=1;", 26), 0);
+        l.buf = g.bin;
+        l.len = g.bin_len;
+        log_index(&l);
+        tpm_extend(&l, 0, l.n);
+        struct evidence *ev = quote_ev(&l, 0, l.n, 80);
+
+        ck_assert_msg(verify(ak, ev, NULL, &r, &err) == 0, "%s: %s", err.code, err.msg);
+        ck_assert_uint_eq(r.new_entries, 4);
+        ck_assert_uint_eq(r.next.claims.n_selinux, 2);
+        ck_assert_uint_eq(r.next.claims.selinux[0].entry, 0);
+        ck_assert_uint_eq(r.next.claims.selinux[1].entry, 3);
+        ck_assert(!r.next.claims.kernel_version_seen);
+        ck_assert(!r.boot_aggregate_seen);
+        verify_result_done(&r);
+        evidence_free(ev);
+        imagen_done(&g);
+        quote_ak_free(ak);
+}
+END_TEST
+
 /* Entry i's bytes, for rebuilding logs. */
 static void put_entry(uint8_t *out, size_t *o, const struct log *l, size_t i)
 {
@@ -769,6 +805,7 @@ int main(void)
         tcase_add_test(tc, test_real_log_passes_with_real_quote);
         tcase_add_test(tc, test_boot_aggregate_matches_quoted_pcrs);
         tcase_add_test(tc, test_recorded_boot_replayed_into_the_tpm_passes_boot_aggregate);
+        tcase_add_test(tc, test_claims_come_only_from_pcr10_entries);
         tcase_add_test(tc, test_tampered_entry_is_rejected);
         tcase_add_test(tc, test_deleted_and_reordered_entries_are_rejected);
         tcase_add_test(tc, test_wrong_nonce_is_rejected);
