@@ -443,6 +443,9 @@ int replay_state_from_json(const char *buf, size_t len, struct replay_state *ret
         int x;
 
         replay_state_init(&s);
+        if (len > REPLAY_STATE_JSON_MAX)
+                return attest_fail(err, -E2BIG, "replay_state_too_big",
+                                   "$: document of %zu bytes > %u", len, REPLAY_STATE_JSON_MAX);
         if ((x = jpath_load(buf, len, REPLAY_STATE_JSON_MAX, S_JSON, &j, err)) < 0 ||
             (x = jpath_object(j, "$", keys, S_TYPE, S_UNKNOWN, err)) < 0 ||
             (x = suint(j, "$", "version", UINT32_MAX, &u, err)) < 0)

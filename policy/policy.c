@@ -331,8 +331,11 @@ int policy_parse(const char *json, size_t len, struct policy **ret, struct attes
         json_t *s, *v;
         int x;
 
+        if (len > POLICY_JSON_MAX)
+                return attest_fail(err, -E2BIG, "policy_too_big", "$: document of %zu bytes > %u",
+                                   len, POLICY_JSON_MAX);
         if ((x = jpath_load(json, len, POLICY_JSON_MAX, C_JSON, &j, err)) < 0)
-                return x == -E2BIG ? attest_fail(err, x, "policy_too_big", "%s", err->msg) : x;
+                return x;
         if ((x = jpath_object(j, "$", top, C_TYPE, C_UNKNOWN, err)) < 0)
                 return x;
         if (!(pol = calloc(1, sizeof(*pol))))

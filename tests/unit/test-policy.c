@@ -130,6 +130,7 @@ START_TEST(test_oversize_policy_is_refused)
         memcpy(s, "{\"name\":\"a\"}", 12);
         ck_assert_int_eq(policy_parse(s, n, &p, &err), -E2BIG);
         ck_assert_str_eq(err.code, "policy_too_big");
+        ck_assert_int_eq(policy_parse(s, n, &p, NULL), -E2BIG);
         ck_assert_int_eq(policy_parse(s, n - 1, &p, &err), 0);
         policy_free(p);
         free(s);
