@@ -33,7 +33,8 @@ struct policy {
                 bool cap_val[CDATA_KV_MAX];
                 bool has_hashes;
                 unsigned nhashes;
-                uint8_t hash[POLICY_HASHES_MAX][32];
+                uint8_t hash[POLICY_HASHES_MAX][BANK_DIGEST_MAX];
+                uint8_t hash_len[POLICY_HASHES_MAX];
         } selinux;
         struct {
                 unsigned nsources;
@@ -226,13 +227,18 @@ static int parse_selinux(const json_t *o, const char *path, struct policy *pol,
                         jpath_index(q, p, i);
                         if (!json_is_string(h))
                                 return jpath_fail(err, -EBADMSG, C_TYPE, q, "not a string");
-                        if (json_string_length(h) != 64 ||
-                            hex_decode(json_string_value(h), 64, pol->selinux.hash[i], 32, &got) <
-                                    0)
+                        /* the kernel hashes the policy with ima_hash: sha256 usually */
+                        size_t n = json_string_length(h);
+                        if ((n != 40 && n != 64 && n != 96 && n != 128) ||
+                            hex_decode(json_string_value(h), n, pol->selinux.hash[i],
+                                       BANK_DIGEST_MAX, &got) < 0)
                                 return jpath_fail(err, -EBADMSG, C_HEX, q,
-                                                  "not a sha256 digest (64 hex digits)");
+                                                  "not a sha256 digest (64 hex digits; 40, 96 or "
+                                                  "128 for another ima_hash)");
+                        pol->selinux.hash_len[i] = (uint8_t)got;
                         for (size_t k = 0; k < i; k++)
-                                if (memcmp(pol->selinux.hash[k], pol->selinux.hash[i], 32) == 0)
+                                if (pol->selinux.hash_len[k] == got &&
+                                    memcmp(pol->selinux.hash[k], pol->selinux.hash[i], got) == 0)
                                         return jpath_fail(err, -EBADMSG, C_VALUE, q,
                                                           "same hash as [%zu]", k);
                 }
@@ -564,20 +570,32 @@ static void eval_selinux(struct verdict *vd, const struct policy *p, const struc
                 json_t *exp = json_array();
                 bool ok = false;
 
+                bool same_size = false;
+
                 for (unsigned i = 0; i < p->selinux.nhashes; i++) {
-                        json_array_append_new(exp, hexj(p->selinux.hash[i], 32));
-                        if (c->policy_hash_seen && c->policy_hash_len == 32 &&
-                            memcmp(c->policy_hash, p->selinux.hash[i], 32) == 0)
+                        size_t n = p->selinux.hash_len[i];
+
+                        json_array_append_new(exp, hexj(p->selinux.hash[i], n));
+                        if (!c->policy_hash_seen || c->policy_hash_len != n)
+                                continue;
+                        same_size = true;
+                        if (memcmp(c->policy_hash, p->selinux.hash[i], n) == 0)
                                 ok = true;
                 }
                 if (!c->policy_hash_seen) {
                         claim(vd, "selinux.policy_sha256", exp, NULL, R_MISSING, false, -1,
                               "no selinux-policy-hash entry in the verified log");
                 } else {
-                        snprintf(reason, sizeof(reason),
-                                 "entry %" PRIu64 ": the loaded policy's hash is not in the "
-                                 "accepted list",
-                                 c->policy_hash_entry);
+                        if (same_size)
+                                snprintf(reason, sizeof(reason),
+                                         "entry %" PRIu64 ": the loaded policy's hash is not in "
+                                         "the accepted list",
+                                         c->policy_hash_entry);
+                        else
+                                snprintf(reason, sizeof(reason),
+                                         "entry %" PRIu64 ": the loaded policy's hash has %u "
+                                         "bytes (the kernel's ima_hash); no accepted hash has",
+                                         c->policy_hash_entry, c->policy_hash_len);
                         claim(vd, "selinux.policy_sha256", exp,
                               hexj(c->policy_hash, c->policy_hash_len), ok ? R_PASS : R_FAIL, true,
                               (int64_t)c->policy_hash_entry, reason);
@@ -883,10 +901,12 @@ int policy_from_host(const struct verify_result *vr, const struct evidence *ev, 
                         ok = ok && json_object_set_new(sec, "policycaps", caps) == 0;
                 else
                         json_decref(caps);
-                if (c->policy_hash_seen && c->policy_hash_len == 32)
+                if (c->policy_hash_seen && (c->policy_hash_len == 20 || c->policy_hash_len == 32 ||
+                                            c->policy_hash_len == 48 || c->policy_hash_len == 64))
                         ok = ok &&
                              json_object_set_new(sec, "policy_sha256",
-                                                 json_pack("[o]", hexj(c->policy_hash, 32))) == 0;
+                                                 json_pack("[o]", hexj(c->policy_hash,
+                                                                       c->policy_hash_len))) == 0;
                 if (never_permissive_holds(c))
                         ok = ok && json_object_set_new(sec, "never_permissive", json_true()) == 0;
                 if (json_object_size(sec))

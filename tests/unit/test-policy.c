@@ -594,6 +594,55 @@ START_TEST(test_absent_sections_are_listed_unchecked)
 }
 END_TEST
 
+START_TEST(test_policy_hash_of_the_loaded_policy_file)
+{
+        static const char *const boots[] = {"ima-sig-sha512", "custom-fmt", "ima-buf-runtime"};
+
+        for (size_t i = 0; i < ARRAY_SIZE(boots); i++) {
+                char rel[256], hex[129], pol[512];
+                struct host h;
+                struct hasher *hs;
+                uint8_t d[64];
+                size_t len;
+
+                /* /sys/fs/selinux/policy of that boot: what selinux-policy-hash hashes */
+                snprintf(rel, sizeof(rel), "tests/data/%s/selinux_policy", boots[i]);
+                char *file = tu_read(rel, &len);
+                ck_assert_msg(file != NULL, "%s", rel);
+                host_load(&h, boots[i]);
+                /* hashed with the boot's ima_hash (sha512 in ima-sig-sha512, sha384 in custom-fmt)
+                 */
+                int b = -1;
+                for (int k = 0; k < BANK_COUNT; k++)
+                        if (bank_size(k) == h.vr.next.claims.policy_hash_len)
+                                b = k;
+                ck_assert_int_ge(b, 0);
+                ck_assert_int_eq(hasher_new(&hs), 0);
+                ck_assert_int_eq(hasher_digest(hs, b, file, len, d), 0);
+                hasher_free(hs);
+                free(file);
+                hex_encode(d, bank_size(b), hex);
+                snprintf(pol, sizeof(pol),
+                         "{\"name\":\"ph\",\"selinux\":{\"policy_sha256\":[\"%s\"]}}", hex);
+                json_t *v = eval(pol, &h);
+                ck_assert_msg(strcmp(status(v), "pass") == 0, "%s: %s vs %s", boots[i], hex,
+                              json_string_value(json_object_get(
+                                      find_claim(v, "selinux.policy_sha256"), "observed")));
+                json_decref(v);
+                if (b == BANK_SHA512) {
+                        v = eval("{\"name\":\"ph\",\"selinux\":{\"policy_sha256\":[\"c128e15f"
+                                 "74d3dcc1d830a3658a665b4790d6d5901fdc8ddd624d632b9f5689a8\"]}}",
+                                 &h);
+                        ck_assert_str_eq(status(v), "fail");
+                        ck_assert_msg(strstr(reason(v, "selinux.policy_sha256"), "has 64 bytes"),
+                                      "%s", reason(v, "selinux.policy_sha256"));
+                        json_decref(v);
+                }
+                host_done(&h);
+        }
+}
+END_TEST
+
 static json_t *from_host(const struct host *h, const char *name)
 {
         json_t *p = NULL;
@@ -705,6 +754,7 @@ int main(void)
         tcase_add_test(tc, test_cfi_permissive_and_anchoring);
         tcase_add_test(tc, test_host_kernel_version_is_unanchored);
         tcase_add_test(tc, test_absent_sections_are_listed_unchecked);
+        tcase_add_test(tc, test_policy_hash_of_the_loaded_policy_file);
         tcase_add_test(tc, test_from_host_pins_the_host);
         tcase_add_test(tc, test_from_host_keeps_anchoring);
         suite_add_tcase(s, tc);

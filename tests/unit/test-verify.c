@@ -54,6 +54,7 @@ struct log {
         size_t off[64]; /* off[i]: byte where entry i starts; off[n] == len */
         uint32_t pcr[64];
         uint8_t sha1[64][20], sha256[64][32];
+        unsigned n_selinux; /* selinux-state entries on PCR 10 */
 };
 
 static void log_index(struct log *l)
@@ -67,10 +68,13 @@ static void log_index(struct log *l)
         ck_assert_int_eq(hasher_new(&h), 0);
         ima_reader_init_binary(&rd, l->buf, l->len, NULL);
         l->n = 0;
+        l->n_selinux = 0;
         l->off[0] = 0;
         while ((x = ima_reader_next(&rd, &e, &err)) > 0) {
                 ck_assert_uint_lt(l->n, 63);
                 l->pcr[l->n] = e.pcr;
+                if (e.pcr == IMA_PCR && cdata_kind_of(&e) == CDATA_SELINUX_STATE)
+                        l->n_selinux++;
                 if (e.violation) {
                         memset(l->sha1[l->n], 0xff, 20);
                         memset(l->sha256[l->n], 0xff, 32);
@@ -350,6 +354,47 @@ START_TEST(test_claims_come_only_from_pcr10_entries)
         verify_result_done(&r);
         evidence_free(ev);
         imagen_done(&g);
+        quote_ak_free(ak);
+}
+END_TEST
+
+START_TEST(test_every_recorded_boot_verifies_in_all_banks)
+{
+        struct quote_ak *ak = load_ak();
+        const char *top = getenv("ATTEST_TOP"), *ctl = getenv("ATTESTCTL");
+        char **boots = tu_boots();
+        unsigned n = 0;
+
+        ck_assert_msg(top && ctl, "ATTEST_TOP and ATTESTCTL must be set");
+        quote_sel = "sha1:0,1,2,3,4,5,6,7,8,9,10+sha256:0,1,2,3,4,5,6,7,8,9,10+"
+                    "sha384:0,1,2,3,4,5,6,7,8,9,10+sha512:0,1,2,3,4,5,6,7,8,9,10";
+        ck_assert_int_eq(pcr_sel_parse("sha1:0-10+sha256:0-10+sha384:0-10+sha512:0-10", &sel), 0);
+        for (size_t i = 0; boots[i]; i++) {
+                struct log l;
+                struct verify_result r;
+                struct attest_err err;
+
+                tpm_reset();
+                sh("%s/tests/lib/replay-boot %s/tests/data/%s %s >/dev/null", top, top, boots[i],
+                   ctl);
+                log_load(&l, boots[i]);
+                struct evidence *ev = quote_ev(&l, 0, l.n, (uint8_t)(90 + i));
+                ck_assert_msg(verify(ak, ev, NULL, &r, &err) == 0, "%s: %s: %s", boots[i], err.code,
+                              err.msg);
+                ck_assert_uint_eq(r.new_entries, l.n);
+                ck_assert_uint_eq(r.next.banks, BANK_MASK_ALL);
+                ck_assert_msg(r.boot_aggregate_seen && r.boot_aggregate_ok, "%s: %s", boots[i],
+                              r.boot_aggregate_err.msg);
+                ck_assert_uint_eq(r.next.claims.n_selinux, l.n_selinux);
+                verify_result_done(&r);
+                evidence_free(ev);
+                free(l.buf);
+                n++;
+        }
+        ck_assert_uint_ge(n, 6);
+        quote_sel = SEL_TOOLS;
+        ck_assert_int_eq(pcr_sel_parse(SEL, &sel), 0);
+        tu_boots_free(boots);
         quote_ak_free(ak);
 }
 END_TEST
@@ -805,6 +850,7 @@ int main(void)
         tcase_add_test(tc, test_real_log_passes_with_real_quote);
         tcase_add_test(tc, test_boot_aggregate_matches_quoted_pcrs);
         tcase_add_test(tc, test_recorded_boot_replayed_into_the_tpm_passes_boot_aggregate);
+        tcase_add_test(tc, test_every_recorded_boot_verifies_in_all_banks);
         tcase_add_test(tc, test_claims_come_only_from_pcr10_entries);
         tcase_add_test(tc, test_tampered_entry_is_rejected);
         tcase_add_test(tc, test_deleted_and_reordered_entries_are_rejected);
