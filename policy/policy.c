@@ -448,15 +448,28 @@ static void claim(struct verdict *vd, const char *name, json_t *expected, json_t
                   enum result r, bool anchored, int64_t entry, const char *reason)
 {
         json_t *c = json_object();
+        bool ok;
 
-        if (!c || json_object_set_new(c, "name", json_string(name)) < 0 ||
-            json_object_set_new(c, "expected", expected ? expected : json_null()) < 0 ||
-            json_object_set_new(c, "observed", observed ? observed : json_null()) < 0 ||
-            json_object_set_new(c, "result", json_string(result_names[r])) < 0 ||
-            json_object_set_new(c, "anchored", json_boolean(anchored)) < 0 ||
-            (entry >= 0 && json_object_set_new(c, "entry", json_integer(entry)) < 0) ||
-            (reason && r != R_PASS && json_object_set_new(c, "reason", json_string(reason)) < 0) ||
-            json_array_append_new(vd->claims, c) < 0) {
+        if (!c) {
+                json_decref(expected);
+                json_decref(observed);
+                vd->oom = true;
+                return;
+        }
+        /* the first three calls all run, so expected and observed are always consumed */
+        ok = json_object_set_new(c, "name", json_string(name)) == 0;
+        ok = json_object_set_new(c, "expected", expected ? expected : json_null()) == 0 && ok;
+        ok = json_object_set_new(c, "observed", observed ? observed : json_null()) == 0 && ok;
+        ok = ok && json_object_set_new(c, "result", json_string(result_names[r])) == 0 &&
+             json_object_set_new(c, "anchored", json_boolean(anchored)) == 0 &&
+             (entry < 0 || json_object_set_new(c, "entry", json_integer(entry)) == 0) &&
+             (!reason || r == R_PASS || json_object_set_new(c, "reason", json_string(reason)) == 0);
+        if (!ok) {
+                json_decref(c);
+                vd->oom = true;
+                return;
+        }
+        if (json_array_append_new(vd->claims, c) < 0) {
                 vd->oom = true;
                 return;
         }
@@ -820,10 +833,10 @@ int policy_eval(const struct policy *p, const struct verify_result *vr, const st
         for (size_t i = 0; i < ARRAY_SIZE(names); i++)
                 if (!has[i] && json_array_append_new(unchecked, json_string(names[i])) < 0)
                         vd.oom = true;
-        if (vd.oom ||
+        /* v takes the claims first, so they are released with it on any failure below */
+        if (json_object_set_new(v, "claims", vd.claims) < 0 || vd.oom ||
             json_object_set_new(v, "status", json_string(vd.failed ? "fail" : "pass")) < 0 ||
             json_object_set_new(v, "policy", json_string(p->name)) < 0 ||
-            json_object_set_new(v, "claims", vd.claims) < 0 ||
             json_object_set(v, "sections_unchecked", unchecked) < 0)
                 return -ENOMEM;
         *ret_verdict = TAKE_PTR(v);
