@@ -872,6 +872,16 @@ static bool valid_word(const char *s, size_t n)
         return true;
 }
 
+/* o[k] = v, consuming v in every case; false (and nothing set) once ok is false. */
+static bool setn(bool ok, json_t *o, const char *k, json_t *v)
+{
+        if (!ok || !o || !v) {
+                json_decref(v);
+                return false;
+        }
+        return json_object_set_new(o, k, v) == 0;
+}
+
 int policy_from_host(const struct verify_result *vr, const struct evidence *ev, const char *name,
                      json_t **ret_policy)
 {
@@ -888,7 +898,7 @@ int policy_from_host(const struct verify_result *vr, const struct evidence *ev, 
                 return -ENOMEM;
         c = &vr->next.claims;
         h = &ev->host;
-        ok = json_object_set_new(pol, "name", json_string(name)) == 0;
+        ok = setn(true, pol, "name", json_string(name));
 
         /* selinux: the latest state, its policy capabilities, the policy hash */
         if (c->n_selinux) {
@@ -906,24 +916,22 @@ int policy_from_host(const struct verify_result *vr, const struct evidence *ev, 
                         json_t *b = json_boolean(kv->val[0] == '1');
                         if (!strcmp(key, "initialized") || !strcmp(key, "enforcing") ||
                             !strcmp(key, "checkreqprot"))
-                                ok = ok && json_object_set_new(sec, key, b) == 0;
+                                ok = setn(ok, sec, key, b);
                         else
-                                ok = ok && json_object_set_new(caps, key, b) == 0;
+                                ok = setn(ok, caps, key, b);
                 }
                 if (json_object_size(caps))
-                        ok = ok && json_object_set_new(sec, "policycaps", caps) == 0;
+                        ok = setn(ok, sec, "policycaps", caps);
                 else
                         json_decref(caps);
                 if (c->policy_hash_seen && (c->policy_hash_len == 20 || c->policy_hash_len == 32 ||
                                             c->policy_hash_len == 48 || c->policy_hash_len == 64))
-                        ok = ok &&
-                             json_object_set_new(sec, "policy_sha256",
-                                                 json_pack("[o]", hexj(c->policy_hash,
-                                                                       c->policy_hash_len))) == 0;
+                        ok = setn(ok, sec, "policy_sha256",
+                                  json_pack("[o]", hexj(c->policy_hash, c->policy_hash_len)));
                 if (never_permissive_holds(c))
-                        ok = ok && json_object_set_new(sec, "never_permissive", json_true()) == 0;
+                        ok = setn(ok, sec, "never_permissive", json_true());
                 if (json_object_size(sec))
-                        ok = ok && json_object_set_new(pol, "selinux", sec) == 0;
+                        ok = setn(ok, pol, "selinux", sec);
                 else
                         json_decref(sec);
         }
@@ -932,13 +940,12 @@ int policy_from_host(const struct verify_result *vr, const struct evidence *ev, 
         const struct cdata_kv *tk =
                 c->trusted_keys.raw ? cdata_kv_get(&c->trusted_keys.kvs, "source") : NULL;
         if (tk && valid_word(tk->val, tk->val_len))
-                ok = ok && json_object_set_new(pol, "trusted_keys",
-                                               json_pack("{s:[s%], s:b}", "sources", tk->val,
-                                                         (size_t)tk->val_len, "anchored", 1)) == 0;
+                ok = setn(ok, pol, "trusted_keys",
+                          json_pack("{s:[s%], s:b}", "sources", tk->val, (size_t)tk->val_len,
+                                    "anchored", 1));
         else if (h->tk_present)
-                ok = ok && json_object_set_new(pol, "trusted_keys",
-                                               json_pack("{s:[s], s:b}", "sources", h->tk_source,
-                                                         "anchored", 0)) == 0;
+                ok = setn(ok, pol, "trusted_keys",
+                          json_pack("{s:[s], s:b}", "sources", h->tk_source, "anchored", 0));
 
         /* cfi */
         int en = c->cfi.raw ? cdata_kv_bool(&c->cfi.kvs, "enabled") : -1;
@@ -946,15 +953,14 @@ int policy_from_host(const struct verify_result *vr, const struct evidence *ev, 
         if (c->cfi.raw && (en >= 0 || pe >= 0)) {
                 sec = json_pack("{s:b}", "anchored", 1);
                 if (en >= 0)
-                        ok = ok && json_object_set_new(sec, "enabled", json_boolean(en)) == 0;
+                        ok = setn(ok, sec, "enabled", json_boolean(en));
                 if (pe >= 0)
-                        ok = ok && json_object_set_new(sec, "permissive", json_boolean(pe)) == 0;
-                ok = ok && json_object_set_new(pol, "cfi", sec) == 0;
+                        ok = setn(ok, sec, "permissive", json_boolean(pe));
+                ok = setn(ok, pol, "cfi", sec);
         } else if (h->cfi_present) {
-                ok = ok && json_object_set_new(pol, "cfi",
-                                               json_pack("{s:b, s:b, s:b}", "enabled",
-                                                         h->cfi_enabled, "permissive",
-                                                         h->cfi_permissive, "anchored", 0)) == 0;
+                ok = setn(ok, pol, "cfi",
+                          json_pack("{s:b, s:b, s:b}", "enabled", h->cfi_enabled, "permissive",
+                                    h->cfi_permissive, "anchored", 0));
         }
 
         /* kernel: the exact version, when it is a valid pattern */
@@ -964,9 +970,9 @@ int policy_from_host(const struct verify_result *vr, const struct evidence *ev, 
                 if (!word_char(*q))
                         ver_ok = false;
         if (ver_ok)
-                ok = ok && json_object_set_new(pol, "kernel",
-                                               json_pack("{s:[s], s:b}", "versions", ver,
-                                                         "anchored", c->kernel_version_seen)) == 0;
+                ok = setn(ok, pol, "kernel",
+                          json_pack("{s:[s], s:b}", "versions", ver, "anchored",
+                                    c->kernel_version_seen));
 
         /* tpm: every quoted PCR but the IMA one, which changes with each measurement */
         json_t *pcrs = json_object();
@@ -981,21 +987,18 @@ int policy_from_host(const struct verify_result *vr, const struct evidence *ev, 
                         if (!bank && !(bank = json_object()))
                                 break;
                         snprintf(idx, sizeof(idx), "%u", i);
-                        ok = ok && json_object_set_new(bank, idx,
-                                                       hexj(ev->pcrs.v[b][i], bank_size(b))) == 0;
+                        ok = setn(ok, bank, idx, hexj(ev->pcrs.v[b][i], bank_size(b)));
                 }
                 if (bank)
-                        ok = ok && json_object_set_new(pcrs, bank_name(b), bank) == 0;
+                        ok = setn(ok, pcrs, bank_name(b), bank);
         }
         if (pcrs && json_object_size(pcrs))
-                ok = ok && json_object_set_new(pol, "tpm", json_pack("{s:o}", "pcrs", pcrs)) == 0;
+                ok = setn(ok, pol, "tpm", json_pack("{s:o}", "pcrs", pcrs));
         else
                 json_decref(pcrs);
 
         if (vr->boot_aggregate_ok)
-                ok = ok &&
-                     json_object_set_new(pol, "ima",
-                                         json_pack("{s:b}", "require_boot_aggregate", 1)) == 0;
+                ok = setn(ok, pol, "ima", json_pack("{s:b}", "require_boot_aggregate", 1));
         if (!ok)
                 return -ENOMEM;
         *ret_policy = TAKE_PTR(pol);
