@@ -738,6 +738,34 @@ START_TEST(test_replay_keeps_to_the_quoted_banks)
 }
 END_TEST
 
+START_TEST(test_entries_cap_per_submission)
+{
+        struct quote_ak *ak = load_ak();
+        struct log l;
+        struct verify_result r;
+        struct attest_err err = {0};
+
+        tpm_reset();
+        log_load(&l, "qemu61-tcb");
+        tpm_extend(&l, 0, 5);
+        /* quoted after 5 entries, 20 sent */
+        struct evidence *ev = quote_ev(&l, 0, l.n, 75);
+        struct verify_input in = {.ak = ak, .nonce = ev->nonce, .nonce_len = 32, .sel = &sel};
+
+        in.max_entries = 4;
+        ck_assert_int_eq(verify_evidence(&in, ev, &r, &err), -E2BIG);
+        ck_assert_str_eq(err.code, "ima_too_many_entries");
+        /* the cap bounds what is replayed, not what is sent after the matching prefix */
+        in.max_entries = 5;
+        ck_assert_msg(verify_evidence(&in, ev, &r, &err) == 0, "%s: %s", err.code, err.msg);
+        ck_assert_uint_eq(r.new_entries, 5);
+        verify_result_done(&r);
+        evidence_free(ev);
+        quote_ak_free(ak);
+        free(l.buf);
+}
+END_TEST
+
 START_TEST(test_evidence_survives_its_json_form)
 {
         struct quote_ak *ak = load_ak();
@@ -861,6 +889,7 @@ int main(void)
         tcase_add_test(tc, test_reboot_restarts_replay_from_entry_zero);
         tcase_add_test(tc, test_offset_mismatch_and_clock_rewind);
         tcase_add_test(tc, test_replay_keeps_to_the_quoted_banks);
+        tcase_add_test(tc, test_entries_cap_per_submission);
         tcase_add_test(tc, test_evidence_survives_its_json_form);
         tcase_add_test(tc, test_replay_state_json_rejects_bad_fields);
         suite_add_tcase(s, tc);
