@@ -784,6 +784,18 @@ START_TEST(test_evidence_survives_its_json_form)
         ck_assert_msg(verify(ak, back, NULL, &r, &err) == 0, "%s: %s", err.code, err.msg);
         ck_assert_uint_eq(r.new_entries, l.n);
         verify_result_done(&r);
+        /* the same boot's ascii log verifies against the same quote */
+        size_t alen;
+        uint8_t *asc =
+                (uint8_t *)tu_read("tests/data/qemu61-good/ascii_runtime_measurements", &alen);
+        ck_assert_ptr_nonnull(asc);
+        ev_set_log(back, asc, alen);
+        back->ima_format = IMA_FORMAT_ASCII;
+        ck_assert_msg(verify(ak, back, NULL, &r, &err) == 0, "%s: %s", err.code, err.msg);
+        ck_assert_uint_eq(r.new_entries, l.n);
+        ck_assert_uint_eq(r.next.claims.n_selinux, 2);
+        verify_result_done(&r);
+        free(asc);
         evidence_free(back);
         evidence_free(ev);
         free(j);
