@@ -548,12 +548,13 @@ static void eval_never_permissive(struct verdict *vd, const struct cdata_claims 
                 int enf = cdata_kv_bool(&s->kvs, "enforcing");
                 int init = cdata_kv_bool(&s->kvs, "initialized");
 
-                if (enf == 1 && init != 0)
+                /* initialized may be absent (older kernels); a bad value fails like 0 */
+                if (enf == 1 && init != 0 && init != -EBADMSG)
                         continue;
                 snprintf(reason, sizeof(reason),
                          "entry %" PRIu64 ": %s after enforcing=1 at entry %" PRIu64, s->entry,
                          enf != 1 ? (enf == 0 ? "enforcing=0" : "enforcing not 0/1")
-                                  : "initialized=0",
+                                  : (init == 0 ? "initialized=0" : "initialized not 0/1"),
                          c->selinux[first].entry);
                 claim(vd, name, json_true(), json_false(), R_FAIL, true, (int64_t)s->entry, reason);
                 return;
@@ -857,7 +858,8 @@ static bool never_permissive_holds(const struct cdata_claims *c)
                 return false;
         for (i++; i < c->n_selinux; i++)
                 if (cdata_kv_bool(&c->selinux[i].kvs, "enforcing") != 1 ||
-                    cdata_kv_bool(&c->selinux[i].kvs, "initialized") == 0)
+                    cdata_kv_bool(&c->selinux[i].kvs, "initialized") == 0 ||
+                    cdata_kv_bool(&c->selinux[i].kvs, "initialized") == -EBADMSG)
                         return false;
         return true;
 }

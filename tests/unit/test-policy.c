@@ -337,6 +337,85 @@ START_TEST(test_never_permissive_fails_on_tcb_and_passes_on_good)
 }
 END_TEST
 
+/* A synthetic selinux-state history on PCR 10. */
+static void history(struct host *hst, const char *const *states, size_t n)
+{
+        struct imagen g;
+        struct pcr_set pcrs = {0};
+
+        ck_assert_int_eq(imagen_init(&g), 0);
+        for (size_t i = 0; i < n; i++)
+                ck_assert_int_eq(imagen_buf(&g, 10, "selinux-state", states[i], strlen(states[i])),
+                                 0);
+        host_from_log(hst, g.bin, g.bin_len, &pcrs);
+        hst->log = TAKE_PTR(g.bin);
+        imagen_done(&g);
+}
+
+START_TEST(test_never_permissive_rules)
+{
+        static const struct {
+                const char *states[4];
+                const char *result;
+                json_int_t entry;
+                const char *reason;
+        } cases[] = {
+                /* permissive boot, then enforcing: allowed */
+                {{"initialized=0;enforcing=0;", "initialized=1;enforcing=0;",
+                  "initialized=1;enforcing=1;"},
+                 "pass",
+                 2,
+                 NULL},
+                /* de-initialised after enforcing */
+                {{"initialized=1;enforcing=1;", "initialized=0;enforcing=1;"},
+                 "fail",
+                 1,
+                 "entry 1: initialized=0 after enforcing=1 at entry 0"},
+                {{"initialized=1;enforcing=1;", "initialized=1;enforcing=1;",
+                  "initialized=1;enforcing=0;", "initialized=1;enforcing=1;"},
+                 "fail",
+                 2,
+                 "entry 2: enforcing=0 after enforcing=1 at entry 0"},
+                {{"initialized=1;enforcing=1;", "initialized=x;enforcing=1;"},
+                 "fail",
+                 1,
+                 "entry 1: initialized not 0/1 after enforcing=1 at entry 0"},
+                {{"initialized=1;enforcing=1;", "initialized=1;"},
+                 "fail",
+                 1,
+                 "entry 1: enforcing not 0/1 after enforcing=1 at entry 0"},
+                /* never enforcing at all */
+                {{"initialized=1;enforcing=0;", "initialized=1;enforcing=0;"},
+                 "fail",
+                 1,
+                 "no selinux-state since boot had enforcing=1"},
+                /* kernels without initialized= */
+                {{"enforcing=1;"}, "pass", 0, NULL},
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                struct host h;
+                size_t n = 0;
+
+                while (n < 4 && cases[i].states[n])
+                        n++;
+                history(&h, cases[i].states, n);
+                json_t *v = eval("{\"name\":\"np\",\"selinux\":{\"never_permissive\":true}}", &h);
+                assert_claim(v, "selinux.never_permissive", cases[i].result, true, cases[i].entry);
+                if (cases[i].reason)
+                        ck_assert_str_eq(reason(v, "selinux.never_permissive"), cases[i].reason);
+                /* from_host pins it exactly when it holds */
+                json_t *p = NULL;
+                ck_assert_int_eq(policy_from_host(&h.vr, &h.ev, "h", &p), 0);
+                ck_assert_int_eq(json_is_true(json_object_get(json_object_get(p, "selinux"),
+                                                              "never_permissive")),
+                                 strcmp(cases[i].result, "pass") == 0);
+                json_decref(p);
+                json_decref(v);
+                host_done(&h);
+        }
+}
+END_TEST
+
 START_TEST(test_full_policy_on_a_real_boot)
 {
         struct host good;
@@ -747,6 +826,7 @@ int main(void)
         tcase_add_test(tc, test_oversize_policy_is_refused);
         tcase_add_test(tc, test_glob);
         tcase_add_test(tc, test_never_permissive_fails_on_tcb_and_passes_on_good);
+        tcase_add_test(tc, test_never_permissive_rules);
         tcase_add_test(tc, test_full_policy_on_a_real_boot);
         tcase_add_test(tc, test_mismatches_fail_with_reasons);
         tcase_add_test(tc, test_boot_aggregate_fails_against_other_pcrs);
