@@ -73,6 +73,8 @@ struct ima_entry {
 struct ima_log_opts {
         bool big_endian;      /* non-canonical log of a big-endian host */
         uint64_t max_entries; /* 0: IMA_ENTRIES_DEFAULT */
+        /* binary: accept templates with unknown fields as opaque data (replayed, not decoded) */
+        bool allow_unknown_templates;
 };
 
 enum ima_format {

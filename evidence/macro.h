@@ -12,6 +12,7 @@
 #define _wur_ __attribute__((warn_unused_result))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 #define _unused_ __attribute__((unused))
+#define _fallthrough_ __attribute__((fallthrough))
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

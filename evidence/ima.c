@@ -1,0 +1,779 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * IMA log readers, template hashes and PCR replay. Layout facts from security/integrity/ima/
+ * (ima_fs.c ima_measurements_show, ima_template_lib.c, ima_crypto.c ima_calc_field_array_hash):
+ *
+ *   binary entry: u32 pcr | sha1 template hash[20] | u32 tname_len | tname | u32 data_len | data
+ *   template 'ima' has no data_len: digest[20] | u32 strlen(name) | name, and its hash covers
+ *   digest || name padded with NULs to 256 bytes; every other template's hash covers data as is.
+ *   A field in data is u32 len | bytes; d-ng = "<algo>:\0" digest; n-ng = name NUL.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hex.h"
+#include "ima.h"
+
+static const char *const field_names[IMA_FIELD_COUNT] = {
+        [IMA_FIELD_D] = "d",
+        [IMA_FIELD_N] = "n",
+        [IMA_FIELD_D_NG] = "d-ng",
+        [IMA_FIELD_N_NG] = "n-ng",
+        [IMA_FIELD_SIG] = "sig",
+        [IMA_FIELD_BUF] = "buf",
+        [IMA_FIELD_D_MODSIG] = "d-modsig",
+        [IMA_FIELD_MODSIG] = "modsig",
+};
+
+static const struct {
+        const char *name;
+        const char *fmt;
+} named_templates[] = {
+        {"ima", "d|n"},
+        {"ima-ng", "d-ng|n-ng"},
+        {"ima-sig", "d-ng|n-ng|sig"},
+        {"ima-buf", "d-ng|n-ng|buf"},
+        {"ima-modsig", "d-ng|n-ng|sig|d-modsig|modsig"},
+};
+
+/* Digest sizes of the algorithms the kernel's hash_algo_name[] can name in d-ng. */
+static const struct {
+        const char *name;
+        uint32_t size;
+} digest_algos[] = {
+        {"md4", 16},      {"md5", 16},      {"sha1", 20},        {"rmd160", 20},
+        {"sha256", 32},   {"sha384", 48},   {"sha512", 64},      {"sha224", 28},
+        {"rmd128", 16},   {"rmd256", 32},   {"rmd320", 40},      {"wp256", 32},
+        {"wp384", 48},    {"wp512", 64},    {"tgr128", 16},      {"tgr160", 20},
+        {"tgr192", 24},   {"sm3", 32},      {"streebog256", 32}, {"streebog512", 64},
+        {"sha3-256", 32}, {"sha3-384", 48}, {"sha3-512", 64},
+};
+
+const char *ima_field_name(enum ima_field f)
+{
+        return (unsigned)f < IMA_FIELD_COUNT ? field_names[f] : "?";
+}
+
+static int field_lookup(const char *s, size_t n)
+{
+        for (int f = 0; f < IMA_FIELD_COUNT; f++)
+                if (strlen(field_names[f]) == n && memcmp(field_names[f], s, n) == 0)
+                        return f;
+        return -EOPNOTSUPP;
+}
+
+static int fmt_parse(const char *fmt, size_t len, struct ima_tmpl *ret)
+{
+        struct ima_tmpl t = {.known = true};
+        const char *p = fmt, *end = fmt + len;
+
+        if (len == 0)
+                return -EOPNOTSUPP;
+        while (p <= end) {
+                const char *bar = memchr(p, '|', (size_t)(end - p));
+                size_t n = bar ? (size_t)(bar - p) : (size_t)(end - p);
+                int f = field_lookup(p, n);
+
+                if (f < 0 || t.nfields == IMA_TMPL_FIELDS_MAX)
+                        return -EOPNOTSUPP;
+                t.field[t.nfields++] = (uint8_t)f;
+                if (!bar)
+                        break;
+                p = bar + 1;
+        }
+        *ret = t;
+        return 0;
+}
+
+int ima_tmpl_lookup(const char *name, size_t len, struct ima_tmpl *ret)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(named_templates); i++) {
+                if (strlen(named_templates[i].name) != len ||
+                    memcmp(named_templates[i].name, name, len) != 0)
+                        continue;
+                int e = fmt_parse(named_templates[i].fmt, strlen(named_templates[i].fmt), ret);
+                if (e < 0)
+                        return e;
+                ret->legacy = i == 0;
+                return 0;
+        }
+        /* a custom ima_template_fmt= is shown under its field list */
+        return fmt_parse(name, len, ret);
+}
+
+/* ---- field decoding (shared by both readers) ---- */
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+        uint8_t acc = 0;
+
+        for (size_t i = 0; i < n; i++)
+                acc |= p[i];
+        return acc == 0;
+}
+
+static int fail_entry(struct attest_err *err, int e, const char *code, uint64_t idx, size_t off,
+                      const char *what)
+{
+        return attest_fail(err, e, code, "entry %" PRIu64 " at byte %zu: %s", idx, off, what);
+}
+
+/* d-ng and d-modsig: "<algo>:\0" digest. An empty d-modsig (no modsig) is allowed by the caller. */
+static int decode_digest_ng(const uint8_t *p, uint32_t n, struct ima_entry *e)
+{
+        const uint8_t *nul = memchr(p, '\0', n);
+        uint32_t alen, dlen;
+
+        if (!nul || nul == p || nul[-1] != ':')
+                return -EBADMSG;
+        alen = (uint32_t)(nul - p) - 1; /* without ':' */
+        if (alen == 0 || alen > 32)
+                return -EBADMSG;
+        dlen = n - alen - 2;
+        /* only the kernel's hash_algo_name[] names, each with its digest size */
+        for (size_t i = 0; i < ARRAY_SIZE(digest_algos); i++) {
+                if (strlen(digest_algos[i].name) != alen ||
+                    memcmp(digest_algos[i].name, p, alen) != 0)
+                        continue;
+                if (digest_algos[i].size != dlen)
+                        return -EBADMSG;
+                e->algo = (const char *)p;
+                e->algo_len = alen;
+                e->digest = nul + 1;
+                e->digest_len = dlen;
+                return 0;
+        }
+        return -EBADMSG;
+}
+
+/* n-ng (and n outside template 'ima'): name NUL, no NUL inside. */
+static int decode_name_ng(const uint8_t *p, uint32_t n, struct ima_entry *e)
+{
+        if (n == 0 || p[n - 1] != '\0')
+                return -EBADMSG;
+        if (n - 1 > IMA_NAME_MAX)
+                return -E2BIG;
+        if (memchr(p, '\0', n - 1))
+                return -EBADMSG;
+        e->name = (const char *)p;
+        e->name_len = n - 1;
+        return 0;
+}
+
+/* The kernel records violations with a zero file digest (ima_eventdigest_init). */
+static int check_violation(const struct ima_entry *e, uint64_t idx, size_t base,
+                           struct attest_err *err)
+{
+        if (e->violation && e->digest && !all_zero(e->digest, e->digest_len))
+                return fail_entry(err, -EBADMSG, "ima_bad_violation", idx, base,
+                                  "violation entry with a non-zero file digest");
+        return 0;
+}
+
+/*
+ * Decode e->data by e->tmpl into the field views. idx and base (byte offset of data in the log,
+ * or 0 for ascii) only feed messages.
+ */
+static int decode_fields(struct ima_entry *e, bool big_endian, uint64_t idx, size_t base,
+                         struct attest_err *err)
+{
+        struct rd r = RD_INIT(e->data, e->data_len);
+
+        if (e->tmpl.legacy) {
+                const uint8_t *d, *name;
+                uint32_t nlen;
+                int x;
+
+                if (rd_bytes(&r, 20, &d) < 0)
+                        return fail_entry(err, -EBADMSG, "ima_truncated", idx, base,
+                                          "template 'ima' digest truncated");
+                x = rd_sized(&r, big_endian, IMA_LEGACY_NAME_MAX, &name, &nlen);
+                if (x == -E2BIG)
+                        return fail_entry(err, -E2BIG, "ima_name_too_long", idx,
+                                          base + rd_offset(&r), "template 'ima' name > 255 bytes");
+                if (x < 0)
+                        return fail_entry(err, -EBADMSG, "ima_truncated", idx, base + rd_offset(&r),
+                                          "template 'ima' name truncated");
+                if (memchr(name, '\0', nlen))
+                        return fail_entry(err, -EBADMSG, "ima_bad_field", idx, base + rd_offset(&r),
+                                          "NUL inside the name");
+                e->algo = "sha1";
+                e->algo_len = 4;
+                e->digest = d;
+                e->digest_len = 20;
+                e->name = (const char *)name;
+                e->name_len = nlen;
+                return check_violation(e, idx, base, err);
+        }
+        if (!e->tmpl.known)
+                return 0;
+        for (unsigned i = 0; i < e->tmpl.nfields; i++) {
+                enum ima_field f = e->tmpl.field[i];
+                size_t off = base + rd_offset(&r);
+                const uint8_t *p;
+                uint32_t n;
+                int x;
+
+                x = rd_sized(&r, big_endian, IMA_DATA_MAX, &p, &n);
+                if (x < 0) {
+                        char what[64];
+
+                        snprintf(what, sizeof(what), "field %u (%s) truncated", i,
+                                 ima_field_name(f));
+                        return fail_entry(err, -EBADMSG, "ima_truncated", idx, off, what);
+                }
+                switch (f) {
+                case IMA_FIELD_D:
+                        x = (n == 16 || n == 20 || n == 0) ? 0 : -EBADMSG;
+                        if (x == 0 && n) {
+                                e->algo = n == 20 ? "sha1" : "md5";
+                                e->algo_len = n == 20 ? 4 : 3;
+                                e->digest = p;
+                                e->digest_len = n;
+                        }
+                        break;
+                case IMA_FIELD_D_NG:
+                        x = decode_digest_ng(p, n, e);
+                        break;
+                case IMA_FIELD_D_MODSIG:
+                        if (n) {
+                                struct ima_entry tmp = {0};
+                                x = decode_digest_ng(p, n, &tmp);
+                        }
+                        break;
+                case IMA_FIELD_N:
+                case IMA_FIELD_N_NG:
+                        x = decode_name_ng(p, n, e);
+                        break;
+                case IMA_FIELD_SIG:
+                        e->sig = n ? p : NULL;
+                        e->sig_len = n;
+                        break;
+                case IMA_FIELD_BUF:
+                        e->buf = p;
+                        e->buf_len = n;
+                        break;
+                case IMA_FIELD_MODSIG:
+                default:
+                        break;
+                }
+                if (x < 0) {
+                        char what[64];
+
+                        snprintf(what, sizeof(what), "field %u (%s) malformed%s", i,
+                                 ima_field_name(f), x == -E2BIG ? ": name > 4096 bytes" : "");
+                        return fail_entry(err, x,
+                                          x == -E2BIG ? "ima_name_too_long" : "ima_bad_field", idx,
+                                          off, what);
+                }
+        }
+        if (rd_left(&r))
+                return fail_entry(err, -EBADMSG, "ima_trailing_data", idx, base + rd_offset(&r),
+                                  "bytes after the last template field");
+        return check_violation(e, idx, base, err);
+}
+
+static void opts_set(struct ima_reader *rd, const struct ima_log_opts *opts)
+{
+        if (opts)
+                rd->o = *opts;
+        if (!rd->o.max_entries)
+                rd->o.max_entries = IMA_ENTRIES_DEFAULT;
+}
+
+/* Template by name, through the one-entry cache. */
+static int reader_tmpl(struct ima_reader *rd, const uint8_t *name, uint32_t len,
+                       struct ima_tmpl *ret)
+{
+        int e;
+
+        if (rd->tname_len == len && len && memcmp(rd->tname, name, len) == 0) {
+                *ret = rd->tmpl;
+                return 0;
+        }
+        e = ima_tmpl_lookup((const char *)name, len, ret);
+        if (e == -EOPNOTSUPP) {
+                *ret = (struct ima_tmpl){.known = false};
+                e = 0;
+        }
+        if (e < 0)
+                return e;
+        memcpy(rd->tname, name, len);
+        rd->tname_len = len;
+        rd->tmpl = *ret;
+        return 0;
+}
+
+/* ---- binary reader ---- */
+
+void ima_reader_init_binary(struct ima_reader *rd, const uint8_t *buf, size_t len,
+                            const struct ima_log_opts *opts)
+{
+        *rd = (struct ima_reader){.r = RD_INIT(buf, len), .format = IMA_FORMAT_BINARY};
+        opts_set(rd, opts);
+}
+
+static int next_binary(struct ima_reader *rd, struct ima_entry *ret, struct attest_err *err)
+{
+        struct rd r = rd->r;
+        struct ima_entry e = {0};
+        const uint8_t *sha1, *tname;
+        bool be = rd->o.big_endian;
+        uint64_t idx = rd->idx;
+        size_t start = rd_offset(&r);
+        int x;
+
+        if (rd_left(&r) == 0)
+                return 0;
+        if (idx >= rd->o.max_entries)
+                return attest_fail(err, -E2BIG, "ima_too_many_entries",
+                                   "entry %" PRIu64 " at byte %zu: more than %" PRIu64 " entries",
+                                   idx, start, rd->o.max_entries);
+        if (rd_u32(&r, be, &e.pcr) < 0 || rd_bytes(&r, 20, &sha1) < 0)
+                return fail_entry(err, -EBADMSG, "ima_truncated", idx, start,
+                                  "entry header truncated");
+        if (e.pcr >= PCR_COUNT) {
+                char what[48];
+
+                snprintf(what, sizeof(what), "PCR index %" PRIu32 " > 23", e.pcr);
+                return fail_entry(err, -EBADMSG, "ima_bad_pcr", idx, start, what);
+        }
+        memcpy(e.sha1, sha1, 20);
+        e.violation = all_zero(e.sha1, 20);
+        x = rd_sized(&r, be, IMA_TMPL_NAME_MAX, &tname, &e.tmpl_name_len);
+        if (x == -E2BIG)
+                return fail_entry(err, -E2BIG, "ima_bad_template", idx, rd_offset(&r),
+                                  "template name longer than 255 bytes");
+        if (x < 0)
+                return fail_entry(err, -EBADMSG, "ima_truncated", idx, rd_offset(&r),
+                                  "template name truncated");
+        if (e.tmpl_name_len == 0)
+                return fail_entry(err, -EBADMSG, "ima_bad_template", idx, rd_offset(&r),
+                                  "empty template name");
+        e.tmpl_name = (const char *)tname;
+        if ((x = reader_tmpl(rd, tname, e.tmpl_name_len, &e.tmpl)) < 0)
+                return fail_entry(err, x, "ima_bad_template", idx, rd_offset(&r),
+                                  "template lookup failed");
+        /*
+         * The template hash covers the field data, not the template name: accepting unknown
+         * names would let a relabelled entry replay fine while its fields go unread.
+         */
+        if (!e.tmpl.known && !rd->o.allow_unknown_templates)
+                return fail_entry(err, -EOPNOTSUPP, "ima_unknown_template", idx, rd_offset(&r),
+                                  "unknown template (fields other than d, n, d-ng, n-ng, sig, "
+                                  "buf, d-modsig, modsig)");
+        size_t data_off = rd_offset(&r);
+        if (e.tmpl.legacy) {
+                /* digest[20] | u32 len | name: measure the span, decode_fields checks it */
+                struct rd peek = r;
+                const uint8_t *d, *name;
+                uint32_t nlen;
+
+                if (rd_bytes(&peek, 20, &d) < 0)
+                        return fail_entry(err, -EBADMSG, "ima_truncated", idx, data_off,
+                                          "template 'ima' digest truncated");
+                x = rd_sized(&peek, be, IMA_LEGACY_NAME_MAX, &name, &nlen);
+                if (x == -E2BIG)
+                        return fail_entry(err, -E2BIG, "ima_name_too_long", idx, data_off + 20,
+                                          "template 'ima' name > 255 bytes");
+                if (x < 0)
+                        return fail_entry(err, -EBADMSG, "ima_truncated", idx, data_off + 20,
+                                          "template 'ima' name truncated");
+                e.data_len = (uint32_t)(rd_offset(&peek) - data_off);
+                if (rd_bytes(&r, e.data_len, &e.data) < 0)
+                        return -EBADMSG; /* cannot happen: peek read it */
+        } else {
+                x = rd_sized(&r, be, IMA_DATA_MAX, &e.data, &e.data_len);
+                if (x == -E2BIG)
+                        return fail_entry(err, -E2BIG, "ima_data_too_long", idx, data_off,
+                                          "template data longer than 65536 bytes");
+                if (x < 0)
+                        return fail_entry(err, -EBADMSG, "ima_truncated", idx, data_off,
+                                          "template data truncated");
+                data_off += 4;
+        }
+        if ((x = decode_fields(&e, be, idx, data_off, err)) < 0)
+                return x;
+        rd->r = r;
+        rd->idx++;
+        *ret = e;
+        return 1;
+}
+
+/* ---- ascii reader ---- */
+
+int ima_reader_init_ascii(struct ima_reader *rd, const char *buf, size_t len,
+                          const struct ima_log_opts *opts)
+{
+        *rd = (struct ima_reader){.r = RD_INIT(buf, len), .format = IMA_FORMAT_ASCII, .line = 1};
+        opts_set(rd, opts);
+        /* room for any template data the caps allow, plus length prefixes */
+        rd->scratch = malloc(IMA_DATA_MAX + 4 * IMA_TMPL_FIELDS_MAX + 64);
+        return rd->scratch ? 0 : -ENOMEM;
+}
+
+static bool looks_ascii(const uint8_t *buf, size_t len)
+{
+        size_t i = 0;
+
+        /* "N[N] " then 40 hex digits and a space */
+        while (i < len && i < 2 && buf[i] >= '0' && buf[i] <= '9')
+                i++;
+        if (i == 0 || i >= len || buf[i] != ' ')
+                return false;
+        i++;
+        for (size_t k = 0; k < 40; k++, i++)
+                if (i >= len ||
+                    !((buf[i] >= '0' && buf[i] <= '9') || (buf[i] >= 'a' && buf[i] <= 'f')))
+                        return false;
+        return i < len && buf[i] == ' ';
+}
+
+int ima_reader_init_auto(struct ima_reader *rd, const uint8_t *buf, size_t len,
+                         const struct ima_log_opts *opts)
+{
+        if (looks_ascii(buf, len))
+                return ima_reader_init_ascii(rd, (const char *)buf, len, opts);
+        ima_reader_init_binary(rd, buf, len, opts);
+        return 0;
+}
+
+void ima_reader_done(struct ima_reader *rd)
+{
+        free(rd->scratch);
+        rd->scratch = NULL;
+}
+
+static int fail_line(struct attest_err *err, int e, const char *code, uint64_t line, unsigned field,
+                     const char *what)
+{
+        return attest_fail(err, e, code, "line %" PRIu64 " field %u: %s", line, field, what);
+}
+
+struct tok {
+        const char *p;
+        size_t n;
+};
+
+/* Append u32 len | bytes to the scratch buffer at *pos (capacity checked by the caller's cap). */
+static void put_field(uint8_t *out, size_t *pos, bool be, const void *p, size_t n)
+{
+        uint32_t v = (uint32_t)n;
+        uint8_t b[4];
+
+        if (be) {
+                b[0] = (uint8_t)(v >> 24), b[1] = (uint8_t)(v >> 16), b[2] = (uint8_t)(v >> 8),
+                b[3] = (uint8_t)v;
+        } else {
+                b[0] = (uint8_t)v, b[1] = (uint8_t)(v >> 8), b[2] = (uint8_t)(v >> 16),
+                b[3] = (uint8_t)(v >> 24);
+        }
+        memcpy(out + *pos, b, 4);
+        if (n)
+                memcpy(out + *pos + 4, p, n);
+        *pos += 4 + n;
+}
+
+static int next_ascii(struct ima_reader *rd, struct ima_entry *ret, struct attest_err *err)
+{
+        const char *s = (const char *)rd->r.p, *eol, *q, *end;
+        size_t left = rd->r.left, linelen, pos = 0, hexn;
+        uint64_t line = rd->line, idx = rd->idx;
+        struct ima_entry e = {0};
+        struct tok tok[IMA_TMPL_FIELDS_MAX + 1];
+        unsigned ntok = 0, fno;
+        const size_t cap = IMA_DATA_MAX;
+        uint8_t *out = rd->scratch;
+        bool be = rd->o.big_endian;
+        int name_field = -1;
+
+        if (left == 0)
+                return 0;
+        if (idx >= rd->o.max_entries)
+                return attest_fail(err, -E2BIG, "ima_too_many_entries",
+                                   "line %" PRIu64 ": more than %" PRIu64 " entries", line,
+                                   rd->o.max_entries);
+        eol = memchr(s, '\n', left < IMA_ASCII_LINE_MAX + 1 ? left : IMA_ASCII_LINE_MAX + 1);
+        if (!eol) {
+                if (left > IMA_ASCII_LINE_MAX)
+                        return fail_line(err, -E2BIG, "ima_line_too_long", line, 1,
+                                         "line longer than the cap");
+                return fail_line(err, -EBADMSG, "ima_truncated", line, 1,
+                                 "last line has no newline");
+        }
+        linelen = (size_t)(eol - s);
+        end = eol;
+        if (memchr(s, '\0', linelen))
+                return fail_line(err, -EBADMSG, "ima_bad_line", line, 1, "NUL byte in line");
+
+        /* field 1: PCR */
+        q = s;
+        while (q < end && *q >= '0' && *q <= '9' && q - s < 3)
+                e.pcr = e.pcr * 10 + (uint32_t)(*q++ - '0');
+        if (q == s || q == end || *q != ' ' || (q - s > 1 && s[0] == '0'))
+                return fail_line(err, -EBADMSG, "ima_bad_pcr", line, 1, "PCR is not a number");
+        if (e.pcr >= PCR_COUNT)
+                return fail_line(err, -EBADMSG, "ima_bad_pcr", line, 1, "PCR index > 23");
+        q++;
+        /* field 2: sha1 template hash */
+        if (end - q < 41 || q[40] != ' ' || hex_decode(q, 40, e.sha1, 20, &hexn) < 0)
+                return fail_line(err, -EBADMSG, "ima_bad_hash", line, 2,
+                                 "template hash is not 40 hex digits");
+        e.violation = all_zero(e.sha1, 20);
+        q += 41;
+        /* field 3: template name */
+        const char *tn = q;
+        while (q < end && *q != ' ')
+                q++;
+        if (q == tn || q - tn > IMA_TMPL_NAME_MAX)
+                return fail_line(err, -EBADMSG, "ima_bad_template", line, 3,
+                                 "template name empty or too long");
+        e.tmpl_name = tn;
+        e.tmpl_name_len = (uint32_t)(q - tn);
+        if (reader_tmpl(rd, (const uint8_t *)tn, e.tmpl_name_len, &e.tmpl) < 0 || !e.tmpl.known)
+                return fail_line(err, -EOPNOTSUPP, "ima_unknown_template", line, 3,
+                                 "template has fields the ascii log cannot be rebuilt from");
+        /* fields: each shown as " " + value (empty values still get their space) */
+        for (const char *t = q; t < end;) {
+                const char *sp;
+
+                if (*t != ' ' || ntok == ARRAY_SIZE(tok))
+                        break;
+                t++;
+                sp = memchr(t, ' ', (size_t)(end - t));
+                if (!sp)
+                        sp = end;
+                tok[ntok++] = (struct tok){t, (size_t)(sp - t)};
+                t = sp;
+                if (t == end)
+                        break;
+        }
+        for (unsigned i = 0; i < e.tmpl.nfields; i++)
+                if (e.tmpl.field[i] == IMA_FIELD_N || e.tmpl.field[i] == IMA_FIELD_N_NG)
+                        name_field = (int)i;
+        /* A name with spaces spans several tokens: every other field is hex and has none. */
+        if (name_field >= 0 && ntok > e.tmpl.nfields) {
+                unsigned extra = ntok - e.tmpl.nfields;
+                unsigned nf = (unsigned)name_field;
+                const char *last_end = tok[nf + extra].p + tok[nf + extra].n;
+
+                tok[nf].n = (size_t)(last_end - tok[nf].p);
+                memmove(&tok[nf + 1], &tok[nf + 1 + extra],
+                        (ntok - nf - 1 - extra) * sizeof(tok[0]));
+                ntok -= extra;
+        } else if (ntok == ARRAY_SIZE(tok) || (ntok && tok[ntok - 1].p + tok[ntok - 1].n != end)) {
+                return fail_line(err, -EBADMSG, "ima_bad_line", line, 4, "too many fields");
+        }
+        if (ntok != e.tmpl.nfields) {
+                char what[64];
+
+                snprintf(what, sizeof(what), "template has %u fields, line has %u", e.tmpl.nfields,
+                         ntok);
+                return fail_line(err, -EBADMSG, "ima_bad_line", line, 4 + ntok, what);
+        }
+        /* rebuild the template data */
+        for (fno = 0; fno < ntok; fno++) {
+                const struct tok *t = &tok[fno];
+                enum ima_field f = e.tmpl.field[fno];
+                unsigned fn = 4 + fno;
+                size_t n;
+
+                switch (f) {
+                case IMA_FIELD_D:
+                        if (e.tmpl.legacy) {
+                                if (t->n != 40 || hex_decode(t->p, 40, out, 20, &n) < 0)
+                                        return fail_line(err, -EBADMSG, "ima_bad_field", line, fn,
+                                                         "d is not 40 hex digits");
+                                pos = 20;
+                                break;
+                        }
+                        _fallthrough_; /* a len-prefixed hex digest */
+                case IMA_FIELD_SIG:
+                case IMA_FIELD_BUF:
+                case IMA_FIELD_MODSIG:
+                        if (t->n / 2 > cap - pos - 4)
+                                return fail_line(err, -E2BIG, "ima_data_too_long", line, fn,
+                                                 "template data longer than 65536 bytes");
+                        if (hex_decode(t->p, t->n, out + pos + 4, t->n / 2, &n) < 0)
+                                return fail_line(err, -EBADMSG, "ima_bad_field", line, fn,
+                                                 "field is not hex");
+                        put_field(out, &pos, be, out + pos + 4, n);
+                        break;
+                case IMA_FIELD_D_NG:
+                case IMA_FIELD_D_MODSIG: {
+                        const char *colon = memchr(t->p, ':', t->n);
+                        size_t alen;
+
+                        if (!t->n && f == IMA_FIELD_D_MODSIG) {
+                                put_field(out, &pos, be, NULL, 0);
+                                break;
+                        }
+                        if (!colon || colon == t->p || colon - t->p > 32)
+                                return fail_line(err, -EBADMSG, "ima_bad_field", line, fn,
+                                                 "digest is not algo:hex");
+                        alen = (size_t)(colon - t->p);
+                        size_t hl = t->n - alen - 1;
+                        if (hl / 2 > BANK_DIGEST_MAX)
+                                return fail_line(err, -EBADMSG, "ima_bad_field", line, fn,
+                                                 "digest longer than 64 bytes");
+                        uint8_t *o = out + pos + 4;
+                        memcpy(o, t->p, alen + 1);
+                        o[alen + 1] = '\0';
+                        if (hex_decode(colon + 1, hl, o + alen + 2, BANK_DIGEST_MAX, &n) < 0)
+                                return fail_line(err, -EBADMSG, "ima_bad_field", line, fn,
+                                                 "digest is not hex");
+                        put_field(out, &pos, be, o, alen + 2 + n);
+                        break;
+                }
+                case IMA_FIELD_N:
+                case IMA_FIELD_N_NG:
+                        if (t->n > (e.tmpl.legacy ? IMA_LEGACY_NAME_MAX : IMA_NAME_MAX))
+                                return fail_line(err, -E2BIG, "ima_name_too_long", line, fn,
+                                                 "name longer than the cap");
+                        if (t->n + 5 > cap - pos)
+                                return fail_line(err, -E2BIG, "ima_data_too_long", line, fn,
+                                                 "template data longer than 65536 bytes");
+                        if (e.tmpl.legacy) {
+                                put_field(out, &pos, be, t->p, t->n); /* strlen, no NUL */
+                        } else {
+                                memmove(out + pos + 4, t->p, t->n);
+                                out[pos + 4 + t->n] = '\0';
+                                put_field(out, &pos, be, out + pos + 4, t->n + 1);
+                        }
+                        break;
+                default:
+                        return fail_line(err, -EOPNOTSUPP, "ima_unknown_template", line, fn,
+                                         "field cannot be rebuilt");
+                }
+        }
+        e.data = out;
+        e.data_len = (uint32_t)pos;
+        if (decode_fields(&e, be, idx, 0, err) < 0) {
+                char what[sizeof(err->msg)];
+
+                snprintf(what, sizeof(what), "%s", err ? err->msg : "malformed field");
+                return fail_line(err, -EBADMSG, err ? err->code : "ima_bad_field", line, 4, what);
+        }
+        rd->r.p += linelen + 1;
+        rd->r.left -= linelen + 1;
+        rd->line++;
+        rd->idx++;
+        *ret = e;
+        return 1;
+}
+
+int ima_reader_next(struct ima_reader *rd, struct ima_entry *ret, struct attest_err *err)
+{
+        return rd->format == IMA_FORMAT_ASCII ? next_ascii(rd, ret, err)
+                                              : next_binary(rd, ret, err);
+}
+
+/* ---- hashes and replay ---- */
+
+int ima_tmpl_hash(struct hasher *h, enum bank b, const struct ima_entry *e, uint8_t *out)
+{
+        int x;
+
+        if (!e->tmpl.legacy)
+                return hasher_digest(h, b, e->data, e->data_len, out);
+        /* 'ima': digest || name padded to IMA_EVENT_NAME_LEN_MAX + 1 */
+        uint8_t name[IMA_LEGACY_NAME_MAX + 1] = {0};
+
+        memcpy(name, e->name, e->name_len);
+        if ((x = hasher_begin(h, b)) < 0 || (x = hasher_update(h, e->digest, 20)) < 0 ||
+            (x = hasher_update(h, name, sizeof(name))) < 0)
+                return x;
+        return hasher_end(h, out);
+}
+
+void ima_replay_init(struct ima_replay *rp, struct hasher *h, unsigned banks, bool check_sha1)
+{
+        memset(rp, 0, sizeof(*rp));
+        rp->h = h;
+        rp->banks = banks & BANK_MASK_ALL;
+        rp->check_sha1 = check_sha1 || (banks & BANK_MASK(BANK_SHA1));
+}
+
+int ima_replay_extend(struct ima_replay *rp, const struct ima_entry *e, uint64_t idx,
+                      struct attest_err *err)
+{
+        uint8_t th[BANK_DIGEST_MAX];
+        int x;
+
+        if (e->violation) {
+                memset(th, 0xff, sizeof(th));
+                for (int b = 0; b < BANK_COUNT; b++)
+                        if (rp->banks & BANK_MASK(b) &&
+                            (x = hasher_extend(rp->h, b, rp->pcr[b][e->pcr], th)) < 0)
+                                return x;
+                rp->violations++;
+        } else {
+                if (rp->check_sha1) {
+                        if ((x = ima_tmpl_hash(rp->h, BANK_SHA1, e, th)) < 0)
+                                return x;
+                        if (memcmp(th, e->sha1, 20) != 0)
+                                return attest_fail(err, -EBADMSG, "ima_sha1_mismatch",
+                                                   "entry %" PRIu64
+                                                   ": logged sha1 template hash does not match "
+                                                   "the template data",
+                                                   idx);
+                }
+                for (int b = 0; b < BANK_COUNT; b++) {
+                        if (!(rp->banks & BANK_MASK(b)))
+                                continue;
+                        if (b == BANK_SHA1)
+                                memcpy(th, e->sha1, 20);
+                        else if ((x = ima_tmpl_hash(rp->h, b, e, th)) < 0)
+                                return x;
+                        if ((x = hasher_extend(rp->h, b, rp->pcr[b][e->pcr], th)) < 0)
+                                return x;
+                }
+        }
+        rp->used |= 1u << e->pcr;
+        rp->entries++;
+        return 0;
+}
+
+bool ima_entry_is_boot_aggregate(const struct ima_entry *e)
+{
+        return e->name && e->name_len == 14 && memcmp(e->name, "boot_aggregate", 14) == 0;
+}
+
+int ima_boot_aggregate_check(struct hasher *h, const struct ima_entry *e,
+                             const struct pcr_set *pcrs, struct attest_err *err)
+{
+        uint8_t agg[BANK_DIGEST_MAX];
+        char got[2 * BANK_DIGEST_MAX + 1], want[2 * BANK_DIGEST_MAX + 1];
+        unsigned last;
+        int b, x;
+
+        if (!ima_entry_is_boot_aggregate(e) || !e->digest)
+                return attest_fail(err, -EINVAL, "ima_no_boot_aggregate",
+                                   "entry is not a boot_aggregate");
+        b = bank_from_name(e->algo, e->algo_len);
+        if (b < 0)
+                return attest_fail(err, -EOPNOTSUPP, "ima_boot_aggregate_algo",
+                                   "boot_aggregate digest algorithm %.*s has no PCR bank",
+                                   (int)e->algo_len, e->algo);
+        last = b == BANK_SHA1 ? 7 : 9;
+        for (unsigned i = 0; i <= last; i++)
+                if (!(pcrs->have[b] & (1u << i)))
+                        return attest_fail(err, -ENOENT, "ima_boot_aggregate_pcrs",
+                                           "boot_aggregate needs %s PCR %u", bank_name(b), i);
+        if ((x = hasher_begin(h, b)) < 0)
+                return x;
+        for (unsigned i = 0; i <= last; i++)
+                if ((x = hasher_update(h, pcrs->v[b][i], bank_size(b))) < 0)
+                        return x;
+        if ((x = hasher_end(h, agg)) < 0)
+                return x;
+        if (e->digest_len == bank_size(b) && memcmp(agg, e->digest, e->digest_len) == 0)
+                return 0;
+        hex_encode(e->digest, e->digest_len, got);
+        hex_encode(agg, bank_size(b), want);
+        return attest_fail(err, -ESTALE, "ima_boot_aggregate_mismatch",
+                           "boot_aggregate %s:%.16s... != H(%s PCR0-%u) %.16s...", bank_name(b),
+                           got, bank_name(b), last, want);
+}

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# Build the attestd test kernel (Linux 6.1 bzImage) from Debian's linux-source-6.1, cached by content.
+set -euo pipefail
+
+# shellcheck source=kernel/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+usage() {
+        cat <<EOF
+usage: kernel/build.sh [options]
+
+Build a Linux 6.1 bzImage for the QEMU tests and print its path on stdout.
+
+The source is Debian's linux-source-6.1 tarball; the configuration is kernel/config/attest.config
+(savedefconfig form, expanded with 'make olddefconfig' and checked line by line); the patches are
+kernel/patches/6.1/*.patch, applied in name order with 'patch -p1'. The result is cached in
+\$ATTEST_CACHE/kernel/<key>/ (default cache /var/cache/attestd), where <key> is the sha256 of the
+source tarball's sha256 and Debian version, the compiler version, the config file and every patch,
+so a second run with the same inputs returns at once. The cache folder also holds the expanded
+.config ('config'), the host tool scripts/selinux/mdp/mdp built against this source ('mdp', used
+by kernel/initramfs.sh), the kernel release string, the build log and the stage times.
+
+options:
+  --source FILE   source tarball (default /usr/src/linux-source-6.1.tar.xz)
+  --config FILE   config (default kernel/config/attest.config)
+  --patches DIR   patch folder (default kernel/patches/6.1; missing or empty is fine)
+  --cache DIR     cache root (default \$ATTEST_CACHE or /var/cache/attestd)
+  --jobs N        make -j N (default \$ATTEST_JOBS or 2)
+  --force         rebuild even if the cache has this key
+  --keep-tree     keep the unpacked, built source tree (\$cache/kernel/tree-<key>)
+  --print-key     print the cache key inputs and the key, then exit
+  --config-only   unpack, expand and check the config, print the full .config, no build
+  -h, --help      this text
+
+needs: tar xz make gcc flex bison bc perl libelf-dev (Debian: linux-source-6.1 build-essential
+       bc flex bison libelf-dev xz-utils cpio)
+EOF
+}
+
+src=/usr/src/linux-source-6.1.tar.xz
+config=$KERNEL_DIR/config/attest.config
+patches=$KERNEL_DIR/patches/6.1
+cache=$ATTEST_CACHE
+jobs=${ATTEST_JOBS:-2}
+force=0
+keep=0
+mode=build
+
+while [ $# -gt 0 ]; do
+        case $1 in
+        --source) src=${2:?}; shift ;;
+        --config) config=${2:?}; shift ;;
+        --patches) patches=${2:?}; shift ;;
+        --cache) cache=${2:?}; shift ;;
+        --jobs) jobs=${2:?}; shift ;;
+        --force) force=1 ;;
+        --keep-tree) keep=1 ;;
+        --print-key) mode=key ;;
+        --config-only) mode=config ;;
+        -h | --help) usage; exit 0 ;;
+        *) usage >&2; die "unknown option '$1'" ;;
+        esac
+        shift
+done
+
+[ -f "$src" ] || die "source tarball $src not found (apt-get install linux-source-6.1)"
+[ -f "$config" ] || die "config $config not found"
+case $jobs in '' | *[!0-9]*) die "--jobs wants a number, not '$jobs'" ;; esac
+
+patch_list=()
+if [ -d "$patches" ]; then
+        while IFS= read -r -d '' p; do
+                patch_list+=("$p")
+        done < <(find "$patches" -maxdepth 1 -type f -name '*.patch' -print0 | sort -z)
+fi
+
+# The cache key: everything that changes the bzImage, one line each.
+key_text() {
+        local deb p
+        deb=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || echo unknown)
+        printf 'attestd-kernel-cache 1\n'
+        printf 'source %s %s\n' "$(sha256_file "$src")" "${src##*/}"
+        printf 'source-version %s\n' "$deb"
+        printf 'compiler %s\n' "$(gcc --version | head -n1)"
+        printf 'config %s\n' "$(sha256_file "$config")"
+        for p in ${patch_list[@]+"${patch_list[@]}"}; do
+                printf 'patch %s %s\n' "$(sha256_file "$p")" "${p##*/}"
+        done
+}
+
+t0=$(now)
+key_txt=$(key_text)
+key=$(printf '%s\n' "$key_txt" | sha256_stdin)
+if [ "$mode" = key ]; then
+        printf '%s\nkey %s\n' "$key_txt" "$key"
+        exit 0
+fi
+
+out=$cache/kernel/$key
+if [ "$mode" = build ] && [ "$force" = 0 ] && [ -f "$out/bzImage" ] && [ -x "$out/mdp" ]; then
+        log "cached: $out (key ${key:0:16}, $(elapsed "$t0") s)"
+        printf '%s\n' "$out/bzImage"
+        exit 0
+fi
+
+need tar xz make gcc flex bison bc perl patch flock
+mkdir -p "$cache/kernel"
+exec {lockfd}>"$cache/kernel/.lock"
+flock "$lockfd"
+
+# Another run may have finished this key while we waited for the lock.
+if [ "$mode" = build ] && [ "$force" = 0 ] && [ -f "$out/bzImage" ] && [ -x "$out/mdp" ]; then
+        log "cached: $out (built by a concurrent run)"
+        printf '%s\n' "$out/bzImage"
+        exit 0
+fi
+
+tree=$cache/kernel/tree-$key
+stage=$cache/kernel/.stage-$key.$$
+times=()
+cleanup() {
+        rm -rf "$stage"
+        if [ "$keep" = 0 ]; then rm -rf "$tree"; fi
+}
+trap cleanup EXIT
+mkdir -p "$stage"
+printf '%s\n' "$key_txt" >"$stage/key.txt"
+
+timed() {
+        local name=$1 t
+        shift
+        t=$(now)
+        "$@"
+        times+=("$name $(elapsed "$t")")
+        log "stage $name: $(elapsed "$t") s"
+}
+
+do_extract() {
+        rm -rf "$tree"
+        mkdir -p "$tree"
+        tar -xf "$src" -C "$tree" --strip-components=1
+        [ -f "$tree/Makefile" ] || die "$src did not unpack to a kernel tree"
+}
+
+do_patch() {
+        local p
+        for p in ${patch_list[@]+"${patch_list[@]}"}; do
+                log "applying ${p##*/}"
+                patch -d "$tree" -p1 --batch --forward --quiet <"$p" || die "patch ${p##*/} failed"
+        done
+}
+
+# Every option line of the config must hold in the expanded .config: kconfig silently drops an
+# option whose dependencies are not met, and a test kernel without IMA would still boot.
+check_config() {
+        awk '
+                FNR == NR {
+                        if (match($0, /^CONFIG_[A-Za-z0-9_]+=/)) want[$0] = 1
+                        else if (match($0, /^# CONFIG_[A-Za-z0-9_]+ is not set$/)) off[$2] = 1
+                        next
+                }
+                { have[$0] = 1; if (match($0, /^CONFIG_[A-Za-z0-9_]+=/)) on[substr($0, 1, RLENGTH - 1)] = 1 }
+                END {
+                        bad = 0
+                        for (w in want) if (!(w in have)) { print "config: not set as asked: " w; bad = 1 }
+                        for (o in off) if (o in on) { print "config: asked off but on: " o; bad = 1 }
+                        exit bad
+                }' "$config" "$tree/.config" >&2 || die "expanded config differs from $config"
+}
+
+kmake() {
+        make -C "$tree" -j"$jobs" \
+                KBUILD_BUILD_USER=attestd KBUILD_BUILD_HOST=attestd \
+                KBUILD_BUILD_TIMESTAMP="$(date -u -r "$src" '+%Y-%m-%d %H:%M:%S UTC')" "$@"
+}
+
+do_configure() {
+        cp "$config" "$tree/.config"
+        kmake -s olddefconfig >>"$stage/build.log" 2>&1 || die "olddefconfig failed (see $stage/build.log)"
+        check_config
+}
+
+do_build() {
+        if ! kmake bzImage >>"$stage/build.log" 2>&1; then
+                tail -n 40 "$stage/build.log" >&2
+                cp "$stage/build.log" "$cache/kernel/failed-$key.log"
+                die "kernel build failed (log: $cache/kernel/failed-$key.log)"
+        fi
+}
+
+do_install() {
+        cp "$tree/arch/x86/boot/bzImage" "$stage/bzImage"
+        cp "$tree/.config" "$stage/config"
+        cp "$tree/scripts/selinux/mdp/mdp" "$stage/mdp"
+        kmake -s kernelrelease >"$stage/kernelrelease"
+        rm -rf "$out"
+        mv "$stage" "$out"
+}
+
+timed extract do_extract
+timed patch do_patch
+timed configure do_configure
+if [ "$mode" = config ]; then
+        cat "$tree/.config"
+        exit 0
+fi
+timed build do_build
+printf '%s\n' "${times[@]}" >"$stage/times.txt"
+timed install do_install
+log "built $out/bzImage ($(cat "$out/kernelrelease"), key ${key:0:16}) in $(elapsed "$t0") s"
+log "stage times (s): ${times[*]}"
+printf '%s\n' "$out/bzImage"

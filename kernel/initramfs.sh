@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Build the busybox initramfs for one QEMU test scenario.
+set -euo pipefail
+
+# shellcheck source=kernel/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+usage() {
+        cat <<EOF
+usage: kernel/initramfs.sh --scenario FILE --out FILE [options]
+
+Build a gzip'd newc initramfs for kernel/boot.sh: a static busybox, kernel/guest/init as /init,
+the scenario's steps (/etc/attest/steps) and run-time IMA policy (/etc/attest/ima-policy), a few
+data files for file measurements, and two small SELinux policies compiled with checkpolicy from the
+output of the kernel's scripts/selinux/mdp/mdp (the way scripts/selinux/install_policy.sh does):
+  /etc/selinux/policy.<v>    the mdp policy as is
+  /etc/selinux/policy-b.<v>  the same plus one boolean, attest_b (default false)
+where <v> is the policy version checkpolicy writes (33 on Debian 12). File modes, owners and times
+are fixed, so the same inputs give the same image.
+
+Scenario file (kernel/scenarios/*.scn), one directive a line, # comments:
+  cmdline ARGS...   kernel arguments (read by kernel/boot.sh, ignored here)
+  step STEP ARGS... a step for /init (see kernel/guest/init for the list)
+  rule RULE...      a line of the run-time IMA policy (the 'ima-policy' step writes them)
+
+options:
+  --scenario FILE   scenario file (required)
+  --out FILE        initramfs to write (required)
+  --mdp FILE        mdp binary (default: the one cached by kernel/build.sh for the current inputs)
+  --busybox FILE    static busybox (default /bin/busybox)
+  -h, --help        this text
+
+needs: busybox-static checkpolicy cpio gzip
+EOF
+}
+
+scenario=
+out=
+mdp=
+busybox=/bin/busybox
+
+while [ $# -gt 0 ]; do
+        case $1 in
+        --scenario) scenario=${2:?}; shift ;;
+        --out) out=${2:?}; shift ;;
+        --mdp) mdp=${2:?}; shift ;;
+        --busybox) busybox=${2:?}; shift ;;
+        -h | --help) usage; exit 0 ;;
+        *) usage >&2; die "unknown option '$1'" ;;
+        esac
+        shift
+done
+
+[ -n "$scenario" ] && [ -n "$out" ] || { usage >&2; die "--scenario and --out are required"; }
+[ -f "$scenario" ] || die "scenario $scenario not found"
+need checkpolicy cpio gzip
+[ -x "$busybox" ] || die "busybox $busybox not found (apt-get install busybox-static)"
+file -L "$busybox" 2>/dev/null | grep -q 'statically linked' || die "$busybox is not static"
+if [ -z "$mdp" ]; then
+        kimg=$("$KERNEL_DIR/build.sh") || die "kernel/build.sh failed"
+        mdp=$(dirname "$kimg")/mdp
+fi
+[ -x "$mdp" ] || die "mdp $mdp not found"
+
+# Validate the scenario before building anything.
+awk '
+        /^[ \t]*(#|$)/ { next }
+        $1 == "cmdline" || $1 == "step" || $1 == "rule" { next }
+        { printf "%s:%d: unknown directive \"%s\"\n", FILENAME, FNR, $1; bad = 1 }
+        END { exit bad }' "$scenario" >&2 || die "bad scenario $scenario"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+root=$work/root
+mkdir -p "$root"/{bin,dev,proc,sys,run,data,etc/selinux,etc/attest}
+
+cp "$busybox" "$root/bin/busybox"
+for a in sh cat dd echo tr cut wc sha256sum base64 mount poweroff sleep dmesg uname; do
+        ln -s busybox "$root/bin/$a"
+done
+install -m 0755 "$KERNEL_DIR/guest/init" "$root/init"
+
+# Steps and run-time IMA policy, straight from the scenario.
+sed -n 's/^[ \t]*step[ \t][ \t]*//p' "$scenario" >"$root/etc/attest/steps"
+sed -n 's/^[ \t]*rule[ \t][ \t]*//p' "$scenario" >"$root/etc/attest/ima-policy"
+
+# Files for the tcb rules: data read by root, a script to execute, two files for violations.
+printf 'attestd sample data\n' >"$root/data/sample.txt"
+printf 'open-writers violation target\n' >"$root/data/viol.txt"
+printf 'ToMToU violation target\n' >"$root/data/tomtou.txt"
+printf '#!/bin/sh\necho "hello from $0"\n' >"$root/bin/hello.sh"
+chmod 0755 "$root/bin/hello.sh"
+
+# SELinux policies. mdp writes a policy with one user, role and type that allows everything, for
+# exactly the classes and permissions this kernel knows.
+pol=$work/policy
+mkdir -p "$pol"
+vers=$(checkpolicy -V | awk '{ print $1 }')
+(cd "$pol" && "$mdp" -m policy.conf file_contexts) || die "mdp failed"
+checkpolicy -U allow -M -o "$root/etc/selinux/policy.$vers" "$pol/policy.conf" >/dev/null ||
+        die "checkpolicy failed on the mdp policy"
+grep -q '^role base_r types { base_t };$' "$pol/policy.conf" || die "mdp output changed: no base_r line"
+sed 's/^role base_r types { base_t };$/&\nbool attest_b false;/' "$pol/policy.conf" >"$pol/policy-b.conf"
+checkpolicy -U allow -M -o "$root/etc/selinux/policy-b.$vers" "$pol/policy-b.conf" >/dev/null ||
+        die "checkpolicy failed on policy B"
+grep -Eq 'selinux-load policy(-b)?\.[0-9]+' "$root/etc/attest/steps" &&
+        ! grep -Eo 'selinux-load [^ ]+' "$root/etc/attest/steps" | grep -vq "\.$vers\$" ||
+        grep -q 'selinux-load' "$root/etc/attest/steps" &&
+        log "warning: the scenario loads a policy version other than $vers"
+
+find "$root" -exec touch -h -d @0 {} +
+mkdir -p "$(dirname "$out")"
+(cd "$root" && find . -mindepth 1 | LC_ALL=C sort |
+        cpio --quiet -o -H newc --owner=0:0 --reproducible) | gzip -9 -n >"$out.tmp"
+mv "$out.tmp" "$out"
+log "wrote $out ($(wc -c <"$out") bytes, policy version $vers)"

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/* PCR files: `N HEX` lines, `BANK:N HEX`, tpm2_pcrread YAML; errors name the line. */
+#include <check.h>
+#include <errno.h>
+
+#include "pcrs.h"
+#include "testutil.h"
+
+START_TEST(test_real_pcr_files_parse_by_digest_length)
+{
+        static const char *const banks[] = {"sha1", "sha256", "sha384", "sha512"};
+
+        for (int b = 0; b < BANK_COUNT; b++) {
+                char rel[128];
+                size_t len;
+                struct pcr_set s;
+                struct attest_err err = {0};
+
+                snprintf(rel, sizeof(rel), "tests/data/qemu61-good/pcrs-%s.txt", banks[b]);
+                char *t = tu_read(rel, &len);
+                ck_assert_ptr_nonnull(t);
+                ck_assert_msg(pcrs_parse(t, len, &s, &err) == 0, "%s", err.msg);
+                ck_assert_uint_eq(s.have[b], 0xffffff);
+                for (int o = 0; o < BANK_COUNT; o++)
+                        if (o != b)
+                                ck_assert_uint_eq(s.have[o], 0);
+                /* PCR 17 is all ones on this swtpm, PCR 23 zero */
+                ck_assert_uint_eq(s.v[b][17][0], 0xff);
+                ck_assert_uint_eq(s.v[b][23][bank_size(b) - 1], 0);
+                free(t);
+        }
+}
+END_TEST
+
+START_TEST(test_tpm2_pcrread_yaml_and_named_banks)
+{
+        static const char yaml[] =
+                "  sha1:\n"
+                "    10: 0xBEC01A424DB545DC00328BF92A6F071916A77A7C\n"
+                "  sha256:\n"
+                "    0 : 0xE21B703EE69C77476BCCB43EC0336A9A1B2914B378944F7B00A10214CA8FEA93\n";
+        static const char named[] =
+                "# comment\n\nsha256:10 "
+                "42758292ac5bcea6f030159125614c286a69ec2e36326538a97d161a80a9fe4b\r\n";
+        struct pcr_set s;
+        struct attest_err err = {0};
+
+        ck_assert_int_eq(pcrs_parse(yaml, strlen(yaml), &s, &err), 0);
+        ck_assert_uint_eq(s.have[BANK_SHA1], 1u << 10);
+        ck_assert_uint_eq(s.have[BANK_SHA256], 1u << 0);
+        ck_assert_uint_eq(s.v[BANK_SHA1][10][0], 0xbe);
+        ck_assert_uint_eq(s.v[BANK_SHA256][0][31], 0x93);
+        ck_assert_int_eq(pcrs_parse(named, strlen(named), &s, &err), 0);
+        ck_assert_uint_eq(s.have[BANK_SHA256], 1u << 10);
+}
+END_TEST
+
+static void expect_error(const char *t, const char *code, const char *where)
+{
+        struct pcr_set s;
+        struct attest_err err = {0};
+
+        ck_assert_msg(pcrs_parse(t, strlen(t), &s, &err) < 0, "accepted: %s", t);
+        ck_assert_str_eq(err.code, code);
+        ck_assert_msg(strstr(err.msg, where), "'%s' lacks '%s'", err.msg, where);
+}
+
+START_TEST(test_pcr_file_errors_name_the_line)
+{
+        expect_error("0 00\n", "pcrs_bad_value", "line 1");
+        expect_error("0 0000000000000000000000000000000000000000\n24 00\n", "pcrs_bad_index",
+                     "line 2");
+        expect_error("x 00\n", "pcrs_bad_index", "line 1");
+        expect_error("md5:0 00000000000000000000000000000000\n", "pcrs_bad_bank", "line 1");
+        expect_error("sha256:0 0000000000000000000000000000000000000000\n", "pcrs_bad_value",
+                     "line 1");
+        expect_error("1 000000000000000000000000000000000000000g\n", "pcrs_bad_value", "line 1");
+        expect_error("1 0000000000000000000000000000000000000000\n"
+                     "1 0000000000000000000000000000000000000000\n",
+                     "pcrs_duplicate", "line 2");
+}
+END_TEST
+
+static Suite *pcrs_suite(void)
+{
+        Suite *s = suite_create("pcrs");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_test(tc, test_real_pcr_files_parse_by_digest_length);
+        tcase_add_test(tc, test_tpm2_pcrread_yaml_and_named_banks);
+        tcase_add_test(tc, test_pcr_file_errors_name_the_line);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void)
+{
+        return tu_run(pcrs_suite());
+}
