@@ -128,6 +128,23 @@ d=$F/norestrict
 case_ "quote by a key without restricted" quote_ak_attributes stricter "$d/ak.pub" "$N" \
         "$d/quote.attest" "$d/quote.sig" "$d/pcrs.yaml" "$d/quote.pcrs"
 
+# the agent's own quote (attestctl tpm quote, ESAPI) through the same check, on a fresh swtpm
+count=$((count + 1))
+if "$(dirname "$0")/../lib/swtpm-run" -- bash -c '
+        set -e
+        "$1" tpm quote --tcti "$SWTPM_TCTI" --nonce "$2" --sel "$3" --out "$4/agent" >/dev/null
+        "$1" quote check --ak "$4/agent/ak.pub" --nonce "$2" --attest "$4/agent/attest" \
+                --sig "$4/agent/sig" --pcrs "$4/agent/pcrs" --sel "$3" >"$4/agent.out"
+        ! "$1" quote check --ak "$4/agent/ak.pub" --nonce "$2" --attest "$4/agent/attest" \
+                --sig "$4/agent/sig" --pcrs "$4/agent/pcrs" --sel sha256:0-10 >/dev/null
+' _ "$attestctl" "$N" "$SEL" "$W"; then
+        echo "ok   attestctl tpm quote -> attestctl quote check: OK, other --sel rejected"
+else
+        echo "FAIL attestctl tpm quote -> attestctl quote check"
+        cat "$W/agent.out" 2>/dev/null | sed 's/^/    /'
+        fail=1
+fi
+
 # usage errors are exit 2, not a verdict
 set +e
 "$attestctl" quote check --ak "$F/rsa/ak.pub" >/dev/null 2>&1
