@@ -14,6 +14,7 @@
 #include <openssl/err.h>
 #include <openssl/rsa.h>
 #include <tss2/tss2_mu.h>
+#include <tss2/tss2_rc.h>
 
 #include "quote.h"
 #include "tpmkey.h"
@@ -215,8 +216,8 @@ int quote_ak_parse(const uint8_t *tpm2b_public, size_t len, struct quote_ak **re
         if (rc != TSS2_RC_SUCCESS)
                 return attest_fail(err, -EBADMSG, "quote_ak_malformed",
                                    "AK public (%zu bytes) does not decode as TPM2B_PUBLIC "
-                                   "(rc 0x%x)",
-                                   len, rc);
+                                   "(%s)",
+                                   len, Tss2_RC_Decode(rc));
         if (off != len)
                 return attest_fail(err, -EBADMSG, "quote_ak_trailing",
                                    "AK public: %zu bytes after the TPM2B_PUBLIC of %zu", len - off,
@@ -467,8 +468,8 @@ int quote_verify(const struct quote_ak *ak, const uint8_t *attest, size_t attest
         rc = Tss2_MU_TPMS_ATTEST_Unmarshal(attest, attest_len, &off, &a);
         if (rc != TSS2_RC_SUCCESS)
                 return attest_fail(err, -EBADMSG, "quote_attest_malformed",
-                                   "attest (%zu bytes) does not decode as TPMS_ATTEST (rc 0x%x)",
-                                   attest_len, rc);
+                                   "attest (%zu bytes) does not decode as TPMS_ATTEST (%s)",
+                                   attest_len, Tss2_RC_Decode(rc));
         if (off != attest_len)
                 return attest_fail(err, -EBADMSG, "quote_attest_trailing",
                                    "attest: %zu bytes after the TPMS_ATTEST of %zu",
@@ -479,8 +480,8 @@ int quote_verify(const struct quote_ak *ak, const uint8_t *attest, size_t attest
         if (rc != TSS2_RC_SUCCESS)
                 return attest_fail(err, -EBADMSG, "quote_sig_malformed",
                                    "signature (%zu bytes) does not decode as TPMT_SIGNATURE "
-                                   "(rc 0x%x)",
-                                   sig_len, rc);
+                                   "(%s)",
+                                   sig_len, Tss2_RC_Decode(rc));
         if (off != sig_len)
                 return attest_fail(err, -EBADMSG, "quote_sig_trailing",
                                    "signature: %zu bytes after the TPMT_SIGNATURE of %zu",
