@@ -399,6 +399,13 @@ START_TEST(test_quote_rejects_trailing_garbage)
         ck_assert_int_eq(quote_ak_parse(f.ak, f.ak_len + 1, &bad, &err), -EBADMSG);
         ck_assert_str_eq(err.code, "quote_ak_trailing");
         ck_assert_ptr_null(bad);
+        /* over the caps: refused before any decoding */
+        expect(ak, f.attest, QUOTE_ATTEST_MAX + 1, f.sig, f.sig_len, nonce, nonce_len, &sel,
+               &f.pcrs, -E2BIG, "quote_attest_too_big");
+        expect(ak, f.attest, f.attest_len, f.sig, QUOTE_SIG_MAX + 1, nonce, nonce_len, &sel,
+               &f.pcrs, -E2BIG, "quote_sig_too_big");
+        ck_assert_int_eq(quote_ak_parse(f.ak, QUOTE_AK_MAX + 1, &bad, &err), -E2BIG);
+        ck_assert_str_eq(err.code, "quote_ak_too_big");
 }
 END_TEST
 
