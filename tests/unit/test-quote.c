@@ -399,6 +399,15 @@ START_TEST(test_quote_rejects_trailing_garbage)
         ck_assert_int_eq(quote_ak_parse(f.ak, f.ak_len + 1, &bad, &err), -EBADMSG);
         ck_assert_str_eq(err.code, "quote_ak_trailing");
         ck_assert_ptr_null(bad);
+        /* a TPM2B size that does not match its TPMT_PUBLIC (tss2-mu does not check it) */
+        f.ak[1]++;
+        ck_assert_int_eq(quote_ak_parse(f.ak, f.ak_len, &bad, &err), -EBADMSG);
+        ck_assert_str_eq(err.code, "quote_ak_malformed");
+        f.ak[1] -= 2;
+        ck_assert_int_eq(quote_ak_parse(f.ak, f.ak_len, &bad, &err), -EBADMSG);
+        ck_assert_str_eq(err.code, "quote_ak_malformed");
+        ck_assert_ptr_null(bad);
+        f.ak[1]++;
         /* over the caps: refused before any decoding */
         expect(ak, f.attest, QUOTE_ATTEST_MAX + 1, f.sig, f.sig_len, nonce, nonce_len, &sel,
                &f.pcrs, -E2BIG, "quote_attest_too_big");
