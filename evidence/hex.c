@@ -4,21 +4,22 @@
 #include "hex.h"
 
 /*
- * 1 + the value of a hex digit, 0 for any other byte. A table instead of comparisons: with
+ * 16 + the value of a hex digit, 0 for any other byte. A table instead of comparisons: with
  * digits and letters mixed at random (every digest) the branches mispredicted on about half the
- * nibbles, which made hex_decode the top cost of the ascii log reader.
+ * nibbles, which made hex_decode the top cost of the ascii log reader. Bit 4 marks a digit, so
+ * one AND over the whole input tells whether every byte was one.
  */
 static const uint8_t hexval[256] = {
-        ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,
-        ['6'] = 7,  ['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12,
-        ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12,
-        ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+        ['0'] = 16, ['1'] = 17, ['2'] = 18, ['3'] = 19, ['4'] = 20, ['5'] = 21,
+        ['6'] = 22, ['7'] = 23, ['8'] = 24, ['9'] = 25, ['a'] = 26, ['b'] = 27,
+        ['c'] = 28, ['d'] = 29, ['e'] = 30, ['f'] = 31, ['A'] = 26, ['B'] = 27,
+        ['C'] = 28, ['D'] = 29, ['E'] = 30, ['F'] = 31,
 };
 
 int hex_decode(const char *s, size_t n, uint8_t *out, size_t max, size_t *ret_len)
 {
         const unsigned char *u = (const unsigned char *)s;
-        unsigned bad = 0;
+        unsigned ok = 16;
 
         if (n % 2)
                 return -EBADMSG;
@@ -27,10 +28,10 @@ int hex_decode(const char *s, size_t n, uint8_t *out, size_t max, size_t *ret_le
         for (size_t i = 0; i < n / 2; i++) {
                 unsigned hi = hexval[u[2 * i]], lo = hexval[u[2 * i + 1]];
 
-                bad |= (hi == 0) | (lo == 0);
-                out[i] = (uint8_t)((hi - 1) << 4 | (lo - 1));
+                ok &= hi & lo;
+                out[i] = (uint8_t)(hi << 4 | (lo & 15));
         }
-        if (bad)
+        if (!ok)
                 return -EBADMSG;
         *ret_len = n / 2;
         return 0;
