@@ -618,6 +618,23 @@ START_TEST(test_incremental_rounds_replay_only_new_entries)
         ck_assert_uint_eq(st.claims.n_selinux, 4);
         ck_assert(st.boot_aggregate_seen);
         ck_assert(st.claims.kernel_version_seen);
+        /* a round with nothing new: an empty log is accepted at zero entries */
+        struct verify_result r0;
+        struct evidence *ev0 = quote_ev(&l, l.n, l.n, 29);
+        ck_assert_uint_eq(ev0->ima_len, 0);
+        ck_assert_msg(verify(ak, ev0, &st, &r0, &err) == 0, "%s: %s", err.code, err.msg);
+        ck_assert_uint_eq(r0.new_entries, 0);
+        ck_assert_uint_eq(r0.next.entries, l.n);
+        ck_assert_uint_eq(r0.next.claims.n_selinux, 4);
+        verify_result_done(&r0);
+        evidence_free(ev0);
+        /* but PCR 10 moved on and the agent sends nothing: withheld entries are caught */
+        sh("tpm2_pcrextend 10:sha256=%s,sha1=%s >/dev/null",
+           "00000000000000000000000000000000000000000000000000000000000000aa",
+           "00000000000000000000000000000000000000bb");
+        ev0 = quote_ev(&l, l.n, l.n, 28);
+        expect_fail(ak, ev0, &st, -ESTALE, "ima_replay_mismatch");
+        evidence_free(ev0);
         replay_state_done(&st);
         quote_ak_free(ak);
         free(l.buf);
