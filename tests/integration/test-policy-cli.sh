@@ -50,6 +50,7 @@ grep -q '"never_permissive": true' lab.json || fail "from-host: never_permissive
 "$attestctl" policy check lab.json good.json --ak ak.pub --sel sha256:0-10+sha1:10 >v-good.json ||
         fail "check good: exit $?"
 grep -q '"status": "pass"' v-good.json || fail "check good: not pass"
+grep -q '"new_entries": 6' v-good.json || fail "check good: not 6 entries replayed"
 rc=0
 "$attestctl" policy check lab.json tcb.json --ak ak.pub >v-tcb.json || rc=$?
 [ $rc -eq 1 ] || fail "check tcb: exit $rc, want 1"
