@@ -58,7 +58,8 @@ struct ima_entry {
         const uint8_t *data; /* template data as logged; what the bank hashes cover */
         uint32_t data_len;
         /* Decoded fields, borrowed from data; NULL/0 when the template lacks them. */
-        const char *algo; /* digest algorithm of d/d-ng ("sha256"), not NUL terminated */
+        /* digest algorithm of d/d-ng ("sha256"), not NUL terminated; a static string for d */
+        const char *algo;
         uint32_t algo_len;
         const uint8_t *digest;
         uint32_t digest_len;
