@@ -11,6 +11,7 @@ static const struct cmd {
         const char *summary;
 } cmds[] = {
         {"ima", cmd_ima, "show and replay IMA measurement logs"},
+        {"quote", cmd_quote, "check TPM 2.0 quotes"},
 };
 
 static void usage(FILE *f)

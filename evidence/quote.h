@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * TPM 2.0 quote verification (DESIGN §3 "Quote", §4): the AK public area, the quote
+ * (TPMS_ATTEST) and its signature (TPMT_SIGNATURE) are untrusted bytes; quote_verify() decodes them
+ * with tpm2-tss MU, checks the signature with OpenSSL and the contents against the nonce, the
+ * requested PCR selection and the PCR values. Pure: no TPM, no I/O.
+ *
+ * Error codes (err->code), each with one errno class:
+ *   -EBADMSG      quote_ak_malformed quote_ak_trailing quote_ak_key quote_attest_malformed
+ *                 quote_attest_trailing quote_sig_malformed quote_sig_trailing
+ *                 quote_pcr_selection_malformed quote_pcr_missing
+ *   -EOPNOTSUPP   quote_ak_alg quote_ak_name_alg quote_ak_curve quote_sig_alg quote_pcr_bank
+ *   -EKEYREJECTED quote_ak_attributes quote_ak_weak quote_sig_scheme quote_signature quote_magic
+ *                 quote_type quote_pcr_selection quote_pcr_digest
+ *   -ESTALE       quote_nonce
+ *   -EINVAL       quote_invalid_argument;  -ENOMEM / -EIO  quote_internal (OpenSSL failure)
+ */
+#ifndef ATTEST_QUOTE_H
+#define ATTEST_QUOTE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <openssl/evp.h>
+
+#include "err.h"
+#include "pcrs.h"
+#include "pcrsel.h"
+
+/* Caps on the untrusted blobs (the TPM structures are far smaller). */
+#define QUOTE_AK_MAX 1024
+#define QUOTE_ATTEST_MAX 2048
+#define QUOTE_SIG_MAX 1024
+#define QUOTE_NONCE_MAX 64 /* sizeof(TPMU_HA): the largest extraData a TPM accepts */
+/* Longest TPM name: u16 nameAlg || digest. */
+#define QUOTE_NAME_MAX (2 + BANK_DIGEST_MAX)
+
+/* A validated attestation key: restricted signing key, RSA >= 2048 or ECC NIST P-256/P-384. */
+struct quote_ak;
+
+/*
+ * Decode a TPM2B_PUBLIC (what tpm2_createak -u writes) and check that it is a usable AK:
+ * objectAttributes fixedTPM, fixedParent, sensitiveDataOrigin, restricted, sign set and decrypt
+ * clear; RSA of at least 2048 bits or ECC P-256/P-384. The bytes must be the canonical encoding
+ * (re-marshalling gives them back) with nothing after.
+ */
+int quote_ak_parse(const uint8_t *tpm2b_public, size_t len, struct quote_ak **ret,
+                   struct attest_err *err) _wur_;
+struct quote_ak *quote_ak_free(struct quote_ak *ak);
+DEFINE_CLEANUP_FUNC(struct quote_ak *, quote_ak_free)
+
+/* The TPM name: u16 nameAlg (big-endian) || H_nameAlg(TPMT_PUBLIC). -E2BIG if max is too small. */
+int quote_ak_name(const struct quote_ak *ak, uint8_t *out, size_t max, size_t *ret_len) _wur_;
+/* The AK as an OpenSSL public key, borrowed: valid as long as ak. */
+EVP_PKEY *quote_ak_pkey(const struct quote_ak *ak);
+/* TPM_ALG_RSA or TPM_ALG_ECC. */
+uint16_t quote_ak_type(const struct quote_ak *ak);
+
+struct quote_info {
+        uint64_t clock; /* TPMS_CLOCK_INFO, ms */
+        uint32_t reset_count, restart_count;
+        bool safe;
+        uint64_t firmware_version;
+        struct pcr_sel sel; /* the selection the quote covers */
+        enum bank hash;     /* signature scheme's hash, also the pcrDigest's */
+        uint16_t sig_alg;   /* TPM_ALG_RSASSA, TPM_ALG_RSAPSS or TPM_ALG_ECDSA */
+};
+
+/*
+ * Verify a quote. attest: the marshalled TPMS_ATTEST (tpm2_quote -m) or a TPM2B_ATTEST (u16 size
+ * prefix, detected); sig: the marshalled TPMT_SIGNATURE (tpm2_quote -s, tss format). Checks, in
+ * this order: both decode exactly; the signature over the TPMS_ATTEST bytes with the AK
+ * (RSASSA-PKCS1-v1_5, RSAPSS or ECDSA, the scheme's hash: SHA-256/384/512); magic
+ * TPM_GENERATED_VALUE; type TPM_ST_ATTEST_QUOTE; extraData == nonce; the quoted PCR selection
+ * equals *expected (any selection when expected is NULL); pcrs holds every selected value;
+ * pcrDigest == H(selected values in TPML_PCR_SELECTION order, ascending PCR index per entry).
+ * Returns 0 and fills *ret (optional) only when every check passes; otherwise a negative errno and
+ * err names the check with expected vs got.
+ */
+int quote_verify(const struct quote_ak *ak, const uint8_t *attest, size_t attest_len,
+                 const uint8_t *sig, size_t sig_len, const uint8_t *nonce, size_t nonce_len,
+                 const struct pcr_sel *expected, const struct pcr_set *pcrs, struct quote_info *ret,
+                 struct attest_err *err) _wur_;
+
+#endif
