@@ -10,7 +10,7 @@ packages=(
         build-essential meson ninja-build pkg-config clang libclang-rt-14-dev llvm clang-format
         check libssl-dev openssl libtss2-dev tpm2-tools swtpm swtpm-tools ima-evm-utils
         libjansson-dev libmicrohttpd-dev libcurl4-openssl-dev libsqlite3-dev sqlite3
-        libsystemd-dev curl valgrind xxd gnutls-bin
+        libsystemd-dev zlib1g-dev curl valgrind xxd gnutls-bin
 )
 
 usage() {

@@ -12,6 +12,7 @@ static const struct cmd {
 } cmds[] = {
         {"ima", cmd_ima, "show and replay IMA measurement logs"},
         {"quote", cmd_quote, "check TPM 2.0 quotes"},
+        {"tpm", cmd_tpm, "EK certificate and PCR quotes from a TPM"},
 };
 
 static void usage(FILE *f)

@@ -162,6 +162,16 @@ static int decode_name_ng(const uint8_t *p, uint32_t n, struct ima_entry *e)
         return 0;
 }
 
+/* The kernel records violations with a zero file digest (ima_eventdigest_init). */
+static int check_violation(const struct ima_entry *e, uint64_t idx, size_t base,
+                           struct attest_err *err)
+{
+        if (e->violation && e->digest && !all_zero(e->digest, e->digest_len))
+                return fail_entry(err, -EBADMSG, "ima_bad_violation", idx, base,
+                                  "violation entry with a non-zero file digest");
+        return 0;
+}
+
 /*
  * Decode e->data by e->tmpl into the field views. idx and base (byte offset of data in the log,
  * or 0 for ascii) only feed messages.
@@ -195,7 +205,7 @@ static int decode_fields(struct ima_entry *e, bool big_endian, uint64_t idx, siz
                 e->digest_len = 20;
                 e->name = (const char *)name;
                 e->name_len = nlen;
-                return 0;
+                return check_violation(e, idx, base, err);
         }
         if (!e->tmpl.known)
                 return 0;
@@ -262,11 +272,7 @@ static int decode_fields(struct ima_entry *e, bool big_endian, uint64_t idx, siz
         if (rd_left(&r))
                 return fail_entry(err, -EBADMSG, "ima_trailing_data", idx, base + rd_offset(&r),
                                   "bytes after the last template field");
-        /* the kernel records violations with a zero file digest (ima_eventdigest_init) */
-        if (e->violation && e->digest && !all_zero(e->digest, e->digest_len))
-                return fail_entry(err, -EBADMSG, "ima_bad_violation", idx, base,
-                                  "violation entry with a non-zero file digest");
-        return 0;
+        return check_violation(e, idx, base, err);
 }
 
 static void opts_set(struct ima_reader *rd, const struct ima_log_opts *opts)

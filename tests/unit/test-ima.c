@@ -628,11 +628,18 @@ static size_t violation_name_spans(const uint8_t *buf, size_t len, bool ascii, s
 
                 if (end - at > 43 &&
                     memcmp(buf + at, "10 0000000000000000000000000000000000000000 ", 43) == 0) {
-                        for (size_t k = at; k < end; k++)
+                        /* "PCR HASH TEMPLATE DIGEST NAME[ MORE]": the name is field 5 */
+                        unsigned spaces = 0;
+                        size_t k = at;
+
+                        for (; k < end && spaces < 4; k++)
                                 if (buf[k] == ' ')
-                                        last = k + 1;
+                                        spaces++;
+                        last = k;
+                        while (k < end && buf[k] != ' ')
+                                k++;
                         sp[n][0] = last;
-                        sp[n][1] = end;
+                        sp[n][1] = k;
                         n++;
                 }
                 at = end + 1;

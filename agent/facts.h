@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Host facts the agent reports beside the IMA log. On a mainline kernel none of them is measured,
+ * so the verifier treats them as unanchored (DESIGN §3): CFI from the kernel config, the trusted
+ * keys source from the kernel command line, the kernel release and the boot id.
+ */
+#ifndef AGENT_FACTS_H
+#define AGENT_FACTS_H
+
+#include <stdbool.h>
+
+#include "err.h"
+
+#define FACTS_CMDLINE_MAX 4096
+#define FACTS_CONFIG_MAX (4u * 1024 * 1024)
+
+/* Where to read from; NULL members take the real paths. Tests point them at files. */
+struct facts_paths {
+        const char *osrelease; /* /proc/sys/kernel/osrelease */
+        const char *boot_id;   /* /proc/sys/kernel/random/boot_id */
+        const char *cmdline;   /* /proc/cmdline */
+        const char *boot_dir;  /* /boot (config-RELEASE inside) */
+        const char *config_gz; /* /proc/config.gz */
+};
+
+struct facts {
+        char kernel[256];
+        char boot_id[64];
+        char cmdline[FACTS_CMDLINE_MAX];
+        bool cfi_present;    /* a kernel config was found */
+        char cfi_source[32]; /* "config" (/boot/config-*) or "proc-config" */
+        bool cfi_enabled;    /* CONFIG_CFI_CLANG=y */
+        bool cfi_permissive; /* CONFIG_CFI_PERMISSIVE=y */
+        bool tk_present;     /* trusted.source= on the command line */
+        char tk_source[32];  /* its value: tpm, tee, caam, ... */
+        char tk_origin[32];  /* "cmdline" */
+};
+
+/* Collect every fact that can be read; missing sources leave their fact absent. -EIO only when
+ * the kernel release itself cannot be read. */
+int facts_collect(const struct facts_paths *paths, struct facts *ret, struct attest_err *err) _wur_;
+
+/* Parse kernel config text for the CFI options (exposed for tests). */
+void facts_parse_config(const char *text, size_t len, bool *ret_enabled, bool *ret_permissive);
+
+#endif

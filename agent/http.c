@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <curl/curl.h>
+#include <openssl/rand.h>
+
+#include "http.h"
+
+struct http_client {
+        CURL *curl;
+        char *url;
+        char *auth; /* "Authorization: Bearer ..." */
+};
+
+struct sink {
+        char *buf;
+        size_t len, cap;
+        bool overflow;
+};
+
+static size_t on_data(char *p, size_t size, size_t n, void *ud)
+{
+        struct sink *s = ud;
+        size_t len = size * n;
+
+        if (len > HTTP_RESPONSE_MAX - s->len) {
+                s->overflow = true;
+                return 0; /* aborts the transfer */
+        }
+        if (s->len + len + 1 > s->cap) {
+                size_t cap = s->cap ? s->cap : 4096;
+                char *nb;
+
+                while (cap < s->len + len + 1)
+                        cap *= 2;
+                if (!(nb = realloc(s->buf, cap)))
+                        return 0;
+                s->buf = nb;
+                s->cap = cap;
+        }
+        memcpy(s->buf + s->len, p, len);
+        s->len += len;
+        s->buf[s->len] = '\0';
+        return len;
+}
+
+struct http_client *http_free(struct http_client *c)
+{
+        if (!c)
+                return NULL;
+        curl_easy_cleanup(c->curl);
+        free(c->url);
+        if (c->auth) {
+                OPENSSL_cleanse(c->auth, strlen(c->auth));
+                free(c->auth);
+        }
+        free(c);
+        return NULL;
+}
+
+int http_new(const struct http_opts *o, struct http_client **ret, struct attest_err *err)
+{
+        _cleanup_(http_freep) struct http_client *c = calloc(1, sizeof(*c));
+        bool https = strncmp(o->url, "https://", 8) == 0;
+        CURL *h;
+
+        if (!c)
+                return -ENOMEM;
+        if (!https && !(o->insecure_http && strncmp(o->url, "http://", 7) == 0))
+                return attest_fail(err, -EINVAL, "http_bad_url",
+                                   "verifier URL must be https:// (http:// needs --insecure-http)");
+        if (https && !o->ca)
+                return attest_fail(err, -EINVAL, "http_no_ca",
+                                   "an https verifier needs its CA bundle (--ca)");
+        if (!(c->url = strdup(o->url)) || !(h = c->curl = curl_easy_init()))
+                return -ENOMEM;
+        if (o->token) {
+                size_t n = strlen(o->token) + 32;
+
+                if (!(c->auth = malloc(n)))
+                        return -ENOMEM;
+                snprintf(c->auth, n, "Authorization: Bearer %s", o->token);
+        }
+        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, https ? "https" : "http");
+        curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "");
+        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                         o->connect_timeout_ms ? o->connect_timeout_ms : 5000L);
+        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, o->timeout_ms ? o->timeout_ms : 30000L);
+        curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+        if (https) {
+                curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+                curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+                curl_easy_setopt(h, CURLOPT_CAINFO, o->ca);
+                curl_easy_setopt(h, CURLOPT_CAPATH, NULL); /* pinned: this CA only */
+                curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+                if (o->cert) {
+                        curl_easy_setopt(h, CURLOPT_SSLCERT, o->cert);
+                        curl_easy_setopt(h, CURLOPT_SSLKEY, o->key ? o->key : o->cert);
+                }
+        }
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+int http_request(struct http_client *c, const char *method, const char *path, const char *body,
+                 size_t body_len, long *ret_status, char **ret_body, struct attest_err *err)
+{
+        struct curl_slist *hdr = NULL;
+        struct sink s = {0};
+        char url[2048], ebuf[CURL_ERROR_SIZE] = "";
+        CURL *h = c->curl;
+        CURLcode rc;
+        long status = 0;
+
+        if ((size_t)snprintf(url, sizeof(url), "%s%s", c->url, path) >= sizeof(url))
+                return attest_fail(err, -EINVAL, "http_bad_url", "URL too long");
+        hdr = curl_slist_append(hdr, "Accept: application/json");
+        if (body)
+                hdr = curl_slist_append(hdr, "Content-Type: application/json");
+        if (c->auth)
+                hdr = curl_slist_append(hdr, c->auth);
+        if (!hdr)
+                return -ENOMEM;
+        curl_easy_setopt(h, CURLOPT_URL, url);
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+        curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
+        if (body) {
+                curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+                curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+        } else {
+                curl_easy_setopt(h, CURLOPT_POSTFIELDS, NULL);
+                curl_easy_setopt(h, CURLOPT_HTTPGET, strcmp(method, "GET") == 0 ? 1L : 0L);
+                curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+        }
+        rc = curl_easy_perform(h);
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+        curl_slist_free_all(hdr);
+        if (rc != CURLE_OK) {
+                free(s.buf);
+                if (s.overflow)
+                        return attest_fail(err, -E2BIG, "http_response_too_big",
+                                           "%s %s: response over %d bytes", method, path,
+                                           HTTP_RESPONSE_MAX);
+                return attest_fail(
+                        err, -EIO,
+                        rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE
+                                ? "http_tls_verify"
+                        : rc == CURLE_OPERATION_TIMEDOUT ? "http_timeout"
+                                                         : "http_transport",
+                        "%s %s: %s", method, path, ebuf[0] ? ebuf : curl_easy_strerror(rc));
+        }
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+        if (!s.buf && !(s.buf = calloc(1, 1)))
+                return -ENOMEM;
+        *ret_status = status;
+        *ret_body = s.buf;
+        return 0;
+}
+
+uint32_t backoff_next(struct backoff *b)
+{
+        uint64_t d = b->base_ms ? b->base_ms : 1000;
+        uint32_t max = b->max_ms ? b->max_ms : 300000;
+        uint16_t r = 0;
+
+        for (uint32_t i = 0; i < b->attempt && d < max; i++)
+                d *= 2;
+        if (d > max)
+                d = max;
+        if (b->attempt < 64)
+                b->attempt++;
+        if (RAND_bytes((unsigned char *)&r, sizeof(r)) != 1)
+                r = 0x8000;
+        /* full jitter in [d/2, d) */
+        return (uint32_t)(d / 2 + (d / 2) * r / 65536);
+}
+
+void backoff_reset(struct backoff *b)
+{
+        b->attempt = 0;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The agent's HTTPS client (libcurl): the verifier's CA pinned, optional client certificate,
+ * timeouts, bounded responses, one keep-alive connection reused across requests; plus the
+ * retry back-off schedule.
+ */
+#ifndef AGENT_HTTP_H
+#define AGENT_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define HTTP_RESPONSE_MAX (1024 * 1024)
+
+struct http_opts {
+        const char *url;        /* https://verifier:8443 (no trailing path) */
+        const char *ca;         /* PEM bundle the verifier's certificate must chain to */
+        const char *cert, *key; /* optional client certificate */
+        const char *token;      /* optional bearer token (never logged) */
+        long connect_timeout_ms, timeout_ms;
+        bool insecure_http; /* allow http:// (loopback labs only) */
+};
+
+struct http_client;
+
+int http_new(const struct http_opts *o, struct http_client **ret, struct attest_err *err) _wur_;
+struct http_client *http_free(struct http_client *c);
+DEFINE_CLEANUP_FUNC(struct http_client *, http_free)
+
+/*
+ * method path (e.g. "/v1/agents/x/challenges") with an optional JSON body. *ret_status is the
+ * HTTP status; *ret_body (owned, NUL terminated) the response. Transport failures (connect, TLS,
+ * timeout, certificate) are -EIO with err naming the cause; a non-2xx status is not an error here.
+ */
+int http_request(struct http_client *c, const char *method, const char *path, const char *body,
+                 size_t body_len, long *ret_status, char **ret_body, struct attest_err *err) _wur_;
+
+/* Exponential back-off with full jitter: base * 2^attempt capped at max, times a random factor
+ * in [0.5, 1). */
+struct backoff {
+        uint32_t base_ms, max_ms, attempt;
+};
+uint32_t backoff_next(struct backoff *b);
+void backoff_reset(struct backoff *b);
+
+#endif

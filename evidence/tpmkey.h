@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* TPM public areas (TPMT_PUBLIC) as OpenSSL keys: the one conversion every module uses. */
+#ifndef ATTEST_TPMKEY_H
+#define ATTEST_TPMKEY_H
+
+#include <openssl/evp.h>
+#include <tss2/tss2_tpm2_types.h>
+
+#include "err.h"
+
+DEFINE_CLEANUP_FUNC(EVP_PKEY *, EVP_PKEY_free)
+
+/*
+ * The public key of an RSA or ECC (NIST P-256/P-384/P-521) TPMT_PUBLIC. -EOPNOTSUPP for another
+ * type or curve, -EBADMSG for a key OpenSSL refuses (e.g. a point not on the curve).
+ */
+int tpmkey_pkey(const TPMT_PUBLIC *p, EVP_PKEY **ret, struct attest_err *err) _wur_;
+
+/* Unmarshal a TPM2B_PUBLIC that must fill len exactly. */
+int tpmkey_unmarshal(const uint8_t *buf, size_t len, TPM2B_PUBLIC *ret, struct attest_err *err)
+        _wur_;
+
+#endif

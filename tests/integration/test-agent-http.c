@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The agent's HTTPS client against a real TLS server (openssl s_server on loopback, certificates
+ * from tests/lib/mkcerts.sh): pinned CA accepted, another CA refused, plain http refused unless
+ * allowed, response cap, server down, timeouts; and the back-off schedule.
+ */
+#include <check.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "http.h"
+
+static char dir[] = "/tmp/test-http.XXXXXX";
+static pid_t server;
+static int port;
+static char url[64];
+
+static int free_port(void)
+{
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001)};
+        socklen_t l = sizeof(a);
+        int s = socket(AF_INET, SOCK_STREAM, 0), p;
+
+        ck_assert_int_ge(s, 0);
+        ck_assert_int_eq(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
+        ck_assert_int_eq(getsockname(s, (struct sockaddr *)&a, &l), 0);
+        p = ntohs(a.sin_port);
+        close(s);
+        return p;
+}
+
+static void start_server(void)
+{
+        char cmd[1024], path[300];
+        FILE *f;
+
+        snprintf(cmd, sizeof(cmd), "%s/tests/lib/mkcerts.sh %s", getenv("ATTEST_TOP"), dir);
+        ck_assert_int_eq(system(cmd), 0);
+        snprintf(path, sizeof(path), "%s/hello.json", dir);
+        f = fopen(path, "w");
+        fputs("{\"hello\":1}\n", f);
+        fclose(f);
+        snprintf(path, sizeof(path), "%s/big.json", dir);
+        f = fopen(path, "w");
+        for (int i = 0; i < HTTP_RESPONSE_MAX / 64 + 10; i++)
+                fputs("0123456789012345678901234567890123456789012345678901234567890123", f);
+        fclose(f);
+        port = free_port();
+        snprintf(url, sizeof(url), "https://127.0.0.1:%d", port);
+        server = fork();
+        ck_assert_int_ge(server, 0);
+        if (server == 0) {
+                char acc[32];
+
+                ck_assert_int_eq(chdir(dir), 0);
+                snprintf(acc, sizeof(acc), "127.0.0.1:%d", port);
+                freopen("/dev/null", "w", stdout);
+                freopen("/dev/null", "w", stderr);
+                execlp("openssl", "openssl", "s_server", "-accept", acc, "-cert", "server.pem",
+                       "-key", "server.key", "-WWW", "-quiet", (char *)NULL);
+                _exit(127);
+        }
+        /* wait until it accepts */
+        for (int i = 0; i < 100; i++) {
+                struct sockaddr_in a = {.sin_family = AF_INET,
+                                        .sin_port = htons((uint16_t)port),
+                                        .sin_addr.s_addr = htonl(0x7f000001)};
+                int s = socket(AF_INET, SOCK_STREAM, 0);
+                int ok = connect(s, (struct sockaddr *)&a, sizeof(a)) == 0;
+
+                close(s);
+                if (ok)
+                        return;
+                usleep(50000);
+        }
+        ck_abort_msg("openssl s_server did not start");
+}
+
+static void setup(void)
+{
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        start_server();
+}
+
+static void teardown(void)
+{
+        char cmd[300];
+
+        kill(server, SIGTERM);
+        waitpid(server, NULL, 0);
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+        ck_assert_int_eq(system(cmd), 0);
+        memcpy(dir + strlen(dir) - 6, "XXXXXX", 6);
+}
+
+static const char *in_dir(const char *name)
+{
+        static char p[4][300];
+        static int i;
+        char *r = p[i++ % 4];
+
+        snprintf(r, 300, "%s/%s", dir, name);
+        return r;
+}
+
+START_TEST(test_pinned_ca_is_accepted_and_keepalive_reused)
+{
+        struct http_opts o = {.url = url, .ca = in_dir("ca.pem"), .token = "s3cret"};
+        struct http_client *c;
+        struct attest_err err = {0};
+        long status;
+        char *body;
+
+        ck_assert_int_eq(http_new(&o, &c, &err), 0);
+        for (int i = 0; i < 2; i++) {
+                ck_assert_msg(
+                        http_request(c, "GET", "/hello.json", NULL, 0, &status, &body, &err) == 0,
+                        "%s", err.msg);
+                ck_assert_int_eq(status, 200);
+                ck_assert_str_eq(body, "{\"hello\":1}\n");
+                free(body);
+        }
+        http_free(c);
+}
+END_TEST
+
+START_TEST(test_other_ca_and_plain_http_are_refused)
+{
+        struct http_opts o = {.url = url, .ca = in_dir("other-ca.pem")};
+        struct http_client *c;
+        struct attest_err err = {0};
+        long status = 0;
+        char *body = NULL;
+
+        ck_assert_int_eq(http_new(&o, &c, &err), 0);
+        ck_assert_int_eq(http_request(c, "GET", "/hello.json", NULL, 0, &status, &body, &err),
+                         -EIO);
+        ck_assert_str_eq(err.code, "http_tls_verify");
+        ck_assert_ptr_null(body);
+        http_free(c);
+
+        o.url = "http://127.0.0.1:1";
+        ck_assert_int_eq(http_new(&o, &c, &err), -EINVAL);
+        ck_assert_str_eq(err.code, "http_bad_url");
+        o.url = url;
+        o.ca = NULL;
+        ck_assert_int_eq(http_new(&o, &c, &err), -EINVAL);
+        ck_assert_str_eq(err.code, "http_no_ca");
+}
+END_TEST
+
+START_TEST(test_response_cap_down_server_and_timeout)
+{
+        struct http_opts o = {.url = url, .ca = in_dir("ca.pem"), .timeout_ms = 1500};
+        struct http_client *c;
+        struct attest_err err = {0};
+        long status;
+        char *body;
+        char down[64];
+        int s;
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001)};
+        socklen_t l = sizeof(a);
+
+        ck_assert_int_eq(http_new(&o, &c, &err), 0);
+        ck_assert_int_eq(http_request(c, "GET", "/big.json", NULL, 0, &status, &body, &err),
+                         -E2BIG);
+        ck_assert_str_eq(err.code, "http_response_too_big");
+        http_free(c);
+
+        snprintf(down, sizeof(down), "https://127.0.0.1:%d", free_port());
+        o.url = down;
+        ck_assert_int_eq(http_new(&o, &c, &err), 0);
+        ck_assert_int_eq(http_request(c, "GET", "/", NULL, 0, &status, &body, &err), -EIO);
+        ck_assert_str_eq(err.code, "http_transport");
+        http_free(c);
+
+        /* a listener that never answers: the request times out instead of hanging */
+        s = socket(AF_INET, SOCK_STREAM, 0);
+        ck_assert_int_eq(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
+        ck_assert_int_eq(listen(s, 4), 0);
+        ck_assert_int_eq(getsockname(s, (struct sockaddr *)&a, &l), 0);
+        snprintf(down, sizeof(down), "https://127.0.0.1:%d", ntohs(a.sin_port));
+        ck_assert_int_eq(http_new(&o, &c, &err), 0);
+        ck_assert_int_eq(http_request(c, "GET", "/", NULL, 0, &status, &body, &err), -EIO);
+        ck_assert_str_eq(err.code, "http_timeout");
+        http_free(c);
+        close(s);
+}
+END_TEST
+
+START_TEST(test_backoff_grows_with_jitter_and_caps)
+{
+        struct backoff b = {.base_ms = 100, .max_ms = 2000};
+        uint32_t prev_hi = 0, seen[8];
+
+        for (int i = 0; i < 8; i++) {
+                uint32_t d = backoff_next(&b), hi = 100u << i;
+
+                if (hi > 2000)
+                        hi = 2000;
+                ck_assert_uint_ge(d, hi / 2);
+                ck_assert_uint_lt(d, hi);
+                ck_assert_uint_ge(hi, prev_hi);
+                prev_hi = hi;
+                seen[i] = d;
+        }
+        /* the capped tail is jittered, not constant */
+        bool differ = false;
+        for (int k = 0; k < 20 && !differ; k++)
+                differ = backoff_next(&b) != seen[7];
+        ck_assert(differ);
+        backoff_reset(&b);
+        ck_assert_uint_lt(backoff_next(&b), 100);
+}
+END_TEST
+
+static Suite *http_suite(void)
+{
+        Suite *s = suite_create("agent-http");
+        TCase *tc = tcase_create("tls");
+        TCase *bo = tcase_create("backoff");
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, test_pinned_ca_is_accepted_and_keepalive_reused);
+        tcase_add_test(tc, test_other_ca_and_plain_http_are_refused);
+        tcase_add_test(tc, test_response_cap_down_server_and_timeout);
+        tcase_add_test(bo, test_backoff_grows_with_jitter_and_caps);
+        suite_add_tcase(s, tc);
+        suite_add_tcase(s, bo);
+        return s;
+}
+
+int main(void)
+{
+        SRunner *sr = srunner_create(http_suite());
+        int failed;
+
+        srunner_run_all(sr, CK_ENV);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}
