@@ -23,7 +23,7 @@ struct http_server {
 
 /* Per request, from the first call of the access handler to the completion callback. */
 struct req_state {
-        size_t limit, len, cap;
+        size_t limit, len, cap, discarded;
         char *body;
         bool too_large;
         bool responded;
@@ -224,10 +224,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 size_t n = *upload_data_size;
 
                 *upload_data_size = 0;
-                if (st->too_large)
-                        return MHD_YES;
-                if (n > st->limit - st->len)
-                        return too_large(d, c, st);
+                if (!st->too_large && n > st->limit - st->len) {
+                        /* libmicrohttpd cannot answer mid-upload: stop buffering, drop the
+                         * rest, answer 413 at its end; hang up if it goes on past another cap */
+                        st->too_large = true;
+                        free(st->body);
+                        st->body = NULL;
+                        st->len = st->cap = 0;
+                }
+                if (st->too_large) {
+                        st->discarded += n;
+                        return st->discarded > HTTP_DISCARD_MAX ? MHD_NO : MHD_YES;
+                }
                 if (st->len + n > st->cap) {
                         size_t cap = st->cap ? st->cap : 4096;
                         char *nb;
@@ -248,6 +256,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         }
         if (st->responded)
                 return MHD_YES;
+        if (st->too_large)
+                return too_large(d, c, st);
 
         st->req.method = method;
         st->req.path = url;

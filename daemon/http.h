@@ -13,6 +13,8 @@
 #include "attestd.h"
 
 #define HTTP_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+/* A chunked body over its cap is read and dropped up to this much, then the connection closed. */
+#define HTTP_DISCARD_MAX (32u * 1024 * 1024)
 
 struct http_server;
 
