@@ -313,8 +313,8 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
 
         (void)req;
         (void)id;
-        if ((e = store_agent_counts(d->store, attestd_now_ms(), (int64_t)d->cfg.grace * 1000, &c)) <
-            0) {
+        if ((e = store_agent_counts(d->store, attestd_now_ms(), (int64_t)d->cfg.grace * 1000,
+                                    (int64_t)d->cfg.interval * 1000, &c)) < 0) {
                 api_store_error(d, r, e, "agent counts");
                 return;
         }

@@ -86,13 +86,12 @@ static const char *const stmt_sql[ST_COUNT] = {
         [ST_AGENT_SET_POLICY] = "UPDATE agents SET policy = ?2 WHERE id = ?1",
         [ST_POLICY_LIVE] = "SELECT 1 FROM policies WHERE name = ?1 AND deleted = 0 LIMIT 1",
         [ST_AGENT_COUNTS] =
-                "SELECT"
-                " coalesce(sum(last_seen = 0), 0),"
-                " coalesce(sum(last_seen <> 0 AND next_due + ?2 < ?1), 0),"
-                " coalesce(sum(last_seen <> 0 AND next_due + ?2 >= ?1 AND last_status = 'fail'),"
-                " 0),"
-                " coalesce(sum(last_seen <> 0 AND next_due + ?2 >= ?1 AND last_status <> 'fail'),"
-                " 0) FROM agents",
+                "SELECT coalesce(sum(stale), 0),"
+                " coalesce(sum(NOT stale AND last_seen = 0), 0),"
+                " coalesce(sum(NOT stale AND last_seen <> 0 AND last_status = 'fail'), 0),"
+                " coalesce(sum(NOT stale AND last_seen <> 0 AND last_status <> 'fail'), 0)"
+                " FROM (SELECT last_seen, last_status, (CASE WHEN next_due = 0 THEN created + ?3"
+                " ELSE next_due END) + ?2 < ?1 AS stale FROM agents)",
         [ST_AGENT_UPDATE] = "UPDATE agents SET last_seen = ?3, next_due = ?4, last_status = ?5,"
                             " last_policy = ?6, last_result = ?7, ima_offset = ?8,"
                             " replay_state = ?9, seq = seq + 1 WHERE id = ?1 AND seq = ?2",
@@ -750,7 +749,7 @@ int store_agent_set_policy(struct store *s, const char *id, const char *policy)
 }
 
 struct counts_arg {
-        int64_t now, grace;
+        int64_t now, grace, interval;
         struct store_counts c;
 };
 
@@ -760,12 +759,13 @@ static int agent_counts_fn(struct conn *c, void *arg)
         sqlite3_stmt *st = st_get(c, ST_AGENT_COUNTS);
         int rc;
 
-        if (!st || bind_i64(st, 1, a->now) < 0 || bind_i64(st, 2, a->grace) < 0)
+        if (!st || bind_i64(st, 1, a->now) < 0 || bind_i64(st, 2, a->grace) < 0 ||
+            bind_i64(st, 3, a->interval) < 0)
                 return -EIO;
         rc = sqlite3_step(st);
         if (rc == SQLITE_ROW) {
-                a->c.never = (uint64_t)sqlite3_column_int64(st, 0);
-                a->c.stale = (uint64_t)sqlite3_column_int64(st, 1);
+                a->c.stale = (uint64_t)sqlite3_column_int64(st, 0);
+                a->c.never = (uint64_t)sqlite3_column_int64(st, 1);
                 a->c.failing = (uint64_t)sqlite3_column_int64(st, 2);
                 a->c.active = (uint64_t)sqlite3_column_int64(st, 3);
         }
@@ -773,9 +773,10 @@ static int agent_counts_fn(struct conn *c, void *arg)
         return rc == SQLITE_ROW ? 0 : -EIO;
 }
 
-int store_agent_counts(struct store *s, int64_t now, int64_t grace, struct store_counts *ret)
+int store_agent_counts(struct store *s, int64_t now, int64_t grace, int64_t interval,
+                       struct store_counts *ret)
 {
-        struct counts_arg a = {.now = now, .grace = grace};
+        struct counts_arg a = {.now = now, .grace = grace, .interval = interval};
         int e = store_read(s, agent_counts_fn, &a);
 
         if (e < 0)

@@ -74,7 +74,9 @@ int store_agent_set_policy(struct store *s, const char *id, const char *policy) 
 struct store_counts {
         uint64_t active, stale, failing, never;
 };
-int store_agent_counts(struct store *s, int64_t now, int64_t grace, struct store_counts *ret) _wur_;
+/* Stale: past next_due (created + interval before the first verdict) + grace; times in ms. */
+int store_agent_counts(struct store *s, int64_t now, int64_t grace, int64_t interval,
+                       struct store_counts *ret) _wur_;
 
 /* A verdict to record, with the agent state that goes with it. */
 struct store_result {
