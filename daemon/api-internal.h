@@ -11,6 +11,10 @@
 #include "api.h"
 
 #define API_TIME_MAX 32
+#define API_POLICY_REF_MAX (API_ID_MAX + 24) /* name@version */
+
+struct evidence;
+struct verify_result;
 
 /* Serialise o (reference stolen) as the response. -ENOMEM leaves r untouched. */
 int api_json(struct api_resp *r, unsigned status, json_t *o) _wur_;
@@ -21,6 +25,7 @@ void api_time(int64_t ms, char out[API_TIME_MAX]);
 json_t *api_time_json(int64_t ms);
 
 /* Content-Type and JSON object checks; on failure r holds the error and a negative is returned. */
+bool api_ctype_is_json(const char *content_type);
 int api_parse_body(struct attestd *d, const struct api_req *req, struct api_resp *r,
                    bool allow_empty, json_t **ret) _wur_;
 int api_check_fields(struct attestd *d, struct api_resp *r, json_t *o, const char *path,
@@ -33,7 +38,15 @@ int api_agent_load(struct attestd *d, struct api_resp *r, const char *id, struct
 bool api_agent_stale(const struct attestd *d, const struct store_agent *a, int64_t now);
 
 /* Policy document validation for PUT /v1/policies/NAME. */
-int api_policy_validate(json_t *policy, struct attest_err *err) _wur_;
+int api_policy_validate(const char *body, size_t len, struct attest_err *err) _wur_;
+/*
+ * The verdict of a verified submission under the policy text (NULL: no policy, nothing checked)
+ * named ref ("" for none): a new JSON object {status, policy, claims, ...}.
+ */
+int api_judge(struct attestd *d, const char *policy, const char *ref,
+              const struct verify_result *vr, const struct evidence *ev, json_t **ret) _wur_;
+/* The verdict of a genuine submission that failed verification (err says why). */
+int api_verdict_failed(const char *ref, const struct attest_err *why, json_t **ret) _wur_;
 
 void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp *r,
                    const char *id);

@@ -121,7 +121,7 @@ bool api_id_valid(const char *s, size_t n)
         return true;
 }
 
-static bool ctype_is_json(const char *ct)
+bool api_ctype_is_json(const char *ct)
 {
         size_t n;
 
@@ -143,7 +143,7 @@ int api_parse_body(struct attestd *d, const struct api_req *req, struct api_resp
                 *ret = json_object();
                 return *ret ? 0 : -ENOMEM;
         }
-        if (!ctype_is_json(req->content_type)) {
+        if (!api_ctype_is_json(req->content_type)) {
                 api_error(d, r, 415, "unsupported_media_type",
                           "Content-Type must be application/json");
                 return -EBADMSG;
@@ -681,7 +681,7 @@ static void h_policy_put(struct attestd *d, const struct api_req *req, struct ap
                           name);
                 return;
         }
-        if ((e = api_policy_validate(o, &err)) < 0) {
+        if ((e = api_policy_validate(req->body, req->body_len, &err)) < 0) {
                 api_error(d, r, 400, err.code ? err.code : "policy_invalid", "%s", err.msg);
                 return;
         }

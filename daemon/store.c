@@ -54,6 +54,7 @@ enum stmt {
         ST_AGENT_COUNTS,
         ST_AGENT_UPDATE,
         ST_AGENT_EXISTS,
+        ST_AGENT_RESET_REPLAY,
         ST_RESULT_ADD,
         ST_RESULT_PRUNE,
         ST_RESULT_LIST,
@@ -96,6 +97,8 @@ static const char *const stmt_sql[ST_COUNT] = {
                             " last_policy = ?6, last_result = ?7, ima_offset = ?8,"
                             " replay_state = ?9, seq = seq + 1 WHERE id = ?1 AND seq = ?2",
         [ST_AGENT_EXISTS] = "SELECT 1 FROM agents WHERE id = ?1",
+        [ST_AGENT_RESET_REPLAY] = "UPDATE agents SET ima_offset = 0, seq = seq + 1"
+                                  " WHERE id = ?1 AND seq = ?2",
         [ST_RESULT_ADD] = "INSERT INTO results (agent, time, status, policy, verdict)"
                           " VALUES (?1, ?2, ?3, ?4, ?5)",
         [ST_RESULT_PRUNE] = "DELETE FROM results WHERE agent = ?1 AND id <= (SELECT id FROM"
@@ -844,6 +847,36 @@ int store_result_add(struct store *s, const struct store_result *r, uint64_t exp
         if (ret_id)
                 *ret_id = a.id;
         return 0;
+}
+
+struct reset_arg {
+        const char *id;
+        uint64_t seq;
+};
+
+static int agent_reset_fn(struct conn *c, void *arg)
+{
+        struct reset_arg *a = arg;
+        sqlite3_stmt *st = st_get(c, ST_AGENT_RESET_REPLAY);
+        int n;
+
+        if (!st || bind_text(st, 1, a->id) < 0 || bind_i64(st, 2, (int64_t)a->seq) < 0)
+                return -EIO;
+        n = step_changes(c, st);
+        if (n < 0)
+                return n;
+        if (n == 0) {
+                n = exists(c, ST_AGENT_EXISTS, a->id);
+                return n < 0 ? n : n == 0 ? -ENOENT : -ESTALE;
+        }
+        return 0;
+}
+
+int store_agent_reset_replay(struct store *s, const char *id, uint64_t expect_seq)
+{
+        struct reset_arg a = {id, expect_seq};
+
+        return store_write(s, agent_reset_fn, &a);
 }
 
 struct results_arg {

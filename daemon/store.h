@@ -96,6 +96,11 @@ struct store_result {
  */
 int store_result_add(struct store *s, const struct store_result *r, uint64_t expect_seq,
                      uint64_t retain, int64_t *ret_id) _wur_;
+/*
+ * A reboot was seen: challenges ask for the log from entry 0 again (the old per-boot state stays,
+ * so the next verification sees the changed reset count), if seq still matches.
+ */
+int store_agent_reset_replay(struct store *s, const char *id, uint64_t expect_seq) _wur_;
 /* Results of an agent, newest first, ids below before (0: no bound), at most limit. */
 int store_results_list(struct store *s, const char *agent, uint64_t limit, int64_t before,
                        int (*fn)(int64_t id, int64_t time, const char *status, const char *policy,
