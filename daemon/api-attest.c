@@ -163,14 +163,15 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
                           "Content-Type must be application/json");
                 return;
         }
+        /* the agent first: no parsing of 16 MiB for an unknown id */
+        if (api_agent_load(d, r, id, &a) < 0)
+                return;
         if ((e = evidence_from_json(req->body, req->body_len, d->cfg.max_evidence, &ev, &err)) <
             0) {
                 api_error(d, r, e == -E2BIG ? 413 : 400, err.code ? err.code : "evidence_json",
                           "%s", err.msg);
                 return;
         }
-        if (api_agent_load(d, r, id, &a) < 0)
-                return;
         if (nonce_consume(d->nonces, id, ev->nonce, ev->nonce_len, (uint64_t)attestd_now_ms(),
                           &err) < 0) {
                 api_error(d, r, nonce_status(err.code), err.code, "$.nonce: %s", err.msg);

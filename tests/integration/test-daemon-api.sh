@@ -223,7 +223,7 @@ expect 201 "" -- re-create after delete
 api POST "/v1/agents/$id1/evidence" '{"version":1}' "" text/plain
 expect 415 unsupported_media_type -- evidence as text/plain
 api POST "/v1/agents/$id1/evidence" '{"version":'
-expect 400 bad_json -- evidence truncated
+expect 400 evidence_json -- evidence truncated
 api POST "/v1/agents/nobody/evidence" '{"version":1}'
 expect 404 agent_not_found -- evidence for an unknown agent
 

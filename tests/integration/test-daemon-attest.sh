@@ -132,6 +132,10 @@ round 27 28
 [ "$(vstatus)" = pass ] || fail "round before reuse: $body"
 submit
 expect 409 nonce_reused -- the same evidence twice
+jq -c '.quote.colour = 1' ev.json >ev2.json
+api POST "/v1/agents/$id/evidence" @ev2.json
+expect 400 evidence_unknown_field -- evidence with an unknown field
+[[ "$(jq -r .detail <<<"$body")" == *'$.quote.colour'* ]] || fail "path of the field: $body"
 challenge "$id2"
 n2=$nonce
 quote "$n2"
