@@ -18,6 +18,7 @@ static void ima_usage(FILE *f)
         fprintf(f,
                 "Usage: attestctl ima show [--json] [--format auto|binary|ascii] LOG\n"
                 "       attestctl ima replay [--pcrs FILE] [--bank BANKS] [--format ...] LOG\n"
+                "       attestctl ima hashes [--bank BANKS] [--format ...] LOG\n"
                 "\n"
                 "show    print every entry: index, PCR, template, name, and the decoded critical\n"
                 "        data (selinux-state, selinux-policy-hash, kernel_version,\n"
@@ -25,6 +26,10 @@ static void ima_usage(FILE *f)
                 "replay  replay the log into PCR values per bank and print them; with --pcrs,\n"
                 "        compare every replayed PCR with the file and check boot_aggregate.\n"
                 "        Exit status 0 only if every compared value matches.\n"
+                "hashes  print, per entry, the PCR and the digest each bank extends\n"
+                "        (\"10:sha1=HEX,sha256=HEX\", the tpm2_pcrextend argument form; 0xff.. "
+                "for\n"
+                "        violations), to replay a log into a TPM.\n"
                 "\n"
                 "Options:\n"
                 "  --format F    log format; auto (default) tells binary from ascii\n"
@@ -340,6 +345,47 @@ static int ima_replay(const struct ima_args *a)
         return mismatched || !agg_ok ? 1 : 0;
 }
 
+static int ima_hashes(const struct ima_args *a)
+{
+        _cleanup_free_ uint8_t *buf = NULL;
+        _cleanup_(hasher_freep) struct hasher *h = NULL;
+        struct ima_reader rd;
+        struct ima_entry e;
+        struct attest_err err = {0};
+        size_t len;
+        int x;
+
+        if (load(a, &buf, &len) < 0 || hasher_new(&h) < 0 || open_reader(a, buf, len, &rd) < 0)
+                return 1;
+        while ((x = ima_reader_next(&rd, &e, &err)) > 0) {
+                const char *sep = "";
+
+                printf("%" PRIu32 ":", e.pcr);
+                for (int b = 0; b < BANK_COUNT; b++) {
+                        uint8_t th[BANK_DIGEST_MAX];
+                        char hex[2 * BANK_DIGEST_MAX + 1];
+
+                        if (!(a->banks & BANK_MASK(b)))
+                                continue;
+                        if (e.violation)
+                                memset(th, 0xff, sizeof(th));
+                        else if ((x = ima_tmpl_hash(h, b, &e, th)) < 0)
+                                break;
+                        hex_encode(th, bank_size(b), hex);
+                        printf("%s%s=%s", sep, bank_name(b), hex);
+                        sep = ",";
+                }
+                putchar('\n');
+        }
+        ima_reader_done(&rd);
+        if (x < 0) {
+                fprintf(stderr, "attestctl: %s: %s: %s\n", a->log, err.code ? err.code : "error",
+                        err.msg);
+                return 1;
+        }
+        return 0;
+}
+
 int cmd_ima(int argc, char **argv)
 {
         struct ima_args a;
@@ -355,6 +401,8 @@ int cmd_ima(int argc, char **argv)
                 return ima_show(&a);
         if (strcmp(argv[1], "replay") == 0)
                 return ima_replay(&a);
+        if (strcmp(argv[1], "hashes") == 0)
+                return ima_hashes(&a);
         fprintf(stderr, "attestctl ima: unknown sub-command '%s'\n", argv[1]);
         ima_usage(stderr);
         return 2;

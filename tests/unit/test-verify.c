@@ -345,13 +345,13 @@ START_TEST(test_deleted_and_reordered_entries_are_rejected)
         struct evidence *ev = quote_ev(&l, 0, l.n, 4);
         uint8_t *t = malloc(l.len);
 
-        /* entry 5 (the first selinux-state, enforcing=1) deleted */
+        /* entry 5 (the first selinux-state, enforcing=0) deleted */
         for (size_t i = 0; i < l.n; i++)
                 if (i != 5)
                         put_entry(t, &o, &l, i);
         ev_set_log(ev, t, o);
         expect_fail(ak, ev, NULL, -ESTALE, "ima_replay_mismatch");
-        /* entries 5 and 7 swapped (the enforcing and permissive selinux-state) */
+        /* entries 5 and 7 swapped (the permissive and the enforcing selinux-state) */
         o = 0;
         for (size_t i = 0; i < l.n; i++)
                 put_entry(t, &o, &l, i == 5 ? 7 : i == 7 ? 5 : i);
