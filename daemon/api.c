@@ -681,13 +681,18 @@ static void h_policy_put(struct attestd *d, const struct api_req *req, struct ap
                           name);
                 return;
         }
-        if ((e = api_policy_validate(req->body, req->body_len, &err)) < 0) {
-                api_error(d, r, 400, err.code ? err.code : "policy_invalid", "%s", err.msg);
+        /* the path names the policy; the document may leave it out */
+        if (!n && json_object_set_new(o, "name", json_string(name)) < 0) {
+                api_nomem(d, r);
                 return;
         }
         canon = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
         if (!canon) {
                 api_nomem(d, r);
+                return;
+        }
+        if ((e = api_policy_validate(canon, strlen(canon), &err)) < 0) {
+                api_error(d, r, 400, err.code ? err.code : "policy_invalid", "%s", err.msg);
                 return;
         }
         if ((e = store_policy_put(d->store, name, canon, attestd_now_ms(), &version)) < 0) {

@@ -238,17 +238,69 @@ expect 200 "" -- first round after reboot
 [ "$(replayed)" = $((r0 + 7)) ] || fail "reboot replay: $(replayed)"
 ok "reboot: replay restarted from entry 0"
 
+# --- policies: each violation fails with the claim that says why
+claim() { jq -r --arg n "$1" '[.claims[] | select(.name == $n) | .result] | first // "absent"' <<<"$body"; }
+putpol() { # NAME JSON: a new version; sets $ver
+        api PUT "/v1/policies/$1" "$2" "$ADMIN"
+        [ "$status" = 201 ] || fail "PUT policy $1: $status $body"
+        ver=$(jq -r .version <<<"$body")
+}
+sel='"selinux":{"initialized":true,"enforcing":true,"policy_sha256":["'$POLHASH'"],"never_permissive":true}'
+tk='"trusted_keys":{"sources":["tpm"],"anchored":true}'
+cfi='"cfi":{"enabled":true,"permissive":false,"anchored":true}'
+kern='"kernel":{"versions":["6.1.*"]}'
+api PUT /v1/policies/prod '{"selinux":{"colour":1}}' "$ADMIN"
+expect 400 policy_unknown_field -- policy with an unknown field
+[[ "$(jq -r .detail <<<"$body")" == *'$.selinux.colour'* ]] || fail "policy error path: $body"
+putpol prod "{$sel,$tk,$kern}"
+api PUT "/v1/agents/$id/policy" '{"policy":"prod"}' "$ADMIN"
+expect 200 "" -- bind prod
+round 7 7
+[ "$(vstatus)" = fail ] || fail "no trusted-keys entry passed: $body"
+[ "$(claim trusted_keys.source)" = missing ] || fail "trusted_keys.source: $body"
+[ "$(claim selinux.enforcing)" = pass ] || fail "selinux.enforcing: $body"
+[ "$(jq -r .policy <<<"$body")" = "prod@$ver" ] || fail "policy ref: $body"
+ok "missing trusted-keys entry: fail, trusted_keys.source missing (prod@$ver)"
+"$EVGEN" gen log.bin tk:tpm cfi:0
+extend 7 9
+putpol prod "{$sel,$tk,$cfi,$kern}"
+round 7 9
+[ "$(vstatus)" = pass ] || fail "full policy on a good log: $body"
+[ "$(claim cfi.permissive)" = pass ] || fail "cfi.permissive: $body"
+ok "every section of prod@$ver passes on the good log"
+putpol prod "{${sel/$POLHASH/$(printf 'ab%.0s' $(seq 32))},$tk,$cfi,$kern}"
+round 9 9
+[ "$(vstatus)" = fail ] || fail "unknown policy hash passed: $body"
+[ "$(claim selinux.policy_sha256)" = fail ] || fail "selinux.policy_sha256: $body"
+ok "unknown SELinux policy hash: fail, selinux.policy_sha256"
+putpol prod "{$sel,$tk,$cfi,$kern}"
+"$EVGEN" gen log.bin cfi:1
+extend 9 10
+round 9 10
+[ "$(vstatus)" = fail ] || fail "CFI permissive passed: $body"
+[ "$(claim cfi.permissive)" = fail ] || fail "cfi.permissive: $body"
+ok "CFI permissive: fail, cfi.permissive"
+putpol prod "{$sel,$tk,$kern}"
+"$EVGEN" gen log.bin sel:0 sel:1
+extend 10 12
+round 10 12
+[ "$(vstatus)" = fail ] || fail "enforcing=0 in the history passed: $body"
+[ "$(claim selinux.never_permissive)" = fail ] || fail "never_permissive: $body"
+[ "$(claim selinux.enforcing)" = pass ] || fail "latest state enforcing: $body"
+ok "enforcing=0 in the history: fail, selinux.never_permissive (latest state enforcing)"
+[ "$(metric 'attestd_attestations_total{result="fail"}')" -ge 4 ] || fail "fail counter"
+
 # --- stale nonce: a short TTL
 stop_daemon TERM
 start_daemon --retain 5 --nonce-ttl 1
 challenge
 quote "$nonce"
-evidence "$nonce" 7 7
+evidence "$nonce" 12 12
 sleep 1.3
 submit
 expect 410 nonce_expired -- nonce past its TTL
-round 7 7
-[ "$(vstatus)" = pass ] || fail "round with a fresh nonce: $body"
+round 12 12
+[ "$(jq -r .status <<<"$body")" != null ] || fail "round with a fresh nonce: $body"
 api GET "/v1/agents/$id/results?limit=1000" "" "$READER"
 [ "$(jq '.results | length' <<<"$body")" = 5 ] || fail "retention 5: $(jq '.results | length' <<<"$body")"
 ok "retention keeps the newest 5 results"
