@@ -46,17 +46,20 @@ token() {
         printf -v "$1" %s "$t"
 }
 
-# start_daemon ARGS...: TLS on 127.0.0.1, a database and tokens in $work; sets daemon_pid, port
-start_daemon() {
-        local i
+# spawn SCHEME LOG CMD...: run CMD with @PORT@ replaced by a free loopback port, wait until
+# SCHEME://127.0.0.1:PORT/healthz answers; retries on a port clash. Sets daemon_pid and port.
+spawn() {
+        local scheme=$1 log=$2 i a args
+        shift 2
         for i in 1 2 3 4 5 6 7 8; do
                 port=$((30000 + RANDOM % 20000))
-                "$ATTESTD" --listen "127.0.0.1:$port" --tls-cert "$work/certs/server.pem" \
-                        --tls-key "$work/certs/server.key" --db "$work/attestd.db" \
-                        --tokens "$work/tokens" --threads 2 "$@" >>"$work/daemon.log" 2>&1 &
+                args=()
+                for a in "$@"; do args+=("${a//@PORT@/$port}"); done
+                "${args[@]}" >>"$log" 2>&1 &
                 daemon_pid=$!
-                for _ in $(seq 100); do
-                        if curl -s --cacert "$CA" -o /dev/null "https://127.0.0.1:$port/healthz"; then
+                for _ in $(seq 200); do
+                        if curl -s --cacert "$CA" -o /dev/null "$scheme://127.0.0.1:$port/healthz"
+                        then
                                 return 0
                         fi
                         kill -0 "$daemon_pid" 2>/dev/null || break
@@ -64,9 +67,16 @@ start_daemon() {
                 done
                 wait "$daemon_pid" 2>/dev/null || true
                 daemon_pid=""
-                grep -q "Address already in use" "$work/daemon.log" || break
+                tail -1 "$log" | grep -q "Address already in use" || break
         done
-        fail "attestd did not start"
+        fail "attestd did not start: $(tail -3 "$log")"
+}
+
+# start_daemon ARGS...: TLS on 127.0.0.1, a database and tokens in $work
+start_daemon() {
+        spawn https "$work/daemon.log" "$ATTESTD" --listen "127.0.0.1:@PORT@" \
+                --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
+                --db "$work/attestd.db" --tokens "$work/tokens" --threads 2 "$@"
 }
 
 stop_daemon() { # [SIGNAL]
