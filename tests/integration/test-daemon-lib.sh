@@ -79,11 +79,24 @@ start_daemon() {
                 --db "$work/attestd.db" --tokens "$work/tokens" --threads 2 "$@"
 }
 
-stop_daemon() { # [SIGNAL]
+# stop_daemon [SIGNAL]: after SIGTERM (the default) the daemon must exit 0 (a sanitizer report
+# at exit makes it fail)
+stop_daemon() {
+        local sig=${1:-TERM} rc=0
         [ -n "$daemon_pid" ] || return 0
-        kill "-${1:-TERM}" "$daemon_pid" 2>/dev/null || true
-        wait "$daemon_pid" 2>/dev/null || true
+        kill "-$sig" "$daemon_pid" 2>/dev/null || true
+        wait "$daemon_pid" 2>/dev/null || rc=$?
         daemon_pid=""
+        if [ "$sig" = TERM ] && [ $rc -ne 0 ]; then fail "attestd exited $rc after SIGTERM"; fi
+        sanitizer_check
+}
+
+# No AddressSanitizer/LeakSanitizer/UBSan report in any daemon log.
+sanitizer_check() {
+        if grep -lE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$work"/*.log \
+                2>/dev/null; then
+                fail "sanitizer report in the daemon log"
+        fi
 }
 
 # api METHOD PATH [BODY [TOKEN [CONTENT-TYPE]]]: sets $status, $body (BODY "@file" reads a file)

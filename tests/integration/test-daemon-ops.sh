@@ -152,8 +152,11 @@ if curl -s --cacert "$CA" -o /dev/null "https://127.0.0.1:$port/healthz"; then
 fi
 wait $cpid || true
 [ "$(cat slow.status)" = 404 ] || fail "in-flight upload not answered: $(cat slow.status)"
-wait "$daemon_pid" || true
+rc=0
+wait "$daemon_pid" || rc=$?
 daemon_pid=""
+[ $rc -eq 0 ] || fail "attestd exited $rc after draining"
+sanitizer_check
 ok "SIGTERM: the in-flight 3 MB upload was read to its end and answered (404: no agent x), new connections refused"
 
 # --- socket activation: systemd-socket-activate passes the listening socket
