@@ -158,7 +158,7 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
 {
         _cleanup_(store_agent_freep) struct store_agent *a = NULL;
         _cleanup_(evidence_freep) struct evidence *ev = NULL;
-        _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+        struct akcache_ref *ak = NULL;
         _cleanup_free_ char *policy_body = NULL, *state_json = NULL, *verdict_text = NULL;
         struct replay_state prev;
         struct verify_result vr;
@@ -189,7 +189,7 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
                 api_error(d, r, nonce_status(err.code), err.code, "$.nonce: %s", err.msg);
                 return;
         }
-        if (quote_ak_parse(a->ak_public, a->ak_public_len, &ak, &err) < 0) {
+        if (akcache_get(d->aks, id, a->ak_public, a->ak_public_len, &ak, &err) < 0) {
                 log_err("agent %s: stored AK does not parse: %s", id, err.msg);
                 api_error(d, r, 500, "store_corrupt", "stored AK of %s is unusable", id);
                 return;
@@ -203,7 +203,7 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
                 replay_state_init(&prev);
         }
         in = (struct verify_input){
-                .ak = ak,
+                .ak = akcache_ak(ak),
                 .nonce = ev->nonce,
                 .nonce_len = ev->nonce_len,
                 .sel = &d->pcr_sel,
@@ -212,6 +212,7 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
         };
         e = verify_evidence(&in, ev, &vr, &err);
         replay_state_done(&prev);
+        akcache_put(d->aks, ak);
         if (e < 0 && e != -ENOMEM && unauthenticated(err.code)) {
                 metrics_attestation(&d->metrics, METRICS_ERROR, (uint64_t)(mono_us() - t0));
                 api_error(d, r, e == -EBADMSG ? 400 : 422, err.code ? err.code : "quote_invalid",

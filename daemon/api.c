@@ -529,6 +529,7 @@ static void h_agent_delete(struct attestd *d, const struct api_req *req, struct 
                 return;
         }
         nonce_forget_agent(d->nonces, id);
+        akcache_drop(d->aks, id);
         log_info("agent %s deleted", id);
         resp_text(r, 204, NULL, NULL, 0);
 }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "akcache.h"
 #include "auth.h"
 #include "config.h"
 #include "metrics.h"
@@ -22,6 +23,7 @@ struct attestd {
         struct config cfg;
         struct store *store;
         struct nonce_store *nonces;
+        struct akcache *aks;
         struct metrics metrics;
         struct pcr_sel pcr_sel; /* what challenges ask agents to quote */
         char pcr_sel_text[PCR_SEL_TEXT_MAX];

@@ -295,8 +295,8 @@ int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_
                unsigned threads, struct http_server **ret, struct attest_err *err)
 {
         struct http_server *s = calloc(1, sizeof(*s));
-        unsigned flags =
-                MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+        unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
+                         MHD_USE_TURBO | MHD_USE_ERROR_LOG;
         struct MHD_OptionItem o[12];
         size_t n = 0;
 

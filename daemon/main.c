@@ -170,7 +170,7 @@ static int run(struct attestd *d)
                 return e;
         }
         if ((e = nonce_store_new(d->cfg.nonce_ttl * 1000, d->cfg.nonces_max, &d->nonces)) < 0 ||
-            (e = listen_socket(d, &fd)) < 0) {
+            (e = akcache_new(1000000, &d->aks)) < 0 || (e = listen_socket(d, &fd)) < 0) {
                 secret_free(key, key_len);
                 close(sfd);
                 return e;
@@ -266,6 +266,7 @@ int main(int argc, char **argv)
         e = run(&d);
         d.store = store_close(d.store);
         d.nonces = nonce_store_free(d.nonces);
+        d.aks = akcache_free(d.aks);
         d.tokens = auth_free(d.tokens);
         pthread_rwlock_destroy(&d.tokens_lock);
         metrics_done(&d.metrics);

@@ -303,7 +303,8 @@ static int one_round(struct worker *w, struct agent *a)
                 return -EIO;
         j = json_loads(w->resp.p, 0, NULL);
         nhex = json_string_value(json_object_get(j, "nonce"));
-        if (!nhex || hex_decode(nhex, strlen(nhex), ev.nonce, sizeof(ev.nonce), &ev.nonce_len) < 0 ||
+        if (!nhex ||
+            hex_decode(nhex, strlen(nhex), ev.nonce, sizeof(ev.nonce), &ev.nonce_len) < 0 ||
             (uint64_t)json_integer_value(json_object_get(j, "ima_offset")) != a->entries) {
                 json_decref(j);
                 return -EIO;
@@ -391,14 +392,20 @@ static void rss(unsigned pid, unsigned long *cur, unsigned long *peak)
 int main(int argc, char **argv)
 {
         static const struct option lo[] = {
-                {"url", required_argument, NULL, 'u'},    {"ca", required_argument, NULL, 'c'},
-                {"token", required_argument, NULL, 't'},  {"agents", required_argument, NULL, 'n'},
-                {"threads", required_argument, NULL, 'T'}, {"entries", required_argument, NULL, 'e'},
-                {"seconds", required_argument, NULL, 's'}, {"rounds", required_argument, NULL, 'r'},
-                {"rsa", no_argument, NULL, 'R'},          {"pid", required_argument, NULL, 'p'},
+                {"url", required_argument, NULL, 'u'},
+                {"ca", required_argument, NULL, 'c'},
+                {"token", required_argument, NULL, 't'},
+                {"agents", required_argument, NULL, 'n'},
+                {"threads", required_argument, NULL, 'T'},
+                {"entries", required_argument, NULL, 'e'},
+                {"seconds", required_argument, NULL, 's'},
+                {"rounds", required_argument, NULL, 'r'},
+                {"rsa", no_argument, NULL, 'R'},
+                {"pid", required_argument, NULL, 'p'},
                 {0},
         };
-        struct opts o = {.agents = 64, .threads = 4, .entries = 10, .seconds = 10, .rounds = 1000000};
+        struct opts o = {
+                .agents = 64, .threads = 4, .entries = 10, .seconds = 10, .rounds = 1000000};
         struct agent *agents;
         struct worker *w;
         pthread_t *th;
@@ -411,17 +418,38 @@ int main(int argc, char **argv)
 
         while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
                 switch (c) {
-                case 'u': o.url = optarg; break;
-                case 'c': o.ca = optarg; break;
-                case 't': o.token = optarg; break;
-                case 'n': o.agents = (unsigned)strtoul(optarg, NULL, 10); break;
-                case 'T': o.threads = (unsigned)strtoul(optarg, NULL, 10); break;
-                case 'e': o.entries = (unsigned)strtoul(optarg, NULL, 10); break;
-                case 's': o.seconds = (unsigned)strtoul(optarg, NULL, 10); break;
-                case 'r': o.rounds = (unsigned)strtoul(optarg, NULL, 10); break;
-                case 'R': o.rsa = true; break;
-                case 'p': o.pid = (unsigned)strtoul(optarg, NULL, 10); break;
-                default: return 2;
+                case 'u':
+                        o.url = optarg;
+                        break;
+                case 'c':
+                        o.ca = optarg;
+                        break;
+                case 't':
+                        o.token = optarg;
+                        break;
+                case 'n':
+                        o.agents = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                case 'T':
+                        o.threads = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                case 'e':
+                        o.entries = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                case 's':
+                        o.seconds = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                case 'r':
+                        o.rounds = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                case 'R':
+                        o.rsa = true;
+                        break;
+                case 'p':
+                        o.pid = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                default:
+                        return 2;
                 }
         }
         if (!o.url || !o.ca || !o.token || !o.agents || !o.threads || o.threads > o.agents) {
@@ -480,8 +508,8 @@ int main(int argc, char **argv)
         rss(o.pid, &r0, &h0);
         t0 = now_us();
         for (unsigned t = 0; t < o.threads; t++) {
-                w[t] = (struct worker){.o = &o, .agents = agents, .first = t, .step = o.threads,
-                                       .stop = &stop};
+                w[t] = (struct worker){
+                        .o = &o, .agents = agents, .first = t, .step = o.threads, .stop = &stop};
                 if (hasher_new(&w[t].h) < 0 || !(w[t].curl = curl_new(&o, &w[t].resp)))
                         return 1;
                 pthread_create(&th[t], NULL, worker_main, &w[t]);

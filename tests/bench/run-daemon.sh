@@ -8,7 +8,7 @@ set -euo pipefail
 build=$(cd "${1:?usage: run-daemon.sh BUILD_DIR [SECONDS] [AGENTS] [CLIENT_THREADS]}" && pwd)
 secs=${2:-10} agents=${3:-64} cthreads=${4:-8}
 top=$(cd "$(dirname "$0")/../.." && pwd)
-work=$(mktemp -d /var/tmp/attestd-bench.XXXXXX)
+work=$(mktemp -d "${BENCH_DIR:-/var/tmp}/attestd-bench.XXXXXX")
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 "$top/tests/lib/mkcerts.sh" "$work/certs" >/dev/null
@@ -31,7 +31,7 @@ for mode in ${DB_MODES:-writer pool}; do
         done
         echo "## --db-mode $mode"
         cpu0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
-        "$build/tests/bench/bench-daemon" --url "https://127.0.0.1:$port" --ca "$work/certs/ca.pem" \
+        /usr/bin/time -f "# bench client CPU: %U s user %S s sys, wall %e s" "$build/tests/bench/bench-daemon" --url "https://127.0.0.1:$port" --ca "$work/certs/ca.pem" \
                 --token "$tok" --agents "$agents" --threads "$cthreads" --entries 10 \
                 --seconds "$secs" --pid "$pid" || echo "# bench-daemon reported errors"
         curl -s --cacert "$work/certs/ca.pem" "https://127.0.0.1:$port/metrics" |
