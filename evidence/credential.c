@@ -254,7 +254,7 @@ int cred_make(const uint8_t *ek_pub, size_t ek_pub_len, const uint8_t *name, siz
         uint8_t *ident = c.blob + 2 + 2 + seed_len;
         ident_len = 2 + cred_len;
         {
-                EVP_CIPHER_CTX *cc = EVP_CIPHER_CTX_new();
+                _cleanup_(EVP_CIPHER_CTX_freep) EVP_CIPHER_CTX *cc = EVP_CIPHER_CTX_new();
                 int ok = cc &&
                          EVP_EncryptInit_ex2(cc,
                                              sym->keyBits.aes == 128 ? EVP_aes_128_cfb()
@@ -263,7 +263,6 @@ int cred_make(const uint8_t *ek_pub, size_t ek_pub_len, const uint8_t *name, siz
                          EVP_EncryptUpdate(cc, ident, &outl, plain, (int)ident_len) == 1 &&
                          EVP_EncryptFinal_ex(cc, ident + outl, &finl) == 1 &&
                          (size_t)(outl + finl) == ident_len;
-                EVP_CIPHER_CTX_free(cc);
                 if (!ok) {
                         x = attest_fail(err, -EIO, "cred_crypto", "AES-CFB failed");
                         goto out;
@@ -271,8 +270,8 @@ int cred_make(const uint8_t *ek_pub, size_t ek_pub_len, const uint8_t *name, siz
         }
         /* outerHMAC = HMAC(nameAlg, HMACkey, encIdentity || Name) */
         {
-                EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-                EVP_MAC_CTX *mc = mac ? EVP_MAC_CTX_new(mac) : NULL;
+                _cleanup_(EVP_MAC_freep) EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+                _cleanup_(EVP_MAC_CTX_freep) EVP_MAC_CTX *mc = mac ? EVP_MAC_CTX_new(mac) : NULL;
                 OSSL_PARAM params[] = {
                         OSSL_PARAM_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)md, 0),
                         OSSL_PARAM_END,
@@ -281,8 +280,6 @@ int cred_make(const uint8_t *ek_pub, size_t ek_pub_len, const uint8_t *name, siz
                          EVP_MAC_update(mc, ident, ident_len) == 1 &&
                          EVP_MAC_update(mc, name, name_len) == 1 &&
                          EVP_MAC_final(mc, hmac, &hlen, sizeof(hmac)) == 1 && hlen == seed_len;
-                EVP_MAC_CTX_free(mc);
-                EVP_MAC_free(mac);
                 if (!ok) {
                         x = attest_fail(err, -EIO, "cred_crypto", "HMAC failed");
                         goto out;

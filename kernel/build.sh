@@ -2,7 +2,7 @@
 # Build the attestd test kernel (Linux 6.1 bzImage) from Debian's linux-source-6.1, cached by content.
 set -euo pipefail
 
-# shellcheck source=kernel/lib.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {

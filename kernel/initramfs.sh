@@ -2,7 +2,7 @@
 # Build the busybox initramfs for one QEMU test scenario.
 set -euo pipefail
 
-# shellcheck source=kernel/lib.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {
@@ -51,11 +51,18 @@ while [ $# -gt 0 ]; do
         shift
 done
 
-[ -n "$scenario" ] && [ -n "$out" ] || { usage >&2; die "--scenario and --out are required"; }
+if [ -z "$scenario" ] || [ -z "$out" ]; then
+        usage >&2
+        die "--scenario and --out are required"
+fi
 [ -f "$scenario" ] || die "scenario $scenario not found"
 need checkpolicy cpio gzip
 [ -x "$busybox" ] || die "busybox $busybox not found (apt-get install busybox-static)"
-file -L "$busybox" 2>/dev/null | grep -q 'statically linked' || die "$busybox is not static"
+# A dynamic busybox would find no libc in the guest.
+need readelf
+if readelf -l "$busybox" | grep -q 'program interpreter'; then
+        die "$busybox is dynamically linked (apt-get install busybox-static)"
+fi
 if [ -z "$mdp" ]; then
         kimg=$("$KERNEL_DIR/build.sh") || die "kernel/build.sh failed"
         mdp=$(dirname "$kimg")/mdp
@@ -88,7 +95,10 @@ sed -n 's/^[ \t]*rule[ \t][ \t]*//p' "$scenario" >"$root/etc/attest/ima-policy"
 printf 'attestd sample data\n' >"$root/data/sample.txt"
 printf 'open-writers violation target\n' >"$root/data/viol.txt"
 printf 'ToMToU violation target\n' >"$root/data/tomtou.txt"
-printf '#!/bin/sh\necho "hello from $0"\n' >"$root/bin/hello.sh"
+cat >"$root/bin/hello.sh" <<'EOF'
+#!/bin/sh
+echo "hello from $0"
+EOF
 chmod 0755 "$root/bin/hello.sh"
 
 # SELinux policies. mdp writes a policy with one user, role and type that allows everything, for
@@ -103,10 +113,11 @@ grep -q '^role base_r types { base_t };$' "$pol/policy.conf" || die "mdp output 
 sed 's/^role base_r types { base_t };$/&\nbool attest_b false;/' "$pol/policy.conf" >"$pol/policy-b.conf"
 checkpolicy -U allow -M -o "$root/etc/selinux/policy-b.$vers" "$pol/policy-b.conf" >/dev/null ||
         die "checkpolicy failed on policy B"
-grep -Eq 'selinux-load policy(-b)?\.[0-9]+' "$root/etc/attest/steps" &&
-        ! grep -Eo 'selinux-load [^ ]+' "$root/etc/attest/steps" | grep -vq "\.$vers\$" ||
-        grep -q 'selinux-load' "$root/etc/attest/steps" &&
-        log "warning: the scenario loads a policy version other than $vers"
+while read -r step file _; do
+        [ "$step" = selinux-load ] || continue
+        [ -f "$root/etc/selinux/$file" ] ||
+                die "scenario loads /etc/selinux/$file, but this checkpolicy writes version $vers"
+done <"$root/etc/attest/steps"
 
 find "$root" -exec touch -h -d @0 {} +
 mkdir -p "$(dirname "$out")"

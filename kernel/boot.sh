@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Boot the attestd test kernel in QEMU with swtpm as a TPM 2.0 and collect the guest's IMA logs.
+set -euo pipefail
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+usage() {
+        cat <<EOF
+usage: kernel/boot.sh --scenario FILE --out DIR [options]
+
+Boot one scenario and decode what the guest printed:
+  1. kernel/build.sh (cached) unless --kernel is given, kernel/initramfs.sh for the scenario;
+  2. a fresh swtpm TPM 2.0 with the sha1, sha256, sha384 and sha512 PCR banks, on a unix socket;
+  3. QEMU (q35, no network, serial console to DIR/console.log) under a timeout; the guest's /init
+     runs the scenario steps, prints the logs and PCRs, and powers off;
+  4. kernel/decode-console.sh turns DIR/console.log into the files in DIR.
+The kernel command line is
+  console=ttyS0 security=selinux selinux=1 enforcing=0 panic=-1 <scenario cmdline> attest_scenario=<name>
+DIR also gets swtpm.log, qemu.log, initramfs.cpio.gz and times.txt (stage seconds).
+
+options:
+  --scenario FILE  scenario (kernel/scenarios/*.scn, see kernel/initramfs.sh --help)
+  --out DIR        output folder (created; must be empty or absent)
+  --kernel FILE    bzImage (default: kernel/build.sh's cached build; its mdp is used too)
+  --accel A        tcg (default) or kvm. On the project's machines /dev/kvm exists but does not
+                   work (the guest makes no progress until the timeout; -cpu host aborts on
+                   MSR 0x10a), and TCG boots a scenario in 4-12 s, so tcg is the default.
+  --smp N          virtual CPUs (default 1)
+  --mem MB         guest memory (default 512)
+  --timeout SEC    limit for the QEMU run (default 180); the whole run fails past it
+  -h, --help       this text
+
+needs: qemu-system-x86 swtpm swtpm-tools (and what kernel/build.sh and kernel/initramfs.sh need)
+EOF
+}
+
+scenario=
+out=
+kernel=
+accel=tcg
+smp=1
+mem=512
+tmo=180
+
+while [ $# -gt 0 ]; do
+        case $1 in
+        --scenario) scenario=${2:?}; shift ;;
+        --out) out=${2:?}; shift ;;
+        --kernel) kernel=${2:?}; shift ;;
+        --accel) accel=${2:?}; shift ;;
+        --smp) smp=${2:?}; shift ;;
+        --mem) mem=${2:?}; shift ;;
+        --timeout) tmo=${2:?}; shift ;;
+        -h | --help) usage; exit 0 ;;
+        *) usage >&2; die "unknown option '$1'" ;;
+        esac
+        shift
+done
+
+if [ -z "$scenario" ] || [ -z "$out" ]; then
+        usage >&2
+        die "--scenario and --out are required"
+fi
+[ -f "$scenario" ] || die "scenario $scenario not found"
+case $accel in tcg | kvm) ;; *) die "--accel wants tcg or kvm" ;; esac
+for n in "$smp" "$mem" "$tmo"; do
+        case $n in '' | *[!0-9]*) die "'$n' is not a number" ;; esac
+done
+need qemu-system-x86_64 swtpm swtpm_setup timeout
+if [ -e "$out" ] && [ -n "$(ls -A "$out")" ]; then
+        die "$out is not empty"
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+t_all=$(now)
+times=()
+mark() {
+        times+=("$1 $2")
+        log "stage $1: $2 s"
+}
+
+t=$(now)
+mdp_opt=()
+if [ -z "$kernel" ]; then
+        kernel=$("$KERNEL_DIR/build.sh") || die "kernel/build.sh failed"
+        mdp_opt=(--mdp "$(dirname "$kernel")/mdp")
+elif [ -x "$(dirname "$kernel")/mdp" ]; then
+        mdp_opt=(--mdp "$(dirname "$kernel")/mdp")
+fi
+mark kernel "$(elapsed "$t")"
+
+t=$(now)
+"$KERNEL_DIR/initramfs.sh" --scenario "$scenario" --out "$out/initramfs.cpio.gz" \
+        ${mdp_opt[@]+"${mdp_opt[@]}"}
+mark initramfs "$(elapsed "$t")"
+
+name=$(basename "$scenario" .scn)
+extra=$(sed -n 's/^[ \t]*cmdline[ \t][ \t]*//p' "$scenario" | tr '\n' ' ')
+cmdline="console=ttyS0 security=selinux selinux=1 enforcing=0 panic=-1 ${extra}attest_scenario=$name"
+
+# swtpm: fresh state, all four banks, control channel on a unix socket as QEMU's emulator wants.
+tpmdir=$(mktemp -d)
+swtpm_pid=
+cleanup() {
+        if [ -n "$swtpm_pid" ] && kill -0 "$swtpm_pid" 2>/dev/null; then
+                kill "$swtpm_pid" 2>/dev/null || true
+                wait "$swtpm_pid" 2>/dev/null || true
+        fi
+        rm -rf "$tpmdir"
+}
+trap cleanup EXIT
+
+t=$(now)
+swtpm_setup --tpm2 --tpmstate "$tpmdir" --pcr-banks sha1,sha256,sha384,sha512 --overwrite \
+        >"$out/swtpm-setup.log" 2>&1 || die "swtpm_setup failed (see $out/swtpm-setup.log)"
+swtpm socket --tpm2 --tpmstate dir="$tpmdir" --ctrl type=unixio,path="$tpmdir/swtpm-sock" \
+        --log file="$out/swtpm.log",level=1 --terminate &
+swtpm_pid=$!
+for _ in $(seq 100); do
+        [ -S "$tpmdir/swtpm-sock" ] && break
+        kill -0 "$swtpm_pid" 2>/dev/null || die "swtpm exited (see $out/swtpm.log)"
+        sleep 0.1
+done
+[ -S "$tpmdir/swtpm-sock" ] || die "swtpm did not create its socket"
+mark swtpm "$(elapsed "$t")"
+
+log "booting '$name' ($accel, timeout ${tmo}s): $cmdline"
+printf '%s\n' "$cmdline" >"$out/cmdline.requested"
+t=$(now)
+rc=0
+timeout --kill-after=10 "$tmo" qemu-system-x86_64 \
+        -machine q35 -accel "$accel" -smp "$smp" -m "$mem" \
+        -nodefaults -no-user-config -display none -no-reboot -nic none \
+        -serial file:"$out/console.log" -monitor none \
+        -chardev socket,id=chrtpm,path="$tpmdir/swtpm-sock" \
+        -tpmdev emulator,id=tpm0,chardev=chrtpm -device tpm-tis,tpmdev=tpm0 \
+        -kernel "$kernel" -initrd "$out/initramfs.cpio.gz" -append "$cmdline" \
+        >"$out/qemu.log" 2>&1 || rc=$?
+boot_s=$(elapsed "$t")
+mark boot "$boot_s"
+[ "$rc" = 124 ] && die "QEMU timed out after ${tmo}s (console: $out/console.log)"
+[ "$rc" = 0 ] || die "QEMU failed with $rc (see $out/qemu.log)"
+
+t=$(now)
+"$KERNEL_DIR/decode-console.sh" "$out/console.log" "$out"
+mark decode "$(elapsed "$t")"
+
+mark total "$(elapsed "$t_all")"
+printf '%s\n' "${times[@]}" >"$out/times.txt"
+log "done: $out (boot ${boot_s} s)"
