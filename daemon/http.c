@@ -111,7 +111,7 @@ int http_listen(const char *addr, int *ret_fd, struct attest_err *err)
         return 0;
 }
 
-static void mhd_log(void *cls, const char *fmt, va_list ap)
+_printf_(2, 0) static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
         char line[512], esc[600];
         size_t n;
