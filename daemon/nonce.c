@@ -21,7 +21,7 @@ struct nonce {
 
 struct nonce_store {
         pthread_mutex_t lock;
-        uint64_t ttl;
+        uint64_t ttl, keep; /* keep: how long past expiry a nonce is still known */
         size_t max, n, nbuckets;
         struct nonce *head, *tail; /* oldest first */
         struct nonce **bucket;
@@ -43,6 +43,7 @@ int nonce_store_new(uint64_t ttl_ms, size_t max, struct nonce_store **ret)
         if (!s)
                 return -ENOMEM;
         s->ttl = ttl_ms;
+        s->keep = ttl_ms > NONCE_KEEP_MIN_MS ? ttl_ms : NONCE_KEEP_MIN_MS;
         s->max = max;
         s->nbuckets = 1024;
         while (s->nbuckets < max && s->nbuckets < (1u << 22))
@@ -82,10 +83,10 @@ struct nonce_store *nonce_store_free(struct nonce_store *s)
         return NULL;
 }
 
-/* Drop nonces that are past their TTL by another TTL. Called with the lock held. */
+/* Drop nonces past their expiry by s->keep. Called with the lock held. */
 static void nonce_purge(struct nonce_store *s, uint64_t now)
 {
-        while (s->head && s->head->expires + s->ttl <= now) {
+        while (s->head && s->head->expires + s->keep <= now) {
                 struct nonce *n = s->head;
 
                 s->head = n->next_fifo;

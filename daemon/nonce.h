@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Nonce store (DESIGN §4 "Freshness"): 32 bytes from RAND_bytes, bound to one agent, single use,
- * a TTL. A nonce is remembered for one more TTL after it expires or is used, so a late or second
- * submission gets its own error instead of "unknown". Thread safe (one mutex).
+ * a TTL. A nonce is remembered for one more TTL (at least NONCE_KEEP_MIN_MS) after it expires, so
+ * a late or second submission gets its own error instead of "unknown". Thread safe (one mutex).
  *
  * nonce_consume() errors (err->code), all -ESTALE:
- *   nonce_unknown     never issued here (or forgotten: older than two TTLs, or a restart)
+ *   nonce_unknown     never issued here (or forgotten since, or issued before a restart)
  *   nonce_expired     issued, not used, past its TTL
  *   nonce_reused      already used once
  *   nonce_wrong_agent issued to another agent (the nonce stays usable by its agent)
@@ -20,6 +20,7 @@
 
 #define NONCE_LEN 32
 #define NONCE_AGENT_MAX 64
+#define NONCE_KEEP_MIN_MS 60000
 
 struct nonce_store;
 

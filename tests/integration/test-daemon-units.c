@@ -35,8 +35,12 @@ START_TEST(test_nonce_single_use_ttl_and_binding)
         ck_assert_int_eq(nonce_issue(s, "a", 5000, m, &exp), 0);
         ck_assert_int_eq(nonce_consume(s, "a", m, NONCE_LEN, 6000, &err), -ESTALE);
         ck_assert_str_eq(err.code, "nonce_expired");
-        /* forgotten after another TTL */
-        ck_assert_int_eq(nonce_consume(s, "a", m, NONCE_LEN, 7001, &err), -ESTALE);
+        ck_assert_int_eq(nonce_consume(s, "a", m, NONCE_LEN, 6000 + NONCE_KEEP_MIN_MS - 1, &err),
+                         -ESTALE);
+        ck_assert_str_eq(err.code, "nonce_expired");
+        /* forgotten NONCE_KEEP_MIN_MS (more than one TTL) after expiry */
+        ck_assert_int_eq(nonce_consume(s, "a", m, NONCE_LEN, 6000 + NONCE_KEEP_MIN_MS, &err),
+                         -ESTALE);
         ck_assert_str_eq(err.code, "nonce_unknown");
         ck_assert_int_eq(nonce_consume(s, "a", m, 31, 7001, &err), -ESTALE);
         ck_assert_str_eq(err.code, "nonce_unknown");
@@ -56,10 +60,11 @@ START_TEST(test_nonce_store_cap_and_forget)
         ck_assert_int_eq(nonce_issue(s, "a", 0, n, &exp), 0);
         ck_assert_int_eq(nonce_issue(s, "a", 0, n, &exp), -EBUSY);
         ck_assert_uint_eq(nonce_outstanding(s), 2);
-        /* purged after two TTLs: room again */
-        ck_assert_int_eq(nonce_issue(s, "a", 2000, n, &exp), 0);
+        /* purged after expiry + NONCE_KEEP_MIN_MS: room again */
+        ck_assert_int_eq(nonce_issue(s, "a", 1000 + NONCE_KEEP_MIN_MS, n, &exp), 0);
         nonce_forget_agent(s, "a");
-        ck_assert_int_eq(nonce_consume(s, "a", n, NONCE_LEN, 2001, &err), -ESTALE);
+        ck_assert_int_eq(nonce_consume(s, "a", n, NONCE_LEN, 1001 + NONCE_KEEP_MIN_MS, &err),
+                         -ESTALE);
         nonce_store_free(s);
 }
 END_TEST
