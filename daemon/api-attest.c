@@ -66,7 +66,7 @@ int api_verdict_failed(const char *ref, const struct attest_err *why, json_t **r
 
 void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id)
 {
-        _cleanup_(store_agent_freep) struct store_agent *a = NULL;
+        uint64_t offset;
         json_auto_t *o = NULL;
         uint8_t nonce[NONCE_LEN];
         char hex[2 * NONCE_LEN + 1];
@@ -75,8 +75,13 @@ void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp
 
         if (api_parse_body(d, req, r, true, &o) < 0 || api_check_fields(d, r, o, "$", NULL, 0) < 0)
                 return;
-        if (api_agent_load(d, r, id, &a) < 0)
+        if ((e = store_agent_offset(d->store, id, &offset)) < 0) {
+                if (e == -ENOENT)
+                        api_error(d, r, 404, "agent_not_found", "no agent %s", id);
+                else
+                        api_store_error(d, r, e, "agent lookup");
                 return;
+        }
         e = nonce_issue(d->nonces, id, (uint64_t)attestd_now_ms(), nonce, &expires);
         if (e == -EBUSY) {
                 api_error(d, r, 503, "nonces_exhausted", "too many outstanding challenges");
@@ -89,8 +94,8 @@ void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp
         hex_encode(nonce, sizeof(nonce), hex);
         if (api_json(r, 201,
                      json_pack("{s:s, s:o, s:I, s:s}", "nonce", hex, "expires",
-                               api_time_json((int64_t)expires), "ima_offset",
-                               (json_int_t)a->ima_offset, "pcr_selection", d->pcr_sel_text)) < 0)
+                               api_time_json((int64_t)expires), "ima_offset", (json_int_t)offset,
+                               "pcr_selection", d->pcr_sel_text)) < 0)
                 api_nomem(d, r);
 }
 

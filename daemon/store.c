@@ -54,6 +54,7 @@ enum stmt {
         ST_AGENT_COUNTS,
         ST_AGENT_UPDATE,
         ST_AGENT_EXISTS,
+        ST_AGENT_OFFSET,
         ST_AGENT_RESET_REPLAY,
         ST_RESULT_ADD,
         ST_RESULT_PRUNE,
@@ -97,6 +98,7 @@ static const char *const stmt_sql[ST_COUNT] = {
                             " last_policy = ?6, last_result = ?7, ima_offset = ?8,"
                             " replay_state = ?9, seq = seq + 1 WHERE id = ?1 AND seq = ?2",
         [ST_AGENT_EXISTS] = "SELECT 1 FROM agents WHERE id = ?1",
+        [ST_AGENT_OFFSET] = "SELECT ima_offset FROM agents WHERE id = ?1",
         [ST_AGENT_RESET_REPLAY] = "UPDATE agents SET ima_offset = 0, seq = seq + 1"
                                   " WHERE id = ?1 AND seq = ?2",
         [ST_RESULT_ADD] = "INSERT INTO results (agent, time, status, policy, verdict)"
@@ -642,6 +644,39 @@ int store_agent_get(struct store *s, const char *id, struct store_agent **ret)
         if (e < 0)
                 return e;
         *ret = g.a;
+        return 0;
+}
+
+struct offset_arg {
+        const char *id;
+        uint64_t offset;
+};
+
+static int agent_offset_fn(struct conn *c, void *arg)
+{
+        struct offset_arg *o = arg;
+        sqlite3_stmt *st = st_get(c, ST_AGENT_OFFSET);
+        int rc;
+
+        if (!st || bind_text(st, 1, o->id) < 0)
+                return -EIO;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+                o->offset = (uint64_t)sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+        if (rc == SQLITE_DONE)
+                return -ENOENT;
+        return rc == SQLITE_ROW ? 0 : -EIO;
+}
+
+int store_agent_offset(struct store *s, const char *id, uint64_t *ret)
+{
+        struct offset_arg o = {id, 0};
+        int e = store_read(s, agent_offset_fn, &o);
+
+        if (e < 0)
+                return e;
+        *ret = o.offset;
         return 0;
 }
 

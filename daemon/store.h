@@ -64,6 +64,8 @@ static inline void store_agent_freep(struct store_agent **a)
 
 int store_agent_add(struct store *s, const struct store_agent *a) _wur_;
 int store_agent_get(struct store *s, const char *id, struct store_agent **ret) _wur_;
+/* Only the IMA offset challenges hand out (no blobs read). */
+int store_agent_offset(struct store *s, const char *id, uint64_t *ret) _wur_;
 /* Calls fn for every agent in id order (without blobs and replay state); fn < 0 stops. */
 int store_agent_list(struct store *s, int (*fn)(const struct store_agent *a, void *arg), void *arg)
         _wur_;
