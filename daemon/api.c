@@ -307,6 +307,7 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
 {
         struct store_counts c = {0};
         struct metrics_agents a;
+        struct metrics_store st;
         char *text;
         size_t len;
         int e;
@@ -319,7 +320,8 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
                 return;
         }
         a = (struct metrics_agents){c.active, c.stale, c.failing, c.never};
-        if (metrics_render(&d->metrics, &a, nonce_outstanding(d->nonces), &text, &len) < 0) {
+        store_stats(d->store, &st.commits, &st.writes);
+        if (metrics_render(&d->metrics, &a, &st, nonce_outstanding(d->nonces), &text, &len) < 0) {
                 api_nomem(d, r);
                 return;
         }

@@ -66,8 +66,8 @@ void metrics_rejected(struct metrics *m, const char *code)
         pthread_mutex_unlock(&m->lock);
 }
 
-int metrics_render(struct metrics *m, const struct metrics_agents *agents, uint64_t nonces,
-                   char **ret, size_t *ret_len)
+int metrics_render(struct metrics *m, const struct metrics_agents *agents,
+                   const struct metrics_store *store, uint64_t nonces, char **ret, size_t *ret_len)
 {
         char *buf = NULL;
         size_t len = 0;
@@ -124,9 +124,17 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents, uint6
                 "attestd_requests_total %llu\n"
                 "# HELP attestd_nonces_outstanding Nonces remembered (live, used or expired).\n"
                 "# TYPE attestd_nonces_outstanding gauge\n"
-                "attestd_nonces_outstanding %llu\n",
+                "attestd_nonces_outstanding %llu\n"
+                "# HELP attestd_store_commits_total SQLite write transactions committed.\n"
+                "# TYPE attestd_store_commits_total counter\n"
+                "attestd_store_commits_total %llu\n"
+                "# HELP attestd_store_writes_total Writes committed (several per commit in writer "
+                "mode).\n"
+                "# TYPE attestd_store_writes_total counter\n"
+                "attestd_store_writes_total %llu\n",
                 (unsigned long long)atomic_load(&m->ima_entries_replayed),
-                (unsigned long long)atomic_load(&m->requests), (unsigned long long)nonces);
+                (unsigned long long)atomic_load(&m->requests), (unsigned long long)nonces,
+                (unsigned long long)store->commits, (unsigned long long)store->writes);
         if (fclose(f) != 0) {
                 free(buf);
                 return -ENOMEM;

@@ -49,7 +49,12 @@ void metrics_rejected(struct metrics *m, const char *code);
 void metrics_request(struct metrics *m);
 
 /* The exposition text, malloc'ed, in *ret (length *ret_len). */
-int metrics_render(struct metrics *m, const struct metrics_agents *agents, uint64_t nonces,
-                   char **ret, size_t *ret_len) _wur_;
+struct metrics_store {
+        uint64_t commits, writes;
+};
+
+int metrics_render(struct metrics *m, const struct metrics_agents *agents,
+                   const struct metrics_store *store, uint64_t nonces, char **ret, size_t *ret_len)
+        _wur_;
 
 #endif

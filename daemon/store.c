@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +154,7 @@ struct store {
         bool writer_running, stopping;
         pthread_cond_t job_ready, job_done;
         struct job *queue, *queue_tail;
+        atomic_uint_fast64_t commits, writes; /* write transactions, writes in them */
 };
 
 static int db_fail(sqlite3 *db, int rc, struct attest_err *err, const char *what)
@@ -313,6 +315,8 @@ static void *writer_main(void *arg)
                                 (void)st_exec(&s->writer, ST_ROLLBACK_TO);
                         (void)st_exec(&s->writer, ST_RELEASE);
                 }
+                if (rc == 0)
+                        atomic_fetch_add(&s->commits, 1);
                 if (rc == 0 && st_exec(&s->writer, ST_COMMIT) < 0) {
                         (void)st_exec(&s->writer, ST_ROLLBACK);
                         for (struct job *j = batch; j; j = j->next)
@@ -323,6 +327,7 @@ static void *writer_main(void *arg)
                 for (struct job *j = batch, *next; j; j = next) {
                         next = j->next;
                         j->done = true;
+                        atomic_fetch_add(&s->writes, 1);
                 }
                 pthread_cond_broadcast(&s->job_done);
         }
@@ -374,6 +379,8 @@ static int store_write(struct store *s, int (*fn)(struct conn *c, void *arg), vo
                 return j.rc;
         }
         c = conn_get(s);
+        atomic_fetch_add(&s->commits, 1);
+        atomic_fetch_add(&s->writes, 1);
         rc = st_exec(c, ST_BEGIN);
         if (rc == 0) {
                 rc = fn(c, arg);
@@ -470,6 +477,12 @@ struct store *store_close(struct store *s)
         pthread_mutex_destroy(&s->lock);
         free(s);
         return NULL;
+}
+
+void store_stats(struct store *s, uint64_t *ret_commits, uint64_t *ret_writes)
+{
+        *ret_commits = atomic_load(&s->commits);
+        *ret_writes = atomic_load(&s->writes);
 }
 
 static int schema_version_fn(struct conn *c, void *arg)

@@ -35,6 +35,8 @@ int store_open(const char *path, enum store_mode mode, unsigned connections, str
 struct store *store_close(struct store *s);
 DEFINE_CLEANUP_FUNC(struct store *, store_close)
 int store_schema_version(struct store *s, int *ret) _wur_;
+/* Write transactions committed and writes in them (writer mode: writes / commits = group size). */
+void store_stats(struct store *s, uint64_t *ret_commits, uint64_t *ret_writes);
 
 /* An agent row. Strings and blobs are owned (store_agent_free). Times are ms since the epoch. */
 struct store_agent {

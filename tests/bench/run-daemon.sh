@@ -35,7 +35,7 @@ for mode in ${DB_MODES:-writer pool}; do
                 --token "$tok" --agents "$agents" --threads "$cthreads" --entries 10 \
                 --seconds "$secs" --pid "$pid" || echo "# bench-daemon reported errors"
         curl -s --cacert "$work/certs/ca.pem" "https://127.0.0.1:$port/metrics" |
-                grep -E '^attestd_(attestations_total|verification_seconds_(sum|count)|ima_entries_replayed_total)' |
+                grep -E '^attestd_(attestations_total|verification_seconds_(sum|count)|ima_entries_replayed_total|store_)' |
                 sed 's/^/# /'
         cpu1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
         echo "# attestd CPU: $(awk -v t=$((cpu1 - cpu0)) -v h="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", t / h }') s"

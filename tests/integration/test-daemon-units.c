@@ -139,7 +139,10 @@ START_TEST(test_metrics_text)
         metrics_rejected(&m, "forbidden");
         metrics_rejected(&m, "forbidden");
         metrics_replayed(&m, 10);
-        ck_assert_int_eq(metrics_render(&m, &a, 5, &t, &n), 0);
+        struct metrics_store st = {3, 9};
+
+        ck_assert_int_eq(metrics_render(&m, &a, &st, 5, &t, &n), 0);
+        ck_assert_ptr_nonnull(strstr(t, "attestd_store_writes_total 9\n"));
         ck_assert_ptr_nonnull(strstr(t, "attestd_attestations_total{result=\"pass\"} 1\n"));
         ck_assert_ptr_nonnull(strstr(t, "attestd_verification_seconds_bucket{le=\"0.0005\"} 1\n"));
         ck_assert_ptr_nonnull(strstr(t, "attestd_verification_seconds_bucket{le=\"+Inf\"} 2\n"));
