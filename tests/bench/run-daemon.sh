@@ -4,6 +4,8 @@
 # never fails on timing. Usage: run-daemon.sh BUILD_DIR [SECONDS] [AGENTS] [CLIENT_THREADS]
 #   DB_MODES="writer pool"  storage write paths to compare (default both)
 #   THREADS=N               attestd worker threads (default: cores)
+#   PIN=1                   attestd on CPU 0, the simulated agents on CPU 1 (taskset): the figure
+#                           is then what one dedicated core of attestd sustains
 set -euo pipefail
 build=$(cd "${1:?usage: run-daemon.sh BUILD_DIR [SECONDS] [AGENTS] [CLIENT_THREADS]}" && pwd)
 secs=${2:-10} agents=${3:-64} cthreads=${4:-8}
@@ -15,11 +17,16 @@ trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"
 tok=$(openssl rand -hex 24)
 echo "admin $(printf %s "$tok" | sha256sum | cut -d' ' -f1) bench" >"$work/tokens"
 threads=${THREADS:-$(nproc)}
-echo "# attestd benchmark: $(nproc) cores, $(uname -r), attestd threads=$threads, db on $(df --output=source "$work" | tail -1)"
+pin_d=() pin_c=()
+if [ "${PIN:-0}" = 1 ]; then
+        pin_d=(taskset -c 0)
+        pin_c=(taskset -c 1)
+fi
+echo "# attestd benchmark: $(nproc) cores, $(uname -r), attestd threads=$threads, db on $(df --output=source "$work" | tail -1)${pin_d:+, attestd pinned to CPU 0 and agents to CPU 1}"
 for mode in ${DB_MODES:-writer pool}; do
         rm -f "$work"/attestd.db*
         port=$((30000 + RANDOM % 20000))
-        "$build/daemon/attestd" --listen "127.0.0.1:$port" --tls-cert "$work/certs/server.pem" \
+        "${pin_d[@]}" "$build/daemon/attestd" --listen "127.0.0.1:$port" --tls-cert "$work/certs/server.pem" \
                 --tls-key "$work/certs/server.key" --db "$work/attestd.db" --tokens "$work/tokens" \
                 --threads "$threads" --db-mode "$mode" --retain 20 --nonce-ttl 60 \
                 --interval 300 2>"$work/attestd-$mode.log" &
@@ -31,7 +38,7 @@ for mode in ${DB_MODES:-writer pool}; do
         done
         echo "## --db-mode $mode"
         cpu0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
-        /usr/bin/time -f "# bench client CPU: %U s user %S s sys, wall %e s" "$build/tests/bench/bench-daemon" --url "https://127.0.0.1:$port" --ca "$work/certs/ca.pem" \
+        "${pin_c[@]}" /usr/bin/time -f "# bench client CPU: %U s user %S s sys, wall %e s" "$build/tests/bench/bench-daemon" --url "https://127.0.0.1:$port" --ca "$work/certs/ca.pem" \
                 --token "$tok" --agents "$agents" --threads "$cthreads" --entries 10 \
                 --seconds "$secs" --pid "$pid" || echo "# bench-daemon reported errors"
         curl -s --cacert "$work/certs/ca.pem" "https://127.0.0.1:$port/metrics" |
