@@ -236,7 +236,9 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
                 api_error(d, r, 409, err.code, "%s; ask a new challenge", err.msg);
                 return;
         }
-        if (e < 0 && err.code && !strcmp(err.code, "ima_offset_mismatch")) {
+        /* the agent's state moved on (another submission came first): refused, not judged */
+        if (e < 0 && err.code &&
+            (!strcmp(err.code, "ima_offset_mismatch") || !strcmp(err.code, "quote_clock_rewind"))) {
                 metrics_attestation(&d->metrics, METRICS_ERROR, (uint64_t)(mono_us() - t0));
                 api_error(d, r, 409, err.code, "%s", err.msg);
                 return;

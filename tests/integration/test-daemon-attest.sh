@@ -290,16 +290,46 @@ round 10 12
 ok "enforcing=0 in the history: fail, selinux.never_permissive (latest state enforcing)"
 [ "$(metric 'attestd_attestations_total{result="fail"}')" -ge 4 ] || fail "fail counter"
 
+# --- two submissions of one agent at once: one verdict, the other refused, no mixed state
+"$EVGEN" gen log.bin files:2
+extend 12 14
+challenge
+na=$nonce
+quote "$na"
+evidence "$na" 12 14
+mv ev.json eva.json
+challenge
+nb=$nonce
+quote "$nb"
+evidence "$nb" 12 14
+mv ev.json evb.json
+cpids=()
+for x in a b; do
+        curl -s --cacert "$CA" -o "conc-$x.out" -w '%{http_code}' -H 'Content-Type: application/json' \
+                --data-binary "@ev$x.json" "https://127.0.0.1:$port/v1/agents/$id/evidence" \
+                >"conc-$x.status" &
+        cpids+=($!)
+done
+wait "${cpids[@]}"
+codes=$( (cat conc-a.status; echo; cat conc-b.status; echo) | sort | tr '\n' ' ')
+[ "$codes" = "200 409 " ] || fail "concurrent submissions: $codes $(cat conc-*.out)"
+refused=$(cat conc-a.out conc-b.out | jq -r 'select(.error) | .error')
+[[ "$refused" =~ ^(agent_busy|ima_offset_mismatch|quote_clock_rewind)$ ]] ||
+        fail "refusal code: $refused"
+api GET "/v1/agents/$id" "" "$READER"
+[ "$(jq -r .ima_offset <<<"$body")" = 14 ] || fail "state after the race: $body"
+ok "concurrent submissions: one verdict, the other 409 $refused"
+
 # --- stale nonce: a short TTL
 stop_daemon TERM
 start_daemon --retain 5 --nonce-ttl 1
 challenge
 quote "$nonce"
-evidence "$nonce" 12 12
+evidence "$nonce" 14 14
 sleep 1.3
 submit
 expect 410 nonce_expired -- nonce past its TTL
-round 12 12
+round 14 14
 [ "$(jq -r .status <<<"$body")" != null ] || fail "round with a fresh nonce: $body"
 api GET "/v1/agents/$id/results?limit=1000" "" "$READER"
 [ "$(jq '.results | length' <<<"$body")" = 5 ] || fail "retention 5: $(jq '.results | length' <<<"$body")"
