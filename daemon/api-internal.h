@@ -16,6 +16,8 @@
 struct evidence;
 struct verify_result;
 
+/* body (malloc'ed, len bytes, ownership taken) as the response. */
+void api_resp_text(struct api_resp *r, unsigned status, const char *ctype, char *body, size_t len);
 /* Serialise o (reference stolen) as the response. -ENOMEM leaves r untouched. */
 int api_json(struct api_resp *r, unsigned status, json_t *o) _wur_;
 void api_nomem(struct attestd *d, struct api_resp *r);

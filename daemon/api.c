@@ -25,8 +25,7 @@ void api_resp_done(struct api_resp *r)
         r->body_len = 0;
 }
 
-static void resp_text(struct api_resp *r, unsigned status, const char *ctype, char *body,
-                      size_t len)
+void api_resp_text(struct api_resp *r, unsigned status, const char *ctype, char *body, size_t len)
 {
         free(r->body);
         r->status = status;
@@ -57,10 +56,10 @@ void api_error(struct attestd *d, struct api_resp *r, unsigned status, const cha
         s = o ? json_dumps(o, JSON_COMPACT) : NULL;
         json_decref(o);
         if (!s) {
-                resp_text(r, 500, "application/json", NULL, 0);
+                api_resp_text(r, 500, "application/json", NULL, 0);
                 return;
         }
-        resp_text(r, status, "application/json", s, strlen(s));
+        api_resp_text(r, status, "application/json", s, strlen(s));
 }
 
 int api_json(struct api_resp *r, unsigned status, json_t *o)
@@ -70,7 +69,7 @@ int api_json(struct api_resp *r, unsigned status, json_t *o)
         json_decref(o);
         if (!s)
                 return -ENOMEM;
-        resp_text(r, status, "application/json", s, strlen(s));
+        api_resp_text(r, status, "application/json", s, strlen(s));
         return 0;
 }
 
@@ -325,7 +324,7 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
                 api_nomem(d, r);
                 return;
         }
-        resp_text(r, 200, "text/plain; version=0.0.4", text, len);
+        api_resp_text(r, 200, "text/plain; version=0.0.4", text, len);
 }
 
 /* ---- agents ---- */
@@ -533,7 +532,7 @@ static void h_agent_delete(struct attestd *d, const struct api_req *req, struct 
         nonce_forget_agent(d->nonces, id);
         akcache_drop(d->aks, id);
         log_info("agent %s deleted", id);
-        resp_text(r, 204, NULL, NULL, 0);
+        api_resp_text(r, 204, NULL, NULL, 0);
 }
 
 static void h_agent_policy(struct attestd *d, const struct api_req *req, struct api_resp *r,
@@ -761,7 +760,7 @@ static void h_policy_delete(struct attestd *d, const struct api_req *req, struct
                 return;
         }
         log_info("policy %s deleted", name);
-        resp_text(r, 204, NULL, NULL, 0);
+        api_resp_text(r, 204, NULL, NULL, 0);
 }
 
 /* ---- routing ---- */
