@@ -25,17 +25,28 @@ fi
 echo "# attestd benchmark: $(nproc) cores, $(uname -r), attestd threads=$threads, db on $(df --output=source "$work" | tail -1)${pin_d:+, attestd pinned to CPU 0 and agents to CPU 1}"
 for mode in ${DB_MODES:-writer pool}; do
         rm -f "$work"/attestd.db*
-        port=$((30000 + RANDOM % 20000))
-        "${pin_d[@]}" "$build/daemon/attestd" --listen "127.0.0.1:$port" --tls-cert "$work/certs/server.pem" \
-                --tls-key "$work/certs/server.key" --db "$work/attestd.db" --tokens "$work/tokens" \
-                --threads "$threads" --db-mode "$mode" --retain 20 --nonce-ttl 60 \
-                --interval 300 2>"$work/attestd-$mode.log" &
-        pid=$!
-        for _ in $(seq 100); do
-                curl -s --cacert "$work/certs/ca.pem" -o /dev/null "https://127.0.0.1:$port/healthz" &&
-                        break
-                sleep 0.05
+        up=0
+        for _ in 1 2 3 4 5; do
+                port=$((30000 + RANDOM % 20000))
+                "${pin_d[@]}" "$build/daemon/attestd" --listen "127.0.0.1:$port" \
+                        --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
+                        --db "$work/attestd.db" --tokens "$work/tokens" --threads "$threads" \
+                        --db-mode "$mode" --retain 20 --nonce-ttl 60 --interval 300 \
+                        2>"$work/attestd-$mode.log" &
+                pid=$!
+                for _ in $(seq 100); do
+                        if curl -s --cacert "$work/certs/ca.pem" -o /dev/null \
+                                "https://127.0.0.1:$port/healthz"; then
+                                up=1
+                                break
+                        fi
+                        kill -0 "$pid" 2>/dev/null || break
+                        sleep 0.05
+                done
+                [ $up -eq 1 ] && break
+                wait "$pid" 2>/dev/null || true
         done
+        [ $up -eq 1 ] || { echo "bench: attestd did not start: $(tail -2 "$work/attestd-$mode.log")"; exit 1; }
         echo "## --db-mode $mode"
         cpu0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
         "${pin_c[@]}" /usr/bin/time -f "# bench client CPU: %U s user %S s sys, wall %e s" "$build/tests/bench/bench-daemon" --url "https://127.0.0.1:$port" --ca "$work/certs/ca.pem" \
