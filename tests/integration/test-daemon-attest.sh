@@ -182,39 +182,54 @@ expect 200 "" -- results page 2
 total=$(curl -s --cacert "$CA" -H "Authorization: Bearer $READER" \
         "https://127.0.0.1:$port/v1/agents/$id/results?limit=1000" | jq '.results | length')
 
-# --- kill -9 during a round: acknowledged results survive, the replay continues incrementally
-"$EVGEN" gen log.bin files:4
-extend 28 32
-challenge
-quote "$nonce"
-evidence "$nonce" 28 32
-curl -s --cacert "$CA" -o killed.out -w '%{http_code}' -H 'Content-Type: application/json' \
-        --data-binary @ev.json "https://127.0.0.1:$port/v1/agents/$id/evidence" >killed.status &
-cpid=$!
-sleep 0.05
-kill -9 "$daemon_pid"
-wait "$daemon_pid" 2>/dev/null || true
-daemon_pid=""
-wait $cpid || true
-start_daemon --retain 50
-api GET "/v1/agents/$id/results?limit=1000" "" "$READER"
-after=$(jq '.results | length' <<<"$body")
-if [ "$(cat killed.status)" = 200 ]; then
-        [ "$after" = $((total + 1)) ] || fail "acknowledged result lost: $total -> $after"
-        from=32
-else
-        [ "$after" = "$total" ] || [ "$after" = $((total + 1)) ] || fail "history $total -> $after"
-        [ "$after" = $((total + 1)) ] && from=32 || from=28
-fi
-ok "kill -9 mid-round ($(cat killed.status)): history $total -> $after, intact"
+# --- kill -9 during a round (at several moments): an acknowledged result is never lost, the
+# history and the replay state agree, and the replay continues incrementally after the restart
+cur=28 end=28 hist=$total
+for delay in 0.002 0.01 0.03 0.06; do
+        "$EVGEN" gen log.bin files:300
+        extend "$end" $((end + 300))
+        end=$((end + 300))
+        challenge
+        [ "$offset" = "$cur" ] || fail "offset $offset before the kill, want $cur"
+        quote "$nonce"
+        evidence "$nonce" "$cur" "$end"
+        curl -s --cacert "$CA" -o killed.out -w '%{http_code}' -H 'Content-Type: application/json' \
+                --data-binary @ev.json "https://127.0.0.1:$port/v1/agents/$id/evidence" \
+                >killed.status &
+        cpid=$!
+        sleep "$delay"
+        kill -9 "$daemon_pid"
+        wait "$daemon_pid" 2>/dev/null || true
+        daemon_pid=""
+        wait $cpid || true
+        start_daemon --retain 50
+        api GET "/v1/agents/$id/results?limit=1000" "" "$READER"
+        after=$(jq '.results | length' <<<"$body")
+        api GET "/v1/agents/$id" "" "$READER"
+        off=$(jq -r .ima_offset <<<"$body")
+        if [ "$(cat killed.status)" = 200 ]; then
+                [ "$after" = $((hist + 1)) ] || fail "acknowledged result lost: $hist -> $after"
+        fi
+        if [ "$after" = $((hist + 1)) ]; then
+                [ "$off" = "$end" ] || fail "result stored but state at $off, want $end"
+                cur=$end
+        else
+                [ "$after" = "$hist" ] || fail "history $hist -> $after"
+                [ "$off" = "$cur" ] || fail "no result but state moved to $off"
+        fi
+        hist=$after
+        ok "kill -9 after ${delay}s (response $(cat killed.status)): history $after, offset $off, consistent"
+done
 [ "$(replayed)" = 0 ] || fail "fresh process counter"
+from=$cur
 "$EVGEN" gen log.bin files:2
-extend 32 34
-round "$from" 34
-expect 200 "" -- round after restart
+extend "$end" $((end + 2))
+end=$((end + 2))
+round "$from" "$end"
+expect 200 "" -- round after the restarts
 [ "$(vstatus)" = pass ] || fail "after restart: $body"
-[ "$(replayed)" = $((34 - from)) ] || fail "restart replayed $(replayed), want $((34 - from))"
-ok "after restart only the $((34 - from)) new entries were replayed"
+[ "$(replayed)" = $((end - from)) ] || fail "restart replayed $(replayed), want $((end - from))"
+ok "after restart only the $((end - from)) entries not yet verified were replayed"
 
 # --- reboot: resetCount changes, the old offset is refused, the replay restarts at 0
 tpm2_shutdown -c
@@ -227,7 +242,7 @@ challenge
 quote "$nonce"
 evidence "$nonce" 0 7
 # the agent still believes in its old offset: forge that by rewriting the offset
-jq -c '.ima.offset = 34' ev.json >ev2.json && mv ev2.json ev.json
+jq -c --argjson o "$end" '.ima.offset = $o' ev.json >ev2.json && mv ev2.json ev.json
 submit
 expect 409 ima_offset_reboot -- old offset after a reboot
 r0=$(replayed)
