@@ -228,6 +228,25 @@ static void store_checks(enum store_mode mode)
         store_close(s);
 }
 
+START_TEST(test_store_refuses_a_newer_schema)
+{
+        char dir[] = "/tmp/attestd-store.XXXXXX", db[64], cmd[160];
+        struct store *s;
+        struct attest_err err = {0};
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(db, sizeof(db), "%s/t.db", dir);
+        ck_assert_int_eq(store_open(db, STORE_POOL, 1, &s, &err), 0);
+        store_close(s);
+        snprintf(cmd, sizeof(cmd), "sqlite3 %s 'PRAGMA user_version = %d'", db,
+                 STORE_SCHEMA_VERSION + 1);
+        ck_assert_int_eq(system(cmd), 0);
+        ck_assert_int_eq(store_open(db, STORE_WRITER, 1, &s, &err), -EINVAL);
+        ck_assert_str_eq(err.code, "store_schema");
+        ck_assert_ptr_nonnull(strstr(err.msg, "newer"));
+}
+END_TEST
+
 START_TEST(test_store_writer)
 {
         store_checks(STORE_WRITER);
@@ -252,6 +271,7 @@ int main(void)
         tcase_add_test(tc, test_tokens_roles_and_errors);
         tcase_add_test(tc, test_config_file_then_flags);
         tcase_add_test(tc, test_metrics_text);
+        tcase_add_test(tc, test_store_refuses_a_newer_schema);
         tcase_add_test(tc, test_store_writer);
         tcase_add_test(tc, test_store_pool);
         suite_add_tcase(s, tc);
