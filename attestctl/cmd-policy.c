@@ -193,6 +193,15 @@ static int do_check(const struct args *a)
                 return 1;
         }
         x = policy_eval(pol, &vr, ev, &verdict);
+        /* what the verification saw, as attestd reports it beside the verdict */
+        if (x == 0 && json_object_set_new(verdict, "ima",
+                                          json_pack("{s:I, s:I, s:I, s:b, s:b}", "new_entries",
+                                                    (json_int_t)vr.new_entries, "after_quote",
+                                                    (json_int_t)vr.extra_entries, "entries",
+                                                    (json_int_t)vr.next.entries,
+                                                    "boot_aggregate_seen", vr.boot_aggregate_seen,
+                                                    "boot_aggregate_ok", vr.boot_aggregate_ok)) < 0)
+                x = -ENOMEM;
         verify_result_done(&vr);
         if (x < 0) {
                 fprintf(stderr, "attestctl policy check: cannot evaluate: %s\n", strerror(-x));

@@ -372,6 +372,9 @@ int evidence_from_json(const char *buf, size_t len, size_t max_ima, struct evide
         json_t *v = NULL;
         int x;
 
+        if (len > EVIDENCE_JSON_MAX)
+                return attest_fail(err, -E2BIG, C_BIG, "$: document of %zu bytes > %u", len,
+                                   EVIDENCE_JSON_MAX);
         if ((x = jpath_load(buf, len, EVIDENCE_JSON_MAX, C_JSON, &j, err)) < 0)
                 return x;
         if ((x = jpath_object(j, "$", keys, C_TYPE, C_UNKNOWN, err)) < 0)

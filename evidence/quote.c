@@ -9,22 +9,18 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/ec.h>
 #include <openssl/err.h>
-#include <openssl/param_build.h>
 #include <openssl/rsa.h>
 #include <tss2/tss2_mu.h>
+#include <tss2/tss2_rc.h>
 
 #include "quote.h"
+#include "tpmkey.h"
 
-DEFINE_CLEANUP_FUNC(EVP_PKEY *, EVP_PKEY_free)
 DEFINE_CLEANUP_FUNC(EVP_PKEY_CTX *, EVP_PKEY_CTX_free)
 DEFINE_CLEANUP_FUNC(EVP_MD_CTX *, EVP_MD_CTX_free)
-DEFINE_CLEANUP_FUNC(OSSL_PARAM_BLD *, OSSL_PARAM_BLD_free)
-DEFINE_CLEANUP_FUNC(OSSL_PARAM *, OSSL_PARAM_free)
-DEFINE_CLEANUP_FUNC(BIGNUM *, BN_free)
 DEFINE_CLEANUP_FUNC(ECDSA_SIG *, ECDSA_SIG_free)
 
 struct quote_ak {
@@ -117,16 +113,11 @@ static void attrs_describe(TPMA_OBJECT a, char *out, size_t n)
                 snprintf(out + pos, n - pos, "%sdecrypt set", pos ? ", " : "");
 }
 
-static int ak_rsa_pkey(const TPMT_PUBLIC *p, EVP_PKEY **ret, struct attest_err *err)
+/* What a quote AK must be beyond what tpmkey_pkey() converts: schemes, sizes, curves. */
+static int ak_rsa_check(const TPMT_PUBLIC *p, struct attest_err *err)
 {
         const TPMS_RSA_PARMS *d = &p->parameters.rsaDetail;
         uint16_t scheme = d->scheme.scheme;
-        uint32_t exp = d->exponent ? d->exponent : 65537; /* Part 2, 12.2.3.5: 0 means 2^16+1 */
-        _cleanup_(OSSL_PARAM_BLD_freep) OSSL_PARAM_BLD *bld = NULL;
-        _cleanup_(OSSL_PARAM_freep) OSSL_PARAM *params = NULL;
-        _cleanup_(EVP_PKEY_CTX_freep) EVP_PKEY_CTX *ctx = NULL;
-        _cleanup_(BN_freep) BIGNUM *n = NULL, *e = NULL;
-        EVP_PKEY *pkey = NULL;
 
         if (scheme != TPM2_ALG_RSASSA && scheme != TPM2_ALG_RSAPSS && scheme != TPM2_ALG_NULL)
                 return attest_fail(err, -EOPNOTSUPP, "quote_ak_alg",
@@ -142,34 +133,12 @@ static int ak_rsa_pkey(const TPMT_PUBLIC *p, EVP_PKEY **ret, struct attest_err *
         if (!(p->unique.rsa.buffer[0] & 0x80))
                 return attest_fail(err, -EBADMSG, "quote_ak_key",
                                    "RSA modulus is shorter than keyBits %u", d->keyBits);
-        n = BN_bin2bn(p->unique.rsa.buffer, p->unique.rsa.size, NULL);
-        e = BN_new();
-        bld = OSSL_PARAM_BLD_new();
-        if (!n || !e || !bld || !BN_set_word(e, exp) ||
-            !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, n) ||
-            !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, e) ||
-            !(params = OSSL_PARAM_BLD_to_param(bld)))
-                return ossl_fail(err, "RSA parameters");
-        ctx = EVP_PKEY_CTX_new_from_name(NULL, "RSA", NULL);
-        if (!ctx || EVP_PKEY_fromdata_init(ctx) != 1)
-                return ossl_fail(err, "RSA key import");
-        if (EVP_PKEY_fromdata(ctx, &pkey, EVP_PKEY_PUBLIC_KEY, params) != 1) {
-                ERR_clear_error();
-                return attest_fail(err, -EBADMSG, "quote_ak_key", "RSA public key rejected");
-        }
-        *ret = pkey;
         return 0;
 }
 
-static int ak_ecc_pkey(const TPMT_PUBLIC *p, EVP_PKEY **ret, struct attest_err *err)
+static int ak_ecc_check(const TPMT_PUBLIC *p, struct attest_err *err)
 {
         const TPMS_ECC_PARMS *d = &p->parameters.eccDetail;
-        _cleanup_(OSSL_PARAM_BLD_freep) OSSL_PARAM_BLD *bld = NULL;
-        _cleanup_(OSSL_PARAM_freep) OSSL_PARAM *params = NULL;
-        _cleanup_(EVP_PKEY_CTX_freep) EVP_PKEY_CTX *ctx = NULL, *check = NULL;
-        _cleanup_(EVP_PKEY_freep) EVP_PKEY *pkey = NULL;
-        uint8_t point[1 + 2 * 48];
-        const char *group;
         size_t fs;
 
         if (d->scheme.scheme != TPM2_ALG_ECDSA && d->scheme.scheme != TPM2_ALG_NULL)
@@ -178,11 +147,9 @@ static int ak_ecc_pkey(const TPMT_PUBLIC *p, EVP_PKEY **ret, struct attest_err *
                                    alg_name(d->scheme.scheme), d->scheme.scheme);
         switch (d->curveID) {
         case TPM2_ECC_NIST_P256:
-                group = "P-256";
                 fs = 32;
                 break;
         case TPM2_ECC_NIST_P384:
-                group = "P-384";
                 fs = 48;
                 break;
         default:
@@ -191,36 +158,38 @@ static int ak_ecc_pkey(const TPMT_PUBLIC *p, EVP_PKEY **ret, struct attest_err *
                                    "(0x0004)",
                                    d->curveID);
         }
-        if (p->unique.ecc.x.size > fs || p->unique.ecc.y.size > fs)
+        if (p->unique.ecc.x.size != fs || p->unique.ecc.y.size != fs)
                 return attest_fail(err, -EBADMSG, "quote_ak_key",
-                                   "ECC point coordinates of %u and %u bytes > %zu",
+                                   "ECC point coordinates of %u and %u bytes, the curve's are %zu",
                                    p->unique.ecc.x.size, p->unique.ecc.y.size, fs);
-        /* SEC 1 uncompressed point: 04 || X || Y, each left-padded to the field size */
-        memset(point, 0, sizeof(point));
-        point[0] = 0x04;
-        memcpy(point + 1 + fs - p->unique.ecc.x.size, p->unique.ecc.x.buffer, p->unique.ecc.x.size);
-        memcpy(point + 1 + 2 * fs - p->unique.ecc.y.size, p->unique.ecc.y.buffer,
-               p->unique.ecc.y.size);
-        bld = OSSL_PARAM_BLD_new();
-        if (!bld || !OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, group, 0) ||
-            !OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, point, 1 + 2 * fs) ||
-            !(params = OSSL_PARAM_BLD_to_param(bld)))
-                return ossl_fail(err, "EC parameters");
-        ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
-        if (!ctx || EVP_PKEY_fromdata_init(ctx) != 1)
-                return ossl_fail(err, "EC key import");
-        if (EVP_PKEY_fromdata(ctx, &pkey, EVP_PKEY_PUBLIC_KEY, params) != 1) {
+        return 0;
+}
+
+static int ak_pkey(const TPMT_PUBLIC *p, EVP_PKEY **ret, struct attest_err *err)
+{
+        _cleanup_(EVP_PKEY_CTX_freep) EVP_PKEY_CTX *check = NULL;
+        _cleanup_(EVP_PKEY_freep) EVP_PKEY *pkey = NULL;
+        int e;
+
+        e = p->type == TPM2_ALG_RSA ? ak_rsa_check(p, err) : ak_ecc_check(p, err);
+        if (e < 0)
+                return e;
+        if ((e = tpmkey_pkey(p, &pkey, NULL)) < 0) {
                 ERR_clear_error();
-                return attest_fail(err, -EBADMSG, "quote_ak_key", "ECC public point is not on %s",
-                                   group);
-        }
-        check = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL);
-        if (!check)
-                return ossl_fail(err, "EC key check");
-        if (EVP_PKEY_public_check(check) != 1) {
-                ERR_clear_error();
+                if (e == -ENOMEM)
+                        return attest_fail(err, e, "quote_internal", "out of memory");
                 return attest_fail(err, -EBADMSG, "quote_ak_key",
-                                   "ECC public point is not a valid %s key", group);
+                                   "AK public key (%s) rejected by OpenSSL", alg_name(p->type));
+        }
+        if (p->type == TPM2_ALG_ECC) {
+                check = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL);
+                if (!check)
+                        return ossl_fail(err, "EC key check");
+                if (EVP_PKEY_public_check(check) != 1) {
+                        ERR_clear_error();
+                        return attest_fail(err, -EBADMSG, "quote_ak_key",
+                                           "ECC public point is not a valid key on its curve");
+                }
         }
         *ret = TAKE_PTR(pkey);
         return 0;
@@ -247,8 +216,8 @@ int quote_ak_parse(const uint8_t *tpm2b_public, size_t len, struct quote_ak **re
         if (rc != TSS2_RC_SUCCESS)
                 return attest_fail(err, -EBADMSG, "quote_ak_malformed",
                                    "AK public (%zu bytes) does not decode as TPM2B_PUBLIC "
-                                   "(rc 0x%x)",
-                                   len, rc);
+                                   "(%s)",
+                                   len, Tss2_RC_Decode(rc));
         if (off != len)
                 return attest_fail(err, -EBADMSG, "quote_ak_trailing",
                                    "AK public: %zu bytes after the TPM2B_PUBLIC of %zu", len - off,
@@ -280,9 +249,7 @@ int quote_ak_parse(const uint8_t *tpm2b_public, size_t len, struct quote_ak **re
         if (!ak)
                 return attest_fail(err, -ENOMEM, "quote_internal", "out of memory");
         ak->pub = pub.publicArea;
-        e = ak->pub.type == TPM2_ALG_RSA ? ak_rsa_pkey(&ak->pub, &ak->pkey, err)
-                                         : ak_ecc_pkey(&ak->pub, &ak->pkey, err);
-        if (e < 0)
+        if ((e = ak_pkey(&ak->pub, &ak->pkey, err)) < 0)
                 return e;
         for (int i = 0; i < BANK_COUNT; i++) {
                 ak->md[i] = EVP_MD_fetch(NULL, bank_name(i), NULL);
@@ -501,8 +468,8 @@ int quote_verify(const struct quote_ak *ak, const uint8_t *attest, size_t attest
         rc = Tss2_MU_TPMS_ATTEST_Unmarshal(attest, attest_len, &off, &a);
         if (rc != TSS2_RC_SUCCESS)
                 return attest_fail(err, -EBADMSG, "quote_attest_malformed",
-                                   "attest (%zu bytes) does not decode as TPMS_ATTEST (rc 0x%x)",
-                                   attest_len, rc);
+                                   "attest (%zu bytes) does not decode as TPMS_ATTEST (%s)",
+                                   attest_len, Tss2_RC_Decode(rc));
         if (off != attest_len)
                 return attest_fail(err, -EBADMSG, "quote_attest_trailing",
                                    "attest: %zu bytes after the TPMS_ATTEST of %zu",
@@ -513,8 +480,8 @@ int quote_verify(const struct quote_ak *ak, const uint8_t *attest, size_t attest
         if (rc != TSS2_RC_SUCCESS)
                 return attest_fail(err, -EBADMSG, "quote_sig_malformed",
                                    "signature (%zu bytes) does not decode as TPMT_SIGNATURE "
-                                   "(rc 0x%x)",
-                                   sig_len, rc);
+                                   "(%s)",
+                                   sig_len, Tss2_RC_Decode(rc));
         if (off != sig_len)
                 return attest_fail(err, -EBADMSG, "quote_sig_trailing",
                                    "signature: %zu bytes after the TPMT_SIGNATURE of %zu",

@@ -13,6 +13,7 @@
  *   -EKEYREJECTED quote_ak_attributes quote_ak_weak quote_sig_scheme quote_signature quote_magic
  *                 quote_type quote_pcr_selection quote_pcr_digest
  *   -ESTALE       quote_nonce
+ *   -E2BIG        quote_ak_too_big quote_attest_too_big quote_sig_too_big (the caps below)
  *   -EINVAL       quote_invalid_argument;  -ENOMEM / -EIO  quote_internal (OpenSSL failure)
  */
 #ifndef ATTEST_QUOTE_H

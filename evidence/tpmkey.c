@@ -106,6 +106,10 @@ int tpmkey_unmarshal(const uint8_t *buf, size_t len, TPM2B_PUBLIC *ret, struct a
         if (off != len)
                 return attest_fail(err, -EBADMSG, "key_malformed",
                                    "%zu bytes after the TPM2B_PUBLIC", len - off);
+        /* tss2-mu does not hold the size field to the public area it read */
+        if (len < 2 || (size_t)(buf[0] << 8 | buf[1]) != len - 2)
+                return attest_fail(err, -EBADMSG, "key_malformed",
+                                   "TPM2B_PUBLIC size field disagrees with its content");
         *ret = pub;
         return 0;
 }

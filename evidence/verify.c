@@ -15,7 +15,6 @@
 void replay_state_init(struct replay_state *s)
 {
         memset(s, 0, sizeof(*s));
-        s->banks = BANK_MASK_ALL;
         cdata_claims_init(&s->claims);
 }
 
@@ -115,11 +114,11 @@ static json_t *cstate_json(const struct cdata_state *s)
 int replay_state_to_json(const struct replay_state *s, char **ret)
 {
         json_auto_t *j = json_object(), *pcrs = json_object(), *claims = json_object(),
-                    *sel = json_array();
+                    *sel = json_array(), *banks = json_array();
         const struct cdata_claims *c = &s->claims;
         char *out;
 
-        if (!j || !pcrs || !claims || !sel)
+        if (!j || !pcrs || !claims || !sel || !banks)
                 return -ENOMEM;
         if (!put(j, "version", json_integer(REPLAY_STATE_VERSION)) ||
             !put(j, "valid", json_boolean(s->valid)))
@@ -128,7 +127,11 @@ int replay_state_to_json(const struct replay_state *s, char **ret)
                 for (int b = 0; b < BANK_COUNT; b++) {
                         json_t *bank;
 
-                        if (!(s->banks & BANK_MASK(b)) || !s->used)
+                        if (!(s->banks & BANK_MASK(b)))
+                                continue;
+                        if (json_array_append_new(banks, json_string(bank_name(b))) < 0)
+                                return -ENOMEM;
+                        if (!s->used)
                                 continue;
                         if (!put(pcrs, bank_name(b), bank = json_object()))
                                 return -ENOMEM;
@@ -168,6 +171,7 @@ int replay_state_to_json(const struct replay_state *s, char **ret)
                     !put(j, "restart_count", json_integer(s->restart_count)) ||
                     !put(j, "clock", json_integer((json_int_t)s->clock)) ||
                     !put(j, "entries", json_integer((json_int_t)s->entries)) ||
+                    json_object_set(j, "banks", banks) < 0 ||
                     json_object_set(j, "pcrs", pcrs) < 0 ||
                     !put(j, "boot_aggregate",
                          json_pack("{s:b, s:b}", "seen", s->boot_aggregate_seen, "ok",
@@ -342,6 +346,33 @@ static int sclaims(const json_t *o, const char *path, struct cdata_claims *c,
         return 0;
 }
 
+static int sbanks(const json_t *a, const char *path, unsigned *ret, struct attest_err *err)
+{
+        char q[JPATH_MAX];
+        unsigned mask = 0;
+        size_t i;
+        json_t *v;
+
+        if (!json_is_array(a))
+                return jpath_fail(err, -EBADMSG, S_TYPE, path, "not an array");
+        json_array_foreach(a, i, v)
+        {
+                int b;
+
+                jpath_index(q, path, i);
+                if (!json_is_string(v) ||
+                    (b = bank_from_name(json_string_value(v), json_string_length(v))) < 0)
+                        return jpath_fail(err, -EBADMSG, S_VALUE, q, "not a bank name");
+                if (mask & BANK_MASK(b))
+                        return jpath_fail(err, -EBADMSG, S_VALUE, q, "bank listed twice");
+                mask |= BANK_MASK(b);
+        }
+        if (!mask)
+                return jpath_fail(err, -EBADMSG, S_VALUE, path, "no bank");
+        *ret = mask;
+        return 0;
+}
+
 static int spcrs(const json_t *o, const char *path, struct replay_state *s, struct attest_err *err)
 {
         const char *bname, *idx;
@@ -387,11 +418,11 @@ static int spcrs(const json_t *o, const char *path, struct replay_state *s, stru
                         used |= 1u << i;
                 }
         }
-        /* every bank carries the same PCRs */
+        /* every replayed bank carries the same PCRs, the others none */
         for (int b = 0; b < BANK_COUNT; b++)
-                if (seen[b] != used)
+                if (seen[b] != ((s->banks & BANK_MASK(b)) ? used : 0))
                         return jpath_fail(err, -EBADMSG, S_VALUE, path,
-                                          "bank %s does not list the same PCRs as the others",
+                                          "bank %s does not list the PCRs the log extended",
                                           bank_name(b));
         s->used = used;
         return 0;
@@ -400,9 +431,9 @@ static int spcrs(const json_t *o, const char *path, struct replay_state *s, stru
 int replay_state_from_json(const char *buf, size_t len, struct replay_state *ret,
                            struct attest_err *err)
 {
-        static const char *const keys[] = {"version", "valid",   "reset_count", "restart_count",
-                                           "clock",   "entries", "pcrs",        "boot_aggregate",
-                                           "claims",  NULL};
+        static const char *const keys[] = {
+                "version", "valid", "reset_count",    "restart_count", "clock", "entries",
+                "banks",   "pcrs",  "boot_aggregate", "claims",        NULL};
         static const char *const bakeys[] = {"seen", "ok", NULL};
         json_auto_t *j = NULL;
         struct replay_state s;
@@ -412,6 +443,9 @@ int replay_state_from_json(const char *buf, size_t len, struct replay_state *ret
         int x;
 
         replay_state_init(&s);
+        if (len > REPLAY_STATE_JSON_MAX)
+                return attest_fail(err, -E2BIG, "replay_state_too_big",
+                                   "$: document of %zu bytes > %u", len, REPLAY_STATE_JSON_MAX);
         if ((x = jpath_load(buf, len, REPLAY_STATE_JSON_MAX, S_JSON, &j, err)) < 0 ||
             (x = jpath_object(j, "$", keys, S_TYPE, S_UNKNOWN, err)) < 0 ||
             (x = suint(j, "$", "version", UINT32_MAX, &u, err)) < 0)
@@ -436,7 +470,9 @@ int replay_state_from_json(const char *buf, size_t len, struct replay_state *ret
         s.restart_count = (uint32_t)u;
         if ((x = suint(j, "$", "clock", INT64_MAX, &s.clock, err)) < 0 ||
             (x = suint(j, "$", "entries", INT64_MAX, &s.entries, err)) < 0 ||
-            (x = sfield(j, "$", "pcrs", &v, p, err)) < 0 || (x = spcrs(v, p, &s, err)) < 0 ||
+            (x = sfield(j, "$", "banks", &v, p, err)) < 0 ||
+            (x = sbanks(v, p, &s.banks, err)) < 0 || (x = sfield(j, "$", "pcrs", &v, p, err)) < 0 ||
+            (x = spcrs(v, p, &s, err)) < 0 ||
             (x = sfield(j, "$", "boot_aggregate", &v, p, err)) < 0 ||
             (x = jpath_object(v, p, bakeys, S_TYPE, S_UNKNOWN, err)) < 0 ||
             (x = sbool(v, p, "seen", &s.boot_aggregate_seen, err)) < 0 ||
@@ -500,7 +536,7 @@ static int find_prefix(const struct evidence *ev, const struct replay_state *sta
         uint64_t n = 0;
         int x;
 
-        ima_replay_init(rp, h, BANK_MASK_ALL, true);
+        ima_replay_init(rp, h, start->banks, true);
         memcpy(rp->pcr, start->pcr, sizeof(rp->pcr));
         rp->used = start->used;
         if ((x = reader_open(&rd, ev, max_entries)) < 0)
@@ -596,7 +632,7 @@ int verify_evidence(const struct verify_input *in, const struct evidence *ev,
         const struct replay_state *prev = in && in->prev && in->prev->valid ? in->prev : NULL;
         struct ima_replay rp;
         uint64_t max_entries, total = 0;
-        bool pcr10 = false;
+        unsigned quoted10 = 0;
         int x;
 
         if (!in || !ev || !ret || !in->ak || !in->nonce || !in->nonce_len)
@@ -612,8 +648,8 @@ int verify_evidence(const struct verify_input *in, const struct evidence *ev,
                 return x;
         for (int b = 0; b < BANK_COUNT; b++)
                 if (r.quote.sel.mask[b] & (1u << IMA_PCR))
-                        pcr10 = true;
-        if (!pcr10)
+                        quoted10 |= BANK_MASK(b);
+        if (!quoted10)
                 return attest_fail(err, -EBADMSG, "verify_pcr10_not_quoted",
                                    "the quote covers PCR 10 in no bank: the IMA log is unanchored");
 
@@ -633,7 +669,24 @@ int verify_evidence(const struct verify_input *in, const struct evidence *ev,
                                    prev->restart_count, r.quote.restart_count);
         if (r.rebooted || !prev) {
                 replay_state_init(&r.next);
+                /* replay the banks that anchor the log; a later quote must stay within them */
+                r.next.banks = quoted10;
         } else {
+                if (quoted10 & ~prev->banks) {
+                        char want[PCR_SEL_TEXT_MAX];
+                        struct pcr_sel have = {{0}};
+
+                        for (int b = 0; b < BANK_COUNT; b++)
+                                if (prev->banks & BANK_MASK(b))
+                                        have.mask[b] = 1u << IMA_PCR;
+                        if (pcr_sel_format(&have, want, sizeof(want)) < 0)
+                                want[0] = '\0';
+                        return attest_fail(err, -ESTALE, "ima_bank_untracked",
+                                           "the quote covers PCR 10 in a bank the stored replay "
+                                           "does not track (it has %s): reset the state and "
+                                           "send the log from entry 0",
+                                           want);
+                }
                 if (ev->ima_offset != prev->entries)
                         return attest_fail(err, -ESTALE, "ima_offset_mismatch",
                                            "$.ima.offset: %" PRIu64 ", expected %" PRIu64
@@ -660,7 +713,6 @@ int verify_evidence(const struct verify_input *in, const struct evidence *ev,
         r.extra_entries = total - r.new_entries;
         memcpy(r.next.pcr, rp.pcr, sizeof(r.next.pcr));
         r.next.used = rp.used;
-        r.next.banks = BANK_MASK_ALL;
         r.next.valid = true;
         r.next.reset_count = r.quote.reset_count;
         r.next.restart_count = r.quote.restart_count;

@@ -4,6 +4,10 @@
  * quote, reboot and clock checks, incremental IMA replay against the quoted PCR 10, boot_aggregate
  * and the claim history (critical data) of the accepted entries. Pure: no I/O, no TPM.
  *
+ * Only PCR 10 is compared with the log, so only entries on PCR 10 feed the claims; entries on
+ * other PCRs are replayed into the state but anchor nothing, and trailing ones after the last
+ * PCR 10 entry of the matching prefix wait for the next round.
+ *
  * Error codes of verify_evidence(), one per stage (besides those of quote_verify(), the IMA
  * readers and cdata_claims_feed(), passed through):
  *   -EINVAL  verify_invalid_argument
@@ -13,6 +17,8 @@
  *   -ESTALE  ima_offset_reboot         the quote shows a reboot but ima.offset is not 0; the
  *                                      caller should forget the state and ask again from 0
  *   -EBADMSG verify_pcr10_not_quoted   no quoted bank covers PCR 10
+ *   -ESTALE  ima_bank_untracked        the quote covers PCR 10 in a bank the stored state does
+ *                                      not replay (the selection grew); reset, send from 0
  *   -ESTALE  ima_replay_mismatch       no prefix of the new entries replays to the quoted PCR 10
  */
 #ifndef ATTEST_VERIFY_H
@@ -36,7 +42,7 @@ struct replay_state {
         uint32_t reset_count, restart_count;
         uint64_t clock;   /* TPM clock of the last accepted quote, ms */
         uint64_t entries; /* log entries consumed so far this boot */
-        unsigned banks;   /* BANK_MASK() of the banks replayed (all) */
+        unsigned banks;   /* BANK_MASK() of the banks replayed: those quoted with PCR 10 */
         uint32_t used;    /* bit i: the log extended PCR i */
         uint8_t pcr[BANK_COUNT][PCR_COUNT][BANK_DIGEST_MAX]; /* running replay values */
         bool boot_aggregate_seen;                            /* entry 0 was a boot_aggregate */

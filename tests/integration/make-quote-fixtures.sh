@@ -8,6 +8,7 @@
 # DIR/KIND/quote.attest  TPMS_ATTEST (tpm2_quote -m); quote.sig TPMT_SIGNATURE (tpm2_quote -s)
 # DIR/KIND/quote.pcrs    tpm2_quote -o (the tpm2-tools binary form tpm2_checkquote -f takes)
 # DIR/KIND/pcrs.yaml     tpm2_pcrread of the same selection right after the quote
+# DIR/KIND/ak.pem        the same key as PEM (tpm2_readpublic -f pem), for openssl cross-checks
 # DIR/pcrs-after.yaml    the same PCRs read after PCR 10 was extended once more
 # KIND: rsa (RSA-2048 RSASSA-SHA256 AK), ecc (P-256 ECDSA-SHA256 AK), rsapss (RSA-2048
 # RSAPSS-SHA256 AK), norestrict (RSA signing key without `restricted`, tpm2_create), other (an
@@ -27,6 +28,7 @@ quote() {
         tpm2_quote -c "$ctx" -l "$SEL_TOOLS" -q "$(cat nonce.hex)" -m "$d/quote.attest" \
                 -s "$d/quote.sig" -o "$d/quote.pcrs" "$@" >"$d/quote.yaml"
         tpm2_pcrread "$SEL_TOOLS" >"$d/pcrs.yaml"
+        tpm2_readpublic -c "$ctx" -f pem -o "$d/ak.pem" >/dev/null
         flush
 }
 

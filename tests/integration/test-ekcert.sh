@@ -37,5 +37,10 @@ printf '\x00' | dd of="$work/bad.der" bs=1 seek=$((n - 20)) conv=notrunc status=
 expect ek_cert_untrusted "certificate with a corrupted signature" "$work/bad.der" "$a/state/ca" "$a/ek-rsa.pub"
 head -c 300 /dev/urandom >"$work/junk.der"
 expect ek_cert_malformed "random bytes as a certificate" "$work/junk.der" "$a/state/ca" "$a/ek-rsa.pub"
+# a TPM2B_PUBLIC whose size field says one byte less than it holds
+cp "$a/ek-rsa.pub" "$work/badsize.pub"
+lo=$(od -An -tu1 -j1 -N1 "$work/badsize.pub" | tr -d ' ')
+printf "\\$(printf '%03o' $((lo - 1)))" | dd of="$work/badsize.pub" bs=1 seek=1 conv=notrunc status=none
+expect key_malformed "EK public area with a wrong size field" "$a/rsa.der" "$a/state/ca" "$work/badsize.pub"
 expect ek_ca_unreadable "no CA bundle" "$a/rsa.der" "$work/nothing" "$a/ek-rsa.pub"
 exit $fail

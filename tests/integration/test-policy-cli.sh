@@ -50,6 +50,7 @@ grep -q '"never_permissive": true' lab.json || fail "from-host: never_permissive
 "$attestctl" policy check lab.json good.json --ak ak.pub --sel sha256:0-10+sha1:10 >v-good.json ||
         fail "check good: exit $?"
 grep -q '"status": "pass"' v-good.json || fail "check good: not pass"
+grep -q '"new_entries": 6' v-good.json || fail "check good: not 6 entries replayed"
 rc=0
 "$attestctl" policy check lab.json tcb.json --ak ak.pub >v-tcb.json || rc=$?
 [ $rc -eq 1 ] || fail "check tcb: exit $rc, want 1"
@@ -85,4 +86,25 @@ grep -q 'policy_bad_glob: \$.kernel.versions\[0\]' err.txt || fail "validate: $(
 rc=0
 "$attestctl" policy check lab.json good.json 2>/dev/null >/dev/null || rc=$?
 [ $rc -eq 2 ] || fail "check without --ak: exit $rc, want 2"
+# the recorded boot replayed into the TPM (firmware log too): boot_aggregate matches, so the
+# policy written from it requires it and pins the boot's real PCRs 0-9
+tpm2_shutdown -c
+swtpm_ioctl --tcp "127.0.0.1:$SWTPM_CTRL_PORT" -i
+tpm2_startup -c
+"$top/tests/lib/replay-boot" "$top/tests/data/qemu61-good" "$attestctl" >/dev/null
+nonce=$(openssl rand -hex 32)
+tpm2_quote -c 0x81010003 -l "$SEL_TOOLS" -q "$nonce" -m q.attest -s q.sig -g sha256 >/dev/null
+tpm2_pcrread "$SEL_TOOLS" >q.pcrs
+"$mkevidence" json "$nonce" q.attest q.sig q.pcrs \
+        "$top/tests/data/qemu61-good/binary_runtime_measurements" >real.json
+"$attestctl" policy from-host real.json --ak ak.pub --name real >real-pol.json ||
+        fail "from-host real: exit $?"
+grep -q '"require_boot_aggregate": true' real-pol.json || fail "real: boot_aggregate not pinned"
+want0=$(awk '$1 == 0 { print $2 }' "$top/tests/data/qemu61-good/pcrs-sha256.txt")
+grep -q "\"0\": \"$want0\"" real-pol.json || fail "real: PCR 0 is not the recorded boot's"
+"$attestctl" policy check real-pol.json real.json --ak ak.pub >/dev/null || fail "check real: $?"
+rc=0
+"$attestctl" policy check lab.json real.json --ak ak.pub >v-real.json || rc=$?
+[ $rc -eq 1 ] || fail "lab policy on the real PCRs: exit $rc, want 1"
+grep -q '"name": "tpm.pcrs.sha256.0"' v-real.json || fail "no PCR 0 claim"
 echo "policy-cli: ok"

@@ -280,6 +280,25 @@ START_TEST(test_quote_blob_caps)
 }
 END_TEST
 
+START_TEST(test_document_cap_and_null_err)
+{
+        size_t n = EVIDENCE_JSON_MAX + 1;
+        char *s = malloc(n);
+        struct evidence *ev = NULL;
+        struct attest_err err = {0};
+
+        memset(s, ' ', n);
+        ck_assert_int_eq(evidence_from_json(s, n, 0, &ev, &err), -E2BIG);
+        ck_assert_str_eq(err.code, "evidence_too_big");
+        /* err is optional: every failure path must cope with NULL */
+        ck_assert_int_eq(evidence_from_json(s, n, 0, &ev, NULL), -E2BIG);
+        ck_assert_int_eq(evidence_from_json("{\"x\":1}", 7, 0, &ev, NULL), -EBADMSG);
+        ck_assert_int_eq(evidence_from_json("{", 1, 0, &ev, NULL), -EBADMSG);
+        ck_assert_ptr_null(ev);
+        free(s);
+}
+END_TEST
+
 START_TEST(test_syntax_errors_and_non_objects)
 {
         static const char *const texts[] = {"",
@@ -329,6 +348,7 @@ int main(void)
         tcase_add_test(tc, test_control_bytes_in_an_unknown_key_are_escaped);
         tcase_add_test(tc, test_ima_cap_is_enforced_exactly);
         tcase_add_test(tc, test_quote_blob_caps);
+        tcase_add_test(tc, test_document_cap_and_null_err);
         tcase_add_test(tc, test_syntax_errors_and_non_objects);
         tcase_add_test(tc, test_every_truncation_fails_cleanly);
         suite_add_tcase(s, tc);

@@ -130,6 +130,7 @@ START_TEST(test_oversize_policy_is_refused)
         memcpy(s, "{\"name\":\"a\"}", 12);
         ck_assert_int_eq(policy_parse(s, n, &p, &err), -E2BIG);
         ck_assert_str_eq(err.code, "policy_too_big");
+        ck_assert_int_eq(policy_parse(s, n, &p, NULL), -E2BIG);
         ck_assert_int_eq(policy_parse(s, n - 1, &p, &err), 0);
         policy_free(p);
         free(s);
@@ -333,6 +334,85 @@ START_TEST(test_never_permissive_fails_on_tcb_and_passes_on_good)
         json_decref(v);
         host_done(&good);
         host_done(&tcb);
+}
+END_TEST
+
+/* A synthetic selinux-state history on PCR 10. */
+static void history(struct host *hst, const char *const *states, size_t n)
+{
+        struct imagen g;
+        struct pcr_set pcrs = {0};
+
+        ck_assert_int_eq(imagen_init(&g), 0);
+        for (size_t i = 0; i < n; i++)
+                ck_assert_int_eq(imagen_buf(&g, 10, "selinux-state", states[i], strlen(states[i])),
+                                 0);
+        host_from_log(hst, g.bin, g.bin_len, &pcrs);
+        hst->log = TAKE_PTR(g.bin);
+        imagen_done(&g);
+}
+
+START_TEST(test_never_permissive_rules)
+{
+        static const struct {
+                const char *states[4];
+                const char *result;
+                json_int_t entry;
+                const char *reason;
+        } cases[] = {
+                /* permissive boot, then enforcing: allowed */
+                {{"initialized=0;enforcing=0;", "initialized=1;enforcing=0;",
+                  "initialized=1;enforcing=1;"},
+                 "pass",
+                 2,
+                 NULL},
+                /* de-initialised after enforcing */
+                {{"initialized=1;enforcing=1;", "initialized=0;enforcing=1;"},
+                 "fail",
+                 1,
+                 "entry 1: initialized=0 after enforcing=1 at entry 0"},
+                {{"initialized=1;enforcing=1;", "initialized=1;enforcing=1;",
+                  "initialized=1;enforcing=0;", "initialized=1;enforcing=1;"},
+                 "fail",
+                 2,
+                 "entry 2: enforcing=0 after enforcing=1 at entry 0"},
+                {{"initialized=1;enforcing=1;", "initialized=x;enforcing=1;"},
+                 "fail",
+                 1,
+                 "entry 1: initialized not 0/1 after enforcing=1 at entry 0"},
+                {{"initialized=1;enforcing=1;", "initialized=1;"},
+                 "fail",
+                 1,
+                 "entry 1: enforcing not 0/1 after enforcing=1 at entry 0"},
+                /* never enforcing at all */
+                {{"initialized=1;enforcing=0;", "initialized=1;enforcing=0;"},
+                 "fail",
+                 1,
+                 "no selinux-state since boot had enforcing=1"},
+                /* kernels without initialized= */
+                {{"enforcing=1;"}, "pass", 0, NULL},
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                struct host h;
+                size_t n = 0;
+
+                while (n < 4 && cases[i].states[n])
+                        n++;
+                history(&h, cases[i].states, n);
+                json_t *v = eval("{\"name\":\"np\",\"selinux\":{\"never_permissive\":true}}", &h);
+                assert_claim(v, "selinux.never_permissive", cases[i].result, true, cases[i].entry);
+                if (cases[i].reason)
+                        ck_assert_str_eq(reason(v, "selinux.never_permissive"), cases[i].reason);
+                /* from_host pins it exactly when it holds */
+                json_t *p = NULL;
+                ck_assert_int_eq(policy_from_host(&h.vr, &h.ev, "h", &p), 0);
+                ck_assert_int_eq(json_is_true(json_object_get(json_object_get(p, "selinux"),
+                                                              "never_permissive")),
+                                 strcmp(cases[i].result, "pass") == 0);
+                json_decref(p);
+                json_decref(v);
+                host_done(&h);
+        }
 }
 END_TEST
 
@@ -593,6 +673,55 @@ START_TEST(test_absent_sections_are_listed_unchecked)
 }
 END_TEST
 
+START_TEST(test_policy_hash_of_the_loaded_policy_file)
+{
+        static const char *const boots[] = {"ima-sig-sha512", "custom-fmt", "ima-buf-runtime"};
+
+        for (size_t i = 0; i < ARRAY_SIZE(boots); i++) {
+                char rel[256], hex[129], pol[512];
+                struct host h;
+                struct hasher *hs;
+                uint8_t d[64];
+                size_t len;
+
+                /* /sys/fs/selinux/policy of that boot: what selinux-policy-hash hashes */
+                snprintf(rel, sizeof(rel), "tests/data/%s/selinux_policy", boots[i]);
+                char *file = tu_read(rel, &len);
+                ck_assert_msg(file != NULL, "%s", rel);
+                host_load(&h, boots[i]);
+                /* hashed with the boot's ima_hash (sha512 in ima-sig-sha512, sha384 in custom-fmt)
+                 */
+                int b = -1;
+                for (int k = 0; k < BANK_COUNT; k++)
+                        if (bank_size(k) == h.vr.next.claims.policy_hash_len)
+                                b = k;
+                ck_assert_int_ge(b, 0);
+                ck_assert_int_eq(hasher_new(&hs), 0);
+                ck_assert_int_eq(hasher_digest(hs, b, file, len, d), 0);
+                hasher_free(hs);
+                free(file);
+                hex_encode(d, bank_size(b), hex);
+                snprintf(pol, sizeof(pol),
+                         "{\"name\":\"ph\",\"selinux\":{\"policy_sha256\":[\"%s\"]}}", hex);
+                json_t *v = eval(pol, &h);
+                ck_assert_msg(strcmp(status(v), "pass") == 0, "%s: %s vs %s", boots[i], hex,
+                              json_string_value(json_object_get(
+                                      find_claim(v, "selinux.policy_sha256"), "observed")));
+                json_decref(v);
+                if (b == BANK_SHA512) {
+                        v = eval("{\"name\":\"ph\",\"selinux\":{\"policy_sha256\":[\"c128e15f"
+                                 "74d3dcc1d830a3658a665b4790d6d5901fdc8ddd624d632b9f5689a8\"]}}",
+                                 &h);
+                        ck_assert_str_eq(status(v), "fail");
+                        ck_assert_msg(strstr(reason(v, "selinux.policy_sha256"), "has 64 bytes"),
+                                      "%s", reason(v, "selinux.policy_sha256"));
+                        json_decref(v);
+                }
+                host_done(&h);
+        }
+}
+END_TEST
+
 static json_t *from_host(const struct host *h, const char *name)
 {
         json_t *p = NULL;
@@ -697,6 +826,7 @@ int main(void)
         tcase_add_test(tc, test_oversize_policy_is_refused);
         tcase_add_test(tc, test_glob);
         tcase_add_test(tc, test_never_permissive_fails_on_tcb_and_passes_on_good);
+        tcase_add_test(tc, test_never_permissive_rules);
         tcase_add_test(tc, test_full_policy_on_a_real_boot);
         tcase_add_test(tc, test_mismatches_fail_with_reasons);
         tcase_add_test(tc, test_boot_aggregate_fails_against_other_pcrs);
@@ -704,6 +834,7 @@ int main(void)
         tcase_add_test(tc, test_cfi_permissive_and_anchoring);
         tcase_add_test(tc, test_host_kernel_version_is_unanchored);
         tcase_add_test(tc, test_absent_sections_are_listed_unchecked);
+        tcase_add_test(tc, test_policy_hash_of_the_loaded_policy_file);
         tcase_add_test(tc, test_from_host_pins_the_host);
         tcase_add_test(tc, test_from_host_keeps_anchoring);
         suite_add_tcase(s, tc);

@@ -20,6 +20,8 @@
 #define SEL "sha256:0-10+sha1:10"
 
 static char tmpdir[256];
+static const char *quote_sel = SEL_TOOLS; /* what quote_ev asks tpm2_quote for */
+static struct pcr_sel sel;                /* what verify() asks verify_evidence for */
 
 static void sh(const char *fmt, ...) _printf_(1, 2);
 static void sh(const char *fmt, ...)
@@ -52,6 +54,7 @@ struct log {
         size_t off[64]; /* off[i]: byte where entry i starts; off[n] == len */
         uint32_t pcr[64];
         uint8_t sha1[64][20], sha256[64][32];
+        unsigned n_selinux; /* selinux-state entries on PCR 10 */
 };
 
 static void log_index(struct log *l)
@@ -65,10 +68,13 @@ static void log_index(struct log *l)
         ck_assert_int_eq(hasher_new(&h), 0);
         ima_reader_init_binary(&rd, l->buf, l->len, NULL);
         l->n = 0;
+        l->n_selinux = 0;
         l->off[0] = 0;
         while ((x = ima_reader_next(&rd, &e, &err)) > 0) {
                 ck_assert_uint_lt(l->n, 63);
                 l->pcr[l->n] = e.pcr;
+                if (e.pcr == IMA_PCR && cdata_kind_of(&e) == CDATA_SELINUX_STATE)
+                        l->n_selinux++;
                 if (e.violation) {
                         memset(l->sha1[l->n], 0xff, 20);
                         memset(l->sha256[l->n], 0xff, 32);
@@ -137,7 +143,7 @@ static struct evidence *quote_ev(const struct log *l, size_t from, size_t to, ui
         hex_encode(ev->nonce, 32, nonce);
         sh("tpm2_quote -c %s -l %s -q %s -m %s/q.attest -s %s/q.sig -g sha256 >/dev/null && "
            "tpm2_pcrread %s >%s/q.pcrs",
-           AK_HANDLE, SEL_TOOLS, nonce, tmpdir, tmpdir, SEL_TOOLS, tmpdir);
+           AK_HANDLE, quote_sel, nonce, tmpdir, tmpdir, quote_sel, tmpdir);
         snprintf(path, sizeof(path), "%s/q.attest", tmpdir);
         ev->attest = slurp(path, &ev->attest_len);
         snprintf(path, sizeof(path), "%s/q.sig", tmpdir);
@@ -179,8 +185,6 @@ static struct quote_ak *load_ak(void)
         free(p);
         return ak;
 }
-
-static struct pcr_sel sel;
 
 static int verify(const struct quote_ak *ak, const struct evidence *ev,
                   const struct replay_state *prev, struct verify_result *r, struct attest_err *err)
@@ -289,6 +293,108 @@ START_TEST(test_boot_aggregate_matches_quoted_pcrs)
         verify_result_done(&r);
         evidence_free(ev);
         imagen_done(&g);
+        quote_ak_free(ak);
+}
+END_TEST
+
+START_TEST(test_recorded_boot_replayed_into_the_tpm_passes_boot_aggregate)
+{
+        struct quote_ak *ak = load_ak();
+        const char *top = getenv("ATTEST_TOP"), *ctl = getenv("ATTESTCTL");
+        struct log l;
+        struct verify_result r;
+        struct attest_err err;
+
+        ck_assert_msg(top && ctl, "ATTEST_TOP and ATTESTCTL must be set");
+        tpm_reset();
+        /* the firmware event log into PCRs 0-9 and the IMA log into PCR 10, as on the machine */
+        sh("%s/tests/lib/replay-boot %s/tests/data/qemu61-good %s >/dev/null", top, top, ctl);
+        log_load(&l, "qemu61-good");
+        struct evidence *ev = quote_ev(&l, 0, l.n, 60);
+        ck_assert_msg(verify(ak, ev, NULL, &r, &err) == 0, "%s: %s", err.code, err.msg);
+        ck_assert(r.boot_aggregate_seen);
+        ck_assert_msg(r.boot_aggregate_ok, "%s", r.boot_aggregate_err.msg);
+        ck_assert_uint_eq(r.new_entries, l.n);
+        verify_result_done(&r);
+        evidence_free(ev);
+        quote_ak_free(ak);
+        free(l.buf);
+}
+END_TEST
+
+START_TEST(test_claims_come_only_from_pcr10_entries)
+{
+        struct quote_ak *ak = load_ak();
+        struct imagen g;
+        struct log l = {0};
+        struct verify_result r;
+        struct attest_err err;
+
+        tpm_reset();
+        ck_assert_int_eq(imagen_init(&g), 0);
+        ck_assert_int_eq(imagen_buf(&g, 10, "selinux-state", "initialized=1;enforcing=1;", 26), 0);
+        /* PCR 11 is not checked against the log: what it claims is not anchored */
+        ck_assert_int_eq(imagen_buf(&g, 11, "selinux-state", "initialized=1;enforcing=0;", 26), 0);
+        ck_assert_int_eq(imagen_buf(&g, 11, "kernel_version", "9.9.9", 5), 0);
+        /* (the shortest matching prefix would end before trailing PCR 11 entries) */
+        ck_assert_int_eq(imagen_buf(&g, 10, "selinux-state", "initialized=1;enforcing=1;", 26), 0);
+        l.buf = g.bin;
+        l.len = g.bin_len;
+        log_index(&l);
+        tpm_extend(&l, 0, l.n);
+        struct evidence *ev = quote_ev(&l, 0, l.n, 80);
+
+        ck_assert_msg(verify(ak, ev, NULL, &r, &err) == 0, "%s: %s", err.code, err.msg);
+        ck_assert_uint_eq(r.new_entries, 4);
+        ck_assert_uint_eq(r.next.claims.n_selinux, 2);
+        ck_assert_uint_eq(r.next.claims.selinux[0].entry, 0);
+        ck_assert_uint_eq(r.next.claims.selinux[1].entry, 3);
+        ck_assert(!r.next.claims.kernel_version_seen);
+        ck_assert(!r.boot_aggregate_seen);
+        verify_result_done(&r);
+        evidence_free(ev);
+        imagen_done(&g);
+        quote_ak_free(ak);
+}
+END_TEST
+
+START_TEST(test_every_recorded_boot_verifies_in_all_banks)
+{
+        struct quote_ak *ak = load_ak();
+        const char *top = getenv("ATTEST_TOP"), *ctl = getenv("ATTESTCTL");
+        char **boots = tu_boots();
+        unsigned n = 0;
+
+        ck_assert_msg(top && ctl, "ATTEST_TOP and ATTESTCTL must be set");
+        quote_sel = "sha1:0,1,2,3,4,5,6,7,8,9,10+sha256:0,1,2,3,4,5,6,7,8,9,10+"
+                    "sha384:0,1,2,3,4,5,6,7,8,9,10+sha512:0,1,2,3,4,5,6,7,8,9,10";
+        ck_assert_int_eq(pcr_sel_parse("sha1:0-10+sha256:0-10+sha384:0-10+sha512:0-10", &sel), 0);
+        for (size_t i = 0; boots[i]; i++) {
+                struct log l;
+                struct verify_result r;
+                struct attest_err err;
+
+                tpm_reset();
+                sh("%s/tests/lib/replay-boot %s/tests/data/%s %s >/dev/null", top, top, boots[i],
+                   ctl);
+                log_load(&l, boots[i]);
+                struct evidence *ev = quote_ev(&l, 0, l.n, (uint8_t)(90 + i));
+                ck_assert_msg(verify(ak, ev, NULL, &r, &err) == 0, "%s: %s: %s", boots[i], err.code,
+                              err.msg);
+                ck_assert_uint_eq(r.new_entries, l.n);
+                ck_assert_uint_eq(r.next.banks, BANK_MASK_ALL);
+                ck_assert_msg(r.boot_aggregate_seen && r.boot_aggregate_ok, "%s: %s", boots[i],
+                              r.boot_aggregate_err.msg);
+                ck_assert_uint_eq(r.next.claims.n_selinux, l.n_selinux);
+                verify_result_done(&r);
+                evidence_free(ev);
+                free(l.buf);
+                n++;
+        }
+        ck_assert_uint_ge(n, 6);
+        quote_sel = SEL_TOOLS;
+        ck_assert_int_eq(pcr_sel_parse(SEL, &sel), 0);
+        tu_boots_free(boots);
         quote_ak_free(ak);
 }
 END_TEST
@@ -512,6 +618,23 @@ START_TEST(test_incremental_rounds_replay_only_new_entries)
         ck_assert_uint_eq(st.claims.n_selinux, 4);
         ck_assert(st.boot_aggregate_seen);
         ck_assert(st.claims.kernel_version_seen);
+        /* a round with nothing new: an empty log is accepted at zero entries */
+        struct verify_result r0;
+        struct evidence *ev0 = quote_ev(&l, l.n, l.n, 29);
+        ck_assert_uint_eq(ev0->ima_len, 0);
+        ck_assert_msg(verify(ak, ev0, &st, &r0, &err) == 0, "%s: %s", err.code, err.msg);
+        ck_assert_uint_eq(r0.new_entries, 0);
+        ck_assert_uint_eq(r0.next.entries, l.n);
+        ck_assert_uint_eq(r0.next.claims.n_selinux, 4);
+        verify_result_done(&r0);
+        evidence_free(ev0);
+        /* but PCR 10 moved on and the agent sends nothing: withheld entries are caught */
+        sh("tpm2_pcrextend 10:sha256=%s,sha1=%s >/dev/null",
+           "00000000000000000000000000000000000000000000000000000000000000aa",
+           "00000000000000000000000000000000000000bb");
+        ev0 = quote_ev(&l, l.n, l.n, 28);
+        expect_fail(ak, ev0, &st, -ESTALE, "ima_replay_mismatch");
+        evidence_free(ev0);
         replay_state_done(&st);
         quote_ak_free(ak);
         free(l.buf);
@@ -593,6 +716,73 @@ START_TEST(test_offset_mismatch_and_clock_rewind)
 }
 END_TEST
 
+START_TEST(test_replay_keeps_to_the_quoted_banks)
+{
+        struct quote_ak *ak = load_ak();
+        struct log l;
+        struct verify_result r;
+        struct attest_err err;
+
+        tpm_reset();
+        log_load(&l, "qemu61-tcb");
+        tpm_extend(&l, 0, 10);
+        quote_sel = "sha256:0,1,2,3,4,5,6,7,8,9,10";
+        ck_assert_int_eq(pcr_sel_parse("sha256:0-10", &sel), 0);
+        struct evidence *ev = quote_ev(&l, 0, 10, 70);
+        ck_assert_msg(verify(ak, ev, NULL, &r, &err) == 0, "%s: %s", err.code, err.msg);
+        ck_assert_uint_eq(r.next.banks, BANK_MASK(BANK_SHA256));
+        persist(&r.next);
+        ck_assert_uint_eq(r.next.banks, BANK_MASK(BANK_SHA256));
+        /* the next quote covers sha1 PCR 10 too: the state cannot vouch for it */
+        tpm_extend(&l, 10, l.n);
+        quote_sel = SEL_TOOLS;
+        ck_assert_int_eq(pcr_sel_parse(SEL, &sel), 0);
+        struct evidence *ev2 = quote_ev(&l, 10, l.n, 71);
+        expect_fail(ak, ev2, &r.next, -ESTALE, "ima_bank_untracked");
+        /* from entry 0 without state both banks are replayed and checked */
+        evidence_free(ev2);
+        ev2 = quote_ev(&l, 0, l.n, 72);
+        struct verify_result r2;
+        ck_assert_msg(verify(ak, ev2, NULL, &r2, &err) == 0, "%s: %s", err.code, err.msg);
+        ck_assert_uint_eq(r2.next.banks, BANK_MASK(BANK_SHA256) | BANK_MASK(BANK_SHA1));
+        ck_assert_mem_eq(r2.next.pcr[BANK_SHA1][10], ev2->pcrs.v[BANK_SHA1][10], 20);
+        verify_result_done(&r);
+        verify_result_done(&r2);
+        evidence_free(ev);
+        evidence_free(ev2);
+        quote_ak_free(ak);
+        free(l.buf);
+}
+END_TEST
+
+START_TEST(test_entries_cap_per_submission)
+{
+        struct quote_ak *ak = load_ak();
+        struct log l;
+        struct verify_result r;
+        struct attest_err err = {0};
+
+        tpm_reset();
+        log_load(&l, "qemu61-tcb");
+        tpm_extend(&l, 0, 5);
+        /* quoted after 5 entries, 20 sent */
+        struct evidence *ev = quote_ev(&l, 0, l.n, 75);
+        struct verify_input in = {.ak = ak, .nonce = ev->nonce, .nonce_len = 32, .sel = &sel};
+
+        in.max_entries = 4;
+        ck_assert_int_eq(verify_evidence(&in, ev, &r, &err), -E2BIG);
+        ck_assert_str_eq(err.code, "ima_too_many_entries");
+        /* the cap bounds what is replayed, not what is sent after the matching prefix */
+        in.max_entries = 5;
+        ck_assert_msg(verify_evidence(&in, ev, &r, &err) == 0, "%s: %s", err.code, err.msg);
+        ck_assert_uint_eq(r.new_entries, 5);
+        verify_result_done(&r);
+        evidence_free(ev);
+        quote_ak_free(ak);
+        free(l.buf);
+}
+END_TEST
+
 START_TEST(test_evidence_survives_its_json_form)
 {
         struct quote_ak *ak = load_ak();
@@ -611,6 +801,18 @@ START_TEST(test_evidence_survives_its_json_form)
         ck_assert_msg(verify(ak, back, NULL, &r, &err) == 0, "%s: %s", err.code, err.msg);
         ck_assert_uint_eq(r.new_entries, l.n);
         verify_result_done(&r);
+        /* the same boot's ascii log verifies against the same quote */
+        size_t alen;
+        uint8_t *asc =
+                (uint8_t *)tu_read("tests/data/qemu61-good/ascii_runtime_measurements", &alen);
+        ck_assert_ptr_nonnull(asc);
+        ev_set_log(back, asc, alen);
+        back->ima_format = IMA_FORMAT_ASCII;
+        ck_assert_msg(verify(ak, back, NULL, &r, &err) == 0, "%s: %s", err.code, err.msg);
+        ck_assert_uint_eq(r.new_entries, l.n);
+        ck_assert_uint_eq(r.next.claims.n_selinux, 2);
+        verify_result_done(&r);
+        free(asc);
         evidence_free(back);
         evidence_free(ev);
         free(j);
@@ -632,14 +834,26 @@ START_TEST(test_replay_state_json_rejects_bad_fields)
                 {"{\"version\":1,\"valid\":true,\"reset_count\":-1}", "replay_state_bad_value",
                  "$.reset_count: out of range"},
                 {"{\"version\":1,\"valid\":true,\"reset_count\":1,\"restart_count\":0,\"clock\":5,"
-                 "\"entries\":3,\"pcrs\":{\"sha256\":{\"10\":\"00\"}},\"boot_aggregate\":{"
+                 "\"entries\":3,\"banks\":[\"sha256\"],\"pcrs\":{\"sha256\":{\"10\":\"00\"}},"
+                 "\"boot_aggregate\":{"
                  "\"seen\":true,\"ok\":true},\"claims\":{\"selinux\":[],\"selinux_dropped\":0}}",
                  "replay_state_bad_value", "$.pcrs.sha256.10: 1 bytes"},
                 {"{\"version\":1,\"valid\":true,\"reset_count\":1,\"restart_count\":0,\"clock\":5,"
-                 "\"entries\":3,\"pcrs\":{},\"boot_aggregate\":{\"seen\":false,\"ok\":false},"
+                 "\"entries\":3,\"banks\":[\"sha1\"],\"pcrs\":{},\"boot_aggregate\":{\"seen\":"
+                 "false,\"ok\":false},"
                  "\"claims\":{\"selinux\":[{\"entry\":2,\"raw\":\"enforcing=x;;\"}],"
                  "\"selinux_dropped\":0}}",
                  "cdata_bad_key", "$.claims.selinux[0].raw: byte"},
+                {"{\"version\":1,\"valid\":true,\"reset_count\":1,\"restart_count\":0,\"clock\":5,"
+                 "\"entries\":3,\"banks\":[],\"pcrs\":{}}",
+                 "replay_state_bad_value", "$.banks: no bank"},
+                {"{\"version\":1,\"valid\":true,\"reset_count\":1,\"restart_count\":0,\"clock\":5,"
+                 "\"entries\":3,\"banks\":[\"sha1\",\"sha1\"],\"pcrs\":{}}",
+                 "replay_state_bad_value", "$.banks[1]: bank listed twice"},
+                {"{\"version\":1,\"valid\":true,\"reset_count\":1,\"restart_count\":0,\"clock\":5,"
+                 "\"entries\":3,\"banks\":[\"sha256\"],\"pcrs\":{\"sha1\":{\"10\":\"00000000000"
+                 "00000000000000000000000000000\"}}}",
+                 "replay_state_bad_value", "$.pcrs: bank sha1 does not list"},
         };
         for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
                 struct replay_state s;
@@ -692,6 +906,9 @@ int main(void)
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, test_real_log_passes_with_real_quote);
         tcase_add_test(tc, test_boot_aggregate_matches_quoted_pcrs);
+        tcase_add_test(tc, test_recorded_boot_replayed_into_the_tpm_passes_boot_aggregate);
+        tcase_add_test(tc, test_every_recorded_boot_verifies_in_all_banks);
+        tcase_add_test(tc, test_claims_come_only_from_pcr10_entries);
         tcase_add_test(tc, test_tampered_entry_is_rejected);
         tcase_add_test(tc, test_deleted_and_reordered_entries_are_rejected);
         tcase_add_test(tc, test_wrong_nonce_is_rejected);
@@ -700,6 +917,8 @@ int main(void)
         tcase_add_test(tc, test_incremental_rounds_replay_only_new_entries);
         tcase_add_test(tc, test_reboot_restarts_replay_from_entry_zero);
         tcase_add_test(tc, test_offset_mismatch_and_clock_rewind);
+        tcase_add_test(tc, test_replay_keeps_to_the_quoted_banks);
+        tcase_add_test(tc, test_entries_cap_per_submission);
         tcase_add_test(tc, test_evidence_survives_its_json_form);
         tcase_add_test(tc, test_replay_state_json_rejects_bad_fields);
         suite_add_tcase(s, tc);

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* The parsed policy, shared by the parser, the evaluator and the writer (policy*.c) only. */
+#ifndef ATTEST_POLICY_INTERNAL_H
+#define ATTEST_POLICY_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "policy.h"
+
+#define WORD_MAX 32
+#define GLOB_MAX 128
+
+/* -1: not checked; 0/1: expected value */
+typedef signed char tri;
+
+struct policy {
+        char name[POLICY_NAME_MAX + 1];
+        bool has_selinux, has_tk, has_cfi, has_kernel, has_tpm, has_ima;
+        struct {
+                tri initialized, enforcing, checkreqprot, never_permissive;
+                unsigned ncaps;
+                char cap[CDATA_KV_MAX][CDATA_KEY_MAX + 1];
+                bool cap_val[CDATA_KV_MAX];
+                bool has_hashes;
+                unsigned nhashes;
+                uint8_t hash[POLICY_HASHES_MAX][BANK_DIGEST_MAX];
+                uint8_t hash_len[POLICY_HASHES_MAX];
+        } selinux;
+        struct {
+                unsigned nsources;
+                char source[POLICY_SOURCES_MAX][WORD_MAX];
+                tri anchored;
+        } tk;
+        struct {
+                tri enabled, permissive, anchored;
+        } cfi;
+        struct {
+                unsigned nversions;
+                char version[POLICY_VERSIONS_MAX][GLOB_MAX];
+                tri anchored;
+        } kernel;
+        struct pcr_set pcrs;
+        tri require_boot_aggregate;
+};
+
+/* [A-Za-z0-9_.+~-]: names, trust sources, kernel releases. */
+bool policy_word_char(char c);
+/* Lowercase hex of n bytes (at most BANK_DIGEST_MAX) as a new JSON string. */
+json_t *policy_hex_json(const uint8_t *p, size_t n);
+
+#endif

@@ -1,0 +1,823 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Quote verification against real quotes from swtpm (fixtures made by
+ * tests/integration/make-quote-fixtures.sh, directory in $QUOTE_FIXTURES), plus quotes signed here
+ * with OpenSSL keys dressed as AKs, for the checks a real TPM cannot be made to fail (magic, type,
+ * P-384, TPML order).
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/core_names.h>
+#include <openssl/ec.h>
+#include <openssl/evp.h>
+#include <openssl/rsa.h>
+#include <tss2/tss2_mu.h>
+
+#include "hex.h"
+#include "pcrs.h"
+#include "pcrsel.h"
+#include "quote.h"
+
+#define BLOB_MAX 4096
+
+struct fx {
+        uint8_t ak[BLOB_MAX], attest[BLOB_MAX], sig[BLOB_MAX];
+        size_t ak_len, attest_len, sig_len;
+        struct pcr_set pcrs;
+};
+
+static uint8_t nonce[64];
+static size_t nonce_len;
+static struct pcr_sel sel;
+
+static size_t slurp(const char *rel, uint8_t *buf, size_t max)
+{
+        const char *dir = getenv("QUOTE_FIXTURES");
+        char path[4096];
+        FILE *f;
+        size_t n;
+
+        ck_assert_msg(dir != NULL, "QUOTE_FIXTURES is not set (run through meson test)");
+        snprintf(path, sizeof(path), "%s/%s", dir, rel);
+        f = fopen(path, "rb");
+        ck_assert_msg(f != NULL, "cannot open %s", path);
+        n = fread(buf, 1, max, f);
+        ck_assert_msg(feof(f) && n < max, "%s: read error or too big", path);
+        fclose(f);
+        return n;
+}
+
+static void load_pcrs(const char *rel, struct pcr_set *ret)
+{
+        static uint8_t text[PCR_FILE_MAX];
+        struct attest_err err = {0};
+        size_t n = slurp(rel, text, sizeof(text));
+
+        ck_assert_msg(pcrs_parse((const char *)text, n, ret, &err) == 0, "%s: %s", rel, err.msg);
+}
+
+static void load(const char *kind, struct fx *f)
+{
+        char p[256], hex[256];
+        size_t n;
+
+        memset(f, 0, sizeof(*f));
+        snprintf(p, sizeof(p), "%s/ak.pub", kind);
+        f->ak_len = slurp(p, f->ak, sizeof(f->ak));
+        snprintf(p, sizeof(p), "%s/quote.attest", kind);
+        f->attest_len = slurp(p, f->attest, sizeof(f->attest));
+        snprintf(p, sizeof(p), "%s/quote.sig", kind);
+        f->sig_len = slurp(p, f->sig, sizeof(f->sig));
+        snprintf(p, sizeof(p), "%s/pcrs.yaml", kind);
+        load_pcrs(p, &f->pcrs);
+        n = slurp("nonce.hex", (uint8_t *)hex, sizeof(hex) - 1);
+        while (n && (hex[n - 1] == '\n' || hex[n - 1] == '\r'))
+                n--;
+        ck_assert_int_eq(hex_decode(hex, n, nonce, sizeof(nonce), &nonce_len), 0);
+        ck_assert_uint_eq(nonce_len, 32);
+        ck_assert_int_eq(pcr_sel_parse("sha256:0-10+sha1:10", &sel), 0);
+}
+
+static struct quote_ak *ak_of(const struct fx *f)
+{
+        struct attest_err err = {0};
+        struct quote_ak *ak = NULL;
+
+        ck_assert_msg(quote_ak_parse(f->ak, f->ak_len, &ak, &err) == 0, "%s: %s", err.code,
+                      err.msg);
+        return ak;
+}
+
+/* Verify and check the errno and the code. */
+static void expect(const struct quote_ak *ak, const uint8_t *attest, size_t alen,
+                   const uint8_t *sig, size_t slen, const uint8_t *n, size_t nlen,
+                   const struct pcr_sel *s, const struct pcr_set *pcrs, int want,
+                   const char *want_code)
+{
+        struct attest_err err = {0};
+        struct quote_info info;
+        int r;
+
+        memset(&info, 0xa5, sizeof(info));
+        r = quote_verify(ak, attest, alen, sig, slen, n, nlen, s, pcrs, &info, &err);
+        ck_assert_msg(r == want, "quote_verify = %d, want %d (%s: %s)", r, want,
+                      err.code ? err.code : "-", err.msg);
+        if (want_code) {
+                ck_assert_ptr_nonnull(err.code);
+                ck_assert_str_eq(err.code, want_code);
+                ck_assert_msg(strlen(err.msg) > 0, "no message for %s", want_code);
+                /* ret_* written only on success */
+                ck_assert_uint_eq(info.reset_count, 0xa5a5a5a5u);
+        }
+}
+
+static void expect_fx(const struct quote_ak *ak, const struct fx *f, int want, const char *code)
+{
+        expect(ak, f->attest, f->attest_len, f->sig, f->sig_len, nonce, nonce_len, &sel, &f->pcrs,
+               want, code);
+}
+
+/* ---- real swtpm quotes ---- */
+
+static void accepts(const char *kind, uint16_t sig_alg)
+{
+        _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+        struct attest_err err = {0};
+        struct quote_info info;
+        uint8_t name[QUOTE_NAME_MAX], want_name[BLOB_MAX];
+        size_t name_len, want_len;
+        char p[64];
+        struct fx f;
+
+        load(kind, &f);
+        ak = ak_of(&f);
+        ck_assert_int_eq(quote_verify(ak, f.attest, f.attest_len, f.sig, f.sig_len, nonce,
+                                      nonce_len, &sel, &f.pcrs, &info, &err),
+                         0);
+        ck_assert(pcr_sel_equal(&info.sel, &sel));
+        ck_assert_int_eq(info.hash, BANK_SHA256);
+        ck_assert_uint_eq(info.sig_alg, sig_alg);
+        ck_assert_uint_ge(info.reset_count, 1);
+        ck_assert(info.safe);
+        ck_assert_uint_ne(info.firmware_version, 0);
+        ck_assert_uint_gt(info.clock, 0);
+        /* no expected selection: any, reported back */
+        memset(&info, 0, sizeof(info));
+        ck_assert_int_eq(quote_verify(ak, f.attest, f.attest_len, f.sig, f.sig_len, nonce,
+                                      nonce_len, NULL, &f.pcrs, &info, &err),
+                         0);
+        ck_assert(pcr_sel_equal(&info.sel, &sel));
+        /* the name tpm2_createak printed (-n) */
+        ck_assert_int_eq(quote_ak_name(ak, name, sizeof(name), &name_len), 0);
+        snprintf(p, sizeof(p), "%s/ak.name", kind);
+        want_len = slurp(p, want_name, sizeof(want_name));
+        ck_assert_uint_eq(name_len, want_len);
+        ck_assert_int_eq(memcmp(name, want_name, name_len), 0);
+        ck_assert_int_eq(quote_ak_name(ak, name, name_len - 1, &name_len), -E2BIG);
+        ck_assert_ptr_nonnull(quote_ak_pkey(ak));
+}
+
+START_TEST(test_quote_accepts_swtpm_rsa_rsassa)
+{
+        accepts("rsa", TPM2_ALG_RSASSA);
+}
+END_TEST
+
+START_TEST(test_quote_accepts_swtpm_ecc_p256)
+{
+        accepts("ecc", TPM2_ALG_ECDSA);
+}
+END_TEST
+
+START_TEST(test_quote_accepts_swtpm_rsapss)
+{
+        accepts("rsapss", TPM2_ALG_RSAPSS);
+}
+END_TEST
+
+START_TEST(test_quote_accepts_tpm2b_attest)
+{
+        _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+        uint8_t wrapped[BLOB_MAX + 2];
+        struct fx f;
+
+        load("rsa", &f);
+        ak = ak_of(&f);
+        wrapped[0] = (uint8_t)(f.attest_len >> 8);
+        wrapped[1] = (uint8_t)f.attest_len;
+        memcpy(wrapped + 2, f.attest, f.attest_len);
+        expect(ak, wrapped, f.attest_len + 2, f.sig, f.sig_len, nonce, nonce_len, &sel, &f.pcrs, 0,
+               NULL);
+        /* a wrong size prefix is not a TPM2B_ATTEST, and not a TPMS_ATTEST either */
+        wrapped[1]++;
+        expect(ak, wrapped, f.attest_len + 2, f.sig, f.sig_len, nonce, nonce_len, &sel, &f.pcrs,
+               -EBADMSG, "quote_attest_malformed");
+}
+END_TEST
+
+START_TEST(test_quote_rejects_wrong_nonce)
+{
+        _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+        uint8_t other[64];
+        struct fx f;
+
+        load("ecc", &f);
+        ak = ak_of(&f);
+        memcpy(other, nonce, nonce_len);
+        other[nonce_len - 1] ^= 1;
+        expect(ak, f.attest, f.attest_len, f.sig, f.sig_len, other, nonce_len, &sel, &f.pcrs,
+               -ESTALE, "quote_nonce");
+        /* a prefix of the right nonce, the nonce with a byte more, no nonce */
+        expect(ak, f.attest, f.attest_len, f.sig, f.sig_len, nonce, nonce_len - 1, &sel, &f.pcrs,
+               -ESTALE, "quote_nonce");
+        memcpy(other, nonce, nonce_len);
+        other[nonce_len] = 0;
+        expect(ak, f.attest, f.attest_len, f.sig, f.sig_len, other, nonce_len + 1, &sel, &f.pcrs,
+               -ESTALE, "quote_nonce");
+        expect(ak, f.attest, f.attest_len, f.sig, f.sig_len, NULL, 0, &sel, &f.pcrs, -ESTALE,
+               "quote_nonce");
+}
+END_TEST
+
+START_TEST(test_quote_rejects_flipped_attest_byte)
+{
+        _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+        struct fx f;
+        /* magic 4, type 2, qualifiedSigner 2+34, extraData 2+32: then clockInfo.clock */
+        const size_t clock_off = 4 + 2 + 2 + 34 + 2 + 32;
+
+        load("rsa", &f);
+        ak = ak_of(&f);
+        f.attest[clock_off + 7] ^= 0x01;
+        expect_fx(ak, &f, -EKEYREJECTED, "quote_signature");
+        f.attest[clock_off + 7] ^= 0x01;
+        /* every byte, every bit position class: never accepted */
+        for (size_t i = 0; i < f.attest_len; i++) {
+                struct attest_err err = {0};
+
+                f.attest[i] ^= 0x80;
+                int r = quote_verify(ak, f.attest, f.attest_len, f.sig, f.sig_len, nonce, nonce_len,
+                                     &sel, &f.pcrs, NULL, &err);
+                ck_assert_msg(r == -EKEYREJECTED || r == -EBADMSG || r == -EOPNOTSUPP,
+                              "flip at %zu: %d %s", i, r, err.code ? err.code : "-");
+                f.attest[i] ^= 0x80;
+        }
+        expect_fx(ak, &f, 0, NULL);
+}
+END_TEST
+
+START_TEST(test_quote_rejects_flipped_signature_byte)
+{
+        const char *kinds[] = {"rsa", "ecc", "rsapss"};
+
+        for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+                _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+                struct fx f;
+
+                load(kinds[k], &f);
+                ak = ak_of(&f);
+                f.sig[f.sig_len - 1] ^= 0x01;
+                expect_fx(ak, &f, -EKEYREJECTED, "quote_signature");
+                f.sig[f.sig_len - 1] ^= 0x01;
+                for (size_t i = 0; i < f.sig_len; i++) {
+                        struct attest_err err = {0};
+
+                        f.sig[i] ^= 0x04;
+                        int r = quote_verify(ak, f.attest, f.attest_len, f.sig, f.sig_len, nonce,
+                                             nonce_len, &sel, &f.pcrs, NULL, &err);
+                        ck_assert_msg(r < 0, "%s: flip at %zu accepted", kinds[k], i);
+                        f.sig[i] ^= 0x04;
+                }
+        }
+}
+END_TEST
+
+START_TEST(test_quote_rejects_pcr_changed_after_quote)
+{
+        _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+        struct pcr_set after;
+        struct fx f;
+
+        load("rsa", &f);
+        ak = ak_of(&f);
+        load_pcrs("pcrs-after.yaml", &after);
+        ck_assert_int_ne(memcmp(after.v[BANK_SHA256][10], f.pcrs.v[BANK_SHA256][10], 32), 0);
+        expect(ak, f.attest, f.attest_len, f.sig, f.sig_len, nonce, nonce_len, &sel, &after,
+               -EKEYREJECTED, "quote_pcr_digest");
+        /* one bit of one value in either bank */
+        f.pcrs.v[BANK_SHA1][10][19] ^= 1;
+        expect_fx(ak, &f, -EKEYREJECTED, "quote_pcr_digest");
+        f.pcrs.v[BANK_SHA1][10][19] ^= 1;
+        f.pcrs.v[BANK_SHA256][3][0] ^= 1;
+        expect_fx(ak, &f, -EKEYREJECTED, "quote_pcr_digest");
+        f.pcrs.v[BANK_SHA256][3][0] ^= 1;
+        /* values of PCRs not quoted do not matter */
+        f.pcrs.have[BANK_SHA256] |= 1u << 11;
+        f.pcrs.v[BANK_SHA256][11][0] = 0x77;
+        expect_fx(ak, &f, 0, NULL);
+}
+END_TEST
+
+START_TEST(test_quote_rejects_other_selection)
+{
+        _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+        struct pcr_sel other;
+        struct fx f;
+
+        load("rsa", &f);
+        ak = ak_of(&f);
+        ck_assert_int_eq(pcr_sel_parse("sha256:0-10", &other), 0);
+        expect(ak, f.attest, f.attest_len, f.sig, f.sig_len, nonce, nonce_len, &other, &f.pcrs,
+               -EKEYREJECTED, "quote_pcr_selection");
+        ck_assert_int_eq(pcr_sel_parse("sha256:0-10+sha1:10,11", &other), 0);
+        expect(ak, f.attest, f.attest_len, f.sig, f.sig_len, nonce, nonce_len, &other, &f.pcrs,
+               -EKEYREJECTED, "quote_pcr_selection");
+        ck_assert_int_eq(pcr_sel_parse("sha256:0-10+sha384:10", &other), 0);
+        expect(ak, f.attest, f.attest_len, f.sig, f.sig_len, nonce, nonce_len, &other, &f.pcrs,
+               -EKEYREJECTED, "quote_pcr_selection");
+}
+END_TEST
+
+START_TEST(test_quote_rejects_missing_pcr_value)
+{
+        _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+        struct fx f;
+
+        load("rsa", &f);
+        ak = ak_of(&f);
+        f.pcrs.have[BANK_SHA1] &= ~(1u << 10);
+        expect_fx(ak, &f, -EBADMSG, "quote_pcr_missing");
+}
+END_TEST
+
+START_TEST(test_quote_rejects_other_tpms_ak)
+{
+        _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL, *ecc = NULL;
+        struct fx f, o, e;
+
+        load("rsa", &f);
+        load("other", &o);
+        load("ecc", &e);
+        ak = ak_of(&f);
+        ecc = ak_of(&e);
+        /* the second swtpm's quote is valid with its own AK, not with ours */
+        {
+                _cleanup_(quote_ak_freep) struct quote_ak *oak = ak_of(&o);
+                expect_fx(oak, &o, 0, NULL);
+        }
+        expect_fx(ak, &o, -EKEYREJECTED, "quote_signature");
+        /* an RSA quote with an ECC AK; an RSAPSS signature with an RSASSA AK */
+        expect_fx(ecc, &f, -EKEYREJECTED, "quote_sig_scheme");
+        load("rsapss", &o);
+        expect_fx(ak, &o, -EKEYREJECTED, "quote_sig_scheme");
+}
+END_TEST
+
+START_TEST(test_quote_rejects_truncated_blobs)
+{
+        _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+        struct attest_err err = {0};
+        struct quote_ak *bad = NULL;
+        struct fx f;
+
+        load("ecc", &f);
+        ak = ak_of(&f);
+        for (size_t n = 0; n < f.attest_len; n++)
+                expect(ak, f.attest, n, f.sig, f.sig_len, nonce, nonce_len, &sel, &f.pcrs, -EBADMSG,
+                       "quote_attest_malformed");
+        for (size_t n = 0; n < f.sig_len; n++)
+                expect(ak, f.attest, f.attest_len, f.sig, n, nonce, nonce_len, &sel, &f.pcrs,
+                       -EBADMSG, "quote_sig_malformed");
+        for (size_t n = 0; n < f.ak_len; n++) {
+                ck_assert_int_eq(quote_ak_parse(f.ak, n, &bad, &err), -EBADMSG);
+                ck_assert_str_eq(err.code, "quote_ak_malformed");
+                ck_assert_ptr_null(bad);
+        }
+}
+END_TEST
+
+START_TEST(test_quote_rejects_trailing_garbage)
+{
+        _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+        struct attest_err err = {0};
+        struct quote_ak *bad = NULL;
+        struct fx f;
+
+        load("rsa", &f);
+        ak = ak_of(&f);
+        f.attest[f.attest_len] = 0;
+        expect(ak, f.attest, f.attest_len + 1, f.sig, f.sig_len, nonce, nonce_len, &sel, &f.pcrs,
+               -EBADMSG, "quote_attest_trailing");
+        f.sig[f.sig_len] = 0;
+        expect(ak, f.attest, f.attest_len, f.sig, f.sig_len + 1, nonce, nonce_len, &sel, &f.pcrs,
+               -EBADMSG, "quote_sig_trailing");
+        f.ak[f.ak_len] = 0;
+        ck_assert_int_eq(quote_ak_parse(f.ak, f.ak_len + 1, &bad, &err), -EBADMSG);
+        ck_assert_str_eq(err.code, "quote_ak_trailing");
+        ck_assert_ptr_null(bad);
+        /* a TPM2B size that does not match its TPMT_PUBLIC (tss2-mu does not check it) */
+        f.ak[1]++;
+        ck_assert_int_eq(quote_ak_parse(f.ak, f.ak_len, &bad, &err), -EBADMSG);
+        ck_assert_str_eq(err.code, "quote_ak_malformed");
+        f.ak[1] -= 2;
+        ck_assert_int_eq(quote_ak_parse(f.ak, f.ak_len, &bad, &err), -EBADMSG);
+        ck_assert_str_eq(err.code, "quote_ak_malformed");
+        ck_assert_ptr_null(bad);
+        f.ak[1]++;
+        /* over the caps: refused before any decoding */
+        expect(ak, f.attest, QUOTE_ATTEST_MAX + 1, f.sig, f.sig_len, nonce, nonce_len, &sel,
+               &f.pcrs, -E2BIG, "quote_attest_too_big");
+        expect(ak, f.attest, f.attest_len, f.sig, QUOTE_SIG_MAX + 1, nonce, nonce_len, &sel,
+               &f.pcrs, -E2BIG, "quote_sig_too_big");
+        ck_assert_int_eq(quote_ak_parse(f.ak, QUOTE_AK_MAX + 1, &bad, &err), -E2BIG);
+        ck_assert_str_eq(err.code, "quote_ak_too_big");
+}
+END_TEST
+
+START_TEST(test_quote_rejects_unrestricted_key)
+{
+        struct attest_err err = {0};
+        struct quote_ak *ak = NULL;
+        struct fx f;
+
+        load("norestrict", &f);
+        ck_assert_int_eq(quote_ak_parse(f.ak, f.ak_len, &ak, &err), -EKEYREJECTED);
+        ck_assert_str_eq(err.code, "quote_ak_attributes");
+        ck_assert_ptr_nonnull(strstr(err.msg, "restricted"));
+        ck_assert_ptr_null(ak);
+}
+END_TEST
+
+/* ---- quotes signed here: an OpenSSL key presented as an AK ---- */
+
+struct synth {
+        EVP_PKEY *key;
+        uint8_t pub[BLOB_MAX];
+        size_t pub_len;
+        const char *md;
+        TPM2_ALG_ID hash;
+};
+
+static const TPMA_OBJECT ak_attrs = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT |
+                                    TPMA_OBJECT_SENSITIVEDATAORIGIN | TPMA_OBJECT_USERWITHAUTH |
+                                    TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_SIGN_ENCRYPT;
+
+static void synth_marshal(struct synth *s, const TPM2B_PUBLIC *p)
+{
+        s->pub_len = 0;
+        ck_assert_int_eq(Tss2_MU_TPM2B_PUBLIC_Marshal(p, s->pub, sizeof(s->pub), &s->pub_len), 0);
+}
+
+static void synth_rsa(struct synth *s, unsigned bits, TPMA_OBJECT attrs)
+{
+        TPM2B_PUBLIC p;
+        BIGNUM *n = NULL;
+
+        memset(&p, 0, sizeof(p));
+        s->key = EVP_RSA_gen(bits);
+        ck_assert_ptr_nonnull(s->key);
+        ck_assert_int_eq(EVP_PKEY_get_bn_param(s->key, OSSL_PKEY_PARAM_RSA_N, &n), 1);
+        p.publicArea.type = TPM2_ALG_RSA;
+        p.publicArea.nameAlg = TPM2_ALG_SHA256;
+        p.publicArea.objectAttributes = attrs;
+        p.publicArea.parameters.rsaDetail.symmetric.algorithm = TPM2_ALG_NULL;
+        p.publicArea.parameters.rsaDetail.scheme.scheme = TPM2_ALG_RSASSA;
+        p.publicArea.parameters.rsaDetail.scheme.details.rsassa.hashAlg = TPM2_ALG_SHA256;
+        p.publicArea.parameters.rsaDetail.keyBits = (TPMI_RSA_KEY_BITS)bits;
+        p.publicArea.unique.rsa.size = (UINT16)(bits / 8);
+        ck_assert_int_eq(BN_bn2binpad(n, p.publicArea.unique.rsa.buffer, (int)bits / 8),
+                         (int)bits / 8);
+        BN_free(n);
+        s->md = "SHA256";
+        s->hash = TPM2_ALG_SHA256;
+        synth_marshal(s, &p);
+}
+
+static void synth_ecc(struct synth *s, const char *curve, TPM2_ECC_CURVE id, size_t fs)
+{
+        uint8_t pt[1 + 2 * 66];
+        size_t len = 0;
+        TPM2B_PUBLIC p;
+
+        memset(&p, 0, sizeof(p));
+        s->key = EVP_EC_gen(curve);
+        ck_assert_ptr_nonnull(s->key);
+        ck_assert_int_eq(EVP_PKEY_get_octet_string_param(s->key, OSSL_PKEY_PARAM_PUB_KEY, pt,
+                                                         sizeof(pt), &len),
+                         1);
+        ck_assert_uint_eq(len, 1 + 2 * fs);
+        p.publicArea.type = TPM2_ALG_ECC;
+        p.publicArea.nameAlg = TPM2_ALG_SHA256;
+        p.publicArea.objectAttributes = ak_attrs;
+        p.publicArea.parameters.eccDetail.symmetric.algorithm = TPM2_ALG_NULL;
+        p.publicArea.parameters.eccDetail.scheme.scheme = TPM2_ALG_ECDSA;
+        p.publicArea.parameters.eccDetail.scheme.details.ecdsa.hashAlg =
+                fs == 48 ? TPM2_ALG_SHA384 : TPM2_ALG_SHA256;
+        p.publicArea.parameters.eccDetail.curveID = id;
+        p.publicArea.parameters.eccDetail.kdf.scheme = TPM2_ALG_NULL;
+        p.publicArea.unique.ecc.x.size = (UINT16)fs;
+        memcpy(p.publicArea.unique.ecc.x.buffer, pt + 1, fs);
+        p.publicArea.unique.ecc.y.size = (UINT16)fs;
+        memcpy(p.publicArea.unique.ecc.y.buffer, pt + 1 + fs, fs);
+        s->md = fs == 48 ? "SHA384" : "SHA256";
+        s->hash = fs == 48 ? TPM2_ALG_SHA384 : TPM2_ALG_SHA256;
+        synth_marshal(s, &p);
+}
+
+/* Marshal a and sign it with the synthetic key the way a TPM would. */
+static void synth_sign(const struct synth *s, const TPMS_ATTEST *a, uint8_t *attest, size_t *alen,
+                       uint8_t *sig, size_t *slen)
+{
+        EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+        uint8_t raw[1024];
+        size_t rl = sizeof(raw);
+        TPMT_SIGNATURE t;
+
+        *alen = 0;
+        ck_assert_int_eq(Tss2_MU_TPMS_ATTEST_Marshal(a, attest, BLOB_MAX, alen), 0);
+        ck_assert_int_eq(EVP_DigestSignInit_ex(ctx, NULL, s->md, NULL, NULL, s->key, NULL), 1);
+        ck_assert_int_eq(EVP_DigestSign(ctx, raw, &rl, attest, *alen), 1);
+        EVP_MD_CTX_free(ctx);
+        memset(&t, 0, sizeof(t));
+        if (EVP_PKEY_get_base_id(s->key) == EVP_PKEY_RSA) {
+                t.sigAlg = TPM2_ALG_RSASSA;
+                t.signature.rsassa.hash = s->hash;
+                t.signature.rsassa.sig.size = (UINT16)rl;
+                memcpy(t.signature.rsassa.sig.buffer, raw, rl);
+        } else {
+                const uint8_t *p = raw;
+                ECDSA_SIG *es = d2i_ECDSA_SIG(NULL, &p, (long)rl);
+                int fs = s->hash == TPM2_ALG_SHA384 ? 48 : 32;
+
+                ck_assert_ptr_nonnull(es);
+                t.sigAlg = TPM2_ALG_ECDSA;
+                t.signature.ecdsa.hash = s->hash;
+                t.signature.ecdsa.signatureR.size = (UINT16)fs;
+                t.signature.ecdsa.signatureS.size = (UINT16)fs;
+                BN_bn2binpad(ECDSA_SIG_get0_r(es), t.signature.ecdsa.signatureR.buffer, fs);
+                BN_bn2binpad(ECDSA_SIG_get0_s(es), t.signature.ecdsa.signatureS.buffer, fs);
+                ECDSA_SIG_free(es);
+        }
+        *slen = 0;
+        ck_assert_int_eq(Tss2_MU_TPMT_SIGNATURE_Marshal(&t, sig, BLOB_MAX, slen), 0);
+}
+
+/* The real rsa quote's TPMS_ATTEST, to be altered and re-signed. */
+static void real_attest(struct fx *f, TPMS_ATTEST *a)
+{
+        size_t off = 0;
+
+        load("rsa", f);
+        memset(a, 0, sizeof(*a));
+        ck_assert_int_eq(Tss2_MU_TPMS_ATTEST_Unmarshal(f->attest, f->attest_len, &off, a), 0);
+}
+
+/* pcrDigest recomputed here independently: sha256 PCRs 0-10 then sha1 PCR 10, or sha1 first. */
+static void set_digest(TPMS_ATTEST *a, const struct pcr_set *pcrs, const char *md, bool sha1_first)
+{
+        uint8_t cat[12 * 32];
+        size_t n = 0;
+        unsigned dl = 0;
+
+        if (sha1_first) {
+                memcpy(cat + n, pcrs->v[BANK_SHA1][10], 20);
+                n += 20;
+        }
+        for (int i = 0; i <= 10; i++, n += 32)
+                memcpy(cat + n, pcrs->v[BANK_SHA256][i], 32);
+        if (!sha1_first) {
+                memcpy(cat + n, pcrs->v[BANK_SHA1][10], 20);
+                n += 20;
+        }
+        ck_assert_int_eq(EVP_Digest(cat, n, a->attested.quote.pcrDigest.buffer, &dl,
+                                    EVP_get_digestbyname(md), NULL),
+                         1);
+        a->attested.quote.pcrDigest.size = (UINT16)dl;
+}
+
+START_TEST(test_quote_rejects_bad_magic_and_type)
+{
+        _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+        uint8_t attest[BLOB_MAX], sig[BLOB_MAX];
+        size_t alen, slen;
+        struct synth s;
+        TPMS_ATTEST a, b;
+        struct attest_err err = {0};
+        struct fx f;
+
+        real_attest(&f, &a);
+        synth_rsa(&s, 2048, ak_attrs);
+        ck_assert_int_eq(quote_ak_parse(s.pub, s.pub_len, &ak, &err), 0);
+        /* unchanged and re-signed: valid, so what follows tests one field each */
+        synth_sign(&s, &a, attest, &alen, sig, &slen);
+        expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, 0, NULL);
+        b = a;
+        b.magic ^= 1;
+        synth_sign(&s, &b, attest, &alen, sig, &slen);
+        expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, -EKEYREJECTED,
+               "quote_magic");
+        b = a;
+        b.type = TPM2_ST_ATTEST_TIME;
+        memset(&b.attested, 0, sizeof(b.attested));
+        synth_sign(&s, &b, attest, &alen, sig, &slen);
+        expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, -EKEYREJECTED,
+               "quote_type");
+        EVP_PKEY_free(s.key);
+}
+END_TEST
+
+START_TEST(test_quote_digest_follows_tpml_order)
+{
+        _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+        uint8_t attest[BLOB_MAX], sig[BLOB_MAX];
+        size_t alen, slen;
+        struct synth s;
+        TPMS_ATTEST a;
+        TPMS_PCR_SELECTION t;
+        struct attest_err err = {0};
+        struct fx f;
+
+        real_attest(&f, &a);
+        synth_rsa(&s, 2048, ak_attrs);
+        ck_assert_int_eq(quote_ak_parse(s.pub, s.pub_len, &ak, &err), 0);
+        ck_assert_uint_eq(a.attested.quote.pcrSelect.count, 2);
+        ck_assert_uint_eq(a.attested.quote.pcrSelect.pcrSelections[0].hash, TPM2_ALG_SHA256);
+        /* sha1 entry first: the digest must be over sha1:10 first */
+        t = a.attested.quote.pcrSelect.pcrSelections[0];
+        a.attested.quote.pcrSelect.pcrSelections[0] = a.attested.quote.pcrSelect.pcrSelections[1];
+        a.attested.quote.pcrSelect.pcrSelections[1] = t;
+        set_digest(&a, &f.pcrs, "SHA256", false);
+        synth_sign(&s, &a, attest, &alen, sig, &slen);
+        expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, -EKEYREJECTED,
+               "quote_pcr_digest");
+        set_digest(&a, &f.pcrs, "SHA256", true);
+        synth_sign(&s, &a, attest, &alen, sig, &slen);
+        expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, 0, NULL);
+        /* a bank listed twice */
+        a.attested.quote.pcrSelect.pcrSelections[1].hash = TPM2_ALG_SHA1;
+        synth_sign(&s, &a, attest, &alen, sig, &slen);
+        expect(ak, attest, alen, sig, slen, nonce, nonce_len, NULL, &f.pcrs, -EBADMSG,
+               "quote_pcr_selection_malformed");
+        /* a hash without a bank */
+        a.attested.quote.pcrSelect.pcrSelections[1].hash = TPM2_ALG_SM3_256;
+        synth_sign(&s, &a, attest, &alen, sig, &slen);
+        expect(ak, attest, alen, sig, slen, nonce, nonce_len, NULL, &f.pcrs, -EOPNOTSUPP,
+               "quote_pcr_bank");
+        EVP_PKEY_free(s.key);
+}
+END_TEST
+
+START_TEST(test_quote_accepts_p384_sha384)
+{
+        _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+        uint8_t attest[BLOB_MAX], sig[BLOB_MAX];
+        size_t alen, slen;
+        struct synth s;
+        TPMS_ATTEST a;
+        struct attest_err err = {0};
+        struct quote_info info;
+        struct fx f;
+
+        real_attest(&f, &a);
+        synth_ecc(&s, "P-384", TPM2_ECC_NIST_P384, 48);
+        ck_assert_int_eq(quote_ak_parse(s.pub, s.pub_len, &ak, &err), 0);
+        set_digest(&a, &f.pcrs, "SHA384", false);
+        synth_sign(&s, &a, attest, &alen, sig, &slen);
+        ck_assert_int_eq(quote_verify(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs,
+                                      &info, &err),
+                         0);
+        ck_assert_int_eq(info.hash, BANK_SHA384);
+        /* the same quote with the sha256 digest the TPM made: wrong hash for this scheme */
+        a.attested.quote.pcrDigest = (TPM2B_DIGEST){0};
+        set_digest(&a, &f.pcrs, "SHA256", false);
+        synth_sign(&s, &a, attest, &alen, sig, &slen);
+        expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, -EKEYREJECTED,
+               "quote_pcr_digest");
+        EVP_PKEY_free(s.key);
+}
+END_TEST
+
+START_TEST(test_quote_ak_rejects_weak_or_wrong_keys)
+{
+        struct attest_err err = {0};
+        struct quote_ak *ak = NULL;
+        struct synth s;
+
+        synth_rsa(&s, 1024, ak_attrs);
+        ck_assert_int_eq(quote_ak_parse(s.pub, s.pub_len, &ak, &err), -EKEYREJECTED);
+        ck_assert_str_eq(err.code, "quote_ak_weak");
+        EVP_PKEY_free(s.key);
+        synth_rsa(&s, 2048, ak_attrs | TPMA_OBJECT_DECRYPT);
+        ck_assert_int_eq(quote_ak_parse(s.pub, s.pub_len, &ak, &err), -EKEYREJECTED);
+        ck_assert_str_eq(err.code, "quote_ak_attributes");
+        EVP_PKEY_free(s.key);
+        synth_rsa(&s, 2048, ak_attrs & ~TPMA_OBJECT_FIXEDTPM);
+        ck_assert_int_eq(quote_ak_parse(s.pub, s.pub_len, &ak, &err), -EKEYREJECTED);
+        ck_assert_str_eq(err.code, "quote_ak_attributes");
+        EVP_PKEY_free(s.key);
+        synth_ecc(&s, "P-521", TPM2_ECC_NIST_P521, 66);
+        ck_assert_int_eq(quote_ak_parse(s.pub, s.pub_len, &ak, &err), -EOPNOTSUPP);
+        ck_assert_str_eq(err.code, "quote_ak_curve");
+        EVP_PKEY_free(s.key);
+        /* a P-256 point moved off the curve */
+        synth_ecc(&s, "P-256", TPM2_ECC_NIST_P256, 32);
+        s.pub[s.pub_len - 1] ^= 1;
+        ck_assert_int_eq(quote_ak_parse(s.pub, s.pub_len, &ak, &err), -EBADMSG);
+        ck_assert_str_eq(err.code, "quote_ak_key");
+        EVP_PKEY_free(s.key);
+        ck_assert_ptr_null(ak);
+}
+END_TEST
+
+/* ---- PCR selections ---- */
+
+START_TEST(test_pcr_sel_parse_and_format)
+{
+        static const struct {
+                const char *in, *out;
+        } good[] = {
+                {"sha256:0-10+sha1:10", "sha1:10+sha256:0-10"},
+                {"sha256:0,1,2,7", "sha256:0-2,7"},
+                {"sha256:7,0", "sha256:0,7"},
+                {"sha256:0+sha256:1", "sha256:0,1"},
+                {"sha512:23", "sha512:23"},
+                {"sha384:0-23", "sha384:0-23"},
+        };
+        static const char *bad[] = {
+                "",          "sha256",    "sha256:",     "sha256:24", "sha256:5-3",
+                "md5:1",     "sha256:1,", "sha256:1+",   "sha256:-1", "sha256:1 ",
+                "sha256:a",  "sha256:1-", "sha256:1-24", ":1",        "sha256:0x1",
+                "sha256:100"};
+        struct pcr_sel s, t;
+        char buf[PCR_SEL_TEXT_MAX];
+
+        for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+                ck_assert_msg(pcr_sel_parse(good[i].in, &s) == 0, "%s", good[i].in);
+                ck_assert_int_eq(pcr_sel_format(&s, buf, sizeof(buf)), 0);
+                ck_assert_str_eq(buf, good[i].out);
+                ck_assert_int_eq(pcr_sel_parse(buf, &t), 0);
+                ck_assert(pcr_sel_equal(&s, &t));
+        }
+        memset(&t, 0x5a, sizeof(t));
+        for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+                ck_assert_msg(pcr_sel_parse(bad[i], &t) == -EINVAL, "'%s' accepted", bad[i]);
+                ck_assert_uint_eq(t.mask[0], 0x5a5a5a5au); /* untouched */
+        }
+        ck_assert_int_eq(pcr_sel_parse("sha256:0-10+sha1:10", &s), 0);
+        ck_assert_uint_eq(pcr_sel_count(&s), 12);
+        ck_assert_int_eq(pcr_sel_format(&s, buf, 8), -E2BIG);
+        ck_assert_uint_lt(strlen(buf), 8);
+        /* every PCR of every bank fits the documented maximum */
+        for (int b = 0; b < BANK_COUNT; b++)
+                s.mask[b] = 0x555555; /* no ranges: longest text */
+        ck_assert_int_eq(pcr_sel_format(&s, buf, sizeof(buf)), 0);
+}
+END_TEST
+
+START_TEST(test_pcr_sel_tpml_round_trip)
+{
+        TPML_PCR_SELECTION l;
+        struct pcr_sel s, t;
+
+        ck_assert_int_eq(pcr_sel_parse("sha256:0-10,23+sha1:10", &s), 0);
+        pcr_sel_to_tpml(&s, &l);
+        ck_assert_uint_eq(l.count, 2);
+        ck_assert_uint_eq(l.pcrSelections[0].hash, TPM2_ALG_SHA1);
+        ck_assert_uint_eq(l.pcrSelections[1].pcrSelect[2], 0x80);
+        ck_assert_int_eq(pcr_sel_from_tpml(&l, &t), 0);
+        ck_assert(pcr_sel_equal(&s, &t));
+        l.pcrSelections[0].sizeofSelect = 4;
+        l.pcrSelections[0].pcrSelect[3] = 1; /* PCR 24 */
+        ck_assert_int_eq(pcr_sel_from_tpml(&l, &t), -EBADMSG);
+}
+END_TEST
+
+static Suite *quote_suite(void)
+{
+        Suite *s = suite_create("quote");
+        TCase *tc = tcase_create("swtpm");
+        TCase *sy = tcase_create("synthetic");
+        TCase *ps = tcase_create("pcrsel");
+
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, test_quote_accepts_swtpm_rsa_rsassa);
+        tcase_add_test(tc, test_quote_accepts_swtpm_ecc_p256);
+        tcase_add_test(tc, test_quote_accepts_swtpm_rsapss);
+        tcase_add_test(tc, test_quote_accepts_tpm2b_attest);
+        tcase_add_test(tc, test_quote_rejects_wrong_nonce);
+        tcase_add_test(tc, test_quote_rejects_flipped_attest_byte);
+        tcase_add_test(tc, test_quote_rejects_flipped_signature_byte);
+        tcase_add_test(tc, test_quote_rejects_pcr_changed_after_quote);
+        tcase_add_test(tc, test_quote_rejects_other_selection);
+        tcase_add_test(tc, test_quote_rejects_missing_pcr_value);
+        tcase_add_test(tc, test_quote_rejects_other_tpms_ak);
+        tcase_add_test(tc, test_quote_rejects_truncated_blobs);
+        tcase_add_test(tc, test_quote_rejects_trailing_garbage);
+        tcase_add_test(tc, test_quote_rejects_unrestricted_key);
+        suite_add_tcase(s, tc);
+        tcase_set_timeout(sy, 60);
+        tcase_add_test(sy, test_quote_rejects_bad_magic_and_type);
+        tcase_add_test(sy, test_quote_digest_follows_tpml_order);
+        tcase_add_test(sy, test_quote_accepts_p384_sha384);
+        tcase_add_test(sy, test_quote_ak_rejects_weak_or_wrong_keys);
+        suite_add_tcase(s, sy);
+        tcase_add_test(ps, test_pcr_sel_parse_and_format);
+        tcase_add_test(ps, test_pcr_sel_tpml_round_trip);
+        suite_add_tcase(s, ps);
+        return s;
+}
+
+int main(void)
+{
+        SRunner *sr = srunner_create(quote_suite());
+        int failed;
+
+        srunner_run_all(sr, CK_ENV);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}
