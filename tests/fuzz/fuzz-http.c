@@ -30,12 +30,27 @@ static const char *const auths[] = {
 static const char *const ctypes[] = {NULL, "application/json", "text/plain",
                                      "application/json; charset=utf-8"};
 
+static char dir[] = "/tmp/fuzz-http.XXXXXX";
+
+/* The database goes when the process does: replays in `meson test` leave nothing in /tmp. */
+static void remove_db(void)
+{
+        static const char *const suffix[] = {"", "-wal", "-shm"};
+        char path[64];
+
+        for (size_t i = 0; i < ARRAY_SIZE(suffix); i++) {
+                snprintf(path, sizeof(path), "%s/attestd.db%s", dir, suffix[i]);
+                unlink(path);
+        }
+        rmdir(dir);
+}
+
 static struct attestd *ctx_get(void)
 {
         static struct attestd d;
         static int ready;
         struct attest_err err = {0};
-        char dir[] = "/tmp/fuzz-http.XXXXXX", db[64], text[1024];
+        char db[64], text[1024];
         unsigned char h[3][32];
         const char *names[3] = {"fuzz-admin", "fuzz-reader", "fuzz-enroll"};
         const char *roles[3] = {"admin", "reader", "enroll"};
@@ -52,6 +67,7 @@ static struct attestd *ctx_get(void)
         d.cfg.retain = 5;
         d.cfg.nonce_ttl = 60;
         FUZZ_CHECK(mkdtemp(dir) != NULL);
+        atexit(remove_db);
         snprintf(db, sizeof(db), "%s/attestd.db", dir);
         metrics_init(&d.metrics);
         pthread_rwlock_init(&d.tokens_lock, NULL);

@@ -154,6 +154,14 @@ START_TEST(test_metrics_text)
 }
 END_TEST
 
+static void rm_rf(const char *dir)
+{
+        char cmd[128];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        ck_assert_int_eq(system(cmd), 0);
+}
+
 static void store_checks(enum store_mode mode)
 {
         char dir[] = "/tmp/attestd-store.XXXXXX", db[64];
@@ -226,6 +234,7 @@ static void store_checks(enum store_mode mode)
         ck_assert_int_eq(v, 3);
         free(body);
         store_close(s);
+        rm_rf(dir);
 }
 
 START_TEST(test_store_refuses_a_newer_schema)
@@ -244,6 +253,7 @@ START_TEST(test_store_refuses_a_newer_schema)
         ck_assert_int_eq(store_open(db, STORE_WRITER, 1, &s, &err), -EINVAL);
         ck_assert_str_eq(err.code, "store_schema");
         ck_assert_ptr_nonnull(strstr(err.msg, "newer"));
+        rm_rf(dir);
 }
 END_TEST
 
