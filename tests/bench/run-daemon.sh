@@ -3,12 +3,12 @@
 # bench-daemon's simulated agents over HTTPS keep-alive, 10-entry increments. Prints the figures;
 # never fails on timing. Usage: run-daemon.sh BUILD_DIR [SECONDS] [AGENTS] [CLIENT_THREADS]
 #   DB_MODES="writer pool"  storage write paths to compare (default both)
-#   THREADS=N               attestd worker threads (default: cores)
+#   THREADS=N               attestd worker threads (default 16: requests wait for the group commit)
 #   PIN=1                   attestd on CPU 0, the simulated agents on CPU 1 (taskset): the figure
 #                           is then what one dedicated core of attestd sustains
 set -euo pipefail
 build=$(cd "${1:?usage: run-daemon.sh BUILD_DIR [SECONDS] [AGENTS] [CLIENT_THREADS]}" && pwd)
-secs=${2:-10} agents=${3:-64} cthreads=${4:-8}
+secs=${2:-10} agents=${3:-64} cthreads=${4:-16}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d "${BENCH_DIR:-/var/tmp}/attestd-bench.XXXXXX")
 pid=""
@@ -16,7 +16,7 @@ trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"
 "$top/tests/lib/mkcerts.sh" "$work/certs" >/dev/null
 tok=$(openssl rand -hex 24)
 echo "admin $(printf %s "$tok" | sha256sum | cut -d' ' -f1) bench" >"$work/tokens"
-threads=${THREADS:-$(nproc)}
+threads=${THREADS:-16}
 pin_d=() pin_c=()
 if [ "${PIN:-0}" = 1 ]; then
         pin_d=(taskset -c 0)
