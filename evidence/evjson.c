@@ -71,8 +71,8 @@ static int boolean(const json_t *v, const char *path, bool *ret, struct attest_e
 static int hexfield(const json_t *v, const char *path, uint8_t *out, size_t max, size_t want,
                     size_t *ret_len, struct attest_err *err)
 {
-        const char *s;
-        size_t n, got;
+        const char *s = NULL;
+        size_t n = 0, got;
         int x;
 
         if ((x = str(v, path, 2 * max, &s, &n, err)) < 0)
@@ -94,8 +94,8 @@ static int b64field(const json_t *v, const char *path, size_t max, uint8_t **ret
                     struct attest_err *err)
 {
         _cleanup_free_ uint8_t *out = NULL;
-        const char *s;
-        size_t n, got;
+        const char *s = NULL;
+        size_t n = 0, got;
         int x;
 
         if (!json_is_string(v))
@@ -125,8 +125,8 @@ static int b64field(const json_t *v, const char *path, size_t max, uint8_t **ret
 /* A short identifier-like string ([a-z0-9_.-], 1..cap-1 bytes) into a fixed buffer. */
 static int word(const json_t *v, const char *path, char *out, size_t cap, struct attest_err *err)
 {
-        const char *s;
-        size_t n;
+        const char *s = NULL;
+        size_t n = 0;
         int x;
 
         if ((x = str(v, path, cap - 1, &s, &n, err)) < 0)
@@ -229,8 +229,8 @@ static int parse_ima(const json_t *o, const char *path, size_t max_ima, struct e
 {
         static const char *const keys[] = {"offset", "format", "entries", NULL};
         char p[JPATH_MAX];
-        const char *s;
-        size_t n;
+        const char *s = NULL;
+        size_t n = 0;
         json_t *v = NULL;
         int x;
 
@@ -307,8 +307,8 @@ static int parse_host(const json_t *o, const char *path, struct evidence_host *h
         static const char *const keys[] = {"kernel", "cmdline",      "boot_id",
                                            "cfi",    "trusted_keys", NULL};
         char p[JPATH_MAX];
-        const char *s;
-        size_t n;
+        const char *s = NULL;
+        size_t n = 0;
         json_t *v = NULL;
         int x;
 
