@@ -12,6 +12,7 @@ static const struct cmd {
 } cmds[] = {
         {"ima", cmd_ima, "show and replay IMA measurement logs"},
         {"quote", cmd_quote, "check TPM 2.0 quotes"},
+        {"policy", cmd_policy, "validate policies, check evidence against them, write them"},
         {"tpm", cmd_tpm, "EK certificate and PCR quotes from a TPM"},
 };
 

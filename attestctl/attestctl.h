@@ -10,6 +10,7 @@
 /* Each sub-command: argv[0] is its own name; returns the process exit status. */
 int cmd_ima(int argc, char **argv);
 int cmd_quote(int argc, char **argv);
+int cmd_policy(int argc, char **argv);
 int cmd_tpm(int argc, char **argv);
 
 /* Read a whole file (at most max bytes) into a new buffer; prints the error itself. */

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * attestctl policy validate | check | from-host: policies offline. check and from-host verify the
+ * evidence fully (quote with the AK, nonce from the evidence, IMA replay from entry 0) first.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "attestctl.h"
+#include "evjson.h"
+#include "policy.h"
+#include "quote.h"
+#include "verify.h"
+
+static void usage(FILE *f)
+{
+        fprintf(f,
+                "Usage: attestctl policy validate POLICY\n"
+                "       attestctl policy check POLICY EVIDENCE --ak AK.pub [--sel SELECTION]\n"
+                "       attestctl policy from-host EVIDENCE --ak AK.pub [--name NAME] "
+                "[--sel SELECTION]\n"
+                "\n"
+                "validate   parse a policy (attestd-policy(5)); errors name the JSON path.\n"
+                "check      verify an evidence document (the agent's JSON: quote, PCRs, IMA log\n"
+                "           from entry 0, host facts) with the AK public key and the nonce it\n"
+                "           carries, then evaluate the policy; prints the verdict JSON.\n"
+                "from-host  verify the evidence of a known-good host the same way and print a\n"
+                "           policy that pins its state.\n"
+                "\n"
+                "Options:\n"
+                "  --ak FILE        AK public area, TPM2B_PUBLIC (tpm2_createak -u); required by\n"
+                "                   check and from-host, since an unverified quote anchors "
+                "nothing\n"
+                "  --sel SEL        PCR selection the quote must cover (e.g. "
+                "sha256:0-10+sha1:10);\n"
+                "                   default: whatever it covers\n"
+                "  --name NAME      from-host: the policy's name (default: from-host)\n"
+                "  -h, --help       this text\n"
+                "\n"
+                "Exit status: validate 0 valid, 1 invalid; check 0 the verdict passes, 1 it fails\n"
+                "(a failed verification is a failed verdict), from-host 0 written, 1 the evidence\n"
+                "does not verify; 2 usage, file or malformed-input errors.\n");
+}
+
+struct args {
+        const char *ak, *sel, *name;
+        int npos;
+        const char *pos[2];
+};
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+        static const struct option opts[] = {
+                {"ak", required_argument, NULL, 'k'},
+                {"sel", required_argument, NULL, 'l'},
+                {"name", required_argument, NULL, 'n'},
+                {"help", no_argument, NULL, 'h'},
+                {0},
+        };
+        int c;
+
+        *a = (struct args){.name = "from-host"};
+        optind = 1;
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+                switch (c) {
+                case 'k':
+                        a->ak = optarg;
+                        break;
+                case 'l':
+                        a->sel = optarg;
+                        break;
+                case 'n':
+                        a->name = optarg;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        return 1;
+                default:
+                        usage(stderr);
+                        return -EINVAL;
+                }
+        }
+        for (; optind < argc; optind++) {
+                if (a->npos == 2) {
+                        fprintf(stderr, "attestctl policy: too many arguments\n");
+                        return -EINVAL;
+                }
+                a->pos[a->npos++] = argv[optind];
+        }
+        return 0;
+}
+
+static int load_policy(const char *path, struct policy **ret)
+{
+        _cleanup_free_ uint8_t *buf = NULL;
+        struct attest_err err = {0};
+        size_t len;
+        int x;
+
+        if ((x = ctl_read_file(path, POLICY_JSON_MAX, &buf, &len)) < 0)
+                return x;
+        if ((x = policy_parse((const char *)buf, len, ret, &err)) < 0) {
+                fprintf(stderr, "%s: %s: %s\n", path, err.code ? err.code : "policy_error",
+                        err.msg);
+                return x;
+        }
+        return 0;
+}
+
+/* Load and verify: 0 verified, 1 verification failed (printed), negative on other errors. */
+static int load_and_verify(const struct args *a, const char *ev_path, struct evidence **ret_ev,
+                           struct verify_result *ret_vr, struct attest_err *verr)
+{
+        _cleanup_free_ uint8_t *evbuf = NULL, *akbuf = NULL;
+        _cleanup_(evidence_freep) struct evidence *ev = NULL;
+        _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+        struct attest_err err = {0};
+        struct pcr_sel sel;
+        size_t evlen, aklen;
+        int x;
+
+        if (!a->ak) {
+                fprintf(stderr, "attestctl policy: --ak AK.pub is required\n");
+                return -EINVAL;
+        }
+        if (a->sel && pcr_sel_parse(a->sel, &sel) < 0) {
+                fprintf(stderr, "attestctl policy: --sel: invalid selection '%s'\n", a->sel);
+                return -EINVAL;
+        }
+        if ((x = ctl_read_file(ev_path, EVIDENCE_JSON_MAX, &evbuf, &evlen)) < 0 ||
+            (x = ctl_read_file(a->ak, QUOTE_AK_MAX, &akbuf, &aklen)) < 0)
+                return x;
+        if ((x = evidence_from_json((const char *)evbuf, evlen, EVIDENCE_JSON_MAX, &ev, &err)) <
+            0) {
+                fprintf(stderr, "%s: %s: %s\n", ev_path, err.code, err.msg);
+                return x;
+        }
+        if ((x = quote_ak_parse(akbuf, aklen, &ak, &err)) < 0) {
+                fprintf(stderr, "%s: %s: %s\n", a->ak, err.code, err.msg);
+                return x;
+        }
+        struct verify_input in = {
+                .ak = ak,
+                .nonce = ev->nonce,
+                .nonce_len = ev->nonce_len,
+                .sel = a->sel ? &sel : NULL,
+        };
+        if ((x = verify_evidence(&in, ev, ret_vr, verr)) < 0)
+                return 1;
+        *ret_ev = TAKE_PTR(ev);
+        return 0;
+}
+
+static int print_json(const json_t *j)
+{
+        _cleanup_free_ char *s = json_dumps(j, JSON_INDENT(2));
+
+        if (!s)
+                return -ENOMEM;
+        printf("%s\n", s);
+        return fflush(stdout) == 0 ? 0 : -EIO;
+}
+
+static int do_check(const struct args *a)
+{
+        _cleanup_(policy_freep) struct policy *pol = NULL;
+        _cleanup_(evidence_freep) struct evidence *ev = NULL;
+        struct verify_result vr;
+        struct attest_err verr = {0};
+        json_auto_t *verdict = NULL;
+        int x;
+
+        if (a->npos != 2) {
+                usage(stderr);
+                return 2;
+        }
+        if (load_policy(a->pos[0], &pol) < 0)
+                return 2;
+        x = load_and_verify(a, a->pos[1], &ev, &vr, &verr);
+        if (x < 0)
+                return 2;
+        if (x == 1) {
+                /* the evidence does not verify: a failed verdict, with the failed check */
+                verdict = json_pack("{s:s, s:s, s:s, s:s}", "status", "fail", "policy",
+                                    policy_name(pol), "error",
+                                    verr.code ? verr.code : "verify_failed", "detail", verr.msg);
+                if (!verdict || print_json(verdict) < 0)
+                        return 2;
+                return 1;
+        }
+        x = policy_eval(pol, &vr, ev, &verdict);
+        verify_result_done(&vr);
+        if (x < 0) {
+                fprintf(stderr, "attestctl policy check: cannot evaluate: %s\n", strerror(-x));
+                return 2;
+        }
+        if (print_json(verdict) < 0)
+                return 2;
+        return strcmp(json_string_value(json_object_get(verdict, "status")), "pass") == 0 ? 0 : 1;
+}
+
+static int do_from_host(const struct args *a)
+{
+        _cleanup_(evidence_freep) struct evidence *ev = NULL;
+        struct verify_result vr;
+        struct attest_err verr = {0};
+        json_auto_t *pol = NULL;
+        int x;
+
+        if (a->npos != 1) {
+                usage(stderr);
+                return 2;
+        }
+        x = load_and_verify(a, a->pos[0], &ev, &vr, &verr);
+        if (x < 0)
+                return 2;
+        if (x == 1) {
+                fprintf(stderr, "%s: does not verify: %s: %s\n", a->pos[0], verr.code, verr.msg);
+                return 1;
+        }
+        x = policy_from_host(&vr, ev, a->name, &pol);
+        verify_result_done(&vr);
+        if (x == -EINVAL) {
+                fprintf(stderr,
+                        "attestctl policy from-host: --name: '%s' is not [A-Za-z0-9_.+~-]"
+                        "{1,64}\n",
+                        a->name);
+                return 2;
+        }
+        if (x < 0 || print_json(pol) < 0)
+                return 2;
+        return 0;
+}
+
+int cmd_policy(int argc, char **argv)
+{
+        struct args a;
+        int x;
+
+        if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+                usage(argc < 2 ? stderr : stdout);
+                return argc < 2 ? 2 : 0;
+        }
+        x = parse_args(argc - 1, argv + 1, &a);
+        if (x)
+                return x > 0 ? 0 : 2;
+        if (strcmp(argv[1], "validate") == 0) {
+                _cleanup_(policy_freep) struct policy *pol = NULL;
+
+                if (a.npos != 1 || a.ak || a.sel) {
+                        usage(stderr);
+                        return 2;
+                }
+                x = load_policy(a.pos[0], &pol);
+                if (x == -EBADMSG || x == -E2BIG)
+                        return 1;
+                if (x < 0)
+                        return 2;
+                printf("%s: valid policy '%s'\n", a.pos[0], policy_name(pol));
+                return 0;
+        }
+        if (strcmp(argv[1], "check") == 0)
+                return do_check(&a);
+        if (strcmp(argv[1], "from-host") == 0)
+                return do_from_host(&a);
+        fprintf(stderr, "attestctl policy: unknown command '%s'\n", argv[1]);
+        usage(stderr);
+        return 2;
+}

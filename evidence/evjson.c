@@ -1,0 +1,492 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "evjson.h"
+#include "hex.h"
+#include "jpath.h"
+#include "quote.h"
+
+#define C_JSON "evidence_json"
+#define C_TYPE "evidence_type"
+#define C_MISSING "evidence_missing_field"
+#define C_UNKNOWN "evidence_unknown_field"
+#define C_VERSION "evidence_version"
+#define C_HEX "evidence_bad_hex"
+#define C_B64 "evidence_bad_b64"
+#define C_VALUE "evidence_bad_value"
+#define C_BIG "evidence_too_big"
+
+struct evidence *evidence_free(struct evidence *ev)
+{
+        if (!ev)
+                return NULL;
+        free(ev->attest);
+        free(ev->sig);
+        free(ev->ima);
+        free(ev->host.cmdline);
+        free(ev);
+        return NULL;
+}
+
+/* obj.key, required or not: *ret NULL when absent and optional. path_out gets the child path. */
+static int field(const json_t *obj, const char *path, const char *key, bool required, json_t **ret,
+                 char *path_out, struct attest_err *err)
+{
+        json_t *v = json_object_get(obj, key);
+
+        jpath_join(path_out, path, key);
+        if (!v && required)
+                return jpath_fail(err, -EBADMSG, C_MISSING, path_out, "missing");
+        *ret = v;
+        return 0;
+}
+
+static int str(const json_t *v, const char *path, size_t max, const char **ret, size_t *ret_len,
+               struct attest_err *err)
+{
+        size_t n;
+
+        if (!json_is_string(v))
+                return jpath_fail(err, -EBADMSG, C_TYPE, path, "not a string");
+        n = json_string_length(v);
+        if (n > max)
+                return jpath_fail(err, -E2BIG, C_BIG, path, "%zu bytes > %zu", n, max);
+        *ret = json_string_value(v);
+        *ret_len = n;
+        return 0;
+}
+
+static int boolean(const json_t *v, const char *path, bool *ret, struct attest_err *err)
+{
+        if (!json_is_boolean(v))
+                return jpath_fail(err, -EBADMSG, C_TYPE, path, "not a boolean");
+        *ret = json_is_true(v);
+        return 0;
+}
+
+/* Hex of exactly want bytes (want 0: 1..max bytes). */
+static int hexfield(const json_t *v, const char *path, uint8_t *out, size_t max, size_t want,
+                    size_t *ret_len, struct attest_err *err)
+{
+        const char *s;
+        size_t n, got;
+        int x;
+
+        if ((x = str(v, path, 2 * max, &s, &n, err)) < 0)
+                return x == -E2BIG ? jpath_fail(err, -EBADMSG, C_HEX, path,
+                                                "%zu hex digits, at most %zu bytes wanted",
+                                                json_string_length(v), max)
+                                   : x;
+        if (hex_decode(s, n, out, max, &got) < 0)
+                return jpath_fail(err, -EBADMSG, C_HEX, path, "not hex");
+        if ((want && got != want) || got == 0)
+                return jpath_fail(err, -EBADMSG, C_HEX, path, "%zu bytes, %zu wanted", got,
+                                  want ? want : max);
+        *ret_len = got;
+        return 0;
+}
+
+/* Base64 into a new buffer of at most max bytes; empty text gives NULL, 0. */
+static int b64field(const json_t *v, const char *path, size_t max, uint8_t **ret, size_t *ret_len,
+                    struct attest_err *err)
+{
+        _cleanup_free_ uint8_t *out = NULL;
+        const char *s;
+        size_t n, got;
+        int x;
+
+        if (!json_is_string(v))
+                return jpath_fail(err, -EBADMSG, C_TYPE, path, "not a string");
+        s = json_string_value(v);
+        n = json_string_length(v);
+        if (n / 4 > max / 3 + 1)
+                return jpath_fail(err, -E2BIG, C_BIG, path, "decodes to more than %zu bytes", max);
+        if (n == 0) {
+                *ret = NULL;
+                *ret_len = 0;
+                return 0;
+        }
+        out = malloc(n / 4 * 3);
+        if (!out)
+                return -ENOMEM;
+        x = b64_decode(s, n, out, max < n / 4 * 3 ? max : n / 4 * 3, &got);
+        if (x == -E2BIG)
+                return jpath_fail(err, -E2BIG, C_BIG, path, "decodes to more than %zu bytes", max);
+        if (x < 0)
+                return jpath_fail(err, -EBADMSG, C_B64, path, "not base64");
+        *ret = TAKE_PTR(out);
+        *ret_len = got;
+        return 0;
+}
+
+/* A short identifier-like string ([a-z0-9_.-], 1..cap-1 bytes) into a fixed buffer. */
+static int word(const json_t *v, const char *path, char *out, size_t cap, struct attest_err *err)
+{
+        const char *s;
+        size_t n;
+        int x;
+
+        if ((x = str(v, path, cap - 1, &s, &n, err)) < 0)
+                return x;
+        if (n == 0)
+                return jpath_fail(err, -EBADMSG, C_VALUE, path, "empty");
+        for (size_t i = 0; i < n; i++) {
+                char c = s[i];
+
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_' || c == '-' || c == '.' || c == '+' || c == '~'))
+                        return jpath_fail(err, -EBADMSG, C_VALUE, path,
+                                          "byte %zu is not [A-Za-z0-9_.+~-]", i);
+        }
+        memcpy(out, s, n);
+        out[n] = '\0';
+        return 0;
+}
+
+static int parse_pcrs(const json_t *o, const char *path, struct pcr_set *ret,
+                      struct attest_err *err)
+{
+        const char *bname, *idx;
+        json_t *bv, *v;
+        struct pcr_set s = {0};
+        unsigned count = 0;
+
+        if (!json_is_object(o))
+                return jpath_fail(err, -EBADMSG, C_TYPE, path, "not an object");
+        json_object_foreach((json_t *)o, bname, bv)
+        {
+                char bp[JPATH_MAX];
+                int b = bank_from_name(bname, strlen(bname));
+
+                jpath_join(bp, path, bname);
+                if (b < 0)
+                        return jpath_fail(err, -EBADMSG, C_UNKNOWN, bp, "unknown PCR bank");
+                if (!json_is_object(bv))
+                        return jpath_fail(err, -EBADMSG, C_TYPE, bp, "not an object");
+                json_object_foreach(bv, idx, v)
+                {
+                        char ip[JPATH_MAX];
+                        size_t n = strlen(idx), got;
+                        unsigned i = 0;
+                        int x;
+
+                        jpath_join(ip, bp, idx);
+                        /* decimal 0..23 without leading zeros */
+                        bool ok = n >= 1 && n <= 2 && !(n == 2 && idx[0] == '0');
+                        for (size_t k = 0; ok && k < n; k++) {
+                                if (idx[k] < '0' || idx[k] > '9')
+                                        ok = false;
+                                else
+                                        i = i * 10 + (unsigned)(idx[k] - '0');
+                        }
+                        if (!ok || i >= PCR_COUNT)
+                                return jpath_fail(err, -EBADMSG, C_UNKNOWN, ip,
+                                                  "not a PCR index 0-23");
+                        if ((x = hexfield(v, ip, s.v[b][i], bank_size(b), bank_size(b), &got,
+                                          err)) < 0)
+                                return x;
+                        s.have[b] |= 1u << i;
+                        count++;
+                }
+        }
+        if (!count)
+                return jpath_fail(err, -EBADMSG, C_VALUE, path, "no PCR values");
+        *ret = s;
+        return 0;
+}
+
+static int parse_quote(const json_t *o, const char *path, struct evidence *ev,
+                       struct attest_err *err)
+{
+        static const char *const keys[] = {"attest", "signature", "pcrs", NULL};
+        char p[JPATH_MAX];
+        json_t *v = NULL;
+        int x;
+
+        if ((x = jpath_object(o, path, keys, C_TYPE, C_UNKNOWN, err)) < 0)
+                return x;
+        if ((x = field(o, path, "attest", true, &v, p, err)) < 0 ||
+            (x = b64field(v, p, QUOTE_ATTEST_MAX, &ev->attest, &ev->attest_len, err)) < 0)
+                return x;
+        if (!ev->attest)
+                return jpath_fail(err, -EBADMSG, C_VALUE, p, "empty");
+        if ((x = field(o, path, "signature", true, &v, p, err)) < 0 ||
+            (x = b64field(v, p, QUOTE_SIG_MAX, &ev->sig, &ev->sig_len, err)) < 0)
+                return x;
+        if (!ev->sig)
+                return jpath_fail(err, -EBADMSG, C_VALUE, p, "empty");
+        if ((x = field(o, path, "pcrs", true, &v, p, err)) < 0 ||
+            (x = parse_pcrs(v, p, &ev->pcrs, err)) < 0)
+                return x;
+        return 0;
+}
+
+static int parse_ima(const json_t *o, const char *path, size_t max_ima, struct evidence *ev,
+                     struct attest_err *err)
+{
+        static const char *const keys[] = {"offset", "format", "entries", NULL};
+        char p[JPATH_MAX];
+        const char *s;
+        size_t n;
+        json_t *v = NULL;
+        int x;
+
+        if ((x = jpath_object(o, path, keys, C_TYPE, C_UNKNOWN, err)) < 0)
+                return x;
+        if ((x = field(o, path, "offset", true, &v, p, err)) < 0)
+                return x;
+        if (!json_is_integer(v))
+                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an integer");
+        if (json_integer_value(v) < 0)
+                return jpath_fail(err, -EBADMSG, C_VALUE, p, "negative");
+        ev->ima_offset = (uint64_t)json_integer_value(v);
+        if ((x = field(o, path, "format", true, &v, p, err)) < 0 ||
+            (x = str(v, p, 16, &s, &n, err)) < 0)
+                return x;
+        if (strcmp(s, "binary") == 0)
+                ev->ima_format = IMA_FORMAT_BINARY;
+        else if (strcmp(s, "ascii") == 0)
+                ev->ima_format = IMA_FORMAT_ASCII;
+        else
+                return jpath_fail(err, -EBADMSG, C_VALUE, p, "not \"binary\" or \"ascii\"");
+        if ((x = field(o, path, "entries", true, &v, p, err)) < 0 ||
+            (x = b64field(v, p, max_ima, &ev->ima, &ev->ima_len, err)) < 0)
+                return x;
+        return 0;
+}
+
+static int parse_cfi(const json_t *o, const char *path, struct evidence_host *h,
+                     struct attest_err *err)
+{
+        static const char *const keys[] = {"source", "enabled", "permissive", NULL};
+        char p[JPATH_MAX];
+        json_t *v = NULL;
+        int x;
+
+        if ((x = jpath_object(o, path, keys, C_TYPE, C_UNKNOWN, err)) < 0)
+                return x;
+        if ((x = field(o, path, "source", true, &v, p, err)) < 0 ||
+            (x = word(v, p, h->cfi_source, sizeof(h->cfi_source), err)) < 0)
+                return x;
+        if ((x = field(o, path, "enabled", true, &v, p, err)) < 0 ||
+            (x = boolean(v, p, &h->cfi_enabled, err)) < 0)
+                return x;
+        if ((x = field(o, path, "permissive", true, &v, p, err)) < 0 ||
+            (x = boolean(v, p, &h->cfi_permissive, err)) < 0)
+                return x;
+        h->cfi_present = true;
+        return 0;
+}
+
+static int parse_tk(const json_t *o, const char *path, struct evidence_host *h,
+                    struct attest_err *err)
+{
+        static const char *const keys[] = {"source", "origin", NULL};
+        char p[JPATH_MAX];
+        json_t *v = NULL;
+        int x;
+
+        if ((x = jpath_object(o, path, keys, C_TYPE, C_UNKNOWN, err)) < 0)
+                return x;
+        if ((x = field(o, path, "source", true, &v, p, err)) < 0 ||
+            (x = word(v, p, h->tk_source, sizeof(h->tk_source), err)) < 0)
+                return x;
+        if ((x = field(o, path, "origin", true, &v, p, err)) < 0 ||
+            (x = word(v, p, h->tk_origin, sizeof(h->tk_origin), err)) < 0)
+                return x;
+        h->tk_present = true;
+        return 0;
+}
+
+static int parse_host(const json_t *o, const char *path, struct evidence_host *h,
+                      struct attest_err *err)
+{
+        static const char *const keys[] = {"kernel", "cmdline",      "boot_id",
+                                           "cfi",    "trusted_keys", NULL};
+        char p[JPATH_MAX];
+        const char *s;
+        size_t n;
+        json_t *v = NULL;
+        int x;
+
+        if ((x = jpath_object(o, path, keys, C_TYPE, C_UNKNOWN, err)) < 0)
+                return x;
+        if ((x = field(o, path, "kernel", false, &v, p, err)) < 0)
+                return x;
+        if (v) {
+                if ((x = str(v, p, sizeof(h->kernel) - 1, &s, &n, err)) < 0)
+                        return x;
+                if (n == 0)
+                        return jpath_fail(err, -EBADMSG, C_VALUE, p, "empty");
+                for (size_t i = 0; i < n; i++)
+                        if (s[i] < 0x21 || s[i] > 0x7e)
+                                return jpath_fail(err, -EBADMSG, C_VALUE, p,
+                                                  "byte %zu is not printable", i);
+                memcpy(h->kernel, s, n + 1);
+        }
+        if ((x = field(o, path, "cmdline", false, &v, p, err)) < 0)
+                return x;
+        if (v) {
+                if ((x = str(v, p, EVIDENCE_CMDLINE_MAX, &s, &n, err)) < 0)
+                        return x;
+                for (size_t i = 0; i < n; i++)
+                        if (s[i] < 0x20 || s[i] > 0x7e)
+                                return jpath_fail(err, -EBADMSG, C_VALUE, p,
+                                                  "byte %zu is not printable", i);
+                if (!(h->cmdline = strdup(s)))
+                        return -ENOMEM;
+        }
+        if ((x = field(o, path, "boot_id", false, &v, p, err)) < 0)
+                return x;
+        if (v) {
+                if ((x = str(v, p, sizeof(h->boot_id) - 1, &s, &n, err)) < 0)
+                        return x;
+                if (n == 0)
+                        return jpath_fail(err, -EBADMSG, C_VALUE, p, "empty");
+                for (size_t i = 0; i < n; i++)
+                        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') ||
+                              s[i] == '-'))
+                                return jpath_fail(err, -EBADMSG, C_VALUE, p,
+                                                  "byte %zu is not [0-9a-f-]", i);
+                memcpy(h->boot_id, s, n + 1);
+        }
+        if ((x = field(o, path, "cfi", false, &v, p, err)) < 0 ||
+            (v && (x = parse_cfi(v, p, h, err)) < 0))
+                return x;
+        if ((x = field(o, path, "trusted_keys", false, &v, p, err)) < 0 ||
+            (v && (x = parse_tk(v, p, h, err)) < 0))
+                return x;
+        return 0;
+}
+
+int evidence_from_json(const char *buf, size_t len, size_t max_ima, struct evidence **ret,
+                       struct attest_err *err)
+{
+        static const char *const keys[] = {"version", "nonce", "quote", "ima", "host", NULL};
+        _cleanup_(evidence_freep) struct evidence *ev = NULL;
+        json_auto_t *j = NULL;
+        char p[JPATH_MAX];
+        json_t *v = NULL;
+        int x;
+
+        if ((x = jpath_load(buf, len, EVIDENCE_JSON_MAX, C_JSON, &j, err)) < 0)
+                return x;
+        if ((x = jpath_object(j, "$", keys, C_TYPE, C_UNKNOWN, err)) < 0)
+                return x;
+        if (!(ev = calloc(1, sizeof(*ev))))
+                return -ENOMEM;
+        if ((x = field(j, "$", "version", true, &v, p, err)) < 0)
+                return x;
+        if (!json_is_integer(v))
+                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an integer");
+        if (json_integer_value(v) != EVIDENCE_VERSION)
+                return jpath_fail(err, -EBADMSG, C_VERSION, p,
+                                  "version %" JSON_INTEGER_FORMAT " is not supported (1)",
+                                  json_integer_value(v));
+        if ((x = field(j, "$", "nonce", true, &v, p, err)) < 0 ||
+            (x = hexfield(v, p, ev->nonce, sizeof(ev->nonce), 0, &ev->nonce_len, err)) < 0)
+                return x;
+        if ((x = field(j, "$", "quote", true, &v, p, err)) < 0 ||
+            (x = parse_quote(v, p, ev, err)) < 0)
+                return x;
+        if ((x = field(j, "$", "ima", true, &v, p, err)) < 0 ||
+            (x = parse_ima(v, p, max_ima, ev, err)) < 0)
+                return x;
+        if ((x = field(j, "$", "host", false, &v, p, err)) < 0 ||
+            (v && (x = parse_host(v, p, &ev->host, err)) < 0))
+                return x;
+        *ret = TAKE_PTR(ev);
+        return 0;
+}
+
+/* ---- encoding ---- */
+
+static json_t *hex_json(const uint8_t *p, size_t n)
+{
+        _cleanup_free_ char *s = malloc(2 * n + 1);
+
+        if (!s)
+                return NULL;
+        hex_encode(p, n, s);
+        return json_string(s);
+}
+
+static json_t *b64_json(const uint8_t *p, size_t n)
+{
+        _cleanup_free_ char *s = malloc(b64_encoded_size(n));
+
+        if (!s)
+                return NULL;
+        b64_encode(p, n, s);
+        return json_string(s);
+}
+
+/* obj[key] = v, taking v; false on allocation failure (v NULL included). */
+static bool put(json_t *obj, const char *key, json_t *v)
+{
+        return v && json_object_set_new(obj, key, v) == 0;
+}
+
+int evidence_to_json(const struct evidence *ev, char **ret)
+{
+        json_auto_t *j = json_object(), *q = json_object(), *pcrs = json_object(),
+                    *ima = json_object(), *host = json_object();
+        const struct evidence_host *h = &ev->host;
+        char *s;
+
+        if (!j || !q || !pcrs || !ima || !host)
+                return -ENOMEM;
+        for (int b = 0; b < BANK_COUNT; b++) {
+                json_t *bank;
+
+                if (!ev->pcrs.have[b])
+                        continue;
+                if (!put(pcrs, bank_name(b), bank = json_object()))
+                        return -ENOMEM;
+                for (unsigned i = 0; i < PCR_COUNT; i++) {
+                        char idx[4];
+
+                        if (!(ev->pcrs.have[b] & (1u << i)))
+                                continue;
+                        snprintf(idx, sizeof(idx), "%u", i);
+                        if (!put(bank, idx, hex_json(ev->pcrs.v[b][i], bank_size(b))))
+                                return -ENOMEM;
+                }
+        }
+        if (!put(q, "attest", b64_json(ev->attest, ev->attest_len)) ||
+            !put(q, "signature", b64_json(ev->sig, ev->sig_len)) ||
+            json_object_set(q, "pcrs", pcrs) < 0)
+                return -ENOMEM;
+        if (!put(ima, "offset", json_integer((json_int_t)ev->ima_offset)) ||
+            !put(ima, "format",
+                 json_string(ev->ima_format == IMA_FORMAT_ASCII ? "ascii" : "binary")) ||
+            !put(ima, "entries", b64_json(ev->ima, ev->ima_len)))
+                return -ENOMEM;
+        if (h->kernel[0] && !put(host, "kernel", json_string(h->kernel)))
+                return -ENOMEM;
+        if (h->cmdline && !put(host, "cmdline", json_string(h->cmdline)))
+                return -ENOMEM;
+        if (h->boot_id[0] && !put(host, "boot_id", json_string(h->boot_id)))
+                return -ENOMEM;
+        if (h->cfi_present && !put(host, "cfi",
+                                   json_pack("{s:s, s:b, s:b}", "source", h->cfi_source, "enabled",
+                                             h->cfi_enabled, "permissive", h->cfi_permissive)))
+                return -ENOMEM;
+        if (h->tk_present &&
+            !put(host, "trusted_keys",
+                 json_pack("{s:s, s:s}", "source", h->tk_source, "origin", h->tk_origin)))
+                return -ENOMEM;
+        if (!put(j, "version", json_integer(EVIDENCE_VERSION)) ||
+            !put(j, "nonce", hex_json(ev->nonce, ev->nonce_len)) ||
+            json_object_set(j, "quote", q) < 0 || json_object_set(j, "ima", ima) < 0 ||
+            json_object_set(j, "host", host) < 0)
+                return -ENOMEM;
+        s = json_dumps(j, JSON_COMPACT);
+        if (!s)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Attestation policy (DESIGN §6, attestd-policy(5)): a JSON document of expected host state,
+ * parsed strictly (errors name the JSON path), evaluated against one verified submission into a
+ * verdict with a reason per claim, or written from a known-good host.
+ *
+ *   {"name":"prod",
+ *    "selinux":{"initialized":true, "enforcing":true, "checkreqprot":false,
+ *               "policycaps":{"network_peer_controls":true}, "policy_sha256":["HEX",...],
+ *               "never_permissive":true},
+ *    "trusted_keys":{"sources":["tpm"], "anchored":true},
+ *    "cfi":{"enabled":true, "permissive":false, "anchored":true},
+ *    "kernel":{"versions":["6.1.*"], "anchored":true},
+ *    "tpm":{"pcrs":{"sha256":{"0":"HEX", "7":"HEX"}}},
+ *    "ima":{"require_boot_aggregate":true}}
+ *
+ * Parse error codes: policy_json, policy_type, policy_unknown_field, policy_missing_field,
+ * policy_bad_value, policy_bad_hex, policy_bad_glob, policy_empty_section (all -EBADMSG; -E2BIG
+ * policy_too_big).
+ */
+#ifndef ATTEST_POLICY_H
+#define ATTEST_POLICY_H
+
+#include <jansson.h>
+
+#include "err.h"
+#include "evjson.h"
+#include "verify.h"
+
+#define POLICY_JSON_MAX (64u * 1024) /* DESIGN §5: non-evidence bodies */
+#define POLICY_NAME_MAX 64
+#define POLICY_HASHES_MAX 256
+#define POLICY_VERSIONS_MAX 64
+#define POLICY_SOURCES_MAX 16
+
+struct policy;
+
+int policy_parse(const char *json, size_t len, struct policy **ret, struct attest_err *err) _wur_;
+struct policy *policy_free(struct policy *p);
+DEFINE_CLEANUP_FUNC(struct policy *, policy_free)
+const char *policy_name(const struct policy *p);
+
+/*
+ * Evaluate: claims from the verified log (anchored) and host facts the agent reported
+ * (ev->host, unanchored). *ret_verdict (new reference):
+ *   {"status":"pass"|"fail", "policy":NAME,
+ *    "claims":[{"name":"selinux.enforcing", "expected":true, "observed":true,
+ *               "result":"pass"|"fail"|"missing", "anchored":true, "entry":4,
+ *               "reason":"..." (fail and missing only)}, ...],
+ *    "sections_unchecked":["cfi", ...]}
+ * status is pass only when every claim passes ("missing" fails). Returns 0 whenever a verdict
+ * was made; negative (-ENOMEM, -EINVAL) only when it could not judge.
+ */
+int policy_eval(const struct policy *p, const struct verify_result *vr, const struct evidence *ev,
+                json_t **ret_verdict) _wur_;
+
+/*
+ * A policy pinning a known-good host's state from its verified evidence: the latest SELinux state
+ * and policy hash (never_permissive only if the history satisfies it), the trusted-keys source,
+ * CFI state and kernel version (anchored when they were measured), the quoted PCRs except 10 and
+ * boot_aggregate when it matched. The result parses with policy_parse and passes on that host.
+ */
+int policy_from_host(const struct verify_result *vr, const struct evidence *ev, const char *name,
+                     json_t **ret_policy) _wur_;
+
+/* Glob match as the policy uses it: '*' any run, '?' one byte, everything else literal. */
+bool policy_glob_match(const char *glob, const char *s);
+
+#endif

@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: MIT */
+/* Evidence JSON codec: round trip, every field's validation with the JSON path in the error,
+ * unknown fields at every level, caps, hex and base64 errors, truncation. */
+#include <check.h>
+#include <errno.h>
+#include <jansson.h>
+
+#include "evjson.h"
+#include "hex.h"
+#include "testutil.h"
+
+static struct evidence *sample(void)
+{
+        struct evidence *ev = calloc(1, sizeof(*ev));
+
+        ck_assert_ptr_nonnull(ev);
+        ev->nonce_len = 32;
+        for (size_t i = 0; i < 32; i++)
+                ev->nonce[i] = (uint8_t)i;
+        ev->attest_len = 145;
+        ev->attest = malloc(ev->attest_len);
+        memset(ev->attest, 0xa5, ev->attest_len);
+        ev->sig_len = 262;
+        ev->sig = malloc(ev->sig_len);
+        memset(ev->sig, 0x5a, ev->sig_len);
+        for (unsigned i = 0; i <= 10; i++) {
+                ev->pcrs.have[BANK_SHA256] |= 1u << i;
+                memset(ev->pcrs.v[BANK_SHA256][i], (int)i, 32);
+        }
+        ev->pcrs.have[BANK_SHA1] = 1u << 10;
+        memset(ev->pcrs.v[BANK_SHA1][10], 0x10, 20);
+        ev->ima_offset = 7;
+        ev->ima_format = IMA_FORMAT_BINARY;
+        ev->ima_len = 1000;
+        ev->ima = malloc(ev->ima_len);
+        for (size_t i = 0; i < ev->ima_len; i++)
+                ev->ima[i] = (uint8_t)(i * 7);
+        snprintf(ev->host.kernel, sizeof(ev->host.kernel), "6.1.0-attest");
+        ev->host.cmdline = strdup("console=ttyS0 ima_policy=tcb trusted.source=tpm");
+        snprintf(ev->host.boot_id, sizeof(ev->host.boot_id),
+                 "0f3d6c1e-7d0a-4d2b-9e55-3a0a9f1c2b44");
+        ev->host.cfi_present = true;
+        snprintf(ev->host.cfi_source, sizeof(ev->host.cfi_source), "config");
+        ev->host.cfi_enabled = true;
+        ev->host.tk_present = true;
+        snprintf(ev->host.tk_source, sizeof(ev->host.tk_source), "tpm");
+        snprintf(ev->host.tk_origin, sizeof(ev->host.tk_origin), "cmdline");
+        return ev;
+}
+
+static char *sample_json(void)
+{
+        struct evidence *ev = sample();
+        char *s = NULL;
+
+        ck_assert_int_eq(evidence_to_json(ev, &s), 0);
+        evidence_free(ev);
+        return s;
+}
+
+START_TEST(test_round_trip_keeps_every_field)
+{
+        struct evidence *a = sample(), *b = NULL;
+        struct attest_err err = {0};
+        char *s = NULL, *s2 = NULL;
+
+        ck_assert_int_eq(evidence_to_json(a, &s), 0);
+        ck_assert_msg(evidence_from_json(s, strlen(s), 1 << 20, &b, &err) == 0, "%s", err.msg);
+        ck_assert_uint_eq(b->nonce_len, a->nonce_len);
+        ck_assert_mem_eq(b->nonce, a->nonce, a->nonce_len);
+        ck_assert_uint_eq(b->attest_len, a->attest_len);
+        ck_assert_mem_eq(b->attest, a->attest, a->attest_len);
+        ck_assert_uint_eq(b->sig_len, a->sig_len);
+        ck_assert_mem_eq(b->sig, a->sig, a->sig_len);
+        ck_assert_mem_eq(&b->pcrs, &a->pcrs, sizeof(a->pcrs));
+        ck_assert_uint_eq(b->ima_offset, 7);
+        ck_assert_int_eq(b->ima_format, IMA_FORMAT_BINARY);
+        ck_assert_uint_eq(b->ima_len, a->ima_len);
+        ck_assert_mem_eq(b->ima, a->ima, a->ima_len);
+        ck_assert_str_eq(b->host.kernel, a->host.kernel);
+        ck_assert_str_eq(b->host.cmdline, a->host.cmdline);
+        ck_assert_str_eq(b->host.boot_id, a->host.boot_id);
+        ck_assert(b->host.cfi_present && b->host.cfi_enabled && !b->host.cfi_permissive);
+        ck_assert_str_eq(b->host.cfi_source, "config");
+        ck_assert(b->host.tk_present);
+        ck_assert_str_eq(b->host.tk_source, "tpm");
+        ck_assert_str_eq(b->host.tk_origin, "cmdline");
+        /* encoding the decoded evidence gives the same text */
+        ck_assert_int_eq(evidence_to_json(b, &s2), 0);
+        ck_assert_str_eq(s, s2);
+        free(s);
+        free(s2);
+        evidence_free(a);
+        evidence_free(b);
+}
+END_TEST
+
+START_TEST(test_minimal_evidence_without_host_or_log)
+{
+        const char *j = "{\"version\":1,\"nonce\":\"00ff\",\"quote\":{\"attest\":\"AAAA\","
+                        "\"signature\":\"AAAA\",\"pcrs\":{\"sha256\":{\"10\":\"" /* 32 bytes */
+                        "0000000000000000000000000000000000000000000000000000000000000000\"}}},"
+                        "\"ima\":{\"offset\":0,\"format\":\"ascii\",\"entries\":\"\"}}";
+        struct evidence *ev = NULL;
+        struct attest_err err = {0};
+
+        ck_assert_msg(evidence_from_json(j, strlen(j), 100, &ev, &err) == 0, "%s", err.msg);
+        ck_assert_ptr_null(ev->ima);
+        ck_assert_uint_eq(ev->ima_len, 0);
+        ck_assert_int_eq(ev->ima_format, IMA_FORMAT_ASCII);
+        ck_assert(!ev->host.cfi_present && !ev->host.tk_present && !ev->host.cmdline);
+        ck_assert_str_eq(ev->host.kernel, "");
+        ck_assert_uint_eq(ev->pcrs.have[BANK_SHA256], 1u << 10);
+        evidence_free(ev);
+}
+END_TEST
+
+/* Set (or with value NULL delete) the member at a dotted path of the sample and decode it. */
+static int mutate(const char *path, const char *value, size_t max_ima, struct attest_err *err)
+{
+        char *s = sample_json(), *out;
+        json_t *root = json_loads(s, 0, NULL), *o = root;
+        char buf[256], *save = NULL, *tok, *next;
+        struct evidence *ev = NULL;
+        int x;
+
+        ck_assert_ptr_nonnull(root);
+        snprintf(buf, sizeof(buf), "%s", path);
+        tok = strtok_r(buf, ".", &save);
+        while ((next = strtok_r(NULL, ".", &save))) {
+                o = json_object_get(o, tok);
+                ck_assert_msg(o != NULL, "no %s in the sample", tok);
+                tok = next;
+        }
+        if (value) {
+                json_t *v = json_loads(value, JSON_DECODE_ANY, NULL);
+
+                ck_assert_msg(v != NULL, "bad test value %s", value);
+                json_object_set_new(o, tok, v);
+        } else {
+                ck_assert_int_eq(json_object_del(o, tok), 0);
+        }
+        out = json_dumps(root, JSON_COMPACT);
+        json_decref(root);
+        memset(err, 0, sizeof(*err));
+        x = evidence_from_json(out, strlen(out), max_ima, &ev, err);
+        evidence_free(ev);
+        free(out);
+        free(s);
+        return x;
+}
+
+static const struct bad {
+        const char *path, *value; /* value NULL: delete the member */
+        int e;
+        const char *code, *msg;
+} bad[] = {
+        {"version", "2", -EBADMSG, "evidence_version", "$.version: "},
+        {"version", "\"1\"", -EBADMSG, "evidence_type", "$.version: not an integer"},
+        {"version", NULL, -EBADMSG, "evidence_missing_field", "$.version: missing"},
+        {"extra", "1", -EBADMSG, "evidence_unknown_field", "$.extra: unknown field"},
+        {"nonce", "\"0g\"", -EBADMSG, "evidence_bad_hex", "$.nonce: not hex"},
+        {"nonce", "\"abc\"", -EBADMSG, "evidence_bad_hex", "$.nonce: not hex"},
+        {"nonce", "\"\"", -EBADMSG, "evidence_bad_hex", "$.nonce: 0 bytes"},
+        {"nonce", "7", -EBADMSG, "evidence_type", "$.nonce: not a string"},
+        {"nonce",
+         "\"000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+         "000000000000000000000000000000000000000000\"",
+         -EBADMSG, "evidence_bad_hex", "$.nonce: "},
+        {"quote", "[]", -EBADMSG, "evidence_type", "$.quote: not an object"},
+        {"quote.x", "1", -EBADMSG, "evidence_unknown_field", "$.quote.x: unknown field"},
+        {"quote.attest", NULL, -EBADMSG, "evidence_missing_field", "$.quote.attest: missing"},
+        {"quote.attest", "\"AAA\"", -EBADMSG, "evidence_bad_b64", "$.quote.attest: not base64"},
+        {"quote.attest", "\"AA=A\"", -EBADMSG, "evidence_bad_b64", "$.quote.attest: not base64"},
+        {"quote.attest", "\"AB==\"", -EBADMSG, "evidence_bad_b64", "$.quote.attest: not base64"},
+        {"quote.attest", "\"\"", -EBADMSG, "evidence_bad_value", "$.quote.attest: empty"},
+        {"quote.signature", "\"*AAA\"", -EBADMSG, "evidence_bad_b64", "$.quote.signature: "},
+        {"quote.pcrs", "{}", -EBADMSG, "evidence_bad_value", "$.quote.pcrs: no PCR values"},
+        {"quote.pcrs.md5", "{}", -EBADMSG, "evidence_unknown_field", "$.quote.pcrs.md5: "},
+        {"quote.pcrs.sha256.24", "\"00\"", -EBADMSG, "evidence_unknown_field",
+         "$.quote.pcrs.sha256.24: not a PCR index"},
+        {"quote.pcrs.sha256.07", "\"00\"", -EBADMSG, "evidence_unknown_field",
+         "$.quote.pcrs.sha256.07: "},
+        {"quote.pcrs.sha256.x", "\"00\"", -EBADMSG, "evidence_unknown_field",
+         "$.quote.pcrs.sha256.x: "},
+        {"quote.pcrs.sha256.10", "\"zz\"", -EBADMSG, "evidence_bad_hex",
+         "$.quote.pcrs.sha256.10: not hex"},
+        {"quote.pcrs.sha256.10", "\"00\"", -EBADMSG, "evidence_bad_hex",
+         "$.quote.pcrs.sha256.10: 1 bytes, 32 wanted"},
+        {"quote.pcrs.sha1.10",
+         "\"0000000000000000000000000000000000000000000000000000000000000000\"", -EBADMSG,
+         "evidence_bad_hex", "$.quote.pcrs.sha1.10: "},
+        {"quote.pcrs.sha256", "[]", -EBADMSG, "evidence_type", "$.quote.pcrs.sha256: not an obj"},
+        {"ima.offset", "-1", -EBADMSG, "evidence_bad_value", "$.ima.offset: negative"},
+        {"ima.offset", "1.5", -EBADMSG, "evidence_type", "$.ima.offset: not an integer"},
+        {"ima.offset", NULL, -EBADMSG, "evidence_missing_field", "$.ima.offset: missing"},
+        {"ima.format", "\"yaml\"", -EBADMSG, "evidence_bad_value", "$.ima.format: "},
+        {"ima.entries", "\"@@@@\"", -EBADMSG, "evidence_bad_b64", "$.ima.entries: not base64"},
+        {"ima.y", "0", -EBADMSG, "evidence_unknown_field", "$.ima.y: unknown field"},
+        {"host", "\"x\"", -EBADMSG, "evidence_type", "$.host: not an object"},
+        {"host.z", "0", -EBADMSG, "evidence_unknown_field", "$.host.z: unknown field"},
+        {"host.kernel", "\"6.1 0\"", -EBADMSG, "evidence_bad_value", "$.host.kernel: byte 3"},
+        {"host.kernel", "\"\"", -EBADMSG, "evidence_bad_value", "$.host.kernel: empty"},
+        {"host.cmdline", "\"a\\nb\"", -EBADMSG, "evidence_bad_value", "$.host.cmdline: byte 1"},
+        {"host.boot_id", "\"XYZ\"", -EBADMSG, "evidence_bad_value", "$.host.boot_id: byte 0"},
+        {"host.cfi", "true", -EBADMSG, "evidence_type", "$.host.cfi: not an object"},
+        {"host.cfi.enabled", "1", -EBADMSG, "evidence_type", "$.host.cfi.enabled: not a bool"},
+        {"host.cfi.permissive", NULL, -EBADMSG, "evidence_missing_field",
+         "$.host.cfi.permissive: missing"},
+        {"host.cfi.source", "\"a b\"", -EBADMSG, "evidence_bad_value", "$.host.cfi.source: "},
+        {"host.cfi.mode", "\"kcfi\"", -EBADMSG, "evidence_unknown_field", "$.host.cfi.mode: "},
+        {"host.trusted_keys.origin", NULL, -EBADMSG, "evidence_missing_field",
+         "$.host.trusted_keys.origin: missing"},
+        {"host.trusted_keys.source", "\"\"", -EBADMSG, "evidence_bad_value",
+         "$.host.trusted_keys.source: empty"},
+        {"host.trusted_keys.source", "\"0123456789012345678901234567890123\"", -E2BIG,
+         "evidence_too_big", "$.host.trusted_keys.source: 34 bytes > 31"},
+        {"host.trusted_keys.a b", "0", -EBADMSG, "evidence_unknown_field",
+         "$.host.trusted_keys[\"a b\"]: unknown field"},
+};
+
+START_TEST(test_each_bad_field_is_named_by_its_path)
+{
+        const struct bad *b = &bad[_i];
+        struct attest_err err = {0};
+        int x = mutate(b->path, b->value, 1 << 20, &err);
+
+        ck_assert_msg(x == b->e, "%s=%s: got %d (%s: %s)", b->path, b->value ? b->value : "-", x,
+                      err.code, err.msg);
+        ck_assert_msg(err.code && strcmp(err.code, b->code) == 0, "%s: code %s, want %s", b->path,
+                      err.code, b->code);
+        ck_assert_msg(strncmp(err.msg, b->msg, strlen(b->msg)) == 0, "%s: msg '%s', want '%s...'",
+                      b->path, err.msg, b->msg);
+}
+END_TEST
+
+START_TEST(test_control_bytes_in_an_unknown_key_are_escaped)
+{
+        const char *j = "{\"version\":1,\"a\\u001b[0m\\n\":1}";
+        struct evidence *ev = NULL;
+        struct attest_err err = {0};
+
+        ck_assert_int_eq(evidence_from_json(j, strlen(j), 0, &ev, &err), -EBADMSG);
+        ck_assert_str_eq(err.code, "evidence_unknown_field");
+        ck_assert_str_eq(err.msg, "$[\"a\\x1b[0m\\x0a\"]: unknown field");
+}
+END_TEST
+
+START_TEST(test_ima_cap_is_enforced_exactly)
+{
+        struct attest_err err = {0};
+
+        /* the sample log is 1000 bytes */
+        ck_assert_int_eq(mutate("ima.offset", "0", 1000, &err), 0);
+        ck_assert_int_eq(mutate("ima.offset", "0", 999, &err), -E2BIG);
+        ck_assert_str_eq(err.code, "evidence_too_big");
+        ck_assert_str_eq(err.msg, "$.ima.entries: decodes to more than 999 bytes");
+        ck_assert_int_eq(mutate("ima.offset", "0", 0, &err), -E2BIG);
+}
+END_TEST
+
+START_TEST(test_quote_blob_caps)
+{
+        struct attest_err err = {0};
+        size_t n = 4 * 700; /* 2100 bytes > QUOTE_ATTEST_MAX 2048 */
+        char *v = malloc(n + 3);
+
+        v[0] = '"';
+        memset(v + 1, 'A', n);
+        v[n + 1] = '"';
+        v[n + 2] = '\0';
+        ck_assert_int_eq(mutate("quote.attest", v, 1000, &err), -E2BIG);
+        ck_assert_str_eq(err.code, "evidence_too_big");
+        ck_assert_str_eq(err.msg, "$.quote.attest: decodes to more than 2048 bytes");
+        n = 4 * 682; /* 2046 bytes: fits */
+        v[n + 1] = '"';
+        v[n + 2] = '\0';
+        ck_assert_int_eq(mutate("quote.attest", v, 1000, &err), 0);
+        free(v);
+}
+END_TEST
+
+START_TEST(test_syntax_errors_and_non_objects)
+{
+        static const char *const texts[] = {"",
+                                            "[]",
+                                            "1",
+                                            "{",
+                                            "{\"version\":1,}",
+                                            "{\"version\":1,\"version\":1}",
+                                            "{\"nonce\":\"a\\u0000\"}"};
+        for (size_t i = 0; i < ARRAY_SIZE(texts); i++) {
+                struct evidence *ev = NULL;
+                struct attest_err err = {0};
+
+                ck_assert_int_eq(evidence_from_json(texts[i], strlen(texts[i]), 0, &ev, &err),
+                                 -EBADMSG);
+                ck_assert_str_eq(err.code, "evidence_json");
+                ck_assert_ptr_null(ev);
+        }
+}
+END_TEST
+
+START_TEST(test_every_truncation_fails_cleanly)
+{
+        char *s = sample_json();
+        size_t len = strlen(s);
+
+        for (size_t n = 0; n < len; n++) {
+                struct evidence *ev = NULL;
+                struct attest_err err = {0};
+
+                ck_assert_int_lt(evidence_from_json(s, n, 1 << 20, &ev, &err), 0);
+                ck_assert_ptr_null(ev);
+                ck_assert_ptr_nonnull(err.code);
+        }
+        free(s);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("evjson");
+        TCase *tc = tcase_create("evjson");
+
+        tcase_add_test(tc, test_round_trip_keeps_every_field);
+        tcase_add_test(tc, test_minimal_evidence_without_host_or_log);
+        tcase_add_loop_test(tc, test_each_bad_field_is_named_by_its_path, 0, ARRAY_SIZE(bad));
+        tcase_add_test(tc, test_control_bytes_in_an_unknown_key_are_escaped);
+        tcase_add_test(tc, test_ima_cap_is_enforced_exactly);
+        tcase_add_test(tc, test_quote_blob_caps);
+        tcase_add_test(tc, test_syntax_errors_and_non_objects);
+        tcase_add_test(tc, test_every_truncation_fails_cleanly);
+        suite_add_tcase(s, tc);
+        return tu_run(s);
+}

@@ -1,0 +1,711 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Policy: parse errors with their JSON paths, and evaluation on real claims (the qemu61 logs
+ * replayed and decoded as verify_evidence does it, with the boots' real PCR values) plus
+ * synthetic ones (imagen: cfi-state, trusted-keys-source), anchored vs host-reported facts, and
+ * policies written from a host.
+ */
+#include <check.h>
+#include <errno.h>
+#include <jansson.h>
+
+#include "hex.h"
+#include "imagen.h"
+#include "policy.h"
+#include "testutil.h"
+
+/* ---- parsing ---- */
+
+static const struct bad {
+        const char *json, *code, *msg;
+} bad[] = {
+        {"{}", "policy_missing_field", "$.name: missing"},
+        {"[]", "policy_json", "$: not a JSON object"},
+        {"{\"name\":\"a\",", "policy_json", "$: invalid JSON"},
+        {"{\"name\":\"a b\"}", "policy_bad_value", "$.name: byte 1"},
+        {"{\"name\":\"\"}", "policy_bad_value", "$.name: length 0"},
+        {"{\"name\":7}", "policy_type", "$.name: not a string"},
+        {"{\"name\":\"a\",\"extra\":{}}", "policy_unknown_field", "$.extra: unknown field"},
+        {"{\"name\":\"a\",\"selinux\":{}}", "policy_empty_section", "$.selinux: an empty"},
+        {"{\"name\":\"a\",\"selinux\":[]}", "policy_type", "$.selinux: not an object"},
+        {"{\"name\":\"a\",\"selinux\":{\"enforce\":true}}", "policy_unknown_field",
+         "$.selinux.enforce: unknown field"},
+        {"{\"name\":\"a\",\"selinux\":{\"enforcing\":1}}", "policy_type",
+         "$.selinux.enforcing: not a boolean"},
+        {"{\"name\":\"a\",\"selinux\":{\"policycaps\":{\"Open\":true}}}", "policy_bad_value",
+         "$.selinux.policycaps.Open: not a capability name"},
+        {"{\"name\":\"a\",\"selinux\":{\"policycaps\":{\"open_perms\":\"1\"}}}", "policy_type",
+         "$.selinux.policycaps.open_perms: not a boolean"},
+        {"{\"name\":\"a\",\"selinux\":{\"policycaps\":{}}}", "policy_empty_section",
+         "$.selinux.policycaps: no capability"},
+        {"{\"name\":\"a\",\"selinux\":{\"policy_sha256\":[]}}", "policy_bad_value",
+         "$.selinux.policy_sha256: empty list"},
+        {"{\"name\":\"a\",\"selinux\":{\"policy_sha256\":\"ab\"}}", "policy_type",
+         "$.selinux.policy_sha256: not an array"},
+        {"{\"name\":\"a\",\"selinux\":{\"policy_sha256\":[\"c128e15f\"]}}", "policy_bad_hex",
+         "$.selinux.policy_sha256[0]: not a sha256"},
+        {"{\"name\":\"a\",\"selinux\":{\"policy_sha256\":[\"c128e15f74d3dcc1d830a3658a665b4790d6d59"
+         "01fdc8ddd624d632b9f5689a8\",\"x128e15f74d3dcc1d830a3658a665b4790d6d5901fdc8ddd624d632b9f5"
+         "689a8\"]}}",
+         "policy_bad_hex", "$.selinux.policy_sha256[1]: not a sha256"},
+        {"{\"name\":\"a\",\"selinux\":{\"policy_sha256\":[\"c128e15f74d3dcc1d830a3658a665b4790d6d59"
+         "01fdc8ddd624d632b9f5689a8\",\"C128E15F74D3DCC1D830A3658A665B4790D6D5901FDC8DDD624D632B9F5"
+         "689A8\"]}}",
+         "policy_bad_value", "$.selinux.policy_sha256[1]: same hash as [0]"},
+        {"{\"name\":\"a\",\"trusted_keys\":{\"anchored\":true}}", "policy_missing_field",
+         "$.trusted_keys.sources: missing"},
+        {"{\"name\":\"a\",\"trusted_keys\":{\"sources\":[\"tpm\",\"t e\"]}}", "policy_bad_value",
+         "$.trusted_keys.sources[1]: byte 1"},
+        {"{\"name\":\"a\",\"trusted_keys\":{\"sources\":[\"tpm\"],\"anchored\":\"yes\"}}",
+         "policy_type", "$.trusted_keys.anchored: not a boolean"},
+        {"{\"name\":\"a\",\"cfi\":{\"mode\":\"kcfi\"}}", "policy_unknown_field",
+         "$.cfi.mode: unknown field"},
+        {"{\"name\":\"a\",\"kernel\":{\"versions\":[\"6.1.[0-9]\"]}}", "policy_bad_glob",
+         "$.kernel.versions[0]: byte 4"},
+        {"{\"name\":\"a\",\"kernel\":{\"versions\":[\"6.1.*\",\"6.**\"]}}", "policy_bad_glob",
+         "$.kernel.versions[1]: '**'"},
+        {"{\"name\":\"a\",\"kernel\":{\"versions\":[\"\"]}}", "policy_bad_glob",
+         "$.kernel.versions[0]: length 0"},
+        {"{\"name\":\"a\",\"kernel\":{\"versions\":[7]}}", "policy_type",
+         "$.kernel.versions[0]: not a string"},
+        {"{\"name\":\"a\",\"tpm\":{\"pcrs\":{}}}", "policy_empty_section",
+         "$.tpm.pcrs: no PCR listed"},
+        {"{\"name\":\"a\",\"tpm\":{\"pcrs\":{\"md5\":{}}}}", "policy_unknown_field",
+         "$.tpm.pcrs.md5: unknown PCR bank"},
+        {"{\"name\":\"a\",\"tpm\":{\"pcrs\":{\"sha256\":{\"24\":\"00\"}}}}", "policy_bad_value",
+         "$.tpm.pcrs.sha256.24: not a PCR index"},
+        {"{\"name\":\"a\",\"tpm\":{\"pcrs\":{\"sha1\":{\"7\":\"0000\"}}}}", "policy_bad_hex",
+         "$.tpm.pcrs.sha1.7: not a sha1 digest (40 hex digits)"},
+        {"{\"name\":\"a\",\"tpm\":{\"pcr\":{}}}", "policy_unknown_field", "$.tpm.pcr: unknown"},
+        {"{\"name\":\"a\",\"ima\":{\"require_boot_aggregate\":null}}", "policy_type",
+         "$.ima.require_boot_aggregate: not a boolean"},
+        {"{\"name\":\"a\",\"name\":\"b\"}", "policy_json", "$: invalid JSON"},
+};
+
+START_TEST(test_parse_errors_name_the_json_path)
+{
+        struct policy *p = NULL;
+        struct attest_err err = {0};
+        int x = policy_parse(bad[_i].json, strlen(bad[_i].json), &p, &err);
+
+        ck_assert_msg(x == -EBADMSG, "%s: %d", bad[_i].json, x);
+        ck_assert_ptr_null(p);
+        ck_assert_msg(err.code && strcmp(err.code, bad[_i].code) == 0, "%s: code %s (%s)",
+                      bad[_i].json, err.code, err.msg);
+        ck_assert_msg(strncmp(err.msg, bad[_i].msg, strlen(bad[_i].msg)) == 0,
+                      "%s: msg '%s', want '%s'", bad[_i].json, err.msg, bad[_i].msg);
+}
+END_TEST
+
+static const char *full_policy =
+        "{\"name\":\"prod\", \"selinux\":{\"initialized\":true, \"enforcing\":true, "
+        "\"checkreqprot\":false, \"policycaps\":{\"network_peer_controls\":true, "
+        "\"open_perms\":true}, \"policy_sha256\":"
+        "[\"c128e15f74d3dcc1d830a3658a665b4790d6d5901fdc8ddd624d632b9f5689a8\"], "
+        "\"never_permissive\":true}, "
+        "\"kernel\":{\"versions\":[\"5.15.*\", \"6.1.*\"], \"anchored\":true}, "
+        "\"tpm\":{\"pcrs\":{\"sha256\":{\"0\":"
+        "\"e21b703ee69c77476bccb43ec0336a9a1b2914b378944f7b00a10214ca8fea93\"}}}, "
+        "\"ima\":{\"require_boot_aggregate\":true}}";
+
+START_TEST(test_full_policy_parses)
+{
+        struct policy *p = NULL;
+        struct attest_err err = {0};
+
+        ck_assert_msg(policy_parse(full_policy, strlen(full_policy), &p, &err) == 0, "%s", err.msg);
+        ck_assert_str_eq(policy_name(p), "prod");
+        policy_free(p);
+}
+END_TEST
+
+START_TEST(test_oversize_policy_is_refused)
+{
+        size_t n = POLICY_JSON_MAX + 1;
+        char *s = malloc(n);
+        struct policy *p = NULL;
+        struct attest_err err = {0};
+
+        memset(s, ' ', n);
+        memcpy(s, "{\"name\":\"a\"}", 12);
+        ck_assert_int_eq(policy_parse(s, n, &p, &err), -E2BIG);
+        ck_assert_str_eq(err.code, "policy_too_big");
+        ck_assert_int_eq(policy_parse(s, n - 1, &p, &err), 0);
+        policy_free(p);
+        free(s);
+}
+END_TEST
+
+START_TEST(test_glob)
+{
+        ck_assert(policy_glob_match("6.1.*", "6.1.192"));
+        ck_assert(policy_glob_match("6.1.*", "6.1."));
+        ck_assert(!policy_glob_match("6.1.*", "6.10.1"));
+        ck_assert(!policy_glob_match("6.1.*", "16.1.1"));
+        ck_assert(policy_glob_match("*-attest", "6.1.0-attest"));
+        ck_assert(!policy_glob_match("*-attest", "6.1.0-attest2"));
+        ck_assert(policy_glob_match("6.?.*", "6.1.9"));
+        ck_assert(!policy_glob_match("6.?.*", "6.12.9"));
+        ck_assert(policy_glob_match("6.1.192", "6.1.192"));
+        ck_assert(!policy_glob_match("6.1.19", "6.1.192"));
+        ck_assert(policy_glob_match("*", ""));
+        ck_assert(policy_glob_match("*a*b*c", "xxaxxbxxbxc"));
+}
+END_TEST
+
+/* ---- evaluation ---- */
+
+struct host {
+        struct verify_result vr;
+        struct evidence ev;
+        uint8_t *log;
+};
+
+static void load_pcrs(const char *boot, struct pcr_set *all)
+{
+        static const char *const banks[] = {"sha1", "sha256"};
+
+        memset(all, 0, sizeof(*all));
+        for (size_t i = 0; i < ARRAY_SIZE(banks); i++) {
+                char rel[256];
+                size_t len;
+                struct pcr_set one;
+                struct attest_err err = {0};
+
+                snprintf(rel, sizeof(rel), "tests/data/%s/pcrs-%s.txt", boot, banks[i]);
+                char *t = tu_read(rel, &len);
+                ck_assert_ptr_nonnull(t);
+                ck_assert_msg(pcrs_parse(t, len, &one, &err) == 0, "%s: %s", rel, err.msg);
+                for (int b = 0; b < BANK_COUNT; b++) {
+                        all->have[b] |= one.have[b];
+                        for (int p = 0; p < PCR_COUNT; p++)
+                                if (one.have[b] & (1u << p))
+                                        memcpy(all->v[b][p], one.v[b][p], BANK_DIGEST_MAX);
+                }
+                free(t);
+        }
+}
+
+/*
+ * The claims verify_evidence would derive from a log, without the quote: every entry replayed
+ * (its sha1 checked), boot_aggregate against the PCRs, critical data fed in log order.
+ */
+static void host_from_log(struct host *hst, const uint8_t *log, size_t len,
+                          const struct pcr_set *pcrs)
+{
+        struct ima_reader rd;
+        struct ima_entry e;
+        struct ima_replay rp;
+        struct hasher *h;
+        struct attest_err err = {0};
+        int x;
+
+        struct pcr_set copy = *pcrs;
+
+        memset(hst, 0, sizeof(*hst));
+        pcrs = &copy;
+        replay_state_init(&hst->vr.next);
+        ck_assert_int_eq(pcr_sel_parse("sha256:0-10+sha1:10", &hst->vr.quote.sel), 0);
+        hst->ev.pcrs = *pcrs;
+        ck_assert_int_eq(hasher_new(&h), 0);
+        ima_replay_init(&rp, h, BANK_MASK_ALL, true);
+        ima_reader_init_binary(&rd, log, len, NULL);
+        while ((x = ima_reader_next(&rd, &e, &err)) > 0) {
+                uint64_t idx = rd.idx - 1;
+
+                ck_assert_msg(ima_replay_extend(&rp, &e, idx, &err) == 0, "%s", err.msg);
+                if (idx == 0 && ima_entry_is_boot_aggregate(&e)) {
+                        hst->vr.boot_aggregate_seen = true;
+                        hst->vr.boot_aggregate_ok =
+                                ima_boot_aggregate_check(h, &e, pcrs,
+                                                         &hst->vr.boot_aggregate_err) == 0;
+                }
+                ck_assert_msg(cdata_claims_feed(&hst->vr.next.claims, &e, idx, &err) >= 0, "%s",
+                              err.msg);
+        }
+        ck_assert_msg(x == 0, "%s", err.msg);
+        ima_reader_done(&rd);
+        hasher_free(h);
+        hst->vr.new_entries = hst->vr.next.entries = rp.entries;
+        hst->vr.next.valid = true;
+}
+
+static void host_load(struct host *hst, const char *boot)
+{
+        char rel[256];
+        size_t len;
+        struct pcr_set pcrs;
+
+        snprintf(rel, sizeof(rel), "tests/data/%s/binary_runtime_measurements", boot);
+        uint8_t *log = (uint8_t *)tu_read(rel, &len);
+        ck_assert_ptr_nonnull(log);
+        load_pcrs(boot, &pcrs);
+        host_from_log(hst, log, len, &pcrs);
+        hst->log = log;
+}
+
+static void host_done(struct host *hst)
+{
+        verify_result_done(&hst->vr);
+        free(hst->ev.host.cmdline);
+        free(hst->log);
+}
+
+static json_t *eval(const char *policy_json, const struct host *hst)
+{
+        struct policy *p = NULL;
+        struct attest_err err = {0};
+        json_t *v = NULL;
+
+        ck_assert_msg(policy_parse(policy_json, strlen(policy_json), &p, &err) == 0, "%s: %s",
+                      policy_json, err.msg);
+        ck_assert_int_eq(policy_eval(p, &hst->vr, &hst->ev, &v), 0);
+        policy_free(p);
+        return v;
+}
+
+static const char *status(const json_t *v)
+{
+        return json_string_value(json_object_get(v, "status"));
+}
+
+static json_t *find_claim(const json_t *v, const char *name)
+{
+        json_t *claims = json_object_get(v, "claims"), *c;
+        size_t i;
+
+        json_array_foreach(claims, i, c) if (strcmp(json_string_value(json_object_get(c, "name")),
+                                                    name) == 0) return c;
+        char *s = json_dumps(v, 0);
+        ck_abort_msg("no claim %s in %s", name, s);
+        return NULL;
+}
+
+static void assert_claim(const json_t *v, const char *name, const char *result, bool anchored,
+                         json_int_t entry)
+{
+        json_t *c = find_claim(v, name);
+        char *s = json_dumps(c, 0);
+
+        ck_assert_msg(strcmp(json_string_value(json_object_get(c, "result")), result) == 0,
+                      "%s: want %s", s, result);
+        ck_assert_msg(json_is_true(json_object_get(c, "anchored")) == anchored, "%s: anchored", s);
+        if (entry >= 0)
+                ck_assert_msg(json_integer_value(json_object_get(c, "entry")) == entry &&
+                                      json_object_get(c, "entry"),
+                              "%s: want entry %lld", s, (long long)entry);
+        else
+                ck_assert_msg(!json_object_get(c, "entry"), "%s: no entry wanted", s);
+        free(s);
+}
+
+static const char *reason(const json_t *v, const char *name)
+{
+        const char *r = json_string_value(json_object_get(find_claim(v, name), "reason"));
+
+        return r ? r : "";
+}
+
+START_TEST(test_never_permissive_fails_on_tcb_and_passes_on_good)
+{
+        const char *pol = "{\"name\":\"np\",\"selinux\":{\"never_permissive\":true}}";
+        struct host good, tcb;
+
+        host_load(&good, "qemu61-good");
+        host_load(&tcb, "qemu61-tcb");
+        json_t *v = eval(pol, &good);
+        ck_assert_str_eq(status(v), "pass");
+        /* the boot-time permissive state (entry 2) before enforcing (entry 4) is allowed */
+        assert_claim(v, "selinux.never_permissive", "pass", true, 4);
+        json_decref(v);
+
+        /* qemu61-tcb: enforcing 0 (entry 5) -> 1 (entry 7) -> 0 (entry 16) -> 1 (entry 18) */
+        v = eval(pol, &tcb);
+        ck_assert_str_eq(status(v), "fail");
+        assert_claim(v, "selinux.never_permissive", "fail", true, 16);
+        ck_assert_str_eq(reason(v, "selinux.never_permissive"),
+                         "entry 16: enforcing=0 after enforcing=1 at entry 7");
+        json_decref(v);
+        /* yet its latest state is enforcing: only the history tells */
+        v = eval("{\"name\":\"e\",\"selinux\":{\"enforcing\":true}}", &tcb);
+        ck_assert_str_eq(status(v), "pass");
+        assert_claim(v, "selinux.enforcing", "pass", true, 18);
+        json_decref(v);
+        host_done(&good);
+        host_done(&tcb);
+}
+END_TEST
+
+START_TEST(test_full_policy_on_a_real_boot)
+{
+        struct host good;
+
+        host_load(&good, "qemu61-good");
+        json_t *v = eval(full_policy, &good);
+        char *s = json_dumps(v, 0);
+
+        ck_assert_msg(strcmp(status(v), "pass") == 0, "%s", s);
+        ck_assert_str_eq(json_string_value(json_object_get(v, "policy")), "prod");
+        assert_claim(v, "selinux.initialized", "pass", true, 4);
+        assert_claim(v, "selinux.enforcing", "pass", true, 4);
+        assert_claim(v, "selinux.checkreqprot", "pass", true, 4);
+        assert_claim(v, "selinux.policycaps.network_peer_controls", "pass", true, 4);
+        assert_claim(v, "selinux.policy_sha256", "pass", true, 5);
+        assert_claim(v, "kernel.version", "pass", true, 1);
+        assert_claim(v, "kernel.anchored", "pass", true, 1);
+        assert_claim(v, "tpm.pcrs.sha256.0", "pass", true, -1);
+        /* the real boot_aggregate against the real PCRs 0-9 */
+        assert_claim(v, "ima.boot_aggregate", "pass", true, 0);
+        ck_assert_str_eq(
+                json_string_value(json_object_get(find_claim(v, "kernel.version"), "observed")),
+                "6.1.192");
+        json_t *un = json_object_get(v, "sections_unchecked");
+        ck_assert_uint_eq(json_array_size(un), 2);
+        ck_assert_str_eq(json_string_value(json_array_get(un, 0)), "trusted_keys");
+        ck_assert_str_eq(json_string_value(json_array_get(un, 1)), "cfi");
+        free(s);
+        json_decref(v);
+        host_done(&good);
+}
+END_TEST
+
+START_TEST(test_mismatches_fail_with_reasons)
+{
+        struct host good;
+
+        host_load(&good, "qemu61-good");
+        json_t *v = eval("{\"name\":\"x\",\"selinux\":{\"checkreqprot\":true,\"policy_sha256\":"
+                         "[\"0000000000000000000000000000000000000000000000000000000000000001\"],"
+                         "\"policycaps\":{\"open_perms\":false,\"no_such_cap\":true}},"
+                         "\"kernel\":{\"versions\":[\"5.15.*\"]},"
+                         "\"tpm\":{\"pcrs\":{\"sha256\":{\"7\":\"000000000000000000000000000000000"
+                         "0000000000000000000000000000000\",\"16\":\"0000000000000000000000000000"
+                         "000000000000000000000000000000000000\"}}}}",
+                         &good);
+        ck_assert_str_eq(status(v), "fail");
+        assert_claim(v, "selinux.checkreqprot", "fail", true, 4);
+        /* an unknown policy hash */
+        assert_claim(v, "selinux.policy_sha256", "fail", true, 5);
+        ck_assert_str_eq(json_string_value(json_object_get(find_claim(v, "selinux.policy_sha256"),
+                                                           "observed")),
+                         "c128e15f74d3dcc1d830a3658a665b4790d6d5901fdc8ddd624d632b9f5689a8");
+        ck_assert_str_eq(reason(v, "selinux.policy_sha256"),
+                         "entry 5: the loaded policy's hash is not in the accepted list");
+        assert_claim(v, "selinux.policycaps.open_perms", "fail", true, 4);
+        assert_claim(v, "selinux.policycaps.no_such_cap", "missing", true, 4);
+        assert_claim(v, "kernel.version", "fail", true, 1);
+        ck_assert_str_eq(reason(v, "kernel.version"),
+                         "measured '6.1.192' matches no accepted version");
+        assert_claim(v, "tpm.pcrs.sha256.7", "fail", true, -1);
+        assert_claim(v, "tpm.pcrs.sha256.16", "missing", false, -1);
+        ck_assert_str_eq(reason(v, "tpm.pcrs.sha256.16"), "PCR not in the quote's selection");
+        json_decref(v);
+        host_done(&good);
+}
+END_TEST
+
+START_TEST(test_boot_aggregate_fails_against_other_pcrs)
+{
+        struct host good;
+
+        host_load(&good, "qemu61-good");
+        ck_assert(good.vr.boot_aggregate_ok);
+        /* the same log with PCR 3 changed: not the PCRs the kernel aggregated at boot */
+        struct pcr_set other = good.ev.pcrs;
+        other.v[BANK_SHA256][3][0] ^= 1;
+        size_t len;
+        uint8_t *log =
+                (uint8_t *)tu_read("tests/data/qemu61-good/binary_runtime_measurements", &len);
+
+        host_done(&good);
+        host_from_log(&good, log, len, &other);
+        good.log = log;
+        ck_assert(!good.vr.boot_aggregate_ok);
+        json_t *v = eval("{\"name\":\"b\",\"ima\":{\"require_boot_aggregate\":true}}", &good);
+        ck_assert_str_eq(status(v), "fail");
+        assert_claim(v, "ima.boot_aggregate", "fail", true, 0);
+        ck_assert_msg(strstr(reason(v, "ima.boot_aggregate"), "!= H(sha256 PCR0-9)"), "%s",
+                      reason(v, "ima.boot_aggregate"));
+        json_decref(v);
+        host_done(&good);
+}
+END_TEST
+
+/* A synthetic boot with the kernel/ patch set's measurements. */
+static void synth(struct host *hst, const char *tk, const char *cfi)
+{
+        struct imagen g;
+        struct pcr_set pcrs = {0};
+
+        ck_assert_int_eq(imagen_init(&g), 0);
+        ck_assert_int_eq(imagen_buf(&g, 10, "kernel_version", "6.1.0-attest", 12), 0);
+        ck_assert_int_eq(imagen_buf(&g, 10, "selinux-state", "initialized=1;enforcing=1;", 26), 0);
+        if (tk)
+                ck_assert_int_eq(imagen_buf(&g, 10, "trusted-keys-source", tk, strlen(tk)), 0);
+        if (cfi)
+                ck_assert_int_eq(imagen_buf(&g, 10, "cfi-state", cfi, strlen(cfi)), 0);
+        host_from_log(hst, g.bin, g.bin_len, &pcrs);
+        hst->log = TAKE_PTR(g.bin);
+        imagen_done(&g);
+}
+
+START_TEST(test_trusted_keys_anchored_and_unanchored)
+{
+        const char *pol = "{\"name\":\"tk\",\"trusted_keys\":{\"sources\":[\"tpm\",\"tee\"],"
+                          "\"anchored\":true}}";
+        const char *loose = "{\"name\":\"tk\",\"trusted_keys\":{\"sources\":[\"tpm\"]}}";
+        struct host h;
+
+        /* measured by the patched kernel: entry 2 */
+        synth(&h, "source=tpm;", NULL);
+        json_t *v = eval(pol, &h);
+        ck_assert_str_eq(status(v), "pass");
+        assert_claim(v, "trusted_keys.source", "pass", true, 2);
+        assert_claim(v, "trusted_keys.anchored", "pass", true, 2);
+        json_decref(v);
+        host_done(&h);
+
+        synth(&h, "source=caam;", NULL);
+        v = eval(pol, &h);
+        ck_assert_str_eq(status(v), "fail");
+        assert_claim(v, "trusted_keys.source", "fail", true, 2);
+        ck_assert_str_eq(reason(v, "trusted_keys.source"), "source 'caam' is not accepted");
+        json_decref(v);
+        host_done(&h);
+
+        /* mainline kernel: no entry, no host fact -> missing */
+        synth(&h, NULL, NULL);
+        v = eval(loose, &h);
+        ck_assert_str_eq(status(v), "fail");
+        assert_claim(v, "trusted_keys.source", "missing", false, -1);
+        json_decref(v);
+        /* the agent reports trusted.source=tpm from the command line: unanchored */
+        h.ev.host.tk_present = true;
+        snprintf(h.ev.host.tk_source, sizeof(h.ev.host.tk_source), "tpm");
+        snprintf(h.ev.host.tk_origin, sizeof(h.ev.host.tk_origin), "cmdline");
+        v = eval(loose, &h);
+        ck_assert_str_eq(status(v), "pass");
+        assert_claim(v, "trusted_keys.source", "pass", false, -1);
+        json_decref(v);
+        v = eval(pol, &h);
+        ck_assert_str_eq(status(v), "fail");
+        assert_claim(v, "trusted_keys.source", "pass", false, -1);
+        assert_claim(v, "trusted_keys.anchored", "fail", false, -1);
+        ck_assert_str_eq(reason(v, "trusted_keys.anchored"),
+                         "only reported by the agent (cmdline), not measured: no "
+                         "trusted-keys-source entry in the verified log, and the policy requires "
+                         "an anchored claim");
+        json_decref(v);
+        host_done(&h);
+}
+END_TEST
+
+START_TEST(test_cfi_permissive_and_anchoring)
+{
+        const char *pol = "{\"name\":\"cfi\",\"cfi\":{\"enabled\":true,\"permissive\":false,"
+                          "\"anchored\":true}}";
+        struct host h;
+
+        synth(&h, NULL, "enabled=1;mode=kcfi;permissive=0;");
+        json_t *v = eval(pol, &h);
+        ck_assert_str_eq(status(v), "pass");
+        assert_claim(v, "cfi.enabled", "pass", true, 2);
+        assert_claim(v, "cfi.permissive", "pass", true, 2);
+        assert_claim(v, "cfi.anchored", "pass", true, 2);
+        json_decref(v);
+        host_done(&h);
+
+        /* CFI_PERMISSIVE kernel: measured permissive=1 */
+        synth(&h, NULL, "enabled=1;mode=kcfi;permissive=1;");
+        /* the agent claims otherwise from a config file; the measurement wins */
+        h.ev.host.cfi_present = true;
+        h.ev.host.cfi_enabled = true;
+        h.ev.host.cfi_permissive = false;
+        v = eval(pol, &h);
+        ck_assert_str_eq(status(v), "fail");
+        assert_claim(v, "cfi.enabled", "pass", true, 2);
+        assert_claim(v, "cfi.permissive", "fail", true, 2);
+        ck_assert_str_eq(reason(v, "cfi.permissive"), "entry 2: permissive=1");
+        json_decref(v);
+        host_done(&h);
+
+        /* mainline: only /boot/config says so */
+        synth(&h, NULL, NULL);
+        h.ev.host.cfi_present = true;
+        h.ev.host.cfi_enabled = true;
+        snprintf(h.ev.host.cfi_source, sizeof(h.ev.host.cfi_source), "config");
+        v = eval(pol, &h);
+        ck_assert_str_eq(status(v), "fail");
+        assert_claim(v, "cfi.enabled", "pass", false, -1);
+        assert_claim(v, "cfi.permissive", "pass", false, -1);
+        assert_claim(v, "cfi.anchored", "fail", false, -1);
+        json_decref(v);
+        v = eval("{\"name\":\"c\",\"cfi\":{\"enabled\":true}}", &h);
+        ck_assert_str_eq(status(v), "pass");
+        json_decref(v);
+        host_done(&h);
+}
+END_TEST
+
+START_TEST(test_host_kernel_version_is_unanchored)
+{
+        struct host h;
+
+        synth(&h, NULL, NULL);
+        /* measured kernel_version wins over the reported one */
+        snprintf(h.ev.host.kernel, sizeof(h.ev.host.kernel), "5.15.0");
+        json_t *v = eval("{\"name\":\"k\",\"kernel\":{\"versions\":[\"6.1.*\"]}}", &h);
+        ck_assert_str_eq(status(v), "pass");
+        assert_claim(v, "kernel.version", "pass", true, 0);
+        json_decref(v);
+        /* no measurement: the reported one, unanchored */
+        replay_state_done(&h.vr.next);
+        v = eval("{\"name\":\"k\",\"kernel\":{\"versions\":[\"5.15.*\"]}}", &h);
+        ck_assert_str_eq(status(v), "pass");
+        assert_claim(v, "kernel.version", "pass", false, -1);
+        json_decref(v);
+        v = eval("{\"name\":\"k\",\"kernel\":{\"versions\":[\"5.15.*\"],\"anchored\":true}}", &h);
+        ck_assert_str_eq(status(v), "fail");
+        assert_claim(v, "kernel.anchored", "fail", false, -1);
+        json_decref(v);
+        host_done(&h);
+}
+END_TEST
+
+START_TEST(test_absent_sections_are_listed_unchecked)
+{
+        struct host h;
+
+        synth(&h, NULL, NULL);
+        json_t *v = eval("{\"name\":\"empty\"}", &h);
+        ck_assert_str_eq(status(v), "pass");
+        ck_assert_uint_eq(json_array_size(json_object_get(v, "claims")), 0);
+        ck_assert_uint_eq(json_array_size(json_object_get(v, "sections_unchecked")), 6);
+        json_decref(v);
+        /* a missing selinux-state makes the selinux claims "missing", which fails */
+        replay_state_done(&h.vr.next);
+        v = eval("{\"name\":\"s\",\"selinux\":{\"enforcing\":true,\"never_permissive\":true}}", &h);
+        ck_assert_str_eq(status(v), "fail");
+        assert_claim(v, "selinux.enforcing", "missing", false, -1);
+        assert_claim(v, "selinux.never_permissive", "missing", false, -1);
+        json_decref(v);
+        host_done(&h);
+}
+END_TEST
+
+static json_t *from_host(const struct host *h, const char *name)
+{
+        json_t *p = NULL;
+
+        ck_assert_int_eq(policy_from_host(&h->vr, &h->ev, name, &p), 0);
+        return p;
+}
+
+static json_t *eval_json(const json_t *pol, const struct host *h)
+{
+        char *s = json_dumps(pol, 0);
+        json_t *v = eval(s, h);
+
+        free(s);
+        return v;
+}
+
+START_TEST(test_from_host_pins_the_host)
+{
+        struct host good, tcb;
+
+        host_load(&good, "qemu61-good");
+        host_load(&tcb, "qemu61-tcb");
+        json_t *p = from_host(&good, "good");
+        char *s = json_dumps(p, JSON_SORT_KEYS);
+
+        /* it pins the measured state */
+        json_t *se = json_object_get(p, "selinux");
+        ck_assert_msg(json_is_true(json_object_get(se, "enforcing")), "%s", s);
+        ck_assert(json_is_true(json_object_get(se, "never_permissive")));
+        ck_assert(json_is_true(json_object_get(json_object_get(se, "policycaps"), "open_perms")));
+        ck_assert_str_eq(json_string_value(json_array_get(json_object_get(se, "policy_sha256"), 0)),
+                         "c128e15f74d3dcc1d830a3658a665b4790d6d5901fdc8ddd624d632b9f5689a8");
+        ck_assert_str_eq(json_string_value(json_array_get(
+                                 json_object_get(json_object_get(p, "kernel"), "versions"), 0)),
+                         "6.1.192");
+        json_t *pcrs =
+                json_object_get(json_object_get(json_object_get(p, "tpm"), "pcrs"), "sha256");
+        ck_assert_uint_eq(json_object_size(pcrs), 10); /* 0-9; never 10 */
+        ck_assert_ptr_null(json_object_get(pcrs, "10"));
+        ck_assert(
+                json_is_true(json_object_get(json_object_get(p, "ima"), "require_boot_aggregate")));
+        /* and it passes there */
+        json_t *v = eval_json(p, &good);
+        ck_assert_msg(strcmp(status(v), "pass") == 0, "%s", s);
+        json_decref(v);
+        /* but not on the tcb boot (permissive again at entry 16, other PCRs) */
+        v = eval_json(p, &tcb);
+        ck_assert_str_eq(status(v), "fail");
+        assert_claim(v, "selinux.never_permissive", "fail", true, 16);
+        json_decref(v);
+        /* the tcb host's own history does not satisfy never_permissive: not pinned */
+        json_t *pt = from_host(&tcb, "tcb");
+        ck_assert_ptr_null(json_object_get(json_object_get(pt, "selinux"), "never_permissive"));
+        v = eval_json(pt, &tcb);
+        ck_assert_str_eq(status(v), "pass");
+        json_decref(v);
+        json_decref(pt);
+        free(s);
+        json_decref(p);
+        host_done(&good);
+        host_done(&tcb);
+}
+END_TEST
+
+START_TEST(test_from_host_keeps_anchoring)
+{
+        struct host h;
+
+        synth(&h, "source=tpm;", "enabled=1;mode=kcfi;permissive=0;");
+        json_t *p = from_host(&h, "patched");
+        ck_assert(json_is_true(json_object_get(json_object_get(p, "trusted_keys"), "anchored")));
+        ck_assert(json_is_true(json_object_get(json_object_get(p, "cfi"), "anchored")));
+        json_t *v = eval_json(p, &h);
+        ck_assert_str_eq(status(v), "pass");
+        json_decref(v);
+        json_decref(p);
+        host_done(&h);
+
+        synth(&h, NULL, NULL);
+        h.ev.host.tk_present = true;
+        snprintf(h.ev.host.tk_source, sizeof(h.ev.host.tk_source), "tee");
+        snprintf(h.ev.host.tk_origin, sizeof(h.ev.host.tk_origin), "cmdline");
+        p = from_host(&h, "mainline");
+        ck_assert(json_is_false(json_object_get(json_object_get(p, "trusted_keys"), "anchored")));
+        v = eval_json(p, &h);
+        ck_assert_str_eq(status(v), "pass");
+        json_decref(v);
+        json_decref(p);
+        ck_assert_int_eq(policy_from_host(&h.vr, &h.ev, "bad name", &p), -EINVAL);
+        host_done(&h);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("policy");
+        TCase *tc = tcase_create("policy");
+
+        tcase_add_loop_test(tc, test_parse_errors_name_the_json_path, 0, ARRAY_SIZE(bad));
+        tcase_add_test(tc, test_full_policy_parses);
+        tcase_add_test(tc, test_oversize_policy_is_refused);
+        tcase_add_test(tc, test_glob);
+        tcase_add_test(tc, test_never_permissive_fails_on_tcb_and_passes_on_good);
+        tcase_add_test(tc, test_full_policy_on_a_real_boot);
+        tcase_add_test(tc, test_mismatches_fail_with_reasons);
+        tcase_add_test(tc, test_boot_aggregate_fails_against_other_pcrs);
+        tcase_add_test(tc, test_trusted_keys_anchored_and_unanchored);
+        tcase_add_test(tc, test_cfi_permissive_and_anchoring);
+        tcase_add_test(tc, test_host_kernel_version_is_unanchored);
+        tcase_add_test(tc, test_absent_sections_are_listed_unchecked);
+        tcase_add_test(tc, test_from_host_pins_the_host);
+        tcase_add_test(tc, test_from_host_keeps_anchoring);
+        suite_add_tcase(s, tc);
+        return tu_run(s);
+}
