@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * REST API (DESIGN §5): routing, auth, validation and the handlers. api_handle() is a pure
+ * function of the request and the context, so the HTTP layer, the fuzzer and tests share it.
+ * Every error is {"error": CODE, "detail": TEXT} with its 4xx/5xx status.
+ */
+#ifndef ATTESTD_API_H
+#define ATTESTD_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "attestd.h"
+
+#define API_QUERY_MAX 8
+#define API_ID_MAX 64
+
+struct api_req {
+        const char *method;
+        const char *path;          /* without the query string */
+        const char *authorization; /* header value or NULL */
+        const char *content_type;  /* header value or NULL */
+        size_t nquery;
+        const char *qkey[API_QUERY_MAX], *qval[API_QUERY_MAX]; /* qval NULL: "?key" alone */
+        bool query_overflow;                                   /* more than API_QUERY_MAX */
+        const char *body;                                      /* may be NULL when body_len 0 */
+        size_t body_len;
+};
+
+struct api_resp {
+        unsigned status;
+        char *body; /* malloc'ed, body_len bytes */
+        size_t body_len;
+        const char *content_type; /* static */
+        const char *allow;        /* static; set with 405 */
+        bool www_authenticate;    /* set with 401 */
+        const char *error;        /* static error code, NULL on success */
+};
+
+/* The body cap for a request, known from its method and path before any byte is read. */
+size_t api_body_limit(const struct attestd *d, const char *method, const char *path);
+
+/* Fill *ret (status always set; body malloc'ed). */
+void api_handle(struct attestd *d, const struct api_req *req, struct api_resp *ret);
+void api_resp_done(struct api_resp *r);
+
+/* An error response outside api_handle (413 from the HTTP layer, 503 when draining). */
+void api_error(struct attestd *d, struct api_resp *r, unsigned status, const char *code,
+               const char *fmt, ...) _printf_(5, 6);
+
+/* Agent and policy names: [A-Za-z0-9_.-]{1,64}, not starting with '.' or '-'. */
+bool api_id_valid(const char *s, size_t n);
+
+#endif

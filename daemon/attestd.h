@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The daemon's context: everything a request handler needs, handed to libmicrohttpd as the
+ * closure pointer (STYLE "State": no mutable globals).
+ */
+#ifndef ATTESTD_H
+#define ATTESTD_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "akcache.h"
+#include "auth.h"
+#include "config.h"
+#include "metrics.h"
+#include "nonce.h"
+#include "pcrsel.h"
+#include "store.h"
+
+struct attestd {
+        struct config cfg;
+        struct store *store;
+        struct nonce_store *nonces;
+        struct akcache *aks;
+        struct metrics metrics;
+        struct pcr_sel pcr_sel; /* what challenges ask agents to quote */
+        char pcr_sel_text[PCR_SEL_TEXT_MAX];
+        pthread_rwlock_t tokens_lock; /* SIGHUP swaps tokens */
+        struct auth_tokens *tokens;
+        atomic_bool draining;
+        atomic_uint in_flight;
+};
+
+/* Wall clock in ms since the epoch. */
+int64_t attestd_now_ms(void);
+
+#endif

@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: MIT */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+
+enum opt_type { OPT_STR, OPT_U64, OPT_BOOL, OPT_DBMODE };
+
+struct opt {
+        const char *name;
+        enum opt_type type;
+        size_t off;
+        uint64_t min, max; /* OPT_U64 */
+        const char *arg, *help;
+};
+
+#define O(f) offsetof(struct config, f)
+static const struct opt opts[] = {
+        {"config", OPT_STR, O(config_file), 0, 0, "FILE",
+         "configuration file (default " CONFIG_DEFAULT_FILE ")"},
+        {"listen", OPT_STR, O(listen), 0, 0, "ADDR:PORT",
+         "address to listen on when not socket-activated (default 0.0.0.0:8443)"},
+        {"tls-cert", OPT_STR, O(tls_cert), 0, 0, "FILE", "server certificate chain (PEM)"},
+        {"tls-key", OPT_STR, O(tls_key), 0, 0, "FILE", "server private key (PEM)"},
+        {"insecure-http", OPT_BOOL, O(insecure_http), 0, 0, NULL,
+         "serve plain HTTP; refused unless every listening address is loopback"},
+        {"threads", OPT_U64, O(threads), 1, 1024, "N", "HTTP worker threads (default: cores)"},
+        {"db", OPT_STR, O(db), 0, 0, "FILE",
+         "SQLite database (default $STATE_DIRECTORY/attestd.db or /var/lib/attestd/attestd.db)"},
+        {"db-mode", OPT_DBMODE, O(db_mode), 0, 0, "writer|pool",
+         "writer: one writer thread with group commit (default); pool: one connection per worker"},
+        {"db-connections", OPT_U64, O(db_connections), 1, 1024, "N",
+         "SQLite connections in the pool (default: threads)"},
+        {"retain", OPT_U64, O(retain), 1, 1000000, "N", "results kept per agent (default 100)"},
+        {"tokens", OPT_STR, O(tokens), 0, 0, "FILE",
+         "bearer tokens, lines `ROLE SHA256HEX [comment]` (default /etc/attestd/tokens)"},
+        {"nonce-ttl", OPT_U64, O(nonce_ttl), 1, 3600, "SECONDS", "nonce lifetime (default 60)"},
+        {"nonces-max", OPT_U64, O(nonces_max), 16, 100000000, "N",
+         "outstanding nonces at most (default 1000000)"},
+        {"interval", OPT_U64, O(interval), 1, 31536000, "SECONDS",
+         "expected time between attestations, gives next_due (default 300)"},
+        {"grace", OPT_U64, O(grace), 0, 31536000, "SECONDS",
+         "time past next_due before an agent is stale (default 60)"},
+        {"pcr-selection", OPT_STR, O(pcr_selection), 0, 0, "SEL",
+         "PCRs agents quote, e.g. sha256:0-10+sha1:10 (default sha256:0-10)"},
+        {"max-evidence", OPT_U64, O(max_evidence), 1024, 1073741824, "BYTES",
+         "largest evidence body (default 16777216)"},
+        {"max-body", OPT_U64, O(max_body), 1024, 16777216, "BYTES",
+         "largest other request body (default 65536)"},
+        {"max-entries", OPT_U64, O(max_entries), 1, 100000000, "N",
+         "IMA entries per submission at most (default 1000000)"},
+        {"drain-timeout", OPT_U64, O(drain_timeout), 0, 3600, "SECONDS",
+         "on SIGTERM, how long in-flight requests may take (default 10)"},
+        {"help", OPT_BOOL, O(help), 0, 0, NULL, "show this help"},
+        {"version", OPT_BOOL, O(version), 0, 0, NULL, "show the version"},
+};
+#undef O
+
+static void config_defaults(struct config *c)
+{
+        const char *sd = getenv("STATE_DIRECTORY");
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+        memset(c, 0, sizeof(*c));
+        snprintf(c->listen, sizeof(c->listen), "0.0.0.0:8443");
+        c->threads = n > 0 ? (uint64_t)n : 1;
+        /* STATE_DIRECTORY may list several, colon separated: take the first */
+        if (sd && *sd && sd[0] == '/')
+                snprintf(c->db, sizeof(c->db), "%.*s/attestd.db", (int)strcspn(sd, ":"), sd);
+        else
+                snprintf(c->db, sizeof(c->db), "/var/lib/attestd/attestd.db");
+        c->db_mode = CONFIG_DB_WRITER;
+        c->retain = 100;
+        snprintf(c->tokens, sizeof(c->tokens), "/etc/attestd/tokens");
+        c->nonce_ttl = 60;
+        c->nonces_max = 1000000;
+        c->interval = 300;
+        c->grace = 60;
+        snprintf(c->pcr_selection, sizeof(c->pcr_selection), "sha256:0-10");
+        c->max_evidence = 16u * 1024 * 1024;
+        c->max_body = 64u * 1024;
+        c->max_entries = 1000000;
+        c->drain_timeout = 10;
+}
+
+static const struct opt *opt_find(const char *name, size_t len)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(opts); i++)
+                if (strlen(opts[i].name) == len && memcmp(opts[i].name, name, len) == 0)
+                        return &opts[i];
+        return NULL;
+}
+
+static int parse_u64(const char *s, uint64_t *ret)
+{
+        char *end;
+        unsigned long long v;
+
+        if (!isdigit((unsigned char)s[0]))
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno || *end)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+static int opt_set(struct config *c, const struct opt *o, const char *val, const char *where,
+                   struct attest_err *err)
+{
+        char *base = (char *)c + o->off;
+        uint64_t v;
+
+        switch (o->type) {
+        case OPT_STR:
+                if (!val || strlen(val) >= CONFIG_STR_MAX)
+                        return attest_fail(err, -EINVAL, "config", "%s: %s: value too long", where,
+                                           o->name);
+                memcpy(base, val, strlen(val) + 1);
+                return 0;
+        case OPT_U64:
+                if (!val || parse_u64(val, &v) < 0 || v < o->min || v > o->max)
+                        return attest_fail(err, -EINVAL, "config",
+                                           "%s: %s wants a number in %llu..%llu", where, o->name,
+                                           (unsigned long long)o->min, (unsigned long long)o->max);
+                memcpy(base, &v, sizeof(v));
+                return 0;
+        case OPT_BOOL: {
+                bool b;
+
+                if (!val || !strcmp(val, "yes") || !strcmp(val, "true") || !strcmp(val, "1"))
+                        b = true;
+                else if (!strcmp(val, "no") || !strcmp(val, "false") || !strcmp(val, "0"))
+                        b = false;
+                else
+                        return attest_fail(err, -EINVAL, "config", "%s: %s wants yes or no", where,
+                                           o->name);
+                memcpy(base, &b, sizeof(b));
+                return 0;
+        }
+        case OPT_DBMODE: {
+                enum config_db_mode m;
+
+                if (val && !strcmp(val, "writer"))
+                        m = CONFIG_DB_WRITER;
+                else if (val && !strcmp(val, "pool"))
+                        m = CONFIG_DB_POOL;
+                else
+                        return attest_fail(err, -EINVAL, "config", "%s: %s wants writer or pool",
+                                           where, o->name);
+                memcpy(base, &m, sizeof(m));
+                return 0;
+        }
+        }
+        return -EINVAL;
+}
+
+static char *trim(char *s)
+{
+        char *e;
+
+        while (*s == ' ' || *s == '\t')
+                s++;
+        e = s + strlen(s);
+        while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
+                *--e = '\0';
+        return s;
+}
+
+static void fclosep(FILE **f)
+{
+        if (*f)
+                fclose(*f);
+}
+
+static int config_file_load(struct config *c, const char *path, bool must_exist,
+                            struct attest_err *err)
+{
+        _cleanup_(fclosep) FILE *f = fopen(path, "re");
+        char line[CONFIG_STR_MAX + 128], where[CONFIG_STR_MAX + 32];
+        unsigned lineno = 0;
+        int e;
+
+        if (!f) {
+                if (errno == ENOENT && !must_exist)
+                        return 0;
+                return attest_fail(err, -EINVAL, "config", "%s: %s", path, strerror(errno));
+        }
+        while (fgets(line, sizeof(line), f)) {
+                char *s, *eq, *key, *val;
+                const struct opt *o;
+
+                lineno++;
+                snprintf(where, sizeof(where), "%s:%u", path, lineno);
+                if (!strchr(line, '\n') && !feof(f))
+                        return attest_fail(err, -EINVAL, "config", "%s: line too long", where);
+                s = trim(line);
+                if (!*s || *s == '#')
+                        continue;
+                eq = strchr(s, '=');
+                if (!eq)
+                        return attest_fail(err, -EINVAL, "config", "%s: expected key = value",
+                                           where);
+                *eq = '\0';
+                key = trim(s);
+                val = trim(eq + 1);
+                o = opt_find(key, strlen(key));
+                if (!o || !strcmp(key, "config") || !strcmp(key, "help") || !strcmp(key, "version"))
+                        return attest_fail(err, -EINVAL, "config", "%s: unknown key '%.64s'", where,
+                                           key);
+                if ((e = opt_set(c, o, val, where, err)) < 0)
+                        return e;
+        }
+        return 0;
+}
+
+int config_load(int argc, char **argv, struct config *ret, struct attest_err *err)
+{
+        struct option lo[ARRAY_SIZE(opts) + 1];
+        struct config c;
+        const char *file = NULL;
+        int e, idx;
+
+        config_defaults(&c);
+        /* first pass: only --config, so the file comes before every other flag */
+        for (int i = 1; i < argc; i++) {
+                if (!strcmp(argv[i], "--config") && i + 1 < argc)
+                        file = argv[i + 1];
+                else if (!strncmp(argv[i], "--config=", 9))
+                        file = argv[i] + 9;
+        }
+        if ((e = config_file_load(&c, file ? file : CONFIG_DEFAULT_FILE, file != NULL, err)) < 0)
+                return e;
+        snprintf(c.config_file, sizeof(c.config_file), "%s", file ? file : CONFIG_DEFAULT_FILE);
+
+        for (size_t i = 0; i < ARRAY_SIZE(opts); i++)
+                lo[i] = (struct option){opts[i].name,
+                                        opts[i].type == OPT_BOOL ? optional_argument
+                                                                 : required_argument,
+                                        NULL, (int)i};
+        lo[ARRAY_SIZE(opts)] = (struct option){0};
+        optind = 1;
+        opterr = 0;
+        for (;;) {
+                int r = getopt_long(argc, argv, "h", lo, &idx);
+
+                if (r == -1)
+                        break;
+                if (r == 'h') {
+                        c.help = true;
+                        continue;
+                }
+                if (r == '?' || r < 0 || (size_t)r >= ARRAY_SIZE(opts))
+                        return attest_fail(err, -EINVAL, "config", "unknown or incomplete flag %s",
+                                           argv[optind - 1]);
+                if ((e = opt_set(&c, &opts[r], optarg, "command line", err)) < 0)
+                        return e;
+        }
+        if (optind < argc)
+                return attest_fail(err, -EINVAL, "config", "unexpected argument '%s'",
+                                   argv[optind]);
+        if (c.db_connections == 0)
+                c.db_connections = c.threads;
+        *ret = c;
+        return 0;
+}
+
+void config_help(FILE *f, const char *prog)
+{
+        fprintf(f,
+                "Usage: %s [FLAGS]\n\n"
+                "attestd: remote-attestation verifier (REST over HTTPS). Every flag can also be\n"
+                "set in the configuration file as `name = value`; flags win.\n\n",
+                prog);
+        for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
+                char left[64];
+
+                snprintf(left, sizeof(left), "--%s%s%s", opts[i].name, opts[i].arg ? " " : "",
+                         opts[i].arg ? opts[i].arg : "");
+                fprintf(f, "  %-28s %s\n", left, opts[i].help);
+        }
+        fprintf(f, "\nSignals: SIGTERM/SIGINT drain and stop, SIGHUP reloads the tokens file.\n"
+                   "Socket activation (sd_listen_fds) takes precedence over --listen.\n");
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * attestd configuration: /etc/attestd/attestd.conf (`key = value`, `#` comments) and command-line
+ * flags with the same names; flags win. One table drives both and `--help`.
+ */
+#ifndef ATTESTD_CONFIG_H
+#define ATTESTD_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "err.h"
+
+#define CONFIG_DEFAULT_FILE "/etc/attestd/attestd.conf"
+#define CONFIG_STR_MAX 4096
+
+enum config_db_mode {
+        CONFIG_DB_WRITER, /* one writer thread, group commit; readers from a pool */
+        CONFIG_DB_POOL,   /* one connection per worker, a transaction per request */
+};
+
+struct config {
+        char config_file[CONFIG_STR_MAX];
+        char listen[CONFIG_STR_MAX]; /* ADDR:PORT, [v6]:PORT */
+        char tls_cert[CONFIG_STR_MAX];
+        char tls_key[CONFIG_STR_MAX];
+        bool insecure_http;
+        uint64_t threads;
+        char db[CONFIG_STR_MAX];
+        enum config_db_mode db_mode;
+        uint64_t db_connections;
+        uint64_t retain;
+        char tokens[CONFIG_STR_MAX];
+        uint64_t nonce_ttl; /* seconds */
+        uint64_t nonces_max;
+        uint64_t interval; /* seconds between attestations (next_due) */
+        uint64_t grace;    /* seconds past next_due before an agent is stale */
+        char pcr_selection[CONFIG_STR_MAX];
+        uint64_t max_evidence;  /* bytes */
+        uint64_t max_body;      /* bytes */
+        uint64_t max_entries;   /* IMA entries per submission */
+        uint64_t drain_timeout; /* seconds */
+        bool help, version;
+};
+
+/*
+ * Defaults, then the config file (the one --config names, or CONFIG_DEFAULT_FILE when it exists),
+ * then the flags. -EINVAL with err naming the flag or file:line.
+ */
+int config_load(int argc, char **argv, struct config *ret, struct attest_err *err) _wur_;
+void config_help(FILE *f, const char *prog);
+
+#endif

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * attestd: start-up, signals, systemd integration (sd_notify READY/STATUS/STOPPING, watchdog,
+ * socket activation), shutdown with draining.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <systemd/sd-daemon.h>
+
+#include "attestd.h"
+#include "http.h"
+#include "log.h"
+
+#ifndef ATTEST_VERSION
+#define ATTEST_VERSION "0"
+#endif
+
+#define PEM_MAX (1024 * 1024)
+
+static int read_pem(const char *path, char **ret, size_t *ret_len)
+{
+        FILE *f = fopen(path, "re");
+        char *buf;
+        size_t n;
+
+        if (!f)
+                return -errno;
+        buf = malloc(PEM_MAX + 1);
+        if (!buf) {
+                fclose(f);
+                return -ENOMEM;
+        }
+        n = fread(buf, 1, PEM_MAX + 1, f);
+        fclose(f);
+        if (n > PEM_MAX || n == 0) {
+                free(buf);
+                return n ? -E2BIG : -EINVAL;
+        }
+        buf[n] = '\0';
+        *ret = buf;
+        *ret_len = n;
+        return 0;
+}
+
+static void secret_free(char *p, size_t n)
+{
+        if (p) {
+                OPENSSL_cleanse(p, n);
+                free(p);
+        }
+}
+
+static int tokens_load(struct attestd *d, bool startup)
+{
+        struct auth_tokens *t = NULL, *old;
+        struct attest_err err = {0};
+        int e;
+
+        if (access(d->cfg.tokens, F_OK) < 0 && errno == ENOENT) {
+                log_warning("tokens file %s does not exist: only unauthenticated endpoints work",
+                            d->cfg.tokens);
+                if ((e = auth_parse("", 0, d->cfg.tokens, &t, &err)) < 0)
+                        return e;
+        } else if ((e = auth_load(d->cfg.tokens, &t, &err)) < 0) {
+                log_err("%s%s", startup ? "" : "reload: keeping the old tokens: ", err.msg);
+                return e;
+        }
+        pthread_rwlock_wrlock(&d->tokens_lock);
+        old = d->tokens;
+        d->tokens = t;
+        pthread_rwlock_unlock(&d->tokens_lock);
+        auth_free(old);
+        log_info("%zu tokens loaded from %s", auth_count(t), d->cfg.tokens);
+        return 0;
+}
+
+static int listen_socket(struct attestd *d, int *ret_fd)
+{
+        struct attest_err err = {0};
+        int n = sd_listen_fds(1), e;
+
+        if (n < 0) {
+                log_err("sd_listen_fds: %s", strerror(-n));
+                return n;
+        }
+        if (n > 0) {
+                if (n > 1)
+                        log_warning("socket activation passed %d sockets; serving the first", n);
+                for (int i = 1; i < n; i++)
+                        close(SD_LISTEN_FDS_START + i);
+                if (sd_is_socket(SD_LISTEN_FDS_START, 0, SOCK_STREAM, 1) <= 0) {
+                        log_err("socket activation: fd %d is not a listening stream socket",
+                                SD_LISTEN_FDS_START);
+                        return -EINVAL;
+                }
+                *ret_fd = SD_LISTEN_FDS_START;
+                log_info("listening on the socket systemd passed");
+                return 0;
+        }
+        if ((e = http_listen(d->cfg.listen, ret_fd, &err)) < 0) {
+                log_err("%s", err.msg);
+                return e;
+        }
+        log_info("listening on %s", d->cfg.listen);
+        return 0;
+}
+
+static int run(struct attestd *d)
+{
+        _cleanup_free_ char *cert = NULL;
+        char *key = NULL;
+        size_t cert_len = 0, key_len = 0;
+        struct http_server *srv = NULL;
+        struct attest_err err = {0};
+        uint64_t wd_usec = 0;
+        sigset_t mask;
+        int sfd, fd = -1, e;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        /* blocked before any thread starts, so only the signalfd sees them */
+        pthread_sigmask(SIG_BLOCK, &mask, NULL);
+        signal(SIGPIPE, SIG_IGN);
+        sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+        if (sfd < 0) {
+                log_err("signalfd: %s", strerror(errno));
+                return -errno;
+        }
+
+        if (pcr_sel_parse(d->cfg.pcr_selection, &d->pcr_sel) < 0 || pcr_sel_is_empty(&d->pcr_sel) ||
+            pcr_sel_format(&d->pcr_sel, d->pcr_sel_text, sizeof(d->pcr_sel_text)) < 0) {
+                log_err("--pcr-selection %s: not a PCR selection", d->cfg.pcr_selection);
+                close(sfd);
+                return -EINVAL;
+        }
+        if ((e = tokens_load(d, true)) < 0) {
+                close(sfd);
+                return e;
+        }
+        if (!d->cfg.insecure_http) {
+                if (!d->cfg.tls_cert[0] || !d->cfg.tls_key[0]) {
+                        log_err("TLS needs --tls-cert and --tls-key (or --insecure-http on "
+                                "loopback)");
+                        close(sfd);
+                        return -EINVAL;
+                }
+                if ((e = read_pem(d->cfg.tls_cert, &cert, &cert_len)) < 0 ||
+                    (e = read_pem(d->cfg.tls_key, &key, &key_len)) < 0) {
+                        log_err("reading the TLS certificate or key: %s", strerror(-e));
+                        close(sfd);
+                        return e;
+                }
+        }
+        if ((e = store_open(d->cfg.db, d->cfg.db_mode == CONFIG_DB_POOL ? STORE_POOL : STORE_WRITER,
+                            (unsigned)d->cfg.db_connections, &d->store, &err)) < 0) {
+                log_err("database %s: %s", d->cfg.db, err.msg);
+                secret_free(key, key_len);
+                close(sfd);
+                return e;
+        }
+        if ((e = nonce_store_new(d->cfg.nonce_ttl * 1000, d->cfg.nonces_max, &d->nonces)) < 0 ||
+            (e = akcache_new(1000000, &d->aks)) < 0 || (e = listen_socket(d, &fd)) < 0) {
+                secret_free(key, key_len);
+                close(sfd);
+                return e;
+        }
+        if (d->cfg.insecure_http && !http_socket_is_loopback(fd)) {
+                log_err("--insecure-http refused: the listening address is not loopback");
+                close(fd);
+                secret_free(key, key_len);
+                close(sfd);
+                return -EPERM;
+        }
+        if (d->cfg.insecure_http)
+                log_warning("serving plain HTTP on loopback (--insecure-http)");
+        e = http_start(d, fd, cert, key, (unsigned)d->cfg.threads, &srv, &err);
+        secret_free(key, key_len);
+        key = NULL;
+        if (e < 0) {
+                log_err("%s", err.msg);
+                close(sfd);
+                return e;
+        }
+        log_info("attestd %s ready: %s, %llu threads, database %s (%s mode), PCRs %s",
+                 ATTEST_VERSION, d->cfg.insecure_http ? "plain HTTP" : "TLS",
+                 (unsigned long long)d->cfg.threads, d->cfg.db,
+                 d->cfg.db_mode == CONFIG_DB_POOL ? "pool" : "writer", d->pcr_sel_text);
+        sd_notifyf(0, "READY=1\nSTATUS=serving %s, %llu threads",
+                   d->cfg.insecure_http ? "plain HTTP on loopback" : "HTTPS",
+                   (unsigned long long)d->cfg.threads);
+        if (sd_watchdog_enabled(0, &wd_usec) <= 0)
+                wd_usec = 0;
+
+        for (;;) {
+                struct pollfd p = {.fd = sfd, .events = POLLIN};
+                struct signalfd_siginfo si;
+                int timeout = wd_usec ? (int)(wd_usec / 2000) : -1, r;
+
+                r = poll(&p, 1, timeout);
+                if (r < 0 && errno != EINTR) {
+                        log_err("poll: %s", strerror(errno));
+                        break;
+                }
+                if (wd_usec) {
+                        int v;
+
+                        /* ping only while the database answers */
+                        if (store_schema_version(d->store, &v) == 0)
+                                sd_notify(0, "WATCHDOG=1");
+                        else
+                                log_warning("database not answering: watchdog not pinged");
+                }
+                if (r <= 0 || !(p.revents & POLLIN))
+                        continue;
+                if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+                        continue;
+                if (si.ssi_signo == SIGHUP) {
+                        sd_notify(0, "RELOADING=1");
+                        (void)tokens_load(d, false);
+                        sd_notify(0, "READY=1\nSTATUS=reloaded");
+                        continue;
+                }
+                log_info("signal %d: draining in-flight requests (up to %llu s)", si.ssi_signo,
+                         (unsigned long long)d->cfg.drain_timeout);
+                break;
+        }
+        sd_notify(0, "STOPPING=1\nSTATUS=draining");
+        srv = http_stop(srv, d->cfg.drain_timeout * 1000);
+        close(sfd);
+        log_info("stopped");
+        return 0;
+}
+
+int main(int argc, char **argv)
+{
+        struct attestd d;
+        struct attest_err err = {0};
+        int e;
+
+        memset(&d, 0, sizeof(d));
+        if (config_load(argc, argv, &d.cfg, &err) < 0) {
+                log_err("%s (see --help)", err.msg);
+                return 2;
+        }
+        if (d.cfg.help) {
+                config_help(stdout, "attestd");
+                return 0;
+        }
+        if (d.cfg.version) {
+                printf("attestd %s\n", ATTEST_VERSION);
+                return 0;
+        }
+        metrics_init(&d.metrics);
+        pthread_rwlock_init(&d.tokens_lock, NULL);
+        e = run(&d);
+        d.store = store_close(d.store);
+        d.nonces = nonce_store_free(d.nonces);
+        d.aks = akcache_free(d.aks);
+        d.tokens = auth_free(d.tokens);
+        pthread_rwlock_destroy(&d.tokens_lock);
+        metrics_done(&d.metrics);
+        return e < 0 ? 1 : 0;
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+
+/* upper bounds in microseconds; the last bucket is +Inf */
+static const uint64_t bucket_us[METRICS_BUCKETS - 1] = {
+        100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 1000000, 5000000,
+};
+
+static const char *const result_name[METRICS_RESULT_COUNT] = {"pass", "fail", "error"};
+
+void metrics_init(struct metrics *m)
+{
+        memset(m, 0, sizeof(*m));
+        pthread_mutex_init(&m->lock, NULL);
+}
+
+void metrics_done(struct metrics *m)
+{
+        pthread_mutex_destroy(&m->lock);
+}
+
+void metrics_attestation(struct metrics *m, enum metrics_result r, uint64_t latency_us)
+{
+        size_t b = 0;
+
+        atomic_fetch_add(&m->attestations[r], 1);
+        while (b < METRICS_BUCKETS - 1 && latency_us > bucket_us[b])
+                b++;
+        atomic_fetch_add(&m->latency_bucket[b], 1);
+        atomic_fetch_add(&m->latency_count, 1);
+        atomic_fetch_add(&m->latency_sum_us, latency_us);
+}
+
+void metrics_replayed(struct metrics *m, uint64_t entries)
+{
+        atomic_fetch_add(&m->ima_entries_replayed, entries);
+}
+
+void metrics_request(struct metrics *m)
+{
+        atomic_fetch_add(&m->requests, 1);
+}
+
+void metrics_rejected(struct metrics *m, const char *code)
+{
+        size_t i;
+
+        pthread_mutex_lock(&m->lock);
+        for (i = 0; i < m->ncodes; i++)
+                if (m->code[i] == code || !strcmp(m->code[i], code))
+                        break;
+        if (i == m->ncodes) {
+                if (m->ncodes == METRICS_CODES_MAX) {
+                        i = METRICS_CODES_MAX - 1; /* last slot collects the rest */
+                        m->code[i] = "other";
+                } else {
+                        m->code[m->ncodes++] = code;
+                }
+        }
+        m->code_count[i]++;
+        pthread_mutex_unlock(&m->lock);
+}
+
+int metrics_render(struct metrics *m, const struct metrics_agents *agents,
+                   const struct metrics_store *store, uint64_t nonces, char **ret, size_t *ret_len)
+{
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        uint64_t cum = 0;
+
+        if (!f)
+                return -ENOMEM;
+        fputs("# HELP attestd_attestations_total Evidence submissions judged, by result.\n"
+              "# TYPE attestd_attestations_total counter\n",
+              f);
+        for (int r = 0; r < METRICS_RESULT_COUNT; r++)
+                fprintf(f, "attestd_attestations_total{result=\"%s\"} %llu\n", result_name[r],
+                        (unsigned long long)atomic_load(&m->attestations[r]));
+        fputs("# HELP attestd_verification_seconds Time to verify and store one submission.\n"
+              "# TYPE attestd_verification_seconds histogram\n",
+              f);
+        for (int b = 0; b < METRICS_BUCKETS; b++) {
+                cum += atomic_load(&m->latency_bucket[b]);
+                if (b < METRICS_BUCKETS - 1)
+                        fprintf(f, "attestd_verification_seconds_bucket{le=\"%g\"} %llu\n",
+                                (double)bucket_us[b] / 1e6, (unsigned long long)cum);
+                else
+                        fprintf(f, "attestd_verification_seconds_bucket{le=\"+Inf\"} %llu\n",
+                                (unsigned long long)cum);
+        }
+        fprintf(f, "attestd_verification_seconds_sum %.6f\n",
+                (double)atomic_load(&m->latency_sum_us) / 1e6);
+        fprintf(f, "attestd_verification_seconds_count %llu\n",
+                (unsigned long long)atomic_load(&m->latency_count));
+        fprintf(f,
+                "# HELP attestd_agents Enrolled agents by state.\n"
+                "# TYPE attestd_agents gauge\n"
+                "attestd_agents{state=\"active\"} %llu\n"
+                "attestd_agents{state=\"stale\"} %llu\n"
+                "attestd_agents{state=\"failing\"} %llu\n"
+                "attestd_agents{state=\"never_attested\"} %llu\n",
+                (unsigned long long)agents->active, (unsigned long long)agents->stale,
+                (unsigned long long)agents->failing, (unsigned long long)agents->never);
+        fputs("# HELP attestd_rejected_requests_total Requests answered with an error, by code.\n"
+              "# TYPE attestd_rejected_requests_total counter\n",
+              f);
+        pthread_mutex_lock(&m->lock);
+        for (size_t i = 0; i < m->ncodes; i++)
+                fprintf(f, "attestd_rejected_requests_total{code=\"%s\"} %llu\n", m->code[i],
+                        (unsigned long long)m->code_count[i]);
+        pthread_mutex_unlock(&m->lock);
+        fprintf(f,
+                "# HELP attestd_ima_entries_replayed_total IMA log entries replayed.\n"
+                "# TYPE attestd_ima_entries_replayed_total counter\n"
+                "attestd_ima_entries_replayed_total %llu\n"
+                "# HELP attestd_requests_total HTTP requests received.\n"
+                "# TYPE attestd_requests_total counter\n"
+                "attestd_requests_total %llu\n"
+                "# HELP attestd_nonces_outstanding Nonces remembered (live, used or expired).\n"
+                "# TYPE attestd_nonces_outstanding gauge\n"
+                "attestd_nonces_outstanding %llu\n"
+                "# HELP attestd_store_commits_total SQLite write transactions committed.\n"
+                "# TYPE attestd_store_commits_total counter\n"
+                "attestd_store_commits_total %llu\n"
+                "# HELP attestd_store_writes_total Writes committed (several per commit in writer "
+                "mode).\n"
+                "# TYPE attestd_store_writes_total counter\n"
+                "attestd_store_writes_total %llu\n",
+                (unsigned long long)atomic_load(&m->ima_entries_replayed),
+                (unsigned long long)atomic_load(&m->requests), (unsigned long long)nonces,
+                (unsigned long long)store->commits, (unsigned long long)store->writes);
+        if (fclose(f) != 0) {
+                free(buf);
+                return -ENOMEM;
+        }
+        *ret = buf;
+        *ret_len = len;
+        return 0;
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Storage (DESIGN §7): SQLite in WAL mode, synchronous=FULL, schema versioned with
+ * PRAGMA user_version and forward migrations, prepared statements only, every write in a
+ * transaction. Two write paths, chosen at open:
+ *   STORE_WRITER  one writer thread owns the write connection and commits queued writes in
+ *                 groups (one fsync for many verdicts); a caller returns once its write is durable.
+ *   STORE_POOL    each caller takes a connection from the pool and commits its own transaction.
+ * Reads always take a pooled connection (WAL readers do not block the writer).
+ *
+ * Errors: -ENOENT no such agent/policy, -EEXIST duplicate, -EBUSY policy bound to an agent,
+ * -ESTALE the agent changed under a concurrent submission, -EIO database failure (err says).
+ */
+#ifndef ATTESTD_STORE_H
+#define ATTESTD_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define STORE_SCHEMA_VERSION 1
+#define STORE_ID_MAX 64
+
+enum store_mode {
+        STORE_WRITER,
+        STORE_POOL,
+};
+
+struct store;
+
+int store_open(const char *path, enum store_mode mode, unsigned connections, struct store **ret,
+               struct attest_err *err) _wur_;
+struct store *store_close(struct store *s);
+DEFINE_CLEANUP_FUNC(struct store *, store_close)
+int store_schema_version(struct store *s, int *ret) _wur_;
+/* Write transactions committed and writes in them (writer mode: writes / commits = group size). */
+void store_stats(struct store *s, uint64_t *ret_commits, uint64_t *ret_writes);
+
+/* An agent row. Strings and blobs are owned (store_agent_free). Times are ms since the epoch. */
+struct store_agent {
+        char id[STORE_ID_MAX + 1];
+        uint8_t *ak_public;
+        size_t ak_public_len;
+        uint8_t *ak_name;
+        size_t ak_name_len;
+        uint8_t *ek_cert; /* NULL when none was given */
+        size_t ek_cert_len;
+        char state[16];
+        char *policy;                         /* bound policy name, NULL: the default */
+        int64_t created, last_seen, next_due; /* 0: never */
+        char *last_status;                    /* "pass", "fail" or NULL */
+        char *last_policy;                    /* name@version that judged the last result */
+        int64_t last_result;                  /* result id, 0: none */
+        uint64_t ima_offset;
+        char *replay_state; /* JSON, NULL before the first verdict */
+        uint64_t seq;       /* bumped by every verdict */
+};
+
+void store_agent_free(struct store_agent *a);
+static inline void store_agent_freep(struct store_agent **a)
+{
+        store_agent_free(*a);
+}
+
+int store_agent_add(struct store *s, const struct store_agent *a) _wur_;
+int store_agent_get(struct store *s, const char *id, struct store_agent **ret) _wur_;
+/* Only the IMA offset challenges hand out (no blobs read). */
+int store_agent_offset(struct store *s, const char *id, uint64_t *ret) _wur_;
+/* Calls fn for every agent in id order (without blobs and replay state); fn < 0 stops. */
+int store_agent_list(struct store *s, int (*fn)(const struct store_agent *a, void *arg), void *arg)
+        _wur_;
+int store_agent_delete(struct store *s, const char *id) _wur_;
+/* policy NULL: back to the default. -ENOENT agent, -ENODATA no such policy. */
+int store_agent_set_policy(struct store *s, const char *id, const char *policy) _wur_;
+
+struct store_counts {
+        uint64_t active, stale, failing, never;
+};
+/* Stale: past next_due (created + interval before the first verdict) + grace; times in ms. */
+int store_agent_counts(struct store *s, int64_t now, int64_t grace, int64_t interval,
+                       struct store_counts *ret) _wur_;
+
+/* A verdict to record, with the agent state that goes with it. */
+struct store_result {
+        const char *agent;
+        int64_t time;
+        const char *status;  /* "pass" / "fail" */
+        const char *policy;  /* name@version or NULL */
+        const char *verdict; /* JSON */
+        int64_t next_due;
+        uint64_t ima_offset;
+        const char *replay_state; /* JSON */
+};
+
+/*
+ * Insert the result, update the agent (last_seen, next_due, status, replay state, seq + 1) only if
+ * its seq is still expect_seq, and keep at most retain results of the agent. *ret_id: result id.
+ */
+int store_result_add(struct store *s, const struct store_result *r, uint64_t expect_seq,
+                     uint64_t retain, int64_t *ret_id) _wur_;
+/*
+ * A reboot was seen: challenges ask for the log from entry 0 again (the old per-boot state stays,
+ * so the next verification sees the changed reset count), if seq still matches.
+ */
+int store_agent_reset_replay(struct store *s, const char *id, uint64_t expect_seq) _wur_;
+/* Results of an agent, newest first, ids below before (0: no bound), at most limit. */
+int store_results_list(struct store *s, const char *agent, uint64_t limit, int64_t before,
+                       int (*fn)(int64_t id, int64_t time, const char *status, const char *policy,
+                                 const char *verdict, void *arg),
+                       void *arg) _wur_;
+
+/* PUT: a new version (1 for a new name, max + 1 otherwise, deleted versions counted). */
+int store_policy_put(struct store *s, const char *name, const char *body, int64_t now,
+                     int64_t *ret_version) _wur_;
+/* version 0: the latest. *ret_body malloc'ed. */
+int store_policy_get(struct store *s, const char *name, int64_t version, char **ret_body,
+                     int64_t *ret_version, int64_t *ret_created) _wur_;
+/* Latest version of every live policy, in name order. */
+int store_policy_list(struct store *s,
+                      int (*fn)(const char *name, int64_t version, int64_t created, void *arg),
+                      void *arg) _wur_;
+int store_policy_delete(struct store *s, const char *name) _wur_;
+
+#endif

@@ -1,0 +1,566 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * attestd benchmark: N simulated agents, each with its own ECC P-256 (or RSA-2048) attestation
+ * key, attest over HTTPS keep-alive against one attestd. The quotes are made here by TPM-format
+ * code: a TPMS_ATTEST marshalled with Tss2_MU_TPMS_ATTEST_Marshal (PCR selection sha256:0-10,
+ * pcrDigest over the simulated PCRs, extraData = the daemon's nonce), signed with OpenSSL into a
+ * TPMT_SIGNATURE; each round appends `--entries` IMA entries (imagen) that the simulated PCR 10
+ * was extended with. One round = POST challenge + POST evidence. Prints attestations/s, p50/p99
+ * round latency, and the daemon's RSS (--pid). Bounded by --seconds and --rounds.
+ *
+ * bench-daemon --url URL --ca CA.pem --token ADMIN [--agents N] [--threads T] [--entries E]
+ *              [--seconds S] [--rounds R] [--rsa] [--pid PID]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <openssl/core_names.h>
+#include <openssl/ec.h>
+#include <openssl/evp.h>
+#include <openssl/rsa.h>
+#include <openssl/sha.h>
+#include <tss2/tss2_mu.h>
+
+#include "evjson.h"
+#include "hex.h"
+#include "imagen.h"
+
+struct opts {
+        const char *url, *ca, *token;
+        unsigned agents, threads, entries, seconds, rounds, pid;
+        bool rsa;
+};
+
+struct agent {
+        char id[65];
+        EVP_PKEY *key;
+        uint8_t pcr[11][32]; /* sha256 PCRs 0-10 */
+        uint64_t clock, entries, rounds;
+};
+
+struct buf {
+        char *p;
+        size_t n;
+};
+
+struct worker {
+        const struct opts *o;
+        struct agent *agents;
+        unsigned first, step;
+        uint64_t *lat; /* round latencies, us */
+        size_t nlat, cap;
+        uint64_t ok, failed, errors;
+        struct hasher *h;
+        CURL *curl;
+        struct buf resp;
+        atomic_bool *stop;
+};
+
+static uint64_t now_us(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static size_t on_data(char *p, size_t sz, size_t n, void *arg)
+{
+        struct buf *b = arg;
+        char *nb = realloc(b->p, b->n + sz * n + 1);
+
+        if (!nb)
+                return 0;
+        memcpy(nb + b->n, p, sz * n);
+        b->p = nb;
+        b->n += sz * n;
+        b->p[b->n] = 0;
+        return sz * n;
+}
+
+/* POST body to url + path; returns the HTTP status, the body in w->resp. */
+static long post(struct worker *w, const char *path, const char *body, bool auth)
+{
+        char url[512], hdr[600];
+        struct curl_slist *h = NULL;
+        long code = 0;
+
+        snprintf(url, sizeof(url), "%s%s", w->o->url, path);
+        h = curl_slist_append(h, "Content-Type: application/json");
+        if (auth) {
+                snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", w->o->token);
+                h = curl_slist_append(h, hdr);
+        }
+        w->resp.n = 0;
+        curl_easy_setopt(w->curl, CURLOPT_URL, url);
+        curl_easy_setopt(w->curl, CURLOPT_HTTPHEADER, h);
+        curl_easy_setopt(w->curl, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(w->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+        if (curl_easy_perform(w->curl) == CURLE_OK)
+                curl_easy_getinfo(w->curl, CURLINFO_RESPONSE_CODE, &code);
+        curl_slist_free_all(h);
+        return code;
+}
+
+static CURL *curl_new(const struct opts *o, struct buf *resp)
+{
+        CURL *c = curl_easy_init();
+
+        if (!c)
+                return NULL;
+        curl_easy_setopt(c, CURLOPT_CAINFO, o->ca);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, resp);
+        curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+        return c;
+}
+
+/* TPM2B_PUBLIC of a restricted signing key (what tpm2_createak writes). */
+static int ak_public(const struct opts *o, EVP_PKEY *key, uint8_t *out, size_t *len)
+{
+        TPM2B_PUBLIC pub = {0};
+        TPMT_PUBLIC *p = &pub.publicArea;
+        size_t off = 0;
+
+        p->nameAlg = TPM2_ALG_SHA256;
+        p->objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT |
+                              TPMA_OBJECT_SENSITIVEDATAORIGIN | TPMA_OBJECT_USERWITHAUTH |
+                              TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_SIGN_ENCRYPT;
+        if (o->rsa) {
+                BIGNUM *n = NULL;
+
+                p->type = TPM2_ALG_RSA;
+                p->parameters.rsaDetail.symmetric.algorithm = TPM2_ALG_NULL;
+                p->parameters.rsaDetail.scheme.scheme = TPM2_ALG_RSASSA;
+                p->parameters.rsaDetail.scheme.details.rsassa.hashAlg = TPM2_ALG_SHA256;
+                p->parameters.rsaDetail.keyBits = 2048;
+                if (EVP_PKEY_get_bn_param(key, OSSL_PKEY_PARAM_RSA_N, &n) != 1)
+                        return -EIO;
+                p->unique.rsa.size = 256;
+                BN_bn2binpad(n, p->unique.rsa.buffer, 256);
+                BN_free(n);
+        } else {
+                uint8_t pt[65];
+                size_t pl;
+
+                p->type = TPM2_ALG_ECC;
+                p->parameters.eccDetail.symmetric.algorithm = TPM2_ALG_NULL;
+                p->parameters.eccDetail.scheme.scheme = TPM2_ALG_ECDSA;
+                p->parameters.eccDetail.scheme.details.ecdsa.hashAlg = TPM2_ALG_SHA256;
+                p->parameters.eccDetail.curveID = TPM2_ECC_NIST_P256;
+                p->parameters.eccDetail.kdf.scheme = TPM2_ALG_NULL;
+                if (EVP_PKEY_get_octet_string_param(key, OSSL_PKEY_PARAM_PUB_KEY, pt, sizeof(pt),
+                                                    &pl) != 1 ||
+                    pl != 65)
+                        return -EIO;
+                p->unique.ecc.x.size = 32;
+                memcpy(p->unique.ecc.x.buffer, pt + 1, 32);
+                p->unique.ecc.y.size = 32;
+                memcpy(p->unique.ecc.y.buffer, pt + 33, 32);
+        }
+        if (Tss2_MU_TPM2B_PUBLIC_Marshal(&pub, out, 1024, &off) != TSS2_RC_SUCCESS)
+                return -EIO;
+        *len = off;
+        return 0;
+}
+
+/* A quote of the agent's PCRs 0-10 over nonce: marshalled TPMS_ATTEST and TPMT_SIGNATURE. */
+static int make_quote(const struct opts *o, struct agent *a, const uint8_t *nonce, size_t nlen,
+                      struct evidence *ev)
+{
+        TPMS_ATTEST at = {0};
+        TPMT_SIGNATURE sig = {0};
+        uint8_t der[600];
+        size_t off = 0, dl = sizeof(der);
+        EVP_MD_CTX *md = EVP_MD_CTX_new();
+        int e = -EIO;
+
+        at.magic = TPM2_GENERATED_VALUE;
+        at.type = TPM2_ST_ATTEST_QUOTE;
+        at.qualifiedSigner.size = 34;
+        memcpy(at.extraData.buffer, nonce, nlen);
+        at.extraData.size = (UINT16)nlen;
+        at.clockInfo.clock = ++a->clock;
+        at.clockInfo.safe = 1;
+        at.firmwareVersion = 0x20240125;
+        at.attested.quote.pcrSelect.count = 1;
+        at.attested.quote.pcrSelect.pcrSelections[0].hash = TPM2_ALG_SHA256;
+        at.attested.quote.pcrSelect.pcrSelections[0].sizeofSelect = 3;
+        at.attested.quote.pcrSelect.pcrSelections[0].pcrSelect[0] = 0xff;
+        at.attested.quote.pcrSelect.pcrSelections[0].pcrSelect[1] = 0x07;
+        SHA256(&a->pcr[0][0], sizeof(a->pcr), at.attested.quote.pcrDigest.buffer);
+        at.attested.quote.pcrDigest.size = 32;
+        ev->attest = malloc(sizeof(TPMS_ATTEST) + 64);
+        ev->sig = malloc(1024);
+        if (!md || !ev->attest || !ev->sig ||
+            Tss2_MU_TPMS_ATTEST_Marshal(&at, ev->attest, sizeof(TPMS_ATTEST) + 64, &off) !=
+                    TSS2_RC_SUCCESS)
+                goto out;
+        ev->attest_len = off;
+        if (EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, a->key) != 1 ||
+            EVP_DigestSign(md, der, &dl, ev->attest, ev->attest_len) != 1)
+                goto out;
+        if (o->rsa) {
+                sig.sigAlg = TPM2_ALG_RSASSA;
+                sig.signature.rsassa.hash = TPM2_ALG_SHA256;
+                sig.signature.rsassa.sig.size = (UINT16)dl;
+                memcpy(sig.signature.rsassa.sig.buffer, der, dl);
+        } else {
+                const unsigned char *p = der;
+                ECDSA_SIG *es = d2i_ECDSA_SIG(NULL, &p, (long)dl);
+                const BIGNUM *r, *s;
+
+                if (!es)
+                        goto out;
+                ECDSA_SIG_get0(es, &r, &s);
+                sig.sigAlg = TPM2_ALG_ECDSA;
+                sig.signature.ecdsa.hash = TPM2_ALG_SHA256;
+                sig.signature.ecdsa.signatureR.size = 32;
+                sig.signature.ecdsa.signatureS.size = 32;
+                BN_bn2binpad(r, sig.signature.ecdsa.signatureR.buffer, 32);
+                BN_bn2binpad(s, sig.signature.ecdsa.signatureS.buffer, 32);
+                ECDSA_SIG_free(es);
+        }
+        off = 0;
+        if (Tss2_MU_TPMT_SIGNATURE_Marshal(&sig, ev->sig, 1024, &off) != TSS2_RC_SUCCESS)
+                goto out;
+        ev->sig_len = off;
+        e = 0;
+out:
+        EVP_MD_CTX_free(md);
+        return e;
+}
+
+/* Append entries to the agent's log (first round: SELinux state too), extend PCR 10. */
+static int grow_log(struct worker *w, struct agent *a, struct evidence *ev)
+{
+        struct imagen g;
+        struct ima_reader rd;
+        struct ima_entry e;
+        struct attest_err err = {0};
+        static const char sel[] = "initialized=1;enforcing=1;checkreqprot=0;";
+        int r = 0;
+
+        if (imagen_init(&g) < 0)
+                return -ENOMEM;
+        if (a->entries == 0)
+                r = imagen_buf(&g, 10, "selinux-state", sel, strlen(sel));
+        for (unsigned i = 0; i < w->o->entries && r == 0; i++) {
+                uint8_t d[32];
+                char name[96];
+
+                snprintf(name, sizeof(name), "/usr/lib/agent-%s/file-%llu", a->id,
+                         (unsigned long long)(a->entries + i));
+                SHA256((const uint8_t *)name, strlen(name), d);
+                r = imagen_ng(&g, 10, "sha256", d, 32, name);
+        }
+        if (r < 0) {
+                imagen_done(&g);
+                return r;
+        }
+        ima_reader_init_binary(&rd, g.bin, g.bin_len, NULL);
+        while ((r = ima_reader_next(&rd, &e, &err)) > 0) {
+                uint8_t th[32];
+
+                if (ima_tmpl_hash(w->h, BANK_SHA256, &e, th) < 0 ||
+                    hasher_extend(w->h, BANK_SHA256, a->pcr[10], th) < 0) {
+                        r = -EIO;
+                        break;
+                }
+        }
+        ima_reader_done(&rd);
+        ev->ima_offset = a->entries;
+        ev->ima_format = IMA_FORMAT_BINARY;
+        ev->ima = g.bin;
+        ev->ima_len = g.bin_len;
+        a->entries += g.entries;
+        g.bin = NULL;
+        imagen_done(&g);
+        return r;
+}
+
+static int one_round(struct worker *w, struct agent *a)
+{
+        char path[160];
+        json_t *j;
+        const char *nhex;
+        struct evidence ev = {0};
+        char *body = NULL;
+        long code;
+        int r = -EIO;
+
+        snprintf(path, sizeof(path), "/v1/agents/%s/challenges", a->id);
+        if ((code = post(w, path, "{}", false)) != 201)
+                return -EIO;
+        j = json_loads(w->resp.p, 0, NULL);
+        nhex = json_string_value(json_object_get(j, "nonce"));
+        if (!nhex ||
+            hex_decode(nhex, strlen(nhex), ev.nonce, sizeof(ev.nonce), &ev.nonce_len) < 0 ||
+            (uint64_t)json_integer_value(json_object_get(j, "ima_offset")) != a->entries) {
+                json_decref(j);
+                return -EIO;
+        }
+        json_decref(j);
+        if (grow_log(w, a, &ev) < 0 || make_quote(w->o, a, ev.nonce, ev.nonce_len, &ev) < 0)
+                goto out;
+        for (int i = 0; i <= 10; i++)
+                memcpy(ev.pcrs.v[BANK_SHA256][i], a->pcr[i], 32);
+        ev.pcrs.have[BANK_SHA256] = 0x7ff;
+        if (evidence_to_json(&ev, &body) < 0)
+                goto out;
+        snprintf(path, sizeof(path), "/v1/agents/%s/evidence", a->id);
+        code = post(w, path, body, false);
+        if (code == 200) {
+                j = json_loads(w->resp.p, 0, NULL);
+                r = strcmp(json_string_value(json_object_get(j, "status")) ?: "", "pass") ? 1 : 0;
+                json_decref(j);
+        } else {
+                fprintf(stderr, "bench: evidence %ld: %.200s\n", code, w->resp.p ? w->resp.p : "");
+        }
+out:
+        free(body);
+        free(ev.attest);
+        free(ev.sig);
+        free(ev.ima);
+        return r;
+}
+
+static void *worker_main(void *arg)
+{
+        struct worker *w = arg;
+        unsigned n = 0;
+
+        for (;;) {
+                for (unsigned i = w->first; i < w->o->agents; i += w->step) {
+                        struct agent *a = &w->agents[i];
+                        uint64_t t0;
+                        int r;
+
+                        if (atomic_load(w->stop) || a->rounds >= w->o->rounds)
+                                return NULL;
+                        t0 = now_us();
+                        r = one_round(w, a);
+                        if (r < 0) {
+                                w->errors++;
+                                continue;
+                        }
+                        a->rounds++;
+                        r == 0 ? w->ok++ : w->failed++;
+                        if (w->nlat == w->cap) {
+                                w->cap = w->cap ? w->cap * 2 : 4096;
+                                w->lat = realloc(w->lat, w->cap * sizeof(*w->lat));
+                        }
+                        w->lat[w->nlat++] = now_us() - t0;
+                        n++;
+                }
+        }
+        return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+        return x < y ? -1 : x > y;
+}
+
+static void rss(unsigned pid, unsigned long *cur, unsigned long *peak)
+{
+        char path[64], line[256];
+        FILE *f;
+
+        *cur = *peak = 0;
+        snprintf(path, sizeof(path), "/proc/%u/status", pid);
+        if (!(f = fopen(path, "re")))
+                return;
+        while (fgets(line, sizeof(line), f)) {
+                sscanf(line, "VmRSS: %lu kB", cur);
+                sscanf(line, "VmHWM: %lu kB", peak);
+        }
+        fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+        static const struct option lo[] = {
+                {"url", required_argument, NULL, 'u'},
+                {"ca", required_argument, NULL, 'c'},
+                {"token", required_argument, NULL, 't'},
+                {"agents", required_argument, NULL, 'n'},
+                {"threads", required_argument, NULL, 'T'},
+                {"entries", required_argument, NULL, 'e'},
+                {"seconds", required_argument, NULL, 's'},
+                {"rounds", required_argument, NULL, 'r'},
+                {"rsa", no_argument, NULL, 'R'},
+                {"pid", required_argument, NULL, 'p'},
+                {0},
+        };
+        struct opts o = {
+                .agents = 64, .threads = 4, .entries = 10, .seconds = 10, .rounds = 1000000};
+        struct agent *agents;
+        struct worker *w;
+        pthread_t *th;
+        atomic_bool stop = false;
+        struct buf resp = {0};
+        uint64_t t0, t1, total = 0, ok = 0, failed = 0, errors = 0, *all;
+        unsigned long r0, h0, r1, h1;
+        size_t nall = 0;
+        int c;
+
+        while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+                switch (c) {
+                case 'u':
+                        o.url = optarg;
+                        break;
+                case 'c':
+                        o.ca = optarg;
+                        break;
+                case 't':
+                        o.token = optarg;
+                        break;
+                case 'n':
+                        o.agents = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                case 'T':
+                        o.threads = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                case 'e':
+                        o.entries = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                case 's':
+                        o.seconds = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                case 'r':
+                        o.rounds = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                case 'R':
+                        o.rsa = true;
+                        break;
+                case 'p':
+                        o.pid = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                default:
+                        return 2;
+                }
+        }
+        if (!o.url || !o.ca || !o.token || !o.agents || !o.threads || o.threads > o.agents) {
+                fprintf(stderr, "usage: see the comment at the top of bench-daemon.c\n");
+                return 2;
+        }
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        agents = calloc(o.agents, sizeof(*agents));
+        w = calloc(o.threads, sizeof(*w));
+        th = calloc(o.threads, sizeof(*th));
+        if (!agents || !w || !th)
+                return 1;
+
+        /* set-up, not timed: keys and enrolment */
+        {
+                struct worker s = {.o = &o, .resp = {0}};
+
+                s.curl = curl_new(&o, &s.resp);
+                if (post(&s, "/v1/policies/default",
+                         "{\"name\":\"default\",\"selinux\":{\"enforcing\":true,"
+                         "\"never_permissive\":true}}",
+                         true) == 0)
+                        return 1;
+                /* PUT, not POST */
+                curl_easy_setopt(s.curl, CURLOPT_CUSTOMREQUEST, NULL);
+                for (unsigned i = 0; i < o.agents; i++) {
+                        uint8_t pub[1024];
+                        size_t pl;
+                        char *b64, *body;
+                        json_t *j;
+
+                        agents[i].key = o.rsa ? EVP_RSA_gen(2048) : EVP_EC_gen("P-256");
+                        if (!agents[i].key || ak_public(&o, agents[i].key, pub, &pl) < 0)
+                                return 1;
+                        for (int p = 0; p < 10; p++)
+                                memset(agents[i].pcr[p], p + 1, 32);
+                        b64 = malloc(b64_encoded_size(pl));
+                        b64_encode(pub, pl, b64);
+                        if (asprintf(&body, "{\"ak_public\":\"%s\"}", b64) < 0)
+                                return 1;
+                        if (post(&s, "/v1/agents", body, true) != 201) {
+                                fprintf(stderr, "bench: enrol: %s\n", s.resp.p);
+                                return 1;
+                        }
+                        j = json_loads(s.resp.p, 0, NULL);
+                        snprintf(agents[i].id, sizeof(agents[i].id), "%s",
+                                 json_string_value(json_object_get(j, "id")));
+                        json_decref(j);
+                        free(body);
+                        free(b64);
+                }
+                curl_easy_cleanup(s.curl);
+                free(s.resp.p);
+        }
+        (void)resp;
+        rss(o.pid, &r0, &h0);
+        t0 = now_us();
+        for (unsigned t = 0; t < o.threads; t++) {
+                w[t] = (struct worker){
+                        .o = &o, .agents = agents, .first = t, .step = o.threads, .stop = &stop};
+                if (hasher_new(&w[t].h) < 0 || !(w[t].curl = curl_new(&o, &w[t].resp)))
+                        return 1;
+                pthread_create(&th[t], NULL, worker_main, &w[t]);
+        }
+        for (;;) {
+                struct timespec ts = {0, 100 * 1000 * 1000};
+                bool all_done = true;
+
+                nanosleep(&ts, NULL);
+                for (unsigned i = 0; i < o.agents && all_done; i++)
+                        all_done = agents[i].rounds >= o.rounds;
+                if (all_done || now_us() - t0 >= (uint64_t)o.seconds * 1000000)
+                        break;
+        }
+        atomic_store(&stop, true);
+        for (unsigned t = 0; t < o.threads; t++)
+                pthread_join(th[t], NULL);
+        t1 = now_us();
+        rss(o.pid, &r1, &h1);
+        for (unsigned t = 0; t < o.threads; t++)
+                total += w[t].nlat;
+        all = malloc((total ? total : 1) * sizeof(*all));
+        for (unsigned t = 0; t < o.threads; t++) {
+                memcpy(all + nall, w[t].lat, w[t].nlat * sizeof(*all));
+                nall += w[t].nlat;
+                ok += w[t].ok;
+                failed += w[t].failed;
+                errors += w[t].errors;
+                curl_easy_cleanup(w[t].curl);
+                hasher_free(w[t].h);
+                free(w[t].lat);
+                free(w[t].resp.p);
+        }
+        qsort(all, nall, sizeof(*all), cmp_u64);
+        printf("agents=%u threads=%u entries/round=%u key=%s seconds=%.2f\n", o.agents, o.threads,
+               o.entries, o.rsa ? "rsa2048" : "p256", (double)(t1 - t0) / 1e6);
+        printf("attestations=%llu pass=%llu fail=%llu errors=%llu rate=%.0f/s\n",
+               (unsigned long long)nall, (unsigned long long)ok, (unsigned long long)failed,
+               (unsigned long long)errors, (double)nall * 1e6 / (double)(t1 - t0));
+        if (nall)
+                printf("round latency p50=%.2f ms p99=%.2f ms max=%.2f ms\n",
+                       (double)all[nall / 2] / 1000, (double)all[nall * 99 / 100] / 1000,
+                       (double)all[nall - 1] / 1000);
+        if (o.pid)
+                printf("attestd rss before=%lu kB after=%lu kB peak=%lu kB\n", r0, r1, h1);
+        for (unsigned i = 0; i < o.agents; i++)
+                EVP_PKEY_free(agents[i].key);
+        free(all);
+        free(agents);
+        free(w);
+        free(th);
+        curl_global_cleanup();
+        return errors ? 1 : 0;
+}

@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * IMA replay benchmark (figures only; it fails only when a replay gives a wrong answer).
+ *
+ * Generates a 1,000,000-entry log with imagen (mostly ima-ng file entries with names of 20-60
+ * bytes, some ima-buf), binary and ascii, and times on CLOCK_MONOTONIC, best of a few rounds:
+ *   (a) binary log: parse + replay of the sha256 bank
+ *   (b) ascii log: parse + rebuild + replay of the sha1 bank, checking every logged sha1
+ *       template hash against the rebuilt data
+ *   (c) the bound: raw OpenSSL over the same bytes with one EVP_MD_CTX, no parsing (sha256 for
+ *       (a), sha1 for (b))
+ *   (d) evmctl ima_measurement on the binary log with a sha256 PCR file made from (a), and the
+ *       same log through `attestctl ima replay --bank sha256`, both timed as processes
+ * Usage: bench-ima [--entries N] [--rounds N] [--only abcd] [--attestctl PATH] [--evmctl PATH]
+ * (--only runs a subset, e.g. under a profiler: --only b is the ascii replay alone)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "hex.h"
+#include "imagen.h"
+
+extern char **environ;
+
+#define TARGET_BINARY 2.5e6
+#define TARGET_ASCII 2.2e6
+#define TARGET_EVMCTL 8.0
+
+struct span {
+        const uint8_t *p;
+        uint32_t n;
+};
+
+static double now(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+        /* xorshift64*: a fixed seed gives the same log on every run */
+        *s ^= *s >> 12;
+        *s ^= *s << 25;
+        *s ^= *s >> 27;
+        return *s * 2685821657736338717ull;
+}
+
+static const char *const dirs[] = {
+        "/usr/bin/",     "/usr/lib/x86_64-linux-gnu/", "/etc/",     "/usr/sbin/",
+        "/usr/libexec/", "/usr/lib/systemd/system/",   "/var/lib/", "/usr/share/",
+};
+
+/* An absolute path of 20-60 bytes. */
+static void make_name(uint64_t *s, char *out)
+{
+        const char *d = dirs[rnd(s) % ARRAY_SIZE(dirs)];
+        size_t len = 20 + rnd(s) % 41, dl = strlen(d), i;
+
+        memcpy(out, d, dl);
+        for (i = dl; i < len; i++)
+                out[i] = (char)('a' + rnd(s) % 26);
+        if (len > dl + 4)
+                out[len - 3] = '.';
+        out[len] = '\0';
+}
+
+static int generate(struct imagen *g, uint64_t entries, const uint8_t *agg)
+{
+        uint64_t s = 0x9e3779b97f4a7c15ull;
+        uint8_t d[32], buf[320];
+        char name[64];
+        int e;
+
+        if ((e = imagen_ng(g, 10, "sha256", agg, 32, "boot_aggregate")) < 0)
+                return e;
+        for (uint64_t i = 1; i < entries; i++) {
+                for (size_t k = 0; k < sizeof(d); k += 8) {
+                        uint64_t v = rnd(&s);
+
+                        memcpy(d + k, &v, 8);
+                }
+                if (rnd(&s) % 50 == 0) {
+                        /* ima-buf: critical data of 32-320 bytes */
+                        size_t n = 32 + rnd(&s) % 289;
+
+                        for (size_t k = 0; k < n; k++)
+                                buf[k] = (uint8_t)(0x20 + rnd(&s) % 95);
+                        e = imagen_buf(g, 10, "dm_table_load", buf, n);
+                } else {
+                        make_name(&s, name);
+                        e = imagen_ng(g, 10, "sha256", d, 32, name);
+                }
+                if (e < 0)
+                        return e;
+        }
+        return 0;
+}
+
+struct run {
+        double best;
+        uint64_t entries;
+        uint8_t pcr10[BANK_DIGEST_MAX];
+};
+
+static int replay_once(struct hasher *h, const void *log, size_t len, enum ima_format fmt,
+                       enum bank b, struct ima_replay *rp, double *ret_secs)
+{
+        struct ima_log_opts o = {.max_entries = UINT64_MAX};
+        struct attest_err err = {0};
+        struct ima_reader rd;
+        struct ima_entry e;
+        double t0;
+        int x;
+
+        t0 = now();
+        if (fmt == IMA_FORMAT_BINARY) {
+                ima_reader_init_binary(&rd, log, len, &o);
+        } else if ((x = ima_reader_init_ascii(&rd, log, len, &o)) < 0) {
+                return x;
+        }
+        ima_replay_init(rp, h, BANK_MASK(b), fmt == IMA_FORMAT_ASCII);
+        while ((x = ima_reader_next(&rd, &e, &err)) > 0)
+                if ((x = ima_replay_extend(rp, &e, rd.idx - 1, &err)) < 0)
+                        break;
+        ima_reader_done(&rd);
+        *ret_secs = now() - t0;
+        if (x < 0)
+                fprintf(stderr, "bench-ima: replay failed: %s: %s\n", err.code, err.msg);
+        return x;
+}
+
+static int bench_replay(struct hasher *h, const void *log, size_t len, enum ima_format fmt,
+                        enum bank b, unsigned rounds, struct run *ret)
+{
+        static struct ima_replay rp;
+        struct run r = {.best = 1e99};
+
+        for (unsigned i = 0; i < rounds; i++) {
+                double t;
+                int x = replay_once(h, log, len, fmt, b, &rp, &t);
+
+                if (x < 0)
+                        return x;
+                if (t < r.best)
+                        r.best = t;
+        }
+        r.entries = rp.entries;
+        memcpy(r.pcr10, rp.pcr[b][10], bank_size(b));
+        *ret = r;
+        return 0;
+}
+
+/* The bound: the same digests with nothing else, one EVP_MD_CTX, the md fetched once. */
+static int bench_bound(const struct span *sp, uint64_t n, const char *alg, unsigned rounds,
+                       struct run *ret)
+{
+        EVP_MD *md = EVP_MD_fetch(NULL, alg, NULL);
+        EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+        struct run r = {.best = 1e99, .entries = n};
+        int ok = md && ctx;
+        size_t sz = md ? (size_t)EVP_MD_get_size(md) : 0;
+
+        for (unsigned k = 0; ok && k < rounds; k++) {
+                uint8_t pcr[EVP_MAX_MD_SIZE] = {0}, th[EVP_MAX_MD_SIZE];
+                double t0 = now(), t;
+
+                for (uint64_t i = 0; ok && i < n; i++) {
+                        ok = EVP_DigestInit_ex2(ctx, md, NULL) == 1 &&
+                             EVP_DigestUpdate(ctx, sp[i].p, sp[i].n) == 1 &&
+                             EVP_DigestFinal_ex(ctx, th, NULL) == 1 &&
+                             EVP_DigestInit_ex2(ctx, md, NULL) == 1 &&
+                             EVP_DigestUpdate(ctx, pcr, sz) == 1 &&
+                             EVP_DigestUpdate(ctx, th, sz) == 1 &&
+                             EVP_DigestFinal_ex(ctx, pcr, NULL) == 1;
+                }
+                t = now() - t0;
+                if (t < r.best)
+                        r.best = t;
+                memcpy(r.pcr10, pcr, sz);
+        }
+        EVP_MD_CTX_free(ctx);
+        EVP_MD_free(md);
+        if (!ok)
+                return -EIO;
+        *ret = r;
+        return 0;
+}
+
+/* Template data of every entry, found with the binary reader (outside any timing). */
+static int collect_spans(const struct imagen *g, struct span **ret)
+{
+        struct ima_log_opts o = {.max_entries = UINT64_MAX};
+        struct span *sp = calloc(g->entries, sizeof(*sp));
+        struct ima_reader rd;
+        struct ima_entry e;
+        uint64_t i = 0;
+        int x;
+
+        if (!sp)
+                return -ENOMEM;
+        ima_reader_init_binary(&rd, g->bin, g->bin_len, &o);
+        while (i < g->entries && (x = ima_reader_next(&rd, &e, NULL)) > 0)
+                sp[i++] = (struct span){e.data, e.data_len};
+        ima_reader_done(&rd);
+        if (i != g->entries) {
+                free(sp);
+                return -EBADMSG;
+        }
+        *ret = sp;
+        return 0;
+}
+
+static int write_all(const char *path, const void *p, size_t n)
+{
+        FILE *f = fopen(path, "wb");
+        int ok;
+
+        if (!f)
+                return -errno;
+        ok = fwrite(p, 1, n, f) == n;
+        ok = fclose(f) == 0 && ok;
+        return ok ? 0 : -EIO;
+}
+
+/* A sha256 PCR file: PCR 0-9 zero (boot_aggregate was made from them), PCR 10 as replayed. */
+static int write_pcrs(const char *path, const uint8_t *pcr10, bool evmctl_format)
+{
+        FILE *f = fopen(path, "w");
+        uint8_t zero[32] = {0};
+        char hex[65];
+        int ok = f != NULL;
+
+        for (unsigned i = 0; ok && i < PCR_COUNT; i++) {
+                hex_encode(i == 10 ? pcr10 : zero, 32, hex);
+                /* evmctl 1.4 reads "PCR-NN: HEX" lines in order, PCR 0 first */
+                ok = fprintf(f, evmctl_format ? "PCR-%02u: %s\n" : "%u %s\n", i, hex) > 0;
+        }
+        if (f)
+                ok = fclose(f) == 0 && ok;
+        return ok ? 0 : -EIO;
+}
+
+/* Run argv with stdout and stderr to /dev/null; *ret_secs is the wall time, exit status back. */
+static int time_process(char *const argv[], double *ret_secs)
+{
+        posix_spawn_file_actions_t fa;
+        pid_t pid;
+        double t0;
+        int st, x;
+
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+        t0 = now();
+        x = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        if (x != 0)
+                return -x;
+        if (waitpid(pid, &st, 0) < 0)
+                return -errno;
+        *ret_secs = now() - t0;
+        return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void line(const char *what, uint64_t n, double secs, const char *extra)
+{
+        printf("  %-50s %8.3f s %10.2f M entries/s%s\n", what, secs, (double)n / secs / 1e6, extra);
+}
+
+int main(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                {"entries", required_argument, NULL, 'n'},
+                {"rounds", required_argument, NULL, 'r'},
+                {"attestctl", required_argument, NULL, 'a'},
+                {"evmctl", required_argument, NULL, 'e'},
+                {"only", required_argument, NULL, 'o'},
+                {0},
+        };
+        const char *attestctl = NULL, *evmctl = "evmctl", *tmp = getenv("TMPDIR"), *only = "abcd";
+        uint64_t entries = 1000000;
+        unsigned rounds = 3;
+        struct imagen g;
+        struct hasher *h = NULL;
+        struct span *sp = NULL;
+        struct run a, b, ca, cb;
+        uint8_t zero[320] = {0}, agg[32];
+        char extra[128], dir[4096], logp[4200], pcr_evm[4200], pcr_ours[4200];
+        double t0, t_gen;
+        int c, x, rc = 0;
+
+        while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+                char *end;
+
+                switch (c) {
+                case 'n':
+                        errno = 0;
+                        entries = strtoull(optarg, &end, 10);
+                        if (errno || *end || entries < 2) {
+                                fprintf(stderr, "bench-ima: bad --entries\n");
+                                return 2;
+                        }
+                        break;
+                case 'r':
+                        errno = 0;
+                        rounds = (unsigned)strtoul(optarg, &end, 10);
+                        if (errno || *end || rounds < 1 || rounds > 100) {
+                                fprintf(stderr, "bench-ima: bad --rounds\n");
+                                return 2;
+                        }
+                        break;
+                case 'a':
+                        attestctl = optarg;
+                        break;
+                case 'e':
+                        evmctl = optarg;
+                        break;
+                case 'o':
+                        only = optarg;
+                        break;
+                default:
+                        fprintf(stderr,
+                                "Usage: %s [--entries N] [--rounds N] [--only abcd] "
+                                "[--attestctl PATH] [--evmctl PATH]\n",
+                                argv[0]);
+                        return 2;
+                }
+        }
+        if (hasher_new(&h) < 0 || imagen_init(&g) < 0)
+                return 1;
+        /* boot_aggregate over PCR 0-9 of a sha256 bank that is all zero */
+        if (hasher_digest(h, BANK_SHA256, zero, sizeof(zero), agg) < 0)
+                return 1;
+        t0 = now();
+        if ((x = generate(&g, entries, agg)) < 0 || (x = collect_spans(&g, &sp)) < 0) {
+                fprintf(stderr, "bench-ima: generating the log: %s\n", strerror(-x));
+                return 1;
+        }
+        t_gen = now() - t0;
+        printf("bench-ima: %" PRIu64 " entries (binary %.1f MB, ascii %.1f MB, made in %.1f s), "
+               "best of %u rounds\n",
+               g.entries, (double)g.bin_len / 1e6, (double)g.txt_len / 1e6, t_gen, rounds);
+
+        /* (a) also feeds (c)'s check and (d)'s PCR file, so it always runs */
+        if (bench_replay(h, g.bin, g.bin_len, IMA_FORMAT_BINARY, BANK_SHA256, rounds, &a) < 0 ||
+            a.entries != g.entries) {
+                fprintf(stderr, "bench-ima: the binary replay failed\n");
+                return 1;
+        }
+        if (strchr(only, 'a')) {
+                snprintf(extra, sizeof(extra), "  (target >= %.1f M: %s)", TARGET_BINARY / 1e6,
+                         (double)a.entries / a.best >= TARGET_BINARY ? "met" : "BELOW");
+                line("(a) binary parse + sha256 replay", a.entries, a.best, extra);
+        }
+        if (strchr(only, 'b')) {
+                if (bench_replay(h, g.txt, g.txt_len, IMA_FORMAT_ASCII, BANK_SHA1, rounds, &b) <
+                            0 ||
+                    b.entries != g.entries) {
+                        fprintf(stderr, "bench-ima: the ascii replay failed\n");
+                        return 1;
+                }
+                snprintf(extra, sizeof(extra), "  (target >= %.1f M: %s)", TARGET_ASCII / 1e6,
+                         (double)b.entries / b.best >= TARGET_ASCII ? "met" : "BELOW");
+                line("(b) ascii parse + sha1 replay, sha1 checked", b.entries, b.best, extra);
+        }
+        if (strchr(only, 'c')) {
+                if (bench_bound(sp, g.entries, "SHA256", rounds, &ca) < 0 ||
+                    bench_bound(sp, g.entries, "SHA1", rounds, &cb) < 0) {
+                        fprintf(stderr, "bench-ima: OpenSSL failed\n");
+                        return 1;
+                }
+                if (memcmp(a.pcr10, ca.pcr10, 32) != 0 ||
+                    (strchr(only, 'b') && memcmp(b.pcr10, cb.pcr10, 20) != 0)) {
+                        fprintf(stderr, "bench-ima: replay and bound disagree on PCR 10\n");
+                        return 1;
+                }
+                snprintf(extra, sizeof(extra), "  (ours/bound %.2f)", ca.best / a.best);
+                line("(c) bound for (a): EVP sha256 data + extend", ca.entries, ca.best, extra);
+                if (strchr(only, 'b')) {
+                        snprintf(extra, sizeof(extra), "  (ours/bound %.2f)", cb.best / b.best);
+                        line("(c) bound for (b): EVP sha1 data + extend", cb.entries, cb.best,
+                             extra);
+                }
+        }
+        if (!strchr(only, 'd'))
+                goto out_mem;
+
+        /* (d) as processes, on a file */
+        snprintf(dir, sizeof(dir), "%s/bench-ima.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(dir)) {
+                fprintf(stderr, "bench-ima: mkdtemp: %s\n", strerror(errno));
+                return 1;
+        }
+        snprintf(logp, sizeof(logp), "%s/binary_runtime_measurements", dir);
+        snprintf(pcr_evm, sizeof(pcr_evm), "%s/pcrs-sha256.evmctl", dir);
+        snprintf(pcr_ours, sizeof(pcr_ours), "%s/pcrs-sha256.txt", dir);
+        if (write_all(logp, g.bin, g.bin_len) < 0 || write_pcrs(pcr_evm, a.pcr10, true) < 0 ||
+            write_pcrs(pcr_ours, a.pcr10, false) < 0) {
+                fprintf(stderr, "bench-ima: writing %s failed\n", dir);
+                rc = 1;
+                goto out;
+        }
+        {
+                char pcrs_arg[4300];
+                char *ev[] = {(char *)evmctl,
+                              "ima_measurement",
+                              "--ignore-violations",
+                              "--pcrs",
+                              pcrs_arg,
+                              logp,
+                              NULL};
+                char *ac[] = {(char *)attestctl, "ima",    "replay", "--bank", "sha256",
+                              "--pcrs",          pcr_ours, logp,     NULL};
+                double te = 0, ta = 0;
+                int xe, xa = -1;
+
+                snprintf(pcrs_arg, sizeof(pcrs_arg), "sha256,%s", pcr_evm);
+                xe = time_process(ev, &te);
+                if (attestctl)
+                        xa = time_process(ac, &ta);
+                if (xe < 0) {
+                        printf("  (d) evmctl: cannot run %s: %s (not measured)\n", evmctl,
+                               strerror(-xe));
+                } else if (xe != 0) {
+                        printf("  (d) evmctl ima_measurement exited %d: it does not accept the "
+                               "replayed PCR 10 (not measured)\n",
+                               xe);
+                } else {
+                        double ratio = te / a.best;
+
+                        snprintf(extra, sizeof(extra), "  (ours/evmctl %.1fx, target >= %.0fx: %s)",
+                                 ratio, TARGET_EVMCTL, ratio >= TARGET_EVMCTL ? "met" : "BELOW");
+                        line("(d) evmctl ima_measurement --pcrs sha256 (process)", g.entries, te,
+                             extra);
+                }
+                if (attestctl && xa != 0) {
+                        printf("  (d) attestctl ima replay exited %d (not measured)\n", xa);
+                } else if (attestctl && xe == 0) {
+                        snprintf(extra, sizeof(extra), "  (attestctl/evmctl %.1fx)", te / ta);
+                        line("(d) attestctl ima replay --bank sha256 (process)", g.entries, ta,
+                             extra);
+                }
+        }
+out:
+        unlink(logp);
+        unlink(pcr_evm);
+        unlink(pcr_ours);
+        rmdir(dir);
+out_mem:
+        free(sp);
+        imagen_done(&g);
+        hasher_free(h);
+        return rc;
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# attestd benchmark: one attestd (TLS, SQLite in WAL with synchronous=FULL on local disk) and
+# bench-daemon's simulated agents over HTTPS keep-alive, 10-entry increments. Prints the figures;
+# never fails on timing. Usage: run-daemon.sh BUILD_DIR [SECONDS] [AGENTS] [CLIENT_THREADS]
+#   DB_MODES="writer pool"  storage write paths to compare (default both)
+#   THREADS=N               attestd worker threads (default: cores)
+#   PIN=1                   attestd on CPU 0, the simulated agents on CPU 1 (taskset): the figure
+#                           is then what one dedicated core of attestd sustains
+set -euo pipefail
+build=$(cd "${1:?usage: run-daemon.sh BUILD_DIR [SECONDS] [AGENTS] [CLIENT_THREADS]}" && pwd)
+secs=${2:-10} agents=${3:-64} cthreads=${4:-8}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d "${BENCH_DIR:-/var/tmp}/attestd-bench.XXXXXX")
+pid=""
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+"$top/tests/lib/mkcerts.sh" "$work/certs" >/dev/null
+tok=$(openssl rand -hex 24)
+echo "admin $(printf %s "$tok" | sha256sum | cut -d' ' -f1) bench" >"$work/tokens"
+threads=${THREADS:-$(nproc)}
+pin_d=() pin_c=()
+if [ "${PIN:-0}" = 1 ]; then
+        pin_d=(taskset -c 0)
+        pin_c=(taskset -c 1)
+fi
+echo "# attestd benchmark: $(nproc) cores, $(uname -r), attestd threads=$threads, db on $(df --output=source "$work" | tail -1)${pin_d:+, attestd pinned to CPU 0 and agents to CPU 1}"
+for mode in ${DB_MODES:-writer pool}; do
+        rm -f "$work"/attestd.db*
+        port=$((30000 + RANDOM % 20000))
+        "${pin_d[@]}" "$build/daemon/attestd" --listen "127.0.0.1:$port" --tls-cert "$work/certs/server.pem" \
+                --tls-key "$work/certs/server.key" --db "$work/attestd.db" --tokens "$work/tokens" \
+                --threads "$threads" --db-mode "$mode" --retain 20 --nonce-ttl 60 \
+                --interval 300 2>"$work/attestd-$mode.log" &
+        pid=$!
+        for _ in $(seq 100); do
+                curl -s --cacert "$work/certs/ca.pem" -o /dev/null "https://127.0.0.1:$port/healthz" &&
+                        break
+                sleep 0.05
+        done
+        echo "## --db-mode $mode"
+        cpu0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+        "${pin_c[@]}" /usr/bin/time -f "# bench client CPU: %U s user %S s sys, wall %e s" "$build/tests/bench/bench-daemon" --url "https://127.0.0.1:$port" --ca "$work/certs/ca.pem" \
+                --token "$tok" --agents "$agents" --threads "$cthreads" --entries 10 \
+                --seconds "$secs" --pid "$pid" || echo "# bench-daemon reported errors"
+        curl -s --cacert "$work/certs/ca.pem" "https://127.0.0.1:$port/metrics" |
+                grep -E '^attestd_(attestations_total|verification_seconds_(sum|count)|ima_entries_replayed_total|store_)' |
+                sed 's/^/# /'
+        cpu1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+        echo "# attestd CPU: $(awk -v t=$((cpu1 - cpu0)) -v h="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", t / h }') s"
+        kill "$pid"
+        wait "$pid" || true
+        pid=""
+done

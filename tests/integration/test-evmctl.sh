@@ -1,0 +1,281 @@
+#!/usr/bin/env bash
+# Cross-check `attestctl ima replay` against ima-evm-utils' `evmctl ima_measurement` on every real
+# IMA log (tests/data/*/ and /work/shared/data/ima-qemu-6.1/*/) and on tampered copies of each:
+# a flipped byte in the template data of entry k, a deleted entry, two swapped entries, a dropped
+# last entry, a truncated last entry. For every bank with a PCR file both tools must agree with
+# each other and with the expected verdict (pass on the real logs, fail on the tampered ones).
+#
+# Two cases are known differences, printed but not failures as long as each tool gives its own
+# expected verdict:
+#   - a violation entry whose file digest is not zero: attestctl rejects it (the kernel always logs
+#     violations with a zero digest), evmctl replays 0xff.. and accepts it;
+#   - a flipped logged sha1 template hash while replaying a bank other than sha1: evmctl checks the
+#     logged sha1 of every entry against its template data ("Failed to verify template data
+#     digest") whatever the bank; attestctl checks it only when it replays the sha1 bank or reads
+#     an ascii log, since no other bank's PCR covers that field.
+#
+# evmctl cannot judge every case; such rows are printed as "not compared" with the reason and are
+# never counted as passes:
+#   - evmctl 1.4 knows only the sha1 and sha256 banks ("Unknown algorithm 'sha384'", and then it
+#     exits 0 after "Failed to read any TPM PCRs", so its exit status alone is not a verdict: a
+#     pass needs exit 0 *and* "Matched per TPM bank");
+#   - evmctl ima_measurement does not check boot_aggregate against PCR 0-9.
+# A run where nothing was compared fails: a missing evmctl or missing logs must not pass silently.
+#
+# Usage: test-evmctl.sh ATTESTCTL   (meson passes the built attestctl)
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+        echo "Usage: $0 ATTESTCTL" >&2
+        exit 2
+fi
+attestctl=$1
+top=${ATTEST_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+shared=/work/shared/data/ima-qemu-6.1
+evmctl=${EVMCTL:-evmctl}
+
+if ! command -v "$evmctl" >/dev/null; then
+        echo "test-evmctl: evmctl not found (setup.sh installs ima-evm-utils)" >&2
+        exit 1
+fi
+if [ ! -x "$attestctl" ]; then
+        echo "test-evmctl: $attestctl is not executable" >&2
+        exit 1
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/test-evmctl.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# ---- binary log layout: one line "start data_start data_len end violation template" per entry ----
+u32le() {
+        od -An -tu4 -j "$2" -N4 "$1" | tr -d ' \n'
+}
+
+entry_table() {
+        local f=$1 size off=0 tlen tname p dlen dstart viol
+        size=$(stat -c %s "$f")
+        while [ "$off" -lt "$size" ]; do
+                tlen=$(u32le "$f" $((off + 24)))
+                tname=$(dd if="$f" bs=1 skip=$((off + 28)) count="$tlen" 2>/dev/null)
+                p=$((off + 28 + tlen))
+                if [ "$tname" = ima ]; then
+                        dstart=$p
+                        dlen=$((24 + $(u32le "$f" $((p + 20)))))
+                else
+                        dstart=$((p + 4))
+                        dlen=$(u32le "$f" "$p")
+                fi
+                viol=0
+                if [ "$(od -An -tx1 -j $((off + 4)) -N20 "$f" | tr -d ' \n')" = \
+                        "0000000000000000000000000000000000000000" ]; then
+                        viol=1
+                fi
+                echo "$off $dstart $dlen $((dstart + dlen)) $viol $tname"
+                off=$((dstart + dlen))
+        done
+}
+
+# bytes [from, to) of a file
+slice() {
+        local f=$1 from=$2 to=$3
+        [ "$to" -gt "$from" ] || return 0
+        tail -c +$((from + 1)) "$f" | head -c $((to - from))
+}
+
+flip_byte() {
+        local src=$1 dst=$2 at=$3 b
+        cp "$src" "$dst"
+        b=$(od -An -tu1 -j "$at" -N1 "$src" | tr -d ' ')
+        # shellcheck disable=SC2059
+        printf "\\x$(printf %02x $((b ^ 0x5a)))" | dd of="$dst" bs=1 seek="$at" conv=notrunc \
+                2>/dev/null
+}
+
+# ---- the two verdicts: pass, fail, or "n/a: reason" ----
+attest_verdict() {
+        local log=$1 bank=$2 pcrs=$3
+        if "$attestctl" ima replay --format binary --bank "$bank" --pcrs "$pcrs" "$log" \
+                >"$work/attest.out" 2>&1; then
+                echo pass
+        else
+                echo fail
+        fi
+}
+
+evm_verdict() {
+        local log=$1 bank=$2 pcrs=$3 rc=0
+        "$evmctl" ima_measurement --ignore-violations --pcrs "$bank,$pcrs" "$log" \
+                >"$work/evm.out" 2>&1 || rc=$?
+        if grep -q "Unknown algorithm" "$work/evm.out"; then
+                echo "n/a: evmctl has no $bank bank"
+        elif [ $rc -eq 0 ] && grep -q "Matched per TPM bank" "$work/evm.out"; then
+                echo pass
+        elif [ $rc -ne 0 ] && grep -qE "Failed to match|mismatch|[Ii]nvalid|Failed" "$work/evm.out"; then
+                echo fail
+        elif [ $rc -ne 0 ]; then
+                echo fail
+        else
+                echo "n/a: evmctl exit 0 without a match ($(tail -1 "$work/evm.out"))"
+        fi
+}
+
+# ---- data sets: every folder with a binary log and at least one PCR file, deduplicated ----
+sets=()
+declare -A seen=()
+for d in "$top"/tests/data/*/ "$shared"/*/; do
+        [ -f "$d/binary_runtime_measurements" ] || continue
+        ls "$d"/pcrs-*.txt >/dev/null 2>&1 || continue
+        sum=$(cat "$d/binary_runtime_measurements" "$d"/pcrs-*.txt | sha256sum | cut -c1-16)
+        if [ -n "${seen[$sum]:-}" ]; then
+                continue
+        fi
+        seen[$sum]=$d
+        sets+=("${d%/}")
+done
+if [ ${#sets[@]} -eq 0 ]; then
+        echo "test-evmctl: no IMA logs found in $top/tests/data or $shared" >&2
+        exit 1
+fi
+
+agree=0
+disagree=0
+wrong=0
+notcmp=0
+rows=()
+
+known=0
+
+# record SET CASE BANK EXPECT_ATTESTCTL EXPECT_EVMCTL REASON ATTESTCTL EVMCTL
+record() {
+        local set=$1 case=$2 bank=$3 xa=$4 xe=$5 why=$6 a=$7 e=$8 verdict expect=$4
+        if [ "$xa" != "$xe" ]; then
+                expect="$xa/$xe"
+        fi
+        if [[ $e == n/a* ]]; then
+                verdict="not compared (${e#n/a: })"
+                notcmp=$((notcmp + 1))
+                if [ "$a" != "$xa" ]; then
+                        verdict="ATTESTCTL WRONG; evmctl ${e}"
+                        wrong=$((wrong + 1))
+                fi
+                e=n/a
+        elif [ "$a" = "$xa" ] && [ "$e" = "$xe" ]; then
+                if [ "$a" = "$e" ]; then
+                        verdict=agree
+                        agree=$((agree + 1))
+                else
+                        verdict="known difference ($why)"
+                        known=$((known + 1))
+                fi
+        elif [ "$a" != "$e" ]; then
+                verdict=DISAGREE
+                disagree=$((disagree + 1))
+        else
+                verdict="BOTH WRONG"
+                wrong=$((wrong + 1))
+        fi
+        rows+=("$(printf '%-16s %-32s %-7s %-9s %-9s %-6s %s' "$set" "$case" "$bank" "$expect" \
+                "$a" "$e" "$verdict")")
+}
+
+for d in "${sets[@]}"; do
+        name=${d##*/}
+        [[ $d == "$shared"/* ]] && name="shared/$name"
+        log="$d/binary_runtime_measurements"
+        mapfile -t tab < <(entry_table "$log")
+        n=${#tab[@]}
+        if [ "$n" -lt 3 ]; then
+                echo "test-evmctl: $log has only $n entries; need 3 for the tampered copies" >&2
+                exit 1
+        fi
+        # every bank the TPM reported, as attestctl would get them from a quote
+        cat "$d"/pcrs-*.txt >"$work/pcrs-all.txt"
+
+        # the cases: name|attestctl expects|evmctl expects|why they may differ|file
+        cases=()
+        cp "$log" "$work/orig"
+        cases+=("original|pass|pass||$work/orig")
+        # flip a byte in the middle of the template data of the first, second and last
+        # non-violation entries. A violation entry extends 0xff.., whatever its data: a changed
+        # name passes both; a non-zero digest is rejected by attestctl only.
+        picked=0
+        for k in $(seq 0 $((n - 1))); do
+                read -r s ds dl e v t <<<"${tab[$k]}"
+                if [ "$v" = 1 ]; then
+                        case $t in
+                        ima-ng | ima-sig | ima-buf | ima-modsig) ;;
+                        *) continue ;; # fields in an order this script does not know
+                        esac
+                        # fields d-ng "sha256:\0" digest, then n-ng name NUL: flip the name's
+                        # last byte, and the digest's last byte
+                        l1=$(u32le "$log" "$ds")
+                        l2=$(u32le "$log" $((ds + 4 + l1)))
+                        flip_byte "$log" "$work/flipvn$k" $((ds + 4 + l1 + 4 + l2 - 2))
+                        cases+=("flip name, violation entry $k|pass|pass||$work/flipvn$k")
+                        flip_byte "$log" "$work/flipvd$k" $((ds + 4 + l1 - 1))
+                        cases+=("flip digest, violation entry $k|fail|pass|violation digest must be zero|$work/flipvd$k")
+                        continue
+                fi
+                if [ $picked -lt 2 ] || [ "$k" -eq $((n - 1)) ]; then
+                        flip_byte "$log" "$work/flip$k" $((ds + dl / 2))
+                        cases+=("flip data byte, entry $k|fail|fail||$work/flip$k")
+                        picked=$((picked + 1))
+                fi
+        done
+        # flip the logged sha1 template hash of entry 1
+        read -r s1 ds1 dl1 e1 v1 t1 <<<"${tab[1]}"
+        flip_byte "$log" "$work/fliph1" $((s1 + 4))
+        # delete entry 1; swap entries 1 and 2; drop the last entry; cut the last one in half
+        read -r s2 ds2 dl2 e2 v2 t2 <<<"${tab[2]}"
+        read -r sl dsl dll el vl tl <<<"${tab[$((n - 1))]}"
+        { slice "$log" 0 "$s1"; slice "$log" "$e1" "$el"; } >"$work/del1"
+        cases+=("delete entry 1|fail|fail||$work/del1")
+        if cmp -s <(slice "$log" "$s1" "$e1") <(slice "$log" "$s2" "$e2"); then
+                echo "test-evmctl: $name: entries 1 and 2 are identical; swap skipped" >&2
+        else
+                { slice "$log" 0 "$s1"; slice "$log" "$s2" "$e2"; slice "$log" "$s1" "$e1"
+                  slice "$log" "$e2" "$el"; } >"$work/swap12"
+                cases+=("swap entries 1 and 2|fail|fail||$work/swap12")
+        fi
+        slice "$log" 0 "$sl" >"$work/droplast"
+        cases+=("drop last entry|fail|fail||$work/droplast")
+        slice "$log" 0 $((sl + (el - sl) / 2)) >"$work/trunc"
+        cases+=("truncate inside last entry|fail|fail||$work/trunc")
+
+        for pf in "$d"/pcrs-*.txt; do
+                bank=${pf##*/pcrs-}
+                bank=${bank%.txt}
+                # evmctl 1.4 reads "PCR-NN: HEX" lines, PCR 0 first
+                awk '{ printf "PCR-%02d: %s\n", $1, $2 }' "$pf" >"$work/evm-$bank.txt"
+                for c in "${cases[@]}"; do
+                        IFS='|' read -r cname xa xe why file <<<"$c"
+                        a=$(attest_verdict "$file" "$bank" "$work/pcrs-all.txt")
+                        e=$(evm_verdict "$file" "$bank" "$work/evm-$bank.txt")
+                        record "$name" "$cname" "$bank" "$xa" "$xe" "$why" "$a" "$e"
+                done
+                # the logged sha1 hash: the sha1 bank extends it; no other bank's PCR covers it
+                [ "$bank" = sha1 ] && xa=fail || xa=pass
+                a=$(attest_verdict "$work/fliph1" "$bank" "$work/pcrs-all.txt")
+                e=$(evm_verdict "$work/fliph1" "$bank" "$work/evm-$bank.txt")
+                record "$name" "flip logged sha1 hash, entry 1" "$bank" "$xa" fail \
+                        "evmctl checks the logged sha1 in every bank" "$a" "$e"
+        done
+        # PCR 0 changed in every bank of the PCR input: only the boot_aggregate check notices
+        awk '$1 == 0 { $2 = "ff" substr($2, 3) } { print }' "$work/pcrs-all.txt" \
+                >"$work/pcrs-pcr0.txt"
+        a=$(attest_verdict "$log" sha256 "$work/pcrs-pcr0.txt")
+        record "$name" "PCR 0 changed (boot_aggregate)" sha256 fail fail "" "$a" \
+                "n/a: evmctl does not check boot_aggregate"
+done
+
+printf '%-16s %-32s %-7s %-9s %-9s %-6s %s\n' "log" "case" "bank" "expect" "attestctl" "evmctl" \
+        "verdict"
+printf '%s\n' "${rows[@]}"
+printf '\ntest-evmctl: %d logs, %d cases: %d agree, %d known differences, %d disagree, ' \
+        ${#sets[@]} ${#rows[@]} $agree $known $disagree
+printf '%d wrong verdicts, %d not compared\n' $wrong $notcmp
+if [ $agree -eq 0 ]; then
+        echo "test-evmctl: nothing was compared" >&2
+        exit 1
+fi
+[ $disagree -eq 0 ] && [ $wrong -eq 0 ]
