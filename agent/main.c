@@ -42,6 +42,7 @@ struct agent {
         enum tpm_key_alg ak_alg;
         bool once, insecure_http;
         unsigned interval; /* seconds, when the verifier gives no next_due */
+        unsigned timeout;  /* seconds per HTTP request */
         struct facts_paths facts_paths;
         /* state */
         struct tpm *tpm;
@@ -99,6 +100,7 @@ static void usage(FILE *f)
                 "  --ima-format binary|ascii  format of --ima-log (default binary)\n"
                 "  --pcrs SEL           PCR selection when the verifier names none (sha256:0-10)\n"
                 "  --interval SEC       seconds between rounds without a next_due (default 300)\n"
+                "  --timeout SEC        seconds one request to the verifier may take (default 60)\n"
                 "  --once               one round, then exit 0 on pass, 1 on fail, 2 on error\n"
                 "  --dump-evidence FILE also write the evidence JSON to FILE and the AK public "
                 "area\n"
@@ -135,6 +137,7 @@ enum {
         OPT_DUMP,
         OPT_INSECURE_HTTP,
         OPT_PROC_ROOT,
+        OPT_TIMEOUT,
 };
 
 static const struct option options[] = {
@@ -155,6 +158,7 @@ static const struct option options[] = {
         {"dump-evidence", required_argument, NULL, OPT_DUMP},
         {"insecure-http", no_argument, NULL, OPT_INSECURE_HTTP},
         {"proc-root", required_argument, NULL, OPT_PROC_ROOT},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"help", no_argument, NULL, 'h'},
         {0},
 };
@@ -232,6 +236,16 @@ static int set_option(struct agent *a, int opt, const char *val, struct strpool 
                 if (errno || end == val || *end || v < 1 || v > 86400)
                         return -EINVAL;
                 a->interval = (unsigned)v;
+                break;
+        }
+        case OPT_TIMEOUT: {
+                unsigned long v;
+
+                errno = 0;
+                v = strtoul(val, &end, 10);
+                if (errno || end == val || *end || v < 1 || v > 3600)
+                        return -EINVAL;
+                a->timeout = (unsigned)v;
                 break;
         }
         case OPT_ONCE:
@@ -866,7 +880,7 @@ static int run(struct agent *a)
                 .cert = a->cert,
                 .key = a->key,
                 .insecure_http = a->insecure_http,
-                .timeout_ms = 60000,
+                .timeout_ms = (long)a->timeout * 1000,
         };
         struct attest_err err = {0};
         bool ready = false;
@@ -948,6 +962,7 @@ int main(int argc, char **argv)
                 .ima_format = IMA_FORMAT_BINARY,
                 .ak_alg = TPM_KEY_RSA2048,
                 .interval = 300,
+                .timeout = 60,
                 .sigfd = -1,
         };
         struct strpool pool = {0};
