@@ -7,6 +7,8 @@
 #   measurement with enforcing=0 appended and extended), and a second host whose log was
 #   tampered with. Cleans up what it started.
 # Usage: tests/demo.sh BUILD_DIR
+#   VALGRIND=1 runs attestd and every attest-agent under valgrind's memcheck and fails on any
+#   error or definite leak (the suite's leak check of the integration path).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,6 +17,11 @@ if [ -z "${SWTPM_TCTI:-}" ]; then
         exec "$top/tests/lib/swtpm-run" --ek-cert -- "$0" "$build"
 fi
 ctl=$build/attestctl/attestctl
+vg=()
+if [ "${VALGRIND:-0}" = 1 ]; then
+        vg=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=99)
+fi
+export VG="${vg[*]}"
 attestd=$build/daemon/attestd
 agent=$build/agent/attest-agent
 boot=$top/tests/data/qemu61-good
@@ -43,11 +50,12 @@ for role in enroll admin reader; do
 done
 port=$((30000 + RANDOM % 20000))
 url=https://127.0.0.1:$port
-"$attestd" --listen "127.0.0.1:$port" --tls-cert "$w/certs/server.pem" \
+"${vg[@]}" "$attestd" --listen "127.0.0.1:$port" --tls-cert "$w/certs/server.pem" \
         --tls-key "$w/certs/server.key" --db "$w/attestd.db" --tokens "$w/tokens" --threads 2 \
         --ek-ca "$w/ek-ca" --pcr-selection sha256:0-10 >"$w/attestd.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do
+attestd_pid=$!
+pids+=("$attestd_pid")
+for _ in $(seq 300); do
         curl -s --cacert "$w/certs/ca.pem" "$url/healthz" >/dev/null && break
         sleep 0.1
 done
@@ -69,7 +77,7 @@ tpm2_pcrread sha256:0,7,10
 cp "$boot/binary_runtime_measurements" "$w/hostA.log"
 
 say "4. attest-agent on host A: enrol (EK certificate, MakeCredential / ActivateCredential), attest once"
-agent_a=("$agent" --verifier "$url" --ca "$w/certs/ca.pem" --token-file "$w/enroll.token"
+agent_a=("${vg[@]}" "$agent" --verifier "$url" --ca "$w/certs/ca.pem" --token-file "$w/enroll.token"
         --tcti "$SWTPM_TCTI" --state-dir "$w/hostA" --ima-log "$w/hostA.log" --once)
 set +e
 "${agent_a[@]}" 2>"$w/agentA.log" | tee "$w/verdict1.json"
@@ -122,7 +130,7 @@ W=$w URL=$url BOOT=$boot CTL=$ctl AGENT=$agent TOP=$top "$top/tests/lib/swtpm-ru
         cp "$SWTPM_STATE/ca/swtpm-localca-rootca-cert.pem" "$W/ek-ca/hostB-root.pem"
         cp "$SWTPM_STATE/ca/issuercert.pem" "$W/ek-ca/hostB-issuer.pem"
         "$TOP/tests/lib/replay-boot" "$BOOT" "$CTL"
-        "$AGENT" --verifier "$URL" --ca "$W/certs/ca.pem" --token-file "$W/enroll.token" \
+        $VG "$AGENT" --verifier "$URL" --ca "$W/certs/ca.pem" --token-file "$W/enroll.token" \
                 --tcti "$SWTPM_TCTI" --state-dir "$W/hostB" --ima-log "$W/hostB.log" --once \
                 2>"$W/agentB.log" | tee "$W/verdict3.json"
         exit "${PIPESTATUS[0]}"'
@@ -135,4 +143,15 @@ echo "=> verdict for host B: FAIL ($(grep -oE '"code": "[a-z0-9_]+"' "$w/verdict
 say "8. the fleet as the verifier sees it"
 run q /v1/agents
 echo
-echo "demo: done (attestd log: $(wc -l <"$w/attestd.log") lines; all processes stopped)"
+kill -TERM "$attestd_pid"
+set +e
+wait "$attestd_pid"
+rc=$?
+set -e
+pids=()
+if [ "$rc" -ne 0 ]; then
+        echo "demo: attestd exited with $rc on SIGTERM" >&2
+        tail -40 "$w/attestd.log" >&2
+        exit 1
+fi
+echo "demo: done (attestd stopped cleanly on SIGTERM; all processes stopped)"
