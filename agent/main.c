@@ -905,9 +905,15 @@ static int run(struct agent *a)
                                 return 2;
                         }
                         if (x == 0 && (x = enroll(a)) < 0) {
+                                uint32_t d;
+
                                 if (x == -EPERM || a->once)
                                         return 2; /* the verifier refused us: retrying won't help */
-                                nap(a, backoff_next(&bo));
+                                d = backoff_next(&bo);
+                                sd_notifyf(0, "STATUS=enrolment failed, retrying in %u s",
+                                           d / 1000);
+                                log_info("enrolment: retrying in %u ms", d);
+                                nap(a, d);
                                 continue;
                         }
                 }

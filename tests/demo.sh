@@ -98,7 +98,7 @@ echo
 say "6. host A goes permissive: the kernel measures selinux-state enforcing=0 (appended and extended)"
 # entry 2 of the recorded boot is such a measurement: copy its bytes, extend PCR 10 with them
 off=0
-for i in 0 1; do
+for _ in 0 1; do
         nlen=$(od -An -tu4 -j $((off + 24)) -N4 "$boot/binary_runtime_measurements" | tr -d ' ')
         dlen=$(od -An -tu4 -j $((off + 28 + nlen)) -N4 "$boot/binary_runtime_measurements" | tr -d ' ')
         off=$((off + 32 + nlen + dlen))
