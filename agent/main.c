@@ -459,7 +459,7 @@ static int call_text(struct agent *a, const char *method, const char *path, cons
 
         x = http_request(a->http, method, path, text, text ? strlen(text) : 0, status, &resp, &err);
         if (x < 0) {
-                log_warn("%s %s: %s", method, path, err.msg);
+                log_warn("%s", err.msg); /* names the method and path */
                 return x;
         }
         *ret_json = json_loads(resp, 0, &jerr);
@@ -956,7 +956,8 @@ static int run(struct agent *a)
                 nap(a, d);
         }
         sd_notify(0, "STOPPING=1");
-        return result;
+        /* a requested stop is a clean exit, whatever the last verdict (or none yet) */
+        return a->once ? result : 0;
 }
 
 int main(int argc, char **argv)
