@@ -26,8 +26,10 @@ done
 
 agent_pid=""
 cleanup_agent() {
+        local rc=$?
         if [ -n "$agent_pid" ]; then kill "$agent_pid" 2>/dev/null || true; fi
         kill -CONT "$SWTPM_PID" 2>/dev/null || true
+        (exit $rc) # cleanup_lib keeps the work directory of a failed run
         cleanup_lib
 }
 trap cleanup_agent EXIT
