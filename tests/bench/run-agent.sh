@@ -19,7 +19,7 @@ EVGEN=$build/tests/integration/test-daemon-evgen
 for f in "$ATTESTD" "$AGENT" "$ATTESTCTL" "$EVGEN"; do
         [ -x "$f" ] || { echo "run-agent: $f not built" >&2; exit 1; }
 done
-# shellcheck source=../integration/test-daemon-lib.sh
+# shellcheck source-path=SCRIPTDIR/../integration source=test-daemon-lib.sh
 . "$top/tests/integration/test-daemon-lib.sh"
 agent_pid=""
 cleanup_agent() {
@@ -103,4 +103,4 @@ printf '# peak RSS (VmHWM): %.1f MiB after the rounds, %.1f MiB after enrolment 
         "$(mib "$hwm")" "$(mib "$hwm0")"
 printf '# RSS at the end: RssAnon %.1f MiB (private), RssFile %.1f MiB (shared libraries, mapped files)\n' \
         "$(mib "$anon")" "$(mib "$file")"
-stop_daemon
+stop_daemon TERM

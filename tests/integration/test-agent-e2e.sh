@@ -21,7 +21,7 @@ AGENT=$(realpath "$2") ATTESTCTL=$(realpath "$3") EVGEN=$(realpath "$6")
 for t in openssl curl jq tpm2_pcrextend tpm2_pcrread; do
         command -v $t >/dev/null || { echo "not ok: $t is not installed" >&2; exit 1; }
 done
-# shellcheck source=test-daemon-lib.sh
+# shellcheck source-path=SCRIPTDIR source=test-daemon-lib.sh
 . "$TOP/tests/integration/test-daemon-lib.sh"
 
 agent_pid=""
@@ -51,7 +51,7 @@ grow() {
         "$EVGEN" gen extra.bin "files:$1"
         after=$(stat -c %s extra.bin)
         tail -c $((after - before)) extra.bin >inc.bin
-        [ "$(("$ATTESTCTL" ima hashes inc.bin || echo x) | wc -l)" = "$1" ] || fail "grow $1: inc.bin"
+        [ "$( ("$ATTESTCTL" ima hashes inc.bin || echo x) | wc -l)" = "$1" ] || fail "grow $1: inc.bin"
         "$ATTESTCTL" ima hashes inc.bin | xargs -r -n 40 tpm2_pcrextend >/dev/null
         cat inc.bin >>ima.bin
         extra_n=$((extra_n + $1))
@@ -81,8 +81,7 @@ stop_agent() {
 
 # wait_lines FILE PATTERN N SECONDS: until FILE has N lines matching PATTERN
 wait_lines() {
-        local i
-        for i in $(seq $(($4 * 20))); do
+        for _ in $(seq $(($4 * 20))); do
                 [ "$(grep -cE "$2" "$1" 2>/dev/null || true)" -ge "$3" ] && return 0
                 if [ -n "$agent_pid" ] && ! kill -0 "$agent_pid" 2>/dev/null; then
                         echo "--- $1" >&2; tail -20 "$1" >&2
@@ -169,7 +168,7 @@ replayed1=$(metric attestd_ima_entries_replayed_total)
         fail "replay counter grew by $((replayed1 - replayed0)), want $extra_n"
 ok "attestd_ima_entries_replayed_total grew by exactly $extra_n"
 [ "$(grep -c 'enrolled as' a1.log)" = 1 ] || fail "agent enrolled more than once"
-stop_daemon
+stop_daemon TERM
 
 # ---- 2. verifier down at start, then restarted ------------------------------------------------
 echo "# 2. verifier down at start, restarted later"
@@ -179,7 +178,7 @@ start_agent a2.log --state-dir st2 --timeout 5
 sleep 4
 tries=$(grep -c 'POST /v1/agents: ' a2.log || true)
 retries=$(grep -c 'retrying in' a2.log || true)
-[ "$tries" -ge 2 ] && [ "$tries" -le 6 ] ||
+{ [ "$tries" -ge 2 ] && [ "$tries" -le 6 ]; } ||
         fail "$tries enrolment attempts in 4 s with the verifier down (want 2-6): $(head -5 a2.log)"
 [ "$retries" -ge 1 ] || fail "no 'retrying in' line: $(head -5 a2.log)"
 ok "verifier down: $tries attempts in 4 s with back-off ($retries 'retrying in' lines)"
@@ -187,7 +186,7 @@ start_daemon_on "$p" --interval 1
 wait_lines a2.log '^<5>verdict: pass' 1 30
 id2=$(cat st2/agent-id)
 ok "agent enrolled once the verifier was up ($id2) and passed"
-stop_daemon
+stop_daemon TERM
 sleep 2
 before=$(verdicts a2.log)
 retries=$(grep -c 'retrying in' a2.log || true)
@@ -202,7 +201,7 @@ bad=$(printf '%s\n' "${res[@]}" | grep -vc '^pass ' || true)
 [ "$bad" = 0 ] || fail "results after the restart: ${res[*]}"
 [ "${#res[@]}" -ge $((before + 2)) ] || fail "${#res[@]} results, want $before + 2 or more"
 ok "after the verifier restart: ${#res[@]} passing results in all, no re-enrolment"
-stop_daemon
+stop_daemon TERM
 
 # ---- 3. a verifier that accepts and never answers ---------------------------------------------
 echo "# 3. slow verifier"
@@ -227,7 +226,7 @@ ok "--once --timeout 2 against a silent verifier: exit 2 after $dt s"
 start_agent a3.log --state-dir st3 --timeout 2
 sleep 7
 tries=$(grep -c 'POST /v1/agents: ' a3.log || true)
-[ "$tries" -ge 2 ] && [ "$tries" -le 4 ] || fail "$tries timed-out attempts in 7 s (want 2-4)"
+{ [ "$tries" -ge 2 ] && [ "$tries" -le 4 ]; } || fail "$tries timed-out attempts in 7 s (want 2-4)"
 timeouts=$(grep -cE 'POST /v1/agents: .*timed out after 2[0-9]{3} milliseconds' a3.log || true)
 [ "$timeouts" = "$tries" ] || fail "$tries attempts but $timeouts timed out after ~2 s: $(cat a3.log)"
 stop_agent
@@ -248,7 +247,7 @@ grep -qi 'certificate' a4.log || fail "agent log names no certificate problem: $
 [ "$(grep -c 'enrolled' daemon.log || true)" = "$n0" ] || fail "the daemon enrolled an agent"
 [ ! -e st4/agent-id ] || fail "agent-id written"
 ok "wrong verifier CA: exit 2, no enrolment ($(grep -i certificate a4.log | head -1))"
-stop_daemon
+stop_daemon TERM
 
 # ---- 5. nonce expired while the agent was stalled ---------------------------------------------
 echo "# 5. expired nonce"
@@ -277,5 +276,5 @@ grep -q 'retrying in' <<<"$round" && fail "agent backed off instead of a fresh c
 awk -v n=$((v + 2)) '/^<[56]>verdict: / && ++k == n' a5.log | grep -q 'verdict: pass' ||
         fail "the round after the stall did not pass"
 ok "stalled quote: one nonce_expired, one fresh challenge, then pass"
-stop_daemon
+stop_daemon TERM
 echo "# all agent end-to-end checks passed"

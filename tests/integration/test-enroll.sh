@@ -21,7 +21,7 @@ for t in openssl curl jq base64 tpm2_createek tpm2_createak tpm2_nvread tpm2_act
         tpm2_startauthsession tpm2_policysecret tpm2_flushcontext; do
         command -v $t >/dev/null || { echo "not ok: $t is not installed" >&2; exit 1; }
 done
-# shellcheck source=test-daemon-lib.sh
+# shellcheck source-path=SCRIPTDIR source=test-daemon-lib.sh
 . "$TOP/tests/integration/test-daemon-lib.sh"
 token ENROLL enroll
 token READER reader
@@ -89,7 +89,7 @@ activate_api() { # ID PROOF-FILE
 verifier() {
         local name=$1
         shift
-        stop_daemon
+        stop_daemon TERM
         spawn https "$work/daemon-$name.log" "$ATTESTD" --listen "127.0.0.1:@PORT@" \
                 --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
                 --db "$work/$name.db" --tokens "$work/tokens" --threads 2 "$@"
@@ -198,5 +198,5 @@ grep -q "^<4>agent $id_i enrolled WITHOUT EK proof (--insecure-trust-ak)" daemon
 ok "--insecure-trust-ak: the enrolment is warned about in the log"
 api POST "/v1/agents/$id_i/challenges" '{}'
 expect 201 "" -- "--insecure-trust-ak: challenge at once"
-stop_daemon
+stop_daemon TERM
 echo "# all enrolment checks passed"
