@@ -24,10 +24,12 @@ done
 # shellcheck source-path=SCRIPTDIR source=test-daemon-lib.sh
 . "$TOP/tests/integration/test-daemon-lib.sh"
 
-agent_pid=""
+agent_pid="" sserver="" sleeper=""
 cleanup_agent() {
-        local rc=$?
-        if [ -n "$agent_pid" ]; then kill "$agent_pid" 2>/dev/null || true; fi
+        local rc=$? p
+        for p in "$agent_pid" "$sserver" "$sleeper"; do
+                if [ -n "$p" ]; then kill "$p" 2>/dev/null || true; fi
+        done
         kill -CONT "$SWTPM_PID" 2>/dev/null || true
         (exit $rc) # cleanup_lib keeps the work directory of a failed run
         cleanup_lib
@@ -232,6 +234,7 @@ timeouts=$(grep -cE 'POST /v1/agents: .*timed out after 2[0-9]{3} milliseconds' 
 stop_agent
 kill "$sserver" "$sleeper" 2>/dev/null || true
 wait "$sserver" "$sleeper" 2>/dev/null || true
+sserver="" sleeper=""
 ok "silent verifier: $tries attempts in 7 s, each timed out after 2 s, then back-off"
 
 # ---- 4. the verifier's certificate from another CA --------------------------------------------
