@@ -9,8 +9,9 @@ cd "$top"
 packages=(
         build-essential meson ninja-build pkg-config clang libclang-rt-14-dev llvm clang-format
         check libssl-dev openssl libtss2-dev tpm2-tools swtpm swtpm-tools ima-evm-utils
-        libjansson-dev libmicrohttpd-dev libcurl4-openssl-dev libsqlite3-dev sqlite3
-        libsystemd-dev zlib1g-dev curl valgrind xxd gnutls-bin
+        libjansson-dev libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev libsqlite3-dev
+        sqlite3 libsystemd-dev systemd zlib1g-dev curl valgrind xxd gnutls-bin time util-linux
+        shellcheck
 )
 
 usage() {

@@ -78,6 +78,9 @@ void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp
         if ((e = store_agent_offset(d->store, id, &offset)) < 0) {
                 if (e == -ENOENT)
                         api_error(d, r, 404, "agent_not_found", "no agent %s", id);
+                else if (e == -EACCES)
+                        api_error(d, r, 403, "agent_not_active",
+                                  "agent %s has not activated its enrolment credential", id);
                 else
                         api_store_error(d, r, e, "agent lookup");
                 return;
@@ -183,6 +186,11 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
         /* the agent first: no parsing of 16 MiB for an unknown id */
         if (api_agent_load(d, r, id, &a) < 0)
                 return;
+        if (strcmp(a->state, "active") != 0) {
+                api_error(d, r, 403, "agent_not_active",
+                          "agent %s has not activated its enrolment credential", id);
+                return;
+        }
         if ((e = evidence_from_json(req->body, req->body_len, d->cfg.max_evidence, &ev, &err)) <
             0) {
                 api_error(d, r, e == -E2BIG ? 413 : 400, err.code ? err.code : "evidence_json",

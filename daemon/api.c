@@ -10,8 +10,12 @@
 #include <openssl/sha.h>
 #include <openssl/x509.h>
 
+#include <openssl/rand.h>
+
 #include "api.h"
 #include "api-internal.h"
+#include "credential.h"
+#include "ekcert.h"
 #include "hex.h"
 #include "log.h"
 #include "quote.h"
@@ -386,25 +390,36 @@ static void h_agents_list(struct attestd *d, const struct api_req *req, struct a
                 api_nomem(d, r);
 }
 
+/*
+ * POST /v1/agents (role enroll): {"ak_public": b64 TPM2B_PUBLIC, "ek_public": b64 TPM2B_PUBLIC,
+ * "ek_cert": b64 DER}. The EK certificate must chain to --ek-ca and certify ek_public; the AK
+ * must be a restricted signing key. The answer carries a credential (TPM2_MakeCredential for the
+ * EK and the AK's name) that only ActivateCredential in that TPM opens; the agent stays
+ * "pending" until POST /v1/agents/{id}/activate returns it. --insecure-trust-ak skips all of
+ * that (labs) and is warned about on every use.
+ */
 static void h_agent_enroll(struct attestd *d, const struct api_req *req, struct api_resp *r,
                            const char *id)
 {
-        static const char *const fields[] = {"ak_public", "ek_cert"};
+        static const char *const fields[] = {"ak_public", "ek_cert", "ek_public"};
         json_auto_t *o = NULL;
-        _cleanup_free_ uint8_t *ak = NULL, *ek = NULL;
+        _cleanup_free_ uint8_t *ak = NULL, *ek = NULL, *ekpub = NULL;
         _cleanup_(quote_ak_freep) struct quote_ak *qak = NULL;
-        uint8_t name[QUOTE_NAME_MAX], h[SHA256_DIGEST_LENGTH];
+        uint8_t name[QUOTE_NAME_MAX], h[SHA256_DIGEST_LENGTH], secret[32];
         char idhex[33], namehex[2 * QUOTE_NAME_MAX + 1];
-        size_t ak_len, ek_len, name_len;
+        size_t ak_len, ek_len = 0, ekpub_len = 0, name_len;
         struct attest_err err = {0};
         struct store_agent a = {0};
+        struct credential cred;
+        bool trust = d->cfg.insecure_trust_ak;
         int e;
 
         (void)id;
         if (api_parse_body(d, req, r, false, &o) < 0 ||
             api_check_fields(d, r, o, "$", fields, ARRAY_SIZE(fields)) < 0 ||
             api_b64_field(d, r, o, "ak_public", true, QUOTE_AK_MAX, &ak, &ak_len) < 0 ||
-            api_b64_field(d, r, o, "ek_cert", false, 16384, &ek, &ek_len) < 0)
+            api_b64_field(d, r, o, "ek_cert", false, EKCERT_MAX, &ek, &ek_len) < 0 ||
+            api_b64_field(d, r, o, "ek_public", !trust, QUOTE_AK_MAX, &ekpub, &ekpub_len) < 0)
                 return;
         if ((e = quote_ak_parse(ak, ak_len, &qak, &err)) < 0) {
                 api_error(d, r, 400, err.code ? err.code : "quote_ak_malformed", "$.ak_public: %s",
@@ -422,6 +437,27 @@ static void h_agent_enroll(struct attestd *d, const struct api_req *req, struct 
                 }
                 X509_free(x);
         }
+        if (!trust) {
+                if (!d->cfg.ek_ca[0]) {
+                        api_error(d, r, 403, "ek_ca_unconfigured",
+                                  "this verifier has no EK CA (--ek-ca): it cannot enrol agents");
+                        return;
+                }
+                if (!ek) {
+                        api_error(d, r, 403, "ek_cert_required",
+                                  "$.ek_cert: an EK certificate is required to enrol");
+                        return;
+                }
+                if ((e = ekcert_verify(ek, ek_len, d->cfg.ek_ca, ekpub, ekpub_len, &err)) < 0) {
+                        api_error(d, r,
+                                  e == -EINVAL         ? 500
+                                  : e == -EKEYREJECTED ? 403
+                                                       : 400,
+                                  err.code ? err.code : "ek_cert_untrusted", "$.ek_cert: %s",
+                                  err.msg);
+                        return;
+                }
+        }
         if (quote_ak_name(qak, name, sizeof(name), &name_len) < 0) {
                 api_error(d, r, 500, "internal", "AK name");
                 return;
@@ -437,10 +473,29 @@ static void h_agent_enroll(struct attestd *d, const struct api_req *req, struct 
         a.ak_name_len = name_len;
         a.ek_cert = ek;
         a.ek_cert_len = ek_len;
-        /* no credential activation yet (next issue): active at once */
-        snprintf(a.state, sizeof(a.state), "active");
         a.created = attestd_now_ms();
-        e = store_agent_add(d->store, &a);
+        if (trust) {
+                log_warning("agent %s enrolled WITHOUT EK proof (--insecure-trust-ak)", idhex);
+                snprintf(a.state, sizeof(a.state), "active");
+                e = store_agent_add(d->store, &a);
+        } else {
+                if (RAND_bytes(secret, sizeof(secret)) != 1) {
+                        api_error(d, r, 500, "internal", "no randomness");
+                        return;
+                }
+                e = cred_make(ekpub, ekpub_len, name, name_len, secret, sizeof(secret), &cred,
+                              &err);
+                SHA256(secret, sizeof(secret), h);
+                OPENSSL_cleanse(secret, sizeof(secret));
+                if (e < 0) {
+                        api_error(d, r, e == -EIO ? 500 : 400, err.code ? err.code : "cred_bad_ek",
+                                  "$.ek_public: %s", err.msg);
+                        return;
+                }
+                snprintf(a.state, sizeof(a.state), "pending");
+                e = store_agent_add_pending(d->store, &a, ekpub, ekpub_len, h,
+                                            a.created + (int64_t)d->cfg.credential_ttl * 1000);
+        }
         if (e == -EEXIST) {
                 api_error(d, r, 409, "agent_exists", "an agent with this AK is enrolled as %s",
                           idhex);
@@ -450,11 +505,68 @@ static void h_agent_enroll(struct attestd *d, const struct api_req *req, struct 
                 api_store_error(d, r, e, "agent insert");
                 return;
         }
-        log_info("agent %s enrolled (AK %s)", idhex, quote_ak_type(qak) == 0x0023 ? "ECC" : "RSA");
-        if (api_json(r, 201,
-                     json_pack("{s:s, s:s, s:s}", "id", idhex, "state", "active", "ak_name",
-                               namehex)) < 0)
+        log_info("agent %s enrolled (AK %s), %s", idhex,
+                 quote_ak_type(qak) == 0x0023 ? "ECC" : "RSA",
+                 trust ? "active" : "pending credential activation");
+        json_t *resp =
+                json_pack("{s:s, s:s, s:s}", "id", idhex, "state", a.state, "ak_name", namehex);
+        if (resp && !trust) {
+                char blob[CRED_BLOB_MAX * 2], sec[CRED_ENC_SECRET_MAX * 2];
+
+                b64_encode(cred.blob, cred.blob_len, blob);
+                b64_encode(cred.secret, cred.secret_len, sec);
+                if (json_object_set_new(resp, "credential",
+                                        json_pack("{s:s, s:s}", "blob", blob, "secret", sec)) < 0) {
+                        json_decref(resp);
+                        resp = NULL;
+                }
+        }
+        if (api_json(r, 201, resp) < 0)
                 api_nomem(d, r);
+}
+
+/* POST /v1/agents/{id}/activate: {"proof": b64 of the credential ActivateCredential returned}. */
+static void h_agent_activate(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                             const char *id)
+{
+        static const char *const fields[] = {"proof"};
+        json_auto_t *o = NULL;
+        _cleanup_free_ uint8_t *proof = NULL;
+        uint8_t h[SHA256_DIGEST_LENGTH];
+        size_t len;
+        int e;
+
+        if (api_parse_body(d, req, r, false, &o) < 0 ||
+            api_check_fields(d, r, o, "$", fields, ARRAY_SIZE(fields)) < 0 ||
+            api_b64_field(d, r, o, "proof", true, CRED_SECRET_MAX, &proof, &len) < 0)
+                return;
+        SHA256(proof, len, h);
+        OPENSSL_cleanse(proof, len);
+        e = store_agent_activate(d->store, id, h, attestd_now_ms());
+        switch (e) {
+        case 0:
+                log_info("agent %s activated: its AK is in the TPM of its EK", id);
+                if (api_json(r, 200, json_pack("{s:s, s:s}", "id", id, "state", "active")) < 0)
+                        api_nomem(d, r);
+                return;
+        case -ENOENT:
+                api_error(d, r, 404, "agent_not_found", "no agent %s", id);
+                return;
+        case -EALREADY:
+                api_error(d, r, 409, "agent_not_pending", "agent %s has no pending enrolment", id);
+                return;
+        case -ETIME:
+                api_error(d, r, 403, "credential_expired",
+                          "the enrolment credential expired: enrol again");
+                return;
+        case -EKEYREJECTED:
+                log_warning("agent %s: wrong activation proof", id);
+                api_error(d, r, 403, "activation_failed",
+                          "$.proof: not the credential wrapped for this agent's EK and AK");
+                return;
+        default:
+                api_store_error(d, r, e, "activation");
+        }
 }
 
 int api_agent_load(struct attestd *d, struct api_resp *r, const char *id, struct store_agent **ret)
@@ -792,6 +904,7 @@ static const struct route routes[] = {
         {"/v1/agents/*",
          "GET, DELETE",
          {{"GET", AUTH_READER, h_agent_get, false}, {"DELETE", AUTH_ADMIN, h_agent_delete, false}}},
+        {"/v1/agents/*/activate", "POST", {{"POST", AUTH_NONE, h_agent_activate, false}}},
         {"/v1/agents/*/challenges", "POST", {{"POST", AUTH_NONE, api_challenge, false}}},
         {"/v1/agents/*/evidence", "POST", {{"POST", AUTH_NONE, api_evidence, true}}},
         {"/v1/agents/*/results", "GET", {{"GET", AUTH_READER, h_agent_results, false}}},

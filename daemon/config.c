@@ -56,6 +56,12 @@ static const struct opt opts[] = {
          "IMA entries per submission at most (default 1000000)"},
         {"drain-timeout", OPT_U64, O(drain_timeout), 0, 3600, "SECONDS",
          "on SIGTERM, how long in-flight requests may take (default 10)"},
+        {"ek-ca", OPT_STR, O(ek_ca), 0, 0, "PATH",
+         "CA bundle (PEM file or directory of *.pem/*.crt) EK certificates must chain to"},
+        {"insecure-trust-ak", OPT_BOOL, O(insecure_trust_ak), 0, 0, NULL,
+         "labs only: enrol AKs without EK certificate or credential activation (warned)"},
+        {"credential-ttl", OPT_U64, O(credential_ttl), 10, 86400, "SECONDS",
+         "time an agent has to activate its enrolment credential (default 300)"},
         {"help", OPT_BOOL, O(help), 0, 0, NULL, "show this help"},
         {"version", OPT_BOOL, O(version), 0, 0, NULL, "show the version"},
 };
@@ -78,6 +84,7 @@ static void config_defaults(struct config *c)
         c->retain = 100;
         snprintf(c->tokens, sizeof(c->tokens), "/etc/attestd/tokens");
         c->nonce_ttl = 60;
+        c->credential_ttl = 300;
         c->nonces_max = 1000000;
         c->interval = 300;
         c->grace = 60;

@@ -37,10 +37,13 @@ struct config {
         uint64_t interval; /* seconds between attestations (next_due) */
         uint64_t grace;    /* seconds past next_due before an agent is stale */
         char pcr_selection[CONFIG_STR_MAX];
-        uint64_t max_evidence;  /* bytes */
-        uint64_t max_body;      /* bytes */
-        uint64_t max_entries;   /* IMA entries per submission */
-        uint64_t drain_timeout; /* seconds */
+        uint64_t max_evidence;      /* bytes */
+        uint64_t max_body;          /* bytes */
+        uint64_t max_entries;       /* IMA entries per submission */
+        uint64_t drain_timeout;     /* seconds */
+        char ek_ca[CONFIG_STR_MAX]; /* EK certificate CA bundle; "" : none configured */
+        bool insecure_trust_ak;     /* enrol without EK proof (labs) */
+        uint64_t credential_ttl;    /* seconds to activate an enrolment */
         bool help, version;
 };
 

@@ -261,6 +261,12 @@ int main(int argc, char **argv)
                 printf("attestd %s\n", ATTEST_VERSION);
                 return 0;
         }
+        if (!d.cfg.ek_ca[0] && !d.cfg.insecure_trust_ak)
+                log_warning("no --ek-ca: enrolment is refused until one is configured "
+                            "(--insecure-trust-ak for labs)");
+        if (d.cfg.insecure_trust_ak)
+                log_warning("--insecure-trust-ak: agents are enrolled without EK certificate or "
+                            "credential activation");
         metrics_init(&d.metrics);
         pthread_rwlock_init(&d.tokens_lock, NULL);
         e = run(&d);

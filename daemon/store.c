@@ -8,6 +8,8 @@
 
 #include <sqlite3.h>
 
+#include <openssl/crypto.h>
+
 #include "store.h"
 
 /* Forward migrations: migration[i] takes user_version i to i + 1. */
@@ -43,6 +45,12 @@ static const char *const migration[STORE_SCHEMA_VERSION] = {
         " policy TEXT,"
         " verdict TEXT NOT NULL);"
         "CREATE INDEX results_by_agent ON results(agent, id);",
+        /* 1 -> 2: enrolment by credential activation (DESIGN §4) */
+        "CREATE TABLE enrolments ("
+        " agent TEXT PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,"
+        " ek_public BLOB NOT NULL,"
+        " cred_hash BLOB NOT NULL,"
+        " expires INTEGER NOT NULL);",
 };
 
 enum stmt {
@@ -67,6 +75,11 @@ enum stmt {
         ST_POLICY_LIST,
         ST_POLICY_BOUND,
         ST_POLICY_DELETE,
+        ST_ENROL_PUT,
+        ST_ENROL_GET,
+        ST_ENROL_DELETE,
+        ST_AGENT_STATE,
+        ST_AGENT_SET_STATE,
         ST_BEGIN,
         ST_COMMIT,
         ST_ROLLBACK,
@@ -99,7 +112,7 @@ static const char *const stmt_sql[ST_COUNT] = {
                             " last_policy = ?6, last_result = ?7, ima_offset = ?8,"
                             " replay_state = ?9, seq = seq + 1 WHERE id = ?1 AND seq = ?2",
         [ST_AGENT_EXISTS] = "SELECT 1 FROM agents WHERE id = ?1",
-        [ST_AGENT_OFFSET] = "SELECT ima_offset FROM agents WHERE id = ?1",
+        [ST_AGENT_OFFSET] = "SELECT ima_offset, state = 'active' FROM agents WHERE id = ?1",
         [ST_AGENT_RESET_REPLAY] = "UPDATE agents SET ima_offset = 0, seq = seq + 1"
                                   " WHERE id = ?1 AND seq = ?2",
         [ST_RESULT_ADD] = "INSERT INTO results (agent, time, status, policy, verdict)"
@@ -119,6 +132,12 @@ static const char *const stmt_sql[ST_COUNT] = {
                            " deleted = 0 GROUP BY name ORDER BY name",
         [ST_POLICY_BOUND] = "SELECT 1 FROM agents WHERE policy = ?1 LIMIT 1",
         [ST_POLICY_DELETE] = "UPDATE policies SET deleted = 1 WHERE name = ?1 AND deleted = 0",
+        [ST_ENROL_PUT] = "INSERT OR REPLACE INTO enrolments (agent, ek_public, cred_hash, expires)"
+                         " VALUES (?1, ?2, ?3, ?4)",
+        [ST_ENROL_GET] = "SELECT cred_hash, expires FROM enrolments WHERE agent = ?1",
+        [ST_ENROL_DELETE] = "DELETE FROM enrolments WHERE agent = ?1",
+        [ST_AGENT_STATE] = "SELECT state FROM agents WHERE id = ?1",
+        [ST_AGENT_SET_STATE] = "UPDATE agents SET state = ?2 WHERE id = ?1",
         [ST_BEGIN] = "BEGIN IMMEDIATE",
         [ST_COMMIT] = "COMMIT",
         [ST_ROLLBACK] = "ROLLBACK",
@@ -622,6 +641,120 @@ int store_agent_add(struct store *s, const struct store_agent *a)
         return store_write(s, agent_add_fn, (void *)a);
 }
 
+static int step_changes(struct conn *c, sqlite3_stmt *st);
+
+/* The agent's state into buf: 0, -ENOENT when there is no such agent. */
+static int agent_state(struct conn *c, const char *id, char *buf, size_t n)
+{
+        sqlite3_stmt *st = st_get(c, ST_AGENT_STATE);
+        int rc;
+
+        if (!st || bind_text(st, 1, id) < 0)
+                return -EIO;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+                const unsigned char *t = sqlite3_column_text(st, 0);
+
+                snprintf(buf, n, "%s", t ? (const char *)t : "");
+        }
+        sqlite3_reset(st);
+        if (rc == SQLITE_DONE)
+                return -ENOENT;
+        return rc == SQLITE_ROW ? 0 : -EIO;
+}
+
+struct pending_arg {
+        const struct store_agent *a;
+        const uint8_t *ek;
+        size_t ek_len;
+        const uint8_t *cred_hash;
+        int64_t expires;
+};
+
+static int agent_add_pending_fn(struct conn *c, void *arg)
+{
+        struct pending_arg *p = arg;
+        char state[16];
+        sqlite3_stmt *st;
+        int e;
+
+        e = agent_add_fn(c, (void *)p->a);
+        if (e == -EEXIST) {
+                /* enrolling a pending agent again replaces its credential; an active one stays */
+                if ((e = agent_state(c, p->a->id, state, sizeof(state))) < 0)
+                        return e == -ENOENT ? -EEXIST : e;
+                if (strcmp(state, "pending") != 0)
+                        return -EEXIST;
+        } else if (e < 0) {
+                return e;
+        }
+        st = st_get(c, ST_ENROL_PUT);
+        if (!st || bind_text(st, 1, p->a->id) < 0 || bind_blob(st, 2, p->ek, p->ek_len) < 0 ||
+            bind_blob(st, 3, p->cred_hash, 32) < 0 || bind_i64(st, 4, p->expires) < 0)
+                return -EIO;
+        e = step_changes(c, st);
+        return e < 0 ? e : 0;
+}
+
+int store_agent_add_pending(struct store *s, const struct store_agent *a, const uint8_t *ek_public,
+                            size_t ek_len, const uint8_t *cred_hash, int64_t expires)
+{
+        struct pending_arg p = {a, ek_public, ek_len, cred_hash, expires};
+
+        return store_write(s, agent_add_pending_fn, &p);
+}
+
+struct activate_arg {
+        const char *id;
+        const uint8_t *proof_hash;
+        int64_t now;
+};
+
+static int agent_activate_fn(struct conn *c, void *arg)
+{
+        struct activate_arg *a = arg;
+        sqlite3_stmt *st;
+        char state[16];
+        uint8_t want[32];
+        int64_t expires;
+        int rc, e;
+
+        if ((e = agent_state(c, a->id, state, sizeof(state))) < 0)
+                return e;
+        if (strcmp(state, "pending") != 0)
+                return -EALREADY;
+        st = st_get(c, ST_ENROL_GET);
+        if (!st || bind_text(st, 1, a->id) < 0)
+                return -EIO;
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW || sqlite3_column_bytes(st, 0) != 32) {
+                sqlite3_reset(st);
+                return rc == SQLITE_DONE ? -EALREADY : -EIO;
+        }
+        memcpy(want, sqlite3_column_blob(st, 0), 32);
+        expires = sqlite3_column_int64(st, 1);
+        sqlite3_reset(st);
+        if (expires < a->now)
+                return -ETIME;
+        if (CRYPTO_memcmp(want, a->proof_hash, 32) != 0)
+                return -EKEYREJECTED;
+        st = st_get(c, ST_AGENT_SET_STATE);
+        if (!st || bind_text(st, 1, a->id) < 0 || bind_text(st, 2, "active") < 0 ||
+            (e = step_changes(c, st)) < 0)
+                return -EIO;
+        st = st_get(c, ST_ENROL_DELETE);
+        if (!st || bind_text(st, 1, a->id) < 0 || (e = step_changes(c, st)) < 0)
+                return -EIO;
+        return 0;
+}
+
+int store_agent_activate(struct store *s, const char *id, const uint8_t *proof_hash, int64_t now)
+{
+        struct activate_arg a = {id, proof_hash, now};
+
+        return store_write(s, agent_activate_fn, &a);
+}
+
 struct agent_get_arg {
         const char *id;
         struct store_agent *a;
@@ -674,11 +807,16 @@ static int agent_offset_fn(struct conn *c, void *arg)
         if (!st || bind_text(st, 1, o->id) < 0)
                 return -EIO;
         rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW)
+        if (rc == SQLITE_ROW) {
                 o->offset = (uint64_t)sqlite3_column_int64(st, 0);
+                if (!sqlite3_column_int(st, 1))
+                        rc = SQLITE_PERM; /* enrolled, not yet activated */
+        }
         sqlite3_reset(st);
         if (rc == SQLITE_DONE)
                 return -ENOENT;
+        if (rc == SQLITE_PERM)
+                return -EACCES;
         return rc == SQLITE_ROW ? 0 : -EIO;
 }
 

@@ -20,7 +20,7 @@
 
 #include "err.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 #define STORE_ID_MAX 64
 
 enum store_mode {
@@ -66,7 +66,22 @@ static inline void store_agent_freep(struct store_agent **a)
 
 int store_agent_add(struct store *s, const struct store_agent *a) _wur_;
 int store_agent_get(struct store *s, const char *id, struct store_agent **ret) _wur_;
+/*
+ * Enrolment by credential activation: add a (state "pending") agent with its EK public area,
+ * the SHA-256 of the credential wrapped for it and the credential's expiry (ms). A pending agent
+ * enrolled again gets the new credential; an active one is -EEXIST.
+ */
+int store_agent_add_pending(struct store *s, const struct store_agent *a, const uint8_t *ek_public,
+                            size_t ek_len, const uint8_t *cred_hash, int64_t expires) _wur_;
+/*
+ * Activate a pending agent whose proof hashes to the stored credential hash (constant time).
+ * -ENOENT no agent, -EALREADY not pending (e.g. a replayed proof), -ETIME credential expired,
+ * -EKEYREJECTED wrong proof.
+ */
+int store_agent_activate(struct store *s, const char *id, const uint8_t *proof_hash, int64_t now)
+        _wur_;
 /* Only the IMA offset challenges hand out (no blobs read). */
+/* -EACCES for an agent that is not active (enrolment not yet activated). */
 int store_agent_offset(struct store *s, const char *id, uint64_t *ret) _wur_;
 /* Calls fn for every agent in id order (without blobs and replay state); fn < 0 stops. */
 int store_agent_list(struct store *s, int (*fn)(const struct store_agent *a, void *arg), void *arg)

@@ -217,11 +217,10 @@ int cred_make(const uint8_t *ek_pub, size_t ek_pub_len, const uint8_t *name, siz
         if (!(md = md_name(ek->nameAlg, &seed_len)))
                 return attest_fail(err, -EOPNOTSUPP, "cred_bad_ek", "EK nameAlg 0x%04x",
                                    ek->nameAlg);
-        if (name_len != 2 + seed_len || name[0] != (uint8_t)(ek->nameAlg >> 8) ||
-            name[1] != (uint8_t)ek->nameAlg)
+        /* the Name is the AK's (its own nameAlg); it only enters KDFa and the HMAC as bytes */
+        if (name_len < 2 + 20 || name_len > 2 + 64)
                 return attest_fail(err, -EINVAL, "cred_bad_name",
-                                   "object name must be nameAlg 0x%04x + %zu-byte digest",
-                                   ek->nameAlg, seed_len);
+                                   "object name of %zu bytes is no TPM Name", name_len);
         const TPMA_OBJECT need = TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT;
         if ((ek->objectAttributes & need) != need ||
             (ek->objectAttributes & TPMA_OBJECT_SIGN_ENCRYPT))

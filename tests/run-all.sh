@@ -31,6 +31,8 @@ stage "meson test (ASan+UBSan)" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 stage "build (clang, libFuzzer)" sh -c '[ -d build-fuzz ] || CC=clang meson setup build-fuzz -Dfuzz=true -Db_lundef=false >/dev/null; ninja -C build-fuzz'
 stage "fuzz (${FUZZ_SECONDS}s per target)" tests/fuzz/run.sh build-fuzz "$FUZZ_SECONDS"
 stage "build (release, for benchmarks)" sh -c '[ -d build-rel ] || meson setup build-rel -Dbuildtype=release >/dev/null; ninja -C build-rel'
+stage "integration path under valgrind (the demo: attestd + agents, memcheck)" \
+        env VALGRIND=1 tests/demo.sh build-rel
 stage "benchmarks (figures only)" tests/bench/run.sh build-rel
 
 printf '\n==> whole suite: %ss, %s\n' "$(($(date +%s) - t0))" "$([ $failed -eq 0 ] && echo PASSED || echo FAILED)"

@@ -76,7 +76,7 @@ spawn() {
 start_daemon() {
         spawn https "$work/daemon.log" "$ATTESTD" --listen "127.0.0.1:@PORT@" \
                 --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
-                --db "$work/attestd.db" --tokens "$work/tokens" --threads 2 "$@"
+                --db "$work/attestd.db" --tokens "$work/tokens" --threads 2 --insecure-trust-ak "$@"
 }
 
 # stop_daemon [SIGNAL]: after SIGTERM (the default) the daemon must exit 0 (a sanitizer report

@@ -1,0 +1,1018 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * attest-agent: proves its AK to the verifier once (enrolment by credential activation), then
+ * attests on the verifier's schedule: challenge -> collect (IMA log from the asked offset, host
+ * facts) -> quote with the nonce -> submit -> verdict, next_due. See attest-agent(8).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include <systemd/sd-daemon.h>
+
+#include "evjson.h"
+#include "facts.h"
+#include "hex.h"
+#include "http.h"
+#include "imalog.h"
+#include "pcrsel.h"
+#include "tpm.h"
+
+#define AGENT_ID_MAX 64
+#define TOKEN_MAX 256
+
+struct agent {
+        /* configuration */
+        const char *verifier, *ca, *cert, *key, *token_file, *tcti, *state_dir, *ima_path;
+        const char *dump, *config, *pcr_sel_text;
+        enum ima_format ima_format;
+        enum tpm_key_alg ak_alg;
+        bool once, insecure_http;
+        unsigned interval; /* seconds, when the verifier gives no next_due */
+        unsigned timeout;  /* seconds per HTTP request */
+        struct facts_paths facts_paths;
+        /* state */
+        struct tpm *tpm;
+        struct http_client *http;
+        struct imalog log;
+        char id[AGENT_ID_MAX + 1];
+        char token[TOKEN_MAX + 1];
+        int sigfd;
+        bool stop;
+        uint64_t watchdog_usec;
+        char last_status[64];
+};
+
+static void log_msg(int prio, const char *fmt, ...) _printf_(2, 3);
+static void log_msg(int prio, const char *fmt, ...)
+{
+        va_list ap;
+
+        fprintf(stderr, "<%d>", prio);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+}
+#define log_err(...) log_msg(3, __VA_ARGS__)
+#define log_warn(...) log_msg(4, __VA_ARGS__)
+#define log_notice(...) log_msg(5, __VA_ARGS__)
+#define log_info(...) log_msg(6, __VA_ARGS__)
+#define log_debug(...) log_msg(7, __VA_ARGS__)
+
+static void usage(FILE *f)
+{
+        fprintf(f,
+                "Usage: attest-agent [OPTIONS]\n"
+                "\n"
+                "Attest this host to an attestd verifier: enrol the TPM's attestation key once\n"
+                "(credential activation), then answer the verifier's challenges with the IMA log,\n"
+                "a TPM quote over the PCRs with the verifier's nonce, and host facts.\n"
+                "\n"
+                "Options (each also a 'key = value' line of the config file, without '--'):\n"
+                "  --config FILE        config file (default /etc/attest-agent/agent.conf if "
+                "present)\n"
+                "  --verifier URL       https://host:port of attestd (required unless\n"
+                "                       --dump-evidence without a verifier)\n"
+                "  --ca FILE            CA bundle the verifier's certificate must chain to "
+                "(pinned)\n"
+                "  --cert FILE, --key FILE  client certificate for mutual TLS (optional)\n"
+                "  --token-file FILE    enrolment bearer token (role enroll), read once; never "
+                "logged\n"
+                "  --tcti CONF          TPM access: device:/dev/tpmrm0 (default), "
+                "swtpm:host=H,port=P\n"
+                "  --state-dir DIR      AK blobs and agent id (default /var/lib/attest-agent)\n"
+                "  --ak-alg rsa|ecc     attestation key algorithm (default rsa)\n"
+                "  --ima-log PATH       IMA log (default the binary securityfs log)\n"
+                "  --ima-format binary|ascii  format of --ima-log (default binary)\n"
+                "  --pcrs SEL           PCR selection when the verifier names none (sha256:0-10)\n"
+                "  --interval SEC       seconds between rounds without a next_due (default 300)\n"
+                "  --timeout SEC        seconds one request to the verifier may take (default 60)\n"
+                "  --once               one round, then exit 0 on pass, 1 on fail, 2 on error\n"
+                "  --dump-evidence FILE also write the evidence JSON to FILE and the AK public "
+                "area\n"
+                "                       to FILE.ak.pub (for 'attestctl policy from-host'); "
+                "without\n"
+                "                       --verifier, quote a local random nonce and exit\n"
+                "  --insecure-http      allow an http:// verifier (labs on loopback only)\n"
+                "  --proc-root DIR      read /proc facts below DIR (tests)\n"
+                "  -h, --help           this text\n"
+                "\n"
+                "Signals: SIGTERM/SIGINT finish the round in flight and exit. Under systemd\n"
+                "(Type=notify) READY=1 follows enrolment, STATUS= carries the last verdict, and "
+                "the\n"
+                "watchdog is pinged when WatchdogSec= is set.\n");
+}
+
+/* ---- options and config file ---- */
+
+enum {
+        OPT_CONFIG = 256,
+        OPT_VERIFIER,
+        OPT_CA,
+        OPT_CERT,
+        OPT_KEY,
+        OPT_TOKEN_FILE,
+        OPT_TCTI,
+        OPT_STATE_DIR,
+        OPT_AK_ALG,
+        OPT_IMA_LOG,
+        OPT_IMA_FORMAT,
+        OPT_PCRS,
+        OPT_INTERVAL,
+        OPT_ONCE,
+        OPT_DUMP,
+        OPT_INSECURE_HTTP,
+        OPT_PROC_ROOT,
+        OPT_TIMEOUT,
+};
+
+static const struct option options[] = {
+        {"config", required_argument, NULL, OPT_CONFIG},
+        {"verifier", required_argument, NULL, OPT_VERIFIER},
+        {"ca", required_argument, NULL, OPT_CA},
+        {"cert", required_argument, NULL, OPT_CERT},
+        {"key", required_argument, NULL, OPT_KEY},
+        {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
+        {"tcti", required_argument, NULL, OPT_TCTI},
+        {"state-dir", required_argument, NULL, OPT_STATE_DIR},
+        {"ak-alg", required_argument, NULL, OPT_AK_ALG},
+        {"ima-log", required_argument, NULL, OPT_IMA_LOG},
+        {"ima-format", required_argument, NULL, OPT_IMA_FORMAT},
+        {"pcrs", required_argument, NULL, OPT_PCRS},
+        {"interval", required_argument, NULL, OPT_INTERVAL},
+        {"once", no_argument, NULL, OPT_ONCE},
+        {"dump-evidence", required_argument, NULL, OPT_DUMP},
+        {"insecure-http", no_argument, NULL, OPT_INSECURE_HTTP},
+        {"proc-root", required_argument, NULL, OPT_PROC_ROOT},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"help", no_argument, NULL, 'h'},
+        {0},
+};
+
+/* Strings from the config file live as long as the process: kept in this arena. */
+struct strpool {
+        char *v[64];
+        size_t n;
+};
+
+static const char *pool_add(struct strpool *p, const char *s)
+{
+        if (p->n == ARRAY_SIZE(p->v))
+                return NULL;
+        return p->v[p->n++] = strdup(s);
+}
+
+static int set_option(struct agent *a, int opt, const char *val, struct strpool *pool)
+{
+        char *end;
+
+        switch (opt) {
+        case OPT_CONFIG:
+                a->config = val;
+                break;
+        case OPT_VERIFIER:
+                a->verifier = val;
+                break;
+        case OPT_CA:
+                a->ca = val;
+                break;
+        case OPT_CERT:
+                a->cert = val;
+                break;
+        case OPT_KEY:
+                a->key = val;
+                break;
+        case OPT_TOKEN_FILE:
+                a->token_file = val;
+                break;
+        case OPT_TCTI:
+                a->tcti = val;
+                break;
+        case OPT_STATE_DIR:
+                a->state_dir = val;
+                break;
+        case OPT_AK_ALG:
+                if (tpm_key_alg_from_name(val, &a->ak_alg) < 0)
+                        return -EINVAL;
+                break;
+        case OPT_IMA_LOG:
+                a->ima_path = val;
+                break;
+        case OPT_IMA_FORMAT:
+                if (strcmp(val, "binary") == 0)
+                        a->ima_format = IMA_FORMAT_BINARY;
+                else if (strcmp(val, "ascii") == 0)
+                        a->ima_format = IMA_FORMAT_ASCII;
+                else
+                        return -EINVAL;
+                break;
+        case OPT_PCRS: {
+                struct pcr_sel s;
+
+                if (pcr_sel_parse(val, &s) < 0)
+                        return -EINVAL;
+                a->pcr_sel_text = val;
+                break;
+        }
+        case OPT_INTERVAL: {
+                unsigned long v;
+
+                errno = 0;
+                v = strtoul(val, &end, 10);
+                if (errno || end == val || *end || v < 1 || v > 86400)
+                        return -EINVAL;
+                a->interval = (unsigned)v;
+                break;
+        }
+        case OPT_TIMEOUT: {
+                unsigned long v;
+
+                errno = 0;
+                v = strtoul(val, &end, 10);
+                if (errno || end == val || *end || v < 1 || v > 3600)
+                        return -EINVAL;
+                a->timeout = (unsigned)v;
+                break;
+        }
+        case OPT_ONCE:
+                a->once = true;
+                break;
+        case OPT_DUMP:
+                a->dump = val;
+                break;
+        case OPT_INSECURE_HTTP:
+                a->insecure_http = true;
+                break;
+        case OPT_PROC_ROOT: {
+                char buf[512];
+
+                snprintf(buf, sizeof(buf), "%s/sys/kernel/osrelease", val);
+                a->facts_paths.osrelease = pool_add(pool, buf);
+                snprintf(buf, sizeof(buf), "%s/sys/kernel/random/boot_id", val);
+                a->facts_paths.boot_id = pool_add(pool, buf);
+                snprintf(buf, sizeof(buf), "%s/cmdline", val);
+                a->facts_paths.cmdline = pool_add(pool, buf);
+                snprintf(buf, sizeof(buf), "%s/config.gz", val);
+                a->facts_paths.config_gz = pool_add(pool, buf);
+                break;
+        }
+        default:
+                return -EINVAL;
+        }
+        (void)pool;
+        return 0;
+}
+
+/* key = value lines; '#' comments; keys are the long option names. Errors name the line. */
+static int load_config(struct agent *a, const char *path, bool must, struct strpool *pool)
+{
+        FILE *f = fopen(path, "re");
+        char line[1024];
+        unsigned n = 0;
+
+        if (!f) {
+                if (!must && errno == ENOENT)
+                        return 0;
+                log_err("%s: %s", path, strerror(errno));
+                return -errno;
+        }
+        while (fgets(line, sizeof(line), f)) {
+                char *k = line, *eq, *v, *e;
+                const struct option *o;
+
+                n++;
+                if (!strchr(line, '\n') && !feof(f)) {
+                        log_err("%s:%u: line too long", path, n);
+                        fclose(f);
+                        return -EINVAL;
+                }
+                while (*k == ' ' || *k == '\t')
+                        k++;
+                if (*k == '#' || *k == '\n' || *k == '\0')
+                        continue;
+                eq = strchr(k, '=');
+                if (!eq) {
+                        log_err("%s:%u: expected 'key = value'", path, n);
+                        fclose(f);
+                        return -EINVAL;
+                }
+                for (e = eq; e > k && (e[-1] == ' ' || e[-1] == '\t'); e--)
+                        ;
+                *e = '\0';
+                for (v = eq + 1; *v == ' ' || *v == '\t'; v++)
+                        ;
+                for (e = v + strlen(v); e > v && (e[-1] == '\n' || e[-1] == ' '); e--)
+                        ;
+                *e = '\0';
+                for (o = options; o->name; o++)
+                        if (strcmp(o->name, k) == 0 && o->val >= 256 && o->val != OPT_CONFIG)
+                                break;
+                if (!o->name) {
+                        log_err("%s:%u: unknown key '%s'", path, n, k);
+                        fclose(f);
+                        return -EINVAL;
+                }
+                const char *val = o->has_arg ? pool_add(pool, v) : NULL;
+                if ((o->has_arg && !val) ||
+                    (!o->has_arg && strcmp(v, "true") && strcmp(v, "yes") && strcmp(v, "1")) ||
+                    set_option(a, o->val, val, pool) < 0) {
+                        log_err("%s:%u: bad value for '%s'", path, n, k);
+                        fclose(f);
+                        return -EINVAL;
+                }
+        }
+        fclose(f);
+        return 0;
+}
+
+static int parse_args(struct agent *a, int argc, char **argv, struct strpool *pool)
+{
+        int c, x;
+
+        /* the config file first, so flags override it */
+        for (int i = 1; i < argc - 1; i++)
+                if (strcmp(argv[i], "--config") == 0)
+                        a->config = argv[i + 1];
+        if ((x = load_config(a, a->config ? a->config : "/etc/attest-agent/agent.conf",
+                             a->config != NULL, pool)) < 0)
+                return x;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+                if (c == 'h') {
+                        usage(stdout);
+                        return 1;
+                }
+                if (c == '?' || set_option(a, c, optarg, pool) < 0) {
+                        if (c != '?')
+                                log_err("bad value for --%s", options[c - 256].name);
+                        usage(stderr);
+                        return -EINVAL;
+                }
+        }
+        if (optind != argc) {
+                log_err("unexpected argument '%s'", argv[optind]);
+                return -EINVAL;
+        }
+        if (!a->verifier && !a->dump) {
+                log_err("--verifier is required (or --dump-evidence for an offline quote)");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/* ---- small helpers ---- */
+
+static int read_token(struct agent *a)
+{
+        int fd;
+        ssize_t n;
+
+        if (!a->token_file)
+                return 0;
+        fd = open(a->token_file, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                log_err("%s: %s", a->token_file, strerror(errno));
+                return -errno;
+        }
+        n = read(fd, a->token, TOKEN_MAX);
+        close(fd);
+        if (n <= 0) {
+                log_err("%s: empty token file", a->token_file);
+                return -EINVAL;
+        }
+        a->token[n] = '\0';
+        a->token[strcspn(a->token, "\r\n")] = '\0';
+        return 0;
+}
+
+static int write_file(const char *path, const void *data, size_t len, mode_t mode)
+{
+        char tmp[4096];
+        int fd;
+
+        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, data, len) != (ssize_t)len || fsync(fd) < 0) {
+                int e = -errno;
+                close(fd);
+                unlink(tmp);
+                return e ? e : -EIO;
+        }
+        close(fd);
+        return rename(tmp, path) < 0 ? -errno : 0;
+}
+
+static char *b64_of(const uint8_t *p, size_t n)
+{
+        char *s = malloc(b64_encoded_size(n));
+
+        if (s)
+                b64_encode(p, n, s);
+        return s;
+}
+
+/* Decode a base64 string member of o into a new buffer (max bytes). */
+static int b64_member(json_t *o, const char *key, size_t max, uint8_t **ret, size_t *ret_len)
+{
+        json_t *v = json_object_get(o, key);
+        const char *s;
+        uint8_t *buf;
+        size_t n;
+
+        if (!json_is_string(v))
+                return -EBADMSG;
+        s = json_string_value(v);
+        if (!(buf = malloc(max ? max : 1)))
+                return -ENOMEM;
+        if (b64_decode(s, strlen(s), buf, max, &n) < 0) {
+                free(buf);
+                return -EBADMSG;
+        }
+        *ret = buf;
+        *ret_len = n;
+        return 0;
+}
+
+/* One request with a JSON text body and a JSON object answer (for any status). */
+static int call_text(struct agent *a, const char *method, const char *path, const char *text,
+                     long *status, json_t **ret_json)
+{
+        _cleanup_free_ char *resp = NULL;
+        struct attest_err err = {0};
+        json_error_t jerr;
+        int x;
+
+        x = http_request(a->http, method, path, text, text ? strlen(text) : 0, status, &resp, &err);
+        if (x < 0) {
+                log_warn("%s", err.msg); /* names the method and path */
+                return x;
+        }
+        *ret_json = json_loads(resp, 0, &jerr);
+        if (!*ret_json || !json_is_object(*ret_json)) {
+                json_decref(*ret_json);
+                *ret_json = NULL;
+                log_warn("%s %s: HTTP %ld without a JSON object", method, path, *status);
+                return -EBADMSG;
+        }
+        return 0;
+}
+
+static int call(struct agent *a, const char *method, const char *path, json_t *body, long *status,
+                json_t **ret_json)
+{
+        _cleanup_free_ char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+
+        if (body && !text)
+                return -ENOMEM;
+        return call_text(a, method, path, text, status, ret_json);
+}
+
+static void log_api_error(const char *what, long status, json_t *j)
+{
+        const char *code = json_string_value(json_object_get(j, "error"));
+        const char *detail = json_string_value(json_object_get(j, "detail"));
+
+        log_warn("%s: HTTP %ld %s: %s", what, status, code ? code : "?", detail ? detail : "");
+}
+
+/* ---- enrolment ---- */
+
+static int enroll(struct agent *a)
+{
+        _cleanup_free_ uint8_t *ak = NULL, *ekpub = NULL, *ekcert = NULL, *blob = NULL,
+                               *secret = NULL;
+        _cleanup_free_ char *ak64 = NULL, *ekpub64 = NULL, *ekcert64 = NULL, *proof64 = NULL;
+        json_t *req, *resp = NULL, *cred;
+        struct attest_err err = {0};
+        size_t ak_len, ekpub_len, ekcert_len = 0, blob_len, secret_len, plen = TPM_CRED_MAX;
+        uint8_t proof[TPM_CRED_MAX];
+        char path[512];
+        long status;
+        const char *id;
+        int x;
+
+        if ((x = tpm_ak_public(a->tpm, &ak, &ak_len)) < 0 ||
+            (x = tpm_ek_public(a->tpm, a->ak_alg, &ekpub, &ekpub_len, &err)) < 0) {
+                log_err("TPM: %s", err.msg[0] ? err.msg : "no AK");
+                return x;
+        }
+        x = tpm_ek_cert(a->tpm, a->ak_alg, &ekcert, &ekcert_len, &err);
+        if (x < 0 && x != -ENOENT) {
+                log_err("TPM: EK certificate: %s", err.msg);
+                return x;
+        }
+        if (!(ak64 = b64_of(ak, ak_len)) || !(ekpub64 = b64_of(ekpub, ekpub_len)) ||
+            (ekcert && !(ekcert64 = b64_of(ekcert, ekcert_len))))
+                return -ENOMEM;
+        req = json_pack("{s:s, s:s}", "ak_public", ak64, "ek_public", ekpub64);
+        if (!req || (ekcert64 && json_object_set_new(req, "ek_cert", json_string(ekcert64))))
+                return -ENOMEM;
+        x = call(a, "POST", "/v1/agents", req, &status, &resp);
+        json_decref(req);
+        if (x < 0)
+                return x;
+        if (status != 201 && status != 200) {
+                log_api_error("enrolment", status, resp);
+                json_decref(resp);
+                return status >= 500 ? -EIO : -EPERM;
+        }
+        id = json_string_value(json_object_get(resp, "id"));
+        if (!id || strlen(id) > AGENT_ID_MAX || strspn(id, "0123456789abcdef") != strlen(id)) {
+                log_err("enrolment: the verifier sent no valid agent id");
+                json_decref(resp);
+                return -EBADMSG;
+        }
+        snprintf(a->id, sizeof(a->id), "%s", id);
+        cred = json_object_get(resp, "credential");
+        if (cred) {
+                if (b64_member(cred, "blob", 512, &blob, &blob_len) < 0 ||
+                    b64_member(cred, "secret", 1024, &secret, &secret_len) < 0) {
+                        log_err("enrolment: malformed credential");
+                        json_decref(resp);
+                        return -EBADMSG;
+                }
+                x = tpm_activate_credential(a->tpm, blob, blob_len, secret, secret_len, proof,
+                                            &plen, &err);
+                if (x < 0) {
+                        log_err("enrolment: ActivateCredential: %s", err.msg);
+                        json_decref(resp);
+                        return x;
+                }
+                proof64 = b64_of(proof, plen);
+                OPENSSL_cleanse(proof, sizeof(proof));
+                json_decref(resp);
+                resp = NULL;
+                if (!proof64)
+                        return -ENOMEM;
+                req = json_pack("{s:s}", "proof", proof64);
+                snprintf(path, sizeof(path), "/v1/agents/%s/activate", a->id);
+                x = req ? call(a, "POST", path, req, &status, &resp) : -ENOMEM;
+                json_decref(req);
+                if (x < 0)
+                        return x;
+                if (status != 200) {
+                        log_api_error("activation", status, resp);
+                        json_decref(resp);
+                        return status >= 500 ? -EIO : -EPERM;
+                }
+        }
+        json_decref(resp);
+        snprintf(path, sizeof(path), "%s/agent-id", a->state_dir);
+        if ((x = write_file(path, a->id, strlen(a->id), 0600)) < 0) {
+                log_err("%s: %s", path, strerror(-x));
+                return x;
+        }
+        log_info("enrolled as agent %s%s", a->id, cred ? " (credential activated)" : "");
+        return 0;
+}
+
+static int load_id(struct agent *a)
+{
+        char path[512], buf[AGENT_ID_MAX + 2];
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "%s/agent-id", a->state_dir);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0 || n > AGENT_ID_MAX)
+                return -EBADMSG;
+        buf[n] = '\0';
+        if (strspn(buf, "0123456789abcdef") != (size_t)n)
+                return -EBADMSG;
+        memcpy(a->id, buf, (size_t)n + 1);
+        return 1;
+}
+
+/* ---- one attestation round ---- */
+
+struct challenge {
+        uint8_t nonce[EVIDENCE_NONCE_MAX];
+        size_t nonce_len;
+        uint64_t ima_offset;
+        struct pcr_sel sel;
+};
+
+static int collect(struct agent *a, const struct challenge *ch, struct evidence *ev)
+{
+        struct attest_err err = {0};
+        struct facts f;
+        uint64_t from, count;
+        int x;
+
+        memcpy(ev->nonce, ch->nonce, ch->nonce_len);
+        ev->nonce_len = ch->nonce_len;
+        x = imalog_read(&a->log, ch->ima_offset, &ev->ima, &ev->ima_len, &from, &count, &err);
+        if (x < 0) {
+                log_err("IMA log: %s", err.msg);
+                return x;
+        }
+        ev->ima_offset = from;
+        ev->ima_format = a->log.format;
+        if (ev->ima_len == 0) {
+                free(ev->ima);
+                ev->ima = NULL;
+        }
+        log_debug("IMA log: %" PRIu64 " entries from %" PRIu64, count, from);
+        if ((x = facts_collect(a->facts_paths.osrelease ? &a->facts_paths : NULL, &f, &err)) < 0) {
+                log_err("host facts: %s", err.msg);
+                return x;
+        }
+        snprintf(ev->host.kernel, sizeof(ev->host.kernel), "%s", f.kernel);
+        snprintf(ev->host.boot_id, sizeof(ev->host.boot_id), "%s", f.boot_id);
+        if (f.cmdline[0] && !(ev->host.cmdline = strdup(f.cmdline)))
+                return -ENOMEM;
+        ev->host.cfi_present = f.cfi_present;
+        snprintf(ev->host.cfi_source, sizeof(ev->host.cfi_source), "%s", f.cfi_source);
+        ev->host.cfi_enabled = f.cfi_enabled;
+        ev->host.cfi_permissive = f.cfi_permissive;
+        ev->host.tk_present = f.tk_present;
+        snprintf(ev->host.tk_source, sizeof(ev->host.tk_source), "%s", f.tk_source);
+        snprintf(ev->host.tk_origin, sizeof(ev->host.tk_origin), "%s", f.tk_origin);
+        /* quote last: the log read above is then a prefix of what the quote covers */
+        x = tpm_quote(a->tpm, &ch->sel, ch->nonce, ch->nonce_len, &ev->attest, &ev->attest_len,
+                      &ev->sig, &ev->sig_len, &ev->pcrs, &err);
+        if (x < 0) {
+                log_err("TPM quote: %s", err.msg);
+                return x;
+        }
+        return 0;
+}
+
+static int dump_evidence(struct agent *a, const char *json)
+{
+        _cleanup_free_ uint8_t *ak = NULL;
+        char path[4096];
+        size_t ak_len;
+        int x;
+
+        if ((x = write_file(a->dump, json, strlen(json), 0644)) < 0) {
+                log_err("%s: %s", a->dump, strerror(-x));
+                return x;
+        }
+        snprintf(path, sizeof(path), "%s.ak.pub", a->dump);
+        if ((x = tpm_ak_public(a->tpm, &ak, &ak_len)) < 0 ||
+            (x = write_file(path, ak, ak_len, 0644)) < 0) {
+                log_err("%s: %s", path, strerror(-x));
+                return x;
+        }
+        log_info("evidence written to %s, AK public area to %s", a->dump, path);
+        return 0;
+}
+
+static int get_challenge(struct agent *a, struct challenge *ch)
+{
+        json_t *resp = NULL;
+        const char *nonce, *sel;
+        char path[256];
+        long status;
+        json_int_t off;
+        int x;
+
+        snprintf(path, sizeof(path), "/v1/agents/%s/challenges", a->id);
+        json_t *empty = json_object();
+        x = empty ? call(a, "POST", path, empty, &status, &resp) : -ENOMEM;
+        json_decref(empty);
+        if (x < 0)
+                return x;
+        if (status != 200 && status != 201) {
+                log_api_error("challenge", status, resp);
+                json_decref(resp);
+                return status == 404 ? -ENOENT : status >= 500 ? -EIO : -EPERM;
+        }
+        nonce = json_string_value(json_object_get(resp, "nonce"));
+        sel = json_string_value(json_object_get(resp, "pcr_selection"));
+        off = json_integer_value(json_object_get(resp, "ima_offset"));
+        if (!nonce ||
+            hex_decode(nonce, strlen(nonce), ch->nonce, sizeof(ch->nonce), &ch->nonce_len) < 0 ||
+            ch->nonce_len == 0 || off < 0 ||
+            pcr_sel_parse(sel ? sel : (a->pcr_sel_text ? a->pcr_sel_text : "sha256:0-10"),
+                          &ch->sel) < 0) {
+                log_err("challenge: malformed answer from the verifier");
+                json_decref(resp);
+                return -EBADMSG;
+        }
+        ch->ima_offset = (uint64_t)off;
+        json_decref(resp);
+        return 0;
+}
+
+/*
+ * Challenge, collect, submit. Returns 1 pass, 0 fail (a verdict), negative on error; *next_due_s
+ * is the delay the verifier asked for (0: none given).
+ */
+static int round_once(struct agent *a, long *next_due_s)
+{
+        _cleanup_(evidence_freep) struct evidence *ev = calloc(1, sizeof(*ev));
+        _cleanup_free_ char *json = NULL;
+        struct challenge ch;
+        json_t *resp = NULL;
+        char path[256];
+        long status;
+        int x;
+
+        *next_due_s = 0;
+        if (!ev)
+                return -ENOMEM;
+        if ((x = get_challenge(a, &ch)) < 0)
+                return x;
+        if ((x = collect(a, &ch, ev)) < 0)
+                return x;
+        if ((x = evidence_to_json(ev, &json)) < 0)
+                return x;
+        if (a->dump && (x = dump_evidence(a, json)) < 0)
+                return x;
+        snprintf(path, sizeof(path), "/v1/agents/%s/evidence", a->id);
+        if ((x = call_text(a, "POST", path, json, &status, &resp)) < 0)
+                return x;
+        if (status != 200) {
+                const char *code = json_string_value(json_object_get(resp, "error"));
+
+                log_api_error("evidence", status, resp);
+                x = status >= 500 ? -EIO
+                    : code && (strcmp(code, "nonce_expired") == 0 ||
+                               strcmp(code, "nonce_unknown") == 0)
+                            ? -ESTALE
+                            : -EPERM;
+                json_decref(resp);
+                return x;
+        }
+        const char *st = json_string_value(json_object_get(resp, "status"));
+        const char *due = json_string_value(json_object_get(resp, "next_due"));
+        json_t *claims = json_object_get(resp, "claims");
+        size_t i;
+        json_t *c;
+
+        if (!st) {
+                log_err("evidence: verdict without a status");
+                json_decref(resp);
+                return -EBADMSG;
+        }
+        json_array_foreach(claims, i, c)
+        {
+                const char *res = json_string_value(json_object_get(c, "result"));
+
+                if (res && strcmp(res, "pass") != 0) {
+                        const char *nm = json_string_value(json_object_get(c, "name"));
+
+                        log_notice("claim %s: %s", nm ? nm : "?", res);
+                }
+        }
+        if (strcmp(st, a->last_status) != 0)
+                log_notice("verdict: %s (was %s)", st, a->last_status[0] ? a->last_status : "none");
+        else
+                log_info("verdict: %s", st);
+        snprintf(a->last_status, sizeof(a->last_status), "%s", st);
+        if (due) {
+                struct tm tm = {0};
+                const char *e = strptime(due, "%Y-%m-%dT%H:%M:%S", &tm);
+
+                if (e) {
+                        time_t t = timegm(&tm);
+                        long d = (long)(t - time(NULL));
+
+                        *next_due_s = d > 1 ? d : 1;
+                }
+        }
+        /* print the verdict for an operator running --once */
+        if (a->once) {
+                char *txt = json_dumps(resp, JSON_INDENT(2));
+
+                if (txt)
+                        printf("%s\n", txt);
+                free(txt);
+        }
+        x = strcmp(st, "pass") == 0 ? 1 : 0;
+        json_decref(resp);
+        return x;
+}
+
+/* Offline: quote a random local nonce and write the evidence (no verifier). */
+static int dump_offline(struct agent *a)
+{
+        _cleanup_(evidence_freep) struct evidence *ev = calloc(1, sizeof(*ev));
+        _cleanup_free_ char *json = NULL;
+        struct challenge ch = {.nonce_len = 32};
+        int x;
+
+        if (!ev)
+                return -ENOMEM;
+        if (RAND_bytes(ch.nonce, 32) != 1 ||
+            pcr_sel_parse(a->pcr_sel_text ? a->pcr_sel_text : "sha256:0-10", &ch.sel) < 0)
+                return -EIO;
+        if ((x = collect(a, &ch, ev)) < 0 || (x = evidence_to_json(ev, &json)) < 0)
+                return x;
+        return dump_evidence(a, json);
+}
+
+/* Sleep ms milliseconds, woken early by SIGTERM/SIGINT; pings the watchdog meanwhile. */
+static void nap(struct agent *a, uint64_t ms)
+{
+        struct timespec now, end;
+
+        clock_gettime(CLOCK_MONOTONIC, &end);
+        end.tv_sec += (time_t)(ms / 1000);
+        end.tv_nsec += (long)(ms % 1000) * 1000000L;
+        if (end.tv_nsec >= 1000000000L) {
+                end.tv_sec++;
+                end.tv_nsec -= 1000000000L;
+        }
+        while (!a->stop) {
+                struct pollfd p = {.fd = a->sigfd, .events = POLLIN};
+                long left, slice;
+
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                left = (long)(end.tv_sec - now.tv_sec) * 1000 +
+                       (end.tv_nsec - now.tv_nsec) / 1000000L;
+                if (left <= 0)
+                        break;
+                slice = left;
+                if (a->watchdog_usec && slice > (long)(a->watchdog_usec / 2000))
+                        slice = (long)(a->watchdog_usec / 2000);
+                if (poll(&p, 1, (int)slice) > 0) {
+                        struct signalfd_siginfo si;
+
+                        if (read(a->sigfd, &si, sizeof(si)) == sizeof(si) &&
+                            (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)) {
+                                log_info("signal %u: stopping", si.ssi_signo);
+                                a->stop = true;
+                        }
+                }
+                if (a->watchdog_usec)
+                        sd_notify(0, "WATCHDOG=1");
+        }
+}
+
+static void check_signals(struct agent *a)
+{
+        struct signalfd_siginfo si;
+        struct pollfd p = {.fd = a->sigfd, .events = POLLIN};
+
+        while (poll(&p, 1, 0) > 0 && read(a->sigfd, &si, sizeof(si)) == sizeof(si))
+                if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+                        a->stop = true;
+}
+
+static int run(struct agent *a)
+{
+        struct backoff bo = {.base_ms = 1000, .max_ms = 300000};
+        struct http_opts ho = {
+                .url = a->verifier,
+                .ca = a->ca,
+                .cert = a->cert,
+                .key = a->key,
+                .insecure_http = a->insecure_http,
+                .timeout_ms = (long)a->timeout * 1000,
+        };
+        struct attest_err err = {0};
+        bool ready = false;
+        int x, result = 2;
+
+        if ((x = read_token(a)) < 0)
+                return 2;
+        ho.token = a->token[0] ? a->token : NULL;
+        if ((x = http_new(&ho, &a->http, &err)) < 0) {
+                log_err("%s", err.msg);
+                return 2;
+        }
+        if (sd_watchdog_enabled(0, &a->watchdog_usec) <= 0)
+                a->watchdog_usec = 0;
+        while (!a->stop) {
+                long due = 0;
+
+                if (!a->id[0]) {
+                        x = load_id(a);
+                        if (x < 0) {
+                                log_err("%s/agent-id: unreadable (%s)", a->state_dir, strerror(-x));
+                                return 2;
+                        }
+                        if (x == 0 && (x = enroll(a)) < 0) {
+                                uint32_t d;
+
+                                if (x == -EPERM || a->once)
+                                        return 2; /* the verifier refused us: retrying won't help */
+                                d = backoff_next(&bo);
+                                sd_notifyf(0, "STATUS=enrolment failed, retrying in %u s",
+                                           d / 1000);
+                                log_info("enrolment: retrying in %u ms", d);
+                                nap(a, d);
+                                continue;
+                        }
+                }
+                if (!ready) {
+                        sd_notify(0, "READY=1\nSTATUS=enrolled, attesting");
+                        ready = true;
+                }
+                x = round_once(a, &due);
+                check_signals(a);
+                if (x >= 0) {
+                        backoff_reset(&bo);
+                        sd_notifyf(0, "STATUS=last verdict: %s", a->last_status);
+                        result = x == 1 ? 0 : 1;
+                        if (a->once)
+                                break;
+                        nap(a, (uint64_t)(due ? due : (long)a->interval) * 1000);
+                        continue;
+                }
+                if (x == -ENOENT) {
+                        /* the verifier forgot us (DELETE /v1/agents/ID): enrol again */
+                        log_warn("the verifier does not know agent %s: enrolling again", a->id);
+                        a->id[0] = '\0';
+                        char path[512];
+                        snprintf(path, sizeof(path), "%s/agent-id", a->state_dir);
+                        unlink(path);
+                        continue;
+                }
+                if (a->once && x != -ESTALE)
+                        return 2;
+                if (x == -ESTALE) {
+                        /* the nonce expired while we collected: one fresh challenge, no loop */
+                        if (bo.attempt == 0) {
+                                bo.attempt = 1;
+                                continue;
+                        }
+                }
+                uint32_t d = backoff_next(&bo);
+                sd_notifyf(0, "STATUS=verifier unavailable, retrying in %u s", d / 1000);
+                log_info("retrying in %u ms", d);
+                nap(a, d);
+        }
+        sd_notify(0, "STOPPING=1");
+        /* a requested stop is a clean exit, whatever the last verdict (or none yet) */
+        return a->once ? result : 0;
+}
+
+int main(int argc, char **argv)
+{
+        struct agent a = {
+                .tcti = NULL,
+                .state_dir = "/var/lib/attest-agent",
+                .ima_path = IMALOG_BINARY_PATH,
+                .ima_format = IMA_FORMAT_BINARY,
+                .ak_alg = TPM_KEY_RSA2048,
+                .interval = 300,
+                .timeout = 60,
+                .sigfd = -1,
+        };
+        struct strpool pool = {0};
+        struct attest_err err = {0};
+        sigset_t mask;
+        int x, rc = 2;
+
+        x = parse_args(&a, argc, argv, &pool);
+        if (x != 0) {
+                rc = x > 0 ? 0 : 2;
+                goto out;
+        }
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        a.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (a.sigfd < 0) {
+                log_err("signalfd: %s", strerror(errno));
+                goto out;
+        }
+        if (mkdir(a.state_dir, 0700) < 0 && errno != EEXIST) {
+                log_err("%s: %s", a.state_dir, strerror(errno));
+                goto out;
+        }
+        imalog_init(&a.log, a.ima_path, a.ima_format, 0);
+        if (tpm_open(a.tcti, &a.tpm, &err) < 0 ||
+            tpm_ak_load_or_create(a.tpm, a.state_dir, a.ak_alg, &err) < 0) {
+                log_err("TPM: %s", err.msg);
+                goto out;
+        }
+        if (!a.verifier) {
+                rc = dump_offline(&a) < 0 ? 2 : 0;
+                goto out;
+        }
+        rc = run(&a);
+out:
+        OPENSSL_cleanse(a.token, sizeof(a.token));
+        http_free(a.http);
+        tpm_close(a.tpm);
+        if (a.sigfd >= 0)
+                close(a.sigfd);
+        for (size_t i = 0; i < pool.n; i++)
+                free(pool.v[i]);
+        return rc;
+}

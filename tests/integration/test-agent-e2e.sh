@@ -1,0 +1,283 @@
+#!/usr/bin/env bash
+# attest-agent end to end: the real agent against a real attestd (TLS on loopback, SQLite) and a
+# real swtpm with EK certificates, enrolment by credential activation included.
+#  1. enrolment + rounds in loop mode while the IMA log grows: every round passes and replays only
+#     the new entries (results, /metrics); SIGTERM stops the agent at once with status 0
+#  2. verifier down at start: bounded back-off (no busy loop), enrols once it is up; verifier
+#     restarted on the same port and database: the agent carries on without enrolling again
+#  3. a TLS listener that never answers: --timeout bounds each request, the agent backs off
+#  4. a verifier certificate from another CA: the agent refuses to talk (exit 2, no enrolment)
+#  5. nonce expired while the quote was stalled (swtpm SIGSTOPped): one fresh challenge, then pass
+# Usage: test-agent-e2e.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP EVGEN
+# (re-runs itself under SWTPM_RUN --ek-cert when no swtpm is given in SWTPM_TCTI)
+set -euo pipefail
+[ $# -eq 6 ] || { echo "usage: $0 ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP EVGEN" >&2; exit 2; }
+if [ -z "${SWTPM_TCTI:-}" ]; then
+        exec "$4" --ek-cert -- "$0" "$@"
+fi
+ATTESTD=$(realpath "$1") TOP=$(realpath "$5")
+export ATTESTD TOP
+AGENT=$(realpath "$2") ATTESTCTL=$(realpath "$3") EVGEN=$(realpath "$6")
+for t in openssl curl jq tpm2_pcrextend tpm2_pcrread; do
+        command -v $t >/dev/null || { echo "not ok: $t is not installed" >&2; exit 1; }
+done
+# shellcheck source-path=SCRIPTDIR source=test-daemon-lib.sh
+. "$TOP/tests/integration/test-daemon-lib.sh"
+
+agent_pid="" sserver="" sleeper=""
+cleanup_agent() {
+        local rc=$? p
+        for p in "$agent_pid" "$sserver" "$sleeper"; do
+                if [ -n "$p" ]; then kill "$p" 2>/dev/null || true; fi
+        done
+        kill -CONT "$SWTPM_PID" 2>/dev/null || true
+        (exit $rc) # cleanup_lib keeps the work directory of a failed run
+        cleanup_lib
+}
+trap cleanup_agent EXIT
+
+token ENROLL enroll
+token READER reader
+printf %s "$ENROLL" >"$work/enroll.token"
+cd "$work"
+
+# the recorded boot in the TPM; ima.bin is the agent's IMA log, always matching PCR 10
+"$TOP/tests/lib/replay-boot" "$TOP/tests/data/qemu61-good" "$ATTESTCTL"
+cp "$TOP/tests/data/qemu61-good/binary_runtime_measurements" ima.bin
+extra_n=0
+
+# grow N: append N synthetic ima-ng entries to ima.bin and extend exactly those into PCR 10
+grow() {
+        local before after
+        before=$(stat -c %s extra.bin 2>/dev/null || echo 0)
+        "$EVGEN" gen extra.bin "files:$1"
+        after=$(stat -c %s extra.bin)
+        tail -c $((after - before)) extra.bin >inc.bin
+        [ "$( ("$ATTESTCTL" ima hashes inc.bin || echo x) | wc -l)" = "$1" ] || fail "grow $1: inc.bin"
+        "$ATTESTCTL" ima hashes inc.bin | xargs -r -n 40 tpm2_pcrextend >/dev/null
+        cat inc.bin >>ima.bin
+        extra_n=$((extra_n + $1))
+}
+
+# start_agent LOG ARGS...: attest-agent in the background against the daemon on $port
+start_agent() {
+        local log=$1
+        shift
+        "$AGENT" --verifier "https://127.0.0.1:$port" --ca "$CA" --token-file enroll.token \
+                --tcti "$SWTPM_TCTI" --ima-log ima.bin "$@" >"$log" 2>&1 &
+        agent_pid=$!
+}
+
+# stop_agent: SIGTERM; the agent must exit 0 within 5 s
+stop_agent() {
+        local t0 rc=0
+        t0=$(date +%s%N)
+        kill -TERM "$agent_pid"
+        for _ in $(seq 100); do kill -0 "$agent_pid" 2>/dev/null || break; sleep 0.05; done
+        kill -0 "$agent_pid" 2>/dev/null && fail "agent still running 5 s after SIGTERM"
+        wait "$agent_pid" || rc=$?
+        agent_pid=""
+        [ $rc -eq 0 ] || fail "agent exited $rc after SIGTERM"
+        ok "agent exited 0 $(( ($(date +%s%N) - t0) / 1000000 )) ms after SIGTERM"
+}
+
+# wait_lines FILE PATTERN N SECONDS: until FILE has N lines matching PATTERN
+wait_lines() {
+        for _ in $(seq $(($4 * 20))); do
+                [ "$(grep -cE "$2" "$1" 2>/dev/null || true)" -ge "$3" ] && return 0
+                if [ -n "$agent_pid" ] && ! kill -0 "$agent_pid" 2>/dev/null; then
+                        echo "--- $1" >&2; tail -20 "$1" >&2
+                        fail "agent died waiting for $3 x '$2'"
+                fi
+                sleep 0.05
+        done
+        echo "--- $1" >&2; tail -20 "$1" >&2
+        fail "no $3 x '$2' in $1 within $4 s"
+}
+
+verdicts() { grep -cE '^<[56]>verdict: ' "$1" || true; }
+results() { # ID: the agent's results, oldest first, as "status new_entries" in res[]
+        api GET "/v1/agents/$1/results?limit=1000" "" "$READER"
+        expect 200 "" -- "GET /v1/agents/$1/results" >/dev/null
+        mapfile -t res < <(jq -r '.results | reverse | .[] |
+                "\(.status) \(.verdict.ima.new_entries)"' <<<"$body")
+}
+
+# start_daemon_on PORT ARGS...: attestd on exactly this port (the agent knows it already)
+start_daemon_on() {
+        local p=$1
+        shift
+        "$ATTESTD" --listen "127.0.0.1:$p" --tls-cert "$work/certs/server.pem" \
+                --tls-key "$work/certs/server.key" --db "$work/attestd.db" --tokens "$work/tokens" \
+                --threads 2 --ek-ca "$SWTPM_STATE/ca" "$@" >>"$work/daemon.log" 2>&1 &
+        daemon_pid=$!
+        port=$p
+        for _ in $(seq 200); do
+                curl -s --cacert "$CA" -o /dev/null "https://127.0.0.1:$p/healthz" && return 0
+                kill -0 "$daemon_pid" 2>/dev/null || break
+                sleep 0.05
+        done
+        fail "attestd did not start on $p: $(tail -3 "$work/daemon.log")"
+}
+
+# start_verifier ARGS...: attestd on a free port, enrolment by EK certificate + activation
+start_verifier() {
+        spawn https "$work/daemon.log" "$ATTESTD" --listen "127.0.0.1:@PORT@" \
+                --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
+                --db "$work/attestd.db" --tokens "$work/tokens" --threads 2 \
+                --ek-ca "$SWTPM_STATE/ca" "$@"
+}
+
+free_port() { # a loopback port nothing listens on (fixed ones must not be ephemeral)
+        local p
+        for _ in $(seq 20); do
+                p=$((10000 + RANDOM % 10000)) # below the ephemeral range and swtpm-run's
+                (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
+        done
+        fail "no free port"
+}
+
+# ---- 1. enrolment and growing rounds ----------------------------------------------------------
+echo "# 1. enrolment + rounds with a growing IMA log"
+start_verifier --interval 1
+start_agent a1.log --state-dir st1
+wait_lines a1.log '^<5>verdict: pass' 1 30
+grep -q 'enrolled as agent .* (credential activated)' a1.log || fail "no credential activation"
+id1=$(cat st1/agent-id)
+ok "agent enrolled by credential activation as $id1 and passed"
+replayed0=$(metric attestd_ima_entries_replayed_total)
+appended=()
+for n in 5 7 3; do
+        # right after a verdict the agent sleeps until next_due (~1 s): grow the log meanwhile
+        v=$(verdicts a1.log)
+        wait_lines a1.log '^<[56]>verdict: ' $((v + 1)) 10
+        grow "$n"
+        appended+=("$n")
+        wait_lines a1.log '^<[56]>verdict: ' $((v + 3)) 10
+done
+stop_agent
+results "$id1"
+[ "${#res[@]}" -ge 4 ] || fail "only ${#res[@]} results: ${res[*]}"
+bad=$(printf '%s\n' "${res[@]}" | grep -vc '^pass ' || true)
+[ "$bad" = 0 ] || fail "$bad results did not pass: ${res[*]}"
+[ "${res[0]}" = "pass 6" ] || fail "first round: ${res[0]}, want the 6 boot entries"
+grown=$(printf '%s\n' "${res[@]:1}" | awk '$2 != 0 { print $2 }' | paste -sd' ')
+[ "$grown" = "${appended[*]}" ] ||
+        fail "new_entries of the rounds after the first: '$grown', want '${appended[*]}'"
+ok "${#res[@]} passing results; new_entries 6 then $grown (only what was appended)"
+replayed1=$(metric attestd_ima_entries_replayed_total)
+[ $((replayed1 - replayed0)) = $extra_n ] ||
+        fail "replay counter grew by $((replayed1 - replayed0)), want $extra_n"
+ok "attestd_ima_entries_replayed_total grew by exactly $extra_n"
+[ "$(grep -c 'enrolled as' a1.log)" = 1 ] || fail "agent enrolled more than once"
+stop_daemon TERM
+
+# ---- 2. verifier down at start, then restarted ------------------------------------------------
+echo "# 2. verifier down at start, restarted later"
+p=$(free_port)
+port=$p
+start_agent a2.log --state-dir st2 --timeout 5
+sleep 4
+tries=$(grep -c 'POST /v1/agents: ' a2.log || true)
+retries=$(grep -c 'retrying in' a2.log || true)
+{ [ "$tries" -ge 2 ] && [ "$tries" -le 6 ]; } ||
+        fail "$tries enrolment attempts in 4 s with the verifier down (want 2-6): $(head -5 a2.log)"
+[ "$retries" -ge 1 ] || fail "no 'retrying in' line: $(head -5 a2.log)"
+ok "verifier down: $tries attempts in 4 s with back-off ($retries 'retrying in' lines)"
+start_daemon_on "$p" --interval 1
+wait_lines a2.log '^<5>verdict: pass' 1 30
+id2=$(cat st2/agent-id)
+ok "agent enrolled once the verifier was up ($id2) and passed"
+stop_daemon TERM
+sleep 2
+before=$(verdicts a2.log)
+retries=$(grep -c 'retrying in' a2.log || true)
+wait_lines a2.log 'retrying in' $((retries + 1)) 10
+start_daemon_on "$p" --interval 1
+wait_lines a2.log '^<[56]>verdict: ' $((before + 2)) 30
+stop_agent
+[ "$(grep -c 'enrolled as' a2.log)" = 1 ] || fail "agent enrolled again after the restart"
+[ "$(grep -c 'agent .* enrolled' daemon.log)" = 2 ] || fail "daemon saw a new enrolment"
+results "$id2"
+bad=$(printf '%s\n' "${res[@]}" | grep -vc '^pass ' || true)
+[ "$bad" = 0 ] || fail "results after the restart: ${res[*]}"
+[ "${#res[@]}" -ge $((before + 2)) ] || fail "${#res[@]} results, want $before + 2 or more"
+ok "after the verifier restart: ${#res[@]} passing results in all, no re-enrolment"
+stop_daemon TERM
+
+# ---- 3. a verifier that accepts and never answers ---------------------------------------------
+echo "# 3. slow verifier"
+p=$(free_port)
+port=$p
+mkfifo s_server.in
+sleep 60 >s_server.in &
+sleeper=$!
+openssl s_server -accept "127.0.0.1:$p" -cert certs/server.pem -key certs/server.key -quiet \
+        <s_server.in >s_server.log 2>&1 &
+sserver=$!
+for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && break; sleep 0.05; done
+t0=$(date +%s)
+rc=0
+"$AGENT" --verifier "https://127.0.0.1:$p" --ca "$CA" --token-file enroll.token \
+        --tcti "$SWTPM_TCTI" --ima-log ima.bin --state-dir st3 --timeout 2 --once \
+        >a3once.log 2>&1 || rc=$?
+dt=$(($(date +%s) - t0))
+[ $rc = 2 ] || fail "--once against a silent verifier exited $rc, want 2"
+[ $dt -le 6 ] || fail "--once --timeout 2 took $dt s"
+ok "--once --timeout 2 against a silent verifier: exit 2 after $dt s"
+start_agent a3.log --state-dir st3 --timeout 2
+sleep 7
+tries=$(grep -c 'POST /v1/agents: ' a3.log || true)
+{ [ "$tries" -ge 2 ] && [ "$tries" -le 4 ]; } || fail "$tries timed-out attempts in 7 s (want 2-4)"
+timeouts=$(grep -cE 'POST /v1/agents: .*timed out after 2[0-9]{3} milliseconds' a3.log || true)
+[ "$timeouts" = "$tries" ] || fail "$tries attempts but $timeouts timed out after ~2 s: $(cat a3.log)"
+stop_agent
+kill "$sserver" "$sleeper" 2>/dev/null || true
+wait "$sserver" "$sleeper" 2>/dev/null || true
+sserver="" sleeper=""
+ok "silent verifier: $tries attempts in 7 s, each timed out after 2 s, then back-off"
+
+# ---- 4. the verifier's certificate from another CA --------------------------------------------
+echo "# 4. wrong verifier CA"
+start_verifier --interval 1
+n0=$(grep -c 'enrolled' daemon.log || true)
+rc=0
+"$AGENT" --verifier "https://127.0.0.1:$port" --ca certs/other-ca.pem --token-file enroll.token \
+        --tcti "$SWTPM_TCTI" --ima-log ima.bin --state-dir st4 --once --timeout 5 \
+        >a4.log 2>&1 || rc=$?
+[ $rc = 2 ] || fail "agent with the wrong CA exited $rc, want 2"
+grep -qi 'certificate' a4.log || fail "agent log names no certificate problem: $(cat a4.log)"
+[ "$(grep -c 'enrolled' daemon.log || true)" = "$n0" ] || fail "the daemon enrolled an agent"
+[ ! -e st4/agent-id ] || fail "agent-id written"
+ok "wrong verifier CA: exit 2, no enrolment ($(grep -i certificate a4.log | head -1))"
+stop_daemon TERM
+
+# ---- 5. nonce expired while the agent was stalled ---------------------------------------------
+echo "# 5. expired nonce"
+start_verifier --interval 1 --nonce-ttl 1
+start_agent a5.log --state-dir st5
+wait_lines a5.log '^<5>verdict: pass' 1 30
+expired0=$(metric 'attestd_rejected_requests_total{code="nonce_expired"}')
+v=$(verdicts a5.log)
+wait_lines a5.log '^<[56]>verdict: ' $((v + 1)) 10
+# the agent now sleeps ~1 s, then takes a challenge and blocks in the quote until SIGCONT
+kill -STOP "$SWTPM_PID"
+sleep 3
+kill -CONT "$SWTPM_PID"
+wait_lines a5.log '^<[56]>verdict: ' $((v + 2)) 20
+stop_agent
+expired1=$(metric 'attestd_rejected_requests_total{code="nonce_expired"}')
+[ $((${expired1:-0} - ${expired0:-0})) = 1 ] ||
+        fail "nonce_expired rejections: ${expired0:-0} -> ${expired1:-0}, want one more"
+# between the verdict before the stall and the next one: two collections (stalled + fresh)
+round=$(awk -v n=$((v + 1)) '/^<[56]>verdict: / { k++; if (k == n + 1) { print; exit } next }
+        k == n' a5.log)
+[ "$(grep -c '^<7>IMA log: ' <<<"$round")" = 2 ] ||
+        fail "want 2 challenges (stalled, fresh) in the stalled round: $round"
+grep -q 'HTTP 410 nonce_expired' <<<"$round" || fail "no nonce_expired in the agent log: $round"
+grep -q 'retrying in' <<<"$round" && fail "agent backed off instead of a fresh challenge: $round"
+awk -v n=$((v + 2)) '/^<[56]>verdict: / && ++k == n' a5.log | grep -q 'verdict: pass' ||
+        fail "the round after the stall did not pass"
+ok "stalled quote: one nonce_expired, one fresh challenge, then pass"
+stop_daemon TERM
+echo "# all agent end-to-end checks passed"
