@@ -949,6 +949,8 @@ static int run(struct agent *a)
                                 bo.attempt = 1;
                                 continue;
                         }
+                        if (a->once)
+                                return 2; /* expired twice: --once gives up, no loop */
                 }
                 uint32_t d = backoff_next(&bo);
                 sd_notifyf(0, "STATUS=verifier unavailable, retrying in %u s", d / 1000);
