@@ -169,20 +169,12 @@ static int parse_pcrs(const json_t *o, const char *path, struct pcr_set *ret,
                 json_object_foreach(bv, idx, v)
                 {
                         char ip[JPATH_MAX];
-                        size_t n = strlen(idx), got;
+                        size_t got;
                         unsigned i = 0;
                         int x;
 
                         jpath_join(ip, bp, idx);
-                        /* decimal 0..23 without leading zeros */
-                        bool ok = n >= 1 && n <= 2 && !(n == 2 && idx[0] == '0');
-                        for (size_t k = 0; ok && k < n; k++) {
-                                if (idx[k] < '0' || idx[k] > '9')
-                                        ok = false;
-                                else
-                                        i = i * 10 + (unsigned)(idx[k] - '0');
-                        }
-                        if (!ok || i >= PCR_COUNT)
+                        if (jpath_pcr_index(idx, &i) < 0)
                                 return jpath_fail(err, -EBADMSG, C_UNKNOWN, ip,
                                                   "not a PCR index 0-23");
                         if ((x = hexfield(v, ip, s.v[b][i], bank_size(b), bank_size(b), &got,

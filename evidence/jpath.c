@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bank.h"
 #include "jpath.h"
 
 static bool plain_char(unsigned char c)
@@ -105,5 +106,23 @@ int jpath_object(const json_t *obj, const char *path, const char *const *allowed
                         return jpath_fail(err, -EBADMSG, code_unknown, p, "unknown field");
                 }
         }
+        return 0;
+}
+
+int jpath_pcr_index(const char *key, unsigned *ret)
+{
+        size_t n = strlen(key);
+        unsigned i = 0;
+
+        if (n < 1 || n > 2 || (n == 2 && key[0] == '0'))
+                return -EINVAL;
+        for (size_t k = 0; k < n; k++) {
+                if (key[k] < '0' || key[k] > '9')
+                        return -EINVAL;
+                i = i * 10 + (unsigned)(key[k] - '0');
+        }
+        if (i >= PCR_COUNT)
+                return -EINVAL;
+        *ret = i;
         return 0;
 }

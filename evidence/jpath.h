@@ -22,6 +22,8 @@
 void jpath_join(char *out, const char *parent, const char *key);
 /* "$.a" + 3 -> "$.a[3]" */
 void jpath_index(char *out, const char *parent, size_t i);
+/* A JSON object key naming a PCR: decimal 0..23 without leading zeros. 0, or -EINVAL. */
+int jpath_pcr_index(const char *key, unsigned *ret) _wur_;
 
 /*
  * Parse buf (len bytes, at most max) as one JSON object: duplicate keys, NUL in strings and
