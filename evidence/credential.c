@@ -161,16 +161,8 @@ static int seed_ecc(const TPMT_PUBLIC *ek, const char *md, size_t seed_len, uint
         size_t off = 0;
         int x;
 
-        switch (ek->parameters.eccDetail.curveID) {
-        case TPM2_ECC_NIST_P256:
-                group = "P-256", clen = 32;
-                break;
-        case TPM2_ECC_NIST_P384:
-                group = "P-384", clen = 48;
-                break;
-        default:
+        if (tpmkey_curve(ek->parameters.eccDetail.curveID, &group, &clen) < 0)
                 return attest_fail(err, -EOPNOTSUPP, "cred_bad_ek", "EK curve not supported");
-        }
         if (qs->x.size != clen || (x = tpmkey_pkey(ek, &peer, NULL)) < 0)
                 return attest_fail(err, -EBADMSG, "cred_bad_ek", "EK ECC point unusable");
         if (!(eph = EVP_PKEY_Q_keygen(NULL, NULL, "EC", group)) ||

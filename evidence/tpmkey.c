@@ -42,6 +42,23 @@ static int rsa_pkey(const TPMT_PUBLIC *p, EVP_PKEY **ret)
         return from_params("RSA", bld, ret);
 }
 
+int tpmkey_curve(uint16_t curve, const char **ret_group, size_t *ret_len)
+{
+        switch (curve) {
+        case TPM2_ECC_NIST_P256:
+                *ret_group = "P-256", *ret_len = 32;
+                return 0;
+        case TPM2_ECC_NIST_P384:
+                *ret_group = "P-384", *ret_len = 48;
+                return 0;
+        case TPM2_ECC_NIST_P521:
+                *ret_group = "P-521", *ret_len = 66;
+                return 0;
+        default:
+                return -EOPNOTSUPP;
+        }
+}
+
 static int ecc_pkey(const TPMT_PUBLIC *p, EVP_PKEY **ret)
 {
         _cleanup_(OSSL_PARAM_BLD_freep) OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
@@ -50,19 +67,8 @@ static int ecc_pkey(const TPMT_PUBLIC *p, EVP_PKEY **ret)
         const char *group;
         size_t clen;
 
-        switch (p->parameters.eccDetail.curveID) {
-        case TPM2_ECC_NIST_P256:
-                group = "P-256", clen = 32;
-                break;
-        case TPM2_ECC_NIST_P384:
-                group = "P-384", clen = 48;
-                break;
-        case TPM2_ECC_NIST_P521:
-                group = "P-521", clen = 66;
-                break;
-        default:
+        if (tpmkey_curve(p->parameters.eccDetail.curveID, &group, &clen) < 0)
                 return -EOPNOTSUPP;
-        }
         if (q->x.size != clen || q->y.size != clen)
                 return -EBADMSG;
         pt[0] = 0x04; /* uncompressed */

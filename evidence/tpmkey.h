@@ -16,6 +16,9 @@ DEFINE_CLEANUP_FUNC(EVP_PKEY *, EVP_PKEY_free)
  */
 int tpmkey_pkey(const TPMT_PUBLIC *p, EVP_PKEY **ret, struct attest_err *err) _wur_;
 
+/* OpenSSL group name and coordinate size of a TPM NIST curve; -EOPNOTSUPP for others. */
+int tpmkey_curve(uint16_t curve, const char **ret_group, size_t *ret_len) _wur_;
+
 /* Unmarshal a TPM2B_PUBLIC that must fill len exactly. */
 int tpmkey_unmarshal(const uint8_t *buf, size_t len, TPM2B_PUBLIC *ret, struct attest_err *err)
         _wur_;
