@@ -140,7 +140,22 @@ free_port() { # a loopback port nothing listens on (fixed ones must not be ephem
 # ---- 1. enrolment and growing rounds ----------------------------------------------------------
 echo "# 1. enrolment + rounds with a growing IMA log"
 start_verifier --interval 1
+# systemd's side of Type=notify: a notify socket of our own records what the agent says
+cat >notify.py <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a") as out:
+    while True:
+        out.write(s.recv(4096).decode().replace("\n", "|") + "\n")
+        out.flush()
+PY
+python3 notify.py "$PWD/notify.sock" "$PWD/notify.txt" &
+notify_pid=$!
+for _ in $(seq 50); do [ -S notify.sock ] && break; sleep 0.05; done
+export NOTIFY_SOCKET=$PWD/notify.sock WATCHDOG_USEC=400000
 start_agent a1.log --state-dir st1
+unset NOTIFY_SOCKET WATCHDOG_USEC
 wait_lines a1.log '^<5>verdict: pass' 1 30
 grep -q 'enrolled as agent .* (credential activated)' a1.log || fail "no credential activation"
 id1=$(cat st1/agent-id)
@@ -170,6 +185,12 @@ replayed1=$(metric attestd_ima_entries_replayed_total)
         fail "replay counter grew by $((replayed1 - replayed0)), want $extra_n"
 ok "attestd_ima_entries_replayed_total grew by exactly $extra_n"
 [ "$(grep -c 'enrolled as' a1.log)" = 1 ] || fail "agent enrolled more than once"
+kill "$notify_pid" 2>/dev/null || true
+grep -q '^READY=1|STATUS=enrolled' notify.txt || fail "no READY=1 after enrolment: $(head -3 notify.txt)"
+grep -q '^STATUS=last verdict: pass$' notify.txt || fail "no STATUS with the verdict"
+[ "$(grep -c '^WATCHDOG=1$' notify.txt)" -ge 2 ] || fail "watchdog not pinged while waiting"
+[ "$(tail -1 notify.txt)" = "STOPPING=1" ] || fail "last notification: $(tail -1 notify.txt)"
+ok "sd_notify: READY=1 after enrolment, STATUS with the verdict, WATCHDOG=1 pings, STOPPING=1"
 stop_daemon TERM
 
 # ---- 2. verifier down at start, then restarted ------------------------------------------------
