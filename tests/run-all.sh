@@ -28,6 +28,10 @@ stage "build (ASan+UBSan)" sh -c '[ -d build-asan ] || meson setup build-asan -D
 stage "meson test (ASan+UBSan)" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
         UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3
+# Check's own summary of every unit and integration suite (from meson's log of the run above)
+echo "Check suites:"
+grep -hE '^(Running suite|[0-9]+%: Checks)' build-asan/meson-logs/testlog.txt | paste - - |
+        sed 's/^Running suite(s): /  /' || true
 stage "build (clang, libFuzzer)" sh -c '[ -d build-fuzz ] || CC=clang meson setup build-fuzz -Dfuzz=true -Db_lundef=false >/dev/null; ninja -C build-fuzz'
 stage "fuzz (${FUZZ_SECONDS}s per target)" tests/fuzz/run.sh build-fuzz "$FUZZ_SECONDS"
 stage "build (release, for benchmarks)" sh -c '[ -d build-rel ] || meson setup build-rel -Dbuildtype=release >/dev/null; ninja -C build-rel'
