@@ -84,6 +84,7 @@ demo)
 test)
         stage "install Debian packages"
         deps
+        stage_end
         tests/run-all.sh
         ;;
 -h | --help | help)

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # attestd benchmark: one attestd (TLS, SQLite in WAL with synchronous=FULL on local disk) and
-# bench-daemon's simulated agents over HTTPS keep-alive, 10-entry increments. Prints the figures;
+# bench-daemon's simulated agents over HTTPS keep-alive, 10-entry increments. The simulated
+# agents have no TPM to activate a credential with, so attestd runs with --insecure-trust-ak.
+# Prints the figures;
 # never fails on timing. Usage: run-daemon.sh BUILD_DIR [SECONDS] [AGENTS] [CLIENT_THREADS]
 #   DB_MODES="writer pool"  storage write paths to compare (default both)
 #   THREADS=N               attestd worker threads (default 16: requests wait for the group commit)
 #   PIN=1                   attestd on CPU 0, the simulated agents on CPU 1 (taskset): the figure
 #                           is then what one dedicated core of attestd sustains
 set -euo pipefail
+failed=0
 build=$(cd "${1:?usage: run-daemon.sh BUILD_DIR [SECONDS] [AGENTS] [CLIENT_THREADS]}" && pwd)
 secs=${2:-10} agents=${3:-64} cthreads=${4:-16}
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -32,6 +35,7 @@ for mode in ${DB_MODES:-writer pool}; do
                         --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
                         --db "$work/attestd.db" --tokens "$work/tokens" --threads "$threads" \
                         --db-mode "$mode" --retain 20 --nonce-ttl 60 --interval 300 \
+                        --insecure-trust-ak \
                         2>"$work/attestd-$mode.log" &
                 pid=$!
                 for _ in $(seq 100); do
@@ -51,7 +55,7 @@ for mode in ${DB_MODES:-writer pool}; do
         cpu0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
         "${pin_c[@]}" /usr/bin/time -f "# bench client CPU: %U s user %S s sys, wall %e s" "$build/tests/bench/bench-daemon" --url "https://127.0.0.1:$port" --ca "$work/certs/ca.pem" \
                 --token "$tok" --agents "$agents" --threads "$cthreads" --entries 10 \
-                --seconds "$secs" --pid "$pid" || echo "# bench-daemon reported errors"
+                --seconds "$secs" --pid "$pid" || { echo "# bench-daemon reported errors"; failed=1; }
         curl -s --cacert "$work/certs/ca.pem" "https://127.0.0.1:$port/metrics" |
                 grep -E '^attestd_(attestations_total|verification_seconds_(sum|count)|ima_entries_replayed_total|store_)' |
                 sed 's/^/# /'
@@ -61,3 +65,4 @@ for mode in ${DB_MODES:-writer pool}; do
         wait "$pid" || true
         pid=""
 done
+exit $failed
