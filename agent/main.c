@@ -997,6 +997,13 @@ int main(int argc, char **argv)
                 log_err("%s: %s", a.state_dir, strerror(errno));
                 goto out;
         }
+        /* the binary log by default; the ascii one where only it is readable */
+        if (strcmp(a.ima_path, IMALOG_BINARY_PATH) == 0 && access(a.ima_path, R_OK) < 0 &&
+            access(IMALOG_ASCII_PATH, R_OK) == 0) {
+                log_notice("%s unreadable: using the ascii log", a.ima_path);
+                a.ima_path = IMALOG_ASCII_PATH;
+                a.ima_format = IMA_FORMAT_ASCII;
+        }
         imalog_init(&a.log, a.ima_path, a.ima_format, 0);
         if (tpm_open(a.tcti, &a.tpm, &err) < 0 ||
             tpm_ak_load_or_create(a.tpm, a.state_dir, a.ak_alg, &err) < 0) {
