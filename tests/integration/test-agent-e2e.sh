@@ -8,6 +8,7 @@
 #  3. a TLS listener that never answers: --timeout bounds each request, the agent backs off
 #  4. a verifier certificate from another CA: the agent refuses to talk (exit 2, no enrolment)
 #  5. nonce expired while the quote was stalled (swtpm SIGSTOPped): one fresh challenge, then pass
+#  6. a verifier answering 503: bounded back-off, then it recovers and the agent enrols and passes
 # Usage: test-agent-e2e.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP EVGEN
 # (re-runs itself under SWTPM_RUN --ek-cert when no swtpm is given in SWTPM_TCTI)
 set -euo pipefail
@@ -300,5 +301,40 @@ grep -q 'retrying in' <<<"$round" && fail "agent backed off instead of a fresh c
 awk -v n=$((v + 2)) '/^<[56]>verdict: / && ++k == n' a5.log | grep -q 'verdict: pass' ||
         fail "the round after the stall did not pass"
 ok "stalled quote: one nonce_expired, one fresh challenge, then pass"
+stop_daemon TERM
+# ---- 6. a verifier answering 5xx, then recovering ---------------------------------------------
+echo "# 6. verifier returning 503"
+p=$(free_port)
+port=$p
+# one TLS connection at a time, each answered 503 whatever it asks (openssl s_server sends its
+# stdin); the loop counts the connections the agent made
+rm -f s503.count
+(
+        while [ ! -e s503.stop ]; do
+                printf 'HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: 45\r\nConnection: close\r\n\r\n{"error":"overloaded","detail":"try later"}\n\n' |
+                        timeout 10 openssl s_server -accept "127.0.0.1:$p" -cert "$work/certs/server.pem" \
+                                -key "$work/certs/server.key" -naccept 1 -quiet >/dev/null 2>&1 &&
+                        echo >>s503.count
+        done
+) &
+s503_pid=$!
+sleep 0.5
+start_agent a6.log --state-dir st6 --timeout 5
+sleep 6
+touch s503.stop
+n503=$(grep -c 'HTTP 503' a6.log || true)
+retries=$(grep -c 'retrying in' a6.log || true)
+{ [ "$n503" -ge 2 ] && [ "$n503" -le 6 ]; } ||
+        fail "$n503 answers of 503 in 6 s (want 2-6: back-off, no busy loop): $(head -5 a6.log)"
+[ "$retries" -ge "$n503" ] || fail "a 503 without a back-off: $(head -8 a6.log)"
+ok "verifier answering 503: $n503 attempts in 6 s, each followed by a back-off"
+# the real verifier takes the port over: the agent enrols and passes
+for _ in $(seq 40); do kill -0 "$s503_pid" 2>/dev/null || break; sleep 0.25; done
+pkill -f "s_server -accept 127.0.0.1:$p" 2>/dev/null || true
+wait "$s503_pid" 2>/dev/null || true
+start_daemon_on "$p" --interval 1
+wait_lines a6.log '^<5>verdict: pass' 1 60
+stop_agent
+ok "after the 503s the agent enrolled and passed"
 stop_daemon TERM
 echo "# all agent end-to-end checks passed"
