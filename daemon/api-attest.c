@@ -81,15 +81,15 @@ void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp
                 else if (e == -EACCES)
                         api_error(d, r, 403, "agent_not_active",
                                   "agent %s has not activated its enrolment credential", id);
+                else if (e == -EPERM)
+                        api_error(d, r, 403, "agent_decommissioned",
+                                  "agent %s was decommissioned by an administrator", id);
                 else
                         api_store_error(d, r, e, "agent lookup");
                 return;
         }
+        /* stateless: nothing is stored, so anonymous challenges exhaust nothing */
         e = nonce_issue(d->nonces, id, (uint64_t)attestd_now_ms(), nonce, &expires);
-        if (e == -EBUSY) {
-                api_error(d, r, 503, "nonces_exhausted", "too many outstanding challenges");
-                return;
-        }
         if (e < 0) {
                 api_error(d, r, 500, "internal", "no randomness");
                 return;
@@ -175,6 +175,7 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
         char ref[API_POLICY_REF_MAX], esc[128];
         json_t *verdict = NULL;
         int64_t t0 = mono_us(), now, next_due, rid = 0;
+        uint64_t nonce_expires = 0;
         bool verified = false;
         int e;
 
@@ -186,6 +187,11 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
         /* the agent first: no parsing of 16 MiB for an unknown id */
         if (api_agent_load(d, r, id, &a) < 0)
                 return;
+        if (!strcmp(a->state, "decommissioned")) {
+                api_error(d, r, 403, "agent_decommissioned",
+                          "agent %s was decommissioned by an administrator", id);
+                return;
+        }
         if (strcmp(a->state, "active") != 0) {
                 api_error(d, r, 403, "agent_not_active",
                           "agent %s has not activated its enrolment credential", id);
@@ -197,9 +203,21 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
                           "%s", err.msg);
                 return;
         }
-        if (nonce_consume(d->nonces, id, ev->nonce, ev->nonce_len, (uint64_t)attestd_now_ms(),
-                          &err) < 0) {
-                api_error(d, r, nonce_status(err.code), err.code, "$.nonce: %s", err.msg);
+        /* MAC, agent and expiry first (no I/O), then whether a verified quote used it already;
+         * it is remembered only once a quote over it verifies (store_result_add) */
+        if ((e = nonce_check(d->nonces, id, ev->nonce, ev->nonce_len, (uint64_t)attestd_now_ms(),
+                             &nonce_expires, &err)) < 0) {
+                if (e == -ESTALE)
+                        api_error(d, r, nonce_status(err.code), err.code, "$.nonce: %s", err.msg);
+                else
+                        api_error(d, r, 500, "internal", "nonce check failed");
+                return;
+        }
+        if ((e = store_nonce_used(d->store, ev->nonce)) < 0) {
+                if (e == -EALREADY)
+                        api_error(d, r, 409, "nonce_reused", "$.nonce: nonce was already used");
+                else
+                        api_store_error(d, r, e, "nonce lookup");
                 return;
         }
         if (akcache_get(d->aks, id, a->ak_public, a->ak_public_len, &ak, &err) < 0) {
@@ -307,6 +325,8 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
                         /* a failed round keeps the last good state: the next one retries */
                         .ima_offset = verified ? vr.next.entries : a->ima_offset,
                         .replay_state = verified ? state_json : a->replay_state,
+                        .nonce = ev->nonce,
+                        .nonce_expires = (int64_t)nonce_expires,
                 };
                 bool pass = status && !strcmp(status, "pass");
 
@@ -326,6 +346,11 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
         }
         if (verified)
                 verify_result_done(&vr);
+        if (e == -EALREADY) {
+                json_decref(verdict);
+                api_error(d, r, 409, "nonce_reused", "$.nonce: nonce was already used");
+                return;
+        }
         if (e == -ESTALE) {
                 json_decref(verdict);
                 api_error(d, r, 409, "agent_busy",

@@ -19,6 +19,7 @@
 #include "hex.h"
 #include "log.h"
 #include "quote.h"
+#include "tpmkey.h"
 
 /* ---- responses ---- */
 
@@ -289,6 +290,7 @@ bad:
 static void h_healthz(struct attestd *d, const struct api_req *req, struct api_resp *r,
                       const char *id)
 {
+        char why[160] = "";
         int v = 0;
 
         (void)req;
@@ -301,7 +303,15 @@ static void h_healthz(struct attestd *d, const struct api_req *req, struct api_r
                 api_error(d, r, 503, "store_unavailable", "database not readable");
                 return;
         }
-        if (api_json(r, 200, json_pack("{s:s, s:i}", "status", "ok", "schema", v)) < 0)
+        /* ready only while the store takes writes (a disk-full verifier is not ready); at most
+         * one real write probe a second, whatever the rate of /healthz */
+        if (store_probe(d->store, attestd_now_ms(), 1000, why, sizeof(why)) < 0) {
+                api_error(d, r, 503, "store_unavailable", "database not writable: %s", why);
+                return;
+        }
+        if (api_json(r, 200,
+                     json_pack("{s:s, s:i, s:s}", "status", "ok", "schema", v, "store",
+                               "writable")) < 0)
                 api_nomem(d, r);
 }
 
@@ -311,6 +321,7 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
         struct store_counts c = {0};
         struct metrics_agents a;
         struct metrics_store st;
+        uint64_t consumed = 0;
         char *text;
         size_t len;
         int e;
@@ -324,7 +335,11 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
         }
         a = (struct metrics_agents){c.active, c.stale, c.failing, c.never};
         store_stats(d->store, &st.commits, &st.writes);
-        if (metrics_render(&d->metrics, &a, &st, nonce_outstanding(d->nonces), &text, &len) < 0) {
+        if ((e = store_nonces_used_count(d->store, &consumed)) < 0) {
+                api_store_error(d, r, e, "nonce count");
+                return;
+        }
+        if (metrics_render(&d->metrics, &a, &st, consumed, &text, &len) < 0) {
                 api_nomem(d, r);
                 return;
         }
@@ -388,6 +403,28 @@ static void h_agents_list(struct attestd *d, const struct api_req *req, struct a
         }
         if (api_json(r, 200, json_pack("{s:o}", "agents", l.arr)) < 0)
                 api_nomem(d, r);
+}
+
+/*
+ * The identity of an EK: SHA-256 of its public key as DER SubjectPublicKeyInfo, so two encodings
+ * of one key (other attributes, policy, unique padding) are the same EK.
+ */
+static int ek_identity(const uint8_t *ekpub, size_t len, uint8_t out[STORE_EK_ID_LEN])
+{
+        _cleanup_(EVP_PKEY_freep) EVP_PKEY *pk = NULL;
+        TPM2B_PUBLIC pub;
+        unsigned char *der = NULL;
+        int n;
+
+        if (tpmkey_unmarshal(ekpub, len, &pub, NULL) < 0 ||
+            tpmkey_pkey(&pub.publicArea, &pk, NULL) < 0)
+                return -EBADMSG;
+        n = i2d_PUBKEY(pk, &der);
+        if (n <= 0)
+                return -EIO;
+        SHA256(der, (size_t)n, out);
+        OPENSSL_free(der);
+        return 0;
 }
 
 /*
@@ -462,6 +499,23 @@ static void h_agent_enroll(struct attestd *d, const struct api_req *req, struct 
                 api_error(d, r, 500, "internal", "AK name");
                 return;
         }
+        if (ekpub) {
+                if (ek_identity(ekpub, ekpub_len, a.ek_id) < 0) {
+                        api_error(d, r, 400, "cred_bad_ek",
+                                  "$.ek_public: not an RSA or ECC TPM2B_PUBLIC");
+                        return;
+                }
+                a.has_ek_id = true;
+                if ((e = store_ek_refused(d->store, a.ek_id, NULL, 0)) == -EPERM) {
+                        api_error(d, r, 403, "ek_decommissioned",
+                                  "this TPM's EK was decommissioned by an administrator");
+                        return;
+                }
+                if (e < 0) {
+                        api_store_error(d, r, e, "EK lookup");
+                        return;
+                }
+        }
         /* the id follows from the AK: enrolling one key twice is a conflict */
         SHA256(name, name_len, h);
         hex_encode(h, 16, idhex);
@@ -496,9 +550,28 @@ static void h_agent_enroll(struct attestd *d, const struct api_req *req, struct 
                 e = store_agent_add_pending(d->store, &a, ekpub, ekpub_len, h,
                                             a.created + (int64_t)d->cfg.credential_ttl * 1000);
         }
+        if (e == -EEXIST && trust) {
+                _cleanup_(store_agent_freep) struct store_agent *old = NULL;
+
+                if (store_agent_get(d->store, idhex, &old) == 0 &&
+                    !strcmp(old->state, "decommissioned"))
+                        e = -EPERM;
+        }
+        if (e == -EPERM) {
+                api_error(d, r, 403, "ek_decommissioned",
+                          "this agent or its TPM's EK was decommissioned by an administrator");
+                return;
+        }
         if (e == -EEXIST) {
                 api_error(d, r, 409, "agent_exists", "an agent with this AK is enrolled as %s",
                           idhex);
+                return;
+        }
+        if (e == -EBUSY) {
+                api_error(d, r, 429, "enrolment_busy",
+                          "agent %s has %d unexpired credentials: activate one or wait", idhex,
+                          STORE_PENDING_MAX);
+                r->retry_after = (unsigned)d->cfg.credential_ttl;
                 return;
         }
         if (e < 0) {
@@ -533,18 +606,35 @@ static void h_agent_activate(struct attestd *d, const struct api_req *req, struc
         json_auto_t *o = NULL;
         _cleanup_free_ uint8_t *proof = NULL;
         uint8_t h[SHA256_DIGEST_LENGTH];
+        char replaced[STORE_ID_MAX + 1] = "";
+        uint64_t now = (uint64_t)attestd_now_ms(), suppressed = 0;
+        unsigned retry = 0;
         size_t len;
         int e;
 
+        /* a proof guesser (or a broken agent) gets a few tries a minute, then 429 */
+        if (ratelimit_blocked(d->activation_rl, id, now, &retry)) {
+                api_error(d, r, 429, "activation_rate_limited",
+                          "too many failed activation proofs for agent %s: retry in %u s", id,
+                          retry);
+                r->retry_after = retry;
+                return;
+        }
         if (api_parse_body(d, req, r, false, &o) < 0 ||
             api_check_fields(d, r, o, "$", fields, ARRAY_SIZE(fields)) < 0 ||
             api_b64_field(d, r, o, "proof", true, CRED_SECRET_MAX, &proof, &len) < 0)
                 return;
         SHA256(proof, len, h);
         OPENSSL_cleanse(proof, len);
-        e = store_agent_activate(d->store, id, h, attestd_now_ms());
+        e = store_agent_activate(d->store, id, h, (int64_t)now, replaced);
         switch (e) {
         case 0:
+                if (replaced[0]) {
+                        akcache_drop(d->aks, replaced);
+                        log_notice("agent %s took over the EK of agent %s (proved by activation): "
+                                   "%s forgotten",
+                                   id, replaced, replaced);
+                }
                 log_info("agent %s activated: its AK is in the TPM of its EK", id);
                 if (api_json(r, 200, json_pack("{s:s, s:s}", "id", id, "state", "active")) < 0)
                         api_nomem(d, r);
@@ -559,8 +649,24 @@ static void h_agent_activate(struct attestd *d, const struct api_req *req, struc
                 api_error(d, r, 403, "credential_expired",
                           "the enrolment credential expired: enrol again");
                 return;
+        case -EPERM:
+                api_error(d, r, 403, "agent_decommissioned",
+                          "agent %s was decommissioned by an administrator", id);
+                return;
+        case -EACCES:
+                api_error(d, r, 403, "ek_decommissioned",
+                          "this TPM's EK was decommissioned by an administrator");
+                return;
         case -EKEYREJECTED:
-                log_warning("agent %s: wrong activation proof", id);
+                /* one line per agent per minute, with the count of the ones left out */
+                if (ratelimit_fail(d->activation_rl, id, now, &suppressed)) {
+                        if (suppressed)
+                                log_warning("agent %s: wrong activation proof (%llu more failed "
+                                            "or refused attempts not logged)",
+                                            id, (unsigned long long)suppressed);
+                        else
+                                log_warning("agent %s: wrong activation proof", id);
+                }
                 api_error(d, r, 403, "activation_failed",
                           "$.proof: not the credential wrapped for this agent's EK and AK");
                 return;
@@ -641,10 +747,69 @@ static void h_agent_delete(struct attestd *d, const struct api_req *req, struct 
                 api_store_error(d, r, e, "agent delete");
                 return;
         }
-        nonce_forget_agent(d->nonces, id);
         akcache_drop(d->aks, id);
         log_info("agent %s deleted", id);
         api_resp_text(r, 204, NULL, NULL, 0);
+}
+
+/*
+ * POST /v1/agents/{id}/decommission (admin): the agent is refused (challenges, evidence,
+ * activation: 403 agent_decommissioned) and its EK at enrolment (403 ek_decommissioned) until
+ * POST /v1/agents/{id}/readmit. No body.
+ */
+static void h_agent_decommission(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                                 const char *id)
+{
+        json_auto_t *o = NULL;
+        int e;
+
+        if (api_parse_body(d, req, r, true, &o) < 0 || api_check_fields(d, r, o, "$", NULL, 0) < 0)
+                return;
+        e = store_agent_decommission(d->store, id, attestd_now_ms());
+        if (e == -ENOENT) {
+                api_error(d, r, 404, "agent_not_found", "no agent %s", id);
+                return;
+        }
+        if (e < 0) {
+                api_store_error(d, r, e, "decommission");
+                return;
+        }
+        akcache_drop(d->aks, id);
+        log_notice("agent %s decommissioned: it and its EK are refused until readmitted", id);
+        if (api_json(r, 200, json_pack("{s:s, s:s}", "id", id, "state", "decommissioned")) < 0)
+                api_nomem(d, r);
+}
+
+/* POST /v1/agents/{id}/readmit (admin): lifts a decommission (also of a deleted agent's EK). */
+static void h_agent_readmit(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                            const char *id)
+{
+        _cleanup_(store_agent_freep) struct store_agent *a = NULL;
+        json_auto_t *o = NULL;
+        int e;
+
+        if (api_parse_body(d, req, r, true, &o) < 0 || api_check_fields(d, r, o, "$", NULL, 0) < 0)
+                return;
+        e = store_agent_readmit(d->store, id);
+        if (e == -ENOENT) {
+                api_error(d, r, 404, "agent_not_found", "no agent or decommissioned EK of %s", id);
+                return;
+        }
+        if (e == -EALREADY) {
+                api_error(d, r, 409, "agent_not_decommissioned", "agent %s is not decommissioned",
+                          id);
+                return;
+        }
+        if (e < 0) {
+                api_store_error(d, r, e, "readmit");
+                return;
+        }
+        log_notice("agent %s readmitted", id);
+        e = store_agent_get(d->store, id, &a);
+        if (api_json(r, 200,
+                     json_pack("{s:s, s:s}", "id", id, "state", e == 0 ? a->state : "forgotten")) <
+            0)
+                api_nomem(d, r);
 }
 
 static void h_agent_policy(struct attestd *d, const struct api_req *req, struct api_resp *r,
@@ -909,6 +1074,8 @@ static const struct route routes[] = {
         {"/v1/agents/*/evidence", "POST", {{"POST", AUTH_NONE, api_evidence, true}}},
         {"/v1/agents/*/results", "GET", {{"GET", AUTH_READER, h_agent_results, false}}},
         {"/v1/agents/*/policy", "PUT", {{"PUT", AUTH_ADMIN, h_agent_policy, false}}},
+        {"/v1/agents/*/decommission", "POST", {{"POST", AUTH_ADMIN, h_agent_decommission, false}}},
+        {"/v1/agents/*/readmit", "POST", {{"POST", AUTH_ADMIN, h_agent_readmit, false}}},
         {"/v1/policies", "GET", {{"GET", AUTH_READER, h_policies_list, false}}},
         {"/v1/policies/*",
          "GET, PUT, DELETE",

@@ -34,6 +34,7 @@ struct api_resp {
         const char *content_type; /* static */
         const char *allow;        /* static; set with 405 */
         bool www_authenticate;    /* set with 401 */
+        unsigned retry_after;     /* seconds; with 429 (a Retry-After header when non-zero) */
         const char *error;        /* static error code, NULL on success */
 };
 

@@ -17,12 +17,14 @@
 #include "metrics.h"
 #include "nonce.h"
 #include "pcrsel.h"
+#include "ratelimit.h"
 #include "store.h"
 
 struct attestd {
         struct config cfg;
         struct store *store;
         struct nonce_store *nonces;
+        struct ratelimit *activation_rl; /* failed activation proofs per agent */
         struct akcache *aks;
         struct metrics metrics;
         struct pcr_sel pcr_sel; /* what challenges ask agents to quote */

@@ -39,9 +39,12 @@ static const struct opt opts[] = {
         {"retain", OPT_U64, O(retain), 1, 1000000, "N", "results kept per agent (default 100)"},
         {"tokens", OPT_STR, O(tokens), 0, 0, "FILE",
          "bearer tokens, lines `ROLE SHA256HEX [comment]` (default /etc/attestd/tokens)"},
+        /* issue 9, api: stateless nonces, activation rate limit */
         {"nonce-ttl", OPT_U64, O(nonce_ttl), 1, 3600, "SECONDS", "nonce lifetime (default 60)"},
-        {"nonces-max", OPT_U64, O(nonces_max), 16, 100000000, "N",
-         "outstanding nonces at most (default 1000000)"},
+        {"nonce-key", OPT_STR, O(nonce_key), 0, 0, "FILE",
+         "nonce MAC key, 32-64 bytes (default: nonce.key beside the database, created 0600)"},
+        {"activation-failures-max", OPT_U64, O(activation_failures_max), 1, 1000000, "N",
+         "failed activation proofs per agent per minute before 429 (default 5)"},
         {"interval", OPT_U64, O(interval), 1, 31536000, "SECONDS",
          "expected time between attestations, gives next_due (default 300)"},
         {"grace", OPT_U64, O(grace), 0, 31536000, "SECONDS",
@@ -85,7 +88,7 @@ static void config_defaults(struct config *c)
         snprintf(c->tokens, sizeof(c->tokens), "/etc/attestd/tokens");
         c->nonce_ttl = 60;
         c->credential_ttl = 300;
-        c->nonces_max = 1000000;
+        c->activation_failures_max = 5;
         c->interval = 300;
         c->grace = 60;
         snprintf(c->pcr_selection, sizeof(c->pcr_selection), "sha256:0-10");

@@ -32,10 +32,11 @@ struct config {
         uint64_t db_connections;
         uint64_t retain;
         char tokens[CONFIG_STR_MAX];
-        uint64_t nonce_ttl; /* seconds */
-        uint64_t nonces_max;
-        uint64_t interval; /* seconds between attestations (next_due) */
-        uint64_t grace;    /* seconds past next_due before an agent is stale */
+        uint64_t nonce_ttl;               /* seconds */
+        char nonce_key[CONFIG_STR_MAX];   /* "": <db directory>/nonce.key, created */
+        uint64_t activation_failures_max; /* per agent per minute, then 429 */
+        uint64_t interval;                /* seconds between attestations (next_due) */
+        uint64_t grace;                   /* seconds past next_due before an agent is stale */
         char pcr_selection[CONFIG_STR_MAX];
         uint64_t max_evidence;      /* bytes */
         uint64_t max_body;          /* bytes */

@@ -114,6 +114,41 @@ static int listen_socket(struct attestd *d, int *ret_fd)
         return 0;
 }
 
+/*
+ * The nonce MAC key (DESIGN §4 "Freshness"): --nonce-key, or nonce.key in the database's
+ * directory, created with 32 random bytes (0600) on first start. Never logged.
+ */
+static int nonce_setup(struct attestd *d)
+{
+        uint8_t key[NONCE_KEY_MAX];
+        char path[CONFIG_STR_MAX + 16];
+        struct attest_err err = {0};
+        size_t len = 0;
+        bool create = !d->cfg.nonce_key[0];
+        int e;
+
+        if (create) {
+                const char *slash = strrchr(d->cfg.db, '/');
+
+                if (slash)
+                        snprintf(path, sizeof(path), "%.*s/nonce.key", (int)(slash - d->cfg.db),
+                                 d->cfg.db);
+                else
+                        snprintf(path, sizeof(path), "nonce.key");
+        } else {
+                snprintf(path, sizeof(path), "%s", d->cfg.nonce_key);
+        }
+        if ((e = nonce_key_load(path, create, key, &len, &err)) < 0) {
+                log_err("nonce key: %s", err.msg);
+                return e;
+        }
+        e = nonce_store_new(d->cfg.nonce_ttl * 1000, key, len, &d->nonces);
+        OPENSSL_cleanse(key, sizeof(key));
+        if (e < 0)
+                log_err("nonce key %s: %s", path, strerror(-e));
+        return e;
+}
+
 static int run(struct attestd *d)
 {
         _cleanup_free_ char *cert = NULL;
@@ -169,7 +204,9 @@ static int run(struct attestd *d)
                 close(sfd);
                 return e;
         }
-        if ((e = nonce_store_new(d->cfg.nonce_ttl * 1000, d->cfg.nonces_max, &d->nonces)) < 0 ||
+        if ((e = nonce_setup(d)) < 0 ||
+            (e = ratelimit_new((unsigned)d->cfg.activation_failures_max, 60000,
+                               &d->activation_rl)) < 0 ||
             (e = akcache_new(1000000, &d->aks)) < 0 || (e = listen_socket(d, &fd)) < 0) {
                 secret_free(key, key_len);
                 close(sfd);
@@ -272,6 +309,7 @@ int main(int argc, char **argv)
         e = run(&d);
         d.store = store_close(d.store);
         d.nonces = nonce_store_free(d.nonces);
+        d.activation_rl = ratelimit_free(d.activation_rl);
         d.aks = akcache_free(d.aks);
         d.tokens = auth_free(d.tokens);
         pthread_rwlock_destroy(&d.tokens_lock);

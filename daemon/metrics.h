@@ -54,7 +54,7 @@ struct metrics_store {
 };
 
 int metrics_render(struct metrics *m, const struct metrics_agents *agents,
-                   const struct metrics_store *store, uint64_t nonces, char **ret, size_t *ret_len)
-        _wur_;
+                   const struct metrics_store *store, uint64_t nonces_consumed, char **ret,
+                   size_t *ret_len) _wur_;
 
 #endif

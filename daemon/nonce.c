@@ -1,191 +1,209 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
-#include <pthread.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include "nonce.h"
 
-struct nonce {
-        uint8_t v[NONCE_LEN];
-        char agent[NONCE_AGENT_MAX + 1];
-        uint64_t expires; /* ms */
-        bool used;
-        struct nonce *next_bucket; /* hash chain */
-        struct nonce *next_fifo;   /* issue order == expiry order (one TTL for all) */
-};
+#define NONCE_RAND 8
+#define NONCE_EXP 6
+#define NONCE_MAC 9
+#define NONCE_OFF_EXP NONCE_RAND
+#define NONCE_OFF_MAC1 (NONCE_OFF_EXP + NONCE_EXP)
+#define NONCE_OFF_MAC2 (NONCE_OFF_MAC1 + NONCE_MAC)
+
+_Static_assert(NONCE_OFF_MAC2 + NONCE_MAC == NONCE_LEN, "nonce layout");
+
+static const char label_issue[] = "attestd-nonce-1";
+static const char label_agent[] = "attestd-nonce-agent-1";
 
 struct nonce_store {
-        pthread_mutex_t lock;
-        uint64_t ttl, keep; /* keep: how long past expiry a nonce is still known */
-        size_t max, n, nbuckets;
-        struct nonce *head, *tail; /* oldest first */
-        struct nonce **bucket;
+        uint64_t ttl;
+        uint8_t key[NONCE_KEY_MAX];
+        size_t key_len;
 };
 
-static size_t nonce_bucket(const struct nonce_store *s, const uint8_t *v)
+int nonce_store_new(uint64_t ttl_ms, const uint8_t *key, size_t key_len, struct nonce_store **ret)
 {
-        uint64_t h;
+        struct nonce_store *s;
 
-        /* the nonce is uniformly random: its first bytes are a fine hash */
-        memcpy(&h, v, sizeof(h));
-        return (size_t)(h & (s->nbuckets - 1));
-}
-
-int nonce_store_new(uint64_t ttl_ms, size_t max, struct nonce_store **ret)
-{
-        struct nonce_store *s = calloc(1, sizeof(*s));
-
+        if (key_len < NONCE_KEY_MIN || key_len > NONCE_KEY_MAX || ttl_ms == 0)
+                return -EINVAL;
+        s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
         s->ttl = ttl_ms;
-        s->keep = ttl_ms > NONCE_KEEP_MIN_MS ? ttl_ms : NONCE_KEEP_MIN_MS;
-        s->max = max;
-        s->nbuckets = 1024;
-        while (s->nbuckets < max && s->nbuckets < (1u << 22))
-                s->nbuckets <<= 1;
-        s->bucket = calloc(s->nbuckets, sizeof(*s->bucket));
-        if (!s->bucket) {
-                free(s);
-                return -ENOMEM;
-        }
-        pthread_mutex_init(&s->lock, NULL);
+        memcpy(s->key, key, key_len);
+        s->key_len = key_len;
         *ret = s;
         return 0;
-}
-
-static void nonce_unlink(struct nonce_store *s, struct nonce *n)
-{
-        struct nonce **pp = &s->bucket[nonce_bucket(s, n->v)];
-
-        while (*pp && *pp != n)
-                pp = &(*pp)->next_bucket;
-        if (*pp)
-                *pp = n->next_bucket;
 }
 
 struct nonce_store *nonce_store_free(struct nonce_store *s)
 {
         if (!s)
                 return NULL;
-        for (struct nonce *n = s->head, *next; n; n = next) {
-                next = n->next_fifo;
-                OPENSSL_cleanse(n->v, sizeof(n->v));
-                free(n);
-        }
-        free(s->bucket);
-        pthread_mutex_destroy(&s->lock);
+        OPENSSL_cleanse(s, sizeof(*s));
         free(s);
         return NULL;
 }
 
-/* Drop nonces past their expiry by s->keep. Called with the lock held. */
-static void nonce_purge(struct nonce_store *s, uint64_t now)
+int nonce_key_load(const char *path, bool create, uint8_t key[NONCE_KEY_MAX], size_t *ret_len,
+                   struct attest_err *err)
 {
-        while (s->head && s->head->expires + s->keep <= now) {
-                struct nonce *n = s->head;
+        uint8_t buf[NONCE_KEY_MAX + 1];
+        size_t got = 0;
+        int fd, e;
 
-                s->head = n->next_fifo;
-                if (!s->head)
-                        s->tail = NULL;
-                nonce_unlink(s, n);
-                OPENSSL_cleanse(n->v, sizeof(n->v));
-                free(n);
-                s->n--;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0 && errno == ENOENT && create) {
+                uint8_t k[NONCE_KEY_MIN];
+                size_t put = 0;
+
+                fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+                if (fd < 0)
+                        return attest_fail(err, -errno, "nonce_key", "creating %s: %s", path,
+                                           strerror(errno));
+                if (RAND_bytes(k, sizeof(k)) != 1) {
+                        close(fd);
+                        unlink(path);
+                        return attest_fail(err, -EIO, "nonce_key", "no randomness for %s", path);
+                }
+                while (put < sizeof(k)) {
+                        ssize_t n = write(fd, k + put, sizeof(k) - put);
+
+                        if (n < 0 && errno == EINTR)
+                                continue;
+                        if (n <= 0) {
+                                e = n < 0 ? -errno : -EIO;
+                                OPENSSL_cleanse(k, sizeof(k));
+                                close(fd);
+                                unlink(path);
+                                return attest_fail(err, e, "nonce_key", "writing %s: %s", path,
+                                                   strerror(-e));
+                        }
+                        put += (size_t)n;
+                }
+                OPENSSL_cleanse(k, sizeof(k));
+                if (fsync(fd) < 0) {
+                        e = -errno;
+                        close(fd);
+                        unlink(path);
+                        return attest_fail(err, e, "nonce_key", "fsync %s: %s", path, strerror(-e));
+                }
+                close(fd);
+                fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         }
+        if (fd < 0)
+                return attest_fail(err, -errno, "nonce_key", "%s: %s", path, strerror(errno));
+        for (;;) {
+                ssize_t n = read(fd, buf + got, sizeof(buf) - got);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        e = -errno;
+                        close(fd);
+                        OPENSSL_cleanse(buf, sizeof(buf));
+                        return attest_fail(err, e, "nonce_key", "%s: %s", path, strerror(-e));
+                }
+                if (n == 0)
+                        break;
+                got += (size_t)n;
+                if (got == sizeof(buf))
+                        break;
+        }
+        close(fd);
+        if (got < NONCE_KEY_MIN || got > NONCE_KEY_MAX) {
+                OPENSSL_cleanse(buf, sizeof(buf));
+                return attest_fail(err, -EINVAL, "nonce_key", "%s: a nonce key is %d to %d bytes",
+                                   path, NONCE_KEY_MIN, NONCE_KEY_MAX);
+        }
+        memcpy(key, buf, got);
+        *ret_len = got;
+        OPENSSL_cleanse(buf, sizeof(buf));
+        return 0;
+}
+
+/* HMAC-SHA256(key, label NUL | nonce[0..14] | agent), first NONCE_MAC bytes. */
+static int nonce_mac(const struct nonce_store *s, const char *label, const uint8_t *head,
+                     const char *agent, uint8_t out[NONCE_MAC])
+{
+        uint8_t msg[32 + NONCE_OFF_MAC1 + NONCE_AGENT_MAX], md[EVP_MAX_MD_SIZE];
+        size_t ll = strlen(label) + 1, al = agent ? strlen(agent) : 0;
+        unsigned mdlen = 0;
+
+        if (ll > 32 || al > NONCE_AGENT_MAX)
+                return -EINVAL;
+        memcpy(msg, label, ll);
+        memcpy(msg + ll, head, NONCE_OFF_MAC1);
+        if (al)
+                memcpy(msg + ll + NONCE_OFF_MAC1, agent, al);
+        if (!HMAC(EVP_sha256(), s->key, (int)s->key_len, msg, ll + NONCE_OFF_MAC1 + al, md,
+                  &mdlen) ||
+            mdlen < NONCE_MAC)
+                return -EIO;
+        memcpy(out, md, NONCE_MAC);
+        OPENSSL_cleanse(md, sizeof(md));
+        return 0;
 }
 
 int nonce_issue(struct nonce_store *s, const char *agent, uint64_t now_ms,
                 uint8_t ret_nonce[NONCE_LEN], uint64_t *ret_expires_ms)
 {
-        struct nonce *n;
-        size_t al = strlen(agent), b;
+        uint64_t exp = now_ms + s->ttl;
+        int e;
 
-        if (al > NONCE_AGENT_MAX)
+        if (strlen(agent) > NONCE_AGENT_MAX || exp >= (UINT64_C(1) << 48))
                 return -EINVAL;
-        n = calloc(1, sizeof(*n));
-        if (!n)
-                return -ENOMEM;
-        if (RAND_bytes(n->v, sizeof(n->v)) != 1) {
-                free(n);
+        if (RAND_bytes(ret_nonce, NONCE_RAND) != 1)
                 return -EIO;
-        }
-        memcpy(n->agent, agent, al + 1);
-        n->expires = now_ms + s->ttl;
-
-        pthread_mutex_lock(&s->lock);
-        nonce_purge(s, now_ms);
-        if (s->n >= s->max) {
-                pthread_mutex_unlock(&s->lock);
-                OPENSSL_cleanse(n->v, sizeof(n->v));
-                free(n);
-                return -EBUSY;
-        }
-        b = nonce_bucket(s, n->v);
-        n->next_bucket = s->bucket[b];
-        s->bucket[b] = n;
-        if (s->tail)
-                s->tail->next_fifo = n;
-        else
-                s->head = n;
-        s->tail = n;
-        s->n++;
-        memcpy(ret_nonce, n->v, NONCE_LEN);
-        *ret_expires_ms = n->expires;
-        pthread_mutex_unlock(&s->lock);
+        for (int i = 0; i < NONCE_EXP; i++)
+                ret_nonce[NONCE_OFF_EXP + i] = (uint8_t)(exp >> (8 * (NONCE_EXP - 1 - i)));
+        if ((e = nonce_mac(s, label_issue, ret_nonce, NULL, ret_nonce + NONCE_OFF_MAC1)) < 0 ||
+            (e = nonce_mac(s, label_agent, ret_nonce, agent, ret_nonce + NONCE_OFF_MAC2)) < 0)
+                return e;
+        *ret_expires_ms = exp;
         return 0;
 }
 
-int nonce_consume(struct nonce_store *s, const char *agent, const uint8_t *nonce, size_t len,
-                  uint64_t now_ms, struct attest_err *err)
+int nonce_check(struct nonce_store *s, const char *agent, const uint8_t *nonce, size_t len,
+                uint64_t now_ms, uint64_t *ret_expires_ms, struct attest_err *err)
 {
-        struct nonce *n;
-        int e = 0;
+        uint8_t mac[NONCE_MAC];
+        uint64_t exp = 0;
+        int e;
 
         if (len != NONCE_LEN)
                 return attest_fail(err, -ESTALE, "nonce_unknown", "nonce is %zu bytes, not %d", len,
                                    NONCE_LEN);
-        pthread_mutex_lock(&s->lock);
-        nonce_purge(s, now_ms);
-        for (n = s->bucket[nonce_bucket(s, nonce)]; n; n = n->next_bucket)
-                if (CRYPTO_memcmp(n->v, nonce, NONCE_LEN) == 0)
-                        break;
-        if (!n)
-                e = attest_fail(err, -ESTALE, "nonce_unknown",
-                                "nonce was not issued by this verifier or is long expired");
-        else if (strcmp(n->agent, agent) != 0)
-                e = attest_fail(err, -ESTALE, "nonce_wrong_agent",
-                                "nonce was issued to another agent");
-        else if (n->used)
-                e = attest_fail(err, -ESTALE, "nonce_reused", "nonce was already used");
-        else if (now_ms >= n->expires)
-                e = attest_fail(err, -ESTALE, "nonce_expired", "nonce expired %llu ms ago",
-                                (unsigned long long)(now_ms - n->expires));
-        else
-                n->used = true;
-        pthread_mutex_unlock(&s->lock);
-        return e;
-}
-
-void nonce_forget_agent(struct nonce_store *s, const char *agent)
-{
-        pthread_mutex_lock(&s->lock);
-        for (struct nonce *n = s->head; n; n = n->next_fifo)
-                if (!strcmp(n->agent, agent))
-                        n->used = true;
-        pthread_mutex_unlock(&s->lock);
-}
-
-size_t nonce_outstanding(struct nonce_store *s)
-{
-        size_t n;
-
-        pthread_mutex_lock(&s->lock);
-        n = s->n;
-        pthread_mutex_unlock(&s->lock);
-        return n;
+        if (strlen(agent) > NONCE_AGENT_MAX)
+                return attest_fail(err, -ESTALE, "nonce_wrong_agent", "agent id too long");
+        if ((e = nonce_mac(s, label_issue, nonce, NULL, mac)) < 0)
+                return attest_fail(err, e, "internal", "HMAC failed");
+        if (CRYPTO_memcmp(mac, nonce + NONCE_OFF_MAC1, NONCE_MAC) != 0)
+                return attest_fail(err, -ESTALE, "nonce_unknown",
+                                   "nonce was not issued by this verifier (or was altered)");
+        if ((e = nonce_mac(s, label_agent, nonce, agent, mac)) < 0)
+                return attest_fail(err, e, "internal", "HMAC failed");
+        if (CRYPTO_memcmp(mac, nonce + NONCE_OFF_MAC2, NONCE_MAC) != 0)
+                return attest_fail(err, -ESTALE, "nonce_wrong_agent",
+                                   "nonce was issued to another agent");
+        for (int i = 0; i < NONCE_EXP; i++)
+                exp = exp << 8 | nonce[NONCE_OFF_EXP + i];
+        if (now_ms >= exp)
+                return attest_fail(err, -ESTALE, "nonce_expired", "nonce expired %llu ms ago",
+                                   (unsigned long long)(now_ms - exp));
+        if (ret_expires_ms)
+                *ret_expires_ms = exp;
+        return 0;
 }

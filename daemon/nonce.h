@@ -1,18 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Nonce store (DESIGN §4 "Freshness"): 32 bytes from RAND_bytes, bound to one agent, single use,
- * a TTL. A nonce is remembered for one more TTL (at least NONCE_KEEP_MIN_MS) after it expires, so
- * a late or second submission gets its own error instead of "unknown". Thread safe (one mutex).
+ * Stateless nonces (DESIGN §4 "Freshness"). A nonce is 32 bytes:
  *
- * nonce_consume() errors (err->code), all -ESTALE:
- *   nonce_unknown     never issued here (or forgotten since, or issued before a restart)
- *   nonce_expired     issued, not used, past its TTL
- *   nonce_reused      already used once
- *   nonce_wrong_agent issued to another agent (the nonce stays usable by its agent)
+ *   rand[8] | expires_ms[6, big endian] | mac_issue[9] | mac_agent[9]
+ *
+ * mac_issue = HMAC-SHA256(key, "attestd-nonce-1" | rand | expires)[0..9] says this verifier (or
+ * one sharing its key) issued it; mac_agent = HMAC-SHA256(key, "attestd-nonce-agent-1" | rand |
+ * expires | agent)[0..9] binds it to one agent. Issuing stores nothing, so an anonymous client
+ * cannot exhaust anything; single use is enforced by the store, which remembers the nonces that a
+ * verified quote consumed until they expire (store_result_add). MACs compare in constant time.
+ *
+ * nonce_check() errors (err->code), all -ESTALE:
+ *   nonce_unknown     not issued with this key (tampered, forged, wrong length)
+ *   nonce_wrong_agent issued to another agent
+ *   nonce_expired     past its TTL
+ * (nonce_reused comes from the store when the nonce was consumed before.)
  */
 #ifndef ATTESTD_NONCE_H
 #define ATTESTD_NONCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,28 +27,34 @@
 
 #define NONCE_LEN 32
 #define NONCE_AGENT_MAX 64
-#define NONCE_KEEP_MIN_MS 60000
+#define NONCE_KEY_MIN 32
+#define NONCE_KEY_MAX 64
 
 struct nonce_store;
 
-int nonce_store_new(uint64_t ttl_ms, size_t max, struct nonce_store **ret) _wur_;
+/* key: NONCE_KEY_MIN..NONCE_KEY_MAX bytes (copied; cleansed on free). */
+int nonce_store_new(uint64_t ttl_ms, const uint8_t *key, size_t key_len, struct nonce_store **ret)
+        _wur_;
 struct nonce_store *nonce_store_free(struct nonce_store *s);
 DEFINE_CLEANUP_FUNC(struct nonce_store *, nonce_store_free)
 
 /*
+ * The daemon key: read from path (NONCE_KEY_MIN..NONCE_KEY_MAX bytes). When the file does not
+ * exist and create is true, NONCE_KEY_MIN random bytes are written to it with mode 0600 first.
+ * -ENOENT (not create), -EINVAL (wrong size), -errno; err says which file, never the key.
+ */
+int nonce_key_load(const char *path, bool create, uint8_t key[NONCE_KEY_MAX], size_t *ret_len,
+                   struct attest_err *err) _wur_;
+
+/*
  * Issue a nonce for agent (at most NONCE_AGENT_MAX bytes) at time now_ms; *ret_expires_ms is
- * when it stops being accepted. -EBUSY when max nonces are outstanding, -EIO when RAND fails.
+ * when it stops being accepted. -EIO when RAND fails. Stores nothing.
  */
 int nonce_issue(struct nonce_store *s, const char *agent, uint64_t now_ms,
                 uint8_t ret_nonce[NONCE_LEN], uint64_t *ret_expires_ms) _wur_;
 
-/* Accept the nonce once for agent; see the error codes above. */
-int nonce_consume(struct nonce_store *s, const char *agent, const uint8_t *nonce, size_t len,
-                  uint64_t now_ms, struct attest_err *err) _wur_;
-
-/* Forget every nonce of an agent (it was deleted). */
-void nonce_forget_agent(struct nonce_store *s, const char *agent);
-
-size_t nonce_outstanding(struct nonce_store *s);
+/* Whether nonce is valid for agent at now_ms (see the codes above); *ret_expires_ms its expiry. */
+int nonce_check(struct nonce_store *s, const char *agent, const uint8_t *nonce, size_t len,
+                uint64_t now_ms, uint64_t *ret_expires_ms, struct attest_err *err) _wur_;
 
 #endif

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -51,6 +54,32 @@ static const char *const migration[STORE_SCHEMA_VERSION] = {
         " ek_public BLOB NOT NULL,"
         " cred_hash BLOB NOT NULL,"
         " expires INTEGER NOT NULL);",
+        /* 2 -> 3 (issue 9): one live identity per EK, several pending credentials per agent
+         * (a second enrolment never replaces the first), decommissioning, consumed nonces */
+        "ALTER TABLE agents ADD COLUMN ek_id BLOB;"
+        "ALTER TABLE agents ADD COLUMN prev_state TEXT;"
+        "CREATE INDEX agents_by_ek ON agents(ek_id);"
+        "CREATE TABLE enrolments3 ("
+        " agent TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,"
+        " ek_public BLOB NOT NULL,"
+        " ek_id BLOB,"
+        " ek_cert BLOB,"
+        " cred_hash BLOB NOT NULL,"
+        " expires INTEGER NOT NULL);"
+        "INSERT INTO enrolments3 (agent, ek_public, cred_hash, expires)"
+        " SELECT agent, ek_public, cred_hash, expires FROM enrolments;"
+        "DROP TABLE enrolments;"
+        "ALTER TABLE enrolments3 RENAME TO enrolments;"
+        "CREATE INDEX enrolments_by_agent ON enrolments(agent);"
+        "CREATE TABLE ek_decommissioned ("
+        " ek_id BLOB PRIMARY KEY,"
+        " agent TEXT NOT NULL,"
+        " time INTEGER NOT NULL);"
+        "CREATE TABLE nonces_used ("
+        " nonce BLOB PRIMARY KEY,"
+        " expires INTEGER NOT NULL) WITHOUT ROWID;"
+        "CREATE INDEX nonces_used_by_expiry ON nonces_used(expires);"
+        "CREATE TABLE health (id INTEGER PRIMARY KEY, time INTEGER NOT NULL);",
 };
 
 enum stmt {
@@ -80,6 +109,21 @@ enum stmt {
         ST_ENROL_DELETE,
         ST_AGENT_STATE,
         ST_AGENT_SET_STATE,
+        ST_ENROL_COUNT,
+        ST_ENROL_PURGE,
+        ST_ENROL_LIST,
+        ST_AGENT_ACTIVATE,
+        ST_AGENT_TAKEOVER,
+        ST_EK_DECOM_GET,
+        ST_EK_DECOM_PUT,
+        ST_EK_DECOM_DELETE,
+        ST_AGENT_DECOM,
+        ST_AGENT_READMIT,
+        ST_AGENT_EK,
+        ST_NONCE_PURGE,
+        ST_NONCE_PUT,
+        ST_NONCE_GET,
+        ST_HEALTH_PUT,
         ST_BEGIN,
         ST_COMMIT,
         ST_ROLLBACK,
@@ -90,14 +134,14 @@ enum stmt {
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
-        [ST_AGENT_ADD] = "INSERT INTO agents (id, ak_public, ak_name, ek_cert, state, created)"
-                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        [ST_AGENT_ADD] = "INSERT INTO agents (id, ak_public, ak_name, ek_cert, state, created,"
+                         " ek_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         [ST_AGENT_GET] = "SELECT id, ak_public, ak_name, ek_cert, state, policy, created,"
                          " last_seen, next_due, last_status, last_policy, last_result,"
-                         " ima_offset, replay_state, seq FROM agents WHERE id = ?1",
+                         " ima_offset, replay_state, seq, ek_id FROM agents WHERE id = ?1",
         [ST_AGENT_LIST] = "SELECT id, NULL, NULL, NULL, state, policy, created, last_seen,"
                           " next_due, last_status, last_policy, last_result, ima_offset, NULL,"
-                          " seq FROM agents ORDER BY id",
+                          " seq, ek_id FROM agents ORDER BY id",
         [ST_AGENT_DELETE] = "DELETE FROM agents WHERE id = ?1",
         [ST_AGENT_SET_POLICY] = "UPDATE agents SET policy = ?2 WHERE id = ?1",
         [ST_POLICY_LIVE] = "SELECT 1 FROM policies WHERE name = ?1 AND deleted = 0 LIMIT 1",
@@ -112,7 +156,7 @@ static const char *const stmt_sql[ST_COUNT] = {
                             " last_policy = ?6, last_result = ?7, ima_offset = ?8,"
                             " replay_state = ?9, seq = seq + 1 WHERE id = ?1 AND seq = ?2",
         [ST_AGENT_EXISTS] = "SELECT 1 FROM agents WHERE id = ?1",
-        [ST_AGENT_OFFSET] = "SELECT ima_offset, state = 'active' FROM agents WHERE id = ?1",
+        [ST_AGENT_OFFSET] = "SELECT ima_offset, state FROM agents WHERE id = ?1",
         [ST_AGENT_RESET_REPLAY] = "UPDATE agents SET ima_offset = 0, seq = seq + 1"
                                   " WHERE id = ?1 AND seq = ?2",
         [ST_RESULT_ADD] = "INSERT INTO results (agent, time, status, policy, verdict)"
@@ -132,12 +176,32 @@ static const char *const stmt_sql[ST_COUNT] = {
                            " deleted = 0 GROUP BY name ORDER BY name",
         [ST_POLICY_BOUND] = "SELECT 1 FROM agents WHERE policy = ?1 LIMIT 1",
         [ST_POLICY_DELETE] = "UPDATE policies SET deleted = 1 WHERE name = ?1 AND deleted = 0",
-        [ST_ENROL_PUT] = "INSERT OR REPLACE INTO enrolments (agent, ek_public, cred_hash, expires)"
-                         " VALUES (?1, ?2, ?3, ?4)",
-        [ST_ENROL_GET] = "SELECT cred_hash, expires FROM enrolments WHERE agent = ?1",
+        [ST_ENROL_PUT] = "INSERT INTO enrolments (agent, ek_public, cred_hash, expires, ek_id,"
+                         " ek_cert) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        [ST_ENROL_GET] = "SELECT cred_hash, expires, rowid FROM enrolments WHERE agent = ?1",
         [ST_ENROL_DELETE] = "DELETE FROM enrolments WHERE agent = ?1",
         [ST_AGENT_STATE] = "SELECT state FROM agents WHERE id = ?1",
         [ST_AGENT_SET_STATE] = "UPDATE agents SET state = ?2 WHERE id = ?1",
+        [ST_ENROL_COUNT] = "SELECT count(*) FROM enrolments WHERE agent = ?1",
+        [ST_ENROL_PURGE] = "DELETE FROM enrolments WHERE agent = ?1 AND expires < ?2",
+        [ST_ENROL_LIST] = "SELECT ek_id, ek_cert FROM enrolments WHERE rowid = ?1",
+        [ST_AGENT_ACTIVATE] = "UPDATE agents SET state = 'active', ek_id = ?2, ek_cert = ?3"
+                              " WHERE id = ?1",
+        [ST_AGENT_TAKEOVER] = "SELECT id FROM agents WHERE ek_id = ?1 AND id <> ?2"
+                              " AND state <> 'pending'",
+        [ST_EK_DECOM_GET] = "SELECT agent FROM ek_decommissioned WHERE ek_id = ?1",
+        [ST_EK_DECOM_PUT] = "INSERT OR REPLACE INTO ek_decommissioned (ek_id, agent, time)"
+                            " VALUES (?1, ?2, ?3)",
+        [ST_EK_DECOM_DELETE] = "DELETE FROM ek_decommissioned WHERE agent = ?1",
+        [ST_AGENT_DECOM] = "UPDATE agents SET prev_state = state, state = 'decommissioned'"
+                           " WHERE id = ?1 AND state <> 'decommissioned'",
+        [ST_AGENT_READMIT] = "UPDATE agents SET state = coalesce(prev_state, 'active'),"
+                             " prev_state = NULL WHERE id = ?1 AND state = 'decommissioned'",
+        [ST_AGENT_EK] = "SELECT ek_id FROM agents WHERE id = ?1",
+        [ST_NONCE_PURGE] = "DELETE FROM nonces_used WHERE expires <= ?1",
+        [ST_NONCE_PUT] = "INSERT INTO nonces_used (nonce, expires) VALUES (?1, ?2)",
+        [ST_NONCE_GET] = "SELECT 1 FROM nonces_used WHERE nonce = ?1",
+        [ST_HEALTH_PUT] = "INSERT OR REPLACE INTO health (id, time) VALUES (1, ?1)",
         [ST_BEGIN] = "BEGIN IMMEDIATE",
         [ST_COMMIT] = "COMMIT",
         [ST_ROLLBACK] = "ROLLBACK",
@@ -174,6 +238,12 @@ struct store {
         pthread_cond_t job_ready, job_done;
         struct job *queue, *queue_tail;
         atomic_uint_fast64_t commits, writes; /* write transactions, writes in them */
+        char *path;
+        /* readiness probe: at most one real write per interval, the last answer cached */
+        pthread_mutex_t probe_lock;
+        int64_t probe_at;
+        atomic_int probe_rc;
+        char probe_msg[160];
 };
 
 static int db_fail(sqlite3 *db, int rc, struct attest_err *err, const char *what)
@@ -424,6 +494,58 @@ static int store_read(struct store *s, int (*fn)(struct conn *c, void *arg), voi
         return rc;
 }
 
+/*
+ * The database holds agent identities and verdicts: its directory is created 0700 when missing
+ * and refused when anyone may write to it; the file is created 0600 before SQLite opens it (the
+ * WAL and SHM files inherit the mode of the database) and narrowed to 0600 when it was wider.
+ */
+static int store_prepare_files(const char *path, struct attest_err *err)
+{
+        char dir[4096], side[4096 + 8];
+        const char *slash = strrchr(path, '/');
+        struct stat st;
+        int fd;
+
+        if (!path[0] || path[0] == ':' || !strncmp(path, "file:", 5))
+                return 0;
+        if (slash) {
+                size_t n = slash == path ? 1 : (size_t)(slash - path);
+
+                if (n >= sizeof(dir))
+                        return attest_fail(err, -ENAMETOOLONG, "store_io", "%s: path too long",
+                                           path);
+                memcpy(dir, path, n);
+                dir[n] = '\0';
+        } else {
+                snprintf(dir, sizeof(dir), ".");
+        }
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+                return attest_fail(err, -errno, "store_io", "creating %s: %s", dir,
+                                   strerror(errno));
+        if (stat(dir, &st) < 0)
+                return attest_fail(err, -errno, "store_io", "%s: %s", dir, strerror(errno));
+        if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+                return attest_fail(err, -EPERM, "store_io",
+                                   "%s: the database directory is writable by anyone", dir);
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return attest_fail(err, -errno, "store_io", "%s: %s", path, strerror(errno));
+        if (fstat(fd, &st) == 0 && (st.st_mode & 0077) && fchmod(fd, 0600) < 0) {
+                int e = -errno;
+
+                close(fd);
+                return attest_fail(err, e, "store_io", "chmod %s: %s", path, strerror(-e));
+        }
+        close(fd);
+        for (int i = 0; i < 2; i++) {
+                snprintf(side, sizeof(side), "%s%s", path, i ? "-shm" : "-wal");
+                if (chmod(side, 0600) < 0 && errno != ENOENT)
+                        return attest_fail(err, -errno, "store_io", "chmod %s: %s", side,
+                                           strerror(errno));
+        }
+        return 0;
+}
+
 int store_open(const char *path, enum store_mode mode, unsigned connections, struct store **ret,
                struct attest_err *err)
 {
@@ -432,10 +554,18 @@ int store_open(const char *path, enum store_mode mode, unsigned connections, str
 
         if (connections == 0 || connections > 1024)
                 return attest_fail(err, -EINVAL, "store_config", "connections: %u", connections);
+        if ((e = store_prepare_files(path, err)) < 0)
+                return e;
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
         s->mode = mode;
+        s->path = strdup(path);
+        if (!s->path) {
+                free(s);
+                return -ENOMEM;
+        }
+        pthread_mutex_init(&s->probe_lock, NULL);
         pthread_mutex_init(&s->lock, NULL);
         pthread_cond_init(&s->conn_free, NULL);
         pthread_cond_init(&s->job_ready, NULL);
@@ -494,6 +624,8 @@ struct store *store_close(struct store *s)
         pthread_cond_destroy(&s->job_ready);
         pthread_cond_destroy(&s->conn_free);
         pthread_mutex_destroy(&s->lock);
+        pthread_mutex_destroy(&s->probe_lock);
+        free(s->path);
         free(s);
         return NULL;
 }
@@ -521,6 +653,84 @@ static int schema_version_fn(struct conn *c, void *arg)
 int store_schema_version(struct store *s, int *ret)
 {
         return store_read(s, schema_version_fn, ret);
+}
+
+static int bind_i64(sqlite3_stmt *st, int i, int64_t v);
+static int step_changes(struct conn *c, sqlite3_stmt *st);
+
+static int health_put_fn(struct conn *c, void *arg)
+{
+        sqlite3_stmt *st = st_get(c, ST_HEALTH_PUT);
+
+        if (!st || bind_i64(st, 1, *(int64_t *)arg) < 0)
+                return -EIO;
+        return step_changes(c, st) < 0 ? -EIO : 0;
+}
+
+/* A page-sized file written, synced and removed beside the database: SQLite may still reuse
+ * room in its WAL when the file system is full, a new file cannot be written. */
+static int probe_file(const char *path, char *msg, size_t n)
+{
+        char p[4096 + 8];
+        uint8_t page[4096];
+        size_t put = 0;
+        int fd, e = 0;
+
+        if (!path[0] || path[0] == ':' || !strncmp(path, "file:", 5))
+                return 0;
+        memset(page, 0, sizeof(page));
+        snprintf(p, sizeof(p), "%s-probe", path);
+        fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0) {
+                e = -errno;
+                snprintf(msg, n, "cannot create a file beside the database: %s", strerror(-e));
+                return e;
+        }
+        while (put < sizeof(page)) {
+                ssize_t w = write(fd, page + put, sizeof(page) - put);
+
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w <= 0) {
+                        e = w < 0 ? -errno : -EIO;
+                        break;
+                }
+                put += (size_t)w;
+        }
+        if (e == 0 && fsync(fd) < 0)
+                e = -errno;
+        close(fd);
+        unlink(p);
+        if (e < 0)
+                snprintf(msg, n, "writing beside the database failed: %s", strerror(-e));
+        return e;
+}
+
+int store_probe(struct store *s, int64_t now, int64_t min_interval_ms, char *ret_msg, size_t n)
+{
+        int rc;
+
+        if (pthread_mutex_trylock(&s->probe_lock) != 0) {
+                /* another request is probing: its previous answer stands */
+                rc = atomic_load(&s->probe_rc);
+                snprintf(ret_msg, n, "%s", rc < 0 ? "the last probe failed" : "");
+                return rc;
+        }
+        if (s->probe_at && now >= s->probe_at && now - s->probe_at < min_interval_ms) {
+                rc = atomic_load(&s->probe_rc);
+                snprintf(ret_msg, n, "%s", s->probe_msg);
+                pthread_mutex_unlock(&s->probe_lock);
+                return rc;
+        }
+        s->probe_msg[0] = '\0';
+        rc = probe_file(s->path, s->probe_msg, sizeof(s->probe_msg));
+        if (rc == 0 && (rc = store_write(s, health_put_fn, &now)) < 0)
+                snprintf(s->probe_msg, sizeof(s->probe_msg), "a database write failed");
+        s->probe_at = now;
+        atomic_store(&s->probe_rc, rc);
+        snprintf(ret_msg, n, "%s", s->probe_msg);
+        pthread_mutex_unlock(&s->probe_lock);
+        return rc;
 }
 
 /* ---- agents ---- */
@@ -613,6 +823,10 @@ static int agent_row(sqlite3_stmt *st, struct store_agent **ret)
         a->last_result = sqlite3_column_int64(st, 11);
         a->ima_offset = (uint64_t)sqlite3_column_int64(st, 12);
         a->seq = (uint64_t)sqlite3_column_int64(st, 14);
+        if (sqlite3_column_bytes(st, 15) == (int)sizeof(a->ek_id)) {
+                memcpy(a->ek_id, sqlite3_column_blob(st, 15), sizeof(a->ek_id));
+                a->has_ek_id = true;
+        }
         *ret = a;
         return 0;
 }
@@ -627,7 +841,8 @@ static int agent_add_fn(struct conn *c, void *arg)
             bind_blob(st, 2, a->ak_public, a->ak_public_len) < 0 ||
             bind_blob(st, 3, a->ak_name, a->ak_name_len) < 0 ||
             bind_blob(st, 4, a->ek_cert, a->ek_cert_len) < 0 || bind_text(st, 5, a->state) < 0 ||
-            bind_i64(st, 6, a->created) < 0)
+            bind_i64(st, 6, a->created) < 0 ||
+            bind_blob(st, 7, a->has_ek_id ? a->ek_id : NULL, sizeof(a->ek_id)) < 0)
                 return -EIO;
         rc = sqlite3_step(st);
         sqlite3_reset(st);
@@ -663,34 +878,85 @@ static int agent_state(struct conn *c, const char *id, char *buf, size_t n)
         return rc == SQLITE_ROW ? 0 : -EIO;
 }
 
+/* The agent that decommissioned this EK into who (may be NULL): 1 when refused, 0 when not. */
+static int ek_refused(struct conn *c, const uint8_t *ek_id, char *who, size_t n)
+{
+        sqlite3_stmt *st;
+        int rc;
+
+        if (!ek_id)
+                return 0;
+        st = st_get(c, ST_EK_DECOM_GET);
+        if (!st || bind_blob(st, 1, ek_id, STORE_EK_ID_LEN) < 0)
+                return -EIO;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW && who) {
+                const unsigned char *t = sqlite3_column_text(st, 0);
+
+                snprintf(who, n, "%s", t ? (const char *)t : "");
+        }
+        sqlite3_reset(st);
+        if (rc == SQLITE_ROW)
+                return 1;
+        return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
 struct pending_arg {
         const struct store_agent *a;
         const uint8_t *ek;
         size_t ek_len;
         const uint8_t *cred_hash;
-        int64_t expires;
+        int64_t expires, now;
 };
 
 static int agent_add_pending_fn(struct conn *c, void *arg)
 {
         struct pending_arg *p = arg;
+        const uint8_t *ek_id = p->a->has_ek_id ? p->a->ek_id : NULL;
+        struct store_agent row = *p->a;
         char state[16];
         sqlite3_stmt *st;
         int e;
 
-        e = agent_add_fn(c, (void *)p->a);
+        if ((e = ek_refused(c, ek_id, NULL, 0)) != 0)
+                return e < 0 ? e : -EPERM;
+        /* the agent row carries no EK until a credential is activated: an unproven claim on an
+         * EK must not look like its identity */
+        row.ek_cert = NULL;
+        row.ek_cert_len = 0;
+        row.has_ek_id = false;
+        e = agent_add_fn(c, &row);
         if (e == -EEXIST) {
-                /* enrolling a pending agent again replaces its credential; an active one stays */
+                /* enrolling a pending agent again adds a credential beside the others (the
+                 * proof picks the right one); an active one stays, a decommissioned one too */
                 if ((e = agent_state(c, p->a->id, state, sizeof(state))) < 0)
                         return e == -ENOENT ? -EEXIST : e;
+                if (!strcmp(state, "decommissioned"))
+                        return -EPERM;
                 if (strcmp(state, "pending") != 0)
                         return -EEXIST;
         } else if (e < 0) {
                 return e;
         }
+        st = st_get(c, ST_ENROL_PURGE);
+        if (!st || bind_text(st, 1, p->a->id) < 0 || bind_i64(st, 2, p->now) < 0 ||
+            step_changes(c, st) < 0)
+                return -EIO;
+        st = st_get(c, ST_ENROL_COUNT);
+        if (!st || bind_text(st, 1, p->a->id) < 0 || sqlite3_step(st) != SQLITE_ROW) {
+                if (st)
+                        sqlite3_reset(st);
+                return -EIO;
+        }
+        e = sqlite3_column_int(st, 0);
+        sqlite3_reset(st);
+        if (e >= STORE_PENDING_MAX)
+                return -EBUSY;
         st = st_get(c, ST_ENROL_PUT);
         if (!st || bind_text(st, 1, p->a->id) < 0 || bind_blob(st, 2, p->ek, p->ek_len) < 0 ||
-            bind_blob(st, 3, p->cred_hash, 32) < 0 || bind_i64(st, 4, p->expires) < 0)
+            bind_blob(st, 3, p->cred_hash, 32) < 0 || bind_i64(st, 4, p->expires) < 0 ||
+            bind_blob(st, 5, ek_id, STORE_EK_ID_LEN) < 0 ||
+            bind_blob(st, 6, p->a->ek_cert, p->a->ek_cert_len) < 0)
                 return -EIO;
         e = step_changes(c, st);
         return e < 0 ? e : 0;
@@ -699,8 +965,10 @@ static int agent_add_pending_fn(struct conn *c, void *arg)
 int store_agent_add_pending(struct store *s, const struct store_agent *a, const uint8_t *ek_public,
                             size_t ek_len, const uint8_t *cred_hash, int64_t expires)
 {
-        struct pending_arg p = {a, ek_public, ek_len, cred_hash, expires};
+        struct pending_arg p = {a, ek_public, ek_len, cred_hash, expires, 0};
 
+        /* credentials expire: the ones past it make room (now = their creation time) */
+        p.now = a->created;
         return store_write(s, agent_add_pending_fn, &p);
 }
 
@@ -708,39 +976,97 @@ struct activate_arg {
         const char *id;
         const uint8_t *proof_hash;
         int64_t now;
+        char *replaced;
 };
 
 static int agent_activate_fn(struct conn *c, void *arg)
 {
         struct activate_arg *a = arg;
         sqlite3_stmt *st;
-        char state[16];
-        uint8_t want[32];
-        int64_t expires;
+        char state[16], old[STORE_ID_MAX + 1];
+        uint8_t ek_id[STORE_EK_ID_LEN];
+        _cleanup_free_ uint8_t *ek_cert = NULL;
+        size_t ek_cert_len = 0;
+        bool have_ek = false, any = false, live = false, match = false, match_live = false;
+        int64_t match_row = 0;
         int rc, e;
 
         if ((e = agent_state(c, a->id, state, sizeof(state))) < 0)
                 return e;
+        if (!strcmp(state, "decommissioned"))
+                return -EPERM;
         if (strcmp(state, "pending") != 0)
                 return -EALREADY;
         st = st_get(c, ST_ENROL_GET);
         if (!st || bind_text(st, 1, a->id) < 0)
                 return -EIO;
-        rc = sqlite3_step(st);
-        if (rc != SQLITE_ROW || sqlite3_column_bytes(st, 0) != 32) {
-                sqlite3_reset(st);
-                return rc == SQLITE_DONE ? -EALREADY : -EIO;
+        /* every credential of the agent is compared (constant time each) */
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                bool ok = sqlite3_column_bytes(st, 0) == 32 &&
+                          CRYPTO_memcmp(sqlite3_column_blob(st, 0), a->proof_hash, 32) == 0;
+                bool alive = sqlite3_column_int64(st, 1) >= a->now;
+
+                any = true;
+                live = live || alive;
+                if (ok && !match) {
+                        match = true;
+                        match_live = alive;
+                        match_row = sqlite3_column_int64(st, 2);
+                }
         }
-        memcpy(want, sqlite3_column_blob(st, 0), 32);
-        expires = sqlite3_column_int64(st, 1);
         sqlite3_reset(st);
-        if (expires < a->now)
+        if (rc != SQLITE_DONE)
+                return -EIO;
+        if (!any)
+                return -EALREADY;
+        if (match && !match_live)
                 return -ETIME;
-        if (CRYPTO_memcmp(want, a->proof_hash, 32) != 0)
-                return -EKEYREJECTED;
-        st = st_get(c, ST_AGENT_SET_STATE);
-        if (!st || bind_text(st, 1, a->id) < 0 || bind_text(st, 2, "active") < 0 ||
-            (e = step_changes(c, st)) < 0)
+        if (!match)
+                return live ? -EKEYREJECTED : -ETIME;
+        st = st_get(c, ST_ENROL_LIST);
+        if (!st || bind_i64(st, 1, match_row) < 0 || sqlite3_step(st) != SQLITE_ROW) {
+                if (st)
+                        sqlite3_reset(st);
+                return -EIO;
+        }
+        if (sqlite3_column_bytes(st, 0) == STORE_EK_ID_LEN) {
+                memcpy(ek_id, sqlite3_column_blob(st, 0), STORE_EK_ID_LEN);
+                have_ek = true;
+        }
+        e = col_blob(st, 1, &ek_cert, &ek_cert_len);
+        sqlite3_reset(st);
+        if (e < 0)
+                return e;
+        if ((e = ek_refused(c, have_ek ? ek_id : NULL, NULL, 0)) != 0)
+                return e < 0 ? e : -EACCES;
+        /* the proof came from the TPM of this EK: this agent takes over the EK's identity */
+        if (have_ek) {
+                st = st_get(c, ST_AGENT_TAKEOVER);
+                if (!st || bind_blob(st, 1, ek_id, STORE_EK_ID_LEN) < 0 ||
+                    bind_text(st, 2, a->id) < 0)
+                        return -EIO;
+                rc = sqlite3_step(st);
+                if (rc == SQLITE_ROW) {
+                        const unsigned char *t = sqlite3_column_text(st, 0);
+
+                        snprintf(old, sizeof(old), "%s", t ? (const char *)t : "");
+                }
+                sqlite3_reset(st);
+                if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                        return -EIO;
+                if (rc == SQLITE_ROW) {
+                        /* at most one live identity per EK exists, so one row at most */
+                        st = st_get(c, ST_AGENT_DELETE);
+                        if (!st || bind_text(st, 1, old) < 0 || step_changes(c, st) < 0)
+                                return -EIO;
+                        if (a->replaced)
+                                snprintf(a->replaced, STORE_ID_MAX + 1, "%s", old);
+                }
+        }
+        st = st_get(c, ST_AGENT_ACTIVATE);
+        if (!st || bind_text(st, 1, a->id) < 0 ||
+            bind_blob(st, 2, have_ek ? ek_id : NULL, STORE_EK_ID_LEN) < 0 ||
+            bind_blob(st, 3, ek_cert, ek_cert_len) < 0 || (e = step_changes(c, st)) < 0)
                 return -EIO;
         st = st_get(c, ST_ENROL_DELETE);
         if (!st || bind_text(st, 1, a->id) < 0 || (e = step_changes(c, st)) < 0)
@@ -748,11 +1074,145 @@ static int agent_activate_fn(struct conn *c, void *arg)
         return 0;
 }
 
-int store_agent_activate(struct store *s, const char *id, const uint8_t *proof_hash, int64_t now)
+int store_agent_activate(struct store *s, const char *id, const uint8_t *proof_hash, int64_t now,
+                         char ret_replaced[STORE_ID_MAX + 1])
 {
-        struct activate_arg a = {id, proof_hash, now};
+        struct activate_arg a = {id, proof_hash, now, ret_replaced};
 
+        if (ret_replaced)
+                ret_replaced[0] = '\0';
         return store_write(s, agent_activate_fn, &a);
+}
+
+struct decom_arg {
+        const char *id;
+        int64_t now;
+        bool readmit;
+};
+
+static int agent_decom_fn(struct conn *c, void *arg)
+{
+        struct decom_arg *d = arg;
+        sqlite3_stmt *st = st_get(c, ST_AGENT_EK);
+        uint8_t ek_id[STORE_EK_ID_LEN];
+        bool have_ek = false;
+        int rc, n, m;
+
+        if (!st || bind_text(st, 1, d->id) < 0)
+                return -EIO;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW && sqlite3_column_bytes(st, 0) == STORE_EK_ID_LEN) {
+                memcpy(ek_id, sqlite3_column_blob(st, 0), STORE_EK_ID_LEN);
+                have_ek = true;
+        }
+        sqlite3_reset(st);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                return -EIO;
+        if (d->readmit) {
+                st = st_get(c, ST_EK_DECOM_DELETE);
+                if (!st || bind_text(st, 1, d->id) < 0 || (n = step_changes(c, st)) < 0)
+                        return -EIO;
+                st = st_get(c, ST_AGENT_READMIT);
+                if (!st || bind_text(st, 1, d->id) < 0 || (m = step_changes(c, st)) < 0)
+                        return -EIO;
+                /* the agent may have been forgotten (DELETE) while its EK stayed refused */
+                if (n == 0 && m == 0)
+                        return rc == SQLITE_DONE ? -ENOENT : -EALREADY;
+                return 0;
+        }
+        if (rc == SQLITE_DONE)
+                return -ENOENT;
+        st = st_get(c, ST_AGENT_DECOM);
+        if (!st || bind_text(st, 1, d->id) < 0 || step_changes(c, st) < 0)
+                return -EIO;
+        /* its pending credentials die with it */
+        st = st_get(c, ST_ENROL_DELETE);
+        if (!st || bind_text(st, 1, d->id) < 0 || step_changes(c, st) < 0)
+                return -EIO;
+        if (have_ek) {
+                st = st_get(c, ST_EK_DECOM_PUT);
+                if (!st || bind_blob(st, 1, ek_id, STORE_EK_ID_LEN) < 0 ||
+                    bind_text(st, 2, d->id) < 0 || bind_i64(st, 3, d->now) < 0 ||
+                    step_changes(c, st) < 0)
+                        return -EIO;
+        }
+        return 0;
+}
+
+int store_agent_decommission(struct store *s, const char *id, int64_t now)
+{
+        struct decom_arg d = {id, now, false};
+
+        return store_write(s, agent_decom_fn, &d);
+}
+
+int store_agent_readmit(struct store *s, const char *id)
+{
+        struct decom_arg d = {id, 0, true};
+
+        return store_write(s, agent_decom_fn, &d);
+}
+
+struct ek_check_arg {
+        const uint8_t *ek_id;
+        char *who;
+        size_t n;
+};
+
+static int ek_check_fn(struct conn *c, void *arg)
+{
+        struct ek_check_arg *a = arg;
+        int e = ek_refused(c, a->ek_id, a->who, a->n);
+
+        return e < 0 ? e : e ? -EPERM : 0;
+}
+
+int store_ek_refused(struct store *s, const uint8_t ek_id[STORE_EK_ID_LEN], char *ret_agent,
+                     size_t n)
+{
+        struct ek_check_arg a = {ek_id, ret_agent, n};
+
+        return store_read(s, ek_check_fn, &a);
+}
+
+static int nonce_used_fn(struct conn *c, void *arg)
+{
+        const uint8_t *nonce = arg;
+        sqlite3_stmt *st = st_get(c, ST_NONCE_GET);
+        int rc;
+
+        if (!st || bind_blob(st, 1, nonce, STORE_NONCE_LEN) < 0)
+                return -EIO;
+        rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc == SQLITE_ROW)
+                return -EALREADY;
+        return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int store_nonce_used(struct store *s, const uint8_t nonce[STORE_NONCE_LEN])
+{
+        return store_read(s, nonce_used_fn, (void *)nonce);
+}
+
+static int nonces_used_count_fn(struct conn *c, void *arg)
+{
+        sqlite3_stmt *st = NULL;
+        int rc = -EIO;
+
+        if (sqlite3_prepare_v2(c->db, "SELECT count(*) FROM nonces_used", -1, &st, NULL) ==
+                    SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW) {
+                *(uint64_t *)arg = (uint64_t)sqlite3_column_int64(st, 0);
+                rc = 0;
+        }
+        sqlite3_finalize(st);
+        return rc;
+}
+
+int store_nonces_used_count(struct store *s, uint64_t *ret)
+{
+        return store_read(s, nonces_used_count_fn, ret);
 }
 
 struct agent_get_arg {
@@ -808,8 +1268,12 @@ static int agent_offset_fn(struct conn *c, void *arg)
                 return -EIO;
         rc = sqlite3_step(st);
         if (rc == SQLITE_ROW) {
+                const unsigned char *t = sqlite3_column_text(st, 1);
+
                 o->offset = (uint64_t)sqlite3_column_int64(st, 0);
-                if (!sqlite3_column_int(st, 1))
+                if (t && !strcmp((const char *)t, "decommissioned"))
+                        rc = SQLITE_AUTH;
+                else if (!t || strcmp((const char *)t, "active") != 0)
                         rc = SQLITE_PERM; /* enrolled, not yet activated */
         }
         sqlite3_reset(st);
@@ -817,6 +1281,8 @@ static int agent_offset_fn(struct conn *c, void *arg)
                 return -ENOENT;
         if (rc == SQLITE_PERM)
                 return -EACCES;
+        if (rc == SQLITE_AUTH)
+                return -EPERM;
         return rc == SQLITE_ROW ? 0 : -EIO;
 }
 
@@ -986,9 +1452,26 @@ static int result_add_fn(struct conn *c, void *arg)
 {
         struct result_arg *a = arg;
         const struct store_result *r = a->r;
-        sqlite3_stmt *st = st_get(c, ST_RESULT_ADD);
-        int n;
+        sqlite3_stmt *st;
+        int n, rc;
 
+        /* the nonce the verified quote consumed: remembered until it expires, then purged */
+        if (r->nonce) {
+                st = st_get(c, ST_NONCE_PURGE);
+                if (!st || bind_i64(st, 1, r->time) < 0 || step_changes(c, st) < 0)
+                        return -EIO;
+                st = st_get(c, ST_NONCE_PUT);
+                if (!st || bind_blob(st, 1, r->nonce, STORE_NONCE_LEN) < 0 ||
+                    bind_i64(st, 2, r->nonce_expires) < 0)
+                        return -EIO;
+                rc = sqlite3_step(st);
+                sqlite3_reset(st);
+                if (rc == SQLITE_CONSTRAINT)
+                        return -EALREADY;
+                if (rc != SQLITE_DONE)
+                        return -EIO;
+        }
+        st = st_get(c, ST_RESULT_ADD);
         if (!st || bind_text(st, 1, r->agent) < 0 || bind_i64(st, 2, r->time) < 0 ||
             bind_text(st, 3, r->status) < 0 || bind_text(st, 4, r->policy) < 0 ||
             bind_text(st, 5, r->verdict) < 0)

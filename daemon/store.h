@@ -20,8 +20,11 @@
 
 #include "err.h"
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 #define STORE_ID_MAX 64
+#define STORE_EK_ID_LEN 32  /* SHA-256 of the EK's SubjectPublicKeyInfo (DER) */
+#define STORE_NONCE_LEN 32  /* NONCE_LEN */
+#define STORE_PENDING_MAX 8 /* live enrolment credentials per pending agent */
 
 enum store_mode {
         STORE_WRITER,
@@ -37,6 +40,13 @@ DEFINE_CLEANUP_FUNC(struct store *, store_close)
 int store_schema_version(struct store *s, int *ret) _wur_;
 /* Write transactions committed and writes in them (writer mode: writes / commits = group size). */
 void store_stats(struct store *s, uint64_t *ret_commits, uint64_t *ret_writes);
+/*
+ * Readiness: a page-sized file written and synced beside the database and a write transaction,
+ * at most once per min_interval_ms (the last answer is returned in between). 0 ready, else a
+ * negative errno and ret_msg says what failed.
+ */
+int store_probe(struct store *s, int64_t now, int64_t min_interval_ms, char *ret_msg, size_t n)
+        _wur_;
 
 /* An agent row. Strings and blobs are owned (store_agent_free). Times are ms since the epoch. */
 struct store_agent {
@@ -47,7 +57,9 @@ struct store_agent {
         size_t ak_name_len;
         uint8_t *ek_cert; /* NULL when none was given */
         size_t ek_cert_len;
-        char state[16];
+        char state[16];                 /* "pending", "active", "decommissioned" */
+        uint8_t ek_id[STORE_EK_ID_LEN]; /* the EK's identity (valid when has_ek_id) */
+        bool has_ek_id;
         char *policy;                         /* bound policy name, NULL: the default */
         int64_t created, last_seen, next_due; /* 0: never */
         char *last_status;                    /* "pass", "fail" or NULL */
@@ -67,21 +79,42 @@ static inline void store_agent_freep(struct store_agent **a)
 int store_agent_add(struct store *s, const struct store_agent *a) _wur_;
 int store_agent_get(struct store *s, const char *id, struct store_agent **ret) _wur_;
 /*
- * Enrolment by credential activation: add a (state "pending") agent with its EK public area,
- * the SHA-256 of the credential wrapped for it and the credential's expiry (ms). A pending agent
- * enrolled again gets the new credential; an active one is -EEXIST.
+ * Enrolment by credential activation: add a (state "pending") agent, and beside it a credential
+ * record: the EK public area, a->ek_id / a->ek_cert, the SHA-256 of the credential wrapped for
+ * it and its expiry (ms). The agent row takes no EK until a credential is activated. A pending
+ * agent enrolled again gets one more credential (the earlier ones stay valid, at most
+ * STORE_PENDING_MAX live ones, -EBUSY beyond); an active one is -EEXIST; a decommissioned agent
+ * or a refused EK is -EPERM.
  */
 int store_agent_add_pending(struct store *s, const struct store_agent *a, const uint8_t *ek_public,
                             size_t ek_len, const uint8_t *cred_hash, int64_t expires) _wur_;
 /*
- * Activate a pending agent whose proof hashes to the stored credential hash (constant time).
- * -ENOENT no agent, -EALREADY not pending (e.g. a replayed proof), -ETIME credential expired,
- * -EKEYREJECTED wrong proof.
+ * Activate a pending agent when the proof hashes to one of its stored credentials (constant
+ * time). The EK of that credential becomes the agent's; another non-pending agent holding the
+ * same EK is deleted in the same transaction (its id in ret_replaced, "" for none): one live
+ * identity per EK, and only the TPM of the EK can take it over. -ENOENT no agent, -EALREADY not
+ * pending (e.g. a replayed proof), -ETIME credential expired, -EKEYREJECTED wrong proof, -EPERM
+ * decommissioned agent, -EACCES decommissioned EK.
  */
-int store_agent_activate(struct store *s, const char *id, const uint8_t *proof_hash, int64_t now)
-        _wur_;
+int store_agent_activate(struct store *s, const char *id, const uint8_t *proof_hash, int64_t now,
+                         char ret_replaced[STORE_ID_MAX + 1]) _wur_;
+/*
+ * Decommission: the agent is refused (state "decommissioned", its pending credentials dropped)
+ * and its EK, if it has one, is refused at enrolment, until store_agent_readmit(). Readmitting
+ * restores the state the agent had and lifts the EK refusal, also after the agent was deleted.
+ * -ENOENT no such agent (readmit: nor refused EK of that agent id), -EALREADY not decommissioned.
+ */
+int store_agent_decommission(struct store *s, const char *id, int64_t now) _wur_;
+int store_agent_readmit(struct store *s, const char *id) _wur_;
+/* -EPERM when the EK was decommissioned (by agent ret_agent, NUL-terminated in n bytes). */
+int store_ek_refused(struct store *s, const uint8_t ek_id[STORE_EK_ID_LEN], char *ret_agent,
+                     size_t n) _wur_;
+/* -EALREADY when a verified quote already consumed this nonce (and it has not expired). */
+int store_nonce_used(struct store *s, const uint8_t nonce[STORE_NONCE_LEN]) _wur_;
+/* Consumed nonces remembered (tests, metrics). */
+int store_nonces_used_count(struct store *s, uint64_t *ret) _wur_;
 /* Only the IMA offset challenges hand out (no blobs read). */
-/* -EACCES for an agent that is not active (enrolment not yet activated). */
+/* -EACCES for an agent that is not active (enrolment not yet activated), -EPERM decommissioned. */
 int store_agent_offset(struct store *s, const char *id, uint64_t *ret) _wur_;
 /* Calls fn for every agent in id order (without blobs and replay state); fn < 0 stops. */
 int store_agent_list(struct store *s, int (*fn)(const struct store_agent *a, void *arg), void *arg)
@@ -107,11 +140,16 @@ struct store_result {
         int64_t next_due;
         uint64_t ima_offset;
         const char *replay_state; /* JSON */
+        /* the nonce the verified quote answered (STORE_NONCE_LEN bytes) and its expiry, or NULL:
+         * stored in the same transaction, so a second use is -EALREADY */
+        const uint8_t *nonce;
+        int64_t nonce_expires;
 };
 
 /*
  * Insert the result, update the agent (last_seen, next_due, status, replay state, seq + 1) only if
  * its seq is still expect_seq, and keep at most retain results of the agent. *ret_id: result id.
+ * -EALREADY: the nonce was consumed before (nothing written).
  */
 int store_result_add(struct store *s, const struct store_result *r, uint64_t expect_seq,
                      uint64_t retain, int64_t *ret_id) _wur_;

@@ -83,7 +83,12 @@ static struct attestd *ctx_get(void)
         FUZZ_CHECK(pcr_sel_parse("sha256:0-10", &d.pcr_sel) == 0);
         snprintf(d.pcr_sel_text, sizeof(d.pcr_sel_text), "sha256:0-10");
         FUZZ_CHECK(store_open(db, STORE_POOL, 1, &d.store, &err) == 0);
-        FUZZ_CHECK(nonce_store_new(60000, 100000, &d.nonces) == 0);
+        {
+                static const uint8_t key[NONCE_KEY_MIN] = {1, 2, 3};
+
+                FUZZ_CHECK(nonce_store_new(60000, key, sizeof(key), &d.nonces) == 0);
+        }
+        FUZZ_CHECK(ratelimit_new(5, 60000, &d.activation_rl) == 0);
         FUZZ_CHECK(akcache_new(1000, &d.aks) == 0);
         ready = 1;
         return &d;

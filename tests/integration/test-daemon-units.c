@@ -9,63 +9,117 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "auth.h"
 #include "config.h"
 #include "metrics.h"
 #include "nonce.h"
+#include "ratelimit.h"
 #include "store.h"
 
-START_TEST(test_nonce_single_use_ttl_and_binding)
-{
-        struct nonce_store *s;
-        struct attest_err err = {0};
-        uint8_t n[NONCE_LEN], m[NONCE_LEN];
-        uint64_t exp;
+static const uint8_t key1[NONCE_KEY_MIN] = {1, 2, 3, 4}, key2[NONCE_KEY_MIN] = {9};
 
-        ck_assert_int_eq(nonce_store_new(1000, 16, &s), 0);
+START_TEST(test_nonce_stateless_mac_ttl_and_binding)
+{
+        struct nonce_store *s, *s2, *other;
+        struct attest_err err = {0};
+        uint8_t n[NONCE_LEN], m[NONCE_LEN], t[NONCE_LEN];
+        uint64_t exp, got = 0;
+
+        ck_assert_int_eq(nonce_store_new(1000, key1, 16, &s), -EINVAL);
+        ck_assert_int_eq(nonce_store_new(1000, key1, sizeof(key1), &s), 0);
+        ck_assert_int_eq(nonce_store_new(1000, key1, sizeof(key1), &s2), 0);
+        ck_assert_int_eq(nonce_store_new(1000, key2, sizeof(key2), &other), 0);
         ck_assert_int_eq(nonce_issue(s, "a", 5000, n, &exp), 0);
         ck_assert_uint_eq(exp, 6000);
-        ck_assert_int_eq(nonce_consume(s, "b", n, NONCE_LEN, 5001, &err), -ESTALE);
+        ck_assert_int_eq(nonce_check(s, "a", n, NONCE_LEN, 5001, &got, &err), 0);
+        ck_assert_uint_eq(got, 6000);
+        /* checking consumes nothing: single use is the store's (store_result_add) */
+        ck_assert_int_eq(nonce_check(s, "a", n, NONCE_LEN, 5002, &got, &err), 0);
+        /* another instance with the same key accepts it, one with another key does not */
+        ck_assert_int_eq(nonce_check(s2, "a", n, NONCE_LEN, 5002, &got, &err), 0);
+        ck_assert_int_eq(nonce_check(other, "a", n, NONCE_LEN, 5002, &got, &err), -ESTALE);
+        ck_assert_str_eq(err.code, "nonce_unknown");
+        ck_assert_int_eq(nonce_check(s, "b", n, NONCE_LEN, 5001, &got, &err), -ESTALE);
         ck_assert_str_eq(err.code, "nonce_wrong_agent");
-        ck_assert_int_eq(nonce_consume(s, "a", n, NONCE_LEN, 5002, &err), 0);
-        ck_assert_int_eq(nonce_consume(s, "a", n, NONCE_LEN, 5003, &err), -ESTALE);
-        ck_assert_str_eq(err.code, "nonce_reused");
+        ck_assert_int_eq(nonce_check(s, "a", n, NONCE_LEN, 6000, &got, &err), -ESTALE);
+        ck_assert_str_eq(err.code, "nonce_expired");
+        ck_assert_int_eq(nonce_check(s, "a", n, 31, 5001, &got, &err), -ESTALE);
+        ck_assert_str_eq(err.code, "nonce_unknown");
+        /* every byte is covered: a flipped bit anywhere is not a nonce of ours (the expiry
+         * moved later by one bit included) */
+        for (size_t i = 0; i < NONCE_LEN; i++) {
+                memcpy(t, n, NONCE_LEN);
+                t[i] ^= 1;
+                ck_assert_int_eq(nonce_check(s, "a", t, NONCE_LEN, 5001, &got, &err), -ESTALE);
+                ck_assert_msg(!strcmp(err.code, "nonce_unknown") ||
+                                      (i >= 23 && !strcmp(err.code, "nonce_wrong_agent")),
+                              "byte %zu: %s", i, err.code);
+        }
+        /* two nonces differ */
         ck_assert_int_eq(nonce_issue(s, "a", 5000, m, &exp), 0);
-        ck_assert_int_eq(nonce_consume(s, "a", m, NONCE_LEN, 6000, &err), -ESTALE);
-        ck_assert_str_eq(err.code, "nonce_expired");
-        ck_assert_int_eq(nonce_consume(s, "a", m, NONCE_LEN, 6000 + NONCE_KEEP_MIN_MS - 1, &err),
-                         -ESTALE);
-        ck_assert_str_eq(err.code, "nonce_expired");
-        /* forgotten NONCE_KEEP_MIN_MS (more than one TTL) after expiry */
-        ck_assert_int_eq(nonce_consume(s, "a", m, NONCE_LEN, 6000 + NONCE_KEEP_MIN_MS, &err),
-                         -ESTALE);
-        ck_assert_str_eq(err.code, "nonce_unknown");
-        ck_assert_int_eq(nonce_consume(s, "a", m, 31, 7001, &err), -ESTALE);
-        ck_assert_str_eq(err.code, "nonce_unknown");
+        ck_assert_mem_ne(n, m, NONCE_LEN);
         nonce_store_free(s);
+        nonce_store_free(s2);
+        nonce_store_free(other);
 }
 END_TEST
 
-START_TEST(test_nonce_store_cap_and_forget)
+START_TEST(test_nonce_key_file)
 {
-        struct nonce_store *s;
+        char dir[] = "/tmp/attestd-key.XXXXXX", path[64];
+        uint8_t k1[NONCE_KEY_MAX], k2[NONCE_KEY_MAX];
         struct attest_err err = {0};
-        uint8_t n[NONCE_LEN];
-        uint64_t exp;
+        struct stat st;
+        size_t l1 = 0, l2 = 0;
+        FILE *f;
 
-        ck_assert_int_eq(nonce_store_new(1000, 2, &s), 0);
-        ck_assert_int_eq(nonce_issue(s, "a", 0, n, &exp), 0);
-        ck_assert_int_eq(nonce_issue(s, "a", 0, n, &exp), 0);
-        ck_assert_int_eq(nonce_issue(s, "a", 0, n, &exp), -EBUSY);
-        ck_assert_uint_eq(nonce_outstanding(s), 2);
-        /* purged after expiry + NONCE_KEEP_MIN_MS: room again */
-        ck_assert_int_eq(nonce_issue(s, "a", 1000 + NONCE_KEEP_MIN_MS, n, &exp), 0);
-        nonce_forget_agent(s, "a");
-        ck_assert_int_eq(nonce_consume(s, "a", n, NONCE_LEN, 1001 + NONCE_KEEP_MIN_MS, &err),
-                         -ESTALE);
-        nonce_store_free(s);
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/nonce.key", dir);
+        ck_assert_int_eq(nonce_key_load(path, false, k1, &l1, &err), -ENOENT);
+        ck_assert_int_eq(nonce_key_load(path, true, k1, &l1, &err), 0);
+        ck_assert_uint_eq(l1, NONCE_KEY_MIN);
+        ck_assert_int_eq(stat(path, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 0777, 0600);
+        /* the second start reads the same key */
+        ck_assert_int_eq(nonce_key_load(path, true, k2, &l2, &err), 0);
+        ck_assert_uint_eq(l2, l1);
+        ck_assert_mem_eq(k1, k2, l1);
+        f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs("short", f);
+        fclose(f);
+        ck_assert_int_eq(nonce_key_load(path, true, k2, &l2, &err), -EINVAL);
+        unlink(path);
+        rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_ratelimit_windows_and_log_lines)
+{
+        struct ratelimit *r;
+        uint64_t sup = 99;
+        unsigned retry = 0;
+        int logged = 0;
+
+        ck_assert_int_eq(ratelimit_new(3, 60000, &r), 0);
+        for (int i = 0; i < 3; i++) {
+                ck_assert(!ratelimit_blocked(r, "a", 1000, &retry));
+                logged += ratelimit_fail(r, "a", 1000 + (uint64_t)i, &sup);
+        }
+        ck_assert_int_eq(logged, 1);
+        ck_assert(ratelimit_blocked(r, "a", 2000, &retry));
+        ck_assert_uint_eq(retry, 59);
+        ck_assert(!ratelimit_blocked(r, "b", 2000, &retry));
+        for (int i = 0; i < 100; i++)
+                ck_assert(ratelimit_blocked(r, "a", 3000, &retry));
+        /* the next window: one line, carrying the 2 + 1 + 100 left out */
+        ck_assert(!ratelimit_blocked(r, "a", 61000, &retry));
+        ck_assert(ratelimit_fail(r, "a", 61000, &sup));
+        ck_assert_uint_eq(sup, 103);
+        ratelimit_free(r);
 }
 END_TEST
 
@@ -237,6 +291,116 @@ static void store_checks(enum store_mode mode)
         rm_rf(dir);
 }
 
+/* Pending credentials, EK identity, decommission and consumed nonces (issue 9). */
+START_TEST(test_store_identity_decommission_nonces)
+{
+        char dir[] = "/tmp/attestd-store.XXXXXX", db[64], replaced[STORE_ID_MAX + 1];
+        struct store *s;
+        struct attest_err err = {0};
+        struct store_agent a = {0}, b = {0}, *got = NULL;
+        uint8_t ak[4] = {1, 2, 3, 4}, name[4] = {5, 6, 7, 8}, name2[4] = {9, 9, 9, 9},
+                name3[4] = {3, 3, 3, 3}, name4[4] = {4, 4, 4, 4};
+        uint8_t ekpub[8] = {0}, h1[32], h2[32], h3[32], nonce[STORE_NONCE_LEN];
+        struct stat st;
+        uint64_t count;
+        int64_t rid;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(db, sizeof(db), "%s/t.db", dir);
+        ck_assert_int_eq(store_open(db, STORE_WRITER, 1, &s, &err), 0);
+        /* the database and its WAL are the verifier's alone */
+        ck_assert_int_eq(stat(db, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 0777, 0600);
+        memset(h1, 1, 32);
+        memset(h2, 2, 32);
+        memset(h3, 3, 32);
+        snprintf(a.id, sizeof(a.id), "old");
+        snprintf(a.state, sizeof(a.state), "pending");
+        a.ak_public = ak;
+        a.ak_public_len = sizeof(ak);
+        a.ak_name = name;
+        a.ak_name_len = sizeof(name);
+        a.created = 1000;
+        memset(a.ek_id, 0xee, sizeof(a.ek_id));
+        a.has_ek_id = true;
+        ck_assert_int_eq(store_agent_add_pending(s, &a, ekpub, sizeof(ekpub), h1, 100000), 0);
+        /* a second enrolment adds a credential, the first one stays valid */
+        ck_assert_int_eq(store_agent_add_pending(s, &a, ekpub, sizeof(ekpub), h2, 100000), 0);
+        ck_assert_int_eq(store_agent_activate(s, "old", h3, 2000, replaced), -EKEYREJECTED);
+        ck_assert_int_eq(store_agent_activate(s, "old", h1, 2000, replaced), 0);
+        ck_assert_str_eq(replaced, "");
+        ck_assert_int_eq(store_agent_activate(s, "old", h2, 2000, replaced), -EALREADY);
+        ck_assert_int_eq(store_agent_get(s, "old", &got), 0);
+        ck_assert_str_eq(got->state, "active");
+        ck_assert(got->has_ek_id);
+        store_agent_free(got);
+        /* a new AK on the same EK: pending beside the old agent, which it replaces on proof */
+        b = a;
+        snprintf(b.id, sizeof(b.id), "new");
+        b.ak_name = name2;
+        ck_assert_int_eq(store_agent_add_pending(s, &b, ekpub, sizeof(ekpub), h3, 100000), 0);
+        ck_assert_int_eq(store_agent_get(s, "old", &got), 0);
+        ck_assert_str_eq(got->state, "active");
+        store_agent_free(got);
+        ck_assert_int_eq(store_agent_activate(s, "new", h3, 3000, replaced), 0);
+        ck_assert_str_eq(replaced, "old");
+        ck_assert_int_eq(store_agent_get(s, "old", &got), -ENOENT);
+        /* at most STORE_PENDING_MAX live credentials per pending agent */
+        snprintf(b.id, sizeof(b.id), "third");
+        b.ak_name = name3;
+        for (int i = 0; i < STORE_PENDING_MAX; i++)
+                ck_assert_int_eq(store_agent_add_pending(s, &b, ekpub, sizeof(ekpub), h1, 100000),
+                                 0);
+        ck_assert_int_eq(store_agent_add_pending(s, &b, ekpub, sizeof(ekpub), h1, 100000), -EBUSY);
+        /* decommission: agent and EK refused until readmitted, even after a DELETE */
+        ck_assert_int_eq(store_agent_decommission(s, "new", 4000), 0);
+        ck_assert_int_eq(store_agent_offset(s, "new", &count), -EPERM);
+        ck_assert_int_eq(store_ek_refused(s, a.ek_id, replaced, sizeof(replaced)), -EPERM);
+        ck_assert_str_eq(replaced, "new");
+        ck_assert_int_eq(store_agent_activate(s, "third", h1, 4000, replaced), -EACCES);
+        snprintf(b.id, sizeof(b.id), "fourth");
+        b.ak_name = name4;
+        ck_assert_int_eq(store_agent_add_pending(s, &b, ekpub, sizeof(ekpub), h1, 100000), -EPERM);
+        ck_assert_int_eq(store_agent_delete(s, "new"), 0);
+        ck_assert_int_eq(store_ek_refused(s, a.ek_id, NULL, 0), -EPERM);
+        ck_assert_int_eq(store_agent_readmit(s, "new"), 0);
+        ck_assert_int_eq(store_agent_readmit(s, "new"), -ENOENT);
+        ck_assert_int_eq(store_ek_refused(s, a.ek_id, NULL, 0), 0);
+        ck_assert_int_eq(store_agent_activate(s, "third", h1, 5000, replaced), 0);
+        ck_assert_int_eq(store_agent_decommission(s, "third", 6000), 0);
+        ck_assert_int_eq(store_agent_readmit(s, "third"), 0);
+        ck_assert_int_eq(store_agent_readmit(s, "third"), -EALREADY);
+        ck_assert_int_eq(store_agent_offset(s, "third", &count), 0);
+        /* consumed nonces: a second use is refused, expired ones are purged */
+        memset(nonce, 7, sizeof(nonce));
+        ck_assert_int_eq(store_nonce_used(s, nonce), 0);
+        {
+                struct store_result r = {.agent = "third",
+                                         .time = 7000,
+                                         .status = "pass",
+                                         .verdict = "{}",
+                                         .replay_state = "{}",
+                                         .nonce = nonce,
+                                         .nonce_expires = 8000};
+                ck_assert_int_eq(store_agent_get(s, "third", &got), 0);
+                ck_assert_int_eq(store_result_add(s, &r, got->seq, 3, &rid), 0);
+                ck_assert_int_eq(store_nonce_used(s, nonce), -EALREADY);
+                ck_assert_int_eq(store_result_add(s, &r, got->seq + 1, 3, &rid), -EALREADY);
+                ck_assert_int_eq(store_nonces_used_count(s, &count), 0);
+                ck_assert_uint_eq(count, 1);
+                nonce[0] = 8;
+                r.time = 8000;
+                r.nonce_expires = 9000;
+                ck_assert_int_eq(store_result_add(s, &r, got->seq + 1, 3, &rid), 0);
+                ck_assert_int_eq(store_nonces_used_count(s, &count), 0);
+                ck_assert_uint_eq(count, 1);
+                store_agent_free(got);
+        }
+        store_close(s);
+        rm_rf(dir);
+}
+END_TEST
+
 START_TEST(test_store_refuses_a_newer_schema)
 {
         char dir[] = "/tmp/attestd-store.XXXXXX", db[64], cmd[160];
@@ -276,8 +440,10 @@ int main(void)
         SRunner *sr;
         int failed;
 
-        tcase_add_test(tc, test_nonce_single_use_ttl_and_binding);
-        tcase_add_test(tc, test_nonce_store_cap_and_forget);
+        tcase_add_test(tc, test_nonce_stateless_mac_ttl_and_binding);
+        tcase_add_test(tc, test_nonce_key_file);
+        tcase_add_test(tc, test_ratelimit_windows_and_log_lines);
+        tcase_add_test(tc, test_store_identity_decommission_nonces);
         tcase_add_test(tc, test_tokens_roles_and_errors);
         tcase_add_test(tc, test_config_file_then_flags);
         tcase_add_test(tc, test_metrics_text);
