@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * attestd's modules in-process (Check): nonce store (TTL, single use, binding, distinct errors,
- * forgetting), tokens file parser and lookup, the config table (file + flags, errors naming
- * file:line), the metrics text and the store (migrations, versions, retention, optimistic seq).
+ * attestd's modules in-process (Check): stateless nonces (MAC over every byte, TTL, agent
+ * binding, shared key, distinct errors), the nonce key file, the failure rate limit, tokens file
+ * parser and lookup, the config table (file + flags, errors naming file:line), the metrics text
+ * and the store (migrations, versions, retention, optimistic seq, pending credentials, one
+ * identity per EK, decommission, consumed nonces, file modes).
  */
 #include <check.h>
 #include <errno.h>
