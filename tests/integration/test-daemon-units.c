@@ -403,6 +403,57 @@ START_TEST(test_store_identity_decommission_nonces)
 }
 END_TEST
 
+/* A schema 2 database (one pending agent with its credential) migrates to 3 and activates. */
+START_TEST(test_store_migrates_pending_enrolments)
+{
+        char dir[] = "/tmp/attestd-store.XXXXXX", db[64], cmd[2048];
+        char replaced[STORE_ID_MAX + 1];
+        struct store *s;
+        struct attest_err err = {0};
+        struct store_agent *got = NULL;
+        uint8_t h[32];
+        int ver;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(db, sizeof(db), "%s/t.db", dir);
+        /* the tables of schema 2 as the released migrations 1 and 2 made them */
+        snprintf(cmd, sizeof(cmd),
+                 "sqlite3 %s \"CREATE TABLE agents (id TEXT PRIMARY KEY, ak_public BLOB NOT NULL,"
+                 " ak_name BLOB NOT NULL UNIQUE, ek_cert BLOB, state TEXT NOT NULL, policy TEXT,"
+                 " created INTEGER NOT NULL, last_seen INTEGER NOT NULL DEFAULT 0,"
+                 " next_due INTEGER NOT NULL DEFAULT 0, last_status TEXT, last_policy TEXT,"
+                 " last_result INTEGER NOT NULL DEFAULT 0, ima_offset INTEGER NOT NULL DEFAULT 0,"
+                 " replay_state TEXT, seq INTEGER NOT NULL DEFAULT 0);"
+                 " CREATE TABLE policies (name TEXT NOT NULL, version INTEGER NOT NULL,"
+                 " body TEXT NOT NULL, created INTEGER NOT NULL,"
+                 " deleted INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (name, version));"
+                 " CREATE TABLE results (id INTEGER PRIMARY KEY AUTOINCREMENT, agent TEXT NOT NULL"
+                 " REFERENCES agents(id) ON DELETE CASCADE, time INTEGER NOT NULL,"
+                 " status TEXT NOT NULL, policy TEXT, verdict TEXT NOT NULL);"
+                 " CREATE INDEX results_by_agent ON results(agent, id);"
+                 " CREATE TABLE enrolments (agent TEXT PRIMARY KEY REFERENCES agents(id)"
+                 " ON DELETE CASCADE, ek_public BLOB NOT NULL, cred_hash BLOB NOT NULL,"
+                 " expires INTEGER NOT NULL);"
+                 " INSERT INTO agents (id, ak_public, ak_name, state, created)"
+                 " VALUES ('p', x'01', x'02', 'pending', 1);"
+                 " INSERT INTO enrolments VALUES ('p', x'03', x'%s', 99999);"
+                 " PRAGMA user_version = 2;\"",
+                 db, "0505050505050505050505050505050505050505050505050505050505050505");
+        ck_assert_int_eq(system(cmd), 0);
+        ck_assert_int_eq(store_open(db, STORE_POOL, 1, &s, &err), 0);
+        ck_assert_int_eq(store_schema_version(s, &ver), 0);
+        ck_assert_int_eq(ver, 3);
+        memset(h, 5, sizeof(h));
+        ck_assert_int_eq(store_agent_activate(s, "p", h, 1000, replaced), 0);
+        ck_assert_int_eq(store_agent_get(s, "p", &got), 0);
+        ck_assert_str_eq(got->state, "active");
+        ck_assert(!got->has_ek_id);
+        store_agent_free(got);
+        store_close(s);
+        rm_rf(dir);
+}
+END_TEST
+
 START_TEST(test_store_refuses_a_newer_schema)
 {
         char dir[] = "/tmp/attestd-store.XXXXXX", db[64], cmd[160];
@@ -449,6 +500,7 @@ int main(void)
         tcase_add_test(tc, test_tokens_roles_and_errors);
         tcase_add_test(tc, test_config_file_then_flags);
         tcase_add_test(tc, test_metrics_text);
+        tcase_add_test(tc, test_store_migrates_pending_enrolments);
         tcase_add_test(tc, test_store_refuses_a_newer_schema);
         tcase_add_test(tc, test_store_writer);
         tcase_add_test(tc, test_store_pool);
