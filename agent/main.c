@@ -103,6 +103,7 @@ static void usage(FILE *f)
                 "  --interval SEC       seconds between rounds without a next_due (default 300)\n"
                 "  --timeout SEC        seconds one request to the verifier may take (default 60)\n"
                 "  --once               one round, then exit 0 on pass, 1 on fail, 2 on error\n"
+                "                       (3: decommissioned, see EXIT STATUS in attest-agent(8))\n"
                 "  --dump-evidence FILE also write the evidence JSON to FILE and the AK public "
                 "area\n"
                 "                       to FILE.ak.pub (for 'attestctl policy from-host'); "
@@ -115,7 +116,10 @@ static void usage(FILE *f)
                 "Signals: SIGTERM/SIGINT finish the round in flight and exit. Under systemd\n"
                 "(Type=notify) READY=1 follows enrolment, STATUS= carries the last verdict, and "
                 "the\n"
-                "watchdog is pinged when WatchdogSec= is set.\n");
+                "watchdog is pinged when WatchdogSec= is set.\n"
+                "\n"
+                "Exit status: 0 stopped (--once: pass), 1 --once: fail, 2 error, 3 the verifier\n"
+                "decommissioned this agent or its EK (not retried; RestartPreventExitStatus=3).\n");
 }
 
 /* ---- options and config file ---- */
