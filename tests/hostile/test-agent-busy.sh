@@ -7,7 +7,8 @@
 # one round may fail. (Reading the log first and quoting last lets measurements land in between:
 # the quoted PCR is then ahead of the log and the verifier stores a spurious fail.)
 # Rounds are --once runs of the agent (same state dir, id and AK; ~0.2 s each) so 200 rounds fit
-# in about a minute: in loop mode the verifier's next_due spaces rounds at least 1 s apart.
+# in about a minute: in loop mode the verifier's next_due spaces rounds at least 1 s apart. Then
+# LOOP_ROUNDS (default 10) rounds of the agent in loop mode, whose log reads are incremental.
 # Usage: test-agent-busy.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP BUSYHOST
 set -euo pipefail
 [ $# -eq 6 ] || { echo "usage: $0 ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP BUSYHOST" >&2; exit 2; }
@@ -24,9 +25,10 @@ done
 # shellcheck source-path=SCRIPTDIR source=../integration/test-daemon-lib.sh
 . "$TOP/tests/integration/test-daemon-lib.sh"
 
-busy_pid=""
+busy_pid="" agent_pid=""
 cleanup_busy() {
         local rc=$?
+        if [ -n "$agent_pid" ]; then kill "$agent_pid" 2>/dev/null || true; fi
         if [ -n "$busy_pid" ]; then
                 touch "$work/busy.stop"
                 wait "$busy_pid" 2>/dev/null || true
@@ -79,6 +81,23 @@ for _ in $(seq $((ROUNDS + 50))); do
         esac
 done
 dt=$(($(date +%s) - t0))
+# then the agent as a service (loop mode, incremental log reads from the remembered offset):
+# LOOP_ROUNDS more verdicts, one per next_due (1 s), bounded by 3 s a round
+LOOP_ROUNDS=${LOOP_ROUNDS:-10}
+"$AGENT" --verifier "https://127.0.0.1:$port" --ca "$CA" --token-file enroll.token \
+        --tcti "$SWTPM_TCTI" --ima-log ima.bin --state-dir st --timeout 20 >loop.log 2>&1 &
+agent_pid=$!
+for _ in $(seq $((LOOP_ROUNDS * 60))); do
+        [ "$(grep -cE '^<[56]>verdict: ' loop.log || true)" -ge "$LOOP_ROUNDS" ] && break
+        kill -0 "$agent_pid" 2>/dev/null || break
+        sleep 0.05
+done
+kill -TERM "$agent_pid" 2>/dev/null || true
+wait "$agent_pid" || fail "the looping agent exited $?: $(tail -5 loop.log)"
+agent_pid=""
+loop_v=$(grep -cE '^<[56]>verdict: ' loop.log || true)
+loop_fail=$(grep -cE '^<[56]>verdict: [^p]' loop.log || true)
+[ "$loop_v" -ge "$LOOP_ROUNDS" ] || fail "loop mode: $loop_v verdicts: $(tail -5 loop.log)"
 touch busy.stop
 wait "$busy_pid" || fail "busyhost failed: $(cat busy.err)"
 busy_pid=""
@@ -87,6 +106,7 @@ if [ "$errors" != 0 ]; then # name them (a quote retried out by PCRs changing, s
         grep '^<[34]>' busy.log | sed 's/[0-9a-f]\{16,\}/X/g' | sort | uniq -c | head -5
 fi
 echo "# $((pass + failv + errors)) rounds in $dt s: $pass pass, $failv fail, $errors errors;" \
+        "then $loop_v rounds in loop mode, $loop_fail not passing;" \
         "the host measured $added entries meanwhile"
 
 # the verdicts as the verifier stored them
@@ -104,10 +124,12 @@ echo "# the verifier stored $stored results, $stored_fail not passing: $reasons"
 [ "$added" -ge "$ROUNDS" ] || fail "the host measured only $added entries during $ROUNDS rounds"
 [ "$((pass + failv))" -ge "$ROUNDS" ] ||
         fail "only $((pass + failv)) verdicts ($errors errors) in $dt s: $(tail -5 busy.log)"
-[ "$stored" = $((pass + failv + 1)) ] || fail "$stored results stored, want $((pass + failv + 1))"
-[ "$failv" = 0 ] && [ "$stored_fail" = 0 ] ||
-        fail "$failv rounds failed ($stored_fail stored fails) while the host was measuring"
-ok "$ROUNDS rounds on a busy host ($added measurements): 0 fails ($errors rounds errored)"
+[ "$stored" = $((pass + failv + loop_v + 1)) ] ||
+        fail "$stored results stored, want $((pass + failv + loop_v + 1))"
+[ "$failv" = 0 ] && [ "$loop_fail" = 0 ] && [ "$stored_fail" = 0 ] ||
+        fail "$failv + $loop_fail rounds failed ($stored_fail stored) while the host was measuring"
+ok "$ROUNDS + $loop_v rounds on a busy host ($added measurements): 0 fails" \
+        "($errors rounds errored)"
 replayed=$(jq '[.results[].verdict.ima.new_entries // 0] | add' <<<"$body")
 ok "the verifier replayed $replayed IMA entries in $stored results"
 stop_daemon TERM
