@@ -247,6 +247,24 @@ START_TEST(test_mtls_client_certificate_is_presented)
         }
         http_free(c);
 
+        /* certificate and key in one file (mode 0600), no --key: the key is read from it */
+        {
+                char both[300], cmd[1000];
+
+                snprintf(both, sizeof(both), "%s", in_dir("both.pem"));
+                snprintf(cmd, sizeof(cmd), "umask 077 && cat %s %s >%s", cert, key, both);
+                ck_assert_int_eq(system(cmd), 0);
+                o.cert = both;
+                o.key = NULL;
+                ck_assert_msg(http_new(&o, &c, &err) == 0, "%s", err.msg);
+                ck_assert_msg(
+                        http_request(c, "GET", "/hello.json", NULL, 0, &status, &body, &err) == 0,
+                        "%s", err.msg);
+                ck_assert_int_eq(status, 200);
+                free(body);
+                http_free(c);
+        }
+
         /* the server's own certificate is no client certificate (serverAuth only): refused */
         o.cert = scert;
         o.key = skey;
