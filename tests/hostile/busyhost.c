@@ -2,9 +2,9 @@
 /*
  * busyhost: a host that keeps measuring, for the agent's round-order test. Each step appends one
  * valid ima-ng entry to LOG (one write, O_APPEND) and then extends its template hash into PCR 10 of
- * every bank of the TPM at TCTI, in that order, as the kernel does (the measurement list first,
- * then the TPM). Bounded: at most MAX entries and SECONDS seconds; stops early when STOPFILE
- * exists. Prints the number of entries added.
+ * every bank of the TPM at TCTI in one TPM2_PCR_Extend, in that order, as the kernel does (the
+ * measurement list first, then the TPM). Bounded: at most MAX entries and SECONDS seconds; stops
+ * early when STOPFILE exists. Prints the number of entries added.
  *
  *   busyhost LOG TCTI MAX SECONDS PERIOD_US STOPFILE
  */
@@ -72,7 +72,7 @@ int main(int argc, char **argv)
         while (n < max && now_s() < t_end && access(argv[6], F_OK) < 0) {
                 struct ima_reader rd;
                 struct ima_entry e;
-                uint8_t d[32], th[BANK_DIGEST_MAX];
+                uint8_t d[32], th[BANK_COUNT][BANK_DIGEST_MAX];
                 char name[64];
 
                 /* one entry, alone in g.bin */
@@ -93,13 +93,16 @@ int main(int argc, char **argv)
                         fprintf(stderr, "busyhost: write: %s\n", strerror(errno));
                         return 1;
                 }
-                /* ... then the TPM */
+                /* ... then the TPM: every bank in one command */
                 for (enum bank b = 0; b < BANK_COUNT; b++)
-                        if (ima_tmpl_hash(h, b, &e, th) < 0 ||
-                            tpm_pcr_extend(tpm, 10, b, th, &err) < 0) {
-                                fprintf(stderr, "busyhost: entry %lu: %s\n", n, err.msg);
+                        if (ima_tmpl_hash(h, b, &e, th[b]) < 0) {
+                                fprintf(stderr, "busyhost: entry %lu: no template hash\n", n);
                                 return 1;
                         }
+                if (tpm_pcr_extend_banks(tpm, 10, BANK_MASK_ALL, th, &err) < 0) {
+                        fprintf(stderr, "busyhost: entry %lu: %s\n", n, err.msg);
+                        return 1;
+                }
                 ima_reader_done(&rd);
                 n++;
                 if (period_us)

@@ -81,6 +81,7 @@ for _ in $(seq $((ROUNDS + 50))); do
         esac
 done
 dt=$(($(date +%s) - t0))
+echo "# --once: $((pass + failv + errors)) rounds in $dt s: $pass pass, $failv fail, $errors errors"
 # then the agent as a service (loop mode, incremental log reads from the remembered offset):
 # LOOP_ROUNDS more verdicts, one per next_due (1 s), bounded by 3 s a round
 LOOP_ROUNDS=${LOOP_ROUNDS:-10}
@@ -128,6 +129,10 @@ echo "# the verifier stored $stored results, $stored_fail not passing: $reasons"
         fail "$stored results stored, want $((pass + failv + loop_v + 1))"
 [ "$failv" = 0 ] && [ "$loop_fail" = 0 ] && [ "$stored_fail" = 0 ] ||
         fail "$failv + $loop_fail rounds failed ($stored_fail stored) while the host was measuring"
+# no verdict at all is no spurious fail either, but the quote must cope with a busy host: it
+# takes the PCR values read just before the quote or, failing that, just after it
+[ "$errors" -le $((ROUNDS / 20)) ] ||
+        fail "$errors of $((pass + failv + errors)) rounds ended without a verdict"
 ok "$ROUNDS + $loop_v rounds on a busy host ($added measurements): 0 fails" \
         "($errors rounds errored)"
 replayed=$(jq '[.results[].verdict.ima.new_entries // 0] | add' <<<"$body")
