@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 #include <openssl/rand.h>
@@ -60,6 +63,65 @@ struct http_client *http_free(struct http_client *c)
         return NULL;
 }
 
+static void closep(int *fd)
+{
+        if (*fd >= 0)
+                close(*fd);
+}
+
+static void key_wipep(uint8_t **p)
+{
+        if (*p) {
+                OPENSSL_cleanse(*p, HTTP_KEY_MAX);
+                free(*p);
+        }
+}
+
+/*
+ * Read the client's private key once, refusing a file that group or others may access (as ssh
+ * does): the check and the use are on the same open file. The key goes to curl as a blob (copied
+ * there), the local copy is wiped.
+ */
+static int load_key(CURL *h, const char *path, struct attest_err *err)
+{
+        _cleanup_(key_wipep) uint8_t *buf = NULL;
+        _cleanup_(closep) int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        struct curl_blob blob;
+        struct stat st;
+        size_t len = 0;
+        ssize_t n;
+
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return attest_fail(err, -errno, "http_key_unreadable", "%s: %s", path,
+                                   strerror(errno));
+        if (!S_ISREG(st.st_mode))
+                return attest_fail(err, -EINVAL, "http_key_unreadable", "%s: not a regular file",
+                                   path);
+        if (st.st_mode & (S_IRWXG | S_IRWXO))
+                return attest_fail(err, -EINVAL, "http_key_permissions",
+                                   "%s: mode %04o: the private key must not be accessible by "
+                                   "group or others (chmod 600)",
+                                   path, (unsigned)(st.st_mode & 07777));
+        if (st.st_size > HTTP_KEY_MAX)
+                return attest_fail(err, -E2BIG, "http_key_too_big", "%s: over %d bytes", path,
+                                   HTTP_KEY_MAX);
+        if (!(buf = malloc(HTTP_KEY_MAX)))
+                return -ENOMEM;
+        while (len < HTTP_KEY_MAX && (n = read(fd, buf + len, HTTP_KEY_MAX - len)) != 0) {
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return attest_fail(err, -errno, "http_key_unreadable", "%s: %s", path,
+                                           strerror(errno));
+                len += (size_t)n;
+        }
+        blob = (struct curl_blob){.data = buf, .len = len, .flags = CURL_BLOB_COPY};
+        if (curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &blob) != CURLE_OK)
+                return attest_fail(err, -EINVAL, "http_key_unreadable",
+                                   "%s: libcurl takes no key blob", path);
+        return 0;
+}
+
 int http_new(const struct http_opts *o, struct http_client **ret, struct attest_err *err)
 {
         _cleanup_(http_freep) struct http_client *c = calloc(1, sizeof(*c));
@@ -98,8 +160,12 @@ int http_new(const struct http_opts *o, struct http_client **ret, struct attest_
                 curl_easy_setopt(h, CURLOPT_CAPATH, NULL); /* pinned: this CA only */
                 curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
                 if (o->cert) {
+                        int r;
+
                         curl_easy_setopt(h, CURLOPT_SSLCERT, o->cert);
-                        curl_easy_setopt(h, CURLOPT_SSLKEY, o->key ? o->key : o->cert);
+                        curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+                        if ((r = load_key(h, o->key ? o->key : o->cert, err)) < 0)
+                                return r;
                 }
         }
         *ret = TAKE_PTR(c);

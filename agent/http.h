@@ -14,18 +14,25 @@
 #include "err.h"
 
 #define HTTP_RESPONSE_MAX (1024 * 1024)
+#define HTTP_KEY_MAX (64 * 1024) /* the client's private key file (PEM) */
 
 struct http_opts {
-        const char *url;        /* https://verifier:8443 (no trailing path) */
-        const char *ca;         /* PEM bundle the verifier's certificate must chain to */
-        const char *cert, *key; /* optional client certificate */
-        const char *token;      /* optional bearer token (never logged) */
+        const char *url; /* https://verifier:8443 (no trailing path) */
+        const char *ca;  /* PEM bundle the verifier's certificate must chain to */
+        const char *cert,
+                *key;      /* optional client certificate and its key (PEM; default: in cert) */
+        const char *token; /* optional bearer token (never logged) */
         long connect_timeout_ms, timeout_ms;
         bool insecure_http; /* allow http:// (loopback labs only) */
 };
 
 struct http_client;
 
+/*
+ * With a client certificate, the key file (key, or cert when key is NULL) is read here, once:
+ * -EINVAL http_key_permissions when group or others may access it (mode & 077), -E2BIG over
+ * HTTP_KEY_MAX, http_key_unreadable otherwise.
+ */
 int http_new(const struct http_opts *o, struct http_client **ret, struct attest_err *err) _wur_;
 struct http_client *http_free(struct http_client *c);
 DEFINE_CLEANUP_FUNC(struct http_client *, http_free)

@@ -28,6 +28,7 @@
 #include "hex.h"
 #include "http.h"
 #include "imalog.h"
+#include "outcome.h"
 #include "pcrsel.h"
 #include "tpm.h"
 
@@ -102,6 +103,7 @@ static void usage(FILE *f)
                 "  --interval SEC       seconds between rounds without a next_due (default 300)\n"
                 "  --timeout SEC        seconds one request to the verifier may take (default 60)\n"
                 "  --once               one round, then exit 0 on pass, 1 on fail, 2 on error\n"
+                "                       (3: decommissioned, see EXIT STATUS in attest-agent(8))\n"
                 "  --dump-evidence FILE also write the evidence JSON to FILE and the AK public "
                 "area\n"
                 "                       to FILE.ak.pub (for 'attestctl policy from-host'); "
@@ -114,7 +116,10 @@ static void usage(FILE *f)
                 "Signals: SIGTERM/SIGINT finish the round in flight and exit. Under systemd\n"
                 "(Type=notify) READY=1 follows enrolment, STATUS= carries the last verdict, and "
                 "the\n"
-                "watchdog is pinged when WatchdogSec= is set.\n");
+                "watchdog is pinged when WatchdogSec= is set.\n"
+                "\n"
+                "Exit status: 0 stopped (--once: pass), 1 --once: fail, 2 error, 3 the verifier\n"
+                "decommissioned this agent or its EK (not retried; RestartPreventExitStatus=3).\n");
 }
 
 /* ---- options and config file ---- */
@@ -448,9 +453,34 @@ static int b64_member(json_t *o, const char *key, size_t max, uint8_t **ret, siz
         return 0;
 }
 
-/* One request with a JSON text body and a JSON object answer (for any status). */
+/* Record how a step ended; returns error (negative) so callers can `return outcome_set(...)`. */
+static int outcome_set(struct agent_outcome *o, enum agent_outcome_kind kind, int error)
+{
+        *o = (struct agent_outcome){.kind = kind, .error = error};
+        return error;
+}
+
+/*
+ * The verifier answered what with an error status: log it, record the status and the error code.
+ * Returns -EREMOTEIO: the caller learns only that the step failed; what to do next follows from
+ * *o (agent_outcome_action()), never from an errno.
+ */
+static int outcome_http(struct agent_outcome *o, const char *what, long status, json_t *j)
+{
+        const char *code = json_string_value(json_object_get(j, "error"));
+        const char *detail = json_string_value(json_object_get(j, "detail"));
+
+        log_warn("%s: HTTP %ld %s: %s", what, status, code ? code : "?", detail ? detail : "");
+        *o = (struct agent_outcome){.kind = AGENT_OUTCOME_HTTP,
+                                    .status = status,
+                                    .code = agent_api_code_from_name(code)};
+        return -EREMOTEIO;
+}
+
+/* One request with a JSON text body and a JSON object answer (for any status). On failure *o
+ * says whether the request got no answer (transport), an unusable one (protocol) or failed here. */
 static int call_text(struct agent *a, const char *method, const char *path, const char *text,
-                     long *status, json_t **ret_json)
+                     long *status, json_t **ret_json, struct agent_outcome *o)
 {
         _cleanup_free_ char *resp = NULL;
         struct attest_err err = {0};
@@ -460,39 +490,36 @@ static int call_text(struct agent *a, const char *method, const char *path, cons
         x = http_request(a->http, method, path, text, text ? strlen(text) : 0, status, &resp, &err);
         if (x < 0) {
                 log_warn("%s", err.msg); /* names the method and path */
-                return x;
+                return outcome_set(o,
+                                   x == -EIO     ? AGENT_OUTCOME_TRANSPORT
+                                   : x == -E2BIG ? AGENT_OUTCOME_PROTOCOL
+                                                 : AGENT_OUTCOME_LOCAL,
+                                   x);
         }
         *ret_json = json_loads(resp, 0, &jerr);
         if (!*ret_json || !json_is_object(*ret_json)) {
                 json_decref(*ret_json);
                 *ret_json = NULL;
                 log_warn("%s %s: HTTP %ld without a JSON object", method, path, *status);
-                return -EBADMSG;
+                return outcome_set(o, AGENT_OUTCOME_PROTOCOL, -EBADMSG);
         }
         return 0;
 }
 
 static int call(struct agent *a, const char *method, const char *path, json_t *body, long *status,
-                json_t **ret_json)
+                json_t **ret_json, struct agent_outcome *o)
 {
         _cleanup_free_ char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
 
         if (body && !text)
-                return -ENOMEM;
-        return call_text(a, method, path, text, status, ret_json);
-}
-
-static void log_api_error(const char *what, long status, json_t *j)
-{
-        const char *code = json_string_value(json_object_get(j, "error"));
-        const char *detail = json_string_value(json_object_get(j, "detail"));
-
-        log_warn("%s: HTTP %ld %s: %s", what, status, code ? code : "?", detail ? detail : "");
+                return outcome_set(o, AGENT_OUTCOME_LOCAL, -ENOMEM);
+        return call_text(a, method, path, text, status, ret_json, o);
 }
 
 /* ---- enrolment ---- */
 
-static int enroll(struct agent *a)
+/* Enrol the AK (and activate the credential). 0 when enrolled; else negative with *o filled. */
+static int enroll(struct agent *a, struct agent_outcome *o)
 {
         _cleanup_free_ uint8_t *ak = NULL, *ekpub = NULL, *ekcert = NULL, *blob = NULL,
                                *secret = NULL;
@@ -509,33 +536,35 @@ static int enroll(struct agent *a)
         if ((x = tpm_ak_public(a->tpm, &ak, &ak_len)) < 0 ||
             (x = tpm_ek_public(a->tpm, a->ak_alg, &ekpub, &ekpub_len, &err)) < 0) {
                 log_err("TPM: %s", err.msg[0] ? err.msg : "no AK");
-                return x;
+                return outcome_set(o, AGENT_OUTCOME_LOCAL, x);
         }
         x = tpm_ek_cert(a->tpm, a->ak_alg, &ekcert, &ekcert_len, &err);
         if (x < 0 && x != -ENOENT) {
                 log_err("TPM: EK certificate: %s", err.msg);
-                return x;
+                return outcome_set(o, AGENT_OUTCOME_LOCAL, x);
         }
         if (!(ak64 = b64_of(ak, ak_len)) || !(ekpub64 = b64_of(ekpub, ekpub_len)) ||
             (ekcert && !(ekcert64 = b64_of(ekcert, ekcert_len))))
-                return -ENOMEM;
+                return outcome_set(o, AGENT_OUTCOME_LOCAL, -ENOMEM);
         req = json_pack("{s:s, s:s}", "ak_public", ak64, "ek_public", ekpub64);
-        if (!req || (ekcert64 && json_object_set_new(req, "ek_cert", json_string(ekcert64))))
-                return -ENOMEM;
-        x = call(a, "POST", "/v1/agents", req, &status, &resp);
+        if (!req || (ekcert64 && json_object_set_new(req, "ek_cert", json_string(ekcert64)))) {
+                json_decref(req);
+                return outcome_set(o, AGENT_OUTCOME_LOCAL, -ENOMEM);
+        }
+        x = call(a, "POST", "/v1/agents", req, &status, &resp, o);
         json_decref(req);
         if (x < 0)
                 return x;
         if (status != 201 && status != 200) {
-                log_api_error("enrolment", status, resp);
+                x = outcome_http(o, "enrolment", status, resp);
                 json_decref(resp);
-                return status >= 500 ? -EIO : -EPERM;
+                return x;
         }
         id = json_string_value(json_object_get(resp, "id"));
         if (!id || strlen(id) > AGENT_ID_MAX || strspn(id, "0123456789abcdef") != strlen(id)) {
                 log_err("enrolment: the verifier sent no valid agent id");
                 json_decref(resp);
-                return -EBADMSG;
+                return outcome_set(o, AGENT_OUTCOME_PROTOCOL, -EBADMSG);
         }
         snprintf(a->id, sizeof(a->id), "%s", id);
         cred = json_object_get(resp, "credential");
@@ -544,41 +573,47 @@ static int enroll(struct agent *a)
                     b64_member(cred, "secret", 1024, &secret, &secret_len) < 0) {
                         log_err("enrolment: malformed credential");
                         json_decref(resp);
-                        return -EBADMSG;
+                        a->id[0] = '\0';
+                        return outcome_set(o, AGENT_OUTCOME_PROTOCOL, -EBADMSG);
                 }
                 x = tpm_activate_credential(a->tpm, blob, blob_len, secret, secret_len, proof,
                                             &plen, &err);
                 if (x < 0) {
                         log_err("enrolment: ActivateCredential: %s", err.msg);
                         json_decref(resp);
-                        return x;
+                        a->id[0] = '\0';
+                        return outcome_set(o, AGENT_OUTCOME_LOCAL, x);
                 }
                 proof64 = b64_of(proof, plen);
                 OPENSSL_cleanse(proof, sizeof(proof));
                 json_decref(resp);
                 resp = NULL;
-                if (!proof64)
-                        return -ENOMEM;
+                if (!proof64) {
+                        a->id[0] = '\0';
+                        return outcome_set(o, AGENT_OUTCOME_LOCAL, -ENOMEM);
+                }
                 req = json_pack("{s:s}", "proof", proof64);
                 snprintf(path, sizeof(path), "/v1/agents/%s/activate", a->id);
-                x = req ? call(a, "POST", path, req, &status, &resp) : -ENOMEM;
+                x = req ? call(a, "POST", path, req, &status, &resp, o)
+                        : outcome_set(o, AGENT_OUTCOME_LOCAL, -ENOMEM);
                 json_decref(req);
-                if (x < 0)
-                        return x;
-                if (status != 200) {
-                        log_api_error("activation", status, resp);
+                if (x >= 0 && status != 200)
+                        x = outcome_http(o, "activation", status, resp);
+                if (x < 0) {
                         json_decref(resp);
-                        return status >= 500 ? -EIO : -EPERM;
+                        a->id[0] = '\0';
+                        return x;
                 }
         }
         json_decref(resp);
         snprintf(path, sizeof(path), "%s/agent-id", a->state_dir);
         if ((x = write_file(path, a->id, strlen(a->id), 0600)) < 0) {
                 log_err("%s: %s", path, strerror(-x));
-                return x;
+                a->id[0] = '\0';
+                return outcome_set(o, AGENT_OUTCOME_LOCAL, x);
         }
         log_info("enrolled as agent %s%s", a->id, cred ? " (credential activated)" : "");
-        return 0;
+        return outcome_set(o, AGENT_OUTCOME_DONE, 0);
 }
 
 static int load_id(struct agent *a)
@@ -611,6 +646,13 @@ struct challenge {
         struct pcr_sel sel;
 };
 
+/*
+ * Quote first, then read the IMA log. The kernel appends a measurement to the log before it
+ * extends PCR 10, so a log read after the quote holds at least every entry the quoted PCR 10
+ * covers, and the verifier replays the shortest prefix that matches. Read before the quote, a
+ * measurement landing in between would leave the quoted PCR ahead of the log: a spurious fail.
+ * Failures here are local (LOCAL).
+ */
 static int collect(struct agent *a, const struct challenge *ch, struct evidence *ev)
 {
         struct attest_err err = {0};
@@ -620,6 +662,12 @@ static int collect(struct agent *a, const struct challenge *ch, struct evidence 
 
         memcpy(ev->nonce, ch->nonce, ch->nonce_len);
         ev->nonce_len = ch->nonce_len;
+        x = tpm_quote(a->tpm, &ch->sel, ch->nonce, ch->nonce_len, &ev->attest, &ev->attest_len,
+                      &ev->sig, &ev->sig_len, &ev->pcrs, &err);
+        if (x < 0) {
+                log_err("TPM quote: %s", err.msg);
+                return x;
+        }
         x = imalog_read(&a->log, ch->ima_offset, &ev->ima, &ev->ima_len, &from, &count, &err);
         if (x < 0) {
                 log_err("IMA log: %s", err.msg);
@@ -647,13 +695,6 @@ static int collect(struct agent *a, const struct challenge *ch, struct evidence 
         ev->host.tk_present = f.tk_present;
         snprintf(ev->host.tk_source, sizeof(ev->host.tk_source), "%s", f.tk_source);
         snprintf(ev->host.tk_origin, sizeof(ev->host.tk_origin), "%s", f.tk_origin);
-        /* quote last: the log read above is then a prefix of what the quote covers */
-        x = tpm_quote(a->tpm, &ch->sel, ch->nonce, ch->nonce_len, &ev->attest, &ev->attest_len,
-                      &ev->sig, &ev->sig_len, &ev->pcrs, &err);
-        if (x < 0) {
-                log_err("TPM quote: %s", err.msg);
-                return x;
-        }
         return 0;
 }
 
@@ -678,7 +719,7 @@ static int dump_evidence(struct agent *a, const char *json)
         return 0;
 }
 
-static int get_challenge(struct agent *a, struct challenge *ch)
+static int get_challenge(struct agent *a, struct challenge *ch, struct agent_outcome *o)
 {
         json_t *resp = NULL;
         const char *nonce, *sel;
@@ -689,14 +730,15 @@ static int get_challenge(struct agent *a, struct challenge *ch)
 
         snprintf(path, sizeof(path), "/v1/agents/%s/challenges", a->id);
         json_t *empty = json_object();
-        x = empty ? call(a, "POST", path, empty, &status, &resp) : -ENOMEM;
+        x = empty ? call(a, "POST", path, empty, &status, &resp, o)
+                  : outcome_set(o, AGENT_OUTCOME_LOCAL, -ENOMEM);
         json_decref(empty);
         if (x < 0)
                 return x;
         if (status != 200 && status != 201) {
-                log_api_error("challenge", status, resp);
+                x = outcome_http(o, "challenge", status, resp);
                 json_decref(resp);
-                return status == 404 ? -ENOENT : status >= 500 ? -EIO : -EPERM;
+                return x;
         }
         nonce = json_string_value(json_object_get(resp, "nonce"));
         sel = json_string_value(json_object_get(resp, "pcr_selection"));
@@ -708,7 +750,7 @@ static int get_challenge(struct agent *a, struct challenge *ch)
                           &ch->sel) < 0) {
                 log_err("challenge: malformed answer from the verifier");
                 json_decref(resp);
-                return -EBADMSG;
+                return outcome_set(o, AGENT_OUTCOME_PROTOCOL, -EBADMSG);
         }
         ch->ima_offset = (uint64_t)off;
         json_decref(resp);
@@ -716,10 +758,10 @@ static int get_challenge(struct agent *a, struct challenge *ch)
 }
 
 /*
- * Challenge, collect, submit. Returns 1 pass, 0 fail (a verdict), negative on error; *next_due_s
- * is the delay the verifier asked for (0: none given).
+ * Challenge, collect, submit. Returns 1 pass, 0 fail (a verdict: *o is DONE), negative when the
+ * round ended otherwise (*o says how); *next_due_s is the delay the verifier asked for (0: none).
  */
-static int round_once(struct agent *a, long *next_due_s)
+static int round_once(struct agent *a, long *next_due_s, struct agent_outcome *o)
 {
         _cleanup_(evidence_freep) struct evidence *ev = calloc(1, sizeof(*ev));
         _cleanup_free_ char *json = NULL;
@@ -731,27 +773,17 @@ static int round_once(struct agent *a, long *next_due_s)
 
         *next_due_s = 0;
         if (!ev)
-                return -ENOMEM;
-        if ((x = get_challenge(a, &ch)) < 0)
+                return outcome_set(o, AGENT_OUTCOME_LOCAL, -ENOMEM);
+        if ((x = get_challenge(a, &ch, o)) < 0)
                 return x;
-        if ((x = collect(a, &ch, ev)) < 0)
-                return x;
-        if ((x = evidence_to_json(ev, &json)) < 0)
-                return x;
-        if (a->dump && (x = dump_evidence(a, json)) < 0)
-                return x;
+        if ((x = collect(a, &ch, ev)) < 0 || (x = evidence_to_json(ev, &json)) < 0 ||
+            (a->dump && (x = dump_evidence(a, json)) < 0))
+                return outcome_set(o, AGENT_OUTCOME_LOCAL, x);
         snprintf(path, sizeof(path), "/v1/agents/%s/evidence", a->id);
-        if ((x = call_text(a, "POST", path, json, &status, &resp)) < 0)
+        if ((x = call_text(a, "POST", path, json, &status, &resp, o)) < 0)
                 return x;
         if (status != 200) {
-                const char *code = json_string_value(json_object_get(resp, "error"));
-
-                log_api_error("evidence", status, resp);
-                x = status >= 500 ? -EIO
-                    : code && (strcmp(code, "nonce_expired") == 0 ||
-                               strcmp(code, "nonce_unknown") == 0)
-                            ? -ESTALE
-                            : -EPERM;
+                x = outcome_http(o, "evidence", status, resp);
                 json_decref(resp);
                 return x;
         }
@@ -764,7 +796,7 @@ static int round_once(struct agent *a, long *next_due_s)
         if (!st) {
                 log_err("evidence: verdict without a status");
                 json_decref(resp);
-                return -EBADMSG;
+                return outcome_set(o, AGENT_OUTCOME_PROTOCOL, -EBADMSG);
         }
         json_array_foreach(claims, i, c)
         {
@@ -802,6 +834,7 @@ static int round_once(struct agent *a, long *next_due_s)
         }
         x = strcmp(st, "pass") == 0 ? 1 : 0;
         json_decref(resp);
+        outcome_set(o, AGENT_OUTCOME_DONE, 0);
         return x;
 }
 
@@ -871,6 +904,31 @@ static void check_signals(struct agent *a)
                         a->stop = true;
 }
 
+/* The verifier decommissioned this agent or its EK: say so and stop for good. */
+static int decommissioned(const struct agent_outcome *o)
+{
+        log_err("the verifier decommissioned this %s (HTTP %ld %s): not retrying; an admin must "
+                "re-admit it",
+                o->code == AGENT_API_EK_DECOMMISSIONED ? "TPM (EK)" : "agent", o->status,
+                agent_api_code_name(o->code));
+        sd_notifyf(0, "STATUS=decommissioned by the verifier (%s), not retrying\nSTOPPING=1",
+                   agent_api_code_name(o->code));
+        return AGENT_EXIT_DECOMMISSIONED;
+}
+
+/* Why a back-off, for the log and STATUS=. */
+static const char *backoff_reason(const struct agent_outcome *o)
+{
+        switch (o->kind) {
+        case AGENT_OUTCOME_LOCAL:
+                return "local error";
+        case AGENT_OUTCOME_HTTP:
+                return o->status >= 500 ? "verifier unavailable" : "refused by the verifier";
+        default:
+                return "verifier unavailable";
+        }
+}
+
 static int run(struct agent *a)
 {
         struct backoff bo = {.base_ms = 1000, .max_ms = 300000};
@@ -883,83 +941,100 @@ static int run(struct agent *a)
                 .timeout_ms = (long)a->timeout * 1000,
         };
         struct attest_err err = {0};
-        bool ready = false;
-        int x, result = 2;
+        bool ready = false, rechallenged = false;
+        int x, result = AGENT_EXIT_ERROR;
 
         if ((x = read_token(a)) < 0)
-                return 2;
+                return AGENT_EXIT_ERROR;
         ho.token = a->token[0] ? a->token : NULL;
         if ((x = http_new(&ho, &a->http, &err)) < 0) {
                 log_err("%s", err.msg);
-                return 2;
+                return AGENT_EXIT_ERROR;
         }
         if (sd_watchdog_enabled(0, &a->watchdog_usec) <= 0)
                 a->watchdog_usec = 0;
         while (!a->stop) {
+                struct agent_outcome o = {0};
+                enum agent_action act;
                 long due = 0;
+                uint32_t d;
 
                 if (!a->id[0]) {
                         x = load_id(a);
                         if (x < 0) {
                                 log_err("%s/agent-id: unreadable (%s)", a->state_dir, strerror(-x));
-                                return 2;
+                                return AGENT_EXIT_ERROR;
                         }
-                        if (x == 0 && (x = enroll(a)) < 0) {
-                                uint32_t d;
-
-                                if (x == -EPERM || a->once)
-                                        return 2; /* the verifier refused us: retrying won't help */
-                                d = backoff_next(&bo);
-                                sd_notifyf(0, "STATUS=enrolment failed, retrying in %u s",
-                                           d / 1000);
-                                log_info("enrolment: retrying in %u ms", d);
-                                nap(a, d);
-                                continue;
+                        if (x == 0) {
+                                enroll(a, &o);
+                                act = agent_outcome_action(AGENT_STEP_ENROL, &o);
+                                if (act == AGENT_ACT_EXIT_DECOMMISSIONED)
+                                        return decommissioned(&o);
+                                if (act == AGENT_ACT_EXIT_REFUSED ||
+                                    (act != AGENT_ACT_PROCEED && a->once))
+                                        return AGENT_EXIT_ERROR; /* retrying won't help */
+                                if (act != AGENT_ACT_PROCEED) {
+                                        d = backoff_next(&bo);
+                                        sd_notifyf(0,
+                                                   "STATUS=enrolment failed (%s), retrying in %u s",
+                                                   backoff_reason(&o), d / 1000);
+                                        log_info("enrolment: retrying in %u ms", d);
+                                        nap(a, d);
+                                        continue;
+                                }
                         }
                 }
                 if (!ready) {
                         sd_notify(0, "READY=1\nSTATUS=enrolled, attesting");
                         ready = true;
                 }
-                x = round_once(a, &due);
+                x = round_once(a, &due, &o);
                 check_signals(a);
-                if (x >= 0) {
+                act = agent_outcome_action(AGENT_STEP_ROUND, &o);
+                switch (act) {
+                case AGENT_ACT_PROCEED:
                         backoff_reset(&bo);
+                        rechallenged = false;
                         sd_notifyf(0, "STATUS=last verdict: %s", a->last_status);
-                        result = x == 1 ? 0 : 1;
+                        result = x == 1 ? AGENT_EXIT_PASS : AGENT_EXIT_FAIL;
                         if (a->once)
-                                break;
+                                goto done;
                         nap(a, (uint64_t)(due ? due : (long)a->interval) * 1000);
                         continue;
-                }
-                if (x == -ENOENT) {
+                case AGENT_ACT_REENROL: {
                         /* the verifier forgot us (DELETE /v1/agents/ID): enrol again */
+                        char path[512];
+
                         log_warn("the verifier does not know agent %s: enrolling again", a->id);
                         a->id[0] = '\0';
-                        char path[512];
                         snprintf(path, sizeof(path), "%s/agent-id", a->state_dir);
                         unlink(path);
                         continue;
                 }
-                if (a->once && x != -ESTALE)
-                        return 2;
-                if (x == -ESTALE) {
+                case AGENT_ACT_EXIT_DECOMMISSIONED:
+                        return decommissioned(&o);
+                case AGENT_ACT_RECHALLENGE:
                         /* the nonce expired while we collected: one fresh challenge, no loop */
-                        if (bo.attempt == 0) {
-                                bo.attempt = 1;
+                        if (!rechallenged) {
+                                rechallenged = true;
                                 continue;
                         }
-                        if (a->once)
-                                return 2; /* expired twice: --once gives up, no loop */
+                        break;
+                default:
+                        break;
                 }
-                uint32_t d = backoff_next(&bo);
-                sd_notifyf(0, "STATUS=verifier unavailable, retrying in %u s", d / 1000);
-                log_info("retrying in %u ms", d);
+                if (a->once)
+                        return AGENT_EXIT_ERROR; /* --once gives up, no loop */
+                /* a local failure, no answer, or a refusal: keep the id, back off, retry */
+                d = backoff_next(&bo);
+                sd_notifyf(0, "STATUS=%s, retrying in %u s", backoff_reason(&o), d / 1000);
+                log_info("%s: retrying in %u ms", backoff_reason(&o), d);
                 nap(a, d);
         }
+done:
         sd_notify(0, "STOPPING=1");
         /* a requested stop is a clean exit, whatever the last verdict (or none yet) */
-        return a->once ? result : 0;
+        return a->once ? result : AGENT_EXIT_PASS;
 }
 
 int main(int argc, char **argv)
@@ -977,11 +1052,11 @@ int main(int argc, char **argv)
         struct strpool pool = {0};
         struct attest_err err = {0};
         sigset_t mask;
-        int x, rc = 2;
+        int x, rc = AGENT_EXIT_ERROR;
 
         x = parse_args(&a, argc, argv, &pool);
         if (x != 0) {
-                rc = x > 0 ? 0 : 2;
+                rc = x > 0 ? AGENT_EXIT_PASS : AGENT_EXIT_ERROR;
                 goto out;
         }
         sigemptyset(&mask);
@@ -1011,7 +1086,7 @@ int main(int argc, char **argv)
                 goto out;
         }
         if (!a.verifier) {
-                rc = dump_offline(&a) < 0 ? 2 : 0;
+                rc = dump_offline(&a) < 0 ? AGENT_EXIT_ERROR : AGENT_EXIT_PASS;
                 goto out;
         }
         rc = run(&a);

@@ -1056,21 +1056,33 @@ int tpm_quote(struct tpm *t, const struct pcr_sel *sel, const uint8_t *nonce, si
                 TSS2_RC rc;
                 int r;
 
+                /* The values read just before the quote serve when nothing was extended in
+                 * between, those read just after when nothing was extended since: on a host
+                 * that keeps measuring, one of the two windows is often quiet. */
+                r = pcrs_read(t, &tpml, &pcrs, &counter, err);
+                if (r < 0 && r != -EAGAIN)
+                        return r;
+                bool before = r == 0;
                 /* TPM2_Quote (Part 3, 18.4) */
                 rc = Esys_Quote(t->esys, t->ak, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE,
                                 &qualifying, &scheme, &tpml, &quoted, &sig);
                 if (rc != TSS2_RC_SUCCESS)
                         return tpm_fail(err, rc, -EIO, NULL, "quoting");
-                r = pcrs_read(t, &tpml, &pcrs, &counter, err);
-                if (r == -EAGAIN)
-                        continue;
+                r = before ? quote_consistent(quoted, &tpml, nonce, nonce_len, &pcrs, err) : 0;
                 if (r < 0)
                         return r;
-                r = quote_consistent(quoted, &tpml, nonce, nonce_len, &pcrs, err);
-                if (r < 0)
-                        return r;
+                if (r == 0) { /* extended between read and quote: read again */
+                        r = pcrs_read(t, &tpml, &pcrs, &counter, err);
+                        if (r == -EAGAIN)
+                                continue;
+                        if (r < 0)
+                                return r;
+                        r = quote_consistent(quoted, &tpml, nonce, nonce_len, &pcrs, err);
+                        if (r < 0)
+                                return r;
+                }
                 if (r == 0)
-                        continue; /* extended between quote and read */
+                        continue; /* extended before and after the quote */
                 attest_buf = malloc(quoted->size);
                 sig_buf = malloc(sizeof(TPMT_SIGNATURE));
                 if (!attest_buf || !sig_buf)
@@ -1108,5 +1120,30 @@ int tpm_pcr_extend(struct tpm *t, unsigned pcr, enum bank b, const uint8_t *dige
                              ESYS_TR_NONE, &v);
         if (rc != TSS2_RC_SUCCESS)
                 return tpm_fail(err, rc, -EIO, NULL, "extending %s PCR %u", bank_name(b), pcr);
+        return 0;
+}
+
+int tpm_pcr_extend_banks(struct tpm *t, unsigned pcr, unsigned banks,
+                         const uint8_t digests[BANK_COUNT][BANK_DIGEST_MAX], struct attest_err *err)
+{
+        TPML_DIGEST_VALUES v;
+        TSS2_RC rc;
+
+        if (pcr >= PCR_COUNT || banks == 0 || (banks & ~BANK_MASK_ALL))
+                return attest_fail(err, -EINVAL, "tpm_bad_pcr", "no PCR %u in banks 0x%x", pcr,
+                                   banks);
+        memset(&v, 0, sizeof(v));
+        for (enum bank b = 0; b < BANK_COUNT; b++) {
+                if (!(banks & BANK_MASK(b)))
+                        continue;
+                v.digests[v.count].hashAlg = bank_tpm_alg(b);
+                memcpy(&v.digests[v.count].digest, digests[b], bank_size(b));
+                v.count++;
+        }
+        /* TPM2_PCR_Extend (Part 3, 22.2): every bank in one command, as the kernel does */
+        rc = Esys_PCR_Extend(t->esys, ESYS_TR_PCR0 + pcr, ESYS_TR_PASSWORD, ESYS_TR_NONE,
+                             ESYS_TR_NONE, &v);
+        if (rc != TSS2_RC_SUCCESS)
+                return tpm_fail(err, rc, -EIO, NULL, "extending PCR %u", pcr);
         return 0;
 }

@@ -98,9 +98,10 @@ int tpm_ak_load_or_create(struct tpm *t, const char *state_dir, enum tpm_key_alg
 int tpm_ak_public(struct tpm *t, uint8_t **ret_tpm2b_public, size_t *ret_len) _wur_;
 
 /*
- * Quote sel with the AK, qualifyingData = nonce (1..TPM_NONCE_MAX bytes), then read the same PCRs.
- * The values read are checked against the quote's pcrDigest (and the PCR update counter must not
- * move between reads); when the PCRs changed in between, the quote is retried a few times.
+ * Quote sel with the AK, qualifyingData = nonce (1..TPM_NONCE_MAX bytes), with the values of the
+ * same PCRs read just before the quote or, when they changed, just after it. The values are checked
+ * against the quote's pcrDigest (and the PCR update counter must not move between reads); when the
+ * PCRs changed both before and after the quote, it is retried a few times (tpm_pcrs_changing).
  * ret_attest: the marshalled TPMS_ATTEST the signature covers; ret_sig: marshalled TPMT_SIGNATURE;
  * both malloc'ed. ret_pcrs: the quoted PCR values.
  */
@@ -126,5 +127,10 @@ int tpm_activate_credential(struct tpm *t, const uint8_t *blob, size_t blob_len,
 /* Extend PCR pcr of bank b with digest (bank_size(b) bytes). For tests and tools. */
 int tpm_pcr_extend(struct tpm *t, unsigned pcr, enum bank b, const uint8_t *digest,
                    struct attest_err *err) _wur_;
+/* Extend PCR pcr of every bank in banks (BANK_MASK()s) with digests[b], in one TPM2_PCR_Extend
+ * as the kernel's IMA does. For tests and tools. */
+int tpm_pcr_extend_banks(struct tpm *t, unsigned pcr, unsigned banks,
+                         const uint8_t digests[BANK_COUNT][BANK_DIGEST_MAX], struct attest_err *err)
+        _wur_;
 
 #endif

@@ -2,7 +2,9 @@
 /*
  * The agent's HTTPS client against a real TLS server (openssl s_server on loopback, certificates
  * from tests/lib/mkcerts.sh): pinned CA accepted, another CA refused, plain http refused unless
- * allowed, response cap, server down, timeouts; and the back-off schedule.
+ * allowed, response cap, server down, timeouts; and the back-off schedule. Mutual TLS against a
+ * server that requires a client certificate (s_server -Verify): --cert/--key present one, none is
+ * refused, and a key file group or others may read is refused before any connection.
  */
 #include <check.h>
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,7 +39,7 @@ static int free_port(void)
         return p;
 }
 
-static void start_server(void)
+static void start_server(bool mtls)
 {
         char cmd[1024], path[300];
         FILE *f;
@@ -63,8 +66,13 @@ static void start_server(void)
                 snprintf(acc, sizeof(acc), "127.0.0.1:%d", port);
                 freopen("/dev/null", "w", stdout);
                 freopen("/dev/null", "w", stderr);
-                execlp("openssl", "openssl", "s_server", "-accept", acc, "-cert", "server.pem",
-                       "-key", "server.key", "-WWW", "-quiet", (char *)NULL);
+                if (mtls) /* a client certificate chaining to ca.pem, or no handshake */
+                        execlp("openssl", "openssl", "s_server", "-accept", acc, "-cert",
+                               "server.pem", "-key", "server.key", "-WWW", "-quiet", "-Verify", "1",
+                               "-verify_return_error", "-CAfile", "ca.pem", (char *)NULL);
+                else
+                        execlp("openssl", "openssl", "s_server", "-accept", acc, "-cert",
+                               "server.pem", "-key", "server.key", "-WWW", "-quiet", (char *)NULL);
                 _exit(127);
         }
         /* wait until it accepts */
@@ -86,7 +94,13 @@ static void start_server(void)
 static void setup(void)
 {
         ck_assert_ptr_nonnull(mkdtemp(dir));
-        start_server();
+        start_server(false);
+}
+
+static void setup_mtls(void)
+{
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        start_server(true);
 }
 
 static void teardown(void)
@@ -195,6 +209,115 @@ START_TEST(test_response_cap_down_server_and_timeout)
 }
 END_TEST
 
+START_TEST(test_mtls_client_certificate_is_presented)
+{
+        char ca[300], cert[300], key[300], scert[300], skey[300];
+        struct http_opts o = {.url = url, .ca = ca};
+        struct http_client *c;
+        struct attest_err err = {0};
+        long status = 0;
+        char *body = NULL;
+
+        /* in_dir() recycles its buffers: copies that stay put */
+        snprintf(ca, sizeof(ca), "%s", in_dir("ca.pem"));
+        snprintf(cert, sizeof(cert), "%s", in_dir("client.pem"));
+        snprintf(key, sizeof(key), "%s", in_dir("client.key"));
+        snprintf(scert, sizeof(scert), "%s", in_dir("server.pem"));
+        snprintf(skey, sizeof(skey), "%s", in_dir("server.key"));
+
+        /* no client certificate: the server ends the handshake */
+        ck_assert_int_eq(http_new(&o, &c, &err), 0);
+        ck_assert_int_eq(http_request(c, "GET", "/hello.json", NULL, 0, &status, &body, &err),
+                         -EIO);
+        ck_assert_ptr_null(body);
+        http_free(c);
+
+        /* --cert/--key: presented, verified by the server against ca.pem, request served; the
+         * key is read once in http_new() */
+        o.cert = cert;
+        o.key = key;
+        ck_assert_msg(http_new(&o, &c, &err) == 0, "%s", err.msg);
+        for (int i = 0; i < 2; i++) {
+                ck_assert_msg(
+                        http_request(c, "GET", "/hello.json", NULL, 0, &status, &body, &err) == 0,
+                        "%s", err.msg);
+                ck_assert_int_eq(status, 200);
+                ck_assert_str_eq(body, "{\"hello\":1}\n");
+                free(body);
+        }
+        http_free(c);
+
+        /* certificate and key in one file (mode 0600), no --key: the key is read from it */
+        {
+                char both[300], cmd[1000];
+
+                snprintf(both, sizeof(both), "%s", in_dir("both.pem"));
+                snprintf(cmd, sizeof(cmd), "umask 077 && cat %s %s >%s", cert, key, both);
+                ck_assert_int_eq(system(cmd), 0);
+                o.cert = both;
+                o.key = NULL;
+                ck_assert_msg(http_new(&o, &c, &err) == 0, "%s", err.msg);
+                ck_assert_msg(
+                        http_request(c, "GET", "/hello.json", NULL, 0, &status, &body, &err) == 0,
+                        "%s", err.msg);
+                ck_assert_int_eq(status, 200);
+                free(body);
+                http_free(c);
+        }
+
+        /* the server's own certificate is no client certificate (serverAuth only): refused */
+        o.cert = scert;
+        o.key = skey;
+        ck_assert_msg(http_new(&o, &c, &err) == 0, "%s", err.msg);
+        body = NULL;
+        ck_assert_int_eq(http_request(c, "GET", "/hello.json", NULL, 0, &status, &body, &err),
+                         -EIO);
+        ck_assert_ptr_null(body);
+        http_free(c);
+}
+END_TEST
+
+START_TEST(test_mtls_key_readable_by_others_is_refused)
+{
+        static const mode_t bad[] = {0640, 0604, 0644, 0660, 0601, 0610};
+        char ca[300], cert[300], key[300], nokey[300];
+        struct http_opts o = {.url = url, .ca = ca, .cert = cert, .key = key};
+        struct http_client *c = NULL;
+        struct attest_err err = {0};
+
+        /* in_dir() recycles its buffers: copies that stay put */
+        snprintf(ca, sizeof(ca), "%s", in_dir("ca.pem"));
+        snprintf(cert, sizeof(cert), "%s", in_dir("client.pem"));
+        snprintf(key, sizeof(key), "%s", in_dir("client.key"));
+        snprintf(nokey, sizeof(nokey), "%s", in_dir("nope.key"));
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                ck_assert_int_eq(chmod(key, bad[i]), 0);
+                err = (struct attest_err){0};
+                ck_assert_int_eq(http_new(&o, &c, &err), -EINVAL);
+                ck_assert_ptr_null(c);
+                ck_assert_str_eq(err.code, "http_key_permissions");
+                ck_assert_msg(strstr(err.msg, "client.key"), "%s", err.msg);
+        }
+        /* 0600 and 0400 are fine */
+        ck_assert_int_eq(chmod(key, 0400), 0);
+        ck_assert_msg(http_new(&o, &c, &err) == 0, "%s", err.msg);
+        http_free(c);
+        ck_assert_int_eq(chmod(key, 0600), 0);
+        ck_assert_msg(http_new(&o, &c, &err) == 0, "%s", err.msg);
+        http_free(c);
+        /* no key file given: the key is read from the certificate file, with the same check */
+        o.key = NULL;
+        ck_assert_int_eq(chmod(cert, 0644), 0);
+        ck_assert_int_eq(http_new(&o, &c, &err), -EINVAL);
+        ck_assert_str_eq(err.code, "http_key_permissions");
+        /* a missing key file names it */
+        o.key = nokey;
+        ck_assert_int_eq(http_new(&o, &c, &err), -ENOENT);
+        ck_assert_str_eq(err.code, "http_key_unreadable");
+}
+END_TEST
+
 START_TEST(test_backoff_grows_with_jitter_and_caps)
 {
         struct backoff b = {.base_ms = 100, .max_ms = 2000};
@@ -226,14 +349,20 @@ static Suite *http_suite(void)
         Suite *s = suite_create("agent-http");
         TCase *tc = tcase_create("tls");
         TCase *bo = tcase_create("backoff");
+        TCase *mt = tcase_create("mtls");
 
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_pinned_ca_is_accepted_and_keepalive_reused);
         tcase_add_test(tc, test_other_ca_and_plain_http_are_refused);
         tcase_add_test(tc, test_response_cap_down_server_and_timeout);
+        tcase_add_checked_fixture(mt, setup_mtls, teardown);
+        tcase_set_timeout(mt, 60);
+        tcase_add_test(mt, test_mtls_client_certificate_is_presented);
+        tcase_add_test(mt, test_mtls_key_readable_by_others_is_refused);
         tcase_add_test(bo, test_backoff_grows_with_jitter_and_caps);
         suite_add_tcase(s, tc);
+        suite_add_tcase(s, mt);
         suite_add_tcase(s, bo);
         return s;
 }

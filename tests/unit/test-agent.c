@@ -9,6 +9,7 @@
 #include "facts.h"
 #include "imagen.h"
 #include "imalog.h"
+#include "outcome.h"
 #include "testutil.h"
 
 static char tmpdir[] = "/tmp/test-agent.XXXXXX";
@@ -237,10 +238,113 @@ static void teardown(void)
         memcpy(tmpdir + strlen(tmpdir) - 6, "XXXXXX", 6);
 }
 
+/* ---- the round's outcome and what the agent does next (issue 9, defects 8 and 9) ---- */
+
+static enum agent_action act(enum agent_step step, enum agent_outcome_kind kind, int error,
+                             long status, const char *code)
+{
+        struct agent_outcome o = {.kind = kind,
+                                  .error = error,
+                                  .status = status,
+                                  .code = agent_api_code_from_name(code)};
+
+        return agent_outcome_action(step, &o);
+}
+
+#define ck_act(want, ...)                                                                          \
+        do {                                                                                       \
+                enum agent_action got_ = act(__VA_ARGS__);                                         \
+                ck_assert_msg(got_ == (want), "%s: %s, want %s", #__VA_ARGS__,                     \
+                              agent_action_name(got_), agent_action_name(want));                   \
+        } while (0)
+
+START_TEST(test_outcome_local_errors_never_reenrol)
+{
+        static const int errs[] = {-ENOENT, -EACCES, -EIO, -EBADMSG, -E2BIG, -ENOMEM, -EPERM};
+
+        for (size_t i = 0; i < ARRAY_SIZE(errs); i++)
+                for (int step = AGENT_STEP_ENROL; step <= AGENT_STEP_ROUND; step++) {
+                        /* a missing IMA log, TPM or state-dir failure: back off, keep the id */
+                        ck_act(AGENT_ACT_BACKOFF, step, AGENT_OUTCOME_LOCAL, errs[i], 0, NULL);
+                        /* no answer, or one the agent cannot use: the same */
+                        ck_act(AGENT_ACT_BACKOFF, step, AGENT_OUTCOME_TRANSPORT, errs[i], 0, NULL);
+                        ck_act(AGENT_ACT_BACKOFF, step, AGENT_OUTCOME_PROTOCOL, errs[i], 0, NULL);
+                }
+        /* a stray status or code next to a local failure changes nothing */
+        ck_act(AGENT_ACT_BACKOFF, AGENT_STEP_ROUND, AGENT_OUTCOME_LOCAL, -ENOENT, 404,
+               "agent_not_found");
+        ck_act(AGENT_ACT_BACKOFF, AGENT_STEP_ROUND, AGENT_OUTCOME_LOCAL, -ENOENT, 403,
+               "agent_decommissioned");
+        ck_act(AGENT_ACT_PROCEED, AGENT_STEP_ROUND, AGENT_OUTCOME_DONE, 0, 0, NULL);
+        ck_act(AGENT_ACT_PROCEED, AGENT_STEP_ENROL, AGENT_OUTCOME_DONE, 0, 0, NULL);
+}
+END_TEST
+
+START_TEST(test_outcome_http_statuses_and_codes)
+{
+        const enum agent_step R = AGENT_STEP_ROUND, E = AGENT_STEP_ENROL;
+        const enum agent_outcome_kind H = AGENT_OUTCOME_HTTP;
+
+        /* forgotten (DELETE): only 404 agent_not_found in a round enrols again */
+        ck_act(AGENT_ACT_REENROL, R, H, 0, 404, "agent_not_found");
+        ck_act(AGENT_ACT_BACKOFF, R, H, 0, 404, "not_found");
+        ck_act(AGENT_ACT_BACKOFF, R, H, 0, 404, NULL);
+        ck_act(AGENT_ACT_BACKOFF, R, H, 0, 400, "agent_not_found");
+        ck_act(AGENT_ACT_BACKOFF, E, H, 0, 404, "agent_not_found"); /* gone before activation */
+        /* decommissioned: stop for good, from a round or from enrolment */
+        ck_act(AGENT_ACT_EXIT_DECOMMISSIONED, R, H, 0, 403, "agent_decommissioned");
+        ck_act(AGENT_ACT_EXIT_DECOMMISSIONED, R, H, 0, 403, "ek_decommissioned");
+        ck_act(AGENT_ACT_EXIT_DECOMMISSIONED, E, H, 0, 403, "ek_decommissioned");
+        ck_act(AGENT_ACT_EXIT_DECOMMISSIONED, E, H, 0, 403, "agent_decommissioned");
+        /* other refusals of a round: keep the id, back off */
+        ck_act(AGENT_ACT_BACKOFF, R, H, 0, 403, "agent_not_active");
+        ck_act(AGENT_ACT_BACKOFF, R, H, 0, 403, "forbidden");
+        ck_act(AGENT_ACT_BACKOFF, R, H, 0, 409, "agent_busy");
+        ck_act(AGENT_ACT_BACKOFF, R, H, 0, 503, "nonces_exhausted");
+        ck_act(AGENT_ACT_BACKOFF, R, H, 0, 500, NULL);
+        /* a stale nonce: one fresh challenge */
+        ck_act(AGENT_ACT_RECHALLENGE, R, H, 0, 410, "nonce_expired");
+        ck_act(AGENT_ACT_RECHALLENGE, R, H, 0, 409, "nonce_unknown");
+        /* enrolment: the verifier down or busy is retried, a refusal is final */
+        ck_act(AGENT_ACT_BACKOFF, E, H, 0, 503, NULL);
+        ck_act(AGENT_ACT_BACKOFF, E, H, 0, 429, NULL);
+        ck_act(AGENT_ACT_BACKOFF, E, H, 0, 408, NULL);
+        ck_act(AGENT_ACT_EXIT_REFUSED, E, H, 0, 401, "unauthorized");
+        ck_act(AGENT_ACT_EXIT_REFUSED, E, H, 0, 403, "ek_cert_required");
+        ck_act(AGENT_ACT_EXIT_REFUSED, E, H, 0, 409, "agent_exists");
+        ck_act(AGENT_ACT_EXIT_REFUSED, E, H, 0, 410, "nonce_expired");
+}
+END_TEST
+
+START_TEST(test_outcome_code_names_and_exit_statuses)
+{
+        for (int c = 0; c < AGENT_API_CODE_COUNT; c++)
+                if (c != AGENT_API_OTHER)
+                        ck_assert_int_eq(agent_api_code_from_name(agent_api_code_name(c)), c);
+        ck_assert_int_eq(agent_api_code_from_name(NULL), AGENT_API_OTHER);
+        ck_assert_int_eq(agent_api_code_from_name(""), AGENT_API_OTHER);
+        ck_assert_int_eq(agent_api_code_from_name("AGENT_NOT_FOUND"), AGENT_API_OTHER);
+        ck_assert_int_eq(agent_api_code_from_name("agent_not_found "), AGENT_API_OTHER);
+        ck_assert_int_eq(agent_api_code_from_name("agent_decommissioned"),
+                         AGENT_API_AGENT_DECOMMISSIONED);
+        ck_assert_str_eq(agent_api_code_name(AGENT_API_EK_DECOMMISSIONED), "ek_decommissioned");
+        for (int a = 0; a < AGENT_ACT_COUNT; a++)
+                ck_assert_str_ne(agent_action_name(a), "?");
+        for (int k = 0; k < AGENT_OUTCOME_KIND_COUNT; k++)
+                ck_assert_str_ne(agent_outcome_kind_name(k), "?");
+        /* the documented statuses (attest-agent(8), RestartPreventExitStatus= in the unit) */
+        ck_assert_int_eq(AGENT_EXIT_PASS, 0);
+        ck_assert_int_eq(AGENT_EXIT_FAIL, 1);
+        ck_assert_int_eq(AGENT_EXIT_ERROR, 2);
+        ck_assert_int_eq(AGENT_EXIT_DECOMMISSIONED, 3);
+}
+END_TEST
+
 static Suite *agent_suite(void)
 {
         Suite *s = suite_create("agent");
         TCase *tc = tcase_create("collectors");
+        TCase *oc = tcase_create("outcome");
 
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_test(tc, test_facts_from_boot_config_and_cmdline);
@@ -249,6 +353,10 @@ static Suite *agent_suite(void)
         tcase_add_test(tc, test_imalog_reads_only_new_entries);
         tcase_add_test(tc, test_imalog_leaves_a_partial_entry_and_handles_a_new_boot);
         suite_add_tcase(s, tc);
+        tcase_add_test(oc, test_outcome_local_errors_never_reenrol);
+        tcase_add_test(oc, test_outcome_http_statuses_and_codes);
+        tcase_add_test(oc, test_outcome_code_names_and_exit_statuses);
+        suite_add_tcase(s, oc);
         return s;
 }
 

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include "outcome.h"
+
+static const char *const api_codes[AGENT_API_CODE_COUNT] = {
+        [AGENT_API_OTHER] = "other",
+        [AGENT_API_AGENT_NOT_FOUND] = "agent_not_found",
+        [AGENT_API_NONCE_EXPIRED] = "nonce_expired",
+        [AGENT_API_NONCE_UNKNOWN] = "nonce_unknown",
+        [AGENT_API_AGENT_DECOMMISSIONED] = "agent_decommissioned",
+        [AGENT_API_EK_DECOMMISSIONED] = "ek_decommissioned",
+};
+
+enum agent_api_code agent_api_code_from_name(const char *name)
+{
+        if (!name)
+                return AGENT_API_OTHER;
+        for (unsigned i = AGENT_API_OTHER + 1; i < AGENT_API_CODE_COUNT; i++)
+                if (strcmp(name, api_codes[i]) == 0)
+                        return (enum agent_api_code)i;
+        return AGENT_API_OTHER;
+}
+
+const char *agent_api_code_name(enum agent_api_code c)
+{
+        return (unsigned)c < AGENT_API_CODE_COUNT ? api_codes[c] : "?";
+}
+
+const char *agent_outcome_kind_name(enum agent_outcome_kind k)
+{
+        static const char *const names[AGENT_OUTCOME_KIND_COUNT] = {
+                [AGENT_OUTCOME_DONE] = "done",           [AGENT_OUTCOME_LOCAL] = "local",
+                [AGENT_OUTCOME_TRANSPORT] = "transport", [AGENT_OUTCOME_PROTOCOL] = "protocol",
+                [AGENT_OUTCOME_HTTP] = "http",
+        };
+
+        return (unsigned)k < AGENT_OUTCOME_KIND_COUNT ? names[k] : "?";
+}
+
+const char *agent_action_name(enum agent_action a)
+{
+        static const char *const names[AGENT_ACT_COUNT] = {
+                [AGENT_ACT_PROCEED] = "proceed",
+                [AGENT_ACT_RECHALLENGE] = "rechallenge",
+                [AGENT_ACT_BACKOFF] = "backoff",
+                [AGENT_ACT_REENROL] = "reenrol",
+                [AGENT_ACT_EXIT_REFUSED] = "exit-refused",
+                [AGENT_ACT_EXIT_DECOMMISSIONED] = "exit-decommissioned",
+        };
+
+        return (unsigned)a < AGENT_ACT_COUNT ? names[a] : "?";
+}
+
+/* An HTTP error answer: the code decides where one is defined, then the status class. */
+static enum agent_action http_action(enum agent_step step, long status, enum agent_api_code code)
+{
+        switch (code) {
+        case AGENT_API_AGENT_DECOMMISSIONED:
+        case AGENT_API_EK_DECOMMISSIONED:
+                return AGENT_ACT_EXIT_DECOMMISSIONED;
+        case AGENT_API_AGENT_NOT_FOUND:
+                if (status != 404)
+                        break;
+                /* forgotten (DELETE) while attesting: enrol again; between enrolment and
+                 * activation: enrol from the start after a back-off */
+                return step == AGENT_STEP_ROUND ? AGENT_ACT_REENROL : AGENT_ACT_BACKOFF;
+        case AGENT_API_NONCE_EXPIRED:
+        case AGENT_API_NONCE_UNKNOWN:
+                if (step == AGENT_STEP_ROUND)
+                        return AGENT_ACT_RECHALLENGE;
+                break;
+        default:
+                break;
+        }
+        /* the verifier busy, overloaded or down behind a proxy: try again later */
+        if (status >= 500 || status == 408 || status == 429)
+                return AGENT_ACT_BACKOFF;
+        /* enrolment refused (bad token, EK not trusted, AK enrolled elsewhere): retrying the same
+         * request cannot succeed */
+        if (step == AGENT_STEP_ENROL)
+                return AGENT_ACT_EXIT_REFUSED;
+        /* a round refused for another reason (agent_not_active, agent_busy, ...): keep the id */
+        return AGENT_ACT_BACKOFF;
+}
+
+enum agent_action agent_outcome_action(enum agent_step step, const struct agent_outcome *o)
+{
+        switch (o->kind) {
+        case AGENT_OUTCOME_DONE:
+                return AGENT_ACT_PROCEED;
+        case AGENT_OUTCOME_HTTP:
+                return http_action(step, o->status, o->code);
+        case AGENT_OUTCOME_LOCAL:
+        case AGENT_OUTCOME_TRANSPORT:
+        case AGENT_OUTCOME_PROTOCOL:
+        default:
+                /* never a reason to forget the agent id or to stop for good */
+                return AGENT_ACT_BACKOFF;
+        }
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The outcome of one step of the agent (enrolment, or an attestation round) as a type, and what
+ * the agent does next. A failure on this host (TPM, IMA log, host facts, state directory, memory),
+ * a request that got no usable answer, and an HTTP status with the verifier's error code are three
+ * different things and never share a code path: only the verifier saying "no agent ID" (404
+ * agent_not_found) makes the agent enrol again; a missing local file never does.
+ */
+#ifndef AGENT_OUTCOME_H
+#define AGENT_OUTCOME_H
+
+#include "macro.h"
+
+/* Exit statuses of attest-agent (documented in attest-agent(8)). */
+#define AGENT_EXIT_PASS 0 /* clean stop; --once: the verdict passed */
+#define AGENT_EXIT_FAIL 1 /* --once: the verdict failed */
+#define AGENT_EXIT_ERROR 2
+/* The verifier decommissioned this agent or its EK: restarting will not help
+ * (RestartPreventExitStatus= in attest-agent.service). */
+#define AGENT_EXIT_DECOMMISSIONED 3
+
+/* The verifier's error codes ("error" member of an error answer) the agent acts on. */
+enum agent_api_code {
+        AGENT_API_OTHER, /* none, or a code the agent has no special action for */
+        AGENT_API_AGENT_NOT_FOUND,
+        AGENT_API_NONCE_EXPIRED,
+        AGENT_API_NONCE_UNKNOWN,
+        AGENT_API_AGENT_DECOMMISSIONED,
+        AGENT_API_EK_DECOMMISSIONED,
+        AGENT_API_CODE_COUNT,
+};
+
+/* NULL or an unknown code: AGENT_API_OTHER. */
+enum agent_api_code agent_api_code_from_name(const char *name);
+const char *agent_api_code_name(enum agent_api_code c);
+
+enum agent_outcome_kind {
+        AGENT_OUTCOME_DONE,      /* enrolled, or the verifier gave a verdict */
+        AGENT_OUTCOME_LOCAL,     /* failed on this host before or after talking to the verifier */
+        AGENT_OUTCOME_TRANSPORT, /* no answer: connect, TLS, timeout */
+        AGENT_OUTCOME_PROTOCOL,  /* an answer the agent cannot use (not JSON, fields missing) */
+        AGENT_OUTCOME_HTTP,      /* the verifier answered with an error status */
+        AGENT_OUTCOME_KIND_COUNT,
+};
+
+struct agent_outcome {
+        enum agent_outcome_kind kind;
+        int error;                /* LOCAL, TRANSPORT, PROTOCOL: negative errno */
+        long status;              /* HTTP: the status */
+        enum agent_api_code code; /* HTTP: the verifier's error code */
+};
+
+const char *agent_outcome_kind_name(enum agent_outcome_kind k);
+
+enum agent_step {
+        AGENT_STEP_ENROL, /* POST /v1/agents and the activation proof */
+        AGENT_STEP_ROUND, /* challenge, collect, evidence */
+};
+
+enum agent_action {
+        AGENT_ACT_PROCEED,      /* done: wait for the next round */
+        AGENT_ACT_RECHALLENGE,  /* the nonce expired or is unknown: a fresh challenge at once */
+        AGENT_ACT_BACKOFF,      /* retry after a back-off; keep the agent id */
+        AGENT_ACT_REENROL,      /* the verifier forgot this agent (DELETE): enrol again */
+        AGENT_ACT_EXIT_REFUSED, /* enrolment refused: exit AGENT_EXIT_ERROR */
+        AGENT_ACT_EXIT_DECOMMISSIONED, /* exit AGENT_EXIT_DECOMMISSIONED, no retry */
+        AGENT_ACT_COUNT,
+};
+
+const char *agent_action_name(enum agent_action a);
+enum agent_action agent_outcome_action(enum agent_step step, const struct agent_outcome *o);
+
+#endif

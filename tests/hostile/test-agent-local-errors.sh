@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Issue 9, defect 8: a local error is never taken for an answer of the verifier. With its IMA log
+# file gone (ENOENT on this host) the real attest-agent, enrolled and attesting against a real
+# attestd over TLS, logs the local error, backs off and retries, keeps its agent id and does not
+# enrol again (before the fix it deleted its id, enrolled again, got 409 agent_exists and exited,
+# to loop under systemd for good). When the file comes back it carries on with the same id and
+# passes. Then a plain DELETE (forget): 404 agent_not_found on the next round, and the agent
+# enrols again as before.
+# Usage: test-agent-local-errors.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP
+set -euo pipefail
+[ $# -eq 5 ] || { echo "usage: $0 ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP" >&2; exit 2; }
+if [ -z "${SWTPM_TCTI:-}" ]; then
+        exec "$4" --ek-cert -- "$0" "$@"
+fi
+ATTESTD=$(realpath "$1") TOP=$(realpath "$5")
+export ATTESTD TOP
+AGENT=$(realpath "$2") ATTESTCTL=$(realpath "$3")
+for t in openssl curl jq python3 tpm2_pcrextend; do
+        command -v $t >/dev/null || { echo "not ok: $t is not installed" >&2; exit 1; }
+done
+# shellcheck source-path=SCRIPTDIR source=../integration/test-daemon-lib.sh
+. "$TOP/tests/integration/test-daemon-lib.sh"
+
+agent_pid="" notify_pid=""
+cleanup_agent() {
+        local rc=$? p
+        for p in "$agent_pid" "$notify_pid"; do
+                if [ -n "$p" ]; then kill "$p" 2>/dev/null || true; fi
+        done
+        (exit $rc)
+        cleanup_lib
+}
+trap cleanup_agent EXIT
+
+token ENROLL enroll
+token READER reader
+token ADMIN admin
+printf %s "$ENROLL" >"$work/enroll.token"
+cd "$work"
+"$TOP/tests/lib/replay-boot" "$TOP/tests/data/qemu61-good" "$ATTESTCTL"
+cp "$TOP/tests/data/qemu61-good/binary_runtime_measurements" ima.bin
+spawn https "$work/daemon.log" "$ATTESTD" --listen "127.0.0.1:@PORT@" \
+        --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
+        --db "$work/attestd.db" --tokens "$work/tokens" --threads 2 \
+        --ek-ca "$SWTPM_STATE/ca" --interval 1
+
+# wait_lines FILE PATTERN N SECONDS: until FILE has N lines matching PATTERN (bounded)
+wait_lines() {
+        for _ in $(seq $(($4 * 20))); do
+                [ "$(grep -cE "$2" "$1" 2>/dev/null || true)" -ge "$3" ] && return 0
+                if [ -n "$agent_pid" ] && ! kill -0 "$agent_pid" 2>/dev/null; then
+                        echo "--- $1" >&2; tail -20 "$1" >&2
+                        fail "agent died waiting for $3 x '$2'"
+                fi
+                sleep 0.05
+        done
+        echo "--- $1" >&2; tail -20 "$1" >&2
+        fail "no $3 x '$2' in $1 within $4 s"
+}
+count() { grep -cE "$2" "$1" || true; }
+
+# systemd's side of Type=notify: record what the agent says
+cat >notify.py <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a") as out:
+    while True:
+        out.write(s.recv(4096).decode().replace("\n", "|") + "\n")
+        out.flush()
+PY
+python3 notify.py "$PWD/notify.sock" "$PWD/notify.txt" &
+notify_pid=$!
+for _ in $(seq 50); do [ -S notify.sock ] && break; sleep 0.05; done
+NOTIFY_SOCKET=$PWD/notify.sock "$AGENT" --verifier "https://127.0.0.1:$port" --ca "$CA" \
+        --token-file enroll.token --tcti "$SWTPM_TCTI" --ima-log ima.bin --state-dir st \
+        --timeout 10 >agent.log 2>&1 &
+agent_pid=$!
+wait_lines agent.log '^<5>verdict: pass' 1 30
+id=$(cat st/agent-id)
+ok "agent $id enrolled and passed"
+
+# ---- the IMA log file disappears ----
+mv ima.bin ima.bin.away
+v=$(count agent.log '^<[56]>verdict: ')
+wait_lines agent.log '^<3>IMA log: .*(No such file|ENOENT|not found)' 3 30
+n_err=$(count agent.log '^<3>IMA log: ')
+n_retry=$(count agent.log 'local error: retrying in')
+[ "$n_retry" -ge "$n_err" ] || fail "$n_err local errors but $n_retry back-offs: $(tail agent.log)"
+[ "$(count agent.log 'enrolling again|enrolled as')" = 1 ] ||
+        fail "the agent enrolled again on a local error: $(grep -E 'enrol' agent.log)"
+[ "$(cat st/agent-id 2>/dev/null)" = "$id" ] || fail "agent-id changed or deleted"
+[ "$(count daemon.log 'enrolled \(AK')" = 1 ] || fail "the daemon saw a second enrolment"
+[ "$(count agent.log 'HTTP 409')" = 0 ] || fail "the agent met 409 agent_exists"
+grep -q '^STATUS=local error, retrying in' notify.txt ||
+        fail "no STATUS=local error: $(tail -3 notify.txt)"
+ok "log file missing: $n_err local errors logged, each followed by a back-off; id kept, no enrolment"
+# back-off, not a busy loop: the gaps grow (1 s base, doubling, jittered to [d/2, d))
+[ "$n_err" -le 6 ] || fail "$n_err attempts: no back-off"
+
+# ---- the file comes back ----
+mv ima.bin.away ima.bin
+wait_lines agent.log '^<[56]>verdict: ' $((v + 1)) 60
+tail -n +1 agent.log | grep -E '^<[56]>verdict: ' | tail -1 | grep -q 'verdict: pass' ||
+        fail "the round after the file came back did not pass: $(tail -5 agent.log)"
+[ "$(cat st/agent-id)" = "$id" ] || fail "agent-id changed"
+api GET "/v1/agents/$id" "" "$READER"
+expect 200 "" -- "GET /v1/agents/$id (same id, still known)" >/dev/null
+[ "$(jq -r .last_status <<<"$body")" = pass ] || fail "last_status: $body"
+ok "log file back: the agent passed again as $id"
+
+# ---- a plain DELETE (forget): 404 on the next round, the agent enrols again ----
+v=$(count agent.log '^<[56]>verdict: ')
+api DELETE "/v1/agents/$id" "" "$ADMIN"
+expect 204 "" -- "DELETE /v1/agents/$id" >/dev/null
+wait_lines agent.log 'enrolled as agent' 2 30
+wait_lines agent.log '^<[56]>verdict: ' $((v + 1)) 30
+grep -q "does not know agent $id: enrolling again" agent.log || fail "no re-enrolment message"
+[ "$(count daemon.log 'enrolled \(AK')" = 2 ] || fail "the daemon saw no second enrolment"
+ok "after DELETE the agent enrolled again as $(cat st/agent-id) and attests"
+kill -TERM "$agent_pid"
+wait "$agent_pid" || fail "agent exited $? after SIGTERM"
+agent_pid=""
+stop_daemon TERM
