@@ -107,28 +107,27 @@ static const uint8_t hexval[256] = {
         ['C'] = 28, ['D'] = 29, ['E'] = 30, ['F'] = 31,
 };
 
+/* Validated before anything is written: a failed decode leaves even the spare bytes as they were.
+ */
 int wb_put_hex(struct wb *w, const char *s, size_t n)
 {
         const unsigned char *u = (const unsigned char *)s;
-        size_t mark = w->len;
         unsigned ok = 16;
         uint8_t *o;
         int e;
 
         if (n % 2)
                 return -EBADMSG;
+        if (n / 2 > wb_avail(w))
+                return -E2BIG;
+        for (size_t i = 0; i < n; i++)
+                ok &= hexval[u[i]];
+        if (!ok)
+                return -EBADMSG;
         if ((e = wb_reserve(w, n / 2, &o)) < 0)
                 return e;
-        for (size_t i = 0; i < n / 2; i++) {
-                unsigned hi = hexval[u[2 * i]], lo = hexval[u[2 * i + 1]];
-
-                ok &= hi & lo;
-                o[i] = (uint8_t)(hi << 4 | (lo & 15));
-        }
-        if (!ok) {
-                w->len = mark;
-                return -EBADMSG;
-        }
+        for (size_t i = 0; i < n / 2; i++)
+                o[i] = (uint8_t)(hexval[u[2 * i]] << 4 | (hexval[u[2 * i + 1]] & 15));
         return 0;
 }
 
@@ -147,9 +146,30 @@ static int b64val(unsigned char c)
         return -1;
 }
 
+/* The 24 bits of the quartet at s[i]; '=' counts as 0 where padding is allowed. -1 malformed. */
+static int64_t b64_quartet(const char *s, size_t i, bool last, size_t pad)
+{
+        uint32_t v = 0;
+
+        for (size_t k = 0; k < 4; k++) {
+                int c;
+
+                if (last && s[i + k] == '=' && k >= 4 - pad)
+                        c = 0;
+                else if ((c = b64val((unsigned char)s[i + k])) < 0)
+                        return -1;
+                v = v << 6 | (uint32_t)c;
+        }
+        /* non-canonical trailing bits are rejected */
+        if (last && ((pad == 1 && (v & 0xff)) || (pad == 2 && (v & 0xffff))))
+                return -1;
+        return v;
+}
+
+/* Validated before anything is written, like wb_put_hex. */
 int wb_put_b64(struct wb *w, const char *s, size_t n)
 {
-        size_t pad = 0, len, mark = w->len, o = 0;
+        size_t pad = 0, len, o = 0;
         uint8_t *out;
         int e;
 
@@ -160,31 +180,20 @@ int wb_put_b64(struct wb *w, const char *s, size_t n)
         if (n >= 2 && s[n - 2] == '=')
                 pad++;
         len = n / 4 * 3 - pad;
+        if (len > wb_avail(w))
+                return -E2BIG;
+        for (size_t i = 0; i < n; i += 4)
+                if (b64_quartet(s, i, i + 4 == n, pad) < 0)
+                        return -EBADMSG;
         if ((e = wb_reserve(w, len, &out)) < 0)
                 return e;
         for (size_t i = 0; i < n; i += 4) {
-                bool last = i + 4 == n;
-                uint32_t v = 0;
+                uint32_t v = (uint32_t)b64_quartet(s, i, i + 4 == n, pad);
 
-                for (size_t k = 0; k < 4; k++) {
-                        int c;
-
-                        if (last && s[i + k] == '=' && k >= 4 - pad)
-                                c = 0;
-                        else if ((c = b64val((unsigned char)s[i + k])) < 0)
-                                goto bad;
-                        v = v << 6 | (uint32_t)c;
-                }
-                /* non-canonical trailing bits are rejected */
-                if (last && ((pad == 1 && (v & 0xff)) || (pad == 2 && (v & 0xffff))))
-                        goto bad;
                 for (int k = 2; k >= 0 && o < len; k--)
                         out[o++] = (uint8_t)(v >> (8 * k));
         }
         return 0;
-bad:
-        w->len = mark;
-        return -EBADMSG;
 }
 
 int wb_sized_begin(struct wb *w, bool big_endian, size_t *ret_mark)
