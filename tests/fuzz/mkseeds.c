@@ -122,7 +122,7 @@ static void ima_seeds(void)
                 size_t total = (size_t)(IMA_ASCII_LINE_MAX + d), pos;
                 char *s = xmalloc(total + 1);
 
-                pos = (size_t)snprintf(s, total + 1, "10 %s sig|sig ", HASH64 + 24);
+                pos = (size_t)snprintf(s, total + 1, "10 %.40s sig|sig ", HASH64);
                 memset(s + pos, 'a', total - pos);
                 s[pos + (total - pos) / 2] = ' ';
                 s[total] = '\n';
