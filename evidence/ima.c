@@ -66,25 +66,24 @@ static int field_lookup(const char *s, size_t n)
         return -EOPNOTSUPP;
 }
 
+/* A field list "d-ng|n-ng|sig": at most IMA_TMPL_FIELDS_MAX known fields joined by '|'. */
 static int fmt_parse(const char *fmt, size_t len, struct ima_tmpl *ret)
 {
         struct ima_tmpl t = {.known = true};
-        const char *p = fmt, *end = fmt + len;
+        struct tok c = TOK_INIT(fmt, len);
+        struct span f;
 
         if (len == 0)
                 return -EOPNOTSUPP;
-        while (p <= end) {
-                const char *bar = memchr(p, '|', (size_t)(end - p));
-                size_t n = bar ? (size_t)(bar - p) : (size_t)(end - p);
-                int f = field_lookup(p, n);
+        while (tok_field(&c, '|', IMA_TMPL_NAME_MAX, &f) == 0) {
+                int id = field_lookup(f.p, f.n);
 
-                if (f < 0 || t.nfields == IMA_TMPL_FIELDS_MAX)
+                if (id < 0 || t.nfields == IMA_TMPL_FIELDS_MAX)
                         return -EOPNOTSUPP;
-                t.field[t.nfields++] = (uint8_t)f;
-                if (!bar)
-                        break;
-                p = bar + 1;
+                t.field[t.nfields++] = (uint8_t)id;
         }
+        if (!tok_empty(&c))
+                return -EOPNOTSUPP; /* a field longer than any name */
         *ret = t;
         return 0;
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 
 #include "pcrs.h"
+#include "pcrsel.h"
 #include "testutil.h"
 
 START_TEST(test_real_pcr_files_parse_by_digest_length)
@@ -136,6 +137,41 @@ START_TEST(test_pcr_file_caps)
 }
 END_TEST
 
+/* PCR selection text (pcrsel.c, also read by the agent from the verifier's challenge). */
+START_TEST(test_pcr_selection_text)
+{
+        static const char *const bad[] = {
+                "",          "sha256",     "sha256:",   "sha256:0+", "sha256:0,",
+                "sha256:24", "sha256:5-3", "md5:0",     "sha256:0-", "sha256:0-1-2",
+                "sha256:1x", ":0",         "+sha256:0", "sha256:-1", "sha256:99999999999",
+        };
+        struct pcr_sel sel;
+        char t[PCR_SEL_TEXT_MAX + 2];
+
+        ck_assert_int_eq(pcr_sel_parse("sha256:0-10+sha1:10,12", &sel), 0);
+        ck_assert_uint_eq(sel.mask[BANK_SHA256], 0x7ff);
+        ck_assert_uint_eq(sel.mask[BANK_SHA1], (1u << 10) | (1u << 12));
+        ck_assert_int_eq(pcr_sel_parse("sha256:23", &sel), 0);
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                ck_assert_msg(pcr_sel_parse(bad[i], &sel) == -EINVAL, "accepted '%s'", bad[i]);
+        ck_assert_int_eq(pcr_sel_parse(NULL, &sel), -EINVAL);
+        /* text of PCR_SEL_TEXT_MAX - 1, cap, cap + 1 bytes: "sha256:0,1,1,...,1" */
+        for (int d = -1; d <= 1; d++) {
+                size_t n = (size_t)(PCR_SEL_TEXT_MAX + d);
+
+                /* a first item of 1 or 2 digits, so that ",1" pairs end the text exactly */
+                size_t pre = n % 2 ? 9 : 8;
+
+                memcpy(t, n % 2 ? "sha256:10" : "sha256:0", pre);
+                for (size_t i = pre; i < n; i++)
+                        t[i] = (i - pre) % 2 ? '1' : ',';
+                t[n] = '\0';
+                ck_assert_uint_eq(strlen(t), n);
+                ck_assert_int_eq(pcr_sel_parse(t, &sel), d <= 0 ? 0 : -EINVAL);
+        }
+}
+END_TEST
+
 static Suite *pcrs_suite(void)
 {
         Suite *s = suite_create("pcrs");
@@ -145,6 +181,7 @@ static Suite *pcrs_suite(void)
         tcase_add_test(tc, test_tpm2_pcrread_yaml_and_named_banks);
         tcase_add_test(tc, test_pcr_file_errors_name_the_line);
         tcase_add_test(tc, test_pcr_file_caps);
+        tcase_add_test(tc, test_pcr_selection_text);
         suite_add_tcase(s, tc);
         return s;
 }
