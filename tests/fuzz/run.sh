@@ -6,7 +6,7 @@
 #
 # Every target runs with -max_len at or above the largest cap of the parser it drives and
 # -len_control=0 (libFuzzer otherwise grows inputs from small ones slowly and never gets near a
-# 64 KiB cap), and its corpus gets the seeds at cap-1/cap/cap+1 that BUILD_DIR/tests/fuzz/mkseeds
+# 64 KiB cap), and its corpus gets the seeds at cap-1/cap/cap+1 that BUILD_DIR/tests/mkseeds
 # writes (STYLE "Untrusted bytes").
 #
 # Usage: tests/fuzz/run.sh BUILD_DIR SECONDS
@@ -47,10 +47,10 @@ if [ ${#targets[@]} -eq 0 ]; then
         exit 1
 fi
 seedgen="$scratch/cap-seeds"
-if [ -x "$build/tests/fuzz/mkseeds" ]; then
-        "$build/tests/fuzz/mkseeds" ${FUZZ_BIG_SEEDS:+--big} "$seedgen"
+if [ -x "$build/tests/mkseeds" ]; then
+        "$build/tests/mkseeds" ${FUZZ_BIG_SEEDS:+--big} "$seedgen"
 else
-        echo "fuzz: $build/tests/fuzz/mkseeds missing: no cap seeds" >&2
+        echo "fuzz: $build/tests/mkseeds missing: no cap seeds" >&2
         exit 1
 fi
 
