@@ -49,6 +49,8 @@ fi
 seedgen="$scratch/cap-seeds"
 if [ -x "$build/tests/mkseeds" ]; then
         "$build/tests/mkseeds" ${FUZZ_BIG_SEEDS:+--big} "$seedgen"
+        "$top/tests/fuzz/mkseeds-evidence.sh" "$seedgen" \
+                "$top/tests/fuzz/corpus/evidence/qemu61-good.json"
 else
         echo "fuzz: $build/tests/mkseeds missing: no cap seeds" >&2
         exit 1
