@@ -21,6 +21,7 @@
 #include "imagen.h"
 #include "pcrs.h"
 #include "policy.h"
+#include "quote.h"
 
 #define HASH64 "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 
@@ -237,6 +238,37 @@ static void tokens_seeds(void)
         free(b);
 }
 
+/* ---- quotes: fuzz-quote's framing, each length at its cap (contents junk: the caps come first)
+ * ---- */
+
+static size_t frame(uint8_t *b, size_t ak, size_t attest, size_t nonce, size_t sig)
+{
+        size_t n = 0;
+
+        b[n++] = (uint8_t)(ak >> 8), b[n++] = (uint8_t)ak;
+        memset(b + n, 0x11, ak), n += ak;
+        b[n++] = (uint8_t)(attest >> 8), b[n++] = (uint8_t)attest;
+        memset(b + n, 0x22, attest), n += attest;
+        b[n++] = (uint8_t)nonce;
+        memset(b + n, 0x33, nonce), n += nonce;
+        memset(b + n, 0x44, sig), n += sig;
+        return n;
+}
+
+static void quote_seeds(void)
+{
+        uint8_t *b = (uint8_t *)xmalloc(8 * 1024);
+
+        for (int d = -1; d <= 1; d++) {
+                put("quote", "ak", d, b, frame(b, (size_t)(QUOTE_AK_MAX + d), 64, 32, 256));
+                put("quote", "attest", d, b,
+                    frame(b, 300, (size_t)(QUOTE_ATTEST_MAX + d), 32, 256));
+                put("quote", "nonce", d, b, frame(b, 300, 128, (size_t)(QUOTE_NONCE_MAX + d), 256));
+                put("quote", "sig", d, b, frame(b, 300, 128, 32, (size_t)(QUOTE_SIG_MAX + d)));
+        }
+        free(b);
+}
+
 /* ---- JSON bodies: a small valid document padded with blanks to the cap ---- */
 
 static void put_padded(const char *target, const char *what, int d, const char *prefix,
@@ -305,6 +337,8 @@ int main(int argc, char **argv)
                         config_seeds();
                 if (all || !strcmp(t, "tokens"))
                         tokens_seeds();
+                if (all || !strcmp(t, "quote"))
+                        quote_seeds();
                 if (all || !strcmp(t, "policy") || !strcmp(t, "http") || !strcmp(t, "evidence"))
                         json_seeds(huge);
                 if (all)
