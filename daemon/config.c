@@ -158,9 +158,12 @@ static int opt_set(struct config *c, const struct opt *o, const char *val, const
         return -EINVAL;
 }
 
-static int config_line(struct config *c, struct tok *ln, const char *where, struct attest_err *err)
+/* One line of the file; `where` (name:line, for messages) is formatted only for a key = value line.
+ */
+static int config_line(struct config *c, struct tok *ln, const char *name, unsigned lineno,
+                       struct attest_err *err)
 {
-        char val[CONFIG_STR_MAX];
+        char val[CONFIG_STR_MAX], where[CONFIG_STR_MAX + 32];
         struct span all, key, v = {"", 0};
         const struct opt *o;
         struct tok l;
@@ -170,6 +173,7 @@ static int config_line(struct config *c, struct tok *ln, const char *where, stru
         all = span_trim(all);
         if (all.n == 0 || all.p[0] == '#')
                 return 0;
+        snprintf(where, sizeof(where), "%s:%u", name, lineno);
         tok_init(&l, all.p, all.n);
         if (tok_field(&l, '=', CONFIG_LINE_MAX, &key) < 0 || !l.more)
                 return attest_fail(err, -EINVAL, "config", "%s: expected key = value", where);
@@ -191,7 +195,6 @@ int config_parse(const char *text, size_t len, const char *name, struct config *
                  struct attest_err *err)
 {
         struct tok t = TOK_INIT(text, len), ln;
-        char where[CONFIG_STR_MAX + 32];
         unsigned lineno = 0;
         int x, e;
 
@@ -200,12 +203,13 @@ int config_parse(const char *text, size_t len, const char *name, struct config *
                                    CONFIG_FILE_MAX);
         while ((x = tok_line(&t, CONFIG_LINE_MAX, TOK_STRIP_CR, &ln)) != 0) {
                 lineno++;
-                snprintf(where, sizeof(where), "%s:%u", name, lineno);
                 if (x == -E2BIG)
-                        return attest_fail(err, -EINVAL, "config", "%s: line too long", where);
+                        return attest_fail(err, -EINVAL, "config", "%.*s:%u: line too long",
+                                           CONFIG_STR_MAX, name, lineno);
                 if (x < 0)
-                        return attest_fail(err, -EINVAL, "config", "%s: NUL byte", where);
-                if ((e = config_line(c, &ln, where, err)) < 0)
+                        return attest_fail(err, -EINVAL, "config", "%.*s:%u: NUL byte",
+                                           CONFIG_STR_MAX, name, lineno);
+                if ((e = config_line(c, &ln, name, lineno, err)) < 0)
                         return e;
         }
         return 0;
