@@ -9,8 +9,10 @@
 
 #include "auth.h"
 #include "hex.h"
+#include "tok.h"
 
-#define AUTH_FILE_MAX (1024 * 1024)
+#define AUTH_LINE_MAX 4096 /* a line, without its newline */
+#define AUTH_ROLE_MAX 6    /* "reader", "enroll" */
 
 struct auth_entry {
         enum auth_role role;
@@ -49,54 +51,51 @@ static int role_parse(const char *s, size_t n, enum auth_role *ret)
         return 0;
 }
 
+/* Lines `ROLE SHA256HEX [comment]`, blank lines and `#` comments, cut by the text cursor. */
 int auth_parse(const char *text, size_t len, const char *name, struct auth_tokens **ret,
                struct attest_err *err)
 {
         _cleanup_free_ struct auth_tokens *t = NULL;
-        size_t lines = 1, pos = 0;
+        struct tok all = TOK_INIT(text, len), l;
         unsigned lineno = 0;
+        int x;
 
-        for (size_t i = 0; i < len; i++)
-                lines += text[i] == '\n';
-        if (lines > AUTH_TOKENS_MAX + 1024)
-                return attest_fail(err, -E2BIG, "tokens_too_many", "%s: more than %d lines", name,
-                                   AUTH_TOKENS_MAX + 1024);
-        t = calloc(1, sizeof(*t) + lines * sizeof(t->e[0]));
+        if (len > AUTH_FILE_MAX)
+                return attest_fail(err, -E2BIG, "tokens_too_big", "%s: larger than %d bytes", name,
+                                   AUTH_FILE_MAX);
+        t = calloc(1, sizeof(*t) + AUTH_TOKENS_MAX * sizeof(t->e[0]));
         if (!t)
                 return -ENOMEM;
-        while (pos < len) {
-                const char *l = text + pos, *nl = memchr(l, '\n', len - pos);
-                size_t ll = nl ? (size_t)(nl - l) : len - pos, i = 0, rs, hs, hl;
+        while ((x = tok_line(&all, AUTH_LINE_MAX, TOK_STRIP_CR, &l)) != 0) {
+                struct span role_s, hash;
                 enum auth_role role;
                 size_t got;
 
-                pos += ll + (nl ? 1 : 0);
                 lineno++;
-                while (i < ll && (l[i] == ' ' || l[i] == '\t' || l[i] == '\r'))
-                        i++;
-                if (i == ll || l[i] == '#')
+                if (x == -E2BIG)
+                        return attest_fail(err, -E2BIG, "tokens_line_too_long",
+                                           "%s:%u: line longer than %d bytes", name, lineno,
+                                           AUTH_LINE_MAX);
+                if (x < 0)
+                        return attest_fail(err, -EINVAL, "tokens_bad_line", "%s:%u: NUL byte", name,
+                                           lineno);
+                tok_skip_blank(&l);
+                if (tok_empty(&l) || tok_char(&l, '#'))
                         continue;
-                rs = i;
-                while (i < ll && l[i] != ' ' && l[i] != '\t')
-                        i++;
-                if (role_parse(l + rs, i - rs, &role) < 0)
+                if (tok_word(&l, AUTH_ROLE_MAX, &role_s) < 0 ||
+                    role_parse(role_s.p, role_s.n, &role) < 0)
                         return attest_fail(err, -EINVAL, "tokens_bad_role",
                                            "%s:%u: role must be admin, reader or enroll", name,
                                            lineno);
-                while (i < ll && (l[i] == ' ' || l[i] == '\t'))
-                        i++;
-                hs = i;
-                while (i < ll && l[i] != ' ' && l[i] != '\t' && l[i] != '\r')
-                        i++;
-                hl = i - hs;
-                if (hl != 2 * SHA256_DIGEST_LENGTH ||
-                    hex_decode(l + hs, hl, t->e[t->n].hash, sizeof(t->e[t->n].hash), &got) < 0)
-                        return attest_fail(err, -EINVAL, "tokens_bad_hash",
-                                           "%s:%u: expected 64 hex digits (SHA-256 of the token)",
-                                           name, lineno);
                 if (t->n >= AUTH_TOKENS_MAX)
                         return attest_fail(err, -E2BIG, "tokens_too_many",
                                            "%s: more than %d tokens", name, AUTH_TOKENS_MAX);
+                if (tok_word(&l, 2 * SHA256_DIGEST_LENGTH, &hash) < 0 ||
+                    hash.n != 2 * SHA256_DIGEST_LENGTH ||
+                    hex_decode(hash.p, hash.n, t->e[t->n].hash, sizeof(t->e[t->n].hash), &got) < 0)
+                        return attest_fail(err, -EINVAL, "tokens_bad_hash",
+                                           "%s:%u: expected 64 hex digits (SHA-256 of the token)",
+                                           name, lineno);
                 t->e[t->n++].role = role;
         }
         *ret = TAKE_PTR(t);

@@ -19,6 +19,7 @@ enum auth_role {
 };
 
 #define AUTH_TOKENS_MAX 4096
+#define AUTH_FILE_MAX (1024 * 1024) /* the tokens file */
 #define AUTH_TOKEN_LEN_MAX 512
 
 struct auth_tokens;

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stddef.h>
@@ -8,6 +7,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "tok.h"
 
 enum opt_type { OPT_STR, OPT_U64, OPT_BOOL, OPT_DBMODE };
 
@@ -108,17 +108,7 @@ static const struct opt *opt_find(const char *name, size_t len)
 
 static int parse_u64(const char *s, uint64_t *ret)
 {
-        char *end;
-        unsigned long long v;
-
-        if (!isdigit((unsigned char)s[0]))
-                return -EINVAL;
-        errno = 0;
-        v = strtoull(s, &end, 10);
-        if (errno || *end)
-                return -EINVAL;
-        *ret = v;
-        return 0;
+        return span_u64((struct span){s, strlen(s)}, UINT64_MAX, ret) < 0 ? -EINVAL : 0;
 }
 
 static int opt_set(struct config *c, const struct opt *o, const char *val, const char *where,
@@ -171,16 +161,61 @@ static int opt_set(struct config *c, const struct opt *o, const char *val, const
         return -EINVAL;
 }
 
-static char *trim(char *s)
+/* One line of the file; `where` (name:line, for messages) is formatted only for a key = value line.
+ */
+static int config_line(struct config *c, struct tok *ln, const char *name, unsigned lineno,
+                       struct attest_err *err)
 {
-        char *e;
+        char val[CONFIG_STR_MAX], where[CONFIG_STR_MAX + 32];
+        struct span all, key, v = {"", 0};
+        const struct opt *o;
+        struct tok l;
 
-        while (*s == ' ' || *s == '\t')
-                s++;
-        e = s + strlen(s);
-        while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
-                *--e = '\0';
-        return s;
+        if (tok_rest(ln, CONFIG_LINE_MAX, &all) < 0)
+                return 0; /* empty line */
+        all = span_trim(all);
+        if (all.n == 0 || all.p[0] == '#')
+                return 0;
+        snprintf(where, sizeof(where), "%s:%u", name, lineno);
+        tok_init(&l, all.p, all.n);
+        if (tok_field(&l, '=', CONFIG_LINE_MAX, &key) < 0 || !l.more)
+                return attest_fail(err, -EINVAL, "config", "%s: expected key = value", where);
+        if (tok_rest(&l, CONFIG_LINE_MAX, &v) < 0)
+                v = (struct span){"", 0};
+        key = span_trim(key);
+        v = span_trim(v);
+        o = opt_find(key.p, key.n);
+        if (!o || span_eq(key, "config") || span_eq(key, "help") || span_eq(key, "version"))
+                return attest_fail(err, -EINVAL, "config", "%s: unknown key '%.*s'", where,
+                                   (int)(key.n < 64 ? key.n : 64), key.p);
+        if (span_cstr(v, val, sizeof(val)) < 0)
+                return attest_fail(err, -EINVAL, "config", "%s: %s: value too long", where,
+                                   o->name);
+        return opt_set(c, o, val, where, err);
+}
+
+int config_parse(const char *text, size_t len, const char *name, struct config *c,
+                 struct attest_err *err)
+{
+        struct tok t = TOK_INIT(text, len), ln;
+        unsigned lineno = 0;
+        int x, e;
+
+        if (len > CONFIG_FILE_MAX)
+                return attest_fail(err, -EINVAL, "config", "%s: larger than %d bytes", name,
+                                   CONFIG_FILE_MAX);
+        while ((x = tok_line(&t, CONFIG_LINE_MAX, TOK_STRIP_CR, &ln)) != 0) {
+                lineno++;
+                if (x == -E2BIG)
+                        return attest_fail(err, -EINVAL, "config", "%.*s:%u: line too long",
+                                           CONFIG_STR_MAX, name, lineno);
+                if (x < 0)
+                        return attest_fail(err, -EINVAL, "config", "%.*s:%u: NUL byte",
+                                           CONFIG_STR_MAX, name, lineno);
+                if ((e = config_line(c, &ln, name, lineno, err)) < 0)
+                        return e;
+        }
+        return 0;
 }
 
 static void fclosep(FILE **f)
@@ -193,41 +228,21 @@ static int config_file_load(struct config *c, const char *path, bool must_exist,
                             struct attest_err *err)
 {
         _cleanup_(fclosep) FILE *f = fopen(path, "re");
-        char line[CONFIG_STR_MAX + 128], where[CONFIG_STR_MAX + 32];
-        unsigned lineno = 0;
-        int e;
+        _cleanup_free_ char *buf = NULL;
+        size_t len;
 
         if (!f) {
                 if (errno == ENOENT && !must_exist)
                         return 0;
                 return attest_fail(err, -EINVAL, "config", "%s: %s", path, strerror(errno));
         }
-        while (fgets(line, sizeof(line), f)) {
-                char *s, *eq, *key, *val;
-                const struct opt *o;
-
-                lineno++;
-                snprintf(where, sizeof(where), "%s:%u", path, lineno);
-                if (!strchr(line, '\n') && !feof(f))
-                        return attest_fail(err, -EINVAL, "config", "%s: line too long", where);
-                s = trim(line);
-                if (!*s || *s == '#')
-                        continue;
-                eq = strchr(s, '=');
-                if (!eq)
-                        return attest_fail(err, -EINVAL, "config", "%s: expected key = value",
-                                           where);
-                *eq = '\0';
-                key = trim(s);
-                val = trim(eq + 1);
-                o = opt_find(key, strlen(key));
-                if (!o || !strcmp(key, "config") || !strcmp(key, "help") || !strcmp(key, "version"))
-                        return attest_fail(err, -EINVAL, "config", "%s: unknown key '%.64s'", where,
-                                           key);
-                if ((e = opt_set(c, o, val, where, err)) < 0)
-                        return e;
-        }
-        return 0;
+        buf = malloc(CONFIG_FILE_MAX + 1);
+        if (!buf)
+                return -ENOMEM;
+        len = fread(buf, 1, CONFIG_FILE_MAX + 1, f);
+        if (ferror(f))
+                return attest_fail(err, -EINVAL, "config", "%s: %s", path, strerror(errno));
+        return config_parse(buf, len, path, c, err);
 }
 
 int config_load(int argc, char **argv, struct config *ret, struct attest_err *err)

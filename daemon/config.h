@@ -13,7 +13,9 @@
 #include "err.h"
 
 #define CONFIG_DEFAULT_FILE "/etc/attestd/attestd.conf"
-#define CONFIG_STR_MAX 4096
+#define CONFIG_STR_MAX 4096                    /* a value, with its NUL */
+#define CONFIG_LINE_MAX (CONFIG_STR_MAX + 128) /* a line of the file, without its newline */
+#define CONFIG_FILE_MAX (1024 * 1024)          /* the whole file */
 
 enum config_db_mode {
         CONFIG_DB_WRITER, /* one writer thread, group commit; readers from a pool */
@@ -53,6 +55,12 @@ struct config {
  * then the flags. -EINVAL with err naming the flag or file:line.
  */
 int config_load(int argc, char **argv, struct config *ret, struct attest_err *err) _wur_;
+/*
+ * Apply a configuration file's text (name for messages) over c: `key = value` lines, `#`
+ * comments, blank lines. -EINVAL with err naming name:line.
+ */
+int config_parse(const char *text, size_t len, const char *name, struct config *c,
+                 struct attest_err *err) _wur_;
 void config_help(FILE *f, const char *prog);
 
 #endif

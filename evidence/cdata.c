@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cdata.h"
+#include "tok.h"
 
 static const struct {
         const char *event;
@@ -49,55 +50,55 @@ static bool val_char(uint8_t c)
         return c >= 0x20 && c < 0x7f && c != ';' && c != '=';
 }
 
+static bool span_all(struct span s, bool (*ok)(uint8_t))
+{
+        for (size_t i = 0; i < s.n; i++)
+                if (!ok((uint8_t)s.p[i]))
+                        return false;
+        return true;
+}
+
+/* "key=value;" pairs, cut by the text cursor: the key up to '=', the value up to ';'. */
 int cdata_kv_parse(const uint8_t *buf, size_t len, struct cdata_kvs *ret, struct attest_err *err)
 {
         struct cdata_kvs kvs = {0};
-        size_t i = 0;
+        struct tok t = TOK_INIT(buf, len);
 
         if (len > CDATA_BUF_MAX)
                 return attest_fail(err, -E2BIG, "cdata_too_long",
                                    "key=value buffer of %zu bytes > %d", len, CDATA_BUF_MAX);
         if (len == 0)
                 return attest_fail(err, -EBADMSG, "cdata_empty", "empty key=value buffer");
-        while (i < len) {
-                size_t k = i, v;
+        while (!tok_empty(&t)) {
+                size_t off = tok_offset(&t);
+                struct span key, val;
                 struct cdata_kv *kv;
 
-                while (i < len && key_char(buf[i]))
-                        i++;
-                if (i == k)
+                if (tok_field(&t, '=', CDATA_KEY_MAX, &key) < 0 || !t.more || key.n == 0 ||
+                    !span_all(key, key_char))
                         return attest_fail(err, -EBADMSG, "cdata_bad_key",
-                                           "byte %zu: expected a key [a-z0-9_]", i);
-                if (i - k > CDATA_KEY_MAX)
-                        return attest_fail(err, -EBADMSG, "cdata_bad_key",
-                                           "byte %zu: key longer than %d", k, CDATA_KEY_MAX);
-                if (i == len || buf[i] != '=')
-                        return attest_fail(err, -EBADMSG, "cdata_bad_key",
-                                           "byte %zu: expected '=' after key '%.*s'", i,
-                                           (int)(i - k), (const char *)buf + k);
-                v = ++i;
-                while (i < len && val_char(buf[i]))
-                        i++;
-                if (i == len || buf[i] != ';')
+                                           "byte %zu: expected a key [a-z0-9_] of at most %d "
+                                           "bytes and '='",
+                                           off, CDATA_KEY_MAX);
+                if (tok_field(&t, ';', CDATA_BUF_MAX, &val) < 0 || !t.more ||
+                    !span_all(val, val_char))
                         return attest_fail(err, -EBADMSG, "cdata_bad_value",
                                            "byte %zu: value of '%.*s' not ';' terminated or not "
                                            "printable",
-                                           i, (int)(v - 1 - k), (const char *)buf + k);
+                                           off + key.n + 1, (int)key.n, key.p);
                 for (uint32_t j = 0; j < kvs.n; j++)
-                        if (kvs.kv[j].key_len == v - 1 - k &&
-                            memcmp(kvs.kv[j].key, buf + k, v - 1 - k) == 0)
+                        if (kvs.kv[j].key_len == key.n && memcmp(kvs.kv[j].key, key.p, key.n) == 0)
                                 return attest_fail(err, -EBADMSG, "cdata_duplicate_key",
-                                                   "byte %zu: key '%.*s' given twice", k,
-                                                   (int)(v - 1 - k), (const char *)buf + k);
+                                                   "byte %zu: key '%.*s' given twice", off,
+                                                   (int)key.n, key.p);
                 if (kvs.n == CDATA_KV_MAX)
                         return attest_fail(err, -E2BIG, "cdata_too_many",
-                                           "byte %zu: more than %d pairs", k, CDATA_KV_MAX);
+                                           "byte %zu: more than %d pairs", off, CDATA_KV_MAX);
                 kv = &kvs.kv[kvs.n++];
-                kv->key = (const char *)buf + k;
-                kv->key_len = (uint32_t)(v - 1 - k);
-                kv->val = (const char *)buf + v;
-                kv->val_len = (uint32_t)(i - v);
-                i++; /* ';' */
+                kv->key = key.p;
+                kv->key_len = (uint32_t)key.n;
+                kv->val = val.p;
+                kv->val_len = (uint32_t)val.n;
         }
         *ret = kvs;
         return 0;

@@ -13,8 +13,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "buf.h"
 #include "hex.h"
 #include "ima.h"
+#include "tok.h"
 
 static const char *const field_names[IMA_FIELD_COUNT] = {
         [IMA_FIELD_D] = "d",
@@ -64,25 +66,24 @@ static int field_lookup(const char *s, size_t n)
         return -EOPNOTSUPP;
 }
 
+/* A field list "d-ng|n-ng|sig": at most IMA_TMPL_FIELDS_MAX known fields joined by '|'. */
 static int fmt_parse(const char *fmt, size_t len, struct ima_tmpl *ret)
 {
         struct ima_tmpl t = {.known = true};
-        const char *p = fmt, *end = fmt + len;
+        struct tok c = TOK_INIT(fmt, len);
+        struct span f;
 
         if (len == 0)
                 return -EOPNOTSUPP;
-        while (p <= end) {
-                const char *bar = memchr(p, '|', (size_t)(end - p));
-                size_t n = bar ? (size_t)(bar - p) : (size_t)(end - p);
-                int f = field_lookup(p, n);
+        while (tok_field(&c, '|', IMA_TMPL_NAME_MAX, &f) == 0) {
+                int id = field_lookup(f.p, f.n);
 
-                if (f < 0 || t.nfields == IMA_TMPL_FIELDS_MAX)
+                if (id < 0 || t.nfields == IMA_TMPL_FIELDS_MAX)
                         return -EOPNOTSUPP;
-                t.field[t.nfields++] = (uint8_t)f;
-                if (!bar)
-                        break;
-                p = bar + 1;
+                t.field[t.nfields++] = (uint8_t)id;
         }
+        if (!tok_empty(&c))
+                return -EOPNOTSUPP; /* a field longer than any name */
         *ret = t;
         return 0;
 }
@@ -411,8 +412,8 @@ int ima_reader_init_ascii(struct ima_reader *rd, const char *buf, size_t len,
 {
         *rd = (struct ima_reader){.r = RD_INIT(buf, len), .format = IMA_FORMAT_ASCII, .line = 1};
         opts_set(rd, opts);
-        /* room for any template data the caps allow, plus length prefixes */
-        rd->scratch = malloc(IMA_DATA_MAX + 4 * IMA_TMPL_FIELDS_MAX + 64);
+        /* the hard maximum of the writer the template data is rebuilt through */
+        rd->scratch = malloc(IMA_DATA_MAX);
         return rd->scratch ? 0 : -ENOMEM;
 }
 
@@ -454,212 +455,203 @@ static int fail_line(struct attest_err *err, int e, const char *code, uint64_t l
         return attest_fail(err, e, code, "line %" PRIu64 " field %u: %s", line, field, what);
 }
 
-struct tok {
-        const char *p;
-        size_t n;
-};
-
-/* Append u32 len | bytes to the scratch buffer at *pos (capacity checked by the caller's cap). */
-static void put_field(uint8_t *out, size_t *pos, bool be, const void *p, size_t n)
+/* A writer failure while rebuilding field fn: over the data cap, or malformed hex. */
+static int fail_put(struct attest_err *err, int x, uint64_t line, unsigned fn, const char *what)
 {
-        uint32_t v = (uint32_t)n;
-        uint8_t b[4];
-
-        if (be) {
-                b[0] = (uint8_t)(v >> 24), b[1] = (uint8_t)(v >> 16), b[2] = (uint8_t)(v >> 8),
-                b[3] = (uint8_t)v;
-        } else {
-                b[0] = (uint8_t)v, b[1] = (uint8_t)(v >> 8), b[2] = (uint8_t)(v >> 16),
-                b[3] = (uint8_t)(v >> 24);
-        }
-        memcpy(out + *pos, b, 4);
-        if (n)
-                memcpy(out + *pos + 4, p, n);
-        *pos += 4 + n;
+        if (x == -E2BIG)
+                return fail_line(err, -E2BIG, "ima_data_too_long", line, fn,
+                                 "template data longer than 65536 bytes");
+        return fail_line(err, -EBADMSG, "ima_bad_field", line, fn, what);
 }
 
+/* A u32 length-prefixed hex field (d outside 'ima', sig, buf, modsig). */
+static int put_hex_field(struct wb *w, bool be, struct span v)
+{
+        size_t mark;
+        int x;
+
+        if ((x = wb_sized_begin(w, be, &mark)) < 0)
+                return x;
+        if ((x = wb_put_hex(w, v.p, v.n)) < 0 || (x = wb_sized_end(w, be, mark, IMA_DATA_MAX)) < 0)
+                return wb_rollback(w, mark) < 0 ? -EINVAL : x;
+        return 0;
+}
+
+/* d-ng and d-modsig: "<algo>:\0" digest, from "algo:hex". -EBADMSG malformed, -E2BIG over cap. */
+static int put_digest_ng(struct wb *w, bool be, struct span v)
+{
+        struct tok t = TOK_INIT(v.p, v.n);
+        struct span algo, hex;
+        size_t mark;
+        int x;
+
+        if (tok_field(&t, ':', 32, &algo) < 0 || !t.more || algo.n == 0)
+                return -EBADMSG;
+        if (tok_rest(&t, 2 * BANK_DIGEST_MAX, &hex) < 0)
+                return -EBADMSG;
+        if ((x = wb_sized_begin(w, be, &mark)) < 0)
+                return x;
+        if ((x = wb_put(w, algo.p, algo.n)) < 0 || (x = wb_put(w, ":", 2)) < 0 ||
+            (x = wb_put_hex(w, hex.p, hex.n)) < 0 ||
+            (x = wb_sized_end(w, be, mark, IMA_DATA_MAX)) < 0)
+                return wb_rollback(w, mark) < 0 ? -EINVAL : x;
+        return 0;
+}
+
+/* n-ng (name NUL) or, in template 'ima', n (the name without its NUL). */
+static int put_name(struct wb *w, bool be, bool legacy, struct span v)
+{
+        size_t mark;
+        int x;
+
+        if ((x = wb_sized_begin(w, be, &mark)) < 0)
+                return x;
+        if ((x = wb_put(w, v.p, v.n)) < 0 || (!legacy && (x = wb_put_u8(w, 0)) < 0) ||
+            (x = wb_sized_end(w, be, mark, IMA_DATA_MAX)) < 0)
+                return wb_rollback(w, mark) < 0 ? -EINVAL : x;
+        return 0;
+}
+
+static int fail_count(struct attest_err *err, uint64_t line, unsigned want, unsigned got)
+{
+        char what[64];
+
+        snprintf(what, sizeof(what), "template has %u fields, line has %u", want, got);
+        return fail_line(err, -EBADMSG, "ima_bad_line", line, 4 + got, what);
+}
+
+/*
+ * One line: "PCR HASH TEMPLATE FIELD..." with each field shown as " " + value (empty values keep
+ * their space). Every field is hex or algo:hex but the name, which may hold spaces: the fields
+ * before the name are cut from the left, those after it from the right, the name is what is left.
+ * The template data is rebuilt through a writer whose hard maximum is IMA_DATA_MAX.
+ */
 static int next_ascii(struct ima_reader *rd, struct ima_entry *ret, struct attest_err *err)
 {
-        const char *s = (const char *)rd->r.p, *eol, *q, *end;
-        size_t left = rd->r.left, linelen, pos = 0, hexn;
+        struct tok text = TOK_INIT(rd->r.p, rd->r.left), ln;
+        struct wb w = WB_INIT(rd->scratch, IMA_DATA_MAX);
+        struct span f[IMA_TMPL_FIELDS_MAX], v;
         uint64_t line = rd->line, idx = rd->idx;
         struct ima_entry e = {0};
-        struct tok tok[IMA_TMPL_FIELDS_MAX + 1];
-        unsigned ntok = 0, fno;
-        const size_t cap = IMA_DATA_MAX;
-        uint8_t *out = rd->scratch;
         bool be = rd->o.big_endian;
-        int name_field = -1;
+        unsigned nf, name_field, got = 0;
+        size_t n;
+        int x;
 
-        if (left == 0)
+        if (tok_empty(&text))
                 return 0;
         if (idx >= rd->o.max_entries)
                 return attest_fail(err, -E2BIG, "ima_too_many_entries",
                                    "line %" PRIu64 ": more than %" PRIu64 " entries", line,
                                    rd->o.max_entries);
-        eol = memchr(s, '\n', left < IMA_ASCII_LINE_MAX + 1 ? left : IMA_ASCII_LINE_MAX + 1);
-        if (!eol) {
-                if (left > IMA_ASCII_LINE_MAX)
-                        return fail_line(err, -E2BIG, "ima_line_too_long", line, 1,
-                                         "line longer than the cap");
+        x = tok_line(&text, IMA_ASCII_LINE_MAX, 0, &ln);
+        if (x == -E2BIG)
+                return fail_line(err, -E2BIG, "ima_line_too_long", line, 1,
+                                 "line longer than the cap");
+        if (x == -EBADMSG)
+                return fail_line(err, -EBADMSG, "ima_bad_line", line, 1, "NUL byte in line");
+        if (x <= 0)
+                return fail_line(err, -EBADMSG, "ima_bad_line", line, 1, "no line");
+        if (tok_empty(&text) && rd->r.p[rd->r.left - 1] != '\n')
                 return fail_line(err, -EBADMSG, "ima_truncated", line, 1,
                                  "last line has no newline");
-        }
-        linelen = (size_t)(eol - s);
-        end = eol;
-        if (memchr(s, '\0', linelen))
-                return fail_line(err, -EBADMSG, "ima_bad_line", line, 1, "NUL byte in line");
 
         /* field 1: PCR */
-        q = s;
-        while (q < end && *q >= '0' && *q <= '9' && q - s < 3)
-                e.pcr = e.pcr * 10 + (uint32_t)(*q++ - '0');
-        if (q == s || q == end || *q != ' ' || (q - s > 1 && s[0] == '0'))
-                return fail_line(err, -EBADMSG, "ima_bad_pcr", line, 1, "PCR is not a number");
-        if (e.pcr >= PCR_COUNT)
+        x = tok_u32(&ln, PCR_COUNT - 1, &e.pcr);
+        if (x == -ERANGE)
                 return fail_line(err, -EBADMSG, "ima_bad_pcr", line, 1, "PCR index > 23");
-        q++;
+        if (x < 0 || !tok_char(&ln, ' '))
+                return fail_line(err, -EBADMSG, "ima_bad_pcr", line, 1, "PCR is not a number");
         /* field 2: sha1 template hash */
-        if (end - q < 41 || q[40] != ' ' || hex_decode(q, 40, e.sha1, 20, &hexn) < 0)
+        if (tok_field(&ln, ' ', 40, &v) < 0 || v.n != 40 || !ln.more ||
+            hex_decode(v.p, v.n, e.sha1, sizeof(e.sha1), &n) < 0)
                 return fail_line(err, -EBADMSG, "ima_bad_hash", line, 2,
                                  "template hash is not 40 hex digits");
         e.violation = all_zero(e.sha1, 20);
-        q += 41;
         /* field 3: template name */
-        const char *tn = q;
-        while (q < end && *q != ' ')
-                q++;
-        if (q == tn || q - tn > IMA_TMPL_NAME_MAX)
+        if (tok_field(&ln, ' ', IMA_TMPL_NAME_MAX, &v) < 0 || v.n == 0)
                 return fail_line(err, -EBADMSG, "ima_bad_template", line, 3,
                                  "template name empty or too long");
-        e.tmpl_name = tn;
-        e.tmpl_name_len = (uint32_t)(q - tn);
-        if (reader_tmpl(rd, (const uint8_t *)tn, e.tmpl_name_len, &e.tmpl) < 0 || !e.tmpl.known)
+        e.tmpl_name = v.p;
+        e.tmpl_name_len = (uint32_t)v.n;
+        if (reader_tmpl(rd, (const uint8_t *)v.p, e.tmpl_name_len, &e.tmpl) < 0 || !e.tmpl.known)
                 return fail_line(err, -EOPNOTSUPP, "ima_unknown_template", line, 3,
                                  "template has fields the ascii log cannot be rebuilt from");
-        /* fields: each shown as " " + value (empty values still get their space) */
-        for (const char *t = q; t < end;) {
-                const char *sp;
 
-                if (*t != ' ' || ntok == ARRAY_SIZE(tok))
-                        break;
-                t++;
-                sp = memchr(t, ' ', (size_t)(end - t));
-                if (!sp)
-                        sp = end;
-                tok[ntok++] = (struct tok){t, (size_t)(sp - t)};
-                t = sp;
-                if (t == end)
-                        break;
-        }
-        for (unsigned i = 0; i < e.tmpl.nfields; i++)
+        /* cut the fields */
+        nf = e.tmpl.nfields;
+        name_field = nf;
+        for (unsigned i = 0; i < nf; i++)
                 if (e.tmpl.field[i] == IMA_FIELD_N || e.tmpl.field[i] == IMA_FIELD_N_NG)
-                        name_field = (int)i;
-        /* A name with spaces spans several tokens: every other field is hex and has none. */
-        if (name_field >= 0 && ntok > e.tmpl.nfields) {
-                unsigned extra = ntok - e.tmpl.nfields;
-                unsigned nf = (unsigned)name_field;
-                const char *last_end = tok[nf + extra].p + tok[nf + extra].n;
+                        name_field = i;
+        for (unsigned i = 0; i < name_field; i++, got++)
+                if (tok_field(&ln, ' ', IMA_ASCII_LINE_MAX, &f[i]) < 0)
+                        return fail_count(err, line, nf, got);
+        if (name_field < nf) {
+                size_t name_max = e.tmpl.legacy ? IMA_LEGACY_NAME_MAX : IMA_NAME_MAX;
 
-                tok[nf].n = (size_t)(last_end - tok[nf].p);
-                memmove(&tok[nf + 1], &tok[nf + 1 + extra],
-                        (ntok - nf - 1 - extra) * sizeof(tok[0]));
-                ntok -= extra;
-        } else if (ntok == ARRAY_SIZE(tok) || (ntok && tok[ntok - 1].p + tok[ntok - 1].n != end)) {
-                return fail_line(err, -EBADMSG, "ima_bad_line", line, 4, "too many fields");
+                for (unsigned i = nf - 1; i > name_field; i--, got++)
+                        if (tok_rfield(&ln, ' ', IMA_ASCII_LINE_MAX, &f[i]) < 0)
+                                return fail_count(err, line, nf, got);
+                x = tok_rest(&ln, name_max, &f[name_field]);
+                if (x == -E2BIG)
+                        return fail_line(err, -E2BIG, "ima_name_too_long", line, 4 + name_field,
+                                         "name longer than the cap");
+                if (x < 0)
+                        return fail_count(err, line, nf, got);
+        } else if (!tok_empty(&ln) || ln.more) {
+                return fail_line(err, -EBADMSG, "ima_bad_line", line, 4 + nf, "too many fields");
         }
-        if (ntok != e.tmpl.nfields) {
-                char what[64];
 
-                snprintf(what, sizeof(what), "template has %u fields, line has %u", e.tmpl.nfields,
-                         ntok);
-                return fail_line(err, -EBADMSG, "ima_bad_line", line, 4 + ntok, what);
-        }
         /* rebuild the template data */
-        for (fno = 0; fno < ntok; fno++) {
-                const struct tok *t = &tok[fno];
-                enum ima_field f = e.tmpl.field[fno];
-                unsigned fn = 4 + fno;
-                size_t n;
+        for (unsigned i = 0; i < nf; i++) {
+                enum ima_field fld = e.tmpl.field[i];
+                unsigned fn = 4 + i;
 
-                switch (f) {
+                switch (fld) {
                 case IMA_FIELD_D:
                         if (e.tmpl.legacy) {
-                                if (t->n != 40 || hex_decode(t->p, 40, out, 20, &n) < 0)
+                                if (f[i].n != 40 || (x = wb_put_hex(&w, f[i].p, 40)) < 0)
                                         return fail_line(err, -EBADMSG, "ima_bad_field", line, fn,
                                                          "d is not 40 hex digits");
-                                pos = 20;
                                 break;
                         }
                         _fallthrough_; /* a len-prefixed hex digest */
                 case IMA_FIELD_SIG:
                 case IMA_FIELD_BUF:
                 case IMA_FIELD_MODSIG:
-                        if (t->n / 2 > cap - pos - 4)
-                                return fail_line(err, -E2BIG, "ima_data_too_long", line, fn,
-                                                 "template data longer than 65536 bytes");
-                        if (hex_decode(t->p, t->n, out + pos + 4, t->n / 2, &n) < 0)
-                                return fail_line(err, -EBADMSG, "ima_bad_field", line, fn,
-                                                 "field is not hex");
-                        put_field(out, &pos, be, out + pos + 4, n);
+                        if ((x = put_hex_field(&w, be, f[i])) < 0)
+                                return fail_put(err, x, line, fn, "field is not hex");
                         break;
                 case IMA_FIELD_D_NG:
-                case IMA_FIELD_D_MODSIG: {
-                        const char *colon = memchr(t->p, ':', t->n);
-                        size_t alen;
-
-                        if (!t->n && f == IMA_FIELD_D_MODSIG) {
-                                put_field(out, &pos, be, NULL, 0);
-                                break;
-                        }
-                        if (!colon || colon == t->p || colon - t->p > 32)
-                                return fail_line(err, -EBADMSG, "ima_bad_field", line, fn,
-                                                 "digest is not algo:hex");
-                        alen = (size_t)(colon - t->p);
-                        size_t hl = t->n - alen - 1;
-                        if (hl / 2 > BANK_DIGEST_MAX)
-                                return fail_line(err, -EBADMSG, "ima_bad_field", line, fn,
-                                                 "digest longer than 64 bytes");
-                        uint8_t *o = out + pos + 4;
-                        memcpy(o, t->p, alen + 1);
-                        o[alen + 1] = '\0';
-                        if (hex_decode(colon + 1, hl, o + alen + 2, BANK_DIGEST_MAX, &n) < 0)
-                                return fail_line(err, -EBADMSG, "ima_bad_field", line, fn,
-                                                 "digest is not hex");
-                        put_field(out, &pos, be, o, alen + 2 + n);
+                case IMA_FIELD_D_MODSIG:
+                        if (f[i].n == 0 && fld == IMA_FIELD_D_MODSIG)
+                                x = put_hex_field(&w, be, f[i]); /* empty: no modsig */
+                        else
+                                x = put_digest_ng(&w, be, f[i]);
+                        if (x < 0)
+                                return fail_put(err, x, line, fn, "digest is not algo:hex");
                         break;
-                }
                 case IMA_FIELD_N:
                 case IMA_FIELD_N_NG:
-                        if (t->n > (e.tmpl.legacy ? IMA_LEGACY_NAME_MAX : IMA_NAME_MAX))
-                                return fail_line(err, -E2BIG, "ima_name_too_long", line, fn,
-                                                 "name longer than the cap");
-                        if (t->n + 5 > cap - pos)
-                                return fail_line(err, -E2BIG, "ima_data_too_long", line, fn,
-                                                 "template data longer than 65536 bytes");
-                        if (e.tmpl.legacy) {
-                                put_field(out, &pos, be, t->p, t->n); /* strlen, no NUL */
-                        } else {
-                                memmove(out + pos + 4, t->p, t->n);
-                                out[pos + 4 + t->n] = '\0';
-                                put_field(out, &pos, be, out + pos + 4, t->n + 1);
-                        }
+                        if ((x = put_name(&w, be, e.tmpl.legacy, f[i])) < 0)
+                                return fail_put(err, x, line, fn, "name");
                         break;
                 default:
                         return fail_line(err, -EOPNOTSUPP, "ima_unknown_template", line, fn,
                                          "field cannot be rebuilt");
                 }
         }
-        e.data = out;
-        e.data_len = (uint32_t)pos;
+        e.data = wb_data(&w);
+        e.data_len = (uint32_t)wb_len(&w);
         if (decode_fields(&e, be, idx, 0, err) < 0) {
                 char what[sizeof(err->msg)];
 
                 snprintf(what, sizeof(what), "%s", err ? err->msg : "malformed field");
                 return fail_line(err, -EBADMSG, err ? err->code : "ima_bad_field", line, 4, what);
         }
-        rd->r.p += linelen + 1;
-        rd->r.left -= linelen + 1;
+        rd->r.p += tok_offset(&text);
+        rd->r.left -= tok_offset(&text);
         rd->line++;
         rd->idx++;
         *ret = e;

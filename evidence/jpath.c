@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bank.h"
+#include "buf.h"
 #include "jpath.h"
 
 static bool plain_char(unsigned char c)
@@ -13,23 +14,34 @@ static bool plain_char(unsigned char c)
                c == '_' || c == '-';
 }
 
-/* Escaped, truncated copy of an untrusted key: printable bytes kept, others as \xHH. */
+/*
+ * Escaped, truncated copy of an untrusted key into out (n >= 4 bytes): printable bytes kept,
+ * others as \xHH, through a writer that keeps room for "..." and the NUL.
+ */
 static void escape_key(char *out, size_t n, const char *key)
 {
-        size_t o = 0;
+        static const char digits[] = "0123456789abcdef";
+        struct wb w = WB_INIT(out, n - 4);
         const unsigned char *p = (const unsigned char *)key;
+        size_t len;
 
-        for (; *p && o + 8 < n; p++) {
+        for (; *p; p++) {
+                const char esc[4] = {'\\', 'x', digits[*p >> 4], digits[*p & 15]};
+                int e;
+
                 if (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\')
-                        out[o++] = (char)*p;
+                        e = wb_put_u8(&w, *p);
                 else
-                        o += (size_t)snprintf(out + o, n - o, "\\x%02x", *p);
+                        e = wb_put(&w, esc, sizeof(esc));
+                if (e < 0)
+                        break;
         }
+        len = wb_len(&w);
         if (*p) {
-                memcpy(out + o, "...", 3);
-                o += 3;
+                memcpy(out + len, "...", 3);
+                len += 3;
         }
-        out[o] = '\0';
+        out[len] = '\0';
 }
 
 void jpath_join(char *out, const char *parent, const char *key)

@@ -4,6 +4,7 @@
 
 #include "hex.h"
 #include "pcrs.h"
+#include "tok.h"
 
 static int bank_for_len(size_t n)
 {
@@ -13,85 +14,72 @@ static int bank_for_len(size_t n)
         return -EOPNOTSUPP;
 }
 
-static const char *skip_ws(const char *p, const char *end)
+/* longest bank name looked at ("sha256" is 6) */
+#define PCRS_BANK_NAME_MAX 16
+
+static bool is_digit(char c)
 {
-        while (p < end && (*p == ' ' || *p == '\t'))
-                p++;
-        return p;
+        return c >= '0' && c <= '9';
 }
 
-/* Parse one PCR index (decimal, < PCR_COUNT) at *p, advancing only on success. */
-static int parse_index(const char **p, const char *end, unsigned *ret)
-{
-        const char *q = *p;
-        unsigned v = 0;
-
-        if (q == end || *q < '0' || *q > '9')
-                return -EBADMSG;
-        while (q < end && *q >= '0' && *q <= '9') {
-                v = v * 10 + (unsigned)(*q - '0');
-                if (v >= PCR_COUNT)
-                        return -ERANGE;
-                q++;
-        }
-        *p = q;
-        *ret = v;
-        return 0;
-}
-
+/*
+ * Lines "N HEX", "BANK:N HEX", YAML "BANK:" then "  N : 0xHEX", blanks and '#' comments, cut by
+ * the text cursor; each digest is decoded through a writer of BANK_DIGEST_MAX bytes.
+ */
 int pcrs_parse(const char *text, size_t len, struct pcr_set *ret, struct attest_err *err)
 {
+        struct tok t = TOK_INIT(text, len), ln;
         struct pcr_set s;
-        const char *p = text, *end = text + len;
-        int yaml_bank = -1;
+        int yaml_bank = -1, x;
         unsigned line = 0;
 
         if (len > PCR_FILE_MAX)
                 return attest_fail(err, -E2BIG, "pcrs_too_big", "PCR file of %zu bytes > %d", len,
                                    PCR_FILE_MAX);
         memset(&s, 0, sizeof(s));
-        while (p < end) {
-                const char *eol = memchr(p, '\n', (size_t)(end - p));
-                const char *q, *hex;
+        while ((x = tok_line(&t, PCR_FILE_MAX, TOK_STRIP_CR, &ln)) != 0) {
+                struct span rest, name, hex;
                 int bank = -1;
-                unsigned idx;
-                size_t hexlen, n;
+                uint32_t idx;
                 uint8_t buf[BANK_DIGEST_MAX];
+                size_t n;
 
-                if (!eol)
-                        eol = end;
                 line++;
-                q = skip_ws(p, eol);
-                p = eol < end ? eol + 1 : end;
-                while (eol > q && (eol[-1] == ' ' || eol[-1] == '\r' || eol[-1] == '\t'))
-                        eol--;
-                if (q == eol || *q == '#')
+                if (x < 0)
+                        return attest_fail(err, -EBADMSG, "pcrs_bad_line", "line %u: NUL byte",
+                                           line);
+                if (tok_rest(&ln, PCR_FILE_MAX, &rest) < 0)
+                        continue; /* empty line */
+                rest = span_trim(rest);
+                if (rest.n == 0 || rest.p[0] == '#')
                         continue;
+                struct tok l = TOK_INIT(rest.p, rest.n);
                 /* "sha256:" alone opens a YAML bank section; "sha256:N HEX" names the bank. */
-                const char *colon = memchr(q, ':', (size_t)(eol - q));
-                if (colon && (*q < '0' || *q > '9')) {
-                        bank = bank_from_name(q, (size_t)(colon - q));
-                        if (bank < 0)
+                if (!is_digit(rest.p[0]) && memchr(rest.p, ':', rest.n)) {
+                        if (tok_field(&l, ':', PCRS_BANK_NAME_MAX, &name) < 0)
+                                name = (struct span){rest.p, PCRS_BANK_NAME_MAX};
+                        if (name.n > PCRS_BANK_NAME_MAX ||
+                            (bank = bank_from_name(name.p, name.n)) < 0)
                                 return attest_fail(err, -EOPNOTSUPP, "pcrs_bad_bank",
                                                    "line %u: unknown bank '%.*s'", line,
-                                                   (int)(colon - q), q);
-                        q = skip_ws(colon + 1, eol);
-                        if (q == eol) {
+                                                   (int)name.n, name.p);
+                        tok_skip_blank(&l);
+                        if (tok_empty(&l)) {
                                 yaml_bank = bank;
                                 continue;
                         }
                 }
-                if (parse_index(&q, eol, &idx) < 0)
+                if (tok_u32(&l, PCR_COUNT - 1, &idx) < 0)
                         return attest_fail(err, -EBADMSG, "pcrs_bad_index",
                                            "line %u: expected a PCR index 0-23", line);
-                q = skip_ws(q, eol);
-                if (q < eol && *q == ':') /* YAML "N : 0xHEX" */
-                        q = skip_ws(q + 1, eol);
-                if (eol - q >= 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
-                        q += 2;
-                hex = q;
-                hexlen = (size_t)(eol - q);
-                if (hex_decode(hex, hexlen, buf, sizeof(buf), &n) < 0)
+                tok_skip_blank(&l);
+                if (tok_char(&l, ':')) /* YAML "N : 0xHEX" */
+                        tok_skip_blank(&l);
+                struct tok before_0x = l;
+                if (!tok_char(&l, '0') || (!tok_char(&l, 'x') && !tok_char(&l, 'X')))
+                        l = before_0x;
+                if (tok_rest(&l, 2 * BANK_DIGEST_MAX + 1, &hex) < 0 ||
+                    hex_decode(hex.p, hex.n, buf, sizeof(buf), &n) < 0)
                         return attest_fail(err, -EBADMSG, "pcrs_bad_value",
                                            "line %u: PCR %u value is not a digest in hex", line,
                                            idx);

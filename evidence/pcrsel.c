@@ -4,81 +4,57 @@
 #include <string.h>
 
 #include "pcrsel.h"
+#include "tok.h"
 
-/* One PCR index at *p: decimal, < PCR_COUNT; advances only on success. */
-static int parse_index(const char **p, unsigned *ret)
+/* longest bank name looked at ("sha256" is 6) */
+#define PCR_SEL_BANK_MAX 16
+
+/* "N" or "N-M", each index < PCR_COUNT, N <= M. */
+static int parse_range(struct span r, uint32_t *mask)
 {
-        const char *q = *p;
-        unsigned v = 0;
+        struct tok t = TOK_INIT(r.p, r.n);
+        uint32_t lo, hi;
 
-        if (*q < '0' || *q > '9')
+        if (tok_u32(&t, PCR_COUNT - 1, &lo) < 0)
                 return -EINVAL;
-        while (*q >= '0' && *q <= '9') {
-                v = v * 10 + (unsigned)(*q - '0');
-                if (v >= PCR_COUNT)
-                        return -EINVAL;
-                q++;
-        }
-        *p = q;
-        *ret = v;
+        hi = lo;
+        if (tok_char(&t, '-') && tok_u32(&t, PCR_COUNT - 1, &hi) < 0)
+                return -EINVAL;
+        if (!tok_empty(&t) || hi < lo)
+                return -EINVAL;
+        for (uint32_t i = lo; i <= hi; i++)
+                *mask |= 1u << i;
         return 0;
 }
 
-/* "N" or "N-M" items joined by ',' up to '+' or the end. */
-static int parse_list(const char **p, uint32_t *ret_mask)
-{
-        const char *q = *p;
-        uint32_t mask = 0;
-
-        for (;;) {
-                unsigned lo, hi;
-
-                if (parse_index(&q, &lo) < 0)
-                        return -EINVAL;
-                hi = lo;
-                if (*q == '-') {
-                        q++;
-                        if (parse_index(&q, &hi) < 0 || hi < lo)
-                                return -EINVAL;
-                }
-                for (unsigned i = lo; i <= hi; i++)
-                        mask |= 1u << i;
-                if (*q != ',')
-                        break;
-                q++;
-        }
-        if (*q != '\0' && *q != '+')
-                return -EINVAL;
-        *p = q;
-        *ret_mask = mask;
-        return 0;
-}
-
+/* "BANK:LIST+BANK:LIST...", LIST ranges joined by ','; cut by the text cursor. */
 int pcr_sel_parse(const char *s, struct pcr_sel *ret)
 {
         struct pcr_sel sel;
-        const char *p = s;
+        struct span item;
+        struct tok t;
+        size_t n;
 
-        if (!s || !*s)
+        if (!s)
+                return -EINVAL;
+        n = strnlen(s, PCR_SEL_TEXT_MAX + 1);
+        if (n == 0 || n > PCR_SEL_TEXT_MAX)
                 return -EINVAL;
         memset(&sel, 0, sizeof(sel));
-        for (;;) {
-                const char *colon = strchr(p, ':');
-                uint32_t mask;
+        tok_init(&t, s, n);
+        while (tok_field(&t, '+', PCR_SEL_TEXT_MAX, &item) == 0) {
+                struct tok it = TOK_INIT(item.p, item.n);
+                struct span bank, range;
+                uint32_t mask = 0;
                 int b;
 
-                if (!colon)
+                if (tok_field(&it, ':', PCR_SEL_BANK_MAX, &bank) < 0 || !it.more ||
+                    (b = bank_from_name(bank.p, bank.n)) < 0)
                         return -EINVAL;
-                b = bank_from_name(p, (size_t)(colon - p));
-                if (b < 0)
-                        return -EINVAL;
-                p = colon + 1;
-                if (parse_list(&p, &mask) < 0)
-                        return -EINVAL;
+                while (tok_field(&it, ',', PCR_SEL_TEXT_MAX, &range) == 0)
+                        if (parse_range(range, &mask) < 0)
+                                return -EINVAL;
                 sel.mask[b] |= mask;
-                if (*p == '\0')
-                        break;
-                p++; /* '+' */
         }
         *ret = sel;
         return 0;

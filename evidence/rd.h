@@ -104,6 +104,56 @@ static inline _wur_ int rd_u32le(struct rd *r, uint32_t *ret)
         return 0;
 }
 
+static inline _wur_ int rd_u16le(struct rd *r, uint16_t *ret)
+{
+        if (r->left < 2)
+                return -EBADMSG;
+        *ret = (uint16_t)((uint16_t)r->p[1] << 8 | r->p[0]);
+        r->p += 2;
+        r->left -= 2;
+        return 0;
+}
+
+static inline _wur_ int rd_u64be(struct rd *r, uint64_t *ret)
+{
+        uint64_t v = 0;
+
+        if (r->left < 8)
+                return -EBADMSG;
+        for (int i = 0; i < 8; i++)
+                v = v << 8 | r->p[i];
+        *ret = v;
+        r->p += 8;
+        r->left -= 8;
+        return 0;
+}
+
+static inline _wur_ int rd_u64le(struct rd *r, uint64_t *ret)
+{
+        uint64_t v = 0;
+
+        if (r->left < 8)
+                return -EBADMSG;
+        for (int i = 7; i >= 0; i--)
+                v = v << 8 | r->p[i];
+        *ret = v;
+        r->p += 8;
+        r->left -= 8;
+        return 0;
+}
+
+/* Skip n bytes. */
+static inline _wur_ int rd_skip(struct rd *r, size_t n)
+{
+        return rd_bytes(r, n, NULL);
+}
+
+/* 0 when every byte was read, -EBADMSG when some are left (trailing data). */
+static inline _wur_ int rd_done(const struct rd *r)
+{
+        return r->left ? -EBADMSG : 0;
+}
+
 /* A u32 in the given byte order (big_endian false: little-endian). */
 static inline _wur_ int rd_u32(struct rd *r, int big_endian, uint32_t *ret)
 {

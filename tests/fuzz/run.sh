@@ -3,7 +3,15 @@
 # its seed corpus so the repository is not polluted. Fails if any target crashes, leaks, times out
 # or exits non-zero; prints the executions each one made. Crash inputs are kept in the scratch
 # directory (printed) so they can be added to tests/fuzz/corpus/<name>/.
+#
+# Every target runs with -max_len at or above the largest cap of the parser it drives and
+# -len_control=0 (libFuzzer otherwise grows inputs from small ones slowly and never gets near a
+# 64 KiB cap), and its corpus gets the seeds at cap-1/cap/cap+1 that BUILD_DIR/tests/mkseeds
+# writes (STYLE "Untrusted bytes").
+#
 # Usage: tests/fuzz/run.sh BUILD_DIR SECONDS
+# Environment: FUZZ_PARALLEL=1 runs all targets at once (under nice; for the long campaign),
+#              FUZZ_BIG_SEEDS=1 adds the 16 MiB evidence and HTTP body seeds (mkseeds --big).
 set -euo pipefail
 if [ $# -ne 2 ]; then
         echo "Usage: $0 BUILD_DIR SECONDS" >&2
@@ -16,38 +24,69 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/attestd-fuzz.XXXXXX")
 failed=0
 ran=0
 
+# -max_len per target: at or above the caps of its parser.
+max_len_for() {
+        case $1 in
+        ima-ascii) echo 300000 ;;   # IMA_ASCII_LINE_MAX 135680, two lines over it
+        ima-binary) echo 262144 ;;  # IMA_DATA_MAX 65536 per entry, several entries
+        kv) echo 8192 ;;            # CDATA_BUF_MAX 4096
+        pcrs) echo 300000 ;;        # PCR_FILE_MAX 262144
+        policy) echo 131072 ;;      # POLICY_JSON_MAX 65536
+        quote) echo 65536 ;;        # TPM2B sizes are u16
+        config | tokens) echo 1100000 ;; # CONFIG_FILE_MAX, AUTH_FILE_MAX 1 MiB
+        evidence | http) echo 16777300 ;; # EVIDENCE_JSON_MAX / --max-evidence 16 MiB
+        replay-state) echo 67108928 ;; # REPLAY_STATE_JSON_MAX 64 MiB
+        *) echo 1048576 ;;
+        esac
+}
+
 mapfile -t targets < <(find "$build/tests/fuzz" -maxdepth 1 -type f -name 'fuzz-*' -perm -u+x |
         sort)
 if [ ${#targets[@]} -eq 0 ]; then
         echo "fuzz: no fuzz-* binaries in $build/tests/fuzz (configure with CC=clang -Dfuzz=true)" >&2
         exit 1
 fi
+seedgen="$scratch/cap-seeds"
+if [ -x "$build/tests/mkseeds" ]; then
+        "$build/tests/mkseeds" ${FUZZ_BIG_SEEDS:+--big} "$seedgen"
+        "$top/tests/fuzz/mkseeds-evidence.sh" "$seedgen" \
+                "$top/tests/fuzz/corpus/evidence/qemu61-good.json"
+else
+        echo "fuzz: $build/tests/mkseeds missing: no cap seeds" >&2
+        exit 1
+fi
 
-printf '%-14s %10s %12s %8s %6s  %s\n' target seconds execs exec/s cov result
-for bin in "${targets[@]}"; do
-        name=${bin##*/fuzz-}
-        seeds="$top/tests/fuzz/corpus/$name"
+run_one() {
+        local bin=$1 name=${1##*/fuzz-} work rc
         work="$scratch/$name"
         mkdir -p "$work/corpus" "$work/artifacts"
-        [ -d "$seeds" ] && cp -r "$seeds/." "$work/corpus/"
+        [ -d "$top/tests/fuzz/corpus/$name" ] && cp -r "$top/tests/fuzz/corpus/$name/." "$work/corpus/"
+        [ -d "$seedgen/$name" ] && cp -r "$seedgen/$name/." "$work/corpus/"
         set +e
         ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-                "$bin" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=25 \
+                ${FUZZ_PARALLEL:+nice} "$bin" -max_total_time="$seconds" -rss_limit_mb=2048 \
+                -timeout=25 -max_len="$(max_len_for "$name")" -len_control=0 \
                 -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
                 "$work/corpus" >"$work/log" 2>&1
         rc=$?
         set -e
-        ran=$((ran + 1))
+        echo $rc >"$work/rc"
+}
+
+report_one() {
+        local name=$1 work="$scratch/$1" rc execs rate cov result
+        rc=$(cat "$work/rc")
         execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -1)
         rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$work/log" | tail -1)
         cov=$(grep -oE 'cov: [0-9]+' "$work/log" | tail -1 | cut -d' ' -f2)
+        maxlen=$(max_len_for "$name")
         result=ok
-        if [ $rc -ne 0 ] || ls "$work/artifacts/"* >/dev/null 2>&1; then
+        if [ "$rc" -ne 0 ] || ls "$work/artifacts/"* >/dev/null 2>&1; then
                 result="FAILED rc=$rc"
                 failed=1
         fi
-        printf '%-14s %10s %12s %8s %6s  %s\n' "$name" "$seconds" "${execs:-?}" "${rate:-?}" \
-                "${cov:-?}" "$result"
+        printf '%-14s %8s %9s %12s %8s %6s  %s\n' "$name" "$seconds" "$maxlen" "${execs:-?}" \
+                "${rate:-?}" "${cov:-?}" "$result"
         if [ "$result" != ok ]; then
                 grep -E 'ERROR|SUMMARY|invariant failed|==[0-9]+==|#[0-9]+ 0x' "$work/log" | head -30 |
                         sed 's/^/    /'
@@ -56,8 +95,25 @@ for bin in "${targets[@]}"; do
                 done
                 echo "    full log: $work/log"
         fi
+}
+
+if [ -n "${FUZZ_PARALLEL:-}" ]; then
+        pids=()
+        for bin in "${targets[@]}"; do
+                run_one "$bin" &
+                pids+=($!)
+        done
+        for p in "${pids[@]}"; do
+                wait "$p"
+        done
+fi
+printf '%-14s %8s %9s %12s %8s %6s  %s\n' target seconds max_len execs exec/s cov result
+for bin in "${targets[@]}"; do
+        [ -n "${FUZZ_PARALLEL:-}" ] || run_one "$bin"
+        report_one "${bin##*/fuzz-}"
+        ran=$((ran + 1))
 done
-echo "fuzz: $ran targets, ${seconds}s each, $([ $failed -eq 0 ] && echo 'no crashes' || echo FAILED)"
+echo "fuzz: $ran targets, ${seconds}s each$([ -n "${FUZZ_PARALLEL:-}" ] && echo ', all at once'), $([ $failed -eq 0 ] && echo 'no crashes' || echo FAILED)"
 if [ $failed -eq 0 ]; then
         rm -rf "$scratch"
 else

@@ -85,6 +85,55 @@ START_TEST(test_kv_rejects_malformed_buffers)
 }
 END_TEST
 
+/* Every cap of a key=value buffer at cap - 1, cap and cap + 1. */
+START_TEST(test_kv_caps)
+{
+        static char b[CDATA_BUF_MAX + 2];
+        struct cdata_kvs kvs;
+        struct attest_err err = {0};
+        size_t n;
+
+        /* buffer size: "k=" value ";" */
+        for (int d = -1; d <= 1; d++) {
+                n = (size_t)(CDATA_BUF_MAX + d);
+                memset(b, 'v', n);
+                memcpy(b, "k=", 2);
+                b[n - 1] = ';';
+                err = (struct attest_err){0};
+                ck_assert_int_eq(cdata_kv_parse((uint8_t *)b, n, &kvs, &err), d <= 0 ? 0 : -E2BIG);
+                if (d <= 0)
+                        ck_assert_uint_eq(kvs.kv[0].val_len, n - 3);
+                else
+                        ck_assert_str_eq(err.code, "cdata_too_long");
+        }
+        /* key length */
+        for (int d = -1; d <= 1; d++) {
+                n = (size_t)(CDATA_KEY_MAX + d);
+                memset(b, 'k', n);
+                memcpy(b + n, "=1;", 3);
+                err = (struct attest_err){0};
+                ck_assert_int_eq(cdata_kv_parse((uint8_t *)b, n + 3, &kvs, &err),
+                                 d <= 0 ? 0 : -EBADMSG);
+                if (d <= 0)
+                        ck_assert_uint_eq(kvs.kv[0].key_len, n);
+                else
+                        ck_assert_str_eq(err.code, "cdata_bad_key");
+        }
+        /* pairs */
+        for (int d = -1; d <= 1; d++) {
+                n = 0;
+                for (int i = 0; i < CDATA_KV_MAX + d; i++)
+                        n += (size_t)snprintf(b + n, sizeof(b) - n, "k%d=1;", i);
+                err = (struct attest_err){0};
+                ck_assert_int_eq(cdata_kv_parse((uint8_t *)b, n, &kvs, &err), d <= 0 ? 0 : -E2BIG);
+                if (d <= 0)
+                        ck_assert_uint_eq(kvs.n, (uint32_t)(CDATA_KV_MAX + d));
+                else
+                        ck_assert_str_eq(err.code, "cdata_too_many");
+        }
+}
+END_TEST
+
 START_TEST(test_claims_from_real_log_remember_their_entries)
 {
         size_t len;
@@ -242,6 +291,7 @@ static Suite *cdata_suite(void)
         tcase_add_test(kv, test_kv_parses_real_selinux_state_keeping_every_key);
         tcase_add_test(kv, test_kv_values_may_be_words_and_empty);
         tcase_add_test(kv, test_kv_rejects_malformed_buffers);
+        tcase_add_test(kv, test_kv_caps);
         tcase_add_test(cl, test_claims_from_real_log_remember_their_entries);
         tcase_add_test(cl, test_patch_set_events_become_claims);
         tcase_add_test(cl, test_malformed_critical_data_names_the_entry);

@@ -557,6 +557,199 @@ START_TEST(test_ascii_errors_name_line_and_field)
 }
 END_TEST
 
+/*
+ * An ascii line built from its fields: "10 <hash> <tmpl> f1 f2 ...\n", each field either given as
+ * text or, when hex_bytes is set, as that many bytes of hex ("ab" repeated). Caller frees.
+ */
+struct afield {
+        const char *text; /* NULL: hex_bytes bytes of hex */
+        size_t hex_bytes;
+};
+
+static char *ascii_line(const char *tmpl, const struct afield *f, size_t nf, size_t *ret_len)
+{
+        size_t cap = 128 + strlen(tmpl), len;
+        char *s;
+
+        for (size_t i = 0; i < nf; i++)
+                cap += 1 + (f[i].text ? strlen(f[i].text) : 2 * f[i].hex_bytes);
+        s = malloc(cap);
+        ck_assert_ptr_nonnull(s);
+        len = (size_t)snprintf(s, cap, "10 a6cab0e151c5c531e3a75f6b3086fdfedda16dff %s", tmpl);
+        for (size_t i = 0; i < nf; i++) {
+                s[len++] = ' ';
+                if (f[i].text) {
+                        memcpy(s + len, f[i].text, strlen(f[i].text));
+                        len += strlen(f[i].text);
+                } else {
+                        for (size_t k = 0; k < f[i].hex_bytes; k++, len += 2)
+                                memcpy(s + len, "ab", 2);
+                }
+        }
+        s[len++] = '\n';
+        ck_assert_uint_le(len, cap);
+        *ret_len = len;
+        return s;
+}
+
+/* Read the one line; 1 with *e, or the error with err. */
+static int read_one(const char *s, size_t len, struct ima_entry *e, struct attest_err *err)
+{
+        struct ima_reader rd;
+        int x;
+
+        ck_assert_int_eq(ima_reader_init_ascii(&rd, s, len, NULL), 0);
+        x = ima_reader_next(&rd, e, err);
+        if (x < 0) {
+                ck_assert_uint_eq(rd_offset(&rd.r), 0);
+                ck_assert_uint_eq(rd.line, 1);
+        } else {
+                ck_assert_uint_le(e->data_len, IMA_DATA_MAX);
+        }
+        ima_reader_done(&rd);
+        return x;
+}
+
+#define D256 "sha256:6c54f2bc3953b80ac6a88d61ede827409f0eab62d1758cbeb4f19e7cb9fb5fe3"
+
+/*
+ * Issue 9 defect 2: custom templates whose digests come after a full buf field wrote past the
+ * 65,664-byte scratch (the d-ng path had no cap check and `cap - pos - 4` wrapped). ASan catches
+ * the write; after the fix each is rejected as template data over the cap.
+ */
+START_TEST(test_ascii_custom_template_cannot_overflow_the_data)
+{
+        /* 65532 bytes of buf fill the data to 65536 before the digests */
+        const struct afield four[] = {{NULL, 65532}, {D256, 0}, {D256, 0}, {NULL, 2000}};
+        const struct afield three[] = {{NULL, 65532}, {D256, 0}, {NULL, 2000}};
+        const struct afield dfirst[] = {{D256, 0}, {D256, 0}, {NULL, 65530}};
+        struct attest_err err = {0};
+        struct ima_entry e;
+        size_t len;
+        char *s;
+
+        s = ascii_line("buf|d-ng|d-ng|buf", four, 4, &len);
+        ck_assert_uint_le(len, IMA_ASCII_LINE_MAX + 1);
+        ck_assert_int_eq(read_one(s, len, &e, &err), -E2BIG);
+        ck_assert_str_eq(err.code, "ima_data_too_long");
+        free(s);
+        err = (struct attest_err){0};
+        s = ascii_line("buf|d-ng|buf", three, 3, &len);
+        ck_assert_int_eq(read_one(s, len, &e, &err), -E2BIG);
+        ck_assert_str_eq(err.code, "ima_data_too_long");
+        free(s);
+        /* digests first, then a buf that passes the cap by 2 + 8 + 36 * 2 bytes */
+        err = (struct attest_err){0};
+        s = ascii_line("d-ng|d-ng|buf", dfirst, 3, &len);
+        ck_assert_int_eq(read_one(s, len, &e, &err), -E2BIG);
+        ck_assert_str_eq(err.code, "ima_data_too_long");
+        free(s);
+}
+END_TEST
+
+/* Template data at cap - 1, cap and cap + 1 (template "buf": 4 + n bytes). */
+START_TEST(test_ascii_template_data_cap)
+{
+        struct attest_err err = {0};
+        struct ima_entry e;
+        size_t len;
+        char *s;
+
+        for (int d = -1; d <= 1; d++) {
+                const struct afield f[] = {{NULL, (size_t)(IMA_DATA_MAX - 4 + d)}};
+
+                err = (struct attest_err){0};
+                s = ascii_line("buf", f, 1, &len);
+                if (d <= 0) {
+                        ck_assert_int_eq(read_one(s, len, &e, &err), 1);
+                        ck_assert_uint_eq(e.data_len, (uint32_t)(IMA_DATA_MAX + d));
+                        ck_assert_uint_eq(e.buf_len, (uint32_t)(IMA_DATA_MAX - 4 + d));
+                } else {
+                        ck_assert_int_eq(read_one(s, len, &e, &err), -E2BIG);
+                        ck_assert_str_eq(err.code, "ima_data_too_long");
+                }
+                free(s);
+        }
+        /* the same with a digest and a name around the buf (ima-buf) */
+        for (int d = -1; d <= 1; d++) {
+                size_t fixed = 4 + 8 + 32 + 4 + 2 + 4; /* d-ng field, n-ng "a\0", buf prefix */
+                const struct afield f[] = {
+                        {D256, 0}, {"a", 0}, {NULL, (size_t)(IMA_DATA_MAX - (int)fixed + d)}};
+
+                err = (struct attest_err){0};
+                s = ascii_line("ima-buf", f, 3, &len);
+                ck_assert_int_eq(read_one(s, len, &e, &err), d <= 0 ? 1 : -E2BIG);
+                if (d <= 0)
+                        ck_assert_uint_eq(e.data_len, (uint32_t)(IMA_DATA_MAX + d));
+                else
+                        ck_assert_str_eq(err.code, "ima_data_too_long");
+                free(s);
+        }
+}
+END_TEST
+
+/* Names at IMA_NAME_MAX - 1, cap, cap + 1; lines at IMA_ASCII_LINE_MAX - 1, cap, cap + 1. */
+START_TEST(test_ascii_name_and_line_caps)
+{
+        struct attest_err err = {0};
+        struct ima_entry e;
+        size_t len;
+        char *s, *name = malloc(IMA_NAME_MAX + 2);
+
+        ck_assert_ptr_nonnull(name);
+        for (int d = -1; d <= 1; d++) {
+                size_t n = (size_t)(IMA_NAME_MAX + d);
+
+                memset(name, 'n', n);
+                name[n / 2] = ' '; /* names may hold spaces */
+                name[n] = '\0';
+                const struct afield f[] = {{D256, 0}, {name, 0}};
+                err = (struct attest_err){0};
+                s = ascii_line("ima-ng", f, 2, &len);
+                ck_assert_int_eq(read_one(s, len, &e, &err), d <= 0 ? 1 : -E2BIG);
+                if (d <= 0)
+                        ck_assert_uint_eq(e.name_len, n);
+                else
+                        ck_assert_str_eq(err.code, "ima_name_too_long");
+                free(s);
+        }
+        free(name);
+        /* line length ('\n' not counted): hex fields of sig templates, all even in length */
+        for (int d = -1; d <= 1; d++) {
+                size_t total = (size_t)(IMA_ASCII_LINE_MAX + d), hex, pos;
+                const char *tmpl = "sig|sig";
+                unsigned k = 2;
+
+                hex = total - (3 + 41 + strlen(tmpl)) - k; /* "10 ", hash and space, spaces */
+                if (hex % 2) {
+                        tmpl = "sig|sig|sig";
+                        k = 3;
+                        hex = total - (3 + 41 + strlen(tmpl)) - k;
+                }
+                ck_assert_uint_eq(hex % 2, 0);
+                s = malloc(total + 1);
+                ck_assert_ptr_nonnull(s);
+                pos = (size_t)snprintf(s, total + 1,
+                                       "10 a6cab0e151c5c531e3a75f6b3086fdfedda16dff %s", tmpl);
+                for (unsigned i = 0; i < k; i++) {
+                        size_t n = i + 1 < k ? hex / k / 2 * 2 : total - pos - 1;
+
+                        s[pos++] = ' ';
+                        memset(s + pos, 'a', n);
+                        pos += n;
+                }
+                ck_assert_uint_eq(pos, total);
+                s[pos] = '\n';
+                len = total + 1;
+                err = (struct attest_err){0};
+                ck_assert_int_eq(read_one(s, len, &e, &err), -E2BIG);
+                /* within the line cap the data cap speaks; past it, the line cap */
+                ck_assert_str_eq(err.code, d <= 0 ? "ima_data_too_long" : "ima_line_too_long");
+                free(s);
+        }
+}
+END_TEST
+
 /* Every prefix of a real log either ends cleanly at an entry boundary or fails as truncated. */
 START_TEST(test_truncation_at_every_byte)
 {
@@ -779,6 +972,9 @@ static Suite *ima_suite(void)
         tcase_add_test(syn, test_oversize_and_malformed_entries_are_rejected);
         tcase_add_test(syn, test_entry_cap_is_enforced);
         tcase_add_test(syn, test_ascii_errors_name_line_and_field);
+        tcase_add_test(syn, test_ascii_custom_template_cannot_overflow_the_data);
+        tcase_add_test(syn, test_ascii_template_data_cap);
+        tcase_add_test(syn, test_ascii_name_and_line_caps);
         tcase_add_test(sweep, test_truncation_at_every_byte);
         tcase_add_test(sweep, test_corruption_sweep_never_passes);
         tcase_add_test(sweep, test_deleted_and_reordered_entries_fail_replay);

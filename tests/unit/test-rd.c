@@ -87,6 +87,35 @@ START_TEST(test_hex_and_base64_are_strict)
 }
 END_TEST
 
+/* The getters added with the writer: u16le, u64 both orders, skip, done; failures change nothing.
+ */
+START_TEST(test_rd_wide_getters_skip_and_done)
+{
+        const uint8_t b[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18};
+        struct rd r = RD_INIT(b, sizeof(b)), before;
+        uint64_t v = 0;
+        uint16_t s = 0;
+
+        ck_assert_int_eq(rd_u64le(&r, &v), 0);
+        ck_assert_uint_eq(v, 0x0807060504030201ull);
+        ck_assert_int_eq(rd_u64be(&r, &v), 0);
+        ck_assert_uint_eq(v, 0x090a0b0c0d0e0f10ull);
+        ck_assert_int_eq(rd_done(&r), -EBADMSG);
+        before = r;
+        ck_assert_int_eq(rd_u64le(&r, &v), -EBADMSG); /* 2 bytes left */
+        ck_assert_int_eq(rd_u64be(&r, &v), -EBADMSG);
+        ck_assert_int_eq(rd_skip(&r, 3), -EBADMSG);
+        ck_assert_int_eq(rd_skip(&r, SIZE_MAX), -EBADMSG);
+        ck_assert_mem_eq(&r, &before, sizeof(r));
+        ck_assert_uint_eq(v, 0x090a0b0c0d0e0f10ull);
+        ck_assert_int_eq(rd_u16le(&r, &s), 0);
+        ck_assert_uint_eq(s, 0x1211);
+        ck_assert_int_eq(rd_done(&r), 0);
+        ck_assert_int_eq(rd_u16le(&r, &s), -EBADMSG);
+        ck_assert_int_eq(rd_skip(&r, 0), 0);
+}
+END_TEST
+
 static Suite *rd_suite(void)
 {
         Suite *s = suite_create("rd");
@@ -96,6 +125,7 @@ static Suite *rd_suite(void)
         tcase_add_test(tc, test_rd_failed_read_leaves_reader_unchanged);
         tcase_add_test(tc, test_rd_sized_exact_fit_and_huge_length);
         tcase_add_test(tc, test_hex_and_base64_are_strict);
+        tcase_add_test(tc, test_rd_wide_getters_skip_and_done);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include "tok.h"
+
+int tok_line(struct tok *t, size_t max, unsigned flags, struct tok *ret)
+{
+        size_t scan, n;
+        const char *nl;
+
+        if (t->left == 0)
+                return 0;
+        /* a line of max bytes needs max + 1 to show its '\n' */
+        scan = t->left <= max ? t->left : max + 1;
+        nl = memchr(t->p, '\n', scan);
+        if (!nl) {
+                if (t->left > max)
+                        return -E2BIG;
+                if (flags & TOK_NL_REQUIRED)
+                        return -EBADMSG;
+                n = t->left;
+        } else {
+                n = (size_t)(nl - t->p);
+        }
+        if (memchr(t->p, '\0', n))
+                return -EBADMSG;
+        tok_init(ret, t->p, n);
+        if ((flags & TOK_STRIP_CR) && n && t->p[n - 1] == '\r')
+                tok_init(ret, t->p, n - 1);
+        if (nl)
+                n++;
+        t->p += n;
+        t->left -= n;
+        t->more = false;
+        return 1;
+}
+
+int tok_field(struct tok *t, char sep, size_t max, struct span *ret)
+{
+        size_t scan = t->left <= max ? t->left : max + 1;
+        const char *s;
+
+        if (t->left == 0 && !t->more)
+                return -ENOENT;
+        s = memchr(t->p, sep, scan);
+        if (!s) {
+                if (t->left > max)
+                        return -E2BIG;
+                *ret = (struct span){t->p, t->left};
+                t->p += t->left;
+                t->left = 0;
+                t->more = false;
+                return 0;
+        }
+        *ret = (struct span){t->p, (size_t)(s - t->p)};
+        t->left -= ret->n + 1;
+        t->p += ret->n + 1;
+        t->more = true;
+        return 0;
+}
+
+int tok_rfield(struct tok *t, char sep, size_t max, struct span *ret)
+{
+        size_t scan = t->left <= max ? t->left : max + 1;
+
+        if (t->left == 0 && !t->more)
+                return -ENOENT;
+        /* look back at most max + 1 bytes for the separator */
+        for (size_t i = 0; i < scan; i++) {
+                size_t at = t->left - 1 - i;
+
+                if (t->p[at] == sep) {
+                        *ret = (struct span){t->p + at + 1, i};
+                        t->left = at;
+                        t->more = true;
+                        return 0;
+                }
+        }
+        if (t->left > max)
+                return -E2BIG;
+        *ret = (struct span){t->p, t->left};
+        t->p += t->left;
+        t->left = 0;
+        t->more = false;
+        return 0;
+}
+
+int tok_rest(struct tok *t, size_t max, struct span *ret)
+{
+        if (t->left == 0 && !t->more)
+                return -ENOENT;
+        if (t->left > max)
+                return -E2BIG;
+        *ret = (struct span){t->p, t->left};
+        t->p += t->left;
+        t->left = 0;
+        t->more = false;
+        return 0;
+}
+
+static bool blank(char c)
+{
+        return c == ' ' || c == '\t';
+}
+
+size_t tok_skip_blank(struct tok *t)
+{
+        size_t n = 0;
+
+        while (n < t->left && blank(t->p[n]))
+                n++;
+        t->p += n;
+        t->left -= n;
+        if (n)
+                t->more = false;
+        return n;
+}
+
+int tok_word(struct tok *t, size_t max, struct span *ret)
+{
+        size_t skip = 0, n = 0;
+
+        while (skip < t->left && blank(t->p[skip]))
+                skip++;
+        if (skip == t->left)
+                return -ENOENT;
+        while (n < t->left - skip && !blank(t->p[skip + n])) {
+                if (n == max)
+                        return -E2BIG;
+                n++;
+        }
+        *ret = (struct span){t->p + skip, n};
+        t->p += skip + n;
+        t->left -= skip + n;
+        t->more = false;
+        return 0;
+}
+
+bool tok_char(struct tok *t, char c)
+{
+        if (t->left == 0 || t->p[0] != c)
+                return false;
+        t->p++;
+        t->left--;
+        t->more = false;
+        return true;
+}
+
+int tok_u64(struct tok *t, uint64_t max, uint64_t *ret)
+{
+        uint64_t v = 0;
+        size_t n = 0;
+
+        while (n < t->left && t->p[n] >= '0' && t->p[n] <= '9') {
+                unsigned d = (unsigned)(t->p[n] - '0');
+
+                if (n == 1 && v == 0)
+                        return -EBADMSG; /* leading zero */
+                if (v > (max - d) / 10)
+                        return -ERANGE;
+                v = v * 10 + d;
+                n++;
+        }
+        if (n == 0)
+                return -EBADMSG;
+        t->p += n;
+        t->left -= n;
+        t->more = false;
+        *ret = v;
+        return 0;
+}
+
+int tok_u32(struct tok *t, uint32_t max, uint32_t *ret)
+{
+        uint64_t v;
+        int e;
+
+        if ((e = tok_u64(t, max, &v)) < 0)
+                return e;
+        *ret = (uint32_t)v;
+        return 0;
+}
+
+bool span_eq(struct span s, const char *lit)
+{
+        size_t n = strlen(lit);
+
+        return s.n == n && (n == 0 || memcmp(s.p, lit, n) == 0);
+}
+
+struct span span_trim(struct span s)
+{
+        while (s.n && (blank(s.p[0]) || s.p[0] == '\r')) {
+                s.p++;
+                s.n--;
+        }
+        while (s.n && (blank(s.p[s.n - 1]) || s.p[s.n - 1] == '\r'))
+                s.n--;
+        return s;
+}
+
+int span_u64(struct span s, uint64_t max, uint64_t *ret)
+{
+        struct tok t = TOK_INIT(s.p, s.n);
+        uint64_t v;
+        int e;
+
+        if ((e = tok_u64(&t, max, &v)) < 0)
+                return e;
+        if (!tok_empty(&t))
+                return -EBADMSG;
+        *ret = v;
+        return 0;
+}
+
+int span_cstr(struct span s, char *out, size_t size)
+{
+        if (size == 0 || s.n > size - 1)
+                return -E2BIG;
+        if (s.n)
+                memcpy(out, s.p, s.n);
+        out[s.n] = '\0';
+        return 0;
+}

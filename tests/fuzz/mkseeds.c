@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Writes seed inputs at cap - 1, cap and cap + 1 for every cap of every parser the fuzzers cover
+ * (STYLE "Untrusted bytes": libFuzzer grows inputs slowly, so a fuzzer only explores near a large
+ * cap when it starts there). Files go to DIR/TARGET/cap-WHAT-{m1,eq,p1}. They are generated, not
+ * committed: tests/fuzz/run.sh makes them before each run and `meson test` replays them
+ * (tests/fuzz/replay-caps.sh).
+ * Usage: mkseeds [--big] DIR [TARGET...]   (--big adds the 16 MiB evidence and HTTP body seeds)
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "auth.h"
+#include "cdata.h"
+#include "config.h"
+#include "evjson.h"
+#include "imagen.h"
+#include "pcrs.h"
+#include "policy.h"
+#include "quote.h"
+
+#define HASH64 "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+
+static const char *const suffix[3] = {"m1", "eq", "p1"};
+static const char *top_dir;
+
+static void die(const char *what)
+{
+        fprintf(stderr, "mkseeds: %s: %s\n", what, strerror(errno));
+        exit(1);
+}
+
+static void put(const char *target, const char *what, int d, const void *p, size_t n)
+{
+        char path[4096];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", top_dir, target);
+        if (mkdir(path, 0755) < 0 && errno != EEXIST)
+                die(path);
+        snprintf(path, sizeof(path), "%s/%s/cap-%s-%s", top_dir, target, what, suffix[d + 1]);
+        f = fopen(path, "wb");
+        if (!f || (n && fwrite(p, 1, n, f) != n) || fclose(f) != 0)
+                die(path);
+}
+
+static char *xmalloc(size_t n)
+{
+        char *p = malloc(n ? n : 1);
+
+        if (!p)
+                die("malloc");
+        return p;
+}
+
+/* ---- IMA: both formats from one imagen log ---- */
+
+static void put_log(const char *what, int d, struct imagen *g, bool ascii, bool binary)
+{
+        if (ascii)
+                put("ima-ascii", what, d, g->txt, g->txt_len);
+        if (binary)
+                put("ima-binary", what, d, g->bin, g->bin_len);
+        imagen_done(g);
+}
+
+static void ima_seeds(void)
+{
+        static const uint8_t dg[64] = {1, 2, 3};
+        uint8_t d256[8 + 32];
+        uint8_t *big = (uint8_t *)xmalloc(2 * IMA_DATA_MAX);
+        char *name = xmalloc(IMA_NAME_MAX + 2);
+        struct imagen g;
+
+        memset(big, 0xab, 2 * IMA_DATA_MAX);
+        memcpy(d256, "sha256:", 8); /* with its NUL */
+        for (int i = 0; i < 32; i++)
+                d256[8 + i] = (uint8_t)(i + 1);
+        for (int d = -1; d <= 1; d++) {
+                /* template data: "buf" alone is 4 + n bytes */
+                struct imagen_field buf = {IMA_FIELD_BUF, big, (size_t)(IMA_DATA_MAX - 4 + d)};
+                if (imagen_init(&g) < 0 || imagen_ng(&g, 10, "sha256", dg, 32, "boot_aggregate") ||
+                    imagen_fields(&g, 10, "buf", &buf, 1, 0) < 0)
+                        die("imagen");
+                put_log("data", d, &g, true, true);
+                /* the issue 9 overflow: digests after a full buf field */
+                struct imagen_field four[] = {{IMA_FIELD_BUF, big, IMA_DATA_MAX - 4 + d},
+                                              {IMA_FIELD_D_NG, d256, sizeof(d256)},
+                                              {IMA_FIELD_D_NG, d256, sizeof(d256)},
+                                              {IMA_FIELD_BUF, big, 2000}};
+                if (imagen_init(&g) < 0 || imagen_fields(&g, 10, "buf|d-ng|d-ng|buf", four, 4, 0))
+                        die("imagen");
+                put_log("overflow4", d, &g, true, true);
+                struct imagen_field three[] = {{IMA_FIELD_D_NG, d256, sizeof(d256)},
+                                               {IMA_FIELD_BUF, big, IMA_DATA_MAX - 44 - 4 + d}};
+                if (imagen_init(&g) < 0 || imagen_fields(&g, 10, "d-ng|buf", three, 2, 0))
+                        die("imagen");
+                put_log("dng-buf", d, &g, true, true);
+                /* names */
+                memset(name, 'n', IMA_NAME_MAX + 1);
+                name[IMA_NAME_MAX / 2] = ' ';
+                name[IMA_NAME_MAX + d] = '\0';
+                if (imagen_init(&g) < 0 || imagen_ng(&g, 10, "sha256", dg, 32, name) < 0)
+                        die("imagen");
+                put_log("name", d, &g, true, true);
+                name[IMA_LEGACY_NAME_MAX + d] = '\0';
+                if (imagen_init(&g) < 0 || imagen_legacy(&g, 10, dg, name) < 0)
+                        die("imagen");
+                put_log("legacy-name", d, &g, true, true);
+                /* template name: an unknown one of 254, 255, 256 bytes */
+                memset(name, 'x', IMA_TMPL_NAME_MAX + 1);
+                name[IMA_TMPL_NAME_MAX + d] = '\0';
+                if (imagen_init(&g) < 0 || imagen_fields(&g, 10, name, &buf, 1, 0) < 0)
+                        die("imagen");
+                put_log("tmpl-name", d, &g, true, true);
+        }
+        /* ascii lines of IMA_ASCII_LINE_MAX - 1, cap, cap + 1 bytes: two sig fields */
+        for (int d = -1; d <= 1; d++) {
+                size_t total = (size_t)(IMA_ASCII_LINE_MAX + d), pos;
+                char *s = xmalloc(total + 1);
+
+                pos = (size_t)snprintf(s, total + 1, "10 %.40s sig|sig ", HASH64);
+                memset(s + pos, 'a', total - pos);
+                s[pos + (total - pos) / 2] = ' ';
+                s[total] = '\n';
+                put("ima-ascii", "line", d, s, total + 1);
+                free(s);
+        }
+        free(big);
+        free(name);
+}
+
+/* ---- key=value ---- */
+
+static void kv_seeds(void)
+{
+        char *b = xmalloc(CDATA_BUF_MAX + 2);
+        size_t n;
+
+        for (int d = -1; d <= 1; d++) {
+                n = (size_t)(CDATA_BUF_MAX + d);
+                memset(b, 'v', n);
+                memcpy(b, "k=", 2);
+                b[n - 1] = ';';
+                put("kv", "buf", d, b, n);
+                n = (size_t)(CDATA_KEY_MAX + d);
+                memset(b, 'k', n);
+                memcpy(b + n, "=1;", 3);
+                put("kv", "key", d, b, n + 3);
+                n = 0;
+                for (int i = 0; i < CDATA_KV_MAX + d; i++)
+                        n += (size_t)snprintf(b + n, CDATA_BUF_MAX + 2 - n, "k%d=1;", i);
+                put("kv", "pairs", d, b, n);
+        }
+        free(b);
+}
+
+/* ---- PCR files ---- */
+
+static void pcrs_seeds(void)
+{
+        char *b = xmalloc(PCR_FILE_MAX + 2);
+        static const char line0[] = "0 " HASH64 "\n";
+        char t[256];
+
+        for (int d = -1; d <= 1; d++) {
+                size_t n = (size_t)(PCR_FILE_MAX + d);
+
+                memset(b, ' ', n);
+                memcpy(b, line0, sizeof(line0) - 1);
+                b[sizeof(line0) - 1] = '#';
+                b[n - 1] = '\n';
+                put("pcrs", "file", d, b, n);
+                n = (size_t)snprintf(t, sizeof(t), "sha512:5 %.*s%.*s\n", 64, HASH64,
+                                     2 * (BANK_DIGEST_MAX + d) - 64, HASH64 HASH64);
+                put("pcrs", "digest", d, t, n);
+                n = (size_t)snprintf(t, sizeof(t), "sha256:\n  %d : 0x%s\n", PCR_COUNT - 1 + d,
+                                     HASH64);
+                put("pcrs", "index", d, t, n);
+        }
+        free(b);
+}
+
+/* ---- attestd's config and tokens files ---- */
+
+static void config_seeds(void)
+{
+        char *b = xmalloc(CONFIG_FILE_MAX + 2);
+        size_t n;
+
+        for (int d = -1; d <= 1; d++) {
+                n = (size_t)snprintf(b, 16, "db = ");
+                memset(b + n, 'x', (size_t)(CONFIG_STR_MAX - 1 + d));
+                n += (size_t)(CONFIG_STR_MAX - 1 + d);
+                b[n++] = '\n';
+                put("config", "value", d, b, n);
+                n = (size_t)(CONFIG_LINE_MAX + d);
+                memset(b, ' ', n);
+                b[0] = '#';
+                b[n] = '\n';
+                put("config", "line", d, b, n + 1);
+                n = (size_t)(CONFIG_FILE_MAX + d);
+                memset(b, '\n', n);
+                memcpy(b, "retain = 5\n", 11);
+                put("config", "file", d, b, n);
+        }
+        free(b);
+}
+
+static void tokens_seeds(void)
+{
+        char *b = xmalloc(AUTH_FILE_MAX + 2), line[160];
+        size_t ll = (size_t)snprintf(line, sizeof(line), "reader %s\n", HASH64), n;
+
+        for (int d = -1; d <= 1; d++) {
+                size_t k = (size_t)(AUTH_TOKENS_MAX + d);
+
+                for (size_t i = 0; i < k; i++)
+                        memcpy(b + i * ll, line, ll);
+                put("tokens", "count", d, b, k * ll);
+                n = (size_t)(AUTH_FILE_MAX + d);
+                memset(b, '\n', n);
+                memcpy(b, line, ll);
+                put("tokens", "file", d, b, n);
+                n = (size_t)(4096 + d);
+                memset(b, 'c', n);
+                memcpy(b, line, ll - 1);
+                b[ll - 1] = ' ';
+                b[n] = '\n';
+                put("tokens", "line", d, b, n + 1);
+                n = (size_t)snprintf(b, 200, "admin %.*s\n", 64 + d, HASH64 "0");
+                put("tokens", "hash", d, b, n);
+        }
+        free(b);
+}
+
+/* ---- quotes: fuzz-quote's framing, each length at its cap (contents junk: the caps come first)
+ * ---- */
+
+static size_t frame(uint8_t *b, size_t ak, size_t attest, size_t nonce, size_t sig)
+{
+        size_t n = 0;
+
+        b[n++] = (uint8_t)(ak >> 8), b[n++] = (uint8_t)ak;
+        memset(b + n, 0x11, ak), n += ak;
+        b[n++] = (uint8_t)(attest >> 8), b[n++] = (uint8_t)attest;
+        memset(b + n, 0x22, attest), n += attest;
+        b[n++] = (uint8_t)nonce;
+        memset(b + n, 0x33, nonce), n += nonce;
+        memset(b + n, 0x44, sig), n += sig;
+        return n;
+}
+
+static void quote_seeds(void)
+{
+        uint8_t *b = (uint8_t *)xmalloc(8 * 1024);
+
+        for (int d = -1; d <= 1; d++) {
+                put("quote", "ak", d, b, frame(b, (size_t)(QUOTE_AK_MAX + d), 64, 32, 256));
+                put("quote", "attest", d, b,
+                    frame(b, 300, (size_t)(QUOTE_ATTEST_MAX + d), 32, 256));
+                put("quote", "nonce", d, b, frame(b, 300, 128, (size_t)(QUOTE_NONCE_MAX + d), 256));
+                put("quote", "sig", d, b, frame(b, 300, 128, 32, (size_t)(QUOTE_SIG_MAX + d)));
+        }
+        free(b);
+}
+
+/* ---- JSON bodies: a small valid document padded with blanks to the cap ---- */
+
+static void put_padded(const char *target, const char *what, int d, const char *prefix,
+                       const char *doc, size_t total)
+{
+        size_t pl = strlen(prefix), dl = strlen(doc);
+        char *b = xmalloc(total);
+
+        if (total < pl + dl)
+                die("padded seed smaller than its document");
+        memcpy(b, prefix, pl);
+        b[pl] = doc[0];
+        memset(b + pl + 1, ' ', total - pl - dl);
+        memcpy(b + total - (dl - 1), doc + 1, dl - 1);
+        put(target, what, d, b, total);
+        free(b);
+}
+
+static void json_seeds(bool huge)
+{
+        static const char policy[] = "{\"name\":\"x\",\"kernel\":{\"versions\":[\"6.1.[0-9]\"]}}";
+        static const char evidence[] = "{\"nonce\":\"AAAA\"}";
+
+        for (int d = -1; d <= 1; d++) {
+                put_padded("policy", "body", d, "", policy, (size_t)(POLICY_JSON_MAX + d));
+                /* http: PUT, admin token, application/json, then path and body */
+                put_padded("http", "policy-body", d, "\x02\x01\x01/v1/policies/p\n", policy,
+                           strlen("\x02\x01\x01/v1/policies/p\n") + (size_t)(64 * 1024 + d));
+                if (huge) {
+                        put_padded("evidence", "body", d, "", evidence,
+                                   (size_t)(EVIDENCE_JSON_MAX + d));
+                        put_padded("http", "evidence-body", d,
+                                   "\x01\x06\x01/v1/agents/a/evidence\n", evidence,
+                                   strlen("\x01\x06\x01/v1/agents/a/evidence\n") +
+                                           (size_t)(16u * 1024 * 1024 + d));
+                }
+        }
+}
+
+int main(int argc, char **argv)
+{
+        bool huge = false;
+        int i = 1;
+
+        if (i < argc && !strcmp(argv[i], "--big")) {
+                huge = true;
+                i++;
+        }
+        if (i >= argc) {
+                fprintf(stderr, "Usage: %s [--big] DIR [TARGET...]\n", argv[0]);
+                return 2;
+        }
+        top_dir = argv[i++];
+        if (mkdir(top_dir, 0755) < 0 && errno != EEXIST)
+                die(top_dir);
+        for (bool all = i == argc; all || i < argc; all = false, i++) {
+                const char *t = all ? "" : argv[i];
+
+                if (all || !strcmp(t, "ima-ascii") || !strcmp(t, "ima-binary"))
+                        ima_seeds();
+                if (all || !strcmp(t, "kv"))
+                        kv_seeds();
+                if (all || !strcmp(t, "pcrs"))
+                        pcrs_seeds();
+                if (all || !strcmp(t, "config"))
+                        config_seeds();
+                if (all || !strcmp(t, "tokens"))
+                        tokens_seeds();
+                if (all || !strcmp(t, "quote"))
+                        quote_seeds();
+                if (all || !strcmp(t, "policy") || !strcmp(t, "http") || !strcmp(t, "evidence"))
+                        json_seeds(huge);
+                if (all)
+                        break;
+        }
+        return 0;
+}
