@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -41,8 +42,9 @@ struct http_server {
         pthread_cond_t wake;
         pthread_t reaper;
         bool reaper_started, stop;
-        struct http_conn *conns;
+        struct http_conn *conns, *conns_tail; /* newest first */
         size_t nconns, max_conns;
+        size_t peak; /* most connections since the last malloc_trim() */
         int64_t head_ms, body_ms;
         size_t body_budget;
         atomic_size_t body_bytes; /* reserved by requests in flight */
@@ -232,8 +234,11 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
                 hc->next = s->conns;
                 if (s->conns)
                         s->conns->prev = hc;
+                else
+                        s->conns_tail = hc;
                 s->conns = hc;
-                s->nconns++;
+                if (++s->nconns > s->peak)
+                        s->peak = s->nconns;
                 pthread_mutex_unlock(&s->lock);
                 *socket_context = hc;
                 return;
@@ -247,6 +252,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
                 s->conns = hc->next;
         if (hc->next)
                 hc->next->prev = hc->prev;
+        else
+                s->conns_tail = hc->prev;
         s->nconns--;
         pthread_mutex_unlock(&s->lock);
         free(hc);
@@ -256,24 +263,29 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 /*
  * Close what is overdue: a head not complete header-timeout after accept or the last response
  * (slowloris, silent or half-handshaken TLS), a request not answered body-timeout after its head.
- * Near the connection cap (90 %), connections waiting for a head for over a second go first, so
- * an attacker holding the cap cannot keep agents out. shutdown() makes libmicrohttpd's next read
- * see the end of the stream, and it closes the connection in its own thread.
+ * Above 90 % of the connection cap, the connections waiting longest for a head (over a second)
+ * go first, down to 80 %, so an attacker filling the table cannot keep agents out.
+ * shutdown() makes libmicrohttpd's next read see the end of the stream; it then closes the
+ * connection in its own thread.
  */
 static size_t reap(struct http_server *s, int64_t now)
 {
-        bool pressure = s->nconns * 10 >= s->max_conns * 9;
-        size_t n = 0;
+        size_t n = 0, evict = 0;
 
-        for (struct http_conn *hc = s->conns; hc; hc = hc->next) {
+        if (s->nconns * 10 >= s->max_conns * 9)
+                evict = s->nconns - s->max_conns * 8 / 10;
+        /* oldest first: connections are added at the head */
+        for (struct http_conn *hc = s->conns_tail; hc; hc = hc->prev) {
                 bool overdue = now >= hc->deadline_ms;
-                bool evict = pressure && !hc->in_request && now - hc->since_ms >= 1000;
+                bool waiting = !hc->in_request && now - hc->since_ms >= 1000;
 
-                if (hc->reaped || (!overdue && !evict))
+                if (hc->reaped || (!overdue && !(evict && waiting)))
                         continue;
                 (void)shutdown(hc->fd, SHUT_RDWR);
                 hc->reaped = true;
                 n++;
+                if (evict)
+                        evict--;
         }
         return n;
 }
@@ -290,6 +302,13 @@ static void *reaper_main(void *arg)
                 n = reap(s, mono_ms());
                 if (n)
                         log_debug("http: closed %zu overdue connections (%zu open)", n, s->nconns);
+                /* after a flood has gone, hand the connections' memory back to the system */
+                if (s->peak >= HTTP_TRIM_PEAK && s->nconns <= s->peak / 4) {
+                        s->peak = s->nconns;
+                        pthread_mutex_unlock(&s->lock);
+                        malloc_trim(0);
+                        pthread_mutex_lock(&s->lock);
+                }
                 clock_gettime(CLOCK_MONOTONIC, &ts);
                 ts.tv_nsec += 200 * 1000 * 1000;
                 if (ts.tv_nsec >= 1000000000) {
@@ -749,6 +768,8 @@ int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT,
                                          (intptr_t)d->cfg.idle_timeout, NULL};
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->max_conns, NULL};
+        o[n++] =
+                (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONN_MEMORY, NULL};
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT,
                                          (intptr_t)d->cfg.max_connections_per_ip, NULL};
         if (threads > 1)

@@ -38,6 +38,13 @@
         "+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA"
 /* fds kept free of connections under RLIMIT_NOFILE (database, logs, files) */
 #define HTTP_FD_RESERVE 256
+/* after this many connections at once, memory is trimmed once they are down to a quarter */
+#define HTTP_TRIM_PEAK 256
+/*
+ * libmicrohttpd's per-connection memory (request line, headers, read buffer); a bigger head is
+ * refused by the library (431/414). Half the library's default: held connections cost less.
+ */
+#define HTTP_CONN_MEMORY 16384
 /* A chunked body over its cap is read and dropped up to this much, then the connection closed. */
 #define HTTP_DISCARD_MAX (32u * 1024 * 1024)
 
