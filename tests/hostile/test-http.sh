@@ -30,6 +30,15 @@ for t in openssl curl jq python3 ss gnutls-cli; do
         command -v $t >/dev/null || { echo "not ok: $t is not installed" >&2; exit 1; }
 done
 ulimit -n "$(ulimit -Hn)"
+# memory ceilings: figures from the release build; under AddressSanitizer (redzones, a 256 MiB
+# quarantine of freed blocks) every block costs more and freed memory comes back late
+mem_slack=0
+case "$(ldd "$1" 2>/dev/null || true)" in *libasan*) mem_slack=1 ;; esac
+# and ASan hands freed memory back to the system only when told to (the RSS-after check)
+asan_opts="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}allocator_release_to_os_interval_ms=200:quarantine_size_mb=16"
+mem() { # KB_RELEASE KB_ASAN: the ceiling that applies
+        if [ $mem_slack -eq 1 ]; then echo "$2"; else echo "$1"; fi
+}
 # shellcheck source-path=SCRIPTDIR source=../integration/test-daemon-lib.sh
 . "$TOP/tests/integration/test-daemon-lib.sh"
 
@@ -53,7 +62,8 @@ cp "$TOP/tests/data/qemu61-good/binary_runtime_measurements" ima.bin
 want() { [ -z "${SECTIONS:-}" ] || [[ " $SECTIONS " == *" $1 "* ]]; }
 HEADER_TIMEOUT=4
 start_verifier() { # with $HEADER_TIMEOUT
-        spawn https "$work/daemon.log" "$ATTESTD" --listen "127.0.0.1:@PORT@" \
+        spawn https "$work/daemon.log" env "ASAN_OPTIONS=$asan_opts" "$ATTESTD" \
+                --listen "127.0.0.1:@PORT@" \
                 --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
                 --db "$work/attestd.db" --tokens "$work/tokens" --threads 2 \
                 --ek-ca "$SWTPM_STATE/ca" --interval 1 --header-timeout $HEADER_TIMEOUT \
@@ -95,7 +105,7 @@ AGENT_ID=$(cat st/agent-id)
 ok "agent enrolled as $AGENT_ID and passed"
 sleep 0.5
 base_fds=$(nfds) base_rss=$(rss_kb)
-echo "# baseline: $base_fds fds, RSS $base_rss kB"
+echo "# baseline: $base_fds fds, RSS $base_rss kB$([ $mem_slack -eq 0 ] || echo ", AddressSanitizer build: ASan memory ceilings")"
 
 # ---- 1. spin and CLOSE-WAIT ------------------------------------------------------------------
 if want 1; then
@@ -195,13 +205,13 @@ if want 4; then
         [ "$p99" -lt 1000 ] || fail "agent round p99 $p99 ms under attack (want < 1000)"
         [ "$max_fds" -le $((10149 + 300)) ] || fail "attestd held $max_fds fds (199 x 51)"
         [ "$max_fds" -ge 9000 ] || fail "the attack did not reach attestd ($max_fds fds)"
-        [ "$max_rss" -le $((base_rss + 400000)) ] || fail "RSS $max_rss kB under attack"
+        [ "$max_rss" -le $((base_rss + $(mem 400000 1200000))) ] || fail "RSS $max_rss kB under attack"
         after=$(settle $((base_fds + 2)) $((HEADER_TIMEOUT + 8)))
         rss_after=$(rss_kb)
         echo "# after the attack: $after fds (baseline $base_fds), RSS $rss_after kB (baseline $base_rss)"
         [ "$after" -le $((base_fds + 2)) ] || fail "fds not back to baseline: $after"
         [ "$(closewait)" -eq 0 ] || fail "CLOSE-WAIT left after the attack"
-        [ "$rss_after" -le $((base_rss + 60000)) ] || fail "RSS not back near baseline: $rss_after kB"
+        [ "$rss_after" -le $((base_rss + $(mem 60000 400000))) ] || fail "RSS not back near baseline: $rss_after kB"
         ok "20 rounds under 10,000 connections, p99 $p99 ms; fds and RSS back to baseline"
 fi
 
@@ -213,7 +223,7 @@ if want 5; then
         codes=$(python3 "$HOSTILE" bodies "$port" "$CA" 40 16777216 /v1/agents/nonexistent/evidence)
         rss1=$(hwm_kb)
         echo "# unknown agent, no token: statuses: $(tr ' ' '\n' <<<"$codes" | sort | uniq -c | xargs); peak RSS $rss0 -> $rss1 kB"
-        [ "$rss1" -le $((rss0 + 40000)) ] || fail "peak RSS $rss0 -> $rss1 kB for refused bodies"
+        [ "$rss1" -le $((rss0 + $(mem 40000 80000))) ] || fail "peak RSS $rss0 -> $rss1 kB for refused bodies"
         [ "$(tr ' ' '\n' <<<"$codes" | grep -cx 404)" -eq 40 ] || fail "not 40 x 404: $codes"
         ok "40 x 16 MiB to an unknown agent: 404 before the body, peak RSS $rss0 -> $rss1 kB"
         rss0=$(rss_kb)
@@ -222,7 +232,7 @@ if want 5; then
         rss2=$(hwm_kb)
         echo "# real agent: statuses: $(tr ' ' '\n' <<<"$codes" | sort | uniq -c | xargs); peak RSS $rss0 -> $rss2 kB"
         # 64 MiB budget + libmicrohttpd and TLS buffers; without the budget 40 x 16 MiB = 640 MiB
-        [ "$rss2" -le $((rss0 + 64 * 1024 + 80000)) ] || fail "peak RSS $rss0 -> $rss2 kB: budget not kept"
+        [ "$rss2" -le $((rss0 + 64 * 1024 + $(mem 80000 300000))) ] || fail "peak RSS $rss0 -> $rss2 kB: budget not kept"
         [ "$(tr ' ' '\n' <<<"$codes" | grep -cx 503)" -ge 30 ] || fail "budget: too few 503: $codes"
         ok "40 x 16 MiB to a real agent: in-flight budget held (503 + Retry-After), peak RSS $rss0 -> $rss2 kB"
 fi
