@@ -270,6 +270,19 @@ if want 6; then
         raw cl-overflow "POST /v1/agents/$AGENT_ID/evidence HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999999999999999\r\n\r\n{}"
         [ "$status" = 400 ] || [ "$status" = 413 ] || fail "Content-Length overflow: status $status"
         echo "# Content-Length 2^76: $status, libmicrohttpd's own body: $(grep -o '<title>[^<]*' <<<"$resp" | head -1)"
+        # raw_big NAME WANT PYTHON-EXPR: a head too big for the connection's memory
+        raw_big() {
+                python3 -c "import sys; sys.stdout.write($3)" >"$1.req"
+                resp=$(python3 "$HOSTILE" raw "$port" "$CA" "@$1.req" | tr -d '\r')
+                status=$(head -1 <<<"$resp" | cut -d' ' -f2)
+                [ "$status" = "$2" ] || fail "$1: status $status, want $2"
+                echo "# $1: $status, libmicrohttpd's own body: $(grep -o '<title>[^<]*' <<<"$resp" | head -1)"
+        }
+        raw_big url-100k 414 "'GET /' + 'a' * 100000 + ' HTTP/1.1\r\nHost: a\r\n\r\n'"
+        raw_big header-60k 431 "'GET /healthz HTTP/1.1\r\nHost: a\r\nX: ' + 'a' * 60000 + '\r\n\r\n'"
+        raw_big headers-2000 431 "'GET /healthz HTTP/1.1\r\nHost: a\r\n' + ''.join('X%d: a\r\n' % i for i in range(2000)) + '\r\n'"
+        api GET /healthz
+        expect 200 "" -- "healthz after the oversized heads"
 fi
 
 # ---- 7. TLS suites -----------------------------------------------------------------------------
