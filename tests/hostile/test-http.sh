@@ -234,7 +234,7 @@ if want 5; then
         rss2=$(hwm_kb)
         echo "# real agent: statuses: $(tr ' ' '\n' <<<"$codes" | sort | uniq -c | xargs); peak RSS $rss0 -> $rss2 kB"
         # 64 MiB budget + libmicrohttpd and TLS buffers; without the budget 40 x 16 MiB = 640 MiB
-        [ "$rss2" -le $((rss0 + 64 * 1024 + $(mem 80000 300000))) ] || fail "peak RSS $rss0 -> $rss2 kB: budget not kept"
+        [ "$rss2" -le $((rss0 + 64 * 1024 + $(mem 40000 300000))) ] || fail "peak RSS $rss0 -> $rss2 kB: budget not kept"
         [ "$(tr ' ' '\n' <<<"$codes" | grep -cx 503)" -ge 30 ] || fail "budget: too few 503: $codes"
         ok "40 x 16 MiB to a real agent: in-flight budget held (503 + Retry-After), peak RSS $rss0 -> $rss2 kB"
 fi
