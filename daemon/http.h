@@ -39,7 +39,7 @@
 /* fds kept free of connections under RLIMIT_NOFILE (database, logs, files) */
 #define HTTP_FD_RESERVE 256
 /* after this many connections at once, memory is trimmed once they are down to a quarter */
-#define HTTP_TRIM_PEAK 256
+#define HTTP_TRIM_PEAK 64
 /*
  * libmicrohttpd's per-connection memory (request line, headers, read buffer); a bigger head is
  * refused by the library (431/414). Half the library's default: held connections cost less.

@@ -209,11 +209,12 @@ if want 4; then
         [ "$max_fds" -ge 9000 ] || fail "the attack did not reach attestd ($max_fds fds)"
         [ "$max_rss" -le $((base_rss + $(mem 400000 1200000))) ] || fail "RSS $max_rss kB under attack"
         after=$(settle $((base_fds + 2)) $((HEADER_TIMEOUT + 8)))
+        sleep 1 # the reaper trims the heap within 200 ms of the connections going
         rss_after=$(rss_kb)
         echo "# after the attack: $after fds (baseline $base_fds), RSS $rss_after kB (baseline $base_rss)"
         [ "$after" -le $((base_fds + 2)) ] || fail "fds not back to baseline: $after"
         [ "$(closewait)" -eq 0 ] || fail "CLOSE-WAIT left after the attack"
-        [ "$rss_after" -le $((base_rss + $(mem 60000 400000))) ] || fail "RSS not back near baseline: $rss_after kB"
+        [ "$rss_after" -le $((base_rss + $(mem 30000 400000))) ] || fail "RSS not back near baseline: $rss_after kB"
         ok "20 rounds under 10,000 connections, p99 $p99 ms; fds and RSS back to baseline"
 fi
 
