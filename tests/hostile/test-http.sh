@@ -186,6 +186,11 @@ if want 4; then
         held=$(sed -n 's/open=\([0-9]*\).*/\1/p' hold4.txt)
         [ "$held" -ge 9950 ] || fail "the attackers could not open 10,000 connections: $(cat hold4.txt)"
         sleep 2
+        # attestd's CPU holding them, nobody else talking (ticks are 1/100 s)
+        c0=$(ticks)
+        sleep 5
+        hold_ticks=$(( $(ticks) - c0 ))
+        echo "# attestd holding 10,000 connections: $hold_ticks ticks of CPU in 5 s"
         max_fds=0 max_rss=0 c0=$(ticks) w0=$(date +%s%N)
         for i in $(seq 20); do
                 once agent.log || fail "round $i under attack did not pass: $(tail -3 agent.log)"
@@ -202,8 +207,8 @@ if want 4; then
         echo "# attackers: $st4; attestd during: up to $max_fds fds, RSS up to $max_rss kB"
         echo "# agent rounds under attack: p50 $p50 ms, p99 (max of 20) $p99 ms"
         echo "# attestd CPU during the rounds: $cpu % of one core"
-        # measured 14 % (poll) against 43 % with epoll+turbo (2 cores, load ~10): 30 is the line
-        [ "$cpu" -le 30 ] || fail "attestd used $cpu % of a core holding idle connections"
+        # measured 36 with poll, 945 with epoll+turbo (2 cores): 150 is the line
+        [ "$hold_ticks" -le 150 ] || fail "attestd used $hold_ticks ticks in 5 s holding idle connections"
         [ "$p99" -lt 1000 ] || fail "agent round p99 $p99 ms under attack (want < 1000)"
         [ "$max_fds" -le $((10149 + 300)) ] || fail "attestd held $max_fds fds (199 x 51)"
         [ "$max_fds" -ge 9000 ] || fail "the attack did not reach attestd ($max_fds fds)"
