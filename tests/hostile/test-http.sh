@@ -68,7 +68,7 @@ start_verifier() { # with $HEADER_TIMEOUT
                 --listen "127.0.0.1:@PORT@" \
                 --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
                 --db "$work/attestd.db" --tokens "$work/tokens" --threads 2 \
-                --ek-ca "$SWTPM_STATE/ca" --interval 1 --header-timeout $HEADER_TIMEOUT \
+                --ek-ca "$SWTPM_STATE/ca" --interval 1 --header-timeout "$HEADER_TIMEOUT" \
                 --max-connections-per-ip 51 --max-connections 10000 \
                 --max-inflight-body 67108864 "$@"
 }
