@@ -11,7 +11,7 @@ packages=(
         check libssl-dev openssl libtss2-dev tpm2-tools swtpm swtpm-tools ima-evm-utils
         libjansson-dev libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev libsqlite3-dev
         sqlite3 libsystemd-dev systemd zlib1g-dev curl valgrind xxd gnutls-bin time util-linux
-        shellcheck jq python3
+        shellcheck jq python3 iproute2
 )
 
 usage() {

@@ -50,6 +50,23 @@ int api_judge(struct attestd *d, const char *policy, const char *ref,
 /* The verdict of a genuine submission that failed verification (err says why). */
 int api_verdict_failed(const char *ref, const struct attest_err *why, json_t **ret) _wur_;
 
+/* What the route of a request needs, known from its head alone (api_preflight). */
+enum api_gate {
+        API_GATE_NONE,   /* nothing about an agent to check */
+        API_GATE_EXISTS, /* the id must name an agent */
+        API_GATE_ACTIVE, /* the id must name an active agent */
+};
+struct api_route_info {
+        bool found, method_ok, bad_id;
+        const char *allow;   /* static */
+        enum auth_role need; /* AUTH_NONE: no token */
+        enum auth_role have; /* the presented token's role (only looked up when need is set) */
+        enum api_gate gate;
+        char id[API_ID_MAX + 1];
+};
+void api_route_info(struct attestd *d, const char *method, const char *path,
+                    const char *authorization, struct api_route_info *ret);
+
 void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp *r,
                    const char *id);
 void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id);

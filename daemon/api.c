@@ -1160,6 +1160,32 @@ static enum auth_role bearer_role(struct attestd *d, const char *h)
         return role;
 }
 
+/* Routing's decision for api_preflight (api-preflight.c): no body needed to make it. */
+void api_route_info(struct attestd *d, const char *method, const char *path,
+                    const char *authorization, struct api_route_info *ret)
+{
+        const struct route *rt;
+        const struct method *m;
+
+        memset(ret, 0, sizeof(*ret));
+        rt = route_find(path, ret->id, sizeof(ret->id), &ret->bad_id);
+        if (!rt)
+                return;
+        ret->found = true;
+        ret->allow = rt->allow;
+        m = method_find(rt, method);
+        if (!m)
+                return;
+        ret->method_ok = true;
+        ret->need = m->role;
+        if (m->role != AUTH_NONE)
+                ret->have = bearer_role(d, authorization);
+        if (m->fn == api_evidence || m->fn == api_challenge)
+                ret->gate = API_GATE_ACTIVE;
+        else if (m->fn == h_agent_activate)
+                ret->gate = API_GATE_EXISTS;
+}
+
 void api_handle(struct attestd *d, const struct api_req *req, struct api_resp *r)
 {
         char id[API_ID_MAX + 1] = "";

@@ -41,6 +41,14 @@ struct api_resp {
 /* The body cap for a request, known from its method and path before any byte is read. */
 size_t api_body_limit(const struct attestd *d, const char *method, const char *path);
 
+/*
+ * Decide what can be decided from the request head alone, before any body byte is read
+ * (api-preflight.c): unknown route or method, missing or wrong token, unknown or inactive agent.
+ * 1: *ret holds the answer to send now; 0: read the body and call api_handle().
+ */
+int api_preflight(struct attestd *d, const char *method, const char *path,
+                  const char *authorization, struct api_resp *ret);
+
 /* Fill *ret (status always set; body malloc'ed). */
 void api_handle(struct attestd *d, const struct api_req *req, struct api_resp *ret);
 void api_resp_done(struct api_resp *r);

@@ -65,6 +65,22 @@ static const struct opt opts[] = {
          "labs only: enrol AKs without EK certificate or credential activation (warned)"},
         {"credential-ttl", OPT_U64, O(credential_ttl), 10, 86400, "SECONDS",
          "time an agent has to activate its enrolment credential (default 300)"},
+        /* HTTP front (issue 9) */
+        {"tls-client-ca", OPT_STR, O(tls_client_ca), 0, 0, "FILE",
+         "require client certificates chaining to this CA bundle (PEM); mTLS"},
+        {"max-connections", OPT_U64, O(max_connections), 16, 1000000, "N",
+         "open connections at most (default 10000; lowered to fit RLIMIT_NOFILE)"},
+        {"max-connections-per-ip", OPT_U64, O(max_connections_per_ip), 1, 1000000, "N",
+         "open connections per client address at most (default 32)"},
+        {"header-timeout", OPT_U64, O(header_timeout), 1, 3600, "SECONDS",
+         "a request head must be complete this long after accept or the last response "
+         "(TLS handshake included; default 10)"},
+        {"body-timeout", OPT_U64, O(body_timeout), 1, 3600, "SECONDS",
+         "a request must be read and answered this long after its head (default 60)"},
+        {"idle-timeout", OPT_U64, O(idle_timeout), 1, 3600, "SECONDS",
+         "close a connection on which no byte moved for this long (default 30)"},
+        {"max-inflight-body", OPT_U64, O(max_inflight_body), 65536, 68719476736ULL, "BYTES",
+         "request bodies buffered at once, all clients together; beyond: 503 (default 268435456)"},
         {"help", OPT_BOOL, O(help), 0, 0, NULL, "show this help"},
         {"version", OPT_BOOL, O(version), 0, 0, NULL, "show the version"},
 };
@@ -96,6 +112,13 @@ static void config_defaults(struct config *c)
         c->max_body = 64u * 1024;
         c->max_entries = 1000000;
         c->drain_timeout = 10;
+        /* HTTP front (issue 9) */
+        c->max_connections = 10000;
+        c->max_connections_per_ip = 32;
+        c->header_timeout = 10;
+        c->body_timeout = 60;
+        c->idle_timeout = 30;
+        c->max_inflight_body = 256u * 1024 * 1024;
 }
 
 static const struct opt *opt_find(const char *name, size_t len)

@@ -47,6 +47,14 @@ struct config {
         char ek_ca[CONFIG_STR_MAX]; /* EK certificate CA bundle; "" : none configured */
         bool insecure_trust_ak;     /* enrol without EK proof (labs) */
         uint64_t credential_ttl;    /* seconds to activate an enrolment */
+        /* HTTP front (issue 9): connection caps, deadlines, in-flight body budget, mTLS */
+        char tls_client_ca[CONFIG_STR_MAX]; /* "" : no client certificates asked for */
+        uint64_t max_connections;
+        uint64_t max_connections_per_ip;
+        uint64_t header_timeout;    /* seconds from accept (or the last response) to a full head */
+        uint64_t body_timeout;      /* seconds from the head to the end of the response */
+        uint64_t idle_timeout;      /* seconds without any byte moving */
+        uint64_t max_inflight_body; /* bytes of request bodies buffered at once, all requests */
         bool help, version;
 };
 

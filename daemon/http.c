@@ -1,35 +1,75 @@
 /* SPDX-License-Identifier: MIT */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 
 #include "api.h"
 #include "http.h"
 #include "log.h"
 
+/*
+ * One accepted connection, from libmicrohttpd's STARTED notification to its CLOSED one (which
+ * comes before the fd is closed, so the reaper, holding the lock, never shuts down a reused fd).
+ */
+struct http_conn {
+        struct http_conn *prev, *next;
+        int fd;
+        int64_t since_ms;    /* accepted, or the last response ended */
+        int64_t deadline_ms; /* head (or, in a request, the whole request) due by then */
+        bool in_request;     /* head complete, response not yet finished */
+        bool reaped;         /* shut down by the reaper; libmicrohttpd closes it next */
+        bool url_nul;        /* the unescape callback met %00 in the current request */
+        bool cert_ok;        /* mTLS: the client certificate was verified on this connection */
+};
+
 struct http_server {
         struct MHD_Daemon *mhd;
         struct attestd *d;
         int fd;
+        pthread_mutex_t lock; /* conns, nconns, every http_conn field but fd */
+        pthread_cond_t wake;
+        pthread_t reaper;
+        bool reaper_started, stop;
+        struct http_conn *conns, *conns_tail; /* newest first */
+        size_t nconns, max_conns;
+        size_t peak; /* most connections since the last malloc_trim() */
+        int64_t head_ms, body_ms;
+        size_t body_budget;
+        atomic_size_t body_bytes; /* reserved by requests in flight */
+        bool client_ca;
 };
 
 /* Per request, from the first call of the access handler to the completion callback. */
 struct req_state {
         size_t limit, len, cap, discarded;
+        size_t reserved; /* bytes of the in-flight body budget this request holds */
         char *body;
         bool too_large;
+        bool over_budget;
         bool responded;
         struct api_req req;
         char *qbuf[API_QUERY_MAX * 2];
 };
+
+static int64_t mono_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 bool http_socket_is_loopback(int fd)
 {
@@ -124,6 +164,308 @@ _printf_(2, 0) static void mhd_log(void *cls, const char *fmt, va_list ap)
         log_debug("http: %s", log_escape(line, n, esc, sizeof(esc)));
 }
 
+int http_raise_nofile(uint64_t *ret_limit)
+{
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return -errno;
+        if (rl.rlim_cur < rl.rlim_max) {
+                rlim_t want = rl.rlim_max;
+
+                rl.rlim_cur = want;
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        return -errno;
+        }
+        *ret_limit = (uint64_t)rl.rlim_cur;
+        return 0;
+}
+
+/* ---- the in-flight body budget ---- */
+
+static bool budget_take(struct http_server *s, size_t n)
+{
+        size_t cur = atomic_load(&s->body_bytes);
+
+        do {
+                if (n > s->body_budget - cur)
+                        return false;
+        } while (!atomic_compare_exchange_weak(&s->body_bytes, &cur, cur + n));
+        return true;
+}
+
+static void budget_give(struct http_server *s, size_t n)
+{
+        if (n)
+                atomic_fetch_sub(&s->body_bytes, n);
+}
+
+/* ---- connections: deadlines and the reaper ---- */
+
+static struct http_conn *conn_of(struct MHD_Connection *c)
+{
+        const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+        return ci ? ci->socket_context : NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+        struct http_server *s = cls;
+        struct http_conn *hc = *socket_context;
+
+        if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+                const union MHD_ConnectionInfo *ci =
+                        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+                hc = calloc(1, sizeof(*hc));
+                if (!hc || !ci) {
+                        /* untracked: the access handler refuses it (503) */
+                        free(hc);
+                        *socket_context = NULL;
+                        return;
+                }
+                hc->fd = ci->connect_fd;
+                pthread_mutex_lock(&s->lock);
+                hc->since_ms = mono_ms();
+                hc->deadline_ms = hc->since_ms + s->head_ms;
+                hc->next = s->conns;
+                if (s->conns)
+                        s->conns->prev = hc;
+                else
+                        s->conns_tail = hc;
+                s->conns = hc;
+                if (++s->nconns > s->peak)
+                        s->peak = s->nconns;
+                pthread_mutex_unlock(&s->lock);
+                *socket_context = hc;
+                return;
+        }
+        if (!hc)
+                return;
+        pthread_mutex_lock(&s->lock);
+        if (hc->prev)
+                hc->prev->next = hc->next;
+        else
+                s->conns = hc->next;
+        if (hc->next)
+                hc->next->prev = hc->prev;
+        else
+                s->conns_tail = hc->prev;
+        s->nconns--;
+        pthread_mutex_unlock(&s->lock);
+        free(hc);
+        *socket_context = NULL;
+}
+
+/*
+ * Close what is overdue: a head not complete header-timeout after accept or the last response
+ * (slowloris, silent or half-handshaken TLS), a request not answered body-timeout after its head.
+ * Above 90 % of the connection cap, the connections waiting longest for a head (over a second)
+ * go first, down to 80 %, so an attacker filling the table cannot keep agents out.
+ * shutdown() makes libmicrohttpd's next read see the end of the stream; it then closes the
+ * connection in its own thread.
+ */
+static size_t reap(struct http_server *s, int64_t now)
+{
+        size_t n = 0, evict = 0;
+
+        if (s->nconns * 10 >= s->max_conns * 9)
+                evict = s->nconns - s->max_conns * 8 / 10;
+        /* oldest first: connections are added at the head */
+        for (struct http_conn *hc = s->conns_tail; hc; hc = hc->prev) {
+                bool overdue = now >= hc->deadline_ms;
+                bool waiting = !hc->in_request && now - hc->since_ms >= 1000;
+
+                if (hc->reaped || (!overdue && !(evict && waiting)))
+                        continue;
+                (void)shutdown(hc->fd, SHUT_RDWR);
+                hc->reaped = true;
+                n++;
+                if (evict)
+                        evict--;
+        }
+        return n;
+}
+
+static void *reaper_main(void *arg)
+{
+        struct http_server *s = arg;
+
+        pthread_mutex_lock(&s->lock);
+        while (!s->stop) {
+                struct timespec ts;
+                size_t n;
+
+                n = reap(s, mono_ms());
+                if (n)
+                        log_debug("http: closed %zu overdue connections (%zu open)", n, s->nconns);
+                /* after a flood has gone, hand the connections' memory back to the system */
+                if (s->peak >= HTTP_TRIM_PEAK && s->nconns <= s->peak / 4) {
+                        s->peak = s->nconns;
+                        pthread_mutex_unlock(&s->lock);
+                        malloc_trim(0);
+                        pthread_mutex_lock(&s->lock);
+                }
+                clock_gettime(CLOCK_MONOTONIC, &ts);
+                ts.tv_nsec += 200 * 1000 * 1000;
+                if (ts.tv_nsec >= 1000000000) {
+                        ts.tv_sec++;
+                        ts.tv_nsec -= 1000000000;
+                }
+                (void)pthread_cond_timedwait(&s->wake, &s->lock, &ts);
+        }
+        pthread_mutex_unlock(&s->lock);
+        return NULL;
+}
+
+static void conn_request_started(struct http_server *s, struct http_conn *hc)
+{
+        pthread_mutex_lock(&s->lock);
+        hc->in_request = true;
+        hc->deadline_ms = mono_ms() + s->body_ms;
+        pthread_mutex_unlock(&s->lock);
+}
+
+static void conn_request_done(struct http_server *s, struct http_conn *hc)
+{
+        pthread_mutex_lock(&s->lock);
+        hc->in_request = false;
+        hc->url_nul = false;
+        hc->since_ms = mono_ms();
+        hc->deadline_ms = hc->since_ms + s->head_ms;
+        pthread_mutex_unlock(&s->lock);
+}
+
+/*
+ * Percent-decoding of the path and query (RFC 3986 2.1). %00 is left as it is and flagged: the
+ * request is refused (400) rather than cut at the NUL.
+ */
+static int hexval(char ch)
+{
+        if (ch >= '0' && ch <= '9')
+                return ch - '0';
+        if (ch >= 'a' && ch <= 'f')
+                return ch - 'a' + 10;
+        if (ch >= 'A' && ch <= 'F')
+                return ch - 'A' + 10;
+        return -1;
+}
+
+static size_t unescape(void *cls, struct MHD_Connection *c, char *str)
+{
+        size_t r = 0, w = 0;
+        bool nul = false;
+
+        (void)cls;
+        while (str[r]) {
+                int hi, lo;
+
+                if (str[r] == '%' && (hi = hexval(str[r + 1])) >= 0 &&
+                    (lo = hexval(str[r + 2])) >= 0) {
+                        if (hi == 0 && lo == 0) {
+                                nul = true;
+                                str[w++] = str[r++];
+                                continue;
+                        }
+                        str[w++] = (char)(hi * 16 + lo);
+                        r += 3;
+                        continue;
+                }
+                str[w++] = str[r++];
+        }
+        str[w] = '\0';
+        if (nul) {
+                struct http_conn *hc = conn_of(c);
+
+                if (hc)
+                        hc->url_nul = true; /* only this connection's thread touches it now */
+        }
+        return w;
+}
+
+/* ---- request framing (RFC 9112 6.3): one Content-Length, or chunked, never both ---- */
+
+struct framing {
+        unsigned ncl, nte;
+        bool bad_cl, bad_te;
+        uint64_t cl;
+};
+
+static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value)
+{
+        struct framing *f = cls;
+
+        (void)kind;
+        if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+                uint64_t v = 0;
+                size_t i;
+
+                f->ncl++;
+                for (i = 0; value && value[i]; i++) {
+                        unsigned dg = (unsigned)(value[i] - '0');
+
+                        if (dg > 9 || v > (UINT64_MAX - dg) / 10) {
+                                f->bad_cl = true;
+                                break;
+                        }
+                        v = v * 10 + dg;
+                }
+                if (!value || i == 0)
+                        f->bad_cl = true;
+                f->cl = v;
+        } else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
+                f->nte++;
+                if (!value || strcasecmp(value, "chunked") != 0)
+                        f->bad_te = true;
+        }
+        return MHD_YES;
+}
+
+/* NULL when the framing is sound; else the detail of a 400. */
+static const char *framing_check(struct MHD_Connection *c, struct framing *f)
+{
+        memset(f, 0, sizeof(*f));
+        MHD_get_connection_values(c, MHD_HEADER_KIND, framing_header, f);
+        if (f->ncl > 1)
+                return "more than one Content-Length";
+        if (f->ncl && f->nte)
+                return "Content-Length together with Transfer-Encoding";
+        if (f->bad_cl)
+                return "Content-Length is not a decimal number of at most 2^64-1";
+        if (f->nte > 1 || f->bad_te)
+                return "Transfer-Encoding other than one \"chunked\"";
+        return NULL;
+}
+
+/* ---- mTLS ---- */
+
+/* Whether the client presented a certificate that chains to --tls-client-ca, for client use. */
+static bool client_cert_ok(struct MHD_Connection *c)
+{
+        const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+        gnutls_session_t session;
+        gnutls_typed_vdata_st purpose = {
+                .type = GNUTLS_DT_KEY_PURPOSE_OID,
+                .data = (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT,
+        };
+        unsigned n = 0, status = 0;
+
+        if (!ci || !ci->tls_session)
+                return false;
+        session = ci->tls_session;
+        if (gnutls_certificate_type_get(session) != GNUTLS_CRT_X509 ||
+            !gnutls_certificate_get_peers(session, &n) || n == 0)
+                return false;
+        if (gnutls_certificate_verify_peers(session, &purpose, 1, &status) < 0)
+                return false;
+        return status == 0;
+}
+
 static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char *key,
                                  const char *value)
 {
@@ -140,7 +482,8 @@ static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char 
         return MHD_YES;
 }
 
-static enum MHD_Result send_resp(struct MHD_Connection *c, const struct api_resp *r)
+/* close: answered before the body was read; the connection ends after the response. */
+static enum MHD_Result send_resp(struct MHD_Connection *c, const struct api_resp *r, bool close)
 {
         struct MHD_Response *resp;
         enum MHD_Result ret;
@@ -155,6 +498,10 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, const struct api_resp
         if (r->www_authenticate)
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
                                         "Bearer realm=\"attestd\"");
+        if (r->status == 503)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+        if (close)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
         MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
         ret = MHD_queue_response(c, r->status, resp);
@@ -163,101 +510,174 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, const struct api_resp
 }
 
 static enum MHD_Result send_error(struct attestd *d, struct MHD_Connection *c, unsigned status,
-                                  const char *code, const char *detail)
+                                  const char *code, const char *detail, bool close)
 {
         struct api_resp r = {0};
         enum MHD_Result ret;
 
         api_error(d, &r, status, code, "%s", detail);
-        ret = send_resp(c, &r);
+        ret = send_resp(c, &r, close);
         api_resp_done(&r);
         return ret;
 }
 
-static enum MHD_Result too_large(struct attestd *d, struct MHD_Connection *c, struct req_state *st)
+static void body_drop(struct http_server *s, struct req_state *st)
+{
+        free(st->body);
+        st->body = NULL;
+        st->len = st->cap = 0;
+        budget_give(s, st->reserved);
+        st->reserved = 0;
+}
+
+static enum MHD_Result too_large(struct http_server *s, struct MHD_Connection *c,
+                                 struct req_state *st)
 {
         char detail[96];
 
         st->too_large = true;
         st->responded = true;
-        free(st->body);
-        st->body = NULL;
-        st->len = st->cap = 0;
+        body_drop(s, st);
         snprintf(detail, sizeof(detail), "body larger than %zu bytes", st->limit);
-        return send_error(d, c, 413, "body_too_large", detail);
+        return send_error(s->d, c, 413, "body_too_large", detail, true);
+}
+
+static enum MHD_Result busy(struct http_server *s, struct MHD_Connection *c, struct req_state *st)
+{
+        st->responded = true;
+        body_drop(s, st);
+        return send_error(s->d, c, 503, "server_busy",
+                          "too many request bodies in flight; retry later", true);
+}
+
+/* The head is complete: everything decided before a body byte is read. */
+static enum MHD_Result on_head(struct http_server *s, struct MHD_Connection *c,
+                               struct req_state *st, const char *url, const char *method)
+{
+        struct attestd *d = s->d;
+        struct http_conn *hc = conn_of(c);
+        const char *auth, *why;
+        struct framing f;
+        struct api_resp r;
+        enum MHD_Result ret;
+
+        if (!hc) {
+                st->responded = true;
+                return send_error(d, c, 503, "server_busy", "out of memory", true);
+        }
+        conn_request_started(s, hc);
+        st->limit = api_body_limit(d, method, url);
+        if (s->client_ca && !hc->cert_ok) {
+                if (!client_cert_ok(c)) {
+                        st->responded = true;
+                        return send_error(d, c, 403, "client_certificate_required",
+                                          "a client certificate from the configured CA is "
+                                          "required",
+                                          true);
+                }
+                hc->cert_ok = true;
+        }
+        if (hc->url_nul) {
+                st->responded = true;
+                return send_error(d, c, 400, "bad_request", "a NUL byte (%00) in the URL", true);
+        }
+        if ((why = framing_check(c, &f))) {
+                st->responded = true;
+                return send_error(d, c, 400, "bad_request", why, true);
+        }
+        /* refuse before the client sends (or we read) a single byte of it */
+        if (f.ncl && f.cl > st->limit)
+                return too_large(s, c, st);
+        auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+        if (api_preflight(d, method, url, auth, &r) > 0) {
+                st->responded = true;
+                ret = send_resp(c, &r, true);
+                api_resp_done(&r);
+                return ret;
+        }
+        if (f.ncl && f.cl) {
+                if (!budget_take(s, (size_t)f.cl))
+                        return busy(s, c, st);
+                st->reserved = (size_t)f.cl;
+        }
+        return MHD_YES;
+}
+
+static enum MHD_Result on_upload(struct http_server *s, struct req_state *st, const char *data,
+                                 size_t n)
+{
+        if (!st->too_large && !st->over_budget && n > st->limit - st->len) {
+                /* libmicrohttpd cannot answer mid-upload: stop buffering, drop the
+                 * rest, answer 413 at its end; hang up if it goes on past another cap */
+                st->too_large = true;
+                body_drop(s, st);
+        }
+        if (st->too_large || st->over_budget || st->responded) {
+                st->discarded += n;
+                return st->discarded > HTTP_DISCARD_MAX ? MHD_NO : MHD_YES;
+        }
+        if (st->len + n > st->cap) {
+                size_t cap = st->cap ? st->cap : 4096;
+                char *nb;
+
+                if (st->reserved > cap)
+                        cap = st->reserved; /* Content-Length known: one allocation */
+                while (cap < st->len + n)
+                        cap *= 2;
+                if (cap > st->limit)
+                        cap = st->limit;
+                /* chunked bodies take their budget as they grow */
+                if (cap > st->reserved) {
+                        if (!budget_take(s, cap - st->reserved)) {
+                                st->over_budget = true;
+                                body_drop(s, st);
+                                st->discarded += n;
+                                return MHD_YES;
+                        }
+                        st->reserved = cap;
+                }
+                nb = realloc(st->body, cap);
+                if (!nb)
+                        return MHD_NO;
+                st->body = nb;
+                st->cap = cap;
+        }
+        memcpy(st->body + st->len, data, n);
+        st->len += n;
+        return MHD_YES;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
 {
-        struct attestd *d = cls;
+        struct http_server *s = cls;
+        struct attestd *d = s->d;
         struct req_state *st = *con_cls;
         struct api_resp r;
         enum MHD_Result ret;
 
         (void)version;
         if (!st) {
-                const char *cl;
-
                 st = calloc(1, sizeof(*st));
                 if (!st)
                         return MHD_NO;
                 *con_cls = st;
                 atomic_fetch_add(&d->in_flight, 1);
-                st->limit = api_body_limit(d, method, url);
-                cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
-                if (cl) {
-                        char *end;
-                        unsigned long long n;
-
-                        errno = 0;
-                        n = strtoull(cl, &end, 10);
-                        /* refuse before the client sends (or we read) a single byte of it */
-                        if (errno || *end || n > st->limit)
-                                return too_large(d, c, st);
-                }
-                return MHD_YES;
+                return on_head(s, c, st, url, method);
         }
         if (*upload_data_size) {
                 size_t n = *upload_data_size;
 
                 *upload_data_size = 0;
-                if (!st->too_large && n > st->limit - st->len) {
-                        /* libmicrohttpd cannot answer mid-upload: stop buffering, drop the
-                         * rest, answer 413 at its end; hang up if it goes on past another cap */
-                        st->too_large = true;
-                        free(st->body);
-                        st->body = NULL;
-                        st->len = st->cap = 0;
-                }
-                if (st->too_large) {
-                        st->discarded += n;
-                        return st->discarded > HTTP_DISCARD_MAX ? MHD_NO : MHD_YES;
-                }
-                if (st->len + n > st->cap) {
-                        size_t cap = st->cap ? st->cap : 4096;
-                        char *nb;
-
-                        while (cap < st->len + n)
-                                cap *= 2;
-                        if (cap > st->limit)
-                                cap = st->limit;
-                        nb = realloc(st->body, cap);
-                        if (!nb)
-                                return MHD_NO;
-                        st->body = nb;
-                        st->cap = cap;
-                }
-                memcpy(st->body + st->len, upload_data, n);
-                st->len += n;
-                return MHD_YES;
+                return on_upload(s, st, upload_data, n);
         }
         if (st->responded)
                 return MHD_YES;
         if (st->too_large)
-                return too_large(d, c, st);
+                return too_large(s, c, st);
+        if (st->over_budget)
+                return busy(s, c, st);
 
         st->req.method = method;
         st->req.path = url;
@@ -270,7 +690,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         st->req.body_len = st->len;
         api_handle(d, &st->req, &r);
         st->responded = true;
-        ret = send_resp(c, &r);
+        ret = send_resp(c, &r, false);
         api_resp_done(&r);
         return ret;
 }
@@ -278,27 +698,36 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-        struct attestd *d = cls;
+        struct http_server *s = cls;
         struct req_state *st = *con_cls;
+        struct http_conn *hc = conn_of(c);
 
-        (void)c;
         (void)toe;
+        if (hc)
+                conn_request_done(s, hc);
         if (!st)
                 return;
-        free(st->body);
+        body_drop(s, st);
         free(st);
         *con_cls = NULL;
-        atomic_fetch_sub(&d->in_flight, 1);
+        atomic_fetch_sub(&s->d->in_flight, 1);
 }
 
 int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_pem,
-               unsigned threads, struct http_server **ret, struct attest_err *err)
+               const char *client_ca_pem, struct http_server **ret, struct attest_err *err)
 {
         struct http_server *s = calloc(1, sizeof(*s));
-        unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
-                         MHD_USE_TURBO | MHD_USE_ERROR_LOG;
-        struct MHD_OptionItem o[12];
+        /*
+         * poll(), not epoll, and no MHD_USE_TURBO: libmicrohttpd 0.9.75 spins and leaks in those
+         * modes with TLS (http.h has the why and the measurements).
+         */
+        unsigned flags =
+                MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+        unsigned threads = (unsigned)d->cfg.threads;
+        uint64_t nofile = 0;
+        struct MHD_OptionItem o[20];
         size_t n = 0;
+        int e;
 
         if (!s) {
                 close(fd);
@@ -306,11 +735,43 @@ int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_
         }
         s->d = d;
         s->fd = fd;
+        s->head_ms = (int64_t)d->cfg.header_timeout * 1000;
+        s->body_ms = (int64_t)d->cfg.body_timeout * 1000;
+        s->body_budget = (size_t)d->cfg.max_inflight_body;
+        s->max_conns = (size_t)d->cfg.max_connections;
+        s->client_ca = client_ca_pem != NULL;
+        atomic_init(&s->body_bytes, 0);
+        /* each connection is one fd; keep HTTP_FD_RESERVE for the database, logs and TLS files */
+        if ((e = http_raise_nofile(&nofile)) < 0)
+                log_warning("raising RLIMIT_NOFILE: %s", strerror(-e));
+        else if (nofile < s->max_conns + HTTP_FD_RESERVE) {
+                size_t fit = nofile > 16 + HTTP_FD_RESERVE ? nofile - HTTP_FD_RESERVE : 16;
+
+                log_warning("--max-connections %zu lowered to %zu to fit RLIMIT_NOFILE %llu",
+                            s->max_conns, fit, (unsigned long long)nofile);
+                s->max_conns = fit;
+        }
+        pthread_mutex_init(&s->lock, NULL);
+        {
+                pthread_condattr_t ca;
+
+                pthread_condattr_init(&ca);
+                pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+                pthread_cond_init(&s->wake, &ca);
+                pthread_condattr_destroy(&ca);
+        }
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL};
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, fd, NULL};
-        o[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, d};
-        o[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, 30, NULL};
-        o[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, 10000, NULL};
+        o[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s};
+        o[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s};
+        o[n++] = (struct MHD_OptionItem){MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, s};
+        o[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT,
+                                         (intptr_t)d->cfg.idle_timeout, NULL};
+        o[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->max_conns, NULL};
+        o[n++] =
+                (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONN_MEMORY, NULL};
+        o[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                                         (intptr_t)d->cfg.max_connections_per_ip, NULL};
         if (threads > 1)
                 o[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, threads, NULL};
         if (cert_pem) {
@@ -319,15 +780,26 @@ int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_
                 o[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key_pem};
                 o[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0,
                                                  (void *)HTTP_TLS_PRIORITIES};
+                if (client_ca_pem)
+                        o[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0,
+                                                         (void *)client_ca_pem};
         }
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
-        s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, d, MHD_OPTION_ARRAY, o,
+        if (pthread_create(&s->reaper, NULL, reaper_main, s) != 0) {
+                close(fd);
+                pthread_cond_destroy(&s->wake);
+                pthread_mutex_destroy(&s->lock);
+                free(s);
+                return attest_fail(err, -EAGAIN, "http_start", "cannot start the reaper thread");
+        }
+        s->reaper_started = true;
+        s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, o,
                                   MHD_OPTION_END);
         if (!s->mhd) {
                 close(fd);
-                free(s);
+                http_stop(s, 0);
                 return attest_fail(err, -EINVAL, "http_start",
-                                   "libmicrohttpd did not start (bad certificate or key?)");
+                                   "libmicrohttpd did not start (bad certificate, key or CA?)");
         }
         *ret = s;
         return 0;
@@ -337,20 +809,31 @@ struct http_server *http_stop(struct http_server *s, uint64_t drain_ms)
 {
         struct timespec ts = {0, 20 * 1000 * 1000};
         uint64_t waited = 0;
-        int fd;
+        int fd = -1;
 
         if (!s)
                 return NULL;
-        /* no new connections; requests in flight finish (keep-alive ends after them) */
-        fd = MHD_quiesce_daemon(s->mhd);
-        atomic_store(&s->d->draining, true);
-        while (atomic_load(&s->d->in_flight) > 0 && waited < drain_ms) {
-                nanosleep(&ts, NULL);
-                waited += 20;
+        if (s->mhd) {
+                /* no new connections; requests in flight finish (keep-alive ends after them) */
+                fd = MHD_quiesce_daemon(s->mhd);
+                atomic_store(&s->d->draining, true);
+                while (atomic_load(&s->d->in_flight) > 0 && waited < drain_ms) {
+                        nanosleep(&ts, NULL);
+                        waited += 20;
+                }
+                MHD_stop_daemon(s->mhd);
         }
-        MHD_stop_daemon(s->mhd);
         if (fd >= 0)
                 close(fd);
+        if (s->reaper_started) {
+                pthread_mutex_lock(&s->lock);
+                s->stop = true;
+                pthread_cond_signal(&s->wake);
+                pthread_mutex_unlock(&s->lock);
+                pthread_join(s->reaper, NULL);
+        }
+        pthread_cond_destroy(&s->wake);
+        pthread_mutex_destroy(&s->lock);
         free(s);
         return NULL;
 }

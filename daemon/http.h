@@ -1,18 +1,50 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The HTTP(S) front: libmicrohttpd with its GnuTLS TLS (TLS >= 1.2), a thread pool, bodies
- * buffered up to the route's cap (413 as soon as a body is known to exceed it, before buffering
- * more), every request handed to api_handle().
+ * The HTTP(S) front: libmicrohttpd with its GnuTLS TLS (TLS >= 1.2, AEAD suites only), a thread
+ * pool, every request handed to api_handle().
+ *
+ * Defences against an anonymous network (issue 9):
+ * - poll() mode without MHD_USE_TURBO. libmicrohttpd 0.9.75 with MHD_USE_EPOLL | MHD_USE_TURBO
+ *   and TLS (a) spins: a new connection goes straight to the "ready" list with READ_READY set,
+ *   and the TLS handshake reads through GnuTLS's own recv, whose EAGAIN never clears READ_READY,
+ *   so the connection never leaves the list and epoll_wait runs with timeout 0 (one silent TCP
+ *   connection: 456 of 500 ticks in 5 s); (b) leaks: with TURBO, MHD_connection_close_ skips the
+ *   TLS shutdown, tls_state stays HANDSHAKING, and MHD_connection_handle_idle breaks out of its
+ *   state loop for that tls_state before reaching the CLOSED case that would free the
+ *   connection: after the idle timeout the fd stays in CLOSE-WAIT for good. Plain epoll (no
+ *   TURBO) does not leak but still spins for a half-sent handshake (the same READ_READY).
+ *   poll() neither spins nor leaks in the same probes.
+ * - a reaper thread closes (shutdown()) connections whose request head is not complete
+ *   --header-timeout after accept or after their last response (slowloris, silent TLS), and
+ *   requests not answered --body-timeout after their head; near --max-connections it closes
+ *   connections waiting for a head first, so a full table does not keep agents out.
+ * - --max-connections-per-ip; RLIMIT_NOFILE raised to the hard limit.
+ * - before a body byte is read: framing (one Content-Length, or chunked, never both),
+ *   %00 in the URL, mTLS, the body cap (413), api_preflight() (401/403/404), and the
+ *   --max-inflight-body budget shared by all requests (503 with Retry-After).
  */
 #ifndef ATTESTD_HTTP_H
 #define ATTESTD_HTTP_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "attestd.h"
 
-#define HTTP_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+/* TLS 1.3 and 1.2, AEAD ciphers and ephemeral key exchange only (no CBC, no RSA key transport) */
+#define HTTP_TLS_PRIORITIES                                                                        \
+        "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-256-GCM:+AES-128-GCM:"        \
+        "+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA"
+/* fds kept free of connections under RLIMIT_NOFILE (database, logs, files) */
+#define HTTP_FD_RESERVE 256
+/* after this many connections at once, memory is trimmed once they are down to a quarter */
+#define HTTP_TRIM_PEAK 64
+/*
+ * libmicrohttpd's per-connection memory (request line, headers, read buffer); a bigger head is
+ * refused by the library (431/414). Half the library's default: held connections cost less.
+ */
+#define HTTP_CONN_MEMORY 16384
 /* A chunked body over its cap is read and dropped up to this much, then the connection closed. */
 #define HTTP_DISCARD_MAX (32u * 1024 * 1024)
 
@@ -23,12 +55,15 @@ bool http_socket_is_loopback(int fd);
 /* A listening TCP socket for "ADDR:PORT" / "[ADDR]:PORT". -EINVAL with err on a bad address. */
 int http_listen(const char *addr, int *ret_fd, struct attest_err *err) _wur_;
 
+/* Raise the soft RLIMIT_NOFILE to the hard one; the limit now in force. */
+int http_raise_nofile(uint64_t *ret_limit) _wur_;
 /*
  * Serve on fd (owned by the server from now on). cert/key: PEM contents, NULL for plain HTTP.
- * threads: pool size.
+ * client_ca: PEM CA bundle client certificates must chain to (mTLS), NULL for none. Pool size,
+ * limits and timeouts come from d->cfg.
  */
 int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_pem,
-               unsigned threads, struct http_server **ret, struct attest_err *err) _wur_;
+               const char *client_ca_pem, struct http_server **ret, struct attest_err *err) _wur_;
 /* Stop accepting, let in-flight requests finish for up to drain_ms, then stop. NULL is fine. */
 struct http_server *http_stop(struct http_server *s, uint64_t drain_ms);
 

@@ -151,9 +151,9 @@ static int nonce_setup(struct attestd *d)
 
 static int run(struct attestd *d)
 {
-        _cleanup_free_ char *cert = NULL;
+        _cleanup_free_ char *cert = NULL, *client_ca = NULL;
         char *key = NULL;
-        size_t cert_len = 0, key_len = 0;
+        size_t cert_len = 0, key_len = 0, client_ca_len = 0;
         struct http_server *srv = NULL;
         struct attest_err err = {0};
         uint64_t wd_usec = 0;
@@ -196,6 +196,18 @@ static int run(struct attestd *d)
                         close(sfd);
                         return e;
                 }
+                if (d->cfg.tls_client_ca[0] &&
+                    (e = read_pem(d->cfg.tls_client_ca, &client_ca, &client_ca_len)) < 0) {
+                        log_err("reading --tls-client-ca %s: %s", d->cfg.tls_client_ca,
+                                strerror(-e));
+                        secret_free(key, key_len);
+                        close(sfd);
+                        return e;
+                }
+        } else if (d->cfg.tls_client_ca[0]) {
+                log_err("--tls-client-ca needs TLS (not --insecure-http)");
+                close(sfd);
+                return -EINVAL;
         }
         if ((e = store_open(d->cfg.db, d->cfg.db_mode == CONFIG_DB_POOL ? STORE_POOL : STORE_WRITER,
                             (unsigned)d->cfg.db_connections, &d->store, &err)) < 0) {
@@ -221,7 +233,7 @@ static int run(struct attestd *d)
         }
         if (d->cfg.insecure_http)
                 log_warning("serving plain HTTP on loopback (--insecure-http)");
-        e = http_start(d, fd, cert, key, (unsigned)d->cfg.threads, &srv, &err);
+        e = http_start(d, fd, cert, key, client_ca, &srv, &err);
         secret_free(key, key_len);
         key = NULL;
         if (e < 0) {
@@ -229,10 +241,10 @@ static int run(struct attestd *d)
                 close(sfd);
                 return e;
         }
-        log_info("attestd %s ready: %s, %llu threads, database %s (%s mode), PCRs %s",
+        log_info("attestd %s ready: %s%s, %llu threads, database %s (%s mode), PCRs %s",
                  ATTEST_VERSION, d->cfg.insecure_http ? "plain HTTP" : "TLS",
-                 (unsigned long long)d->cfg.threads, d->cfg.db,
-                 d->cfg.db_mode == CONFIG_DB_POOL ? "pool" : "writer", d->pcr_sel_text);
+                 client_ca ? " with client certificates" : "", (unsigned long long)d->cfg.threads,
+                 d->cfg.db, d->cfg.db_mode == CONFIG_DB_POOL ? "pool" : "writer", d->pcr_sel_text);
         sd_notifyf(0, "READY=1\nSTATUS=serving %s, %llu threads",
                    d->cfg.insecure_http ? "plain HTTP on loopback" : "HTTPS",
                    (unsigned long long)d->cfg.threads);

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The pre-flight check (issue 9, defect 3): what the API can decide from a request's head alone
+ * is decided before the HTTP layer reads one byte of its body, so an anonymous client cannot make
+ * the daemon buffer a body addressed to an agent that does not exist, or to a route it may not
+ * use. api_handle() repeats every check on the full request; this only answers early.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "api-internal.h"
+#include "api.h"
+
+int api_preflight(struct attestd *d, const char *method, const char *path,
+                  const char *authorization, struct api_resp *ret)
+{
+        struct api_route_info ri;
+        uint64_t offset;
+        int e;
+
+        memset(ret, 0, sizeof(*ret));
+        api_route_info(d, method, path, authorization, &ri);
+        if (!ri.found) {
+                api_error(d, ret, 404, "not_found", "no such resource");
+                goto answered;
+        }
+        if (!ri.method_ok) {
+                api_error(d, ret, 405, "method_not_allowed", "%s is not allowed here; allowed: %s",
+                          strcmp(method, "OPTIONS") ? "this method" : "OPTIONS", ri.allow);
+                ret->allow = ri.allow;
+                goto answered;
+        }
+        if (ri.need != AUTH_NONE && ri.have == AUTH_NONE) {
+                api_error(d, ret, 401, "unauthorized",
+                          authorization ? "unknown bearer token" : "a bearer token is required");
+                ret->www_authenticate = true;
+                goto answered;
+        }
+        if (ri.need != AUTH_NONE && !auth_allows(ri.have, ri.need)) {
+                api_error(d, ret, 403, "forbidden", "this token's role may not do this");
+                goto answered;
+        }
+        if (ri.bad_id) {
+                api_error(d, ret, 400, "bad_id",
+                          "ids are 1-64 of [A-Za-z0-9_.-], not starting with . or -");
+                goto answered;
+        }
+        if (ri.gate == API_GATE_NONE)
+                return 0;
+        /* one indexed lookup: -ENOENT unknown, -EACCES enrolled but not active */
+        e = store_agent_offset(d->store, ri.id, &offset);
+        if (e == -ENOENT) {
+                api_error(d, ret, 404, "agent_not_found", "no agent %s", ri.id);
+                goto answered;
+        }
+        if (e == -EACCES && ri.gate == API_GATE_ACTIVE) {
+                api_error(d, ret, 403, "agent_not_active",
+                          "agent %s has not activated its enrolment credential", ri.id);
+                goto answered;
+        }
+        return 0; /* on a store error the handler meets it again and reports it */
+answered:
+        metrics_request(&d->metrics);
+        return 1;
+}

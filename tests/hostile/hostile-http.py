@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+# Load and probe tool for tests/hostile/test-http.sh: attacks on attestd's HTTP front over
+# loopback. Every loop is bounded in count and time.
+#   hold PORT COUNT FIRST_IP LAST_IP MODE SECONDS STATUS_FILE
+#        keep COUNT connections from 127.0.0.FIRST..LAST (round robin) for SECONDS; MODE:
+#        idle (TCP, nothing sent), partial (a TLS record header one byte a second, never
+#        complete), slow (TLS, then a request head one byte a second), mix (1 % slow, the rest
+#        half idle, half partial). A closed slot reconnects after
+#        0.2 s. STATUS_FILE gets "open=N connects=N closed=N" every second.
+#   bodies PORT CA COUNT SIZE PATH [TOKEN]  COUNT concurrent POSTs of SIZE bytes; prints statuses
+#   raw PORT CA HEX|@FILE     send these bytes over TLS, print the response (status line first)
+import errno, os, selectors, signal, socket, ssl, sys, threading, time
+
+def tls_ctx(ca):
+    c = ssl.create_default_context(cafile=ca)
+    c.check_hostname = False
+    return c
+
+def hold(port, count, first, last, mode, seconds, status_file):
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    sel = selectors.DefaultSelector()
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    ips = ["127.0.0.%d" % i for i in range(first, last + 1)]
+    slots = [None] * count          # (socket, kind, next_drip, sent)
+    retry_at = [0.0] * count
+    tls_head = bytes([0x16, 3, 1, 0x02, 0x00, 0x01])  # a ClientHello that never ends
+    head = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 4000
+    connects = closed = failed = 0
+    stop = [False]
+    signal.signal(signal.SIGTERM, lambda *a: stop.__setitem__(0, True))
+    end = time.monotonic() + seconds
+
+    def kind_of(i):
+        if mode != "mix":
+            return mode
+        if i % 100 == 0:
+            return "slow"
+        return ("idle", "partial")[i % 2]
+
+    def open_slot(i, now):
+        nonlocal connects, failed
+        kind = kind_of(i)
+        s = socket.socket()
+        try:
+            s.bind((ips[i % len(ips)], 0))
+            if kind == "slow":
+                s.settimeout(2)
+                s.connect(("127.0.0.1", port))
+                s = ctx.wrap_socket(s)
+                s.setblocking(False)
+            else:
+                s.setblocking(False)
+                e = s.connect_ex(("127.0.0.1", port))
+                if e not in (0, errno.EINPROGRESS):
+                    raise OSError(e, "connect")
+        except (OSError, ssl.SSLError):
+            s.close()
+            failed += 1
+            retry_at[i] = now + 0.5
+            todo.add(i)
+            return
+        connects += 1
+        slots[i] = [s, kind, now + 1, 0]
+        if kind != "idle":
+            drippers.add(i)
+        sel.register(s, selectors.EVENT_READ, i)
+
+    def close_slot(i, now):
+        nonlocal closed
+        s = slots[i][0]
+        sel.unregister(s)
+        s.close()
+        slots[i] = None
+        closed += 1
+        retry_at[i] = now + 0.2
+        todo.add(i)
+        drippers.discard(i)
+
+    todo = set(range(count))  # slots to (re)connect
+    drippers = set()          # slots that still send a byte a second
+    last_status = 0.0
+    opened_once = False
+    while not stop[0] and time.monotonic() < end:
+        now = time.monotonic()
+        budget = 2000  # connects per pass, so status and drips keep flowing
+        for i in sorted(todo):
+            if budget <= 0:
+                break
+            if retry_at[i] <= now:
+                todo.discard(i)
+                open_slot(i, now)
+                budget -= 1
+        for key, ev in sel.select(timeout=0.1):
+            i = key.data
+            try:
+                d = slots[i][0].recv(4096)
+            except (ssl.SSLWantReadError, BlockingIOError):
+                continue
+            except OSError:
+                d = b""
+            if not d:
+                close_slot(i, time.monotonic())
+        now = time.monotonic()
+        for i in list(drippers):
+            sl = slots[i]
+            if sl is None or sl[2] > now:
+                continue
+            sl[2] = now + 1
+            data = head if sl[1] == "slow" else tls_head
+            if sl[3] >= len(data):
+                drippers.discard(i)
+                continue
+            try:
+                sl[0].send(data[sl[3]:sl[3] + 1])
+                sl[3] += 1
+            except (ssl.SSLWantWriteError, BlockingIOError):
+                pass
+            except OSError:
+                close_slot(i, now)
+        if now - last_status >= 1:
+            last_status = now
+            n = count - sum(1 for x in slots if x is None)
+            with open(status_file + ".tmp", "w") as f:
+                f.write("open=%d connects=%d closed=%d failed=%d\n" % (n, connects, closed, failed))
+            os.replace(status_file + ".tmp", status_file)
+    for i in range(count):
+        if slots[i] is not None:
+            slots[i][0].close()
+
+def bodies(port, ca, count, size, path, token):
+    ctx = tls_ctx(ca)
+    out = [None] * count
+    chunk = b" " * 65536  # whitespace: the JSON parser skips it without copying
+
+    def one(i):
+        try:
+            s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=60))
+            h = "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" \
+                "Content-Length: %d\r\n" % (path, size)
+            if token:
+                h += "Authorization: Bearer %s\r\n" % token
+            s.sendall((h + "\r\n").encode())
+            sent = 0
+            try:
+                while sent < size:
+                    n = min(len(chunk), size - sent)
+                    s.sendall(chunk[:n])
+                    sent += n
+            except OSError:
+                pass  # answered early and closed: what we want
+            resp = b""
+            try:
+                while b"\r\n" not in resp and len(resp) < 65536:
+                    d = s.recv(65536)
+                    if not d:
+                        break
+                    resp += d
+            except OSError:
+                pass
+            line = resp.split(b"\r\n", 1)[0].decode(errors="replace")
+            out[i] = line.split(" ")[1] if line.startswith("HTTP/") else "000"
+        except OSError:
+            out[i] = "000"
+
+    ts = [threading.Thread(target=one, args=(i,)) for i in range(count)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(120)
+    print(" ".join(x or "000" for x in out))
+
+def raw(port, ca, data):
+    ctx = tls_ctx(ca)
+    s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10))
+    try:
+        s.sendall(data)
+    except OSError:
+        pass
+    resp = b""
+    deadline = time.monotonic() + 10
+    try:
+        while len(resp) < 1 << 20 and time.monotonic() < deadline:
+            d = s.recv(65536)
+            if not d:
+                break
+            resp += d
+            if b"\r\n\r\n" in resp:
+                h, _, b = resp.partition(b"\r\n\r\n")
+                cl = [l for l in h.split(b"\r\n") if l.lower().startswith(b"content-length:")]
+                if cl and len(b) >= int(cl[0].split(b":")[1]):
+                    break
+    except OSError:
+        pass
+    sys.stdout.buffer.write(resp)
+
+def main():
+    a = sys.argv[1:]
+    if a and a[0] == "hold":
+        hold(int(a[1]), int(a[2]), int(a[3]), int(a[4]), a[5], float(a[6]), a[7])
+    elif a and a[0] == "bodies":
+        bodies(int(a[1]), a[2], int(a[3]), int(a[4]), a[5], a[6] if len(a) > 6 else "")
+    elif a and a[0] == "raw":
+        data = open(a[3][1:], "rb").read() if a[3].startswith("@") else bytes.fromhex(a[3])
+        raw(int(a[1]), a[2], data)
+    else:
+        sys.exit("usage: see the header of " + sys.argv[0])
+
+main()

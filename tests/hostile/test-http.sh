@@ -1,0 +1,372 @@
+#!/usr/bin/env bash
+# Hostile network, HTTP front (issue 9, defects 1, 3, 5, 6 (HTTP), 10): a real attestd over TLS
+# on loopback, a real attest-agent with swtpm, attackers from 127.0.0.2-200. Each attack checks
+# its expected status and a memory and fd ceiling (VmRSS and /proc/PID/fd of attestd).
+#  1. spin: silent and half-handshaken TLS connections: attestd CPU over 5 s stays near zero;
+#     past --header-timeout every one is closed, none left in CLOSE-WAIT, fds back to baseline
+#  2. slowloris (a request head one byte a second) is cut at --header-timeout
+#  3. per-IP cap: 100 connections from one address hold at most --max-connections-per-ip fds
+#  4. headline: 10,000 idle/half-handshake/slowloris connections held from 199 addresses (the
+#     connection table full) while the agent completes 20 rounds with p99 < 1 s; RSS and fds
+#     back to baseline after the attackers leave
+#  5. bodies: 40 x 16 MiB to an unknown agent without token (404 before the body, RSS ceiling);
+#     40 x 16 MiB to a real agent's evidence route (in-flight budget: 503, RSS ceiling)
+#  6. framing: duplicate Content-Length, Content-Length with Transfer-Encoding, %00 in the path:
+#     400 JSON; what libmicrohttpd 0.9.75 answers itself (malformed Content-Length) is recorded
+#  7. TLS 1.2 offers AEAD suites only: a CBC-only client fails, a GCM client succeeds
+#  8. mTLS (--tls-client-ca): the agent with a client certificate attests; no certificate: 403;
+#     a certificate from another CA: refused
+#  9. the connection table full (--max-connections): attackers holding every slot are evicted,
+#     oldest waiting first, so the agent still gets in
+# Usage: test-http.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP
+set -euo pipefail
+[ $# -eq 5 ] || { echo "usage: $0 ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP" >&2; exit 2; }
+if [ -z "${SWTPM_TCTI:-}" ]; then
+        exec "$4" --ek-cert -- "$0" "$@"
+fi
+ATTESTD=$(realpath "$1") TOP=$(realpath "$5")
+export ATTESTD TOP
+AGENT=$(realpath "$2") ATTESTCTL=$(realpath "$3")
+HOSTILE=$TOP/tests/hostile/hostile-http.py
+for t in openssl curl jq python3 ss gnutls-cli; do
+        command -v $t >/dev/null || { echo "not ok: $t is not installed" >&2; exit 1; }
+done
+ulimit -n "$(ulimit -Hn)"
+# memory ceilings: figures from the release build; under AddressSanitizer (redzones, a 256 MiB
+# quarantine of freed blocks) every block costs more and freed memory comes back late
+mem_slack=0
+case "$(ldd "$1" 2>/dev/null || true)" in *libasan*) mem_slack=1 ;; esac
+# and ASan hands freed memory back to the system only when told to (the RSS-after check)
+asan_opts="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}allocator_release_to_os_interval_ms=200:quarantine_size_mb=16"
+mem() { # KB_RELEASE KB_ASAN: the ceiling that applies
+        if [ $mem_slack -eq 1 ]; then echo "$2"; else echo "$1"; fi
+}
+# shellcheck source-path=SCRIPTDIR source=../integration/test-daemon-lib.sh
+. "$TOP/tests/integration/test-daemon-lib.sh"
+
+attacker=""
+cleanup_http() {
+        local rc=$?
+        if [ -n "$attacker" ]; then kill "$attacker" 2>/dev/null || true; fi
+        (exit $rc)
+        cleanup_lib
+}
+trap cleanup_http EXIT
+
+token ENROLL enroll
+token READER reader
+printf %s "$ENROLL" >"$work/enroll.token"
+cd "$work"
+"$TOP/tests/lib/replay-boot" "$TOP/tests/data/qemu61-good" "$ATTESTCTL"
+cp "$TOP/tests/data/qemu61-good/binary_runtime_measurements" ima.bin
+
+# SECTIONS="1 5": only those (and the set-up), e.g. to check that one test fails without its fix
+want() { [ -z "${SECTIONS:-}" ] || [[ " $SECTIONS " == *" $1 "* ]]; }
+HEADER_TIMEOUT=4
+start_verifier() { # with $HEADER_TIMEOUT
+        spawn https "$work/daemon.log" env "ASAN_OPTIONS=$asan_opts" "$ATTESTD" \
+                --listen "127.0.0.1:@PORT@" \
+                --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
+                --db "$work/attestd.db" --tokens "$work/tokens" --threads 2 \
+                --ek-ca "$SWTPM_STATE/ca" --interval 1 --header-timeout "$HEADER_TIMEOUT" \
+                --max-connections-per-ip 51 --max-connections 10000 \
+                --max-inflight-body 67108864 "$@"
+}
+ticks() { awk '{ print $14 + $15 }' "/proc/$daemon_pid/stat"; }
+rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$daemon_pid/status"; }
+# peak RSS since hwm_reset (VmHWM; "5" to clear_refs resets it, Linux >= 4.0)
+hwm_reset() { echo 5 >"/proc/$daemon_pid/clear_refs"; }
+hwm_kb() { awk '/^VmHWM:/ { print $2 }' "/proc/$daemon_pid/status"; }
+nfds() { find "/proc/$daemon_pid/fd" -mindepth 1 -maxdepth 1 | wc -l; }
+closewait() { ss -Htan state close-wait "( sport = :$port )" | wc -l; }
+# settle MAX SECONDS: until attestd holds at most MAX fds (bounded), then echo the count
+settle() {
+        local n
+        for _ in $(seq $(($2 * 10))); do
+                n=$(nfds)
+                [ "$n" -le "$1" ] && break
+                sleep 0.1
+        done
+        nfds
+}
+# once LOG ARGS...: one agent round (--once); its wall time in ms is appended to rounds.txt
+once() {
+        local log=$1 t0 rc=0
+        shift
+        t0=$(date +%s%N)
+        "$AGENT" --verifier "https://127.0.0.1:$port" --ca "$CA" --token-file enroll.token \
+                --tcti "$SWTPM_TCTI" --ima-log ima.bin --state-dir st --once --timeout 20 \
+                "$@" >>"$log" 2>&1 || rc=$?
+        echo $(( ($(date +%s%N) - t0) / 1000000 )) >>rounds.txt
+        return $rc
+}
+
+start_verifier
+once agent.log || fail "agent did not enrol and pass: $(tail -3 agent.log)"
+AGENT_ID=$(cat st/agent-id)
+ok "agent enrolled as $AGENT_ID and passed"
+sleep 0.5
+base_fds=$(nfds) base_rss=$(rss_kb)
+echo "# baseline: $base_fds fds, RSS $base_rss kB$([ $mem_slack -eq 0 ] || echo ", AddressSanitizer build: ASan memory ceilings")"
+
+# ---- 1. spin and CLOSE-WAIT ------------------------------------------------------------------
+if want 1; then
+        echo "# 1. silent and half-handshaken TLS connections"
+        python3 "$HOSTILE" hold "$port" 40 2 3 idle 30 hold1.txt &
+        attacker=$!
+        python3 "$HOSTILE" hold "$port" 40 4 5 partial 30 hold1b.txt &
+        a2=$!
+        sleep 1
+        t0=$(ticks)
+        sleep 5
+        spin=$(( $(ticks) - t0 ))
+        during=$(nfds)
+        kill "$attacker" "$a2"; wait "$attacker" "$a2" 2>/dev/null || true
+        attacker=""
+        echo "# 80 silent/partial connections: attestd used $spin ticks of CPU in 5 s, $during fds"
+        [ "$spin" -le 50 ] || fail "attestd spins with silent TLS connections: $spin ticks in 5 s"
+        [ "$during" -ge $((base_fds + 40)) ] || fail "the connections were not held ($during fds)"
+        after=$(settle $((base_fds + 2)) $((HEADER_TIMEOUT + 5)))
+        cw=$(closewait)
+        [ "$cw" -eq 0 ] || fail "$cw connections left in CLOSE-WAIT"
+        [ "$after" -le $((base_fds + 2)) ] || fail "fds not released: $after, baseline $base_fds"
+        ok "no spin ($spin ticks / 5 s), closed by the server, 0 CLOSE-WAIT, fds $during -> $after"
+fi
+
+# ---- 2. slowloris ------------------------------------------------------------------------------
+if want 2; then
+        echo "# 2. slowloris: a request head one byte a second"
+        python3 "$HOSTILE" hold "$port" 30 6 6 slow $((HEADER_TIMEOUT + 6)) hold2.txt &
+        attacker=$!
+        sleep $((HEADER_TIMEOUT + 5))
+        api GET /healthz
+        expect 200 "" -- "healthz during slowloris"
+        st2=$(cat hold2.txt)
+        kill "$attacker" 2>/dev/null || true
+        wait "$attacker" 2>/dev/null || true
+        attacker=""
+        closed=$(sed -n 's/.*closed=\([0-9]*\).*/\1/p' <<<"$st2")
+        [ "${closed:-0}" -ge 30 ] || fail "slowloris connections not cut at the head deadline: $st2"
+        ok "slowloris cut at --header-timeout $HEADER_TIMEOUT s ($st2)"
+fi
+
+# ---- 3. per-IP cap -----------------------------------------------------------------------------
+if want 3; then
+        echo "# 3. per-IP connection cap"
+        python3 "$HOSTILE" hold "$port" 100 7 7 idle 20 hold3.txt &
+        attacker=$!
+        sleep 2
+        held=$(nfds)
+        api GET /healthz
+        expect 200 "" -- "healthz with one address at its cap"
+        kill "$attacker"; wait "$attacker" 2>/dev/null || true
+        attacker=""
+        [ "$held" -le $((base_fds + 51 + 2)) ] || fail "one address holds $((held - base_fds)) fds (cap 51)"
+        [ "$held" -ge $((base_fds + 45)) ] || fail "the cap test did not connect ($held fds)"
+        ok "100 connections from one address: attestd holds $((held - base_fds)) (cap 51)"
+        settle $((base_fds + 2)) $((HEADER_TIMEOUT + 5)) >/dev/null
+fi
+
+# ---- 4. headline: 10,000 connections while the agent attests ---------------------------------
+if want 4; then
+        echo "# 4. 10,000 idle/half-handshake/slowloris connections from 199 addresses + the agent"
+        # --header-timeout and --idle-timeout 90 s so the attackers' connections are held for the whole test (1 and 2 check
+        # the cut), and a connection cap above 10,000 / 90 % (the table-full eviction stays out of it)
+        stop_daemon
+        HEADER_TIMEOUT=90 start_verifier --max-connections 12000 --idle-timeout 90
+        sleep 0.5
+        base_fds=$(nfds) base_rss=$(rss_kb)
+        : >rounds.txt
+        python3 "$HOSTILE" hold "$port" 10000 2 200 mix 150 hold4.txt &
+        attacker=$!
+        for _ in $(seq 200); do
+                [ -f hold4.txt ] && [ "$(sed -n 's/open=\([0-9]*\).*/\1/p' hold4.txt)" -ge 9950 ] && break
+                sleep 0.2
+        done
+        held=$(sed -n 's/open=\([0-9]*\).*/\1/p' hold4.txt)
+        [ "$held" -ge 9950 ] || fail "the attackers could not open 10,000 connections: $(cat hold4.txt)"
+        sleep 2
+        # attestd's CPU holding them, nobody else talking (ticks are 1/100 s)
+        c0=$(ticks)
+        sleep 5
+        hold_ticks=$(( $(ticks) - c0 ))
+        echo "# attestd holding 10,000 connections: $hold_ticks ticks of CPU in 5 s"
+        max_fds=0 max_rss=0 c0=$(ticks) w0=$(date +%s%N)
+        for i in $(seq 20); do
+                once agent.log || fail "round $i under attack did not pass: $(tail -3 agent.log)"
+                f=$(nfds) r=$(rss_kb)
+                [ "$f" -gt "$max_fds" ] && max_fds=$f
+                [ "$r" -gt "$max_rss" ] && max_rss=$r
+        done
+        st4=$(cat hold4.txt)
+        # attestd's CPU while holding the connections, in % of one core (ticks are 1/100 s)
+        cpu=$(( ($(ticks) - c0) * 100 * 10000000 / ($(date +%s%N) - w0) ))
+        kill "$attacker"; wait "$attacker" 2>/dev/null || true
+        attacker=""
+        p99=$(sort -n rounds.txt | tail -1) p50=$(sort -n rounds.txt | sed -n 10p)
+        echo "# attackers: $st4; attestd during: up to $max_fds fds, RSS up to $max_rss kB"
+        echo "# agent rounds under attack: p50 $p50 ms, p99 (max of 20) $p99 ms"
+        echo "# attestd CPU during the rounds: $cpu % of one core"
+        # measured 36 with poll, 945 with epoll+turbo (2 cores): 150 is the line
+        [ "$hold_ticks" -le 150 ] || fail "attestd used $hold_ticks ticks in 5 s holding idle connections"
+        [ "$p99" -lt 1000 ] || fail "agent round p99 $p99 ms under attack (want < 1000)"
+        [ "$max_fds" -le $((10149 + 300)) ] || fail "attestd held $max_fds fds (199 x 51)"
+        [ "$max_fds" -ge 9000 ] || fail "the attack did not reach attestd ($max_fds fds)"
+        [ "$max_rss" -le $((base_rss + $(mem 400000 1200000))) ] || fail "RSS $max_rss kB under attack"
+        after=$(settle $((base_fds + 2)) $((HEADER_TIMEOUT + 8)))
+        sleep 1 # the reaper trims the heap within 200 ms of the connections going
+        rss_after=$(rss_kb)
+        echo "# after the attack: $after fds (baseline $base_fds), RSS $rss_after kB (baseline $base_rss)"
+        [ "$after" -le $((base_fds + 2)) ] || fail "fds not back to baseline: $after"
+        [ "$(closewait)" -eq 0 ] || fail "CLOSE-WAIT left after the attack"
+        [ "$rss_after" -le $((base_rss + $(mem 30000 400000))) ] || fail "RSS not back near baseline: $rss_after kB"
+        ok "20 rounds under 10,000 connections, p99 $p99 ms; fds and RSS back to baseline"
+fi
+
+# ---- 5. bodies ---------------------------------------------------------------------------------
+if want 5; then
+        echo "# 5. 40 concurrent 16 MiB bodies"
+        rss0=$(rss_kb)
+        hwm_reset
+        codes=$(python3 "$HOSTILE" bodies "$port" "$CA" 40 16777216 /v1/agents/nonexistent/evidence)
+        rss1=$(hwm_kb)
+        echo "# unknown agent, no token: statuses: $(tr ' ' '\n' <<<"$codes" | sort | uniq -c | xargs); peak RSS $rss0 -> $rss1 kB"
+        [ "$rss1" -le $((rss0 + $(mem 40000 80000))) ] || fail "peak RSS $rss0 -> $rss1 kB for refused bodies"
+        [ "$(tr ' ' '\n' <<<"$codes" | grep -cx 404)" -eq 40 ] || fail "not 40 x 404: $codes"
+        ok "40 x 16 MiB to an unknown agent: 404 before the body, peak RSS $rss0 -> $rss1 kB"
+        rss0=$(rss_kb)
+        hwm_reset
+        codes=$(python3 "$HOSTILE" bodies "$port" "$CA" 40 16777216 "/v1/agents/$AGENT_ID/evidence")
+        rss2=$(hwm_kb)
+        echo "# real agent: statuses: $(tr ' ' '\n' <<<"$codes" | sort | uniq -c | xargs); peak RSS $rss0 -> $rss2 kB"
+        # 64 MiB budget + libmicrohttpd and TLS buffers; without the budget 40 x 16 MiB = 640 MiB
+        [ "$rss2" -le $((rss0 + 64 * 1024 + $(mem 40000 300000))) ] || fail "peak RSS $rss0 -> $rss2 kB: budget not kept"
+        [ "$(tr ' ' '\n' <<<"$codes" | grep -cx 503)" -ge 30 ] || fail "budget: too few 503: $codes"
+        ok "40 x 16 MiB to a real agent: in-flight budget held (503 + Retry-After), peak RSS $rss0 -> $rss2 kB"
+fi
+
+# ---- 6. framing --------------------------------------------------------------------------------
+if want 6; then
+        echo "# 6. request framing and the URL"
+        # raw NAME REQUEST(printf format): the response to these bytes in $resp, its status in $status
+        raw() {
+                printf "$2" >"$1.req"
+                resp=$(python3 "$HOSTILE" raw "$port" "$CA" "@$1.req" | tr -d '\r')
+                status=$(head -1 <<<"$resp" | cut -d' ' -f2)
+                body=$(sed '1,/^$/d' <<<"$resp")
+        }
+        raw_json() { # NAME STATUS REQUEST: STATUS with a JSON {"error","detail"} body
+                raw "$1" "$3"
+                [ "$status" = "$2" ] || fail "$1: status $status, want $2: $resp"
+                jq -e '.error and .detail' <<<"$body" >/dev/null || fail "$1: not the JSON error: $body"
+                ok "$1: $status $(jq -c . <<<"$body")"
+        }
+        raw_json dup-content-length 400 "POST /v1/agents/$AGENT_ID/evidence HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 99999999\r\n\r\n{}"
+        raw_json cl-with-te 400 "POST /v1/agents/$AGENT_ID/evidence HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+        raw_json te-not-chunked 400 "POST /v1/agents/$AGENT_ID/evidence HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+        raw_json nul-in-path 400 "GET /v1/agents/a%%00b HTTP/1.1\r\nHost: a\r\n\r\n"
+        raw_json nul-in-query 400 "GET /v1/agents/$AGENT_ID/results?limit=1%%00 HTTP/1.1\r\nHost: a\r\n\r\n"
+        api GET "/v1/agents/$AGENT_ID" "" "$READER"
+        expect 200 "" -- "the agent itself still answers"
+        # libmicrohttpd 0.9.75 answers these before attestd sees the request, with its own HTML bodies
+        # (no hook in that version): the status is checked, the body recorded (docs/api.md)
+        for cl in abc -1 1x; do
+                raw "cl-$cl" "POST /v1/agents/$AGENT_ID/evidence HTTP/1.1\r\nHost: a\r\nContent-Length: $cl\r\n\r\n{}"
+                [ "$status" = 400 ] || fail "Content-Length $cl: status $status"
+                echo "# Content-Length '$cl': $status, libmicrohttpd's own body: $(grep -o '<title>[^<]*' <<<"$resp" | head -1)"
+        done
+        raw cl-overflow "POST /v1/agents/$AGENT_ID/evidence HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999999999999999\r\n\r\n{}"
+        [ "$status" = 400 ] || [ "$status" = 413 ] || fail "Content-Length overflow: status $status"
+        echo "# Content-Length 2^76: $status, libmicrohttpd's own body: $(grep -o '<title>[^<]*' <<<"$resp" | head -1)"
+        # raw_big NAME WANT PYTHON-EXPR: a head too big for the connection's memory
+        raw_big() {
+                python3 -c "import sys; sys.stdout.write($3)" >"$1.req"
+                resp=$(python3 "$HOSTILE" raw "$port" "$CA" "@$1.req" | tr -d '\r')
+                status=$(head -1 <<<"$resp" | cut -d' ' -f2)
+                [ "$status" = "$2" ] || fail "$1: status $status, want $2"
+                echo "# $1: $status, libmicrohttpd's own body: $(grep -o '<title>[^<]*' <<<"$resp" | head -1)"
+        }
+        raw_big url-100k 414 "'GET /' + 'a' * 100000 + ' HTTP/1.1\r\nHost: a\r\n\r\n'"
+        raw_big header-60k 431 "'GET /healthz HTTP/1.1\r\nHost: a\r\nX: ' + 'a' * 60000 + '\r\n\r\n'"
+        raw_big headers-2000 431 "'GET /healthz HTTP/1.1\r\nHost: a\r\n' + ''.join('X%d: a\r\n' % i for i in range(2000)) + '\r\n'"
+        api GET /healthz
+        expect 200 "" -- "healthz after the oversized heads"
+fi
+
+# ---- 7. TLS suites -----------------------------------------------------------------------------
+if want 7; then
+        echo "# 7. TLS 1.2: AEAD only"
+        if echo | timeout 10 gnutls-cli --x509cafile "$CA" -p "$port" 127.0.0.1 \
+                --priority "NORMAL:-VERS-ALL:+VERS-TLS1.2:-CIPHER-ALL:+AES-128-CBC:+AES-256-CBC:-MAC-ALL:+SHA1:+SHA256:+SHA384" \
+                >tls-cbc.log 2>&1; then
+                fail "a CBC-only TLS 1.2 client completed a handshake: $(grep Description tls-cbc.log)"
+        fi
+        grep -q "Handshake was completed" tls-cbc.log && fail "CBC handshake completed"
+        echo | timeout 10 gnutls-cli --x509cafile "$CA" -p "$port" 127.0.0.1 \
+                --priority "NORMAL:-VERS-ALL:+VERS-TLS1.2:-CIPHER-ALL:+AES-128-GCM" >tls-gcm.log 2>&1 || true
+        grep -q "Handshake was completed" tls-gcm.log || fail "a GCM TLS 1.2 client failed: $(tail -3 tls-gcm.log)"
+        echo | timeout 10 gnutls-cli --x509cafile "$CA" -p "$port" 127.0.0.1 \
+                --priority "NORMAL:-VERS-ALL:+VERS-TLS1.2:-CIPHER-ALL:+CHACHA20-POLY1305" >tls-cc.log 2>&1 || true
+        grep -q "Handshake was completed" tls-cc.log || fail "a ChaCha20 TLS 1.2 client failed"
+        ok "TLS 1.2: CBC-only client refused, AES-GCM and ChaCha20-Poly1305 clients served"
+
+fi
+
+# ---- 8. mTLS -----------------------------------------------------------------------------------
+if want 8; then
+        stop_daemon
+        echo "# 8. --tls-client-ca"
+        ( cd certs
+          openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out rogue.key 2>/dev/null
+          openssl req -new -key rogue.key -subj "/CN=rogue" -out rogue.csr 2>/dev/null
+          printf 'extendedKeyUsage=clientAuth\n' >rogue.ext
+          openssl x509 -req -in rogue.csr -CA other-ca.pem -CAkey other-ca.key -CAcreateserial -days 30 \
+                  -extfile rogue.ext -out rogue.pem 2>/dev/null )
+        spawn https "$work/daemon.log" "$ATTESTD" --listen "127.0.0.1:@PORT@" \
+                --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
+                --db "$work/attestd.db" --tokens "$work/tokens" --threads 2 \
+                --ek-ca "$SWTPM_STATE/ca" --interval 1 --tls-client-ca "$CA"
+        c=$(curl -s --cacert "$CA" -o nocert.json -w '%{http_code}' "https://127.0.0.1:$port/healthz" || true)
+        [ "$c" = 403 ] || [ "$c" = 000 ] || fail "no client certificate: $c"
+        [ "$c" = 000 ] || jq -e '.error == "client_certificate_required"' nocert.json >/dev/null ||
+                fail "no client certificate: $(cat nocert.json)"
+        c=$(curl -s --cacert "$CA" --cert certs/rogue.pem --key certs/rogue.key -o rogue.json \
+                -w '%{http_code}' "https://127.0.0.1:$port/healthz" || true)
+        [ "$c" = 403 ] || [ "$c" = 000 ] || fail "a certificate from another CA: $c"
+        c=$(curl -s --cacert "$CA" --cert certs/client.pem --key certs/client.key -o good.json \
+                -w '%{http_code}' "https://127.0.0.1:$port/healthz" || true)
+        [ "$c" = 200 ] || fail "the CA's client certificate: $c $(cat good.json)"
+        once agent.log && fail "the agent without a client certificate passed"
+        once agent.log --cert certs/client.pem --key certs/client.key ||
+                fail "the agent with a client certificate did not pass: $(tail -3 agent.log)"
+        ok "mTLS: no certificate and another CA's refused (403), the agent with the CA's certificate passes"
+        stop_daemon
+fi
+
+# ---- 9. the connection table full ------------------------------------------------------------
+if want 9; then
+        echo "# 9. --max-connections 1000 held full by 3,000 idle connections from 99 addresses"
+        stop_daemon
+        HEADER_TIMEOUT=60 start_verifier --max-connections 1000 --idle-timeout 60
+        : >rounds.txt
+        python3 "$HOSTILE" hold "$port" 3000 2 100 idle 120 hold9.txt &
+        attacker=$!
+        for _ in $(seq 100); do
+                [ -f hold9.txt ] && [ "$(nfds)" -ge 900 ] && break
+                sleep 0.2
+        done
+        full=$(nfds)
+        [ "$full" -ge 900 ] || fail "the table did not fill: $full fds"
+        for i in $(seq 10); do
+                once agent.log || fail "round $i with the table full did not pass: $(tail -3 agent.log)"
+        done
+        st9=$(cat hold9.txt)
+        kill "$attacker"; wait "$attacker" 2>/dev/null || true
+        attacker=""
+        p99=$(sort -n rounds.txt | tail -1)
+        echo "# attackers: $st9; attestd held $full fds; 10 agent rounds, slowest $p99 ms"
+        [ "$p99" -lt 5000 ] || fail "agent round $p99 ms with the table full"
+        ok "table full: connections waiting longest for a head evicted, the agent passes 10 rounds"
+fi
+
+echo "# hostile http: all passed"
