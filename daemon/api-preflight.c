@@ -47,7 +47,8 @@ int api_preflight(struct attestd *d, const char *method, const char *path,
         }
         if (ri.gate == API_GATE_NONE)
                 return 0;
-        /* one indexed lookup: -ENOENT unknown, -EACCES enrolled but not active */
+        /* one indexed lookup: -ENOENT unknown, -EACCES enrolled but not active, -EPERM
+         * decommissioned */
         e = store_agent_offset(d->store, ri.id, &offset);
         if (e == -ENOENT) {
                 api_error(d, ret, 404, "agent_not_found", "no agent %s", ri.id);
@@ -56,6 +57,11 @@ int api_preflight(struct attestd *d, const char *method, const char *path,
         if (e == -EACCES && ri.gate == API_GATE_ACTIVE) {
                 api_error(d, ret, 403, "agent_not_active",
                           "agent %s has not activated its enrolment credential", ri.id);
+                goto answered;
+        }
+        if (e == -EPERM) {
+                api_error(d, ret, 403, "agent_decommissioned",
+                          "agent %s was decommissioned by an administrator", ri.id);
                 goto answered;
         }
         return 0; /* on a store error the handler meets it again and reports it */

@@ -498,8 +498,14 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, const struct api_resp
         if (r->www_authenticate)
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
                                         "Bearer realm=\"attestd\"");
-        if (r->status == 503)
+        if (r->retry_after) {
+                char ra[16];
+
+                snprintf(ra, sizeof(ra), "%u", r->retry_after);
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+        } else if (r->status == 503) {
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+        }
         if (close)
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");

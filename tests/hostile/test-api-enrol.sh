@@ -133,6 +133,13 @@ for i in $(seq 100); do
 done
 for k in "${!seen[@]}"; do echo "# $k: ${seen[$k]}"; done
 [[ "$(jq -r .detail <<<"$body")" == *"retry in "* ]] || fail "no retry time: $body"
+head -c 32 /dev/urandom >proof-wrong
+ra=$(curl -s --cacert "$CA" -o /dev/null -D - -H "Content-Type: application/json" \
+        --data-binary "$(jq -nc --arg p "$(b64 proof-wrong)" '{proof: $p}')" \
+        "https://127.0.0.1:$port/v1/agents/$id_c/activate" | tr -d '\r' |
+        sed -n 's/^[Rr]etry-[Aa]fter: //p')
+[[ "$ra" =~ ^[1-9][0-9]*$ ]] && [ "$ra" -le 60 ] || fail "429 without a Retry-After header: '$ra'"
+ok "the 429 carries Retry-After: $ra"
 lines=$(grep -c "agent $id_c: wrong activation proof" daemon.log || true)
 [ "$lines" -le 1 ] || fail "$lines log lines for one agent's failed proofs in one minute"
 ok "100 wrong proofs: 5 x 403, 95 x 429, $lines log line"
@@ -147,6 +154,15 @@ api POST "/v1/agents/$id_b/challenges" '{}'
 expect 403 agent_decommissioned -- "challenge of a decommissioned agent"
 api POST "/v1/agents/$id_b/evidence" '{}'
 expect 403 agent_decommissioned -- "evidence of a decommissioned agent"
+# decided from the head alone: a 16 MiB body announced but never sent is answered at once
+printf 'POST /v1/agents/%s/evidence HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 16777216\r\n\r\n' \
+        "$id_b" >decom.req
+t0=$(date +%s)
+resp=$(python3 "$TOP/tests/hostile/hostile-http.py" raw "$port" "$CA" "@decom.req" | tr -d '\r')
+[ $(($(date +%s) - t0)) -lt 8 ] || fail "decommissioned agent's evidence head not answered at once"
+[[ "$resp" == "HTTP/1.1 403"* && "$resp" == *'"agent_decommissioned"'* ]] ||
+        fail "decommissioned agent's evidence head: ${resp:0:200}"
+ok "evidence head of a decommissioned agent: 403 before any body byte"
 enrol tpm-b "$ENROLL"
 expect 403 ek_decommissioned -- "re-enrolment of the decommissioned AK"
 enrol tpm-d "$ENROLL"
