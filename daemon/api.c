@@ -19,6 +19,7 @@
 #include "hex.h"
 #include "log.h"
 #include "quote.h"
+#include "tok.h"
 #include "tpmkey.h"
 
 /* ---- responses ---- */
@@ -127,14 +128,18 @@ bool api_id_valid(const char *s, size_t n)
 
 bool api_ctype_is_json(const char *ct)
 {
-        size_t n;
+        struct tok t;
+        struct span type;
 
         if (!ct)
                 return false;
-        n = strcspn(ct, "; \t");
-        if (n != strlen("application/json") || strncasecmp(ct, "application/json", n) != 0)
+        /* the media type is what comes before the first ';' (parameters are allowed), trimmed */
+        tok_init(&t, ct, strnlen(ct, API_HEADER_MAX + 1));
+        if (tok_left(&t) > API_HEADER_MAX || tok_field(&t, ';', API_HEADER_MAX, &type) < 0)
                 return false;
-        return true;
+        type = span_trim(type);
+        return type.n == strlen("application/json") &&
+               strncasecmp(type.p, "application/json", type.n) == 0;
 }
 
 int api_parse_body(struct attestd *d, const struct api_req *req, struct api_resp *r,
@@ -264,25 +269,18 @@ static int query_u64(struct attestd *d, const struct api_req *req, struct api_re
                      const char *key, uint64_t min, uint64_t max, uint64_t *v)
 {
         const char *s = query_get(req, key);
-        uint64_t x = 0;
+        uint64_t x;
 
         if (!s)
                 return 0;
-        if (!*s || strlen(s) > 19)
-                goto bad;
-        for (const char *p = s; *p; p++) {
-                if (*p < '0' || *p > '9')
-                        goto bad;
-                x = x * 10 + (uint64_t)(*p - '0');
+        /* decimal digits only, no sign, no leading zero, at most max (checked before overflow) */
+        if (span_u64((struct span){s, strnlen(s, 32)}, max, &x) < 0 || x < min) {
+                api_error(d, r, 400, "bad_query", "%s: expected an integer in %llu..%llu", key,
+                          (unsigned long long)min, (unsigned long long)max);
+                return -EBADMSG;
         }
-        if (x < min || x > max)
-                goto bad;
         *v = x;
         return 0;
-bad:
-        api_error(d, r, 400, "bad_query", "%s: expected an integer in %llu..%llu", key,
-                  (unsigned long long)min, (unsigned long long)max);
-        return -EBADMSG;
 }
 
 /* ---- handlers: health, metrics ---- */
@@ -1084,35 +1082,42 @@ static const struct route routes[] = {
           {"DELETE", AUTH_ADMIN, h_policy_delete, false}}},
 };
 
-/* Match path against pattern; the "*" segment is copied to id (NUL terminated). */
+/*
+ * Match the path against a pattern, segment by segment through the text cursor; the "*" segment
+ * is the id, copied (NUL terminated) when it is valid, else *ret_bad_id. The pattern is ours, the
+ * path is the client's (unescaped by the HTTP layer, %00 refused there).
+ */
 static bool route_match(const char *pattern, const char *path, char *id, size_t idmax,
                         bool *ret_bad_id)
 {
-        const char *p = pattern, *s = path;
+        struct tok pt = TOK_INIT(pattern, strlen(pattern));
+        struct tok st = TOK_INIT(path, strnlen(path, API_PATH_MAX + 1));
+        bool bad = false;
 
         *ret_bad_id = false;
-        while (*p) {
-                if (*p == '*') {
-                        size_t n = strcspn(s, "/");
+        if (tok_left(&st) > API_PATH_MAX || !tok_char(&pt, '/') || !tok_char(&st, '/'))
+                return false;
+        for (;;) {
+                struct span ps, ss;
+                int ep = tok_field(&pt, '/', API_PATH_MAX, &ps);
+                int es = tok_field(&st, '/', API_PATH_MAX, &ss);
 
-                        if (n == 0)
+                if (ep == -ENOENT || es == -ENOENT) {
+                        if (ep != es)
                                 return false;
-                        if (!api_id_valid(s, n) || n >= idmax)
-                                *ret_bad_id = true;
-                        else {
-                                memcpy(id, s, n);
-                                id[n] = '\0';
-                        }
-                        s += n;
-                        p++;
+                        *ret_bad_id = bad;
+                        return true;
+                }
+                if (ep < 0 || es < 0 || ss.n == 0)
+                        return false;
+                if (span_eq(ps, "*")) {
+                        if (!api_id_valid(ss.p, ss.n) || span_cstr(ss, id, idmax) < 0)
+                                bad = true;
                         continue;
                 }
-                if (*p != *s)
+                if (ps.n != ss.n || memcmp(ps.p, ss.p, ss.n) != 0)
                         return false;
-                p++;
-                s++;
         }
-        return *s == '\0';
 }
 
 static const struct route *route_find(const char *path, char *id, size_t idmax, bool *bad_id)
@@ -1143,19 +1148,21 @@ size_t api_body_limit(const struct attestd *d, const char *method, const char *p
 
 static enum auth_role bearer_role(struct attestd *d, const char *h)
 {
+        struct tok t;
+        struct span scheme, cred;
         enum auth_role role;
-        size_t n;
 
-        if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+        if (!h)
                 return AUTH_NONE;
-        h += 7;
-        while (*h == ' ')
-                h++;
-        n = strlen(h);
-        while (n && (h[n - 1] == ' ' || h[n - 1] == '\t'))
-                n--;
+        /* "Bearer" SP token (RFC 6750 2.1), blanks around the token ignored */
+        tok_init(&t, h, strnlen(h, API_HEADER_MAX + 1));
+        if (tok_left(&t) > API_HEADER_MAX || tok_word(&t, API_HEADER_MAX, &scheme) < 0 ||
+            scheme.n != 6 || strncasecmp(scheme.p, "Bearer", 6) != 0 ||
+            tok_rest(&t, API_HEADER_MAX, &cred) < 0)
+                return AUTH_NONE;
+        cred = span_trim(cred);
         pthread_rwlock_rdlock(&d->tokens_lock);
-        role = auth_lookup(d->tokens, h, n);
+        role = auth_lookup(d->tokens, cred.p, cred.n);
         pthread_rwlock_unlock(&d->tokens_lock);
         return role;
 }

@@ -14,6 +14,10 @@
 
 #define API_QUERY_MAX 8
 #define API_ID_MAX 64
+/* Caps of what the router and the header readers look at (libmicrohttpd caps the whole head at
+ * 16 KiB before them): a longer path matches no route, a longer header value is refused. */
+#define API_PATH_MAX 4096
+#define API_HEADER_MAX 8192
 
 struct api_req {
         const char *method;

@@ -18,6 +18,7 @@
 #include "api.h"
 #include "http.h"
 #include "log.h"
+#include "tok.h"
 
 /*
  * One accepted connection, from libmicrohttpd's STARTED notification to its CLOSED one (which
@@ -402,19 +403,12 @@ static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind, const 
         (void)kind;
         if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
                 uint64_t v = 0;
-                size_t i;
 
+                /* 1*DIGIT (RFC 9110 8.6) through the text cursor: no sign, no blank, no leading
+                 * zero, no overflow; anything else is a framing error (400) */
                 f->ncl++;
-                for (i = 0; value && value[i]; i++) {
-                        unsigned dg = (unsigned)(value[i] - '0');
-
-                        if (dg > 9 || v > (UINT64_MAX - dg) / 10) {
-                                f->bad_cl = true;
-                                break;
-                        }
-                        v = v * 10 + dg;
-                }
-                if (!value || i == 0)
+                if (!value || span_u64((struct span){value, strnlen(value, API_HEADER_MAX + 1)},
+                                       UINT64_MAX, &v) < 0)
                         f->bad_cl = true;
                 f->cl = v;
         } else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {

@@ -126,6 +126,33 @@ api GET '/v1/agents/bad$id' "" "$READER"
 expect 400 bad_id -- id with a bad character
 api GET "/v1/agents/$(head -c 65 /dev/zero | tr '\0' a)" "" "$READER"
 expect 400 bad_id -- 65-character id
+# the router's path cap (API_PATH_MAX 4096): at the cap the path is routed (a bad id), past it
+# no route matches
+pad() { head -c "$1" /dev/zero | tr '\0' "$2"; }
+api GET "/v1/agents/$(pad $((4096 - 11)) a)" "" "$READER"
+expect 400 bad_id -- "path of 4096 bytes (cap)"
+api GET "/v1/agents/$(pad $((4095 - 11)) a)" "" "$READER"
+expect 400 bad_id -- "path of 4095 bytes (cap - 1)"
+api GET "/v1/agents/$(pad $((4097 - 11)) a)" "" "$READER"
+expect 404 not_found -- "path of 4097 bytes (cap + 1)"
+# the Authorization value cap (API_HEADER_MAX 8192): blanks between scheme and token count
+auth_at() { # LENGTH: GET /v1/agents with "Bearer<blanks>$READER" of exactly LENGTH bytes
+        local v
+        v="Bearer$(pad $(($1 - 6 - ${#READER})) ' ')$READER"
+        status=$(curl -s --cacert "$CA" -o "$work/resp" -w '%{http_code}' -H "Authorization: $v" \
+                "https://127.0.0.1:$port/v1/agents") || status=000
+        body=$(cat "$work/resp")
+}
+auth_at 8191
+expect 200 "" -- "Authorization of 8191 bytes (cap - 1)"
+auth_at 8192
+expect 200 "" -- "Authorization of 8192 bytes (cap)"
+auth_at 8193
+expect 401 unauthorized -- "Authorization of 8193 bytes (cap + 1)"
+status=$(curl -s --cacert "$CA" -o "$work/resp" -w '%{http_code}' -H "Authorization: bearer $READER" \
+        "https://127.0.0.1:$port/v1/agents") || status=000
+body=$(cat "$work/resp")
+expect 200 "" -- "scheme name case-insensitive (RFC 9110 11.1)"
 api GET "/v1/agents/$id1/results" "" "$READER"
 expect 200 "" -- empty history
 [ "$(jq '.results | length' <<<"$body")" = 0 ] || fail "empty history: $body"
@@ -133,6 +160,14 @@ api GET "/v1/agents/$id1/results?limit=0" "" "$READER"
 expect 400 bad_query -- limit 0
 api GET "/v1/agents/$id1/results?limit=abc" "" "$READER"
 expect 400 bad_query -- limit not a number
+api GET "/v1/agents/$id1/results?limit=007" "" "$READER"
+expect 400 bad_query -- limit with leading zeros
+api GET "/v1/agents/$id1/results?limit=18446744073709551616" "" "$READER"
+expect 400 bad_query -- "limit past 2^64 (no wrap)"
+api GET "/v1/agents/$id1/results?limit=1000" "" "$READER"
+expect 200 "" -- "limit at its maximum"
+api GET "/v1/agents/$id1/results?limit=1001" "" "$READER"
+expect 400 bad_query -- "limit past its maximum"
 api GET "/v1/agents/$id1/results?colour=1" "" "$READER"
 expect 400 bad_query -- unknown query parameter
 api GET "/v1/agents/nobody/results" "" "$READER"
