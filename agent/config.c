@@ -204,38 +204,56 @@ int agent_config_parse(const char *text, size_t len, const char *name, struct ag
         return 0;
 }
 
-static void closep(int *fd)
+int agent_file_read(const char *path, void *buf, size_t max, size_t *ret_len)
 {
-        if (*fd >= 0)
-                close(*fd);
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        size_t len = 0;
+        char extra;
+
+        if (fd < 0)
+                return -errno;
+        for (;;) {
+                /* once max bytes are in, read one more into `extra`: there is one, too big */
+                bool full = len == max;
+                ssize_t n = read(fd, full ? &extra : (char *)buf + len, full ? 1 : max - len);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        int e = -errno;
+
+                        close(fd);
+                        return e;
+                }
+                if (n == 0)
+                        break;
+                if (full) {
+                        close(fd);
+                        return -E2BIG;
+                }
+                len += (size_t)n;
+        }
+        close(fd);
+        *ret_len = len;
+        return 0;
 }
 
 int agent_config_load(const char *path, bool must_exist, struct agent_config *c,
                       struct attest_err *err)
 {
-        _cleanup_(closep) int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        _cleanup_free_ char *buf = NULL;
-        size_t len = 0;
+        _cleanup_free_ char *buf = malloc(AGENT_CONFIG_FILE_MAX);
+        size_t len;
+        int x;
 
-        if (fd < 0) {
-                if (errno == ENOENT && !must_exist)
-                        return 0;
-                return attest_fail(err, -EINVAL, "config", "%s: %s", path, strerror(errno));
-        }
-        if (!(buf = malloc(AGENT_CONFIG_FILE_MAX + 1)))
+        if (!buf)
                 return -ENOMEM;
-        /* one byte over the cap is enough to refuse the file */
-        while (len < AGENT_CONFIG_FILE_MAX + 1) {
-                ssize_t n = read(fd, buf + len, AGENT_CONFIG_FILE_MAX + 1 - len);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return attest_fail(err, -EINVAL, "config", "%s: %s", path,
-                                           strerror(errno));
-                if (n == 0)
-                        break;
-                len += (size_t)n;
+        if ((x = agent_file_read(path, buf, AGENT_CONFIG_FILE_MAX, &len)) < 0) {
+                if (x == -ENOENT && !must_exist)
+                        return 0;
+                if (x == -E2BIG)
+                        return attest_fail(err, -EINVAL, "config", "%s: larger than %d bytes",
+                                           path, AGENT_CONFIG_FILE_MAX);
+                return attest_fail(err, -EINVAL, "config", "%s: %s", path, strerror(-x));
         }
         return agent_config_parse(buf, len, path, c, err);
 }

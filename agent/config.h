@@ -92,6 +92,12 @@ int agent_config_parse(const char *text, size_t len, const char *name, struct ag
                        struct attest_err *err) _wur_;
 
 /*
+ * Read the whole file at path into buf: at most max bytes, -E2BIG when it holds more (the file is
+ * refused, not cut), -errno when it cannot be read. The agent's text files all come in this way.
+ */
+int agent_file_read(const char *path, void *buf, size_t max, size_t *ret_len) _wur_;
+
+/*
  * Read path (at most AGENT_CONFIG_FILE_MAX bytes; one more is an error) and parse it into c.
  * A missing file is 0 unless must_exist.
  */

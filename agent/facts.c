@@ -7,45 +7,9 @@
 
 #include <zlib.h>
 
+#include "config.h"
 #include "facts.h"
 #include "tok.h"
-
-/*
- * Read a small file whole: at most max bytes into buf (size max), -E2BIG when it holds more.
- * Nothing is NUL terminated: the bytes go to the text cursor.
- */
-static int read_bounded(const char *path, char *buf, size_t max, size_t *ret_len)
-{
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        size_t len = 0;
-        char extra;
-
-        if (fd < 0)
-                return -errno;
-        for (;;) {
-                /* the last read goes to `extra`: one byte past max means the file is too big */
-                char *dst = len < max ? buf + len : &extra;
-                ssize_t n = read(fd, dst, len < max ? max - len : 1);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0) {
-                        int e = -errno;
-                        close(fd);
-                        return e;
-                }
-                if (n == 0)
-                        break;
-                if (len == max) {
-                        close(fd);
-                        return -E2BIG;
-                }
-                len += (size_t)n;
-        }
-        close(fd);
-        *ret_len = len;
-        return 0;
-}
 
 /* Printable ASCII only: these strings travel to the verifier and into its logs. */
 static bool printable(struct span s)
@@ -86,7 +50,7 @@ static int read_line_file(const char *path, char *out, size_t size)
         int x;
 
         /* the line, its newline, and one byte to see a file over the cap */
-        if (size > FACTS_CMDLINE_MAX || (x = read_bounded(path, buf, size, &len)) < 0)
+        if (size > FACTS_CMDLINE_MAX || (x = agent_file_read(path, buf, size, &len)) < 0)
                 return size > FACTS_CMDLINE_MAX ? -EINVAL : x;
         return facts_parse_line(buf, len, out, size);
 }
@@ -204,22 +168,15 @@ int facts_parse_cmdline(const char *text, size_t len, struct facts *f)
 
 static int read_config_file(const char *path, char **ret, size_t *ret_len)
 {
-        FILE *f = fopen(path, "re");
-        char *buf;
+        char *buf = malloc(FACTS_CONFIG_MAX);
         size_t n;
+        int x;
 
-        if (!f)
-                return -errno;
-        buf = malloc(FACTS_CONFIG_MAX + 1);
-        if (!buf) {
-                fclose(f);
+        if (!buf)
                 return -ENOMEM;
-        }
-        n = fread(buf, 1, FACTS_CONFIG_MAX + 1, f);
-        fclose(f);
-        if (n > FACTS_CONFIG_MAX) {
+        if ((x = agent_file_read(path, buf, FACTS_CONFIG_MAX, &n)) < 0) {
                 free(buf);
-                return -E2BIG;
+                return x;
         }
         *ret = buf;
         *ret_len = n;
@@ -278,7 +235,7 @@ int facts_collect(const struct facts_paths *paths, struct facts *ret, struct att
             0)
                 f.boot_id[0] = '\0';
         cmdline_len = 0;
-        if (read_bounded(pp->cmdline ? pp->cmdline : def.cmdline, cmdline, sizeof(cmdline),
+        if (agent_file_read(pp->cmdline ? pp->cmdline : def.cmdline, cmdline, sizeof(cmdline),
                          &cmdline_len) < 0 ||
             facts_parse_cmdline(cmdline, cmdline_len, &f) < 0)
                 f.cmdline[0] = '\0'; /* unreadable, too long or not printable: no fact from it */

@@ -31,6 +31,7 @@
 #include "imalog.h"
 #include "outcome.h"
 #include "pcrsel.h"
+#include "tok.h"
 #include "tpm.h"
 
 #define AGENT_ID_MAX 64
@@ -252,35 +253,53 @@ static int parse_args(struct agent *a, int argc, char **argv)
 
 /* ---- small helpers ---- */
 
+/*
+ * The token file: one line of at most TOKEN_MAX visible ASCII bytes (it goes into an HTTP
+ * header), blanks around it and a CRLF allowed, nothing after it. Refused, not cut, when longer.
+ */
+static int parse_token(const char *text, size_t len, char *out)
+{
+        struct tok t = TOK_INIT(text, len), ln;
+        struct span s;
+
+        if (tok_line(&t, TOKEN_MAX + 8, TOK_STRIP_CR, &ln) <= 0 || !tok_empty(&t) ||
+            tok_rest(&ln, TOKEN_MAX + 8, &s) < 0)
+                return -EBADMSG;
+        s = span_trim(s);
+        if (s.n == 0 || s.n > TOKEN_MAX)
+                return -EBADMSG;
+        for (size_t i = 0; i < s.n; i++)
+                if ((unsigned char)s.p[i] <= 0x20 || (unsigned char)s.p[i] >= 0x7f)
+                        return -EBADMSG;
+        return span_cstr(s, out, TOKEN_MAX + 1);
+}
+
 static int read_token(struct agent *a)
 {
-        int fd;
-        ssize_t n;
+        char buf[TOKEN_MAX + 8 + 2]; /* the token, some blanks, CRLF */
+        size_t n = 0;
+        int x;
 
         if (!a->token_file)
                 return 0;
-        fd = open(a->token_file, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-                log_err("%s: %s", a->token_file, strerror(errno));
-                return -errno;
-        }
-        n = read(fd, a->token, TOKEN_MAX);
-        close(fd);
-        if (n <= 0) {
-                log_err("%s: empty token file", a->token_file);
-                return -EINVAL;
-        }
-        a->token[n] = '\0';
-        a->token[strcspn(a->token, "\r\n")] = '\0';
-        return 0;
+        x = agent_file_read(a->token_file, buf, sizeof(buf), &n);
+        if (x == 0 && (x = parse_token(buf, n, a->token)) < 0)
+                log_err("%s: not one line of at most %d visible ASCII bytes", a->token_file,
+                        TOKEN_MAX);
+        else if (x < 0)
+                log_err("%s: %s", a->token_file,
+                        x == -E2BIG ? "longer than a token" : strerror(-x));
+        OPENSSL_cleanse(buf, sizeof(buf));
+        return x < 0 ? -EINVAL : 0;
 }
 
 static int write_file(const char *path, const void *data, size_t len, mode_t mode)
 {
-        char tmp[4096];
+        char tmp[AGENT_CONFIG_STR_MAX + 64];
         int fd;
 
-        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+        if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+                return -ENAMETOOLONG;
         fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
         if (fd < 0)
                 return -errno;
@@ -400,7 +419,7 @@ static int enroll(struct agent *a, struct agent_outcome *o)
         struct attest_err err = {0};
         size_t ak_len, ekpub_len, ekcert_len = 0, blob_len, secret_len, plen = TPM_CRED_MAX;
         uint8_t proof[TPM_CRED_MAX];
-        char path[512];
+        char path[AGENT_CONFIG_STR_MAX + 32]; /* state_dir + "/agent-id" always fits */
         long status;
         const char *id;
         int x;
@@ -490,22 +509,25 @@ static int enroll(struct agent *a, struct agent_outcome *o)
 
 static int load_id(struct agent *a)
 {
-        char path[512], buf[AGENT_ID_MAX + 2];
-        ssize_t n;
-        int fd;
+        char path[AGENT_CONFIG_STR_MAX + 32], buf[AGENT_ID_MAX];
+        struct tok t;
+        struct span s;
+        size_t n;
+        int x;
 
-        snprintf(path, sizeof(path), "%s/agent-id", a->state_dir);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return errno == ENOENT ? 0 : -errno;
-        n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0 || n > AGENT_ID_MAX)
+        if ((size_t)snprintf(path, sizeof(path), "%s/agent-id", a->state_dir) >= sizeof(path))
+                return -ENAMETOOLONG;
+        if ((x = agent_file_read(path, buf, AGENT_ID_MAX, &n)) < 0)
+                return x == -ENOENT ? 0 : x == -E2BIG ? -EBADMSG : x;
+        /* written by write_file() as the bare id: lower-case hex, no newline */
+        tok_init(&t, buf, n);
+        if (tok_rest(&t, AGENT_ID_MAX, &s) < 0)
                 return -EBADMSG;
-        buf[n] = '\0';
-        if (strspn(buf, "0123456789abcdef") != (size_t)n)
+        for (size_t i = 0; i < s.n; i++)
+                if (!((s.p[i] >= '0' && s.p[i] <= '9') || (s.p[i] >= 'a' && s.p[i] <= 'f')))
+                        return -EBADMSG;
+        if (span_cstr(s, a->id, sizeof(a->id)) < 0)
                 return -EBADMSG;
-        memcpy(a->id, buf, (size_t)n + 1);
         return 1;
 }
 
@@ -573,7 +595,7 @@ static int collect(struct agent *a, const struct challenge *ch, struct evidence 
 static int dump_evidence(struct agent *a, const char *json)
 {
         _cleanup_free_ uint8_t *ak = NULL;
-        char path[4096];
+        char path[AGENT_CONFIG_STR_MAX + 32]; /* dump + ".ak.pub" always fits */
         size_t ak_len;
         int x;
 
@@ -875,7 +897,7 @@ static int run(struct agent *a)
                         continue;
                 case AGENT_ACT_REENROL: {
                         /* the verifier forgot us (DELETE /v1/agents/ID): enrol again */
-                        char path[512];
+                        char path[AGENT_CONFIG_STR_MAX + 32];
 
                         log_warn("the verifier does not know agent %s: enrolling again", a->id);
                         a->id[0] = '\0';
