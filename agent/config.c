@@ -120,8 +120,7 @@ int agent_config_set(struct agent_config *c, enum agent_config_key k, const char
                 else if (span_eq(v, "ecc"))
                         a = TPM_KEY_ECCP256;
                 else
-                        return attest_fail(err, -EINVAL, "config", "%s: wants rsa or ecc",
-                                           o->name);
+                        return attest_fail(err, -EINVAL, "config", "%s: wants rsa or ecc", o->name);
                 memcpy(base, &a, sizeof(a));
                 break;
         }
@@ -195,8 +194,7 @@ int agent_config_parse(const char *text, size_t len, const char *name, struct ag
                                            "%s:%u: line longer than %d bytes", name, lineno,
                                            AGENT_CONFIG_LINE_MAX);
                 if (x < 0)
-                        return attest_fail(err, -EINVAL, "config", "%s:%u: NUL byte", name,
-                                           lineno);
+                        return attest_fail(err, -EINVAL, "config", "%s:%u: NUL byte", name, lineno);
                 if ((e = config_line(tmp, &ln, name, lineno, err)) < 0)
                         return e;
         }
@@ -251,8 +249,8 @@ int agent_config_load(const char *path, bool must_exist, struct agent_config *c,
                 if (x == -ENOENT && !must_exist)
                         return 0;
                 if (x == -E2BIG)
-                        return attest_fail(err, -EINVAL, "config", "%s: larger than %d bytes",
-                                           path, AGENT_CONFIG_FILE_MAX);
+                        return attest_fail(err, -EINVAL, "config", "%s: larger than %d bytes", path,
+                                           AGENT_CONFIG_FILE_MAX);
                 return attest_fail(err, -EINVAL, "config", "%s: %s", path, strerror(-x));
         }
         return agent_config_parse(buf, len, path, c, err);

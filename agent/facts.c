@@ -236,7 +236,7 @@ int facts_collect(const struct facts_paths *paths, struct facts *ret, struct att
                 f.boot_id[0] = '\0';
         cmdline_len = 0;
         if (agent_file_read(pp->cmdline ? pp->cmdline : def.cmdline, cmdline, sizeof(cmdline),
-                         &cmdline_len) < 0 ||
+                            &cmdline_len) < 0 ||
             facts_parse_cmdline(cmdline, cmdline_len, &f) < 0)
                 f.cmdline[0] = '\0'; /* unreadable, too long or not printable: no fact from it */
 

@@ -11,9 +11,9 @@
 
 #include "err.h"
 
-#define FACTS_CMDLINE_MAX 4096               /* /proc/cmdline, with its NUL */
-#define FACTS_CONFIG_MAX (4u * 1024 * 1024)  /* a kernel config file */
-#define FACTS_CONFIG_LINE_MAX 16384          /* one line of it, without the newline */
+#define FACTS_CMDLINE_MAX 4096              /* /proc/cmdline, with its NUL */
+#define FACTS_CONFIG_MAX (4u * 1024 * 1024) /* a kernel config file */
+#define FACTS_CONFIG_LINE_MAX 16384         /* one line of it, without the newline */
 
 /* Where to read from; NULL members take the real paths. Tests point them at files. */
 struct facts_paths {

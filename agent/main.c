@@ -47,7 +47,7 @@ struct agent {
         unsigned interval; /* seconds, when the verifier gives no next_due */
         unsigned timeout;  /* seconds per HTTP request */
         struct facts_paths facts_paths;
-        struct agent_config cfg;                         /* the file, then the flags */
+        struct agent_config cfg;                       /* the file, then the flags */
         char proc_paths[4][AGENT_CONFIG_STR_MAX + 32]; /* --proc-root's facts_paths */
         /* state */
         struct tpm *tpm;
@@ -162,7 +162,11 @@ static int apply_config(struct agent *a)
         static const char *const sub[4] = {"sys/kernel/osrelease", "sys/kernel/random/boot_id",
                                            "cmdline", "config.gz"};
 
-#define STR(k, f, dst)                                                                                     do {                                                                                                       if (agent_config_has(c, k))                                                                                (dst) = c->f;                                                                      } while (0)
+#define STR(k, f, dst)                                                                             \
+        do {                                                                                       \
+                if (agent_config_has(c, k))                                                        \
+                        (dst) = c->f;                                                              \
+        } while (0)
         STR(AGENT_CFG_VERIFIER, verifier, a->verifier);
         STR(AGENT_CFG_CA, ca, a->ca);
         STR(AGENT_CFG_CERT, cert, a->cert);
@@ -187,8 +191,7 @@ static int apply_config(struct agent *a)
         if (agent_config_has(c, AGENT_CFG_PROC_ROOT)) {
                 for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
                         if ((size_t)snprintf(a->proc_paths[i], sizeof(a->proc_paths[i]), "%s/%s",
-                                             c->proc_root,
-                                             sub[i]) >= sizeof(a->proc_paths[i])) {
+                                             c->proc_root, sub[i]) >= sizeof(a->proc_paths[i])) {
                                 log_err("--proc-root: path too long");
                                 return -EINVAL;
                         }
@@ -231,8 +234,8 @@ static int parse_args(struct agent *a, int argc, char **argv)
                         usage(stderr);
                         return -EINVAL;
                 }
-                if ((x = agent_config_set(&a->cfg, (enum agent_config_key)(c - OPT_KEY(0)),
-                                          optarg, optarg ? strlen(optarg) : 0, &err)) < 0) {
+                if ((x = agent_config_set(&a->cfg, (enum agent_config_key)(c - OPT_KEY(0)), optarg,
+                                          optarg ? strlen(optarg) : 0, &err)) < 0) {
                         log_err("--%s", err.msg);
                         usage(stderr);
                         return x;
