@@ -255,3 +255,39 @@ int agent_config_load(const char *path, bool must_exist, struct agent_config *c,
         }
         return agent_config_parse(buf, len, path, c, err);
 }
+
+int agent_token_parse(const char *text, size_t len, char *out)
+{
+        struct tok t = TOK_INIT(text, len), ln;
+        struct span s;
+
+        if (len > AGENT_TOKEN_FILE_MAX)
+                return -E2BIG;
+        if (tok_line(&t, AGENT_TOKEN_FILE_MAX, TOK_STRIP_CR, &ln) <= 0 || !tok_empty(&t) ||
+            tok_rest(&ln, AGENT_TOKEN_FILE_MAX, &s) < 0)
+                return -EBADMSG;
+        s = span_trim(s);
+        if (s.n > AGENT_TOKEN_MAX)
+                return -E2BIG;
+        if (s.n == 0)
+                return -EBADMSG;
+        /* visible ASCII only: the token goes into an HTTP header */
+        for (size_t i = 0; i < s.n; i++)
+                if ((unsigned char)s.p[i] <= 0x20 || (unsigned char)s.p[i] >= 0x7f)
+                        return -EBADMSG;
+        return span_cstr(s, out, AGENT_TOKEN_MAX + 1);
+}
+
+int agent_id_parse(const char *text, size_t len, char *out)
+{
+        struct tok t = TOK_INIT(text, len);
+        struct span s;
+        int x;
+
+        if ((x = tok_rest(&t, AGENT_ID_MAX, &s)) < 0)
+                return x == -E2BIG ? -E2BIG : -EBADMSG;
+        for (size_t i = 0; i < s.n; i++)
+                if (!((s.p[i] >= '0' && s.p[i] <= '9') || (s.p[i] >= 'a' && s.p[i] <= 'f')))
+                        return -EBADMSG;
+        return span_cstr(s, out, AGENT_ID_MAX + 1);
+}

@@ -20,6 +20,9 @@
 #define AGENT_CONFIG_FILE_MAX (64 * 1024)                  /* the whole file */
 #define AGENT_INTERVAL_MAX 86400                           /* --interval, seconds */
 #define AGENT_TIMEOUT_MAX 3600                             /* --timeout, seconds */
+#define AGENT_TOKEN_MAX 256                                /* the bearer token */
+#define AGENT_TOKEN_FILE_MAX (AGENT_TOKEN_MAX + 16)        /* its file: blanks, CRLF */
+#define AGENT_ID_MAX 64                                    /* the id the verifier assigned */
 
 /* One per key; bit (1u << key) of agent_config.set says the key was given. */
 enum agent_config_key {
@@ -103,5 +106,17 @@ int agent_file_read(const char *path, void *buf, size_t max, size_t *ret_len) _w
  */
 int agent_config_load(const char *path, bool must_exist, struct agent_config *c,
                       struct attest_err *err) _wur_;
+
+/*
+ * The token file: one line, its token at most AGENT_TOKEN_MAX visible ASCII bytes (it goes into
+ * an HTTP header), blanks around it and a CRLF allowed, nothing after it; the whole file at most
+ * AGENT_TOKEN_FILE_MAX. Into out (AGENT_TOKEN_MAX + 1 bytes), written only on success. -E2BIG
+ * over a cap, -EBADMSG otherwise.
+ */
+int agent_token_parse(const char *text, size_t len, char *out) _wur_;
+
+/* The agent-id state file: 1..AGENT_ID_MAX lower-case hex digits and nothing else, into out
+ * (AGENT_ID_MAX + 1 bytes), written only on success. */
+int agent_id_parse(const char *text, size_t len, char *out) _wur_;
 
 #endif

@@ -34,8 +34,7 @@
 #include "tok.h"
 #include "tpm.h"
 
-#define AGENT_ID_MAX 64
-#define TOKEN_MAX 256
+#define TOKEN_MAX AGENT_TOKEN_MAX
 
 struct agent {
         /* configuration */
@@ -256,37 +255,16 @@ static int parse_args(struct agent *a, int argc, char **argv)
 
 /* ---- small helpers ---- */
 
-/*
- * The token file: one line of at most TOKEN_MAX visible ASCII bytes (it goes into an HTTP
- * header), blanks around it and a CRLF allowed, nothing after it. Refused, not cut, when longer.
- */
-static int parse_token(const char *text, size_t len, char *out)
-{
-        struct tok t = TOK_INIT(text, len), ln;
-        struct span s;
-
-        if (tok_line(&t, TOKEN_MAX + 8, TOK_STRIP_CR, &ln) <= 0 || !tok_empty(&t) ||
-            tok_rest(&ln, TOKEN_MAX + 8, &s) < 0)
-                return -EBADMSG;
-        s = span_trim(s);
-        if (s.n == 0 || s.n > TOKEN_MAX)
-                return -EBADMSG;
-        for (size_t i = 0; i < s.n; i++)
-                if ((unsigned char)s.p[i] <= 0x20 || (unsigned char)s.p[i] >= 0x7f)
-                        return -EBADMSG;
-        return span_cstr(s, out, TOKEN_MAX + 1);
-}
-
 static int read_token(struct agent *a)
 {
-        char buf[TOKEN_MAX + 8 + 2]; /* the token, some blanks, CRLF */
+        char buf[AGENT_TOKEN_FILE_MAX];
         size_t n = 0;
         int x;
 
         if (!a->token_file)
                 return 0;
         x = agent_file_read(a->token_file, buf, sizeof(buf), &n);
-        if (x == 0 && (x = parse_token(buf, n, a->token)) < 0)
+        if (x == 0 && (x = agent_token_parse(buf, n, a->token)) < 0)
                 log_err("%s: not one line of at most %d visible ASCII bytes", a->token_file,
                         TOKEN_MAX);
         else if (x < 0)
@@ -513,8 +491,6 @@ static int enroll(struct agent *a, struct agent_outcome *o)
 static int load_id(struct agent *a)
 {
         char path[AGENT_CONFIG_STR_MAX + 32], buf[AGENT_ID_MAX];
-        struct tok t;
-        struct span s;
         size_t n;
         int x;
 
@@ -522,14 +498,7 @@ static int load_id(struct agent *a)
                 return -ENAMETOOLONG;
         if ((x = agent_file_read(path, buf, AGENT_ID_MAX, &n)) < 0)
                 return x == -ENOENT ? 0 : x == -E2BIG ? -EBADMSG : x;
-        /* written by write_file() as the bare id: lower-case hex, no newline */
-        tok_init(&t, buf, n);
-        if (tok_rest(&t, AGENT_ID_MAX, &s) < 0)
-                return -EBADMSG;
-        for (size_t i = 0; i < s.n; i++)
-                if (!((s.p[i] >= '0' && s.p[i] <= '9') || (s.p[i] >= 'a' && s.p[i] <= 'f')))
-                        return -EBADMSG;
-        if (span_cstr(s, a->id, sizeof(a->id)) < 0)
+        if (agent_id_parse(buf, n, a->id) < 0)
                 return -EBADMSG;
         return 1;
 }

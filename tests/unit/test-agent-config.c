@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The agent's text inputs through the text cursor: its config file (agent/config.c) and the host
- * facts it reads from /proc and /boot (agent/facts.c). Every cap at cap - 1, cap and cap + 1;
- * malformed lines name the file, the line and the key; a failed parse leaves its output alone.
+ * The agent's text inputs through the text cursor: its config, token and agent-id files
+ * (agent/config.c) and the host facts it reads from /proc and /boot (agent/facts.c). Every cap at
+ * cap - 1, cap and cap + 1; malformed lines name the file, the line and the key; a failed parse
+ * leaves its output alone.
  */
 #include <check.h>
 #include <errno.h>
@@ -274,6 +275,73 @@ START_TEST(test_config_load_missing_file)
 }
 END_TEST
 
+/* ---- the token and agent-id files ---- */
+
+START_TEST(test_token_caps_and_syntax)
+{
+        char out[AGENT_TOKEN_MAX + 1];
+
+        /* a token of AGENT_TOKEN_MAX - 1, cap, cap + 1 bytes (the old reader cut it at the cap) */
+        for (int d = -1; d <= 1; d++) {
+                size_t n = (size_t)(AGENT_TOKEN_MAX + d);
+                char *b = filled(n + 1, 't');
+
+                b[n] = '\n';
+                memcpy(out, "untouched", 10);
+                ck_assert_int_eq(agent_token_parse(b, n + 1, out), d <= 0 ? 0 : -E2BIG);
+                if (d <= 0)
+                        ck_assert_uint_eq(strlen(out), n);
+                else
+                        ck_assert_str_eq(out, "untouched");
+                free(b);
+        }
+        /* the file: AGENT_TOKEN_FILE_MAX - 1, cap, cap + 1 bytes (a short token, blanks) */
+        for (int d = -1; d <= 1; d++) {
+                size_t n = (size_t)(AGENT_TOKEN_FILE_MAX + d);
+                char *b = filled(n, ' ');
+
+                memcpy(b, "abc", 3);
+                b[n - 1] = '\n';
+                ck_assert_int_eq(agent_token_parse(b, n, out), d <= 0 ? 0 : -E2BIG);
+                free(b);
+        }
+        ck_assert_int_eq(agent_token_parse(LIT("  s3cret \r\n"), out), 0);
+        ck_assert_str_eq(out, "s3cret");
+        ck_assert_int_eq(agent_token_parse(LIT("s3cret"), out), 0);
+        memcpy(out, "untouched", 10);
+        /* a second line, a blank, a control byte (header injection), a NUL, nothing */
+        ck_assert_int_eq(agent_token_parse(LIT("a\nb\n"), out), -EBADMSG);
+        ck_assert_int_eq(agent_token_parse(LIT("a b\n"), out), -EBADMSG);
+        ck_assert_int_eq(agent_token_parse(LIT("a\rX-Evil: 1\n"), out), -EBADMSG);
+        ck_assert_int_eq(agent_token_parse(LIT("a\0b\n"), out), -EBADMSG);
+        ck_assert_int_eq(agent_token_parse(LIT("\n"), out), -EBADMSG);
+        ck_assert_int_eq(agent_token_parse(LIT(""), out), -EBADMSG);
+        ck_assert_str_eq(out, "untouched");
+}
+END_TEST
+
+START_TEST(test_agent_id_caps)
+{
+        char out[AGENT_ID_MAX + 1];
+
+        for (int d = -1; d <= 1; d++) {
+                size_t n = (size_t)(AGENT_ID_MAX + d);
+                char *b = filled(n, 'a');
+
+                memcpy(out, "untouched", 10);
+                ck_assert_int_eq(agent_id_parse(b, n, out), d <= 0 ? 0 : -E2BIG);
+                ck_assert_str_eq(out, d <= 0 ? b : "untouched");
+                free(b);
+        }
+        ck_assert_int_eq(agent_id_parse(LIT("0f"), out), 0);
+        ck_assert_int_eq(agent_id_parse(LIT(""), out), -EBADMSG);
+        ck_assert_int_eq(agent_id_parse(LIT("0F"), out), -EBADMSG);
+        ck_assert_int_eq(agent_id_parse(LIT("0f\n"), out), -EBADMSG);
+        ck_assert_int_eq(agent_id_parse(LIT("0f\0"), out), -EBADMSG);
+        ck_assert_int_eq(agent_id_parse(LIT("../x"), out), -EBADMSG);
+}
+END_TEST
+
 /* ---- facts ---- */
 
 START_TEST(test_facts_config_caps)
@@ -439,6 +507,8 @@ int main(void)
         tcase_add_test(tc, test_config_file_cap);
         tcase_add_test(tc, test_config_number_caps);
         tcase_add_test(tc, test_config_load_missing_file);
+        tcase_add_test(tc, test_token_caps_and_syntax);
+        tcase_add_test(tc, test_agent_id_caps);
         suite_add_tcase(s, tc);
         tcase_set_timeout(fc, 60);
         tcase_add_test(fc, test_facts_config_caps);
