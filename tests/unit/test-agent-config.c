@@ -312,7 +312,9 @@ START_TEST(test_token_caps_and_syntax)
         /* a second line, a blank, a control byte (header injection), a NUL, nothing */
         ck_assert_int_eq(agent_token_parse(LIT("a\nb\n"), out), -EBADMSG);
         ck_assert_int_eq(agent_token_parse(LIT("a b\n"), out), -EBADMSG);
-        ck_assert_int_eq(agent_token_parse(LIT("a\rX-Evil: 1\n"), out), -EBADMSG);
+        ck_assert_int_eq(agent_token_parse(LIT("a\rX-Evil:1\n"), out), -EBADMSG);
+        ck_assert_int_eq(agent_token_parse(LIT("a\x7f\n"), out), -EBADMSG);
+        ck_assert_int_eq(agent_token_parse(LIT("a\xc3\xa9\n"), out), -EBADMSG);
         ck_assert_int_eq(agent_token_parse(LIT("a\0b\n"), out), -EBADMSG);
         ck_assert_int_eq(agent_token_parse(LIT("\n"), out), -EBADMSG);
         ck_assert_int_eq(agent_token_parse(LIT(""), out), -EBADMSG);
