@@ -266,6 +266,17 @@ static void agent_config_seeds(void)
                 n = (size_t)snprintf(b, 64, "interval = %d\ntimeout = %d\n", AGENT_INTERVAL_MAX + d,
                                      AGENT_TIMEOUT_MAX + d);
                 put("agent-config", "numbers", d, b, n);
+                n = (size_t)(AGENT_TOKEN_MAX + d);
+                memset(b, 't', n);
+                b[n] = '\n';
+                put("agent-config", "token", d, b, n + 1);
+                n = (size_t)(AGENT_TOKEN_FILE_MAX + d);
+                memset(b, ' ', n);
+                b[0] = 't';
+                put("agent-config", "token-file", d, b, n);
+                n = (size_t)(AGENT_ID_MAX + d);
+                memset(b, 'a', n);
+                put("agent-config", "id", d, b, n);
         }
         free(b);
 }
