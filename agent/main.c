@@ -31,7 +31,6 @@
 #include "imalog.h"
 #include "outcome.h"
 #include "pcrsel.h"
-#include "tok.h"
 #include "tpm.h"
 
 #define TOKEN_MAX AGENT_TOKEN_MAX
@@ -432,13 +431,14 @@ static int enroll(struct agent *a, struct agent_outcome *o)
                 json_decref(resp);
                 return x;
         }
+        /* the same check as the agent-id file: 1..64 lower-case hex digits (a JSON string may
+         * hold a NUL: its whole length is checked) */
         id = json_string_value(json_object_get(resp, "id"));
-        if (!id || strlen(id) > AGENT_ID_MAX || strspn(id, "0123456789abcdef") != strlen(id)) {
+        if (!id || agent_id_parse(id, json_string_length(json_object_get(resp, "id")), a->id) < 0) {
                 log_err("enrolment: the verifier sent no valid agent id");
                 json_decref(resp);
                 return outcome_set(o, AGENT_OUTCOME_PROTOCOL, -EBADMSG);
         }
-        snprintf(a->id, sizeof(a->id), "%s", id);
         cred = json_object_get(resp, "credential");
         if (cred) {
                 if (b64_member(cred, "blob", 512, &blob, &blob_len) < 0 ||
