@@ -7,88 +7,176 @@
 
 #include <zlib.h>
 
+#include "config.h"
 #include "facts.h"
-
-/* Read at most max-1 bytes of a small file into buf, NUL terminated, trailing newline cut. */
-static int read_small(const char *path, char *buf, size_t max)
-{
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        size_t len = 0;
-
-        if (fd < 0)
-                return -errno;
-        while (len < max - 1) {
-                ssize_t n = read(fd, buf + len, max - 1 - len);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0) {
-                        int e = -errno;
-                        close(fd);
-                        return e;
-                }
-                if (n == 0)
-                        break;
-                len += (size_t)n;
-        }
-        close(fd);
-        buf[len] = '\0';
-        while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
-                buf[--len] = '\0';
-        return 0;
-}
+#include "tok.h"
 
 /* Printable ASCII only: these strings travel to the verifier and into its logs. */
-static bool printable(const char *s)
+static bool printable(struct span s)
 {
-        for (; *s; s++)
-                if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+        for (size_t i = 0; i < s.n; i++)
+                if ((unsigned char)s.p[i] < 0x20 || (unsigned char)s.p[i] > 0x7e)
                         return false;
         return true;
 }
 
-static bool config_is_y(const char *line, size_t len, const char *opt)
+/*
+ * The one line of a small /proc file (kernel release, boot id) into out (size bytes, the line
+ * at most size - 1 of them): trailing blanks cut, printable only, nothing after the newline.
+ */
+int facts_parse_line(const char *text, size_t len, char *out, size_t size)
 {
-        size_t n = strlen(opt);
+        struct tok t = TOK_INIT(text, len), ln;
+        struct span s = {"", 0};
+        int x;
 
-        return len == n + 2 && memcmp(line, opt, n) == 0 && line[n] == '=' && line[n + 1] == 'y';
+        if (size == 0)
+                return -EINVAL;
+        if ((x = tok_line(&t, size - 1, 0, &ln)) < 0)
+                return x;
+        if (x > 0 && tok_rest(&ln, size - 1, &s) < 0)
+                s = (struct span){"", 0};
+        if (!tok_empty(&t))
+                return -EBADMSG; /* a second line */
+        if (!printable(s))
+                return -EBADMSG;
+        return span_cstr(span_trim(s), out, size);
 }
 
-void facts_parse_config(const char *text, size_t len, bool *ret_enabled, bool *ret_permissive)
+static int read_line_file(const char *path, char *out, size_t size)
 {
-        const char *p = text, *end = text + len;
+        char buf[FACTS_CMDLINE_MAX + 1];
+        size_t len;
+        int x;
 
-        *ret_enabled = *ret_permissive = false;
-        while (p < end) {
-                const char *eol = memchr(p, '\n', (size_t)(end - p));
-                size_t n = eol ? (size_t)(eol - p) : (size_t)(end - p);
+        /* the line, its newline, and one byte to see a file over the cap */
+        if (size > FACTS_CMDLINE_MAX || (x = agent_file_read(path, buf, size, &len)) < 0)
+                return size > FACTS_CMDLINE_MAX ? -EINVAL : x;
+        return facts_parse_line(buf, len, out, size);
+}
 
-                if (config_is_y(p, n, "CONFIG_CFI_CLANG"))
-                        *ret_enabled = true;
-                else if (config_is_y(p, n, "CONFIG_CFI_PERMISSIVE"))
-                        *ret_permissive = true;
-                p += n + 1;
+int facts_parse_config(const char *text, size_t len, bool *ret_enabled, bool *ret_permissive)
+{
+        struct tok t = TOK_INIT(text, len), ln;
+        bool enabled = false, permissive = false;
+        int x;
+
+        if (len > FACTS_CONFIG_MAX)
+                return -E2BIG;
+        while ((x = tok_line(&t, FACTS_CONFIG_LINE_MAX, 0, &ln)) != 0) {
+                struct span key, val = {"", 0};
+
+                if (x < 0)
+                        return x;
+                /* CONFIG_X=value; comments ("# CONFIG_X is not set") hold no '=' at the start */
+                if (tok_field(&ln, '=', FACTS_CONFIG_LINE_MAX, &key) < 0 || !ln.more)
+                        continue;
+                if (tok_rest(&ln, FACTS_CONFIG_LINE_MAX, &val) < 0)
+                        val = (struct span){"", 0};
+                /* a later assignment wins, as in Kconfig */
+                if (span_eq(key, "CONFIG_CFI_CLANG"))
+                        enabled = span_eq(val, "y");
+                else if (span_eq(key, "CONFIG_CFI_PERMISSIVE"))
+                        permissive = span_eq(val, "y");
         }
+        *ret_enabled = enabled;
+        *ret_permissive = permissive;
+        return 0;
+}
+
+/* The number of '"' in s. */
+static size_t quotes(struct span s)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < s.n; i++)
+                n += s.p[i] == '"';
+        return n;
+}
+
+/*
+ * One kernel parameter (param or param=value, quoted as the kernel's next_arg() allows): when it
+ * is trusted.source with a plain value, that value.
+ */
+static bool trusted_source(struct span p, struct span *ret)
+{
+        struct tok t;
+        struct span name, val;
+
+        if (p.n && p.p[0] == '"') {
+                /* "param=value": the kernel drops both quotes */
+                if (p.n < 2 || p.p[p.n - 1] != '"')
+                        return false;
+                p = (struct span){p.p + 1, p.n - 2};
+        }
+        tok_init(&t, p.p, p.n);
+        if (tok_field(&t, '=', FACTS_CMDLINE_MAX, &name) < 0 || !t.more ||
+            !span_eq(name, "trusted.source"))
+                return false;
+        if (tok_rest(&t, FACTS_CMDLINE_MAX, &val) < 0)
+                return false;
+        if (val.n >= 2 && val.p[0] == '"' && val.p[val.n - 1] == '"')
+                val = (struct span){val.p + 1, val.n - 2};
+        /* a value with quotes or blanks left is not one the kernel would take as a source */
+        if (val.n == 0 || quotes(val) || memchr(val.p, ' ', val.n))
+                return false;
+        *ret = val;
+        return true;
+}
+
+int facts_parse_cmdline(const char *text, size_t len, struct facts *f)
+{
+        char cmdline[FACTS_CMDLINE_MAX], source[sizeof(f->tk_source)];
+        struct tok w;
+        struct span word, param = {NULL, 0}, v;
+        bool present = false, in_quote = false;
+        int x;
+
+        if ((x = facts_parse_line(text, len, cmdline, sizeof(cmdline))) < 0)
+                return x;
+        /*
+         * Words as the kernel's next_arg() cuts them: a blank inside double quotes does not end a
+         * parameter, so `dyndbg="x trusted.source=tee"` is one parameter (dyndbg). "--" ends the
+         * kernel's parameters: what follows goes to init.
+         */
+        tok_init(&w, cmdline, strlen(cmdline));
+        while (tok_word(&w, FACTS_CMDLINE_MAX, &word) == 0) {
+                if (!in_quote)
+                        param = word;
+                else /* the same parameter: it spans from its first word to this one */
+                        param.n = (size_t)(word.p - param.p) + word.n;
+                if (quotes(word) % 2)
+                        in_quote = !in_quote;
+                if (in_quote)
+                        continue;
+                if (span_eq(param, "--"))
+                        break;
+                if (!trusted_source(param, &v) || v.n >= sizeof(source))
+                        continue;
+                memcpy(source, v.p, v.n); /* the last one wins, as for kernel parameters */
+                source[v.n] = '\0';
+                present = true;
+        }
+        memcpy(f->cmdline, cmdline, sizeof(cmdline));
+        f->tk_present = present;
+        if (present) {
+                memcpy(f->tk_source, source, sizeof(source));
+                snprintf(f->tk_origin, sizeof(f->tk_origin), "cmdline");
+        }
+        return 0;
 }
 
 static int read_config_file(const char *path, char **ret, size_t *ret_len)
 {
-        FILE *f = fopen(path, "re");
-        char *buf;
+        char *buf = malloc(FACTS_CONFIG_MAX);
         size_t n;
+        int x;
 
-        if (!f)
-                return -errno;
-        buf = malloc(FACTS_CONFIG_MAX + 1);
-        if (!buf) {
-                fclose(f);
+        if (!buf)
                 return -ENOMEM;
-        }
-        n = fread(buf, 1, FACTS_CONFIG_MAX + 1, f);
-        fclose(f);
-        if (n > FACTS_CONFIG_MAX) {
+        if ((x = agent_file_read(path, buf, FACTS_CONFIG_MAX, &n)) < 0) {
                 free(buf);
-                return -E2BIG;
+                return x;
         }
         *ret = buf;
         *ret_len = n;
@@ -119,27 +207,6 @@ static int read_config_gz(const char *path, char **ret, size_t *ret_len)
         return 0;
 }
 
-/* trusted.source=VALUE on the command line (the last one wins, as for kernel parameters). */
-static void cmdline_trusted_source(struct facts *f)
-{
-        const char *p = f->cmdline;
-        static const char key[] = "trusted.source=";
-
-        while ((p = strstr(p, key))) {
-                bool at_word = p == f->cmdline || p[-1] == ' ';
-                const char *v = p + sizeof(key) - 1;
-                size_t n = strcspn(v, " ");
-
-                p = v;
-                if (!at_word || n == 0 || n >= sizeof(f->tk_source))
-                        continue;
-                memcpy(f->tk_source, v, n);
-                f->tk_source[n] = '\0';
-                f->tk_present = true;
-                snprintf(f->tk_origin, sizeof(f->tk_origin), "cmdline");
-        }
-}
-
 int facts_collect(const struct facts_paths *paths, struct facts *ret, struct attest_err *err)
 {
         static const struct facts_paths def = {
@@ -151,22 +218,27 @@ int facts_collect(const struct facts_paths *paths, struct facts *ret, struct att
         };
         const struct facts_paths *pp = paths ? paths : &def;
         struct facts f = {0};
-        char path[512], *cfg = NULL;
-        size_t cfg_len = 0;
+        char path[512], *cfg = NULL, cmdline[FACTS_CMDLINE_MAX + 1];
+        size_t cfg_len = 0, cmdline_len;
         int x;
 
-        if ((x = read_small(pp->osrelease ? pp->osrelease : def.osrelease, f.kernel,
-                            sizeof(f.kernel))) < 0)
-                return attest_fail(err, -EIO, "facts_no_kernel", "cannot read the kernel release");
-        if (!printable(f.kernel) || !f.kernel[0])
-                return attest_fail(err, -EIO, "facts_no_kernel", "kernel release not printable");
-        if (read_small(pp->boot_id ? pp->boot_id : def.boot_id, f.boot_id, sizeof(f.boot_id)) < 0 ||
-            !printable(f.boot_id))
+        if ((x = read_line_file(pp->osrelease ? pp->osrelease : def.osrelease, f.kernel,
+                                sizeof(f.kernel))) < 0 ||
+            !f.kernel[0])
+                return attest_fail(err, -EIO, "facts_no_kernel",
+                                   "cannot read the kernel release (%s)",
+                                   x == -E2BIG     ? "too long"
+                                   : x == -EBADMSG ? "not one printable line"
+                                   : x < 0         ? strerror(-x)
+                                                   : "empty");
+        if (read_line_file(pp->boot_id ? pp->boot_id : def.boot_id, f.boot_id, sizeof(f.boot_id)) <
+            0)
                 f.boot_id[0] = '\0';
-        if (read_small(pp->cmdline ? pp->cmdline : def.cmdline, f.cmdline, sizeof(f.cmdline)) < 0 ||
-            !printable(f.cmdline))
-                f.cmdline[0] = '\0';
-        cmdline_trusted_source(&f);
+        cmdline_len = 0;
+        if (agent_file_read(pp->cmdline ? pp->cmdline : def.cmdline, cmdline, sizeof(cmdline),
+                            &cmdline_len) < 0 ||
+            facts_parse_cmdline(cmdline, cmdline_len, &f) < 0)
+                f.cmdline[0] = '\0'; /* unreadable, too long or not printable: no fact from it */
 
         snprintf(path, sizeof(path), "%s/config-%s", pp->boot_dir ? pp->boot_dir : def.boot_dir,
                  f.kernel);
@@ -176,11 +248,12 @@ int facts_collect(const struct facts_paths *paths, struct facts *ret, struct att
                    0) {
                 snprintf(f.cfi_source, sizeof(f.cfi_source), "proc-config");
         }
-        if (cfg) {
+        /* a config that does not parse (a NUL byte, a line over the cap) gives no CFI fact */
+        if (cfg && facts_parse_config(cfg, cfg_len, &f.cfi_enabled, &f.cfi_permissive) == 0)
                 f.cfi_present = true;
-                facts_parse_config(cfg, cfg_len, &f.cfi_enabled, &f.cfi_permissive);
-                free(cfg);
-        }
+        else
+                f.cfi_source[0] = '\0';
+        free(cfg);
         *ret = f;
         return 0;
 }

@@ -11,8 +11,9 @@
 
 #include "err.h"
 
-#define FACTS_CMDLINE_MAX 4096
-#define FACTS_CONFIG_MAX (4u * 1024 * 1024)
+#define FACTS_CMDLINE_MAX 4096              /* /proc/cmdline, with its NUL */
+#define FACTS_CONFIG_MAX (4u * 1024 * 1024) /* a kernel config file */
+#define FACTS_CONFIG_LINE_MAX 16384         /* one line of it, without the newline */
 
 /* Where to read from; NULL members take the real paths. Tests point them at files. */
 struct facts_paths {
@@ -40,7 +41,22 @@ struct facts {
  * the kernel release itself cannot be read. */
 int facts_collect(const struct facts_paths *paths, struct facts *ret, struct attest_err *err) _wur_;
 
-/* Parse kernel config text for the CFI options (exposed for tests). */
-void facts_parse_config(const char *text, size_t len, bool *ret_enabled, bool *ret_permissive);
+/*
+ * The parsers facts_collect() runs on what it reads (exposed for tests and fuzzers); outputs are
+ * written only on success. Errors: -E2BIG over a cap, -EBADMSG malformed.
+ */
+
+/* Kernel config text: CONFIG_CFI_CLANG=y and CONFIG_CFI_PERMISSIVE=y (the last assignment wins).
+ * At most FACTS_CONFIG_MAX bytes, lines at most FACTS_CONFIG_LINE_MAX; no NUL byte. */
+int facts_parse_config(const char *text, size_t len, bool *ret_enabled, bool *ret_permissive) _wur_;
+
+/* A one-line /proc file into out (the line at most size - 1 bytes, printable ASCII, trailing
+ * blanks cut, nothing after its newline). */
+int facts_parse_line(const char *text, size_t len, char *out, size_t size) _wur_;
+
+/* /proc/cmdline (a line of at most FACTS_CMDLINE_MAX - 1 printable bytes) into f->cmdline and the
+ * trusted.source fact: parameters cut as the kernel does (double quotes keep blanks inside one,
+ * "--" ends them), the last trusted.source wins; on failure f is unchanged. */
+int facts_parse_cmdline(const char *text, size_t len, struct facts *f) _wur_;
 
 #endif

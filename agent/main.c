@@ -23,6 +23,7 @@
 #include <openssl/rand.h>
 #include <systemd/sd-daemon.h>
 
+#include "config.h"
 #include "evjson.h"
 #include "facts.h"
 #include "hex.h"
@@ -32,19 +33,20 @@
 #include "pcrsel.h"
 #include "tpm.h"
 
-#define AGENT_ID_MAX 64
-#define TOKEN_MAX 256
+#define TOKEN_MAX AGENT_TOKEN_MAX
 
 struct agent {
         /* configuration */
         const char *verifier, *ca, *cert, *key, *token_file, *tcti, *state_dir, *ima_path;
-        const char *dump, *config, *pcr_sel_text;
+        const char *dump, *pcr_sel_text;
         enum ima_format ima_format;
         enum tpm_key_alg ak_alg;
         bool once, insecure_http;
         unsigned interval; /* seconds, when the verifier gives no next_due */
         unsigned timeout;  /* seconds per HTTP request */
         struct facts_paths facts_paths;
+        struct agent_config cfg;                       /* the file, then the flags */
+        char proc_paths[4][AGENT_CONFIG_STR_MAX + 32]; /* --proc-root's facts_paths */
         /* state */
         struct tpm *tpm;
         struct http_client *http;
@@ -124,253 +126,125 @@ static void usage(FILE *f)
 
 /* ---- options and config file ---- */
 
-enum {
-        OPT_CONFIG = 256,
-        OPT_VERIFIER,
-        OPT_CA,
-        OPT_CERT,
-        OPT_KEY,
-        OPT_TOKEN_FILE,
-        OPT_TCTI,
-        OPT_STATE_DIR,
-        OPT_AK_ALG,
-        OPT_IMA_LOG,
-        OPT_IMA_FORMAT,
-        OPT_PCRS,
-        OPT_INTERVAL,
-        OPT_ONCE,
-        OPT_DUMP,
-        OPT_INSECURE_HTTP,
-        OPT_PROC_ROOT,
-        OPT_TIMEOUT,
-};
+/* getopt's val for a key is 256 + the key (agent_config.h); 'h' is --help. */
+#define OPT_KEY(k) (256 + (k))
+#define OPT_CONFIG 512
 
 static const struct option options[] = {
         {"config", required_argument, NULL, OPT_CONFIG},
-        {"verifier", required_argument, NULL, OPT_VERIFIER},
-        {"ca", required_argument, NULL, OPT_CA},
-        {"cert", required_argument, NULL, OPT_CERT},
-        {"key", required_argument, NULL, OPT_KEY},
-        {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
-        {"tcti", required_argument, NULL, OPT_TCTI},
-        {"state-dir", required_argument, NULL, OPT_STATE_DIR},
-        {"ak-alg", required_argument, NULL, OPT_AK_ALG},
-        {"ima-log", required_argument, NULL, OPT_IMA_LOG},
-        {"ima-format", required_argument, NULL, OPT_IMA_FORMAT},
-        {"pcrs", required_argument, NULL, OPT_PCRS},
-        {"interval", required_argument, NULL, OPT_INTERVAL},
-        {"once", no_argument, NULL, OPT_ONCE},
-        {"dump-evidence", required_argument, NULL, OPT_DUMP},
-        {"insecure-http", no_argument, NULL, OPT_INSECURE_HTTP},
-        {"proc-root", required_argument, NULL, OPT_PROC_ROOT},
-        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"verifier", required_argument, NULL, OPT_KEY(AGENT_CFG_VERIFIER)},
+        {"ca", required_argument, NULL, OPT_KEY(AGENT_CFG_CA)},
+        {"cert", required_argument, NULL, OPT_KEY(AGENT_CFG_CERT)},
+        {"key", required_argument, NULL, OPT_KEY(AGENT_CFG_KEY)},
+        {"token-file", required_argument, NULL, OPT_KEY(AGENT_CFG_TOKEN_FILE)},
+        {"tcti", required_argument, NULL, OPT_KEY(AGENT_CFG_TCTI)},
+        {"state-dir", required_argument, NULL, OPT_KEY(AGENT_CFG_STATE_DIR)},
+        {"ak-alg", required_argument, NULL, OPT_KEY(AGENT_CFG_AK_ALG)},
+        {"ima-log", required_argument, NULL, OPT_KEY(AGENT_CFG_IMA_LOG)},
+        {"ima-format", required_argument, NULL, OPT_KEY(AGENT_CFG_IMA_FORMAT)},
+        {"pcrs", required_argument, NULL, OPT_KEY(AGENT_CFG_PCRS)},
+        {"interval", required_argument, NULL, OPT_KEY(AGENT_CFG_INTERVAL)},
+        {"once", no_argument, NULL, OPT_KEY(AGENT_CFG_ONCE)},
+        {"dump-evidence", required_argument, NULL, OPT_KEY(AGENT_CFG_DUMP_EVIDENCE)},
+        {"insecure-http", no_argument, NULL, OPT_KEY(AGENT_CFG_INSECURE_HTTP)},
+        {"proc-root", required_argument, NULL, OPT_KEY(AGENT_CFG_PROC_ROOT)},
+        {"timeout", required_argument, NULL, OPT_KEY(AGENT_CFG_TIMEOUT)},
         {"help", no_argument, NULL, 'h'},
         {0},
 };
 
-/* Strings from the config file live as long as the process: kept in this arena. */
-struct strpool {
-        char *v[64];
-        size_t n;
-};
-
-static const char *pool_add(struct strpool *p, const char *s)
+/* Point the agent at the settings in a->cfg (file first, flags over it); defaults stay. */
+static int apply_config(struct agent *a)
 {
-        if (p->n == ARRAY_SIZE(p->v))
-                return NULL;
-        return p->v[p->n++] = strdup(s);
-}
+        const struct agent_config *c = &a->cfg;
+        static const char *const sub[4] = {"sys/kernel/osrelease", "sys/kernel/random/boot_id",
+                                           "cmdline", "config.gz"};
 
-static int set_option(struct agent *a, int opt, const char *val, struct strpool *pool)
-{
-        char *end;
-
-        switch (opt) {
-        case OPT_CONFIG:
-                a->config = val;
-                break;
-        case OPT_VERIFIER:
-                a->verifier = val;
-                break;
-        case OPT_CA:
-                a->ca = val;
-                break;
-        case OPT_CERT:
-                a->cert = val;
-                break;
-        case OPT_KEY:
-                a->key = val;
-                break;
-        case OPT_TOKEN_FILE:
-                a->token_file = val;
-                break;
-        case OPT_TCTI:
-                a->tcti = val;
-                break;
-        case OPT_STATE_DIR:
-                a->state_dir = val;
-                break;
-        case OPT_AK_ALG:
-                if (tpm_key_alg_from_name(val, &a->ak_alg) < 0)
-                        return -EINVAL;
-                break;
-        case OPT_IMA_LOG:
-                a->ima_path = val;
-                break;
-        case OPT_IMA_FORMAT:
-                if (strcmp(val, "binary") == 0)
-                        a->ima_format = IMA_FORMAT_BINARY;
-                else if (strcmp(val, "ascii") == 0)
-                        a->ima_format = IMA_FORMAT_ASCII;
-                else
-                        return -EINVAL;
-                break;
-        case OPT_PCRS: {
-                struct pcr_sel s;
-
-                if (pcr_sel_parse(val, &s) < 0)
-                        return -EINVAL;
-                a->pcr_sel_text = val;
-                break;
+#define STR(k, f, dst)                                                                             \
+        do {                                                                                       \
+                if (agent_config_has(c, k))                                                        \
+                        (dst) = c->f;                                                              \
+        } while (0)
+        STR(AGENT_CFG_VERIFIER, verifier, a->verifier);
+        STR(AGENT_CFG_CA, ca, a->ca);
+        STR(AGENT_CFG_CERT, cert, a->cert);
+        STR(AGENT_CFG_KEY, key, a->key);
+        STR(AGENT_CFG_TOKEN_FILE, token_file, a->token_file);
+        STR(AGENT_CFG_TCTI, tcti, a->tcti);
+        STR(AGENT_CFG_STATE_DIR, state_dir, a->state_dir);
+        STR(AGENT_CFG_IMA_LOG, ima_log, a->ima_path);
+        STR(AGENT_CFG_PCRS, pcrs, a->pcr_sel_text);
+        STR(AGENT_CFG_DUMP_EVIDENCE, dump_evidence, a->dump);
+#undef STR
+        if (agent_config_has(c, AGENT_CFG_AK_ALG))
+                a->ak_alg = c->ak_alg;
+        if (agent_config_has(c, AGENT_CFG_IMA_FORMAT))
+                a->ima_format = c->ima_ascii ? IMA_FORMAT_ASCII : IMA_FORMAT_BINARY;
+        if (agent_config_has(c, AGENT_CFG_INTERVAL))
+                a->interval = c->interval;
+        if (agent_config_has(c, AGENT_CFG_TIMEOUT))
+                a->timeout = c->timeout;
+        a->once = c->once;
+        a->insecure_http = c->insecure_http;
+        if (agent_config_has(c, AGENT_CFG_PROC_ROOT)) {
+                for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
+                        if ((size_t)snprintf(a->proc_paths[i], sizeof(a->proc_paths[i]), "%s/%s",
+                                             c->proc_root, sub[i]) >= sizeof(a->proc_paths[i])) {
+                                log_err("--proc-root: path too long");
+                                return -EINVAL;
+                        }
+                a->facts_paths.osrelease = a->proc_paths[0];
+                a->facts_paths.boot_id = a->proc_paths[1];
+                a->facts_paths.cmdline = a->proc_paths[2];
+                a->facts_paths.config_gz = a->proc_paths[3];
         }
-        case OPT_INTERVAL: {
-                unsigned long v;
-
-                errno = 0;
-                v = strtoul(val, &end, 10);
-                if (errno || end == val || *end || v < 1 || v > 86400)
-                        return -EINVAL;
-                a->interval = (unsigned)v;
-                break;
-        }
-        case OPT_TIMEOUT: {
-                unsigned long v;
-
-                errno = 0;
-                v = strtoul(val, &end, 10);
-                if (errno || end == val || *end || v < 1 || v > 3600)
-                        return -EINVAL;
-                a->timeout = (unsigned)v;
-                break;
-        }
-        case OPT_ONCE:
-                a->once = true;
-                break;
-        case OPT_DUMP:
-                a->dump = val;
-                break;
-        case OPT_INSECURE_HTTP:
-                a->insecure_http = true;
-                break;
-        case OPT_PROC_ROOT: {
-                char buf[512];
-
-                snprintf(buf, sizeof(buf), "%s/sys/kernel/osrelease", val);
-                a->facts_paths.osrelease = pool_add(pool, buf);
-                snprintf(buf, sizeof(buf), "%s/sys/kernel/random/boot_id", val);
-                a->facts_paths.boot_id = pool_add(pool, buf);
-                snprintf(buf, sizeof(buf), "%s/cmdline", val);
-                a->facts_paths.cmdline = pool_add(pool, buf);
-                snprintf(buf, sizeof(buf), "%s/config.gz", val);
-                a->facts_paths.config_gz = pool_add(pool, buf);
-                break;
-        }
-        default:
-                return -EINVAL;
-        }
-        (void)pool;
         return 0;
 }
 
-/* key = value lines; '#' comments; keys are the long option names. Errors name the line. */
-static int load_config(struct agent *a, const char *path, bool must, struct strpool *pool)
+static int parse_args(struct agent *a, int argc, char **argv)
 {
-        FILE *f = fopen(path, "re");
-        char line[1024];
-        unsigned n = 0;
-
-        if (!f) {
-                if (!must && errno == ENOENT)
-                        return 0;
-                log_err("%s: %s", path, strerror(errno));
-                return -errno;
-        }
-        while (fgets(line, sizeof(line), f)) {
-                char *k = line, *eq, *v, *e;
-                const struct option *o;
-
-                n++;
-                if (!strchr(line, '\n') && !feof(f)) {
-                        log_err("%s:%u: line too long", path, n);
-                        fclose(f);
-                        return -EINVAL;
-                }
-                while (*k == ' ' || *k == '\t')
-                        k++;
-                if (*k == '#' || *k == '\n' || *k == '\0')
-                        continue;
-                eq = strchr(k, '=');
-                if (!eq) {
-                        log_err("%s:%u: expected 'key = value'", path, n);
-                        fclose(f);
-                        return -EINVAL;
-                }
-                for (e = eq; e > k && (e[-1] == ' ' || e[-1] == '\t'); e--)
-                        ;
-                *e = '\0';
-                for (v = eq + 1; *v == ' ' || *v == '\t'; v++)
-                        ;
-                for (e = v + strlen(v); e > v && (e[-1] == '\n' || e[-1] == ' '); e--)
-                        ;
-                *e = '\0';
-                for (o = options; o->name; o++)
-                        if (strcmp(o->name, k) == 0 && o->val >= 256 && o->val != OPT_CONFIG)
-                                break;
-                if (!o->name) {
-                        log_err("%s:%u: unknown key '%s'", path, n, k);
-                        fclose(f);
-                        return -EINVAL;
-                }
-                const char *val = o->has_arg ? pool_add(pool, v) : NULL;
-                if ((o->has_arg && !val) ||
-                    (!o->has_arg && strcmp(v, "true") && strcmp(v, "yes") && strcmp(v, "1")) ||
-                    set_option(a, o->val, val, pool) < 0) {
-                        log_err("%s:%u: bad value for '%s'", path, n, k);
-                        fclose(f);
-                        return -EINVAL;
-                }
-        }
-        fclose(f);
-        return 0;
-}
-
-static int parse_args(struct agent *a, int argc, char **argv, struct strpool *pool)
-{
+        struct attest_err err = {0};
+        const char *config = NULL;
         int c, x;
 
         /* the config file first, so flags override it */
-        for (int i = 1; i < argc - 1; i++)
-                if (strcmp(argv[i], "--config") == 0)
-                        a->config = argv[i + 1];
-        if ((x = load_config(a, a->config ? a->config : "/etc/attest-agent/agent.conf",
-                             a->config != NULL, pool)) < 0)
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--") == 0)
+                        break;
+                if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+                        config = argv[++i];
+                else if (strncmp(argv[i], "--config=", 9) == 0)
+                        config = argv[i] + 9;
+        }
+        if ((x = agent_config_load(config ? config : AGENT_CONFIG_DEFAULT_FILE, config != NULL,
+                                   &a->cfg, &err)) < 0) {
+                log_err("%s", err.msg);
                 return x;
+        }
         while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
                 if (c == 'h') {
                         usage(stdout);
                         return 1;
                 }
-                if (c == '?' || set_option(a, c, optarg, pool) < 0) {
-                        if (c != '?')
-                                log_err("bad value for --%s", options[c - 256].name);
+                if (c == OPT_CONFIG)
+                        continue;
+                if (c == '?' || c < OPT_KEY(0) || c >= OPT_KEY(AGENT_CFG_KEY_COUNT)) {
                         usage(stderr);
                         return -EINVAL;
+                }
+                if ((x = agent_config_set(&a->cfg, (enum agent_config_key)(c - OPT_KEY(0)), optarg,
+                                          optarg ? strlen(optarg) : 0, &err)) < 0) {
+                        log_err("--%s", err.msg);
+                        usage(stderr);
+                        return x;
                 }
         }
         if (optind != argc) {
                 log_err("unexpected argument '%s'", argv[optind]);
                 return -EINVAL;
         }
+        if ((x = apply_config(a)) < 0)
+                return x;
         if (!a->verifier && !a->dump) {
                 log_err("--verifier is required (or --dump-evidence for an offline quote)");
                 return -EINVAL;
@@ -382,33 +256,30 @@ static int parse_args(struct agent *a, int argc, char **argv, struct strpool *po
 
 static int read_token(struct agent *a)
 {
-        int fd;
-        ssize_t n;
+        char buf[AGENT_TOKEN_FILE_MAX];
+        size_t n = 0;
+        int x;
 
         if (!a->token_file)
                 return 0;
-        fd = open(a->token_file, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-                log_err("%s: %s", a->token_file, strerror(errno));
-                return -errno;
-        }
-        n = read(fd, a->token, TOKEN_MAX);
-        close(fd);
-        if (n <= 0) {
-                log_err("%s: empty token file", a->token_file);
-                return -EINVAL;
-        }
-        a->token[n] = '\0';
-        a->token[strcspn(a->token, "\r\n")] = '\0';
-        return 0;
+        x = agent_file_read(a->token_file, buf, sizeof(buf), &n);
+        if (x == 0 && (x = agent_token_parse(buf, n, a->token)) < 0)
+                log_err("%s: not one line of at most %d visible ASCII bytes", a->token_file,
+                        TOKEN_MAX);
+        else if (x < 0)
+                log_err("%s: %s", a->token_file,
+                        x == -E2BIG ? "longer than a token" : strerror(-x));
+        OPENSSL_cleanse(buf, sizeof(buf));
+        return x < 0 ? -EINVAL : 0;
 }
 
 static int write_file(const char *path, const void *data, size_t len, mode_t mode)
 {
-        char tmp[4096];
+        char tmp[AGENT_CONFIG_STR_MAX + 64];
         int fd;
 
-        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+        if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+                return -ENAMETOOLONG;
         fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
         if (fd < 0)
                 return -errno;
@@ -528,7 +399,7 @@ static int enroll(struct agent *a, struct agent_outcome *o)
         struct attest_err err = {0};
         size_t ak_len, ekpub_len, ekcert_len = 0, blob_len, secret_len, plen = TPM_CRED_MAX;
         uint8_t proof[TPM_CRED_MAX];
-        char path[512];
+        char path[AGENT_CONFIG_STR_MAX + 32]; /* state_dir + "/agent-id" always fits */
         long status;
         const char *id;
         int x;
@@ -560,13 +431,14 @@ static int enroll(struct agent *a, struct agent_outcome *o)
                 json_decref(resp);
                 return x;
         }
+        /* the same check as the agent-id file: 1..64 lower-case hex digits (a JSON string may
+         * hold a NUL: its whole length is checked) */
         id = json_string_value(json_object_get(resp, "id"));
-        if (!id || strlen(id) > AGENT_ID_MAX || strspn(id, "0123456789abcdef") != strlen(id)) {
+        if (!id || agent_id_parse(id, json_string_length(json_object_get(resp, "id")), a->id) < 0) {
                 log_err("enrolment: the verifier sent no valid agent id");
                 json_decref(resp);
                 return outcome_set(o, AGENT_OUTCOME_PROTOCOL, -EBADMSG);
         }
-        snprintf(a->id, sizeof(a->id), "%s", id);
         cred = json_object_get(resp, "credential");
         if (cred) {
                 if (b64_member(cred, "blob", 512, &blob, &blob_len) < 0 ||
@@ -618,22 +490,16 @@ static int enroll(struct agent *a, struct agent_outcome *o)
 
 static int load_id(struct agent *a)
 {
-        char path[512], buf[AGENT_ID_MAX + 2];
-        ssize_t n;
-        int fd;
+        char path[AGENT_CONFIG_STR_MAX + 32], buf[AGENT_ID_MAX];
+        size_t n;
+        int x;
 
-        snprintf(path, sizeof(path), "%s/agent-id", a->state_dir);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return errno == ENOENT ? 0 : -errno;
-        n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0 || n > AGENT_ID_MAX)
+        if ((size_t)snprintf(path, sizeof(path), "%s/agent-id", a->state_dir) >= sizeof(path))
+                return -ENAMETOOLONG;
+        if ((x = agent_file_read(path, buf, AGENT_ID_MAX, &n)) < 0)
+                return x == -ENOENT ? 0 : x == -E2BIG ? -EBADMSG : x;
+        if (agent_id_parse(buf, n, a->id) < 0)
                 return -EBADMSG;
-        buf[n] = '\0';
-        if (strspn(buf, "0123456789abcdef") != (size_t)n)
-                return -EBADMSG;
-        memcpy(a->id, buf, (size_t)n + 1);
         return 1;
 }
 
@@ -701,7 +567,7 @@ static int collect(struct agent *a, const struct challenge *ch, struct evidence 
 static int dump_evidence(struct agent *a, const char *json)
 {
         _cleanup_free_ uint8_t *ak = NULL;
-        char path[4096];
+        char path[AGENT_CONFIG_STR_MAX + 32]; /* dump + ".ak.pub" always fits */
         size_t ak_len;
         int x;
 
@@ -1003,7 +869,7 @@ static int run(struct agent *a)
                         continue;
                 case AGENT_ACT_REENROL: {
                         /* the verifier forgot us (DELETE /v1/agents/ID): enrol again */
-                        char path[512];
+                        char path[AGENT_CONFIG_STR_MAX + 32];
 
                         log_warn("the verifier does not know agent %s: enrolling again", a->id);
                         a->id[0] = '\0';
@@ -1049,12 +915,11 @@ int main(int argc, char **argv)
                 .timeout = 60,
                 .sigfd = -1,
         };
-        struct strpool pool = {0};
         struct attest_err err = {0};
         sigset_t mask;
         int x, rc = AGENT_EXIT_ERROR;
 
-        x = parse_args(&a, argc, argv, &pool);
+        x = parse_args(&a, argc, argv);
         if (x != 0) {
                 rc = x > 0 ? AGENT_EXIT_PASS : AGENT_EXIT_ERROR;
                 goto out;
@@ -1096,7 +961,5 @@ out:
         tpm_close(a.tpm);
         if (a.sigfd >= 0)
                 close(a.sigfd);
-        for (size_t i = 0; i < pool.n; i++)
-                free(pool.v[i]);
         return rc;
 }

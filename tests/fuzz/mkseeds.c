@@ -14,6 +14,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* the agent's headers by path: its config.h shares a name with attestd's */
+#include "../../agent/config.h"
+#include "../../agent/facts.h"
 #include "auth.h"
 #include "cdata.h"
 #include "config.h"
@@ -238,6 +241,70 @@ static void tokens_seeds(void)
         free(b);
 }
 
+/* ---- attest-agent's config file and host facts ---- */
+
+static void agent_config_seeds(void)
+{
+        char *b = xmalloc(AGENT_CONFIG_FILE_MAX + 2);
+        size_t n;
+
+        for (int d = -1; d <= 1; d++) {
+                n = (size_t)snprintf(b, 32, "state-dir = ");
+                memset(b + n, 'x', (size_t)(AGENT_CONFIG_STR_MAX - 1 + d));
+                n += (size_t)(AGENT_CONFIG_STR_MAX - 1 + d);
+                b[n++] = '\n';
+                put("agent-config", "value", d, b, n);
+                n = (size_t)(AGENT_CONFIG_LINE_MAX + d);
+                memset(b, ' ', n);
+                b[0] = '#';
+                b[n] = '\n';
+                put("agent-config", "line", d, b, n + 1);
+                n = (size_t)(AGENT_CONFIG_FILE_MAX + d);
+                memset(b, '\n', n);
+                memcpy(b, "timeout = 5\n", 12);
+                put("agent-config", "file", d, b, n);
+                n = (size_t)snprintf(b, 64, "interval = %d\ntimeout = %d\n", AGENT_INTERVAL_MAX + d,
+                                     AGENT_TIMEOUT_MAX + d);
+                put("agent-config", "numbers", d, b, n);
+                n = (size_t)(AGENT_TOKEN_MAX + d);
+                memset(b, 't', n);
+                b[n] = '\n';
+                put("agent-config", "token", d, b, n + 1);
+                n = (size_t)(AGENT_TOKEN_FILE_MAX + d);
+                memset(b, ' ', n);
+                b[0] = 't';
+                put("agent-config", "token-file", d, b, n);
+                n = (size_t)(AGENT_ID_MAX + d);
+                memset(b, 'a', n);
+                put("agent-config", "id", d, b, n);
+        }
+        free(b);
+}
+
+static void facts_seeds(void)
+{
+        char *b = xmalloc(FACTS_CONFIG_MAX + 2);
+        size_t n;
+
+        for (int d = -1; d <= 1; d++) {
+                n = (size_t)((long)FACTS_CONFIG_MAX + d);
+                memset(b, '\n', n);
+                memcpy(b, "CONFIG_CFI_CLANG=y\n", 19);
+                put("facts", "config", d, b, n);
+                n = (size_t)(FACTS_CONFIG_LINE_MAX + d);
+                memset(b, 'x', n);
+                memcpy(b, "CONFIG_CMDLINE=\"", 16);
+                b[n] = '\n';
+                put("facts", "config-line", d, b, n + 1);
+                n = (size_t)(FACTS_CMDLINE_MAX - 1 + d);
+                memset(b, 'a', n);
+                memcpy(b + n - 19, " trusted.source=tpm", 19);
+                b[n] = '\n';
+                put("facts", "cmdline", d, b, n + 1);
+        }
+        free(b);
+}
+
 /* ---- quotes: fuzz-quote's framing, each length at its cap (contents junk: the caps come first)
  * ---- */
 
@@ -337,6 +404,10 @@ int main(int argc, char **argv)
                         config_seeds();
                 if (all || !strcmp(t, "tokens"))
                         tokens_seeds();
+                if (all || !strcmp(t, "agent-config"))
+                        agent_config_seeds();
+                if (all || !strcmp(t, "facts"))
+                        facts_seeds();
                 if (all || !strcmp(t, "quote"))
                         quote_seeds();
                 if (all || !strcmp(t, "policy") || !strcmp(t, "http") || !strcmp(t, "evidence"))

@@ -34,6 +34,8 @@ max_len_for() {
         policy) echo 131072 ;;      # POLICY_JSON_MAX 65536
         quote) echo 65536 ;;        # TPM2B sizes are u16
         config | tokens) echo 1100000 ;; # CONFIG_FILE_MAX, AUTH_FILE_MAX 1 MiB
+        agent-config) echo 70000 ;; # AGENT_CONFIG_FILE_MAX 64 KiB
+        facts) echo 4194400 ;;      # FACTS_CONFIG_MAX 4 MiB
         evidence | http) echo 16777300 ;; # EVIDENCE_JSON_MAX / --max-evidence 16 MiB
         replay-state) echo 67108928 ;; # REPLAY_STATE_JSON_MAX 64 MiB
         *) echo 1048576 ;;

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "pcrsel.h"
+#include "tok.h"
+
+enum key_type { KEY_STR, KEY_U32, KEY_BOOL, KEY_ALG, KEY_FORMAT, KEY_PCRS };
+
+struct key {
+        const char *name;
+        enum key_type type;
+        size_t off;
+        uint32_t max; /* KEY_U32: 1..max */
+};
+
+#define O(f) offsetof(struct agent_config, f)
+static const struct key keys[AGENT_CFG_KEY_COUNT] = {
+        [AGENT_CFG_VERIFIER] = {"verifier", KEY_STR, O(verifier), 0},
+        [AGENT_CFG_CA] = {"ca", KEY_STR, O(ca), 0},
+        [AGENT_CFG_CERT] = {"cert", KEY_STR, O(cert), 0},
+        [AGENT_CFG_KEY] = {"key", KEY_STR, O(key), 0},
+        [AGENT_CFG_TOKEN_FILE] = {"token-file", KEY_STR, O(token_file), 0},
+        [AGENT_CFG_TCTI] = {"tcti", KEY_STR, O(tcti), 0},
+        [AGENT_CFG_STATE_DIR] = {"state-dir", KEY_STR, O(state_dir), 0},
+        [AGENT_CFG_AK_ALG] = {"ak-alg", KEY_ALG, O(ak_alg), 0},
+        [AGENT_CFG_IMA_LOG] = {"ima-log", KEY_STR, O(ima_log), 0},
+        [AGENT_CFG_IMA_FORMAT] = {"ima-format", KEY_FORMAT, O(ima_ascii), 0},
+        [AGENT_CFG_PCRS] = {"pcrs", KEY_PCRS, O(pcrs), 0},
+        [AGENT_CFG_INTERVAL] = {"interval", KEY_U32, O(interval), AGENT_INTERVAL_MAX},
+        [AGENT_CFG_ONCE] = {"once", KEY_BOOL, O(once), 0},
+        [AGENT_CFG_DUMP_EVIDENCE] = {"dump-evidence", KEY_STR, O(dump_evidence), 0},
+        [AGENT_CFG_INSECURE_HTTP] = {"insecure-http", KEY_BOOL, O(insecure_http), 0},
+        [AGENT_CFG_PROC_ROOT] = {"proc-root", KEY_STR, O(proc_root), 0},
+        [AGENT_CFG_TIMEOUT] = {"timeout", KEY_U32, O(timeout), AGENT_TIMEOUT_MAX},
+};
+#undef O
+
+const char *agent_config_key_name(enum agent_config_key k)
+{
+        return (unsigned)k < AGENT_CFG_KEY_COUNT ? keys[k].name : NULL;
+}
+
+int agent_config_key_from_name(const char *name, size_t len, enum agent_config_key *ret)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+                if (strlen(keys[i].name) == len && memcmp(keys[i].name, name, len) == 0) {
+                        *ret = (enum agent_config_key)i;
+                        return 0;
+                }
+        return -ENOENT;
+}
+
+int agent_config_set(struct agent_config *c, enum agent_config_key k, const char *val, size_t len,
+                     struct attest_err *err)
+{
+        const struct key *o;
+        struct span v = {val, len};
+        char *base;
+        uint64_t n;
+
+        if ((unsigned)k >= AGENT_CFG_KEY_COUNT)
+                return attest_fail(err, -EINVAL, "config", "unknown key");
+        o = &keys[k];
+        base = (char *)c + o->off;
+        if (!val && o->type != KEY_BOOL)
+                return attest_fail(err, -EINVAL, "config", "%s: wants a value", o->name);
+        if (val && len == 0)
+                return attest_fail(err, -EINVAL, "config", "%s: empty value", o->name);
+        if (val && len >= AGENT_CONFIG_STR_MAX)
+                return attest_fail(err, -EINVAL, "config", "%s: value longer than %d bytes",
+                                   o->name, AGENT_CONFIG_STR_MAX - 1);
+        if (val && memchr(val, '\0', len))
+                return attest_fail(err, -EINVAL, "config", "%s: NUL byte in the value", o->name);
+        switch (o->type) {
+        case KEY_STR:
+                if (span_cstr(v, base, AGENT_CONFIG_STR_MAX) < 0)
+                        return attest_fail(err, -EINVAL, "config", "%s: value too long", o->name);
+                break;
+        case KEY_PCRS: {
+                char tmp[AGENT_CONFIG_STR_MAX];
+                struct pcr_sel s;
+
+                if (span_cstr(v, tmp, sizeof(tmp)) < 0 || pcr_sel_parse(tmp, &s) < 0)
+                        return attest_fail(err, -EINVAL, "config",
+                                           "%s: not a PCR selection (sha256:0-10+sha1:10)",
+                                           o->name);
+                memcpy(base, tmp, strlen(tmp) + 1);
+                break;
+        }
+        case KEY_U32: {
+                uint32_t u;
+
+                if (span_u64(v, o->max, &n) < 0 || n < 1)
+                        return attest_fail(err, -EINVAL, "config", "%s: wants a number in 1..%u",
+                                           o->name, (unsigned)o->max);
+                u = (uint32_t)n;
+                memcpy(base, &u, sizeof(u));
+                break;
+        }
+        case KEY_BOOL: {
+                bool b = true;
+
+                /* a flag: only a true value (there is no --no-once to undo it) */
+                if (val && !span_eq(v, "true") && !span_eq(v, "yes") && !span_eq(v, "1"))
+                        return attest_fail(err, -EINVAL, "config", "%s: wants true, yes or 1",
+                                           o->name);
+                memcpy(base, &b, sizeof(b));
+                break;
+        }
+        case KEY_ALG: {
+                enum tpm_key_alg a;
+
+                if (span_eq(v, "rsa"))
+                        a = TPM_KEY_RSA2048;
+                else if (span_eq(v, "ecc"))
+                        a = TPM_KEY_ECCP256;
+                else
+                        return attest_fail(err, -EINVAL, "config", "%s: wants rsa or ecc", o->name);
+                memcpy(base, &a, sizeof(a));
+                break;
+        }
+        case KEY_FORMAT: {
+                bool ascii;
+
+                if (span_eq(v, "binary"))
+                        ascii = false;
+                else if (span_eq(v, "ascii"))
+                        ascii = true;
+                else
+                        return attest_fail(err, -EINVAL, "config", "%s: wants binary or ascii",
+                                           o->name);
+                memcpy(base, &ascii, sizeof(ascii));
+                break;
+        }
+        }
+        c->set |= 1u << k;
+        return 0;
+}
+
+/* One line; blank and comment lines are 0. */
+static int config_line(struct agent_config *c, struct tok *ln, const char *name, unsigned lineno,
+                       struct attest_err *err)
+{
+        struct span all, key, v = {"", 0};
+        enum agent_config_key k;
+        struct tok l;
+        int x;
+
+        if (tok_rest(ln, AGENT_CONFIG_LINE_MAX, &all) < 0)
+                return 0; /* empty line */
+        all = span_trim(all);
+        if (all.n == 0 || all.p[0] == '#')
+                return 0;
+        tok_init(&l, all.p, all.n);
+        if (tok_field(&l, '=', AGENT_CONFIG_LINE_MAX, &key) < 0 || !l.more)
+                return attest_fail(err, -EINVAL, "config", "%s:%u: expected 'key = value'", name,
+                                   lineno);
+        if (tok_rest(&l, AGENT_CONFIG_LINE_MAX, &v) < 0)
+                v = (struct span){"", 0};
+        key = span_trim(key);
+        v = span_trim(v);
+        if (agent_config_key_from_name(key.p, key.n, &k) < 0)
+                return attest_fail(err, -EINVAL, "config", "%s:%u: unknown key '%.*s'", name,
+                                   lineno, (int)(key.n < 64 ? key.n : 64), key.p);
+        if ((x = agent_config_set(c, k, v.p, v.n, err)) < 0)
+                attest_err_prefix(err, "%s:%u", name, lineno);
+        return x;
+}
+
+int agent_config_parse(const char *text, size_t len, const char *name, struct agent_config *c,
+                       struct attest_err *err)
+{
+        _cleanup_free_ struct agent_config *tmp = NULL;
+        struct tok t = TOK_INIT(text, len), ln;
+        unsigned lineno = 0;
+        int x, e;
+
+        if (len > AGENT_CONFIG_FILE_MAX)
+                return attest_fail(err, -EINVAL, "config", "%s: larger than %d bytes", name,
+                                   AGENT_CONFIG_FILE_MAX);
+        /* lines apply to a copy: a failed parse leaves c as it was */
+        if (!(tmp = malloc(sizeof(*tmp))))
+                return -ENOMEM;
+        memcpy(tmp, c, sizeof(*tmp));
+        while ((x = tok_line(&t, AGENT_CONFIG_LINE_MAX, TOK_STRIP_CR, &ln)) != 0) {
+                lineno++;
+                if (x == -E2BIG)
+                        return attest_fail(err, -EINVAL, "config",
+                                           "%s:%u: line longer than %d bytes", name, lineno,
+                                           AGENT_CONFIG_LINE_MAX);
+                if (x < 0)
+                        return attest_fail(err, -EINVAL, "config", "%s:%u: NUL byte", name, lineno);
+                if ((e = config_line(tmp, &ln, name, lineno, err)) < 0)
+                        return e;
+        }
+        memcpy(c, tmp, sizeof(*c));
+        return 0;
+}
+
+int agent_file_read(const char *path, void *buf, size_t max, size_t *ret_len)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        size_t len = 0;
+        char extra;
+
+        if (fd < 0)
+                return -errno;
+        for (;;) {
+                /* once max bytes are in, read one more into `extra`: there is one, too big */
+                bool full = len == max;
+                ssize_t n = read(fd, full ? &extra : (char *)buf + len, full ? 1 : max - len);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        int e = -errno;
+
+                        close(fd);
+                        return e;
+                }
+                if (n == 0)
+                        break;
+                if (full) {
+                        close(fd);
+                        return -E2BIG;
+                }
+                len += (size_t)n;
+        }
+        close(fd);
+        *ret_len = len;
+        return 0;
+}
+
+int agent_config_load(const char *path, bool must_exist, struct agent_config *c,
+                      struct attest_err *err)
+{
+        _cleanup_free_ char *buf = malloc(AGENT_CONFIG_FILE_MAX);
+        size_t len;
+        int x;
+
+        if (!buf)
+                return -ENOMEM;
+        if ((x = agent_file_read(path, buf, AGENT_CONFIG_FILE_MAX, &len)) < 0) {
+                if (x == -ENOENT && !must_exist)
+                        return 0;
+                if (x == -E2BIG)
+                        return attest_fail(err, -EINVAL, "config", "%s: larger than %d bytes", path,
+                                           AGENT_CONFIG_FILE_MAX);
+                return attest_fail(err, -EINVAL, "config", "%s: %s", path, strerror(-x));
+        }
+        return agent_config_parse(buf, len, path, c, err);
+}
+
+int agent_token_parse(const char *text, size_t len, char *out)
+{
+        struct tok t = TOK_INIT(text, len), ln;
+        struct span s;
+
+        if (len > AGENT_TOKEN_FILE_MAX)
+                return -E2BIG;
+        if (tok_line(&t, AGENT_TOKEN_FILE_MAX, TOK_STRIP_CR, &ln) <= 0 || !tok_empty(&t) ||
+            tok_rest(&ln, AGENT_TOKEN_FILE_MAX, &s) < 0)
+                return -EBADMSG;
+        s = span_trim(s);
+        if (s.n > AGENT_TOKEN_MAX)
+                return -E2BIG;
+        if (s.n == 0)
+                return -EBADMSG;
+        /* visible ASCII only: the token goes into an HTTP header */
+        for (size_t i = 0; i < s.n; i++)
+                if ((unsigned char)s.p[i] <= 0x20 || (unsigned char)s.p[i] >= 0x7f)
+                        return -EBADMSG;
+        return span_cstr(s, out, AGENT_TOKEN_MAX + 1);
+}
+
+int agent_id_parse(const char *text, size_t len, char *out)
+{
+        struct tok t = TOK_INIT(text, len);
+        struct span s;
+        int x;
+
+        if ((x = tok_rest(&t, AGENT_ID_MAX, &s)) < 0)
+                return x == -E2BIG ? -E2BIG : -EBADMSG;
+        for (size_t i = 0; i < s.n; i++)
+                if (!((s.p[i] >= '0' && s.p[i] <= '9') || (s.p[i] >= 'a' && s.p[i] <= 'f')))
+                        return -EBADMSG;
+        return span_cstr(s, out, AGENT_ID_MAX + 1);
+}
