@@ -21,6 +21,7 @@ struct sink {
         char *buf;
         size_t len, cap;
         bool overflow;
+        bool nul; /* a NUL byte: no JSON text has one, and the text would end there */
 };
 
 static size_t on_data(char *p, size_t size, size_t n, void *ud)
@@ -31,6 +32,10 @@ static size_t on_data(char *p, size_t size, size_t n, void *ud)
         if (len > HTTP_RESPONSE_MAX - s->len) {
                 s->overflow = true;
                 return 0; /* aborts the transfer */
+        }
+        if (memchr(p, '\0', len)) {
+                s->nul = true;
+                return 0;
         }
         if (s->len + len + 1 > s->cap) {
                 size_t cap = s->cap ? s->cap : 4096;
@@ -210,6 +215,9 @@ int http_request(struct http_client *c, const char *method, const char *path, co
         curl_slist_free_all(hdr);
         if (rc != CURLE_OK) {
                 free(s.buf);
+                if (s.nul)
+                        return attest_fail(err, -EBADMSG, "http_response_nul",
+                                           "%s %s: response holds a NUL byte", method, path);
                 if (s.overflow)
                         return attest_fail(err, -E2BIG, "http_response_too_big",
                                            "%s %s: response over %d bytes", method, path,

@@ -362,9 +362,9 @@ static int call_text(struct agent *a, const char *method, const char *path, cons
         if (x < 0) {
                 log_warn("%s", err.msg); /* names the method and path */
                 return outcome_set(o,
-                                   x == -EIO     ? AGENT_OUTCOME_TRANSPORT
-                                   : x == -E2BIG ? AGENT_OUTCOME_PROTOCOL
-                                                 : AGENT_OUTCOME_LOCAL,
+                                   x == -EIO                      ? AGENT_OUTCOME_TRANSPORT
+                                   : x == -E2BIG || x == -EBADMSG ? AGENT_OUTCOME_PROTOCOL
+                                                                  : AGENT_OUTCOME_LOCAL,
                                    x);
         }
         *ret_json = json_loads(resp, 0, &jerr);

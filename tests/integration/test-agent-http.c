@@ -50,6 +50,10 @@ static void start_server(bool mtls)
         f = fopen(path, "w");
         fputs("{\"hello\":1}\n", f);
         fclose(f);
+        snprintf(path, sizeof(path), "%s/nul.json", dir);
+        f = fopen(path, "w");
+        fwrite("{}\0{\"x\":1}\n", 1, 12, f); /* "{}" then a NUL: JSON would stop at it */
+        fclose(f);
         snprintf(path, sizeof(path), "%s/big.json", dir);
         f = fopen(path, "w");
         for (int i = 0; i < HTTP_RESPONSE_MAX / 64 + 10; i++)
@@ -186,6 +190,13 @@ START_TEST(test_response_cap_down_server_and_timeout)
         ck_assert_int_eq(http_request(c, "GET", "/big.json", NULL, 0, &status, &body, &err),
                          -E2BIG);
         ck_assert_str_eq(err.code, "http_response_too_big");
+        /* a NUL byte in a response is refused, not read as the text before it */
+        ck_assert_int_eq(http_request(c, "GET", "/nul.json", NULL, 0, &status, &body, &err),
+                         -EBADMSG);
+        ck_assert_str_eq(err.code, "http_response_nul");
+        ck_assert_int_eq(http_request(c, "GET", "/hello.json", NULL, 0, &status, &body, &err), 0);
+        ck_assert_str_eq(body, "{\"hello\":1}\n");
+        free(body);
         http_free(c);
 
         snprintf(down, sizeof(down), "https://127.0.0.1:%d", free_port());
