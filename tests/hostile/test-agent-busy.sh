@@ -33,6 +33,7 @@ cleanup_busy() {
                 touch "$work/busy.stop"
                 wait "$busy_pid" 2>/dev/null || true
         fi
+        set +e # a failing command in an EXIT trap under set -e would end it here
         (exit $rc)
         cleanup_lib
 }

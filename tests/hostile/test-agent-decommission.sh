@@ -30,6 +30,7 @@ cleanup_agent() {
         for p in "$agent_pid" "$notify_pid"; do
                 if [ -n "$p" ]; then kill "$p" 2>/dev/null || true; fi
         done
+        set +e # a failing command in an EXIT trap under set -e would end it here
         (exit $rc)
         cleanup_lib
 }

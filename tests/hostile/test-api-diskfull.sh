@@ -30,6 +30,7 @@ cleanup_full() {
         if [ -n "$daemon_pid" ]; then kill "$daemon_pid" 2>/dev/null || true; wait "$daemon_pid" 2>/dev/null || true; fi
         daemon_pid=""
         umount "$work/full" 2>/dev/null || umount -l "$work/full" 2>/dev/null || true
+        set +e # a failing command in an EXIT trap under set -e would end it here
         (exit $rc)
         cleanup_lib
 }

@@ -48,6 +48,7 @@ attacker=""
 cleanup_http() {
         local rc=$?
         if [ -n "$attacker" ]; then kill "$attacker" 2>/dev/null || true; fi
+        set +e # a failing command in an EXIT trap under set -e would end it here
         (exit $rc)
         cleanup_lib
 }

@@ -32,6 +32,7 @@ cleanup_agent() {
                 if [ -n "$p" ]; then kill "$p" 2>/dev/null || true; fi
         done
         kill -CONT "$SWTPM_PID" 2>/dev/null || true
+        set +e # a failing command in an EXIT trap under set -e would end it here
         (exit $rc) # cleanup_lib keeps the work directory of a failed run
         cleanup_lib
 }
