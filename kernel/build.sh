@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build the attestd test kernel (Linux 6.1 bzImage) from Debian's linux-source-6.1, cached by content.
+# Build an attestd test kernel (Linux 6.1 or 6.12 bzImage, gcc or clang-16 with kCFI) from Debian's
+# linux-source-<version>, cached by content.
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -9,21 +10,29 @@ usage() {
         cat <<EOF
 usage: kernel/build.sh [options]
 
-Build a Linux 6.1 bzImage for the QEMU tests and print its path on stdout.
+Build a Linux bzImage for the QEMU tests and print its path on stdout.
 
-The source is Debian's linux-source-6.1 tarball; the configuration is kernel/config/attest.config
-(savedefconfig form, expanded with 'make olddefconfig' and checked line by line); the patches are
-kernel/patches/6.1/*.patch, applied in name order with 'patch -p1'. The result is cached in
+The source is Debian's linux-source-<version> tarball; the configuration is kernel/config/attest.config
+merged with kernel/config/<version>.config (if present), kernel/config/kcfi.config for clang and
+kernel/config/kcfi-permissive.config for --permissive, later lines overriding earlier ones for the
+same option (savedefconfig form, expanded with 'make olddefconfig' and checked line by line); the
+patches are kernel/patches/<version>/[0-9]*.patch, applied in name order with 'patch -p1' (the
+cover letter 0000-cover-letter.patch is not applied). The result is cached in
 \$ATTEST_CACHE/kernel/<key>/ (default cache /var/cache/attestd), where <key> is the sha256 of the
-source tarball's sha256 and Debian version, the compiler version, the config file and every patch,
-so a second run with the same inputs returns at once. The cache folder also holds the expanded
+source tarball's sha256 and Debian version, the compiler and linker versions, every config file
+and every patch, so a second run with the same inputs returns at once. The cache folder also holds the expanded
 .config ('config'), the host tool scripts/selinux/mdp/mdp built against this source ('mdp', used
 by kernel/initramfs.sh), the kernel release string, the build log and the stage times.
 
 options:
-  --source FILE   source tarball (default /usr/src/linux-source-6.1.tar.xz)
-  --config FILE   config (default kernel/config/attest.config)
-  --patches DIR   patch folder (default kernel/patches/6.1; missing or empty is fine)
+  --version V     kernel version: 6.1 (default) or 6.12
+  --cc CC         compiler: gcc (default) or clang-16 (LLVM=-16: clang-16, ld.lld-16, llvm-*-16;
+                  adds kernel/config/kcfi.config, CONFIG_CFI_CLANG=y)
+  --permissive    with clang: also kernel/config/kcfi-permissive.config (CONFIG_CFI_PERMISSIVE=y)
+  --unpatched     apply no patches (the mainline behaviour, for comparison)
+  --source FILE   source tarball (default /usr/src/linux-source-<version>.tar.xz)
+  --config FILE   base config (default kernel/config/attest.config)
+  --patches DIR   patch folder (default kernel/patches/<version>; missing or empty is fine)
   --cache DIR     cache root (default \$ATTEST_CACHE or /var/cache/attestd)
   --jobs N        make -j N (default \$ATTEST_JOBS or 2)
   --force         rebuild even if the cache has this key
@@ -32,14 +41,18 @@ options:
   --config-only   unpack, expand and check the config, print the full .config, no build
   -h, --help      this text
 
-needs: tar xz make gcc flex bison bc perl libelf-dev (Debian: linux-source-6.1 build-essential
-       bc flex bison libelf-dev xz-utils cpio)
+needs: tar xz make gcc flex bison bc perl libelf-dev (Debian: linux-source-6.1 linux-source-6.12
+       build-essential bc flex bison libelf-dev xz-utils cpio; clang-16 lld-16 llvm-16 for clang)
 EOF
 }
 
-src=/usr/src/linux-source-6.1.tar.xz
+version=6.1
+cc=gcc
+permissive=0
+unpatched=0
+src=
 config=$KERNEL_DIR/config/attest.config
-patches=$KERNEL_DIR/patches/6.1
+patches=
 cache=$ATTEST_CACHE
 jobs=${ATTEST_JOBS:-2}
 force=0
@@ -48,6 +61,10 @@ mode=build
 
 while [ $# -gt 0 ]; do
         case $1 in
+        --version) version=${2:?}; shift ;;
+        --cc) cc=${2:?}; shift ;;
+        --permissive) permissive=1 ;;
+        --unpatched) unpatched=1 ;;
         --source) src=${2:?}; shift ;;
         --config) config=${2:?}; shift ;;
         --patches) patches=${2:?}; shift ;;
@@ -63,26 +80,60 @@ while [ $# -gt 0 ]; do
         shift
 done
 
-[ -f "$src" ] || die "source tarball $src not found (apt-get install linux-source-6.1)"
+case $version in 6.1 | 6.12) ;; *) die "--version wants 6.1 or 6.12, not '$version'" ;; esac
+src=${src:-/usr/src/linux-source-$version.tar.xz}
+patches=${patches:-$KERNEL_DIR/patches/$version}
+[ -f "$src" ] || die "source tarball $src not found (apt-get install linux-source-$version)"
 [ -f "$config" ] || die "config $config not found"
 case $jobs in '' | *[!0-9]*) die "--jobs wants a number, not '$jobs'" ;; esac
+
+# The compiler: make variables, and the config fragments it brings.
+fragments=()
+[ -f "$KERNEL_DIR/config/$version.config" ] && fragments+=("$KERNEL_DIR/config/$version.config")
+case $cc in
+gcc)
+        [ "$permissive" = 0 ] || die "--permissive needs --cc clang-16 (kCFI is a clang feature)"
+        make_cc=(CC=gcc HOSTCC=gcc)
+        need gcc
+        cc_version() { gcc --version | head -n1; }
+        ;;
+clang-16)
+        make_cc=(LLVM=-16)
+        need clang-16 ld.lld-16 llvm-ar-16 llvm-nm-16 llvm-objcopy-16 llvm-strip-16
+        cc_version() {
+                clang-16 --version | head -n1
+                ld.lld-16 --version | head -n1
+        }
+        fragments+=("$KERNEL_DIR/config/kcfi.config")
+        [ "$permissive" = 0 ] || fragments+=("$KERNEL_DIR/config/kcfi-permissive.config")
+        ;;
+*) die "--cc wants gcc or clang-16, not '$cc'" ;;
+esac
+for f in ${fragments[@]+"${fragments[@]}"}; do
+        [ -f "$f" ] || die "config fragment $f not found"
+done
 
 patch_list=()
 if [ -d "$patches" ]; then
         while IFS= read -r -d '' p; do
                 patch_list+=("$p")
-        done < <(find "$patches" -maxdepth 1 -type f -name '*.patch' -print0 | sort -z)
+                done < <(find "$patches" -maxdepth 1 -type f -name '[0-9]*.patch' ! -name '0000-*' -print0 | sort -z)
 fi
+[ "$unpatched" = 0 ] || patch_list=()
 
 # The cache key: everything that changes the bzImage, one line each.
 key_text() {
         local deb p
-        deb=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || echo unknown)
-        printf 'attestd-kernel-cache 1\n'
+        deb=$(dpkg-query -W -f='${Version}' "linux-source-$version" 2>/dev/null || echo unknown)
+        printf 'attestd-kernel-cache 2\n'
         printf 'source %s %s\n' "$(sha256_file "$src")" "${src##*/}"
-        printf 'source-version %s\n' "$deb"
-        printf 'compiler %s\n' "$(gcc --version | head -n1)"
+        printf 'source-version %s %s\n' "$version" "$deb"
+        printf 'make %s\n' "${make_cc[*]}"
+        cc_version | sed 's/^/compiler /'
         printf 'config %s\n' "$(sha256_file "$config")"
+        for p in ${fragments[@]+"${fragments[@]}"}; do
+                printf 'fragment %s %s\n' "$(sha256_file "$p")" "${p##*/}"
+        done
         for p in ${patch_list[@]+"${patch_list[@]}"}; do
                 printf 'patch %s %s\n' "$(sha256_file "$p")" "${p##*/}"
         done
@@ -103,7 +154,7 @@ if [ "$mode" = build ] && [ "$force" = 0 ] && [ -f "$out/bzImage" ] && [ -x "$ou
         exit 0
 fi
 
-need tar xz make gcc flex bison bc perl patch flock
+need tar xz make flex bison bc perl patch flock
 mkdir -p "$cache/kernel"
 exec {lockfd}>"$cache/kernel/.lock"
 flock "$lockfd"
@@ -150,6 +201,21 @@ do_patch() {
         done
 }
 
+# The base config and the fragments in order, one line per option: a later line for the same option
+# replaces the earlier one (in place), comments and blank lines are dropped.
+merge_config() {
+        awk '
+                {
+                        opt = ""
+                        if (match($0, /^CONFIG_[A-Za-z0-9_]+=/)) opt = substr($0, 1, RLENGTH - 1)
+                        else if (match($0, /^# CONFIG_[A-Za-z0-9_]+ is not set$/)) opt = $2
+                        if (opt == "") next
+                        if (!(opt in line)) order[n++] = opt
+                        line[opt] = $0
+                }
+                END { for (i = 0; i < n; i++) print line[order[i]] }' "$config" ${fragments[@]+"${fragments[@]}"}
+}
+
 # Every option line of the config must hold in the expanded .config: kconfig silently drops an
 # option whose dependencies are not met, and a test kernel without IMA would still boot.
 check_config() {
@@ -165,17 +231,18 @@ check_config() {
                         for (w in want) if (!(w in have)) { print "config: not set as asked: " w; bad = 1 }
                         for (o in off) if (o in on) { print "config: asked off but on: " o; bad = 1 }
                         exit bad
-                }' "$config" "$tree/.config" >&2 || die "expanded config differs from $config"
+                }' "$stage/merged.config" "$tree/.config" >&2 || die "expanded config differs from the merged config"
 }
 
 kmake() {
-        make -C "$tree" -j"$jobs" \
+        make -C "$tree" -j"$jobs" "${make_cc[@]}" \
                 KBUILD_BUILD_USER=attestd KBUILD_BUILD_HOST=attestd \
                 KBUILD_BUILD_TIMESTAMP="$(date -u -r "$src" '+%Y-%m-%d %H:%M:%S UTC')" "$@"
 }
 
 do_configure() {
-        cp "$config" "$tree/.config"
+        merge_config >"$stage/merged.config"
+        cp "$stage/merged.config" "$tree/.config"
         kmake -s olddefconfig >>"$stage/build.log" 2>&1 || die "olddefconfig failed (see $stage/build.log)"
         check_config
 }
