@@ -111,6 +111,14 @@ out=$work/guest
 adds=(--add "$work/agent.conf:/etc/attest-agent/agent.conf"
         --add "$work/certs/ca.pem:/etc/attest/ca.pem"
         --add "$work/enroll.token:/etc/attest/enroll.token")
+# what the 'blocked' step must not reach: the host's attestd port through QEMU's gateway address,
+# and the forward address on any other port
+printf '10.0.2.2 %s\n10.0.2.100 %s\n' "$port" "$port" >"$work/probe"
+adds+=(--add "$work/probe:/etc/attest/probe")
+# this build's configuration, for the 'boot-config' step (kernel/build.sh caches it beside bzImage)
+if [ -f "$(dirname "$KERNEL")/config" ]; then
+        adds+=(--add "$(dirname "$KERNEL")/config:/etc/attest/kernel.config")
+fi
 
 # boot: kernel/boot.sh in the background; each @@ATTEST-WAIT TAG@@ the guest prints is handled by
 # on_wait TAG, then answered with "go TAG" on the control line. Bounded by BOOT_TIMEOUT.
@@ -123,7 +131,8 @@ boot() {
         boot_pid=$!
         for _ in $(seq $(((BOOT_TIMEOUT + 30) * 5))); do
                 kill -0 "$boot_pid" 2>/dev/null || break
-                tag=$(tr -d '\r' <"$out/console.log" 2>/dev/null |
+                [ -f "$out/console.log" ] || { sleep 0.2; continue; }
+                tag=$(tr -d '\r' <"$out/console.log" |
                         sed -n 's/^@@ATTEST-WAIT \([A-Za-z0-9_-]*\)@@$/\1/p' |
                         sed -n "$((answered + 1))p")
                 if [ -n "$tag" ]; then
@@ -284,6 +293,11 @@ selinux)
         want "round 1 selinux.enforcing" "$(c 1 selinux.enforcing result)" pass
         want "round 2" "$(v 2 .status)" fail
         want "round 2 selinux.enforcing" "$(c 2 selinux.enforcing result)/$(c 2 selinux.enforcing observed)" fail/false
+        e=$(c 2 selinux.enforcing entry)
+        want "round 2 selinux.enforcing anchored" "$(c 2 selinux.enforcing anchored)" true
+        log_line "$e" | awk '{ print $6 }' | xxd -r -p | grep -q 'enforcing=0;' ||
+                fail "entry $e of the guest's log is no selinux-state with enforcing=0: $(log_line "$e")"
+        ok "round 2 names entry $e, the guest's selinux-state with enforcing=0"
         want "round 2 selinux.never_permissive" "$(c 2 selinux.never_permissive result)" fail
         want "round 3" "$(v 3 .status)" fail
         want "round 3 selinux.enforcing" "$(c 3 selinux.enforcing result)" pass
@@ -301,6 +315,11 @@ unpatched)
         put_policy default "$(pol default "$P_TK_NOCFI")"
         boot
         rounds 1 1
+        for hp in "10.0.2.2 $port" "10.0.2.100 $port"; do
+                grep -q "^@@ATTEST-FACT blocked $hp@@" <(tr -d '\r' <"$out/console.log") ||
+                        fail "the guest did not report $hp as blocked"
+                ok "guest could not connect to ${hp/ /:} (restrict=on)"
+        done
         want "trusted-keys-source entries in the guest's log" "$(event_entry trusted-keys-source)" none
         want "cfi-state entries in the guest's log" "$(event_entry cfi-state)" none
         want "status" "$(v 1 .status)" fail
