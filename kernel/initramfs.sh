@@ -105,7 +105,7 @@ mkdir -p "$root"/{bin,dev,proc,sys,run,data,etc/selinux,etc/attest}
 
 cp "$busybox" "$root/bin/busybox"
 for a in sh cat dd echo tr cut wc sha256sum base64 mount poweroff sleep dmesg uname ip stty cp \
-        mkdir nc; do
+        mkdir nc awk; do
         ln -s busybox "$root/bin/$a"
 done
 install -m 0755 "$KERNEL_DIR/guest/init" "$root/init"

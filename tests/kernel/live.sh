@@ -18,8 +18,8 @@
 #             the guest's /sys/fs/selinux/policy
 #   unpatched unpatched kernel: trusted keys and CFI only as unanchored host facts; a policy that
 #             demands anchored claims fails, saying they were not measured
-#   forgery   a forged cfi-state line appended to a copy of the log the agent reads fails the
-#             replay; the claims never see it
+#   forgery   a forged cfi-state line in place of the kernel's, in a copy of the log the agent
+#             reads, fails the replay; appended after the quoted entries, it is never counted
 # The scenario files are kernel/scenarios/live-<SCENARIO>.scn.
 # Needs: what kernel/boot.sh needs (qemu-system-x86, swtpm, swtpm-tools, socat, busybox-static,
 # checkpolicy), curl, jq, openssl, xxd. Environment: BOOT_TIMEOUT (QEMU limit, default 240 s),
@@ -344,11 +344,15 @@ forgery)
         [ "$cfi" != none ] || fail "no cfi-state entry in the guest's IMA log"
         grep -q '^enabled=0;' <<<"$(event_buf cfi-state)" ||
                 fail "the kernel's cfi-state is not enabled=0: $(event_buf cfi-state)"
-        want "round 1 cfi.enabled" "$(c 1 cfi.enabled result)/$(c 1 cfi.enabled entry)" "fail/$cfi"
-        want "round 2 (forged log) reason" "$(v 2 .reason.code)" ima_replay_mismatch
-        want "round 2 cfi.enabled" "$(c 2 cfi.enabled result)" none
-        ok "round 2: $(v 2 .reason.detail)"
-        want "round 3 (the kernel's log again) new entries" "$(v 3 .ima.new_entries)" 0
+        # round 1: the forged entry in place of the kernel's
+        want "round 1 (forged entry in place) reason" "$(v 1 .reason.code)" ima_replay_mismatch
+        want "round 1 claims" "$(v 1 '.claims // [] | length')" 0
+        ok "round 1: $(v 1 .reason.detail)"
+        # round 2: the forged entry after the quoted ones is never counted
+        want "round 2 (forged entry appended) starts at" "$(v 2 .ima.offset)" 0
+        want "round 2 accepted entries" "$(v 2 .ima.entries)" "$(wc -l <"$out/ascii_runtime_measurements")"
+        want "round 2 cfi.enabled" "$(c 2 cfi.enabled result)/$(c 2 cfi.enabled observed)/$(c 2 cfi.enabled entry)" "fail/false/$cfi"
+        want "round 3 (the kernel's log) new entries" "$(v 3 .ima.new_entries)" 0
         want "round 3 cfi.enabled" "$(c 3 cfi.enabled result)/$(c 3 cfi.enabled observed)" fail/false
         ;;
 *) fail "unknown scenario $scn" ;;
