@@ -176,9 +176,12 @@ while read -r step file _; do
                 die "scenario loads /etc/selinux/$file, but this checkpolicy writes version $vers"
 done <"$root/etc/attest/steps"
 
+# gzip -9 for the small images; -1 for the ~25 MB ones with the agent (8 s less, 8 % larger)
+level=-9
+[ -z "$agent" ] || level=-1
 find "$root" -exec touch -h -d @0 {} +
 mkdir -p "$(dirname "$out")"
 (cd "$root" && find . -mindepth 1 | LC_ALL=C sort |
-        cpio --quiet -o -H newc --owner=0:0 --reproducible) | gzip -9 -n >"$out.tmp"
+        cpio --quiet -o -H newc --owner=0:0 --reproducible) | gzip "$level" -n >"$out.tmp"
 mv "$out.tmp" "$out"
 log "wrote $out ($(wc -c <"$out") bytes, policy version $vers)"

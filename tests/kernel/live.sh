@@ -48,6 +48,14 @@ BOOT_TIMEOUT=${BOOT_TIMEOUT:-240}
 # shellcheck source-path=SCRIPTDIR source=../integration/test-daemon-lib.sh
 . "$TOP/tests/integration/test-daemon-lib.sh"
 
+# The library made $work as /tmp/attestd-test.*; a boot's files live longer than most tests', so
+# they move to a folder of this test's own prefix (the library's helpers follow $work and $CA).
+moved=$(mktemp -d /tmp/attestd-kernel-live.XXXXXX)
+mv "$work"/* "$moved"/
+rmdir "$work"
+work=$moved
+CA=$work/certs/ca.pem
+
 boot_pid=""
 cleanup_live() {
         local rc=$?
