@@ -12,7 +12,8 @@
 # Verdicts are read back from attestd's REST API and checked per scenario:
 #   gcc       patched gcc kernel: trusted_keys.sources=[tpm] and cfi disabled pass, anchored;
 #             then a policy demanding CFI fails, naming cfi.enabled (anchored) and the log entry
-#   clang     patched clang kCFI kernel: cfi.enabled passes, anchored
+#   clang     patched clang kCFI kernel: cfi.enabled passes, anchored; LKDTM CFI_FORWARD_PROTO
+#             traps in the same guest (kCFI live, not only configured)
 #   selinux   enforcing 1 -> 0 -> 1 between rounds: pass, fail selinux.enforcing, fail
 #             never_permissive; incremental rounds; the measured policy hash equals the sha256 of
 #             the guest's /sys/fs/selinux/policy
@@ -280,6 +281,11 @@ clang)
         want "cfi.enabled entry" "$(c 1 cfi.enabled entry)" "$cfi"
         want "cfi.anchored" "$(c 1 cfi.anchored result)" pass
         want "trusted_keys.source" "$(c 1 trusted_keys.source result)/$(c 1 trusted_keys.source anchored)" pass/true
+        # kCFI is live: LKDTM's mismatched indirect call trapped in this guest
+        grep -q 'CFI failure at' "$out/dmesg.txt" ||
+                fail "no 'CFI failure' in the guest's dmesg after provoke CFI_FORWARD_PROTO"
+        ok "kCFI trapped: $(grep -m1 'CFI failure at' "$out/dmesg.txt")"
+        ok "$(tr -d '\r' <"$out/console.log" | grep -m1 'provoke CFI_FORWARD_PROTO: exit')"
         ;;
 selinux)
         on_wait() {
