@@ -26,6 +26,7 @@ kernel() {
                 kern[$name]=$img
                 printf '==> kernel %s: %s s (%s; %s)\n' "$name" "$(elapsed "$t")" \
                         "$(grep -q 'cached: ' "$tmp/build-$name.log" && echo cached || echo built)" "$img"
+                grep -h 'stage times' "$tmp/build-$name.log" || true
         else
                 printf '==> kernel %s: FAILED after %s s (kernel/build.sh %s)\n' "$name" "$(elapsed "$t")" "$*"
                 tail -20 "$tmp/build-$name.log"
