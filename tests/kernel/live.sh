@@ -60,7 +60,10 @@ CA=$work/certs/ca.pem
 boot_pid=""
 cleanup_live() {
         local rc=$?
-        if [ -n "$boot_pid" ]; then kill "$boot_pid" 2>/dev/null || true; fi
+        # errexit off: '(exit rc)' hands the status on to cleanup_lib, and must not end the trap
+        # before cleanup_lib has stopped attestd
+        set +e
+        if [ -n "$boot_pid" ]; then kill "$boot_pid" 2>/dev/null; fi
         (exit $rc)
         cleanup_lib
 }
