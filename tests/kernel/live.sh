@@ -288,7 +288,12 @@ clang)
         grep -q 'CFI failure at' "$out/dmesg.txt" ||
                 fail "no 'CFI failure' in the guest's dmesg after provoke CFI_FORWARD_PROTO"
         ok "kCFI trapped: $(grep -m1 'CFI failure at' "$out/dmesg.txt")"
-        ok "$(tr -d '\r' <"$out/console.log" | grep -m1 'provoke CFI_FORWARD_PROTO: exit')"
+        # enforcing, not permissive: the offending task dies (SIGSEGV) instead of going on
+        want "the provoking shell's exit status" "$(tr -d '\r' <"$out/console.log" |
+                sed -n 's/^attest-init: provoke CFI_FORWARD_PROTO: exit \([0-9]*\)$/\1/p')" 139
+        if grep -q 'survived mismatched prototype' "$out/dmesg.txt"; then
+                fail "LKDTM survived the mismatched call: kCFI did not stop it"
+        fi
         ;;
 selinux)
         on_wait() {
