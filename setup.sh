@@ -12,8 +12,9 @@ packages=(
         libjansson-dev libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev libsqlite3-dev
         sqlite3 libsystemd-dev systemd zlib1g-dev curl valgrind xxd gnutls-bin time util-linux
         shellcheck jq python3
-        linux-source-6.1 linux-source-6.12 bc flex bison libelf-dev xz-utils cpio clang-16 lld-16
-        busybox-static checkpolicy qemu-system-x86 socat
+        linux-source-6.1 linux-source-6.12 clang-16 lld-16 llvm-16 bc flex bison libelf-dev cpio
+        xz-utils busybox-static checkpolicy qemu-system-x86
+        socat
 )
 
 usage() {
