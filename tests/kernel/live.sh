@@ -163,7 +163,9 @@ boot() {
         boot_pid=""
         if [ $rc -ne 0 ]; then
                 echo "--- boot.log" >&2; tail -20 "$work/boot.log" >&2
-                echo "--- console (tail)" >&2; tr -d '\r' <"$out/console.log" | tail -30 >&2
+                if [ -f "$out/console.log" ]; then
+                        echo "--- console (tail)" >&2; tr -d '\r' <"$out/console.log" | tail -30 >&2
+                fi
                 fail "kernel/boot.sh failed ($rc)"
         fi
         printf 'boot %s: %s s wall (QEMU %s s)\n' "$scn" \
