@@ -12,8 +12,8 @@ usage: kernel/boot.sh --scenario FILE --out DIR [options]
 Boot one scenario and decode what the guest printed:
   1. kernel/build.sh (cached) unless --kernel is given, kernel/initramfs.sh for the scenario;
   2. a fresh swtpm TPM 2.0 with the sha1, sha256, sha384 and sha512 PCR banks, on a unix socket;
-  3. QEMU (q35, no network, serial console to DIR/console.log) under a timeout; the guest's /init
-     runs the scenario steps, prints the logs and PCRs, and powers off;
+  3. QEMU (q35, no network unless --net, serial console to DIR/console.log) under a timeout; the
+     guest's /init runs the scenario steps, prints the logs and PCRs, and powers off;
   4. kernel/decode-console.sh turns DIR/console.log into the files in DIR.
 The kernel command line is
   console=ttyS0 security=selinux selinux=1 enforcing=0 panic=-1 <scenario cmdline> attest_scenario=<name>
@@ -29,9 +29,23 @@ options:
   --smp N          virtual CPUs (default 1)
   --mem MB         guest memory (default 512)
   --timeout SEC    limit for the QEMU run (default 180); the whole run fails past it
+
+live attestation (kernel/README.md, "Live attestation"):
+  --agent FILE     put attest-agent and its libraries in the initramfs (kernel/initramfs.sh)
+  --add SRC:DST    copy a host file into the initramfs (repeatable; kernel/initramfs.sh)
+  --ek-ca DIR      provision the TPM with EK certificates (RSA and ECC) and a platform certificate
+                   signed by swtpm's local CA, which keeps its key and certificate in DIR (created;
+                   reused when it exists): a verifier started with --ek-ca DIR trusts this TPM
+  --net PORT       one NIC (--nic) on QEMU's user-mode network with restrict=on (the guest reaches
+                   neither the host nor anything beyond) and one forward: guest connections to
+                   10.0.2.100:8443 go to 127.0.0.1:PORT on the host (socat, one per connection)
+  --nic MODEL      QEMU NIC model for --net (default virtio-net-pci; the kernel needs its driver)
+  --control        a second serial line (the guest's /dev/ttyS1) fed from the FIFO DIR/ctl.in:
+                   the guest's 'wait-host TAG' step waits for the line 'go TAG' written there
   -h, --help       this text
 
-needs: qemu-system-x86 swtpm swtpm-tools (and what kernel/build.sh and kernel/initramfs.sh need)
+needs: qemu-system-x86 swtpm swtpm-tools, socat for --net (and what kernel/build.sh and
+       kernel/initramfs.sh need)
 EOF
 }
 
@@ -42,6 +56,12 @@ accel=tcg
 smp=1
 mem=512
 tmo=180
+agent=
+adds=()
+ekca=
+netport=
+nic=virtio-net-pci
+control=0
 
 while [ $# -gt 0 ]; do
         case $1 in
@@ -52,6 +72,12 @@ while [ $# -gt 0 ]; do
         --smp) smp=${2:?}; shift ;;
         --mem) mem=${2:?}; shift ;;
         --timeout) tmo=${2:?}; shift ;;
+        --agent) agent=${2:?}; shift ;;
+        --add) adds+=(--add "${2:?}"); shift ;;
+        --ek-ca) ekca=${2:?}; shift ;;
+        --net) netport=${2:?}; shift ;;
+        --nic) nic=${2:?}; shift ;;
+        --control) control=1 ;;
         -h | --help) usage; exit 0 ;;
         *) usage >&2; die "unknown option '$1'" ;;
         esac
@@ -64,10 +90,12 @@ if [ -z "$scenario" ] || [ -z "$out" ]; then
 fi
 [ -f "$scenario" ] || die "scenario $scenario not found"
 case $accel in tcg | kvm) ;; *) die "--accel wants tcg or kvm" ;; esac
-for n in "$smp" "$mem" "$tmo"; do
+for n in "$smp" "$mem" "$tmo" ${netport:+"$netport"}; do
         case $n in '' | *[!0-9]*) die "'$n' is not a number" ;; esac
 done
 need qemu-system-x86_64 swtpm swtpm_setup timeout
+[ -z "$netport" ] || need socat
+[ -z "$ekca" ] || need swtpm_localca
 if [ -e "$out" ] && [ -n "$(ls -A "$out")" ]; then
         die "$out is not empty"
 fi
@@ -92,8 +120,10 @@ fi
 mark kernel "$(elapsed "$t")"
 
 t=$(now)
+agent_opt=()
+[ -z "$agent" ] || agent_opt=(--agent "$agent")
 "$KERNEL_DIR/initramfs.sh" --scenario "$scenario" --out "$out/initramfs.cpio.gz" \
-        ${mdp_opt[@]+"${mdp_opt[@]}"}
+        ${mdp_opt[@]+"${mdp_opt[@]}"} ${agent_opt[@]+"${agent_opt[@]}"} ${adds[@]+"${adds[@]}"}
 mark initramfs "$(elapsed "$t")"
 
 name=$(basename "$scenario" .scn)
@@ -113,8 +143,32 @@ cleanup() {
 trap cleanup EXIT
 
 t=$(now)
+setup_opt=()
+if [ -n "$ekca" ]; then
+        # swtpm_localca creates its CA key and certificate in $ekca on first use.
+        mkdir -p "$ekca"
+        ekca=$(cd "$ekca" && pwd)
+        cat >"$tpmdir/swtpm-localca.conf" <<CONF
+statedir = $ekca
+signingkey = $ekca/signkey.pem
+issuercert = $ekca/issuercert.pem
+certserial = $ekca/certserial
+CONF
+        cat >"$tpmdir/swtpm-localca.options" <<CONF
+--platform-manufacturer attestd-tests
+--platform-version 2.1
+--platform-model QEMU
+CONF
+        cat >"$tpmdir/swtpm_setup.conf" <<CONF
+create_certs_tool = /usr/bin/swtpm_localca
+create_certs_tool_config = $tpmdir/swtpm-localca.conf
+create_certs_tool_options = $tpmdir/swtpm-localca.options
+CONF
+        setup_opt=(--create-ek-cert --create-platform-cert --ecc --config "$tpmdir/swtpm_setup.conf")
+fi
 swtpm_setup --tpm2 --tpmstate "$tpmdir" --pcr-banks sha1,sha256,sha384,sha512 --overwrite \
-        >"$out/swtpm-setup.log" 2>&1 || die "swtpm_setup failed (see $out/swtpm-setup.log)"
+        ${setup_opt[@]+"${setup_opt[@]}"} >"$out/swtpm-setup.log" 2>&1 ||
+        die "swtpm_setup failed (see $out/swtpm-setup.log)"
 swtpm socket --tpm2 --tpmstate dir="$tpmdir" --ctrl type=unixio,path="$tpmdir/swtpm-sock" \
         --log file="$out/swtpm.log",level=1 --terminate &
 swtpm_pid=$!
@@ -126,14 +180,32 @@ done
 [ -S "$tpmdir/swtpm-sock" ] || die "swtpm did not create its socket"
 mark swtpm "$(elapsed "$t")"
 
+# Network: none, or user mode restricted to the one forward to the verifier. The guestfwd target is
+# a command (socat) because a chardev target is a single stream opened once at start, shared by
+# every guest connection; cmd: spawns one socat per connection.
+net_opt=(-nic none)
+if [ -n "$netport" ]; then
+        # shellcheck disable=SC2054 # QEMU's option syntax
+        net_opt=(-netdev "user,id=n0,restrict=on,guestfwd=tcp:10.0.2.100:8443-cmd:socat - TCP:127.0.0.1:$netport"
+                -device "$nic,netdev=n0")
+fi
+# Control line: QEMU's pipe chardev reads DIR/ctl.in (the guest's ttyS1 input) and writes
+# DIR/ctl.out; it opens both read-write, so neither open waits for the other side.
+ctl_opt=()
+if [ "$control" = 1 ]; then
+        mkfifo "$out/ctl.in" "$out/ctl.out"
+        # shellcheck disable=SC2054
+        ctl_opt=(-chardev pipe,id=ctl,path="$out/ctl" -serial chardev:ctl)
+fi
+
 log "booting '$name' ($accel, timeout ${tmo}s): $cmdline"
 printf '%s\n' "$cmdline" >"$out/cmdline.requested"
 t=$(now)
 rc=0
 timeout --kill-after=10 "$tmo" qemu-system-x86_64 \
         -machine q35 -accel "$accel" -smp "$smp" -m "$mem" \
-        -nodefaults -no-user-config -display none -no-reboot -nic none \
-        -serial file:"$out/console.log" -monitor none \
+        -nodefaults -no-user-config -display none -no-reboot "${net_opt[@]}" \
+        -serial file:"$out/console.log" ${ctl_opt[@]+"${ctl_opt[@]}"} -monitor none \
         -chardev socket,id=chrtpm,path="$tpmdir/swtpm-sock" \
         -tpmdev emulator,id=tpm0,chardev=chrtpm -device tpm-tis,tpmdev=tpm0 \
         -kernel "$kernel" -initrd "$out/initramfs.cpio.gz" -append "$cmdline" \

@@ -38,6 +38,7 @@ stage "build (release, for benchmarks)" sh -c '[ -d build-rel ] || meson setup b
 stage "integration path under valgrind (the demo: attestd + agents, memcheck)" \
         env VALGRIND=1 tests/demo.sh build-rel
 stage "benchmarks (figures only)" tests/bench/run.sh build-rel
+stage "kernel: builds and live boots" tests/kernel/run.sh build-rel
 
 printf '\n==> whole suite: %ss, %s\n' "$(($(date +%s) - t0))" "$([ $failed -eq 0 ] && echo PASSED || echo FAILED)"
 exit $failed
