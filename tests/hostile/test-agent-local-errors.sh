@@ -8,57 +8,8 @@
 # enrols again as before.
 # Usage: test-agent-local-errors.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP
 set -euo pipefail
-[ $# -eq 5 ] || { echo "usage: $0 ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP" >&2; exit 2; }
-if [ -z "${SWTPM_TCTI:-}" ]; then
-        exec "$4" --ek-cert -- "$0" "$@"
-fi
-ATTESTD=$(realpath "$1") TOP=$(realpath "$5")
-export ATTESTD TOP
-AGENT=$(realpath "$2") ATTESTCTL=$(realpath "$3")
-for t in openssl curl jq python3 tpm2_pcrextend; do
-        command -v $t >/dev/null || { echo "not ok: $t is not installed" >&2; exit 1; }
-done
-# shellcheck source-path=SCRIPTDIR source=../integration/test-daemon-lib.sh
-. "$TOP/tests/integration/test-daemon-lib.sh"
-
-agent_pid="" notify_pid=""
-cleanup_agent() {
-        local rc=$? p
-        for p in "$agent_pid" "$notify_pid"; do
-                if [ -n "$p" ]; then kill "$p" 2>/dev/null || true; fi
-        done
-        set +e # a failing command in an EXIT trap under set -e would end it here
-        (exit $rc)
-        cleanup_lib
-}
-trap cleanup_agent EXIT
-
-token ENROLL enroll
-token READER reader
-token ADMIN admin
-printf %s "$ENROLL" >"$work/enroll.token"
-cd "$work"
-"$TOP/tests/lib/replay-boot" "$TOP/tests/data/qemu61-good" "$ATTESTCTL"
-cp "$TOP/tests/data/qemu61-good/binary_runtime_measurements" ima.bin
-spawn https "$work/daemon.log" "$ATTESTD" --listen "127.0.0.1:@PORT@" \
-        --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
-        --db "$work/attestd.db" --tokens "$work/tokens" --threads 2 \
-        --ek-ca "$SWTPM_STATE/ca" --interval 1
-
-# wait_lines FILE PATTERN N SECONDS: until FILE has N lines matching PATTERN (bounded)
-wait_lines() {
-        for _ in $(seq $(($4 * 20))); do
-                [ "$(grep -cE "$2" "$1" 2>/dev/null || true)" -ge "$3" ] && return 0
-                if [ -n "$agent_pid" ] && ! kill -0 "$agent_pid" 2>/dev/null; then
-                        echo "--- $1" >&2; tail -20 "$1" >&2
-                        fail "agent died waiting for $3 x '$2'"
-                fi
-                sleep 0.05
-        done
-        echo "--- $1" >&2; tail -20 "$1" >&2
-        fail "no $3 x '$2' in $1 within $4 s"
-}
-count() { grep -cE "$2" "$1" || true; }
+# shellcheck source-path=SCRIPTDIR source=agent-lib.sh
+. "$(dirname "$0")/agent-lib.sh" "$@"
 
 # systemd's side of Type=notify: record what the agent says
 cat >notify.py <<'PY'
