@@ -264,21 +264,29 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 /*
  * Close what is overdue: a head not complete header-timeout after accept or the last response
  * (slowloris, silent or half-handshaken TLS), a request not answered body-timeout after its head.
- * Above 90 % of the connection cap, the connections waiting longest for a head (over a second)
- * go first, down to 80 %, so an attacker filling the table cannot keep agents out.
+ * Above 90 % of the connection cap (pressure), the connections waiting longest for a head (over
+ * HTTP_EVICT_IDLE_MS) go first, down to 60 %, and the reaper runs every HTTP_REAP_FAST_MS: at the
+ * cap libmicrohttpd stops accepting, the listen backlog fills with the attacker's connections, and
+ * an agent's connection is accepted only after those ahead of it, so slots must free fast enough
+ * to drain a full backlog (1024) within a few seconds.
  * shutdown() makes libmicrohttpd's next read see the end of the stream; it then closes the
  * connection in its own thread.
  */
+static bool http_pressure(const struct http_server *s)
+{
+        return s->nconns * 10 >= s->max_conns * 9;
+}
+
 static size_t reap(struct http_server *s, int64_t now)
 {
         size_t n = 0, evict = 0;
 
-        if (s->nconns * 10 >= s->max_conns * 9)
-                evict = s->nconns - s->max_conns * 8 / 10;
+        if (http_pressure(s))
+                evict = s->nconns - s->max_conns * 6 / 10;
         /* oldest first: connections are added at the head */
         for (struct http_conn *hc = s->conns_tail; hc; hc = hc->prev) {
                 bool overdue = now >= hc->deadline_ms;
-                bool waiting = !hc->in_request && now - hc->since_ms >= 1000;
+                bool waiting = !hc->in_request && now - hc->since_ms >= HTTP_EVICT_IDLE_MS;
 
                 if (hc->reaped || (!overdue && !(evict && waiting)))
                         continue;
@@ -311,7 +319,7 @@ static void *reaper_main(void *arg)
                         pthread_mutex_lock(&s->lock);
                 }
                 clock_gettime(CLOCK_MONOTONIC, &ts);
-                ts.tv_nsec += 200 * 1000 * 1000;
+                ts.tv_nsec += (http_pressure(s) ? HTTP_REAP_FAST_MS : HTTP_REAP_MS) * 1000 * 1000L;
                 if (ts.tv_nsec >= 1000000000) {
                         ts.tv_sec++;
                         ts.tv_nsec -= 1000000000;

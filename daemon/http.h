@@ -40,6 +40,11 @@
 #define HTTP_FD_RESERVE 256
 /* after this many connections at once, memory is trimmed once they are down to a quarter */
 #define HTTP_TRIM_PEAK 64
+/* The reaper's period, and under pressure (above 90 % of --max-connections) its period and how long
+ * a connection may wait for a request head before it is evicted for newcomers. */
+#define HTTP_REAP_MS 200
+#define HTTP_REAP_FAST_MS 50
+#define HTTP_EVICT_IDLE_MS 500
 /*
  * libmicrohttpd's per-connection memory (request line, headers, read buffer); a bigger head is
  * refused by the library (431/414). Half the library's default: held connections cost less.
