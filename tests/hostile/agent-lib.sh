@@ -3,7 +3,7 @@
 # test under swtpm-run with an EK certificate, starts a real attestd over TLS trusting swtpm's
 # EK CA (--interval 1), makes enroll/reader/admin tokens, replays the recorded qemu61-good boot
 # into the swtpm and puts its log in ima.bin; the EXIT trap stops the agent ($agent_pid) and any
-# helper ($notify_pid) and then attestd. Gives count and wait_lines.
+# helper ($notify_pid) and then attestd. Gives count, wait_lines and start_notify.
 # Usage (in a test): . "$(dirname "$0")/agent-lib.sh" ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP
 [ $# -eq 5 ] || { echo "usage: $0 ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP" >&2; exit 2; }
 if [ -z "${SWTPM_TCTI:-}" ]; then
@@ -56,4 +56,21 @@ wait_lines() {
         done
         echo "--- $1" >&2; tail -20 "$1" >&2
         fail "no $3 x '$2' in $1 within $4 s"
+}
+
+# start_notify: systemd's side of Type=notify on $PWD/notify.sock; every datagram the agent sends
+# becomes one line of notify.txt (newlines as |). Sets notify_pid (stopped by the EXIT trap).
+start_notify() {
+        cat >notify.py <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a") as out:
+    while True:
+        out.write(s.recv(4096).decode().replace("\n", "|") + "\n")
+        out.flush()
+PY
+        python3 notify.py "$PWD/notify.sock" "$PWD/notify.txt" &
+        notify_pid=$!
+        for _ in $(seq 50); do [ -S notify.sock ] && break; sleep 0.05; done
 }

@@ -37,18 +37,7 @@ start_agent() { # LOG
 }
 enrolments() { count daemon.log 'enrolled \(AK'; }
 
-cat >notify.py <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-with open(sys.argv[2], "a") as out:
-    while True:
-        out.write(s.recv(4096).decode().replace("\n", "|") + "\n")
-        out.flush()
-PY
-python3 notify.py "$PWD/notify.sock" "$PWD/notify.txt" &
-notify_pid=$!
-for _ in $(seq 50); do [ -S notify.sock ] && break; sleep 0.05; done
+start_notify
 
 echo "# 1. decommissioned while attesting"
 start_agent a1.log

@@ -11,19 +11,7 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=agent-lib.sh
 . "$(dirname "$0")/agent-lib.sh" "$@"
 
-# systemd's side of Type=notify: record what the agent says
-cat >notify.py <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-with open(sys.argv[2], "a") as out:
-    while True:
-        out.write(s.recv(4096).decode().replace("\n", "|") + "\n")
-        out.flush()
-PY
-python3 notify.py "$PWD/notify.sock" "$PWD/notify.txt" &
-notify_pid=$!
-for _ in $(seq 50); do [ -S notify.sock ] && break; sleep 0.05; done
+start_notify
 NOTIFY_SOCKET=$PWD/notify.sock "$AGENT" --verifier "https://127.0.0.1:$port" --ca "$CA" \
         --token-file enroll.token --tcti "$SWTPM_TCTI" --ima-log ima.bin --state-dir st \
         --timeout 10 >agent.log 2>&1 &
