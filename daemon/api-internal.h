@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Helpers shared by the API handler files (api.c, api-attest.c); not for other modules. */
+/*
+ * What the API handler files share (api-router.c, api-agents.c, api-enrol.c, api-policies.c,
+ * api-attest.c, api-preflight.c); not for other modules. The handlers do not include each other.
+ */
 #ifndef ATTESTD_API_INTERNAL_H
 #define ATTESTD_API_INTERNAL_H
 
@@ -34,6 +37,11 @@ int api_check_fields(struct attestd *d, struct api_resp *r, json_t *o, const cha
                      const char *const *allowed, size_t n) _wur_;
 int api_b64_field(struct attestd *d, struct api_resp *r, json_t *o, const char *name, bool required,
                   size_t max, uint8_t **ret, size_t *ret_len) _wur_;
+/* Query parameters: only the allowed keys; an optional integer in min..max into *v. */
+int api_query_check(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                    const char *const *allowed, size_t n) _wur_;
+int api_query_u64(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *key,
+                  uint64_t min, uint64_t max, uint64_t *v) _wur_;
 
 int api_agent_load(struct attestd *d, struct api_resp *r, const char *id, struct store_agent **ret)
         _wur_;
@@ -67,6 +75,39 @@ struct api_route_info {
 void api_route_info(struct attestd *d, const char *method, const char *path,
                     const char *authorization, struct api_route_info *ret);
 
+/*
+ * The handlers the route table (api-router.c) dispatches to: id is the path's id segment ("" when
+ * the route has none), already validated.
+ */
+void api_agents_list(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                     const char *id);
+void api_agent_get(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                   const char *id);
+void api_agent_delete(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                      const char *id);
+void api_agent_decommission(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                            const char *id);
+void api_agent_readmit(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                       const char *id);
+void api_agent_policy(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                      const char *id);
+void api_agent_results(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                       const char *id);
+/* api-enrol.c */
+void api_agent_enroll(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                      const char *id);
+void api_agent_activate(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                        const char *id);
+/* api-policies.c */
+void api_policies_list(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                       const char *id);
+void api_policy_put(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                    const char *name);
+void api_policy_get(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                    const char *name);
+void api_policy_delete(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                       const char *name);
+/* api-attest.c */
 void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp *r,
                    const char *id);
 void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * attestd's request handling (daemon/api.c: routing, auth, query and body checks, the handlers,
+ * attestd's request handling (daemon/api-*.c: routing, auth, query and body checks, the handlers,
  * the SQLite store) fed one request per input:
  *
  *   byte 0      method: GET POST PUT DELETE PATCH (mod 5)

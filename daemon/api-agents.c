@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/* The agents API: list, get, delete, decommission, readmit, bind a policy, results. */
+#include <errno.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "daemon/api-internal.h"
+#include "daemon/log.h"
+#include "util/hex.h"
+
+/* ---- agents ---- */
+
+bool api_agent_stale(const struct attestd *d, const struct store_agent *a, int64_t now)
+{
+        /* never attested: due one interval after enrolment */
+        int64_t due = a->next_due ? a->next_due : a->created + (int64_t)d->cfg.interval * 1000;
+
+        return now > due + (int64_t)d->cfg.grace * 1000;
+}
+
+static json_t *agent_json(const struct attestd *d, const struct store_agent *a, int64_t now)
+{
+        bool stale = api_agent_stale(d, a, now);
+
+        return json_pack("{s:s, s:s, s:b, s:s?, s:o, s:o, s:o, s:s?, s:s?, s:I}", "id", a->id,
+                         "state", stale ? "stale" : a->state, "stale", stale, "policy", a->policy,
+                         "created", api_time_json(a->created), "last_seen",
+                         api_time_json(a->last_seen), "next_due", api_time_json(a->next_due),
+                         "last_status", a->last_status, "last_policy", a->last_policy, "ima_offset",
+                         (json_int_t)a->ima_offset);
+}
+
+struct agents_list {
+        const struct attestd *d;
+        json_t *arr;
+        int64_t now;
+};
+
+static int agents_list_one(const struct store_agent *a, void *arg)
+{
+        struct agents_list *l = arg;
+        json_t *o = agent_json(l->d, a, l->now);
+
+        if (!o || json_array_append_new(l->arr, o) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+void api_agents_list(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                     const char *id)
+{
+        struct agents_list l = {d, json_array(), attestd_now_ms()};
+        int e;
+
+        (void)req;
+        (void)id;
+        if (!l.arr) {
+                api_nomem(d, r);
+                return;
+        }
+        if ((e = store_agent_list(d->store, agents_list_one, &l)) < 0) {
+                json_decref(l.arr);
+                api_store_error(d, r, e, "agent list");
+                return;
+        }
+        if (api_json(r, 200, json_pack("{s:o}", "agents", l.arr)) < 0)
+                api_nomem(d, r);
+}
+
+int api_agent_load(struct attestd *d, struct api_resp *r, const char *id, struct store_agent **ret)
+{
+        int e = store_agent_get(d->store, id, ret);
+
+        if (e == -ENOENT)
+                api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent %s", id);
+        else if (e < 0)
+                api_store_error(d, r, e, "agent lookup");
+        return e;
+}
+
+struct last_result {
+        json_t *verdict;
+};
+
+static int last_result_one(int64_t rid, int64_t time, const char *status, const char *policy,
+                           const char *verdict, void *arg)
+{
+        struct last_result *l = arg;
+
+        (void)rid;
+        (void)time;
+        (void)status;
+        (void)policy;
+        l->verdict = json_loads(verdict, 0, NULL);
+        return 0;
+}
+
+void api_agent_get(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id)
+{
+        _cleanup_(store_agent_freep) struct store_agent *a = NULL;
+        struct last_result l = {NULL};
+        char namehex[2 * QUOTE_NAME_MAX + 1] = "";
+        json_t *o;
+        int e;
+
+        (void)req;
+        if (api_agent_load(d, r, id, &a) < 0)
+                return;
+        if (a->last_result &&
+            (e = store_results_list(d->store, id, 1, 0, last_result_one, &l)) < 0 && e != -ENOENT) {
+                api_store_error(d, r, e, "result lookup");
+                return;
+        }
+        if (a->ak_name_len <= QUOTE_NAME_MAX)
+                hex_encode(a->ak_name, a->ak_name_len, namehex);
+        o = agent_json(d, a, attestd_now_ms());
+        if (!o || json_object_set_new(o, "ak_name", json_string(namehex)) < 0 ||
+            json_object_set_new(o, "last_verdict", l.verdict ? l.verdict : json_null()) < 0) {
+                json_decref(o);
+                api_nomem(d, r);
+                return;
+        }
+        if (api_json(r, 200, o) < 0)
+                api_nomem(d, r);
+}
+
+void api_agent_delete(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                      const char *id)
+{
+        int e = store_agent_delete(d->store, id);
+
+        (void)req;
+        if (e == -ENOENT) {
+                api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent %s", id);
+                return;
+        }
+        if (e < 0) {
+                api_store_error(d, r, e, "agent delete");
+                return;
+        }
+        akcache_drop(d->aks, id);
+        log_info("agent %s deleted", id);
+        api_resp_text(r, 204, NULL, NULL, 0);
+}
+
+/*
+ * POST /v1/agents/{id}/decommission (admin): the agent is refused (challenges, evidence,
+ * activation: 403 agent_decommissioned) and its EK at enrolment (403 ek_decommissioned) until
+ * POST /v1/agents/{id}/readmit. No body.
+ */
+void api_agent_decommission(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                            const char *id)
+{
+        json_auto_t *o = NULL;
+        int e;
+
+        if (api_parse_body(d, req, r, true, &o) < 0 || api_check_fields(d, r, o, "$", NULL, 0) < 0)
+                return;
+        e = store_agent_decommission(d->store, id, attestd_now_ms());
+        if (e == -ENOENT) {
+                api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent %s", id);
+                return;
+        }
+        if (e < 0) {
+                api_store_error(d, r, e, "decommission");
+                return;
+        }
+        akcache_drop(d->aks, id);
+        log_notice("agent %s decommissioned: it and its EK are refused until readmitted", id);
+        if (api_json(r, 200, json_pack("{s:s, s:s}", "id", id, "state", "decommissioned")) < 0)
+                api_nomem(d, r);
+}
+
+/* POST /v1/agents/{id}/readmit (admin): lifts a decommission (also of a deleted agent's EK). */
+void api_agent_readmit(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                       const char *id)
+{
+        _cleanup_(store_agent_freep) struct store_agent *a = NULL;
+        json_auto_t *o = NULL;
+        int e;
+
+        if (api_parse_body(d, req, r, true, &o) < 0 || api_check_fields(d, r, o, "$", NULL, 0) < 0)
+                return;
+        e = store_agent_readmit(d->store, id);
+        if (e == -ENOENT) {
+                api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent or decommissioned EK of %s", id);
+                return;
+        }
+        if (e == -EALREADY) {
+                api_error(d, r, 409, AE_AGENT_NOT_DECOMMISSIONED, "agent %s is not decommissioned",
+                          id);
+                return;
+        }
+        if (e < 0) {
+                api_store_error(d, r, e, "readmit");
+                return;
+        }
+        log_notice("agent %s readmitted", id);
+        e = store_agent_get(d->store, id, &a);
+        if (api_json(r, 200,
+                     json_pack("{s:s, s:s}", "id", id, "state", e == 0 ? a->state : "forgotten")) <
+            0)
+                api_nomem(d, r);
+}
+
+void api_agent_policy(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                      const char *id)
+{
+        static const char *const fields[] = {"policy"};
+        json_auto_t *o = NULL;
+        json_t *p;
+        const char *name = NULL;
+        int e;
+
+        if (api_parse_body(d, req, r, false, &o) < 0 ||
+            api_check_fields(d, r, o, "$", fields, ARRAY_SIZE(fields)) < 0)
+                return;
+        p = json_object_get(o, "policy");
+        if (!p) {
+                api_error(d, r, 400, AE_MISSING_FIELD, "$.policy: required (a name or null)");
+                return;
+        }
+        if (!json_is_null(p)) {
+                if (!json_is_string(p) ||
+                    !api_id_valid(json_string_value(p), json_string_length(p))) {
+                        api_error(d, r, 400, AE_BAD_FIELD, "$.policy: expected a policy name");
+                        return;
+                }
+                name = json_string_value(p);
+        }
+        e = store_agent_set_policy(d->store, id, name);
+        if (e == -ENOENT) {
+                api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent %s", id);
+                return;
+        }
+        if (e == -ENODATA) {
+                api_error(d, r, 404, AE_POLICY_NOT_FOUND, "$.policy: no policy %s", name);
+                return;
+        }
+        if (e < 0) {
+                api_store_error(d, r, e, "policy binding");
+                return;
+        }
+        log_info("agent %s bound to policy %s", id, name ? name : "(default)");
+        if (api_json(r, 200, json_pack("{s:s, s:s?}", "id", id, "policy", name)) < 0)
+                api_nomem(d, r);
+}
+
+struct results {
+        json_t *arr;
+        int64_t last;
+};
+
+static int results_one(int64_t rid, int64_t time, const char *status, const char *policy,
+                       const char *verdict, void *arg)
+{
+        struct results *l = arg;
+        json_t *v = json_loads(verdict, 0, NULL);
+        json_t *o = json_pack("{s:I, s:o, s:s, s:s?, s:o}", "id", (json_int_t)rid, "time",
+                              api_time_json(time), "status", status ? status : "", "policy", policy,
+                              "verdict", v ? v : json_null());
+
+        l->last = rid;
+        if (!o || json_array_append_new(l->arr, o) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+void api_agent_results(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                       const char *id)
+{
+        static const char *const q[] = {"limit", "before"};
+        uint64_t limit = 20, before = 0;
+        struct results l = {json_array(), 0};
+        int e;
+
+        if (!l.arr) {
+                api_nomem(d, r);
+                return;
+        }
+        if (api_query_check(d, req, r, q, ARRAY_SIZE(q)) < 0 ||
+            api_query_u64(d, req, r, "limit", 1, 1000, &limit) < 0 ||
+            api_query_u64(d, req, r, "before", 1, INT64_MAX, &before) < 0) {
+                json_decref(l.arr);
+                return;
+        }
+        e = store_results_list(d->store, id, limit, (int64_t)before, results_one, &l);
+        if (e < 0) {
+                json_decref(l.arr);
+                if (e == -ENOENT)
+                        api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent %s", id);
+                else
+                        api_store_error(d, r, e, "results");
+                return;
+        }
+        if (api_json(r, 200,
+                     json_pack("{s:s, s:o, s:o}", "id", id, "results", l.arr, "next_before",
+                               json_array_size(l.arr) == limit ? json_integer(l.last)
+                                                               : json_null())) < 0)
+                api_nomem(d, r);
+}

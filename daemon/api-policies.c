@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/* The policies API: list, put (validated), get, delete. */
+#include <errno.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "daemon/api-internal.h"
+#include "daemon/log.h"
+
+/* ---- policies ---- */
+
+static int policy_list_one(const char *name, int64_t version, int64_t created, void *arg)
+{
+        json_t *o = json_pack("{s:s, s:I, s:o}", "name", name, "version", (json_int_t)version,
+                              "created", api_time_json(created));
+
+        if (!o || json_array_append_new(arg, o) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+void api_policies_list(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                       const char *id)
+{
+        json_t *arr = json_array();
+        int e;
+
+        (void)req;
+        (void)id;
+        if (!arr) {
+                api_nomem(d, r);
+                return;
+        }
+        if ((e = store_policy_list(d->store, policy_list_one, arr)) < 0) {
+                json_decref(arr);
+                api_store_error(d, r, e, "policy list");
+                return;
+        }
+        if (api_json(r, 200, json_pack("{s:o}", "policies", arr)) < 0)
+                api_nomem(d, r);
+}
+
+void api_policy_put(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                    const char *name)
+{
+        json_auto_t *o = NULL;
+        _cleanup_free_ char *canon = NULL;
+        struct attest_err err = {0};
+        json_t *n;
+        int64_t version;
+        int e;
+
+        if (api_parse_body(d, req, r, false, &o) < 0)
+                return;
+        n = json_object_get(o, "name");
+        if (n && (!json_is_string(n) || strcmp(json_string_value(n), name) != 0)) {
+                api_error(d, r, 400, AE_BAD_FIELD, "$.name: must equal the name in the path (%s)",
+                          name);
+                return;
+        }
+        /* the path names the policy; the document may leave it out */
+        if (!n && json_object_set_new(o, "name", json_string(name)) < 0) {
+                api_nomem(d, r);
+                return;
+        }
+        canon = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+        if (!canon) {
+                api_nomem(d, r);
+                return;
+        }
+        if ((e = api_policy_validate(canon, strlen(canon), &err)) < 0) {
+                api_error(d, r, 400, err.code ? err.code : AE_POLICY_INVALID, "%s", err.msg);
+                return;
+        }
+        if ((e = store_policy_put(d->store, name, canon, attestd_now_ms(), &version)) < 0) {
+                api_store_error(d, r, e, "policy insert");
+                return;
+        }
+        log_info("policy %s version %lld stored", name, (long long)version);
+        if (api_json(r, 201,
+                     json_pack("{s:s, s:I}", "name", name, "version", (json_int_t)version)) < 0)
+                api_nomem(d, r);
+}
+
+void api_policy_get(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                    const char *name)
+{
+        static const char *const q[] = {"version"};
+        _cleanup_free_ char *body = NULL;
+        uint64_t want = 0;
+        int64_t version, created;
+        json_t *p;
+        int e;
+
+        if (api_query_check(d, req, r, q, ARRAY_SIZE(q)) < 0 ||
+            api_query_u64(d, req, r, "version", 1, INT64_MAX, &want) < 0)
+                return;
+        e = store_policy_get(d->store, name, (int64_t)want, &body, &version, &created);
+        if (e == -ENOENT) {
+                api_error(d, r, 404, AE_POLICY_NOT_FOUND, "no policy %s%s", name,
+                          want ? " at that version" : "");
+                return;
+        }
+        if (e < 0) {
+                api_store_error(d, r, e, "policy lookup");
+                return;
+        }
+        p = json_loads(body, 0, NULL);
+        if (!p) {
+                api_error(d, r, 500, AE_STORE_CORRUPT, "stored policy is not JSON");
+                return;
+        }
+        if (api_json(r, 200,
+                     json_pack("{s:s, s:I, s:o, s:o}", "name", name, "version", (json_int_t)version,
+                               "created", api_time_json(created), "policy", p)) < 0)
+                api_nomem(d, r);
+}
+
+void api_policy_delete(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                       const char *name)
+{
+        int e = store_policy_delete(d->store, name);
+
+        (void)req;
+        if (e == -ENOENT) {
+                api_error(d, r, 404, AE_POLICY_NOT_FOUND, "no policy %s", name);
+                return;
+        }
+        if (e == -EBUSY) {
+                api_error(d, r, 409, AE_POLICY_IN_USE, "policy %s is bound to an agent", name);
+                return;
+        }
+        if (e < 0) {
+                api_store_error(d, r, e, "policy delete");
+                return;
+        }
+        log_info("policy %s deleted", name);
+        api_resp_text(r, 204, NULL, NULL, 0);
+}
