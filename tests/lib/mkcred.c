@@ -8,18 +8,18 @@
 #include <stdlib.h>
 
 #include "evidence/credential.h"
+#include "util/file.h"
 
+/* The whole file, at most max bytes (more is an error, not a cut); exit 2 when it cannot be. */
 static size_t slurp(const char *path, uint8_t *buf, size_t max)
 {
-        FILE *f = fopen(path, "rb");
+        struct attest_err err = {0};
         size_t n;
 
-        if (!f) {
-                perror(path);
+        if (file_read(path, buf, max, 0, &n, &err) < 0) {
+                fprintf(stderr, "%s: %s\n", "mkcred", err.msg);
                 exit(2);
         }
-        n = fread(buf, 1, max, f);
-        fclose(f);
         return n;
 }
 
