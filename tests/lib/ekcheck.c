@@ -6,19 +6,6 @@
 #include "evidence/ekcert.h"
 #include "util/file.h"
 
-/* The whole file, at most max bytes (more is an error, not a cut); exit 2 when it cannot be. */
-static size_t slurp(const char *path, uint8_t *buf, size_t max)
-{
-        struct attest_err err = {0};
-        size_t n;
-
-        if (file_read(path, buf, max, 0, &n, &err) < 0) {
-                fprintf(stderr, "%s: %s\n", "ekcheck", err.msg);
-                exit(2);
-        }
-        return n;
-}
-
 int main(int argc, char **argv)
 {
         static uint8_t cert[EKCERT_MAX + 1], ek[1024];
@@ -29,8 +16,12 @@ int main(int argc, char **argv)
                 fprintf(stderr, "usage: ekcheck EK.der CA EK.pub\n");
                 return 2;
         }
-        cl = slurp(argv[1], cert, sizeof(cert));
-        el = slurp(argv[3], ek, sizeof(ek));
+        /* whole files, more than the buffer is an error (not a cut) */
+        if (file_read(argv[1], cert, sizeof(cert), 0, &cl, &err) < 0 ||
+            file_read(argv[3], ek, sizeof(ek), 0, &el, &err) < 0) {
+                fprintf(stderr, "ekcheck: %s\n", err.msg);
+                return 2;
+        }
         if (ekcert_verify(cert, cl, argv[2], ek, el, &err) < 0) {
                 printf("%s: %s\n", attest_code_name(err.code), err.msg);
                 return 1;

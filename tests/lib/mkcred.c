@@ -10,19 +10,6 @@
 #include "evidence/credential.h"
 #include "util/file.h"
 
-/* The whole file, at most max bytes (more is an error, not a cut); exit 2 when it cannot be. */
-static size_t slurp(const char *path, uint8_t *buf, size_t max)
-{
-        struct attest_err err = {0};
-        size_t n;
-
-        if (file_read(path, buf, max, 0, &n, &err) < 0) {
-                fprintf(stderr, "%s: %s\n", "mkcred", err.msg);
-                exit(2);
-        }
-        return n;
-}
-
 int main(int argc, char **argv)
 {
         static const uint8_t head[8] = {0xba, 0xdc, 0xc0, 0xde, 0, 0, 0, 1};
@@ -36,9 +23,13 @@ int main(int argc, char **argv)
                 fprintf(stderr, "usage: mkcred EK.pub NAME SECRET OUT\n");
                 return 2;
         }
-        ek_len = slurp(argv[1], ek, sizeof(ek));
-        name_len = slurp(argv[2], name, sizeof(name));
-        secret_len = slurp(argv[3], secret, sizeof(secret));
+        /* whole files, more than the buffer is an error (not a cut) */
+        if (file_read(argv[1], ek, sizeof(ek), 0, &ek_len, &err) < 0 ||
+            file_read(argv[2], name, sizeof(name), 0, &name_len, &err) < 0 ||
+            file_read(argv[3], secret, sizeof(secret), 0, &secret_len, &err) < 0) {
+                fprintf(stderr, "mkcred: %s\n", err.msg);
+                return 2;
+        }
         if (cred_make(ek, ek_len, name, name_len, secret, secret_len, &c, &err) < 0) {
                 fprintf(stderr, "mkcred: %s: %s\n", attest_code_name(err.code), err.msg);
                 return 1;
