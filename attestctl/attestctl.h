@@ -13,7 +13,10 @@ int cmd_quote(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_tpm(int argc, char **argv);
 
-/* Read a whole file (at most max bytes) into a new buffer; prints the error itself. */
+/*
+ * Read a whole regular file (at most max bytes, util/file.h) into a new buffer, NUL terminated
+ * (not counted in *ret_len); prints the error itself.
+ */
 int ctl_read_file(const char *path, size_t max, uint8_t **ret, size_t *ret_len);
 
 #endif

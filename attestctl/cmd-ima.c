@@ -225,6 +225,13 @@ static void show_entry(const struct ima_entry *e, uint64_t idx, bool json)
         putchar('\n');
 }
 
+/* Why the log could not be read, on stderr; exit status 1. */
+static int log_failed(const struct ima_args *a, const struct attest_err *err)
+{
+        fprintf(stderr, "attestctl: %s: %s: %s\n", a->log, attest_code_name(err->code), err->msg);
+        return 1;
+}
+
 static int load(const struct ima_args *a, uint8_t **buf, size_t *len)
 {
         return ctl_read_file(a->log, LOG_FILE_MAX, buf, len);
@@ -248,11 +255,8 @@ static int ima_show(const struct ima_args *a)
         while ((x = ima_reader_next(&rd, &e, &err)) > 0)
                 show_entry(&e, rd.idx - 1, a->json);
         ima_reader_done(&rd);
-        if (x < 0) {
-                fprintf(stderr, "attestctl: %s: %s: %s\n", a->log, attest_code_name(err.code),
-                        err.msg);
-                return 1;
-        }
+        if (x < 0)
+                return log_failed(a, &err);
         return 0;
 }
 
@@ -306,11 +310,8 @@ static int ima_replay(const struct ima_args *a)
                 }
         }
         ima_reader_done(&rd);
-        if (x < 0) {
-                fprintf(stderr, "attestctl: %s: %s: %s\n", a->log, attest_code_name(err.code),
-                        err.msg);
-                return 1;
-        }
+        if (x < 0)
+                return log_failed(a, &err);
         printf("%" PRIu64 " entries (%" PRIu64 " violations)\n", rp.entries, rp.violations);
         for (int b = 0; b < BANK_COUNT; b++) {
                 if (!(rp.banks & BANK_MASK(b)))
@@ -380,11 +381,8 @@ static int ima_hashes(const struct ima_args *a)
                 putchar('\n');
         }
         ima_reader_done(&rd);
-        if (x < 0) {
-                fprintf(stderr, "attestctl: %s: %s: %s\n", a->log, attest_code_name(err.code),
-                        err.msg);
-                return 1;
-        }
+        if (x < 0)
+                return log_failed(a, &err);
         return 0;
 }
 

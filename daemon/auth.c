@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +7,7 @@
 #include <openssl/sha.h>
 
 #include "daemon/auth.h"
+#include "util/file.h"
 #include "util/hex.h"
 #include "util/tok.h"
 
@@ -105,21 +105,17 @@ int auth_parse(const char *text, size_t len, const char *name, struct auth_token
 int auth_load(const char *path, struct auth_tokens **ret, struct attest_err *err)
 {
         _cleanup_free_ char *buf = NULL;
-        FILE *f = fopen(path, "re");
         size_t len;
+        int x;
 
-        if (!f)
-                return attest_fail(err, -EINVAL, AE_TOKENS_OPEN, "%s: %s", path, strerror(errno));
-        buf = malloc(AUTH_FILE_MAX + 1);
-        if (!buf) {
-                fclose(f);
-                return -ENOMEM;
+        if ((x = file_read_alloc(path, AUTH_FILE_MAX, 0, &buf, &len, err)) < 0) {
+                if (x == -ENOMEM)
+                        return x;
+                /* the message names the path and the cause */
+                if (err)
+                        err->code = x == -E2BIG ? AE_TOKENS_TOO_BIG : AE_TOKENS_OPEN;
+                return x == -E2BIG ? x : -EINVAL;
         }
-        len = fread(buf, 1, AUTH_FILE_MAX + 1, f);
-        fclose(f);
-        if (len > AUTH_FILE_MAX)
-                return attest_fail(err, -E2BIG, AE_TOKENS_TOO_BIG, "%s: larger than %d bytes", path,
-                                   AUTH_FILE_MAX);
         return auth_parse(buf, len, path, ret, err);
 }
 

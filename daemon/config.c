@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include "daemon/config.h"
-#include "util/tok.h"
+#include "util/file.h"
+#include "util/kv.h"
+#include "util/num.h"
 
 enum opt_type { OPT_STR, OPT_U64, OPT_BOOL, OPT_DBMODE };
 
@@ -129,12 +131,16 @@ static const struct opt *opt_find(const char *name, size_t len)
         return NULL;
 }
 
-static int parse_u64(const char *s, uint64_t *ret)
+static bool val_is(const char *val, size_t len, const char *lit)
 {
-        return span_u64((struct span){s, strlen(s)}, UINT64_MAX, ret) < 0 ? -EINVAL : 0;
+        return span_eq((struct span){val, len}, lit);
 }
 
-static int opt_set(struct config *c, const struct opt *o, const char *val, const char *where,
+/*
+ * Set one option from its text (len bytes; NULL: a flag without argument, true for a boolean).
+ * -EINVAL with err "name wants ...", the caller prefixes where it came from.
+ */
+static int opt_set(struct config *c, const struct opt *o, const char *val, size_t len,
                    struct attest_err *err)
 {
         char *base = (char *)c + o->off;
@@ -142,41 +148,42 @@ static int opt_set(struct config *c, const struct opt *o, const char *val, const
 
         switch (o->type) {
         case OPT_STR:
-                if (!val || strlen(val) >= CONFIG_STR_MAX)
-                        return attest_fail(err, -EINVAL, AE_CONFIG, "%s: %s: value too long", where,
-                                           o->name);
-                memcpy(base, val, strlen(val) + 1);
+                if (!val || len >= CONFIG_STR_MAX || memchr(val, '\0', len))
+                        return attest_fail(err, -EINVAL, AE_CONFIG, "%s: value too long", o->name);
+                memcpy(base, val, len);
+                base[len] = '\0';
                 return 0;
         case OPT_U64:
-                if (!val || parse_u64(val, &v) < 0 || v < o->min || v > o->max)
+                if (!val || num_u64(val, len, o->min, o->max, &v) < 0)
                         return attest_fail(err, -EINVAL, AE_CONFIG,
-                                           "%s: %s wants a number in %llu..%llu", where, o->name,
+                                           "%s wants a number in %llu..%llu", o->name,
                                            (unsigned long long)o->min, (unsigned long long)o->max);
                 memcpy(base, &v, sizeof(v));
                 return 0;
         case OPT_BOOL: {
                 bool b;
 
-                if (!val || !strcmp(val, "yes") || !strcmp(val, "true") || !strcmp(val, "1"))
+                if (!val || val_is(val, len, "yes") || val_is(val, len, "true") ||
+                    val_is(val, len, "1"))
                         b = true;
-                else if (!strcmp(val, "no") || !strcmp(val, "false") || !strcmp(val, "0"))
+                else if (val_is(val, len, "no") || val_is(val, len, "false") ||
+                         val_is(val, len, "0"))
                         b = false;
                 else
-                        return attest_fail(err, -EINVAL, AE_CONFIG, "%s: %s wants yes or no", where,
-                                           o->name);
+                        return attest_fail(err, -EINVAL, AE_CONFIG, "%s wants yes or no", o->name);
                 memcpy(base, &b, sizeof(b));
                 return 0;
         }
         case OPT_DBMODE: {
                 enum config_db_mode m;
 
-                if (val && !strcmp(val, "writer"))
+                if (val && val_is(val, len, "writer"))
                         m = CONFIG_DB_WRITER;
-                else if (val && !strcmp(val, "pool"))
+                else if (val && val_is(val, len, "pool"))
                         m = CONFIG_DB_POOL;
                 else
-                        return attest_fail(err, -EINVAL, AE_CONFIG, "%s: %s wants writer or pool",
-                                           where, o->name);
+                        return attest_fail(err, -EINVAL, AE_CONFIG, "%s wants writer or pool",
+                                           o->name);
                 memcpy(base, &m, sizeof(m));
                 return 0;
         }
@@ -184,87 +191,51 @@ static int opt_set(struct config *c, const struct opt *o, const char *val, const
         return -EINVAL;
 }
 
-/* One line of the file; `where` (name:line, for messages) is formatted only for a key = value line.
- */
-static int config_line(struct config *c, struct tok *ln, const char *name, unsigned lineno,
-                       struct attest_err *err)
-{
-        char val[CONFIG_STR_MAX], where[CONFIG_STR_MAX + 32];
-        struct span all, key, v = {"", 0};
-        const struct opt *o;
-        struct tok l;
-
-        if (tok_rest(ln, CONFIG_LINE_MAX, &all) < 0)
-                return 0; /* empty line */
-        all = span_trim(all);
-        if (all.n == 0 || all.p[0] == '#')
-                return 0;
-        snprintf(where, sizeof(where), "%s:%u", name, lineno);
-        tok_init(&l, all.p, all.n);
-        if (tok_field(&l, '=', CONFIG_LINE_MAX, &key) < 0 || !l.more)
-                return attest_fail(err, -EINVAL, AE_CONFIG, "%s: expected key = value", where);
-        if (tok_rest(&l, CONFIG_LINE_MAX, &v) < 0)
-                v = (struct span){"", 0};
-        key = span_trim(key);
-        v = span_trim(v);
-        o = opt_find(key.p, key.n);
-        if (!o || span_eq(key, "config") || span_eq(key, "help") || span_eq(key, "version"))
-                return attest_fail(err, -EINVAL, AE_CONFIG, "%s: unknown key '%.*s'", where,
-                                   (int)(key.n < 64 ? key.n : 64), key.p);
-        if (span_cstr(v, val, sizeof(val)) < 0)
-                return attest_fail(err, -EINVAL, AE_CONFIG, "%s: %s: value too long", where,
-                                   o->name);
-        return opt_set(c, o, val, where, err);
-}
-
 int config_parse(const char *text, size_t len, const char *name, struct config *c,
                  struct attest_err *err)
 {
-        struct tok t = TOK_INIT(text, len), ln;
-        unsigned lineno = 0;
-        int x, e;
+        static const struct kv_limits lim = {.file_max = CONFIG_FILE_MAX,
+                                             .line_max = CONFIG_LINE_MAX,
+                                             .key_max = CONFIG_KEY_MAX,
+                                             .value_max = CONFIG_STR_MAX - 1,
+                                             .lines_max = CONFIG_LINES_MAX};
+        struct kv_pair p;
+        struct kv kv;
+        int x;
 
-        if (len > CONFIG_FILE_MAX)
-                return attest_fail(err, -EINVAL, AE_CONFIG, "%s: larger than %d bytes", name,
-                                   CONFIG_FILE_MAX);
-        while ((x = tok_line(&t, CONFIG_LINE_MAX, TOK_STRIP_CR, &ln)) != 0) {
-                lineno++;
-                if (x == -E2BIG)
-                        return attest_fail(err, -EINVAL, AE_CONFIG, "%.*s:%u: line too long",
-                                           CONFIG_STR_MAX, name, lineno);
-                if (x < 0)
-                        return attest_fail(err, -EINVAL, AE_CONFIG, "%.*s:%u: NUL byte",
-                                           CONFIG_STR_MAX, name, lineno);
-                if ((e = config_line(c, &ln, name, lineno, err)) < 0)
-                        return e;
+        if ((x = kv_init(&kv, text, len, name, &lim, err)) < 0)
+                return x;
+        while ((x = kv_next(&kv, &p, err)) > 0) {
+                const struct opt *o = opt_find(p.key.p, p.key.n);
+
+                /* flags that make no sense inside the file */
+                if (!o || span_eq(p.key, "config") || span_eq(p.key, "help") ||
+                    span_eq(p.key, "version"))
+                        return kv_fail_unknown(&kv, err);
+                if ((x = opt_set(c, o, p.value.p, p.value.n, err)) < 0) {
+                        kv_err_prefix(&kv, err);
+                        return x;
+                }
         }
-        return 0;
-}
-
-static void fclosep(FILE **f)
-{
-        if (*f)
-                fclose(*f);
+        return x;
 }
 
 static int config_file_load(struct config *c, const char *path, bool must_exist,
                             struct attest_err *err)
 {
-        _cleanup_(fclosep) FILE *f = fopen(path, "re");
         _cleanup_free_ char *buf = NULL;
         size_t len;
+        int x;
 
-        if (!f) {
-                if (errno == ENOENT && !must_exist)
+        if ((x = file_read_alloc(path, CONFIG_FILE_MAX, 0, &buf, &len, err)) < 0) {
+                if (x == -ENOENT && !must_exist)
                         return 0;
-                return attest_fail(err, -EINVAL, AE_CONFIG, "%s: %s", path, strerror(errno));
+                if (x == -ENOMEM)
+                        return x;
+                if (err)
+                        err->code = AE_CONFIG; /* the message names the path and the cause */
+                return -EINVAL;
         }
-        buf = malloc(CONFIG_FILE_MAX + 1);
-        if (!buf)
-                return -ENOMEM;
-        len = fread(buf, 1, CONFIG_FILE_MAX + 1, f);
-        if (ferror(f))
-                return attest_fail(err, -EINVAL, AE_CONFIG, "%s: %s", path, strerror(errno));
         return config_parse(buf, len, path, c, err);
 }
 
@@ -307,8 +278,10 @@ int config_load(int argc, char **argv, struct config *ret, struct attest_err *er
                 if (r == '?' || r < 0 || (size_t)r >= ARRAY_SIZE(opts))
                         return attest_fail(err, -EINVAL, AE_CONFIG, "unknown or incomplete flag %s",
                                            argv[optind - 1]);
-                if ((e = opt_set(&c, &opts[r], optarg, "command line", err)) < 0)
+                if ((e = opt_set(&c, &opts[r], optarg, optarg ? strlen(optarg) : 0, err)) < 0) {
+                        attest_err_prefix(err, "command line");
                         return e;
+                }
         }
         if (optind < argc)
                 return attest_fail(err, -EINVAL, AE_CONFIG, "unexpected argument '%s'",

@@ -16,6 +16,8 @@
 #define CONFIG_STR_MAX 4096                    /* a value, with its NUL */
 #define CONFIG_LINE_MAX (CONFIG_STR_MAX + 128) /* a line of the file, without its newline */
 #define CONFIG_FILE_MAX (1024 * 1024)          /* the whole file */
+#define CONFIG_KEY_MAX 64                      /* a key (the longest flag name is 23) */
+#define CONFIG_LINES_MAX 65536                 /* lines, blank and comment lines included */
 
 enum config_db_mode {
         CONFIG_DB_WRITER, /* one writer thread, group commit; readers from a pool */
@@ -65,7 +67,8 @@ struct config {
 int config_load(int argc, char **argv, struct config *ret, struct attest_err *err) _wur_;
 /*
  * Apply a configuration file's text (name for messages) over c: `key = value` lines, `#`
- * comments, blank lines. -EINVAL with err naming name:line.
+ * comments, blank lines, the syntax and caps of util/kv.h (the caps above). -EINVAL with err
+ * naming name:line: key. A key given twice: the later line wins.
  */
 int config_parse(const char *text, size_t len, const char *name, struct config *c,
                  struct attest_err *err) _wur_;

@@ -18,7 +18,8 @@
 
 #include "daemon/attestd.h"
 #include "daemon/http.h"
-#include "daemon/log.h"
+#include "util/file.h"
+#include "util/log.h"
 
 #ifndef ATTEST_VERSION
 #define ATTEST_VERSION "0"
@@ -26,37 +27,23 @@
 
 #define PEM_MAX (1024 * 1024)
 
-static int read_pem(const char *path, char **ret, size_t *ret_len)
+/* A PEM file for --what: at most PEM_MAX bytes, not empty; logs why not. */
+static int read_pem(const char *what, const char *path, unsigned flags, char **ret, size_t *ret_len)
 {
-        FILE *f = fopen(path, "re");
-        char *buf;
-        size_t n;
+        struct attest_err err = {0};
+        int e;
 
-        if (!f)
-                return -errno;
-        buf = malloc(PEM_MAX + 1);
-        if (!buf) {
-                fclose(f);
-                return -ENOMEM;
+        if ((e = file_read_alloc(path, PEM_MAX, flags, ret, ret_len, &err)) < 0) {
+                log_err("--%s: %s", what, err.msg);
+                return e;
         }
-        n = fread(buf, 1, PEM_MAX + 1, f);
-        fclose(f);
-        if (n > PEM_MAX || n == 0) {
-                free(buf);
-                return n ? -E2BIG : -EINVAL;
+        if (*ret_len == 0) {
+                log_err("--%s: %s: empty", what, path);
+                free(*ret);
+                *ret = NULL;
+                return -EINVAL;
         }
-        buf[n] = '\0';
-        *ret = buf;
-        *ret_len = n;
         return 0;
-}
-
-static void secret_free(char *p, size_t n)
-{
-        if (p) {
-                OPENSSL_cleanse(p, n);
-                free(p);
-        }
 }
 
 static int tokens_load(struct attestd *d, bool startup)
@@ -190,17 +177,14 @@ static int run(struct attestd *d)
                         close(sfd);
                         return -EINVAL;
                 }
-                if ((e = read_pem(d->cfg.tls_cert, &cert, &cert_len)) < 0 ||
-                    (e = read_pem(d->cfg.tls_key, &key, &key_len)) < 0) {
-                        log_err("reading the TLS certificate or key: %s", strerror(-e));
+                if ((e = read_pem("tls-cert", d->cfg.tls_cert, 0, &cert, &cert_len)) < 0 ||
+                    (e = read_pem("tls-key", d->cfg.tls_key, FILE_SECRET, &key, &key_len)) < 0) {
                         close(sfd);
                         return e;
                 }
-                if (d->cfg.tls_client_ca[0] &&
-                    (e = read_pem(d->cfg.tls_client_ca, &client_ca, &client_ca_len)) < 0) {
-                        log_err("reading --tls-client-ca %s: %s", d->cfg.tls_client_ca,
-                                strerror(-e));
-                        secret_free(key, key_len);
+                if (d->cfg.tls_client_ca[0] && (e = read_pem("tls-client-ca", d->cfg.tls_client_ca,
+                                                             0, &client_ca, &client_ca_len)) < 0) {
+                        file_free_secret(key, key_len);
                         close(sfd);
                         return e;
                 }
@@ -212,7 +196,7 @@ static int run(struct attestd *d)
         if ((e = store_open(d->cfg.db, d->cfg.db_mode == CONFIG_DB_POOL ? STORE_POOL : STORE_WRITER,
                             (unsigned)d->cfg.db_connections, &d->store, &err)) < 0) {
                 log_err("database %s: %s", d->cfg.db, err.msg);
-                secret_free(key, key_len);
+                file_free_secret(key, key_len);
                 close(sfd);
                 return e;
         }
@@ -220,21 +204,21 @@ static int run(struct attestd *d)
             (e = ratelimit_new((unsigned)d->cfg.activation_failures_max, 60000,
                                &d->activation_rl)) < 0 ||
             (e = akcache_new(1000000, &d->aks)) < 0 || (e = listen_socket(d, &fd)) < 0) {
-                secret_free(key, key_len);
+                file_free_secret(key, key_len);
                 close(sfd);
                 return e;
         }
         if (d->cfg.insecure_http && !http_socket_is_loopback(fd)) {
                 log_err("--insecure-http refused: the listening address is not loopback");
                 close(fd);
-                secret_free(key, key_len);
+                file_free_secret(key, key_len);
                 close(sfd);
                 return -EPERM;
         }
         if (d->cfg.insecure_http)
                 log_warning("serving plain HTTP on loopback (--insecure-http)");
         e = http_start(d, fd, cert, key, client_ca, &srv, &err);
-        secret_free(key, key_len);
+        file_free_secret(key, key_len);
         key = NULL;
         if (e < 0) {
                 log_err("%s", err.msg);

@@ -13,6 +13,7 @@
 #include <openssl/rand.h>
 
 #include "daemon/nonce.h"
+#include "util/file.h"
 
 #define NONCE_RAND 8
 #define NONCE_EXP 6
@@ -60,7 +61,7 @@ struct nonce_store *nonce_store_free(struct nonce_store *s)
 int nonce_key_load(const char *path, bool create, uint8_t key[NONCE_KEY_MAX], size_t *ret_len,
                    struct attest_err *err)
 {
-        uint8_t buf[NONCE_KEY_MAX + 1];
+        uint8_t buf[NONCE_KEY_MAX];
         size_t got = 0;
         int fd, e;
 
@@ -106,25 +107,15 @@ int nonce_key_load(const char *path, bool create, uint8_t key[NONCE_KEY_MAX], si
         }
         if (fd < 0)
                 return attest_fail(err, -errno, AE_NONCE_KEY, "%s: %s", path, strerror(errno));
-        for (;;) {
-                ssize_t n = read(fd, buf + got, sizeof(buf) - got);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0) {
-                        e = -errno;
-                        close(fd);
-                        OPENSSL_cleanse(buf, sizeof(buf));
-                        return attest_fail(err, e, AE_NONCE_KEY, "%s: %s", path, strerror(-e));
-                }
-                if (n == 0)
-                        break;
-                got += (size_t)n;
-                if (got == sizeof(buf))
-                        break;
-        }
+        /* a secret: group or others may not read it (-EPERM naming the mode) */
+        e = file_read_fd(fd, path, buf, NONCE_KEY_MAX, FILE_SECRET, &got, err);
         close(fd);
-        if (got < NONCE_KEY_MIN || got > NONCE_KEY_MAX) {
+        if (e < 0 && e != -E2BIG) {
+                if (err)
+                        err->code = AE_NONCE_KEY;
+                return e;
+        }
+        if (e == -E2BIG || got < NONCE_KEY_MIN) {
                 OPENSSL_cleanse(buf, sizeof(buf));
                 return attest_fail(err, -EINVAL, AE_NONCE_KEY, "%s: a nonce key is %d to %d bytes",
                                    path, NONCE_KEY_MIN, NONCE_KEY_MAX);

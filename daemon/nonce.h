@@ -41,7 +41,8 @@ DEFINE_CLEANUP_FUNC(struct nonce_store *, nonce_store_free)
 /*
  * The daemon key: read from path (NONCE_KEY_MIN..NONCE_KEY_MAX bytes). When the file does not
  * exist and create is true, NONCE_KEY_MIN random bytes are written to it with mode 0600 first.
- * -ENOENT (not create), -EINVAL (wrong size), -errno; err says which file, never the key.
+ * -ENOENT (not create), -EINVAL (wrong size), -EPERM (group or others may access it: the key
+ * would let them forge nonces), -errno; err says which file, never the key.
  */
 int nonce_key_load(const char *path, bool create, uint8_t key[NONCE_KEY_MAX], size_t *ret_len,
                    struct attest_err *err) _wur_;

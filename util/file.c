@@ -48,26 +48,36 @@ static int check_fd(int fd, const char *name, unsigned flags, struct stat *st,
         return 0;
 }
 
-/* One read(), EINTR retried: bytes read, 0 at the end, -errno. */
-static ssize_t read_some(int fd, void *p, size_t n)
+/*
+ * Read into buf[*len .. cap) until it is full or the file ends, EINTR retried, short reads
+ * continued: 1 full, 0 the end came first, -errno.
+ */
+static int fill(int fd, char *buf, size_t cap, size_t *len)
 {
-        for (;;) {
-                ssize_t r = read(fd, p, n);
+        while (*len < cap) {
+                ssize_t r = read(fd, buf + *len, cap - *len);
 
-                if (r >= 0 || errno != EINTR)
-                        return r < 0 ? -errno : r;
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r < 0)
+                        return -errno;
+                if (r == 0)
+                        return 0;
+                *len += (size_t)r;
         }
+        return 1;
 }
 
 /* Once max bytes are in: is there one more? 0 no (the end), -E2BIG yes, -errno. */
 static int past_max(int fd, const char *name, size_t max, struct attest_err *err)
 {
         char extra;
-        ssize_t r = read_some(fd, &extra, 1);
+        size_t n = 0;
+        int r = fill(fd, &extra, 1, &n);
 
-        if (r < 0)
-                return fail_errno(err, (int)r, name);
         wipe(&extra, sizeof(extra));
+        if (r < 0)
+                return fail_errno(err, r, name);
         if (r > 0)
                 return attest_fail(err, -E2BIG, AE_FILE, "%s: larger than %zu bytes", name, max);
         return 0;
@@ -82,22 +92,11 @@ int file_read_fd(int fd, const char *name, void *buf, size_t max, unsigned flags
 
         if ((e = check_fd(fd, name, flags, &st, err)) < 0)
                 return e;
-        for (;;) {
-                ssize_t r;
-
-                if (len == max) {
-                        e = past_max(fd, name, max, err);
-                        break;
-                }
-                r = read_some(fd, (char *)buf + len, max - len);
-                if (r < 0) {
-                        e = fail_errno(err, (int)r, name);
-                        break;
-                }
-                if (r == 0)
-                        break;
-                len += (size_t)r;
-        }
+        e = fill(fd, buf, max, &len);
+        if (e < 0)
+                e = fail_errno(err, e, name);
+        else if (e > 0)
+                e = past_max(fd, name, max, err);
         if (e < 0) {
                 if (flags & FILE_SECRET)
                         wipe(buf, len);
@@ -175,29 +174,23 @@ int file_read_alloc_fd(int fd, const char *name, size_t max, unsigned flags, cha
                 cap = max < FILE_GROW_MIN ? max : FILE_GROW_MIN;
         if (!(b = malloc(cap + 1)))
                 return -ENOMEM;
+        /* fill, grow (doubling, never past max), fill again; at max, one more byte is too many */
         for (;;) {
-                ssize_t r;
-
-                if (len == cap) {
-                        if (cap == max) {
-                                e = past_max(fd, name, max, err);
-                                break;
-                        }
-                        ncap = cap > max / 2 ? max : cap < FILE_GROW_MIN ? FILE_GROW_MIN : cap * 2;
-                        if (ncap > max)
-                                ncap = max;
-                        if ((e = grow(&b, len, ncap, flags)) < 0)
-                                break;
-                        cap = ncap;
-                }
-                r = read_some(fd, b + len, cap - len);
-                if (r < 0) {
-                        e = fail_errno(err, (int)r, name);
+                if ((e = fill(fd, b, cap, &len)) <= 0) {
+                        if (e < 0)
+                                e = fail_errno(err, e, name);
                         break;
                 }
-                if (r == 0)
+                if (cap == max) {
+                        e = past_max(fd, name, max, err);
                         break;
-                len += (size_t)r;
+                }
+                ncap = cap > max / 2 ? max : cap < FILE_GROW_MIN ? FILE_GROW_MIN : cap * 2;
+                if (ncap > max)
+                        ncap = max;
+                if ((e = grow(&b, len, ncap, flags)) < 0)
+                        break;
+                cap = ncap;
         }
         if (e < 0) {
                 if (flags & FILE_SECRET)

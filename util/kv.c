@@ -102,6 +102,12 @@ int kv_fail(const struct kv *kv, struct attest_err *err, const char *fmt, ...)
         return attest_fail(err, -EINVAL, AE_CONFIG, "%s:%u: %s", kv->name, kv->line, what);
 }
 
+int kv_fail_unknown(const struct kv *kv, struct attest_err *err)
+{
+        return attest_fail(err, -EINVAL, AE_CONFIG, "%s:%u: unknown key '%.*s'", kv->name, kv->line,
+                           (int)kv->key.n, kv->key.p);
+}
+
 void kv_err_prefix(const struct kv *kv, struct attest_err *err)
 {
         attest_err_prefix(err, "%s:%u", kv->name, kv->line);

@@ -65,6 +65,9 @@ int kv_next(struct kv *kv, struct kv_pair *ret, struct attest_err *err) _wur_;
  */
 int kv_fail(const struct kv *kv, struct attest_err *err, const char *fmt, ...) _printf_(3, 4);
 
+/* For a key the caller does not know: -EINVAL with err "name:line: unknown key 'key'". */
+int kv_fail_unknown(const struct kv *kv, struct attest_err *err);
+
 /* Prefix a message the caller's setter already wrote with "name:line". */
 void kv_err_prefix(const struct kv *kv, struct attest_err *err);
 

@@ -34,17 +34,6 @@ int num_u32(const char *s, size_t n, uint32_t min, uint32_t max, uint32_t *ret)
         return 0;
 }
 
-int num_uint(const char *s, size_t n, unsigned min, unsigned max, unsigned *ret)
-{
-        uint64_t v;
-        int e;
-
-        if ((e = num_u64(s, n, min, max, &v)) < 0)
-                return e;
-        *ret = (unsigned)v;
-        return 0;
-}
-
 int num_i64(const char *s, size_t n, int64_t min, int64_t max, int64_t *ret)
 {
         uint64_t v;

@@ -24,7 +24,11 @@
 
 int num_u64(const char *s, size_t n, uint64_t min, uint64_t max, uint64_t *ret) _wur_;
 int num_u32(const char *s, size_t n, uint32_t min, uint32_t max, uint32_t *ret) _wur_;
-int num_uint(const char *s, size_t n, unsigned min, unsigned max, unsigned *ret) _wur_;
+static inline int num_uint(const char *s, size_t n, unsigned min, unsigned max, unsigned *ret)
+{
+        _Static_assert(_Generic((uint32_t)0, unsigned : 1, default : 0), "unsigned is uint32_t");
+        return num_u32(s, n, min, max, ret);
+}
 int num_i64(const char *s, size_t n, int64_t min, int64_t max, int64_t *ret) _wur_;
 
 #endif

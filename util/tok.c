@@ -35,6 +35,16 @@ int tok_line(struct tok *t, size_t max, unsigned flags, struct tok *ret)
         return 1;
 }
 
+/* Everything left as the token (the caller checked its cap). */
+static int take_rest(struct tok *t, struct span *ret)
+{
+        *ret = (struct span){t->p, t->left};
+        t->p += t->left;
+        t->left = 0;
+        t->more = false;
+        return 0;
+}
+
 int tok_field(struct tok *t, char sep, size_t max, struct span *ret)
 {
         size_t scan = t->left <= max ? t->left : max + 1;
@@ -46,11 +56,7 @@ int tok_field(struct tok *t, char sep, size_t max, struct span *ret)
         if (!s) {
                 if (t->left > max)
                         return -E2BIG;
-                *ret = (struct span){t->p, t->left};
-                t->p += t->left;
-                t->left = 0;
-                t->more = false;
-                return 0;
+                return take_rest(t, ret);
         }
         *ret = (struct span){t->p, (size_t)(s - t->p)};
         t->left -= ret->n + 1;
@@ -78,11 +84,7 @@ int tok_rfield(struct tok *t, char sep, size_t max, struct span *ret)
         }
         if (t->left > max)
                 return -E2BIG;
-        *ret = (struct span){t->p, t->left};
-        t->p += t->left;
-        t->left = 0;
-        t->more = false;
-        return 0;
+        return take_rest(t, ret);
 }
 
 int tok_rest(struct tok *t, size_t max, struct span *ret)
@@ -91,11 +93,7 @@ int tok_rest(struct tok *t, size_t max, struct span *ret)
                 return -ENOENT;
         if (t->left > max)
                 return -E2BIG;
-        *ret = (struct span){t->p, t->left};
-        t->p += t->left;
-        t->left = 0;
-        t->more = false;
-        return 0;
+        return take_rest(t, ret);
 }
 
 static bool blank(char c)

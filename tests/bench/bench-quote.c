@@ -5,7 +5,6 @@
  * Usage: bench-quote FIXTURE_DIR KIND [SECONDS]   (fixtures: make-quote-fixtures.sh; KIND rsa|ecc)
  * Prints one line per figure: "KIND MODE: N verifications in S s: R/s". Never fails on timing.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,31 +13,25 @@
 #include "util/hex.h"
 #include "evidence/pcrs.h"
 #include "evidence/quote.h"
+#include "util/file.h"
 
+/* DIR[/KIND]/NAME, whole (util/file.h), NUL terminated in buf of max bytes. */
 static int slurp(const char *dir, const char *kind, const char *name, uint8_t *buf, size_t max,
                  size_t *ret_len)
 {
+        struct attest_err err = {0};
         char path[4096];
-        FILE *f;
-        size_t n;
+        int e;
 
         if (kind)
                 snprintf(path, sizeof(path), "%s/%s/%s", dir, kind, name);
         else
                 snprintf(path, sizeof(path), "%s/%s", dir, name);
-        f = fopen(path, "rb");
-        if (!f) {
-                fprintf(stderr, "bench-quote: %s: %s\n", path, strerror(errno));
-                return -errno;
+        if ((e = file_read(path, buf, max - 1, 0, ret_len, &err)) < 0) {
+                fprintf(stderr, "bench-quote: %s\n", err.msg);
+                return e;
         }
-        n = fread(buf, 1, max, f);
-        fclose(f);
-        if (n >= max) {
-                fprintf(stderr, "bench-quote: %s: too big\n", path);
-                return -E2BIG;
-        }
-        buf[n] = 0;
-        *ret_len = n;
+        buf[*ret_len] = 0;
         return 0;
 }
 

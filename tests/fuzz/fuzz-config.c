@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: attestd's configuration file parser (config_parse, daemon/config.c). On
- * success every string option is NUL terminated within CONFIG_STR_MAX and every number within
- * its flag's range; a failure fills err.
+ * libFuzzer target: attestd's configuration file parser (config_parse, daemon/config.c, on
+ * util/kv). On success every string option is NUL terminated within CONFIG_STR_MAX, every number
+ * within its flag's range and the file within CONFIG_LINES_MAX lines; a failure fills err.
  */
 #include <errno.h>
 #include <string.h>
@@ -30,6 +30,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         }
         FUZZ_CHECK(x == 0 && size <= CONFIG_FILE_MAX);
+        /* util/kv's line count cap: at most CONFIG_LINES_MAX lines, the last maybe unterminated */
+        {
+                size_t nl = 0;
+
+                for (size_t i = 0; i < size; i++)
+                        nl += data[i] == '\n';
+                FUZZ_CHECK(nl <= CONFIG_LINES_MAX);
+        }
         check_str(c.listen);
         check_str(c.tls_cert);
         check_str(c.tls_key);

@@ -243,9 +243,19 @@ static void config_seeds(void)
                 b[n] = '\n';
                 put("config", "line", d, b, n + 1);
                 n = (size_t)(CONFIG_FILE_MAX + d);
-                memset(b, '\n', n);
+                memset(b, '#', n);
+                for (size_t i = 4000; i < n; i += 4001)
+                        b[i] = '\n';
                 memcpy(b, "retain = 5\n", 11);
                 put("config", "file", d, b, n);
+                n = (size_t)(CONFIG_LINES_MAX + d);
+                memset(b, '\n', n);
+                memcpy(b + n - 1, "retain = 6\n", 11);
+                put("config", "lines", d, b, n + 10);
+                n = (size_t)(CONFIG_KEY_MAX + d);
+                memset(b, 'k', n);
+                memcpy(b + n, " = 1\n", 5);
+                put("config", "key", d, b, n + 5);
         }
         free(b);
 }

@@ -18,65 +18,34 @@
 #include <sys/stat.h>
 
 #include "tests/fuzz/fuzz.h"
+#include "util/file.h"
 
 #define REPLAY_FILE_MAX (16u * 1024 * 1024)
 
 static int run_file(const char *path)
 {
-        FILE *f = fopen(path, "rb");
-        uint8_t *buf = NULL;
-        size_t len = 0, cap = 0;
-        int rc = 0;
+        struct attest_err err = {0};
+        uint8_t *exact;
+        char *buf;
+        size_t len;
+        int rc;
 
-        if (!f) {
-                fprintf(stderr, "replay: %s: %s\n", path, strerror(errno));
-                return -errno;
+        if ((rc = file_read_alloc(path, REPLAY_FILE_MAX, 0, &buf, &len, &err)) < 0) {
+                fprintf(stderr, "replay: %s\n", err.msg);
+                return rc;
         }
-        for (;;) {
-                uint8_t chunk[65536];
-                size_t n = fread(chunk, 1, sizeof(chunk), f);
-                uint8_t *nb;
-
-                if (n == 0)
-                        break;
-                if (n > REPLAY_FILE_MAX - len) {
-                        fprintf(stderr, "replay: %s: larger than %u bytes\n", path,
-                                REPLAY_FILE_MAX);
-                        rc = -E2BIG;
-                        break;
-                }
-                if (len + n > cap) {
-                        cap = len + n;
-                        nb = realloc(buf, cap);
-                        if (!nb) {
-                                rc = -ENOMEM;
-                                break;
-                        }
-                        buf = nb;
-                }
-                memcpy(buf + len, chunk, n);
-                len += n;
+        /* exact-size heap copy; an empty file is passed as a zero-length buffer */
+        exact = malloc(len ? len : 1);
+        if (!exact) {
+                free(buf);
+                return -ENOMEM;
         }
-        if (rc == 0 && ferror(f)) {
-                fprintf(stderr, "replay: %s: read error\n", path);
-                rc = -EIO;
-        }
-        fclose(f);
-        if (rc == 0) {
-                /* exact-size heap copy; an empty file is passed as a zero-length buffer */
-                uint8_t *exact = malloc(len ? len : 1);
-
-                if (!exact) {
-                        free(buf);
-                        return -ENOMEM;
-                }
-                if (len)
-                        memcpy(exact, buf, len);
-                (void)LLVMFuzzerTestOneInput(exact, len);
-                free(exact);
-        }
+        if (len)
+                memcpy(exact, buf, len);
         free(buf);
-        return rc;
+        (void)LLVMFuzzerTestOneInput(exact, len);
+        free(exact);
+        return 0;
 }
 
 static int cmp_names(const void *a, const void *b)

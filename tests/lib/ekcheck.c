@@ -4,20 +4,7 @@
 #include <stdlib.h>
 
 #include "evidence/ekcert.h"
-
-static size_t slurp(const char *path, uint8_t *buf, size_t max)
-{
-        FILE *f = fopen(path, "rb");
-        size_t n;
-
-        if (!f) {
-                perror(path);
-                exit(2);
-        }
-        n = fread(buf, 1, max, f);
-        fclose(f);
-        return n;
-}
+#include "util/file.h"
 
 int main(int argc, char **argv)
 {
@@ -29,8 +16,12 @@ int main(int argc, char **argv)
                 fprintf(stderr, "usage: ekcheck EK.der CA EK.pub\n");
                 return 2;
         }
-        cl = slurp(argv[1], cert, sizeof(cert));
-        el = slurp(argv[3], ek, sizeof(ek));
+        /* whole files, more than the buffer is an error (not a cut) */
+        if (file_read(argv[1], cert, sizeof(cert), 0, &cl, &err) < 0 ||
+            file_read(argv[3], ek, sizeof(ek), 0, &el, &err) < 0) {
+                fprintf(stderr, "ekcheck: %s\n", err.msg);
+                return 2;
+        }
         if (ekcert_verify(cert, cl, argv[2], ek, el, &err) < 0) {
                 printf("%s: %s\n", attest_code_name(err.code), err.msg);
                 return 1;

@@ -8,20 +8,7 @@
 #include <stdlib.h>
 
 #include "evidence/credential.h"
-
-static size_t slurp(const char *path, uint8_t *buf, size_t max)
-{
-        FILE *f = fopen(path, "rb");
-        size_t n;
-
-        if (!f) {
-                perror(path);
-                exit(2);
-        }
-        n = fread(buf, 1, max, f);
-        fclose(f);
-        return n;
-}
+#include "util/file.h"
 
 int main(int argc, char **argv)
 {
@@ -36,9 +23,13 @@ int main(int argc, char **argv)
                 fprintf(stderr, "usage: mkcred EK.pub NAME SECRET OUT\n");
                 return 2;
         }
-        ek_len = slurp(argv[1], ek, sizeof(ek));
-        name_len = slurp(argv[2], name, sizeof(name));
-        secret_len = slurp(argv[3], secret, sizeof(secret));
+        /* whole files, more than the buffer is an error (not a cut) */
+        if (file_read(argv[1], ek, sizeof(ek), 0, &ek_len, &err) < 0 ||
+            file_read(argv[2], name, sizeof(name), 0, &name_len, &err) < 0 ||
+            file_read(argv[3], secret, sizeof(secret), 0, &secret_len, &err) < 0) {
+                fprintf(stderr, "mkcred: %s\n", err.msg);
+                return 2;
+        }
         if (cred_make(ek, ek_len, name, name_len, secret, secret_len, &c, &err) < 0) {
                 fprintf(stderr, "mkcred: %s: %s\n", attest_code_name(err.code), err.msg);
                 return 1;

@@ -16,34 +16,22 @@
 #include "evidence/evjson.h"
 #include "util/hex.h"
 #include "evidence/ima.h"
+#include "util/file.h"
 
+#define INPUT_MAX (1024u * 1024 * 1024) /* any one input file */
+
+/* The whole file, NUL terminated; NULL (the reason on stderr) when it cannot be read. */
 static uint8_t *slurp(const char *path, size_t *len)
 {
-        FILE *f = fopen(path, "rb");
-        uint8_t *buf = NULL;
-        size_t cap = 0, n;
+        struct attest_err err = {0};
+        char *buf;
 
         *len = 0;
-        if (!f)
+        if (file_read_alloc(path, INPUT_MAX, 0, &buf, len, &err) < 0) {
+                fprintf(stderr, "mkevidence: %s\n", err.msg);
                 return NULL;
-        for (;;) {
-                if (*len + 4096 + 1 > cap) {
-                        uint8_t *nb = realloc(buf, cap = cap ? 2 * cap : 65536);
-                        if (!nb) {
-                                free(buf);
-                                fclose(f);
-                                return NULL;
-                        }
-                        buf = nb;
-                }
-                n = fread(buf + *len, 1, cap - *len - 1, f);
-                if (!n)
-                        break;
-                *len += n;
         }
-        fclose(f);
-        buf[*len] = '\0';
-        return buf;
+        return (uint8_t *)buf;
 }
 
 static int extends(const char *path)

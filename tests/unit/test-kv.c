@@ -113,6 +113,8 @@ START_TEST(test_kv_errors_name_file_line_and_key)
         snprintf(err.msg, sizeof(err.msg), "listen: bad");
         kv_err_prefix(&kv, &err);
         ck_assert_str_eq(err.msg, "f.conf:2: listen: bad");
+        ck_assert_int_eq(kv_fail_unknown(&kv, &err), -EINVAL);
+        ck_assert_str_eq(err.msg, "f.conf:2: unknown key 'listen'");
         ck_assert_int_eq(kv_next(&kv, &p, &err), 0);
         (void)g;
 }

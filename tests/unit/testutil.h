@@ -9,35 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/file.h"
+
 /* Read ATTEST_TOP/rel (or an absolute path) into a NUL-terminated buffer; NULL if absent. */
 static inline char *tu_read(const char *rel, size_t *ret_len)
 {
         const char *top = getenv("ATTEST_TOP");
         char path[4096];
-        FILE *f;
         char *buf = NULL;
-        size_t len = 0, cap = 0, n;
 
         *ret_len = 0;
         snprintf(path, sizeof(path), "%s/%s", rel[0] == '/' ? "" : (top ? top : "."), rel);
-        f = fopen(path, "rb");
-        if (!f)
+        if (file_read_alloc(path, 1u << 30, 0, &buf, ret_len, NULL) < 0)
                 return NULL;
-        for (;;) {
-                if (len + 4096 + 1 > cap) {
-                        cap = cap ? cap * 2 : 65536;
-                        char *nb = realloc(buf, cap);
-                        ck_assert_ptr_nonnull(nb);
-                        buf = nb;
-                }
-                n = fread(buf + len, 1, cap - len - 1, f);
-                if (n == 0)
-                        break;
-                len += n;
-        }
-        fclose(f);
-        buf[len] = '\0';
-        *ret_len = len;
         return buf;
 }
 
