@@ -20,22 +20,15 @@
 #     oldest waiting first, so the agent still gets in
 # Usage: test-http.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP
 set -euo pipefail
-[ $# -eq 5 ] || { echo "usage: $0 ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP" >&2; exit 2; }
-if [ -z "${SWTPM_TCTI:-}" ]; then
-        exec "$4" --ek-cert -- "$0" "$@"
-fi
-ATTESTD=$(realpath "$1") TOP=$(realpath "$5")
-export ATTESTD TOP
-AGENT=$(realpath "$2") ATTESTCTL=$(realpath "$3")
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+agent_test_args 5 "$@"
 HOSTILE=$TOP/tests/hostile/hostile-http.py
-for t in openssl curl jq python3 ss gnutls-cli; do
-        command -v $t >/dev/null || { echo "not ok: $t is not installed" >&2; exit 1; }
-done
 ulimit -n "$(ulimit -Hn)"
 # memory ceilings: figures from the release build; under AddressSanitizer (redzones, a 256 MiB
 # quarantine of freed blocks) every block costs more and freed memory comes back late
 mem_slack=0
-case "$(ldd "$1" 2>/dev/null || true)" in *libasan*) mem_slack=1 ;; esac
+case "$(ldd "$ATTESTD" 2>/dev/null || true)" in *libasan*) mem_slack=1 ;; esac
 # and ASan hands freed memory back to the system only when told to (the RSS-after check)
 asan_opts="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}allocator_release_to_os_interval_ms=200:quarantine_size_mb=16"
 # meson test sets MALLOC_PERTURB_, which makes glibc write every byte it hands out, so each
@@ -44,34 +37,16 @@ asan_opts="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}allocator_release_to_os_interval_m
 mem() { # KB_RELEASE KB_ASAN: the ceiling that applies
         if [ $mem_slack -eq 1 ]; then echo "$2"; else echo "$1"; fi
 }
-# shellcheck source-path=SCRIPTDIR source=../integration/test-daemon-lib.sh
-. "$TOP/tests/integration/test-daemon-lib.sh"
-
+agent_test_begin python3 ss gnutls-cli
 attacker=""
-cleanup_http() {
-        local rc=$?
-        if [ -n "$attacker" ]; then kill "$attacker" 2>/dev/null || true; fi
-        set +e # a failing command in an EXIT trap under set -e would end it here
-        (exit $rc)
-        cleanup_lib
-}
-trap cleanup_http EXIT
-
-token ENROLL enroll
-token READER reader
-printf %s "$ENROLL" >"$work/enroll.token"
-cd "$work"
-"$TOP/tests/lib/replay-boot" "$TOP/tests/data/qemu61-good" "$ATTESTCTL"
-cp "$TOP/tests/data/qemu61-good/binary_runtime_measurements" ima.bin
+kill_at_exit attacker
+boot_host
 
 # SECTIONS="1 5": only those (and the set-up), e.g. to check that one test fails without its fix
 want() { [ -z "${SECTIONS:-}" ] || [[ " $SECTIONS " == *" $1 "* ]]; }
 HEADER_TIMEOUT=4
 start_verifier() { # with $HEADER_TIMEOUT
-        spawn https "$work/daemon.log" env "ASAN_OPTIONS=$asan_opts" MALLOC_PERTURB_=0 "$ATTESTD" \
-                --listen "127.0.0.1:@PORT@" \
-                --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
-                --db "$work/attestd.db" --tokens "$work/tokens" --threads 2 \
+        start_attestd -e "ASAN_OPTIONS=$asan_opts" -e MALLOC_PERTURB_=0 \
                 --ek-ca "$SWTPM_STATE/ca" --interval 1 --header-timeout "$HEADER_TIMEOUT" \
                 --max-connections-per-ip 51 --max-connections 10000 \
                 --max-inflight-body 67108864 "$@"
@@ -98,9 +73,7 @@ once() {
         local log=$1 t0 rc=0
         shift
         t0=$(date +%s%N)
-        "$AGENT" --verifier "https://127.0.0.1:$port" --ca "$CA" --token-file enroll.token \
-                --tcti "$SWTPM_TCTI" --ima-log ima.bin --state-dir st --once --timeout 20 \
-                "$@" >>"$log" 2>&1 || rc=$?
+        agent_cmd --state-dir st --once --timeout 20 "$@" >>"$log" 2>&1 || rc=$?
         echo $(( ($(date +%s%N) - t0) / 1000000 )) >>rounds.txt
         return $rc
 }
@@ -326,10 +299,7 @@ if want 8; then
           printf 'extendedKeyUsage=clientAuth\n' >rogue.ext
           openssl x509 -req -in rogue.csr -CA other-ca.pem -CAkey other-ca.key -CAcreateserial -days 30 \
                   -extfile rogue.ext -out rogue.pem 2>/dev/null )
-        spawn https "$work/daemon.log" "$ATTESTD" --listen "127.0.0.1:@PORT@" \
-                --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
-                --db "$work/attestd.db" --tokens "$work/tokens" --threads 2 \
-                --ek-ca "$SWTPM_STATE/ca" --interval 1 --tls-client-ca "$CA"
+        start_attestd --ek-ca "$SWTPM_STATE/ca" --interval 1 --tls-client-ca "$CA"
         c=$(curl -s --cacert "$CA" -o nocert.json -w '%{http_code}' "https://127.0.0.1:$port/healthz" || true)
         [ "$c" = 403 ] || [ "$c" = 000 ] || fail "no client certificate: $c"
         [ "$c" = 000 ] || jq -e '.error == "client_certificate_required"' nocert.json >/dev/null ||
