@@ -59,12 +59,17 @@ cp "$boot/binary_runtime_measurements" "$w/hostA.log"
 say "4. attest-agent on host A: enrol (EK certificate, MakeCredential / ActivateCredential), attest once"
 agent_a=("${vg[@]}" "$agent" --verifier "$url" --ca "$w/certs/ca.pem" --token-file "$w/enroll.token"
         --tcti "$SWTPM_TCTI" --state-dir "$w/hostA" --ima-log "$w/hostA.log" --once)
-set +e
-"${agent_a[@]}" 2>"$w/agentA.log" | tee "$w/verdict1.json"
-rc=$?
-set -e
-sed 's/^/  agent: /' "$w/agentA.log"
-[ "$rc" -eq 0 ] || { echo "demo: host A should pass (exit $rc)" >&2; exit 1; }
+# host_a LOG VERDICT WANT WHAT: host A's agent once, its log shown; it must exit WANT
+host_a() {
+        local rc
+        set +e
+        "${agent_a[@]}" 2>"$w/$1" | tee "$w/$2"
+        rc=${PIPESTATUS[0]}
+        set -e
+        sed 's/^/  agent: /' "$w/$1"
+        [ "$rc" -eq "$3" ] || { echo "demo: host A should $4 (exit $rc)" >&2; exit 1; }
+}
+host_a agentA.log verdict1.json 0 pass
 id=$(cat "$w/hostA/agent-id")
 echo "=> verdict for host A: PASS"
 
@@ -89,12 +94,7 @@ dd if="$boot/binary_runtime_measurements" of="$w/permissive.entry" bs=1 skip="$o
 "$ctl" ima show "$w/permissive.entry" | tail -n +2
 "$ctl" ima hashes "$w/permissive.entry" | while read -r l; do tpm2_pcrextend "$l"; done
 cat "$w/permissive.entry" >>"$w/hostA.log"
-set +e
-"${agent_a[@]}" 2>"$w/agentA2.log" | tee "$w/verdict2.json"
-rc=$?
-set -e
-sed 's/^/  agent: /' "$w/agentA2.log"
-[ "$rc" -eq 1 ] || { echo "demo: host A should now fail (exit $rc)" >&2; exit 1; }
+host_a agentA2.log verdict2.json 1 "now fail"
 echo "=> verdict for host A: FAIL, claims:"
 grep -oE '"name": "[a-z_.]+"|"result": "[a-z]+"' "$w/verdict2.json" | paste - - | grep -v '"pass"' || true
 

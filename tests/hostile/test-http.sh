@@ -68,6 +68,17 @@ settle() {
         done
         nfds
 }
+# attack ARGS...: hostile-http.py holding connections to attestd (hold PORT ARGS) in the
+# background, its pid in $attacker; retreat: the attacker stopped (it must still be running)
+attack() {
+        python3 "$HOSTILE" hold "$port" "$@" &
+        attacker=$!
+}
+retreat() {
+        kill "$attacker"
+        wait "$attacker" 2>/dev/null || true
+        attacker=""
+}
 # once LOG ARGS...: one agent round (--once); its wall time in ms is appended to rounds.txt
 once() {
         local log=$1 t0 rc=0
@@ -89,8 +100,7 @@ echo "# baseline: $base_fds fds, RSS $base_rss kB$([ $mem_slack -eq 0 ] || echo 
 # ---- 1. spin and CLOSE-WAIT ------------------------------------------------------------------
 if want 1; then
         echo "# 1. silent and half-handshaken TLS connections"
-        python3 "$HOSTILE" hold "$port" 40 2 3 idle 30 hold1.txt &
-        attacker=$!
+        attack 40 2 3 idle 30 hold1.txt
         python3 "$HOSTILE" hold "$port" 40 4 5 partial 30 hold1b.txt &
         a2=$!
         sleep 1
@@ -113,8 +123,7 @@ fi
 # ---- 2. slowloris ------------------------------------------------------------------------------
 if want 2; then
         echo "# 2. slowloris: a request head one byte a second"
-        python3 "$HOSTILE" hold "$port" 30 6 6 slow $((HEADER_TIMEOUT + 6)) hold2.txt &
-        attacker=$!
+        attack 30 6 6 slow $((HEADER_TIMEOUT + 6)) hold2.txt
         sleep $((HEADER_TIMEOUT + 5))
         api GET /healthz
         expect 200 "" -- "healthz during slowloris"
@@ -130,14 +139,12 @@ fi
 # ---- 3. per-IP cap -----------------------------------------------------------------------------
 if want 3; then
         echo "# 3. per-IP connection cap"
-        python3 "$HOSTILE" hold "$port" 100 7 7 idle 20 hold3.txt &
-        attacker=$!
+        attack 100 7 7 idle 20 hold3.txt
         sleep 2
         held=$(nfds)
         api GET /healthz
         expect 200 "" -- "healthz with one address at its cap"
-        kill "$attacker"; wait "$attacker" 2>/dev/null || true
-        attacker=""
+        retreat
         [ "$held" -le $((base_fds + 51 + 2)) ] || fail "one address holds $((held - base_fds)) fds (cap 51)"
         [ "$held" -ge $((base_fds + 45)) ] || fail "the cap test did not connect ($held fds)"
         ok "100 connections from one address: attestd holds $((held - base_fds)) (cap 51)"
@@ -154,8 +161,7 @@ if want 4; then
         sleep 0.5
         base_fds=$(nfds) base_rss=$(rss_kb)
         : >rounds.txt
-        python3 "$HOSTILE" hold "$port" 10000 2 200 mix 150 hold4.txt &
-        attacker=$!
+        attack 10000 2 200 mix 150 hold4.txt
         for _ in $(seq 200); do
                 [ -f hold4.txt ] && [ "$(sed -n 's/open=\([0-9]*\).*/\1/p' hold4.txt)" -ge 9950 ] && break
                 sleep 0.2
@@ -178,8 +184,7 @@ if want 4; then
         st4=$(cat hold4.txt)
         # attestd's CPU while holding the connections, in % of one core (ticks are 1/100 s)
         cpu=$(( ($(ticks) - c0) * 100 * 10000000 / ($(date +%s%N) - w0) ))
-        kill "$attacker"; wait "$attacker" 2>/dev/null || true
-        attacker=""
+        retreat
         p99=$(sort -n rounds.txt | tail -1) p50=$(sort -n rounds.txt | sed -n 10p)
         echo "# attackers: $st4; attestd during: up to $max_fds fds, RSS up to $max_rss kB"
         echo "# agent rounds under attack: p50 $p50 ms, p99 (max of 20) $p99 ms"
@@ -323,8 +328,7 @@ if want 9; then
         stop_daemon
         HEADER_TIMEOUT=60 start_verifier --max-connections 1000 --idle-timeout 60
         : >rounds.txt
-        python3 "$HOSTILE" hold "$port" 3000 2 100 idle 120 hold9.txt &
-        attacker=$!
+        attack 3000 2 100 idle 120 hold9.txt
         for _ in $(seq 100); do
                 [ -f hold9.txt ] && [ "$(nfds)" -ge 900 ] && break
                 sleep 0.2
@@ -335,8 +339,7 @@ if want 9; then
                 once agent.log || fail "round $i with the table full did not pass: $(tail -3 agent.log)"
         done
         st9=$(cat hold9.txt)
-        kill "$attacker"; wait "$attacker" 2>/dev/null || true
-        attacker=""
+        retreat
         p99=$(sort -n rounds.txt | tail -1)
         echo "# attackers: $st9; attestd held $full fds; 10 agent rounds, slowest $p99 ms"
         [ "$p99" -lt 5000 ] || fail "agent round $p99 ms with the table full"

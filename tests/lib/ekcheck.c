@@ -1,23 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* ekcheck EK.der CA EK.pub: ekcert_verify() from the command line, for the integration tests. */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "evidence/ekcert.h"
-
-static size_t slurp(const char *path, uint8_t *buf, size_t max)
-{
-        FILE *f = fopen(path, "rb");
-        size_t n;
-
-        if (!f) {
-                perror(path);
-                exit(2);
-        }
-        n = fread(buf, 1, max, f);
-        fclose(f);
-        return n;
-}
+#include "tests/lib/tool.h"
 
 int main(int argc, char **argv)
 {
@@ -29,8 +15,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "usage: ekcheck EK.der CA EK.pub\n");
                 return 2;
         }
-        cl = slurp(argv[1], cert, sizeof(cert));
-        el = slurp(argv[3], ek, sizeof(ek));
+        cl = tool_slurp(argv[1], cert, sizeof(cert));
+        el = tool_slurp(argv[3], ek, sizeof(ek));
         if (ekcert_verify(cert, cl, argv[2], ek, el, &err) < 0) {
                 printf("%s: %s\n", attest_code_name(err.code), err.msg);
                 return 1;

@@ -5,23 +5,9 @@
  * A test tool: lets the tests check cred_make() against a real TPM's ActivateCredential.
  */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "evidence/credential.h"
-
-static size_t slurp(const char *path, uint8_t *buf, size_t max)
-{
-        FILE *f = fopen(path, "rb");
-        size_t n;
-
-        if (!f) {
-                perror(path);
-                exit(2);
-        }
-        n = fread(buf, 1, max, f);
-        fclose(f);
-        return n;
-}
+#include "tests/lib/tool.h"
 
 int main(int argc, char **argv)
 {
@@ -36,9 +22,9 @@ int main(int argc, char **argv)
                 fprintf(stderr, "usage: mkcred EK.pub NAME SECRET OUT\n");
                 return 2;
         }
-        ek_len = slurp(argv[1], ek, sizeof(ek));
-        name_len = slurp(argv[2], name, sizeof(name));
-        secret_len = slurp(argv[3], secret, sizeof(secret));
+        ek_len = tool_slurp(argv[1], ek, sizeof(ek));
+        name_len = tool_slurp(argv[2], name, sizeof(name));
+        secret_len = tool_slurp(argv[3], secret, sizeof(secret));
         if (cred_make(ek, ek_len, name, name_len, secret, secret_len, &c, &err) < 0) {
                 fprintf(stderr, "mkcred: %s: %s\n", attest_code_name(err.code), err.msg);
                 return 1;

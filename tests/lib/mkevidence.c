@@ -16,35 +16,7 @@
 #include "evidence/evjson.h"
 #include "util/hex.h"
 #include "evidence/ima.h"
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-        FILE *f = fopen(path, "rb");
-        uint8_t *buf = NULL;
-        size_t cap = 0, n;
-
-        *len = 0;
-        if (!f)
-                return NULL;
-        for (;;) {
-                if (*len + 4096 + 1 > cap) {
-                        uint8_t *nb = realloc(buf, cap = cap ? 2 * cap : 65536);
-                        if (!nb) {
-                                free(buf);
-                                fclose(f);
-                                return NULL;
-                        }
-                        buf = nb;
-                }
-                n = fread(buf + *len, 1, cap - *len - 1, f);
-                if (!n)
-                        break;
-                *len += n;
-        }
-        fclose(f);
-        buf[*len] = '\0';
-        return buf;
-}
+#include "tests/lib/tool.h"
 
 static int extends(const char *path)
 {
@@ -53,7 +25,7 @@ static int extends(const char *path)
         struct hasher *h;
         struct attest_err err = {0};
         size_t len;
-        uint8_t *log = slurp(path, &len), s256[32];
+        uint8_t *log = tool_read(path, &len), s256[32];
         char a[41], b[65];
         int x;
 
@@ -94,10 +66,10 @@ static int json(int argc, char **argv)
                 return 2;
         if (hex_decode(argv[2], strlen(argv[2]), ev.nonce, sizeof(ev.nonce), &ev.nonce_len) < 0)
                 return 2;
-        ev.attest = slurp(argv[3], &ev.attest_len);
-        ev.sig = slurp(argv[4], &ev.sig_len);
-        pcrs = (char *)slurp(argv[5], &n);
-        ev.ima = slurp(argv[6], &ev.ima_len);
+        ev.attest = tool_read(argv[3], &ev.attest_len);
+        ev.sig = tool_read(argv[4], &ev.sig_len);
+        pcrs = (char *)tool_read(argv[5], &n);
+        ev.ima = tool_read(argv[6], &ev.ima_len);
         if (!ev.attest || !ev.sig || !pcrs || !ev.ima)
                 return 2;
         if (pcrs_parse(pcrs, n, &ev.pcrs, &err) < 0) {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Shared bits of the unit tests: file loading from the source tree, Check runner. */
+/* Shared bits of the unit tests: literals and filled strings, file loading from the source tree,
+ * Check runner. */
 #ifndef TESTUTIL_H
 #define TESTUTIL_H
 
@@ -9,36 +10,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/lib/tool.h"
+
+/* a string literal and its length without the NUL, as two arguments */
+#define LIT(s) s, sizeof(s) - 1
+
+/* A new NUL-terminated string of n bytes c (the caps tests' long lines and files) */
+static inline char *filled(size_t n, char c)
+{
+        char *b = malloc(n + 1);
+
+        ck_assert_ptr_nonnull(b);
+        memset(b, c, n);
+        b[n] = '\0';
+        return b;
+}
+
 /* Read ATTEST_TOP/rel (or an absolute path) into a NUL-terminated buffer; NULL if absent. */
 static inline char *tu_read(const char *rel, size_t *ret_len)
 {
         const char *top = getenv("ATTEST_TOP");
         char path[4096];
-        FILE *f;
-        char *buf = NULL;
-        size_t len = 0, cap = 0, n;
 
-        *ret_len = 0;
         snprintf(path, sizeof(path), "%s/%s", rel[0] == '/' ? "" : (top ? top : "."), rel);
-        f = fopen(path, "rb");
-        if (!f)
-                return NULL;
-        for (;;) {
-                if (len + 4096 + 1 > cap) {
-                        cap = cap ? cap * 2 : 65536;
-                        char *nb = realloc(buf, cap);
-                        ck_assert_ptr_nonnull(nb);
-                        buf = nb;
-                }
-                n = fread(buf + len, 1, cap - len - 1, f);
-                if (n == 0)
-                        break;
-                len += n;
-        }
-        fclose(f);
-        buf[len] = '\0';
-        *ret_len = len;
-        return buf;
+        return (char *)tool_read(path, ret_len);
 }
 
 /* Names of the real boots under tests/data/ (folders with a binary log); NULL terminated. */
