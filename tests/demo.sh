@@ -22,52 +22,32 @@ if [ "${VALGRIND:-0}" = 1 ]; then
         vg=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=99)
 fi
 export VG="${vg[*]}"
-attestd=$build/daemon/attestd
+ATTESTD=$build/daemon/attestd
 agent=$build/agent/attest-agent
 boot=$top/tests/data/qemu61-good
-w=$(mktemp -d /tmp/attestd-demo.XXXXXX)
-pids=()
-cleanup() {
-        for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-        wait 2>/dev/null || true
-        rm -rf "$w"
-}
-trap cleanup EXIT
+# shellcheck source-path=SCRIPTDIR source=lib/common.sh
+. "$top/tests/lib/common.sh"
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
 
 say "1. certificates, tokens, attestd (TLS) with the EK CA of the TPM vendor (swtpm's local CA)"
-"$top/tests/lib/mkcerts.sh" "$w/certs" >/dev/null
+test_begin attestd-demo
+w=$work
 # the EK CA bundle: a directory of vendor CA certificates (here swtpm's local CA, root + issuer)
 mkdir -p "$w/ek-ca"
 cp "$SWTPM_STATE/ca/swtpm-localca-rootca-cert.pem" "$w/ek-ca/hostA-root.pem"
 cp "$SWTPM_STATE/ca/issuercert.pem" "$w/ek-ca/hostA-issuer.pem"
-for role in enroll admin reader; do
-        t=$(openssl rand -hex 24)
-        printf '%s' "$t" >"$w/$role.token"
-        printf '%s %s demo-%s\n' "$role" "$(printf %s "$t" | sha256sum | cut -d' ' -f1)" "$role" \
-                >>"$w/tokens"
-done
-port=$((30000 + RANDOM % 20000))
+agent_tokens
+# attestd under valgrind takes longer to answer /healthz
+SPAWN_WAIT=30 start_attestd -w "$VG" --ek-ca "$w/ek-ca" --pcr-selection sha256:0-10
 url=https://127.0.0.1:$port
-"${vg[@]}" "$attestd" --listen "127.0.0.1:$port" --tls-cert "$w/certs/server.pem" \
-        --tls-key "$w/certs/server.key" --db "$w/attestd.db" --tokens "$w/tokens" --threads 2 \
-        --ek-ca "$w/ek-ca" --pcr-selection sha256:0-10 >"$w/attestd.log" 2>&1 &
-attestd_pid=$!
-pids+=("$attestd_pid")
-for _ in $(seq 300); do
-        curl -s --cacert "$w/certs/ca.pem" "$url/healthz" >/dev/null && break
-        sleep 0.1
-done
-run curl -s --cacert "$w/certs/ca.pem" "$url/healthz"
+run curl -s --cacert "$CA" "$url/healthz"
 echo
-ADMIN="Authorization: Bearer $(cat "$w/admin.token")"
-READER="Authorization: Bearer $(cat "$w/reader.token")"
-q() { curl -s --cacert "$w/certs/ca.pem" -H "$READER" "$url$1"; echo; }
+q() { curl -s --cacert "$CA" -H "Authorization: Bearer $READER" "$url$1"; echo; }
 
 say "2. the expected state: policy 'default' (SELinux enforcing, never permissive, policy hash, kernel 6.1.*, boot_aggregate)"
 cat "$top/tests/demo/policy.json"
-curl -s --cacert "$w/certs/ca.pem" -H "$ADMIN" -H 'Content-Type: application/json' -X PUT \
+curl -s --cacert "$CA" -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' -X PUT \
         --data-binary @"$top/tests/demo/policy.json" "$url/v1/policies/default"
 echo
 
@@ -79,12 +59,17 @@ cp "$boot/binary_runtime_measurements" "$w/hostA.log"
 say "4. attest-agent on host A: enrol (EK certificate, MakeCredential / ActivateCredential), attest once"
 agent_a=("${vg[@]}" "$agent" --verifier "$url" --ca "$w/certs/ca.pem" --token-file "$w/enroll.token"
         --tcti "$SWTPM_TCTI" --state-dir "$w/hostA" --ima-log "$w/hostA.log" --once)
-set +e
-"${agent_a[@]}" 2>"$w/agentA.log" | tee "$w/verdict1.json"
-rc=$?
-set -e
-sed 's/^/  agent: /' "$w/agentA.log"
-[ "$rc" -eq 0 ] || { echo "demo: host A should pass (exit $rc)" >&2; exit 1; }
+# host_a LOG VERDICT WANT WHAT: host A's agent once, its log shown; it must exit WANT
+host_a() {
+        local rc
+        set +e
+        "${agent_a[@]}" 2>"$w/$1" | tee "$w/$2"
+        rc=${PIPESTATUS[0]}
+        set -e
+        sed 's/^/  agent: /' "$w/$1"
+        [ "$rc" -eq "$3" ] || { echo "demo: host A should $4 (exit $rc)" >&2; exit 1; }
+}
+host_a agentA.log verdict1.json 0 pass
 id=$(cat "$w/hostA/agent-id")
 echo "=> verdict for host A: PASS"
 
@@ -92,30 +77,24 @@ say "5. what an operator asks (reader token)"
 run q /v1/agents
 run q "/v1/agents/$id"
 run q "/v1/agents/$id/results?limit=5"
-curl -s --cacert "$w/certs/ca.pem" -H "$ADMIN" "$url/v1/policies/default"
+curl -s --cacert "$CA" -H "Authorization: Bearer $ADMIN" "$url/v1/policies/default"
 echo
 
 say "6. host A goes permissive: the kernel measures selinux-state enforcing=0 (appended and extended)"
 # entry 2 of the recorded boot is such a measurement: copy its bytes, extend PCR 10 with them
-off=0
-for _ in 0 1; do
+off=0 len=0
+for _ in 0 1 2; do # entries 0 and 1 skipped, entry 2's length
+        off=$((off + len))
         nlen=$(od -An -tu4 -j $((off + 24)) -N4 "$boot/binary_runtime_measurements" | tr -d ' ')
         dlen=$(od -An -tu4 -j $((off + 28 + nlen)) -N4 "$boot/binary_runtime_measurements" | tr -d ' ')
-        off=$((off + 32 + nlen + dlen))
+        len=$((32 + nlen + dlen))
 done
-nlen=$(od -An -tu4 -j $((off + 24)) -N4 "$boot/binary_runtime_measurements" | tr -d ' ')
-dlen=$(od -An -tu4 -j $((off + 28 + nlen)) -N4 "$boot/binary_runtime_measurements" | tr -d ' ')
 dd if="$boot/binary_runtime_measurements" of="$w/permissive.entry" bs=1 skip="$off" \
-        count=$((32 + nlen + dlen)) status=none
+        count="$len" status=none
 "$ctl" ima show "$w/permissive.entry" | tail -n +2
 "$ctl" ima hashes "$w/permissive.entry" | while read -r l; do tpm2_pcrextend "$l"; done
 cat "$w/permissive.entry" >>"$w/hostA.log"
-set +e
-"${agent_a[@]}" 2>"$w/agentA2.log" | tee "$w/verdict2.json"
-rc=$?
-set -e
-sed 's/^/  agent: /' "$w/agentA2.log"
-[ "$rc" -eq 1 ] || { echo "demo: host A should now fail (exit $rc)" >&2; exit 1; }
+host_a agentA2.log verdict2.json 1 "now fail"
 echo "=> verdict for host A: FAIL, claims:"
 grep -oE '"name": "[a-z_.]+"|"result": "[a-z]+"' "$w/verdict2.json" | paste - - | grep -v '"pass"' || true
 
@@ -143,15 +122,5 @@ echo "=> verdict for host B: FAIL ($(grep -oE '"code": "[a-z0-9_]+"' "$w/verdict
 say "8. the fleet as the verifier sees it"
 run q /v1/agents
 echo
-kill -TERM "$attestd_pid"
-set +e
-wait "$attestd_pid"
-rc=$?
-set -e
-pids=()
-if [ "$rc" -ne 0 ]; then
-        echo "demo: attestd exited with $rc on SIGTERM" >&2
-        tail -40 "$w/attestd.log" >&2
-        exit 1
-fi
+stop_daemon TERM
 echo "demo: done (attestd stopped cleanly on SIGTERM; all processes stopped)"

@@ -19,47 +19,18 @@ EVGEN=$build/tests/integration/test-daemon-evgen
 for f in "$ATTESTD" "$AGENT" "$ATTESTCTL" "$EVGEN"; do
         [ -x "$f" ] || { echo "run-agent: $f not built" >&2; exit 1; }
 done
-# shellcheck source-path=SCRIPTDIR/../integration source=test-daemon-lib.sh
-. "$top/tests/integration/test-daemon-lib.sh"
-agent_pid=""
-cleanup_agent() {
-        local rc=$?
-        if [ -n "$agent_pid" ]; then
-                kill -CONT "$agent_pid" 2>/dev/null || true
-                kill "$agent_pid" 2>/dev/null || true
-        fi
-        (exit $rc) # cleanup_lib keeps the work directory of a failed run
-        cleanup_lib
-}
-trap cleanup_agent EXIT
-token ENROLL enroll
-token READER reader
-printf %s "$ENROLL" >"$work/enroll.token"
-cd "$work"
-
-"$top/tests/lib/replay-boot" "$top/tests/data/qemu61-good" "$ATTESTCTL"
-cp "$top/tests/data/qemu61-good/binary_runtime_measurements" ima.bin
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$top/tests/lib/common.sh"
+agent_test_begin bc
 "$EVGEN" gen inc.bin "files:$entries"
 "$ATTESTCTL" ima hashes inc.bin >inc.hashes
 [ "$(wc -l <inc.hashes)" = "$entries" ] || fail "inc.bin: $(wc -l <inc.hashes) entries"
 
-spawn https "$work/daemon.log" "$ATTESTD" --listen "127.0.0.1:@PORT@" \
-        --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
-        --db "$work/attestd.db" --tokens "$work/tokens" --threads 2 --ek-ca "$SWTPM_STATE/ca" \
-        --interval 1
-"$AGENT" --verifier "https://127.0.0.1:$port" --ca "$CA" --token-file enroll.token \
-        --tcti "$SWTPM_TCTI" --ima-log ima.bin --state-dir st >agent.log 2>&1 &
-agent_pid=$!
+host_verifier
+start_agent agent.log --state-dir st
+at_exit kill -CONT '$agent_pid' 2>/dev/null # stopped while the kernel measures
 
-verdicts() { grep -cE '^<[56]>verdict: ' agent.log || true; }
-wait_verdicts() { # N: until the agent logged N verdicts (60 s at most)
-        for _ in $(seq 1200); do
-                [ "$(verdicts)" -ge "$1" ] && return 0
-                kill -0 "$agent_pid" 2>/dev/null || fail "agent died: $(tail -5 agent.log)"
-                sleep 0.05
-        done
-        fail "no verdict $1 within 60 s: $(tail -5 agent.log)"
-}
+wait_verdicts() { wait_lines agent.log '^<[56]>verdict: ' "$1" 60; }
 ticks() { cat /proc/"$agent_pid"/task/*/stat | awk '{ t += $14 + $15 } END { print t }'; }
 ns() { cat /proc/"$agent_pid"/task/*/schedstat | awk '{ t += $1 } END { print t }'; }
 
@@ -71,7 +42,7 @@ echo "# attest-agent footprint: $(nproc) cores, $(uname -r), $rounds rounds of $
 printf '%-6s %14s %16s\n' round "user+sys ms" "on-CPU ms"
 sum_t=0 sum_n=0
 for r in $(seq "$rounds"); do
-        v=$(verdicts)
+        v=$(verdicts agent.log)
         # the agent sleeps until next_due now: stop it while the "kernel" measures
         kill -STOP "$agent_pid"
         xargs -n 64 tpm2_pcrextend <inc.hashes >/dev/null

@@ -11,50 +11,25 @@
 # LOOP_ROUNDS (default 10) rounds of the agent in loop mode, whose log reads are incremental.
 # Usage: test-agent-busy.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP BUSYHOST
 set -euo pipefail
-[ $# -eq 6 ] || { echo "usage: $0 ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP BUSYHOST" >&2; exit 2; }
-if [ -z "${SWTPM_TCTI:-}" ]; then
-        exec "$4" --ek-cert -- "$0" "$@"
-fi
-ATTESTD=$(realpath "$1") TOP=$(realpath "$5")
-export ATTESTD TOP
-AGENT=$(realpath "$2") ATTESTCTL=$(realpath "$3") BUSYHOST=$(realpath "$6")
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+agent_test_args 6 "$@"
+BUSYHOST=$(realpath "$6")
 ROUNDS=${ROUNDS:-200}
-for t in openssl curl jq tpm2_pcrextend; do
-        command -v $t >/dev/null || { echo "not ok: $t is not installed" >&2; exit 1; }
-done
-# shellcheck source-path=SCRIPTDIR source=../integration/test-daemon-lib.sh
-. "$TOP/tests/integration/test-daemon-lib.sh"
-
-busy_pid="" agent_pid=""
-cleanup_busy() {
-        local rc=$?
-        if [ -n "$agent_pid" ]; then kill "$agent_pid" 2>/dev/null || true; fi
+agent_test_begin
+busy_pid=""
+stop_busy() {
         if [ -n "$busy_pid" ]; then
                 touch "$work/busy.stop"
                 wait "$busy_pid" 2>/dev/null || true
         fi
-        set +e # a failing command in an EXIT trap under set -e would end it here
-        (exit $rc)
-        cleanup_lib
 }
-trap cleanup_busy EXIT
-
-token ENROLL enroll
-token READER reader
-printf %s "$ENROLL" >"$work/enroll.token"
-cd "$work"
-"$TOP/tests/lib/replay-boot" "$TOP/tests/data/qemu61-good" "$ATTESTCTL"
-cp "$TOP/tests/data/qemu61-good/binary_runtime_measurements" ima.bin
-spawn https "$work/daemon.log" "$ATTESTD" --listen "127.0.0.1:@PORT@" \
-        --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
-        --db "$work/attestd.db" --tokens "$work/tokens" --threads 2 \
-        --ek-ca "$SWTPM_STATE/ca" --interval 1 --retain 1000
+at_exit stop_busy
+host_verifier --retain 1000
 
 agent_once() { # LOG: one round; sets rc
         rc=0
-        "$AGENT" --verifier "https://127.0.0.1:$port" --ca "$CA" --token-file enroll.token \
-                --tcti "$SWTPM_TCTI" --ima-log ima.bin --state-dir st --once --timeout 20 \
-                >/dev/null 2>>"$1" || rc=$?
+        agent_cmd --state-dir st --once --timeout 20 >/dev/null 2>>"$1" || rc=$?
 }
 
 # a quiet host first: enrolment and one passing round
@@ -86,19 +61,17 @@ echo "# --once: $((pass + failv + errors)) rounds in $dt s: $pass pass, $failv f
 # then the agent as a service (loop mode, incremental log reads from the remembered offset):
 # LOOP_ROUNDS more verdicts, one per next_due (1 s), bounded by 3 s a round
 LOOP_ROUNDS=${LOOP_ROUNDS:-10}
-"$AGENT" --verifier "https://127.0.0.1:$port" --ca "$CA" --token-file enroll.token \
-        --tcti "$SWTPM_TCTI" --ima-log ima.bin --state-dir st --timeout 20 >loop.log 2>&1 &
-agent_pid=$!
+start_agent loop.log --state-dir st --timeout 20
 for _ in $(seq $((LOOP_ROUNDS * 60))); do
-        [ "$(grep -cE '^<[56]>verdict: ' loop.log || true)" -ge "$LOOP_ROUNDS" ] && break
+        [ "$(verdicts loop.log)" -ge "$LOOP_ROUNDS" ] && break
         kill -0 "$agent_pid" 2>/dev/null || break
         sleep 0.05
 done
 kill -TERM "$agent_pid" 2>/dev/null || true
 wait "$agent_pid" || fail "the looping agent exited $?: $(tail -5 loop.log)"
 agent_pid=""
-loop_v=$(grep -cE '^<[56]>verdict: ' loop.log || true)
-loop_fail=$(grep -cE '^<[56]>verdict: [^p]' loop.log || true)
+loop_v=$(verdicts loop.log)
+loop_fail=$(count loop.log '^<[56]>verdict: [^p]')
 [ "$loop_v" -ge "$LOOP_ROUNDS" ] || fail "loop mode: $loop_v verdicts: $(tail -5 loop.log)"
 touch busy.stop
 wait "$busy_pid" || fail "busyhost failed: $(cat busy.err)"

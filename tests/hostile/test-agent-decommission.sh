@@ -11,8 +11,11 @@
 # An attestd without POST /v1/agents/{id}/decommission fails the test (never a skip).
 # Usage: test-agent-decommission.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP
 set -euo pipefail
-# shellcheck source-path=SCRIPTDIR source=agent-lib.sh
-. "$(dirname "$0")/agent-lib.sh" "$@"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+agent_test_args 5 "$@"
+agent_test_begin
+host_verifier
 
 api POST "/v1/agents/0123456789abcdef0123456789abcdef/decommission" "" "$ADMIN"
 if [ "$status" != 404 ] || [ "$(jq -r .error <<<"$body")" != agent_not_found ]; then
@@ -28,19 +31,16 @@ wait_exit() {
         wait "$agent_pid" || rc=$?
         agent_pid=""
 }
-start_agent() { # LOG
+run_agent() { # LOG: the agent in the background, telling notify.sock
         log=$1
-        NOTIFY_SOCKET=$PWD/notify.sock "$AGENT" --verifier "https://127.0.0.1:$port" --ca "$CA" \
-                --token-file enroll.token --tcti "$SWTPM_TCTI" --ima-log ima.bin --state-dir st \
-                --timeout 10 >"$log" 2>&1 &
-        agent_pid=$!
+        NOTIFY_SOCKET=$PWD/notify.sock start_agent "$log" --state-dir st --timeout 10
 }
 enrolments() { count daemon.log 'enrolled \(AK'; }
 
 start_notify
 
 echo "# 1. decommissioned while attesting"
-start_agent a1.log
+run_agent a1.log
 wait_lines a1.log '^<5>verdict: pass' 1 30
 id=$(cat st/agent-id)
 ok "agent $id enrolled and passed"
@@ -59,7 +59,7 @@ grep -q '^STATUS=decommissioned by the verifier (agent_decommissioned), not retr
 ok "decommissioned: one 403, error logged, STATUS= set, exit 3, id kept, no re-enrolment"
 
 echo "# 2. started again while decommissioned"
-start_agent a2.log
+run_agent a2.log
 wait_exit 10
 [ $rc = 3 ] || fail "restarted decommissioned agent exited $rc, want 3: $(tail -5 a2.log)"
 [ "$(count a2.log '^<4>.*HTTP 403')" = 1 ] || fail "$(count a2.log '^<4>.*HTTP 403') answers of 403"
@@ -69,7 +69,7 @@ ok "restarted: exit 3 after one 403, no enrolment"
 echo "# 3. decommissioned and DELETEd: the EK stays refused"
 api DELETE "/v1/agents/$id" "" "$ADMIN"
 expect 204 "" -- "DELETE $id" >/dev/null
-start_agent a3.log
+run_agent a3.log
 wait_exit 15
 [ $rc = 3 ] || fail "agent of a decommissioned EK exited $rc, want 3: $(tail -5 a3.log)"
 grep -q "does not know agent $id: enrolling again" a3.log || fail "no re-enrolment after 404"
@@ -77,15 +77,14 @@ grep -q '^<3>the verifier decommissioned this TPM (EK) (HTTP 403 ek_decommission
         fail "no ek_decommissioned error: $(tail -5 a3.log)"
 [ "$(count a3.log 'POST /v1/agents[^/]|enrolment: HTTP')" -le 1 ] || fail "enrolment retried"
 rc=0
-"$AGENT" --verifier "https://127.0.0.1:$port" --ca "$CA" --token-file enroll.token \
-        --tcti "$SWTPM_TCTI" --ima-log ima.bin --state-dir st --once >a3once.log 2>&1 || rc=$?
+agent_cmd --state-dir st --once >a3once.log 2>&1 || rc=$?
 [ $rc = 3 ] || fail "--once with a decommissioned EK exited $rc, want 3: $(tail -5 a3once.log)"
 ok "after DELETE: 404, one enrolment attempt, 403 ek_decommissioned, exit 3 (--once too)"
 
 echo "# 4. readmitted"
 api POST "/v1/agents/$id/readmit" "" "$ADMIN"
 expect 200 "" -- "readmit $id" >/dev/null
-start_agent a4.log
+run_agent a4.log
 wait_lines a4.log '^<5>verdict: pass' 1 30
 kill -TERM "$agent_pid"
 wait_exit 10

@@ -8,14 +8,14 @@
 # enrols again as before.
 # Usage: test-agent-local-errors.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP
 set -euo pipefail
-# shellcheck source-path=SCRIPTDIR source=agent-lib.sh
-. "$(dirname "$0")/agent-lib.sh" "$@"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+agent_test_args 5 "$@"
+agent_test_begin
+host_verifier
 
 start_notify
-NOTIFY_SOCKET=$PWD/notify.sock "$AGENT" --verifier "https://127.0.0.1:$port" --ca "$CA" \
-        --token-file enroll.token --tcti "$SWTPM_TCTI" --ima-log ima.bin --state-dir st \
-        --timeout 10 >agent.log 2>&1 &
-agent_pid=$!
+NOTIFY_SOCKET=$PWD/notify.sock start_agent agent.log --state-dir st --timeout 10
 wait_lines agent.log '^<5>verdict: pass' 1 30
 id=$(cat st/agent-id)
 ok "agent $id enrolled and passed"
@@ -58,7 +58,5 @@ wait_lines agent.log '^<[56]>verdict: ' $((v + 1)) 30
 grep -q "does not know agent $id: enrolling again" agent.log || fail "no re-enrolment message"
 [ "$(count daemon.log 'enrolled \(AK')" = 2 ] || fail "the daemon saw no second enrolment"
 ok "after DELETE the agent enrolled again as $(cat st/agent-id) and attests"
-kill -TERM "$agent_pid"
-wait "$agent_pid" || fail "agent exited $? after SIGTERM"
-agent_pid=""
+stop_agent
 stop_daemon TERM

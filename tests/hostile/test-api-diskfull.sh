@@ -4,54 +4,29 @@
 # "ok"), come back to 200 once space is freed, and nothing stored before is lost (policies, the
 # agent and its results, across a restart, integrity_check ok).
 # Needs root (mount -t tmpfs; setup.sh runs as root): a failure to mount fails the test, never a skip.
-# Usage: test-api-diskfull.sh ATTESTD SWTPM_RUN TOP EVGEN
+# Usage: test-api-diskfull.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP EVGEN
 set -euo pipefail
-[ $# -eq 4 ] || { echo "usage: $0 ATTESTD SWTPM_RUN TOP EVGEN" >&2; exit 2; }
-if [ -z "${SWTPM_TCTI:-}" ]; then
-        exec "$2" -- "$0" "$@"
-fi
-ATTESTD=$(realpath "$1") TOP=$(realpath "$3") EVGEN=$(realpath "$4")
-export ATTESTD TOP
-for t in curl jq sqlite3 tpm2_createek tpm2_createak tpm2_quote tpm2_pcrread tpm2_pcrextend \
-        tpm2_evictcontrol mount umount; do
-        command -v $t >/dev/null || { echo "not ok: $t is not installed" >&2; exit 1; }
-done
-# shellcheck source-path=SCRIPTDIR source=../integration/test-daemon-lib.sh
-. "$TOP/tests/integration/test-daemon-lib.sh"
-read -ra extra <<<"${ATTESTD_EXTRA:-}"
-cd "$work"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+agent_test_args 6 "$@"
+EVGEN=$(realpath "$6")
+agent_test_begin sqlite3 tpm2_createek tpm2_createak tpm2_quote tpm2_pcrread tpm2_pcrextend \
+        tpm2_evictcontrol mount umount
 mkdir full
 if ! mount -t tmpfs -o size=3m,mode=0700 tmpfs full 2>mount.err; then
         echo "not ok: cannot mount a tmpfs (run as root): $(cat mount.err)" >&2
         exit 1
 fi
-cleanup_full() {
-        local rc=$?
-        if [ -n "$daemon_pid" ]; then kill "$daemon_pid" 2>/dev/null || true; wait "$daemon_pid" 2>/dev/null || true; fi
-        daemon_pid=""
+unmount_full() {
+        kill_daemon
         umount "$work/full" 2>/dev/null || umount -l "$work/full" 2>/dev/null || true
-        set +e # a failing command in an EXIT trap under set -e would end it here
-        (exit $rc)
-        cleanup_lib
 }
-trap cleanup_full EXIT
-token ADMIN admin
-token READER reader
+at_exit unmount_full
 
-verifier() {
-        spawn https "$work/daemon.log" "$ATTESTD" --listen "127.0.0.1:@PORT@" \
-                --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
-                --db "$work/full/attestd.db" --tokens "$work/tokens" --threads 2 \
-                --insecure-trust-ak "${extra[@]}"
-}
-health() { # the /healthz status, and its body in $body
-        status=$(curl -s --cacert "$CA" -o resp -w '%{http_code}' "https://127.0.0.1:$port/healthz") ||
-                status=000
-        body=$(cat resp)
-}
+verifier() { start_daemon -d "$work/full/attestd.db"; }
 wait_health() { # STATUS SECONDS: until /healthz answers STATUS
         for _ in $(seq $(($2 * 10))); do
-                health
+                api GET /healthz
                 [ "$status" = "$1" ] && return 0
                 sleep 0.1
         done
@@ -59,20 +34,13 @@ wait_health() { # STATUS SECONDS: until /healthz answers STATUS
 }
 
 # an agent with a real AK and a verified round before the disk fills
-AKH=0x81010061
-SEL="sha256:0,1,2,3,4,5,6,7,8,9,10"
-flush() { tpm2_flushcontext -t >/dev/null; tpm2_flushcontext -s >/dev/null; }
-tpm2_createek -c ek.ctx -G rsa -u ek.pub >/dev/null
-flush
-tpm2_createak -C ek.ctx -c ak.ctx -G rsa -g sha256 -s rsassa -u ak.pub >/dev/null
-flush
-tpm2_evictcontrol -C o -c ak.ctx "$AKH" >/dev/null
+persist_ak 0x81010061
 "$EVGEN" gen log.bin boot files:3
 n=$("$EVGEN" count log.bin)
 "$EVGEN" extend log.bin 0 "$n" | xargs -r -n 40 tpm2_pcrextend >/dev/null
 
 verifier
-health
+api GET /healthz
 [ "$status" = 200 ] || fail "/healthz before: $status $body"
 [ "$(jq -r .store <<<"$body")" = writable ] || fail "/healthz does not report the store: $body"
 ok "/healthz 200, store writable"
@@ -80,15 +48,10 @@ api POST /v1/agents "{\"ak_public\":\"$(base64 -w0 ak.pub)\"}" "$ADMIN"
 expect 201 "" -- "enrol an agent"
 id=$(jq -r .id <<<"$body")
 round() {
-        api POST "/v1/agents/$id/challenges"
-        [ "$status" = 201 ] || fail "challenge: $status $body"
-        nonce=$(jq -r .nonce <<<"$body")
-        tpm2_quote -c "$AKH" -l "$SEL" -q "$nonce" -m q.attest -s q.sig -g sha256 >/dev/null
-        tpm2_pcrread "$SEL" >q.pcrs
-        flush
-        "$EVGEN" evidence "$nonce" q.attest q.sig q.pcrs log.bin "$(jq -r .ima_offset <<<"$body")" \
-                "$n" >ev.json
-        api POST "/v1/agents/$id/evidence" @ev.json
+        challenge
+        quote "$nonce"
+        "$EVGEN" evidence "$nonce" q.attest q.sig q.pcrs log.bin "$offset" "$n" >ev.json
+        submit
 }
 round
 expect 200 "" -- "a verified round before the disk fills"
@@ -109,7 +72,7 @@ for i in $(seq 20); do
         [ "$status" = 201 ] || wfail=$((wfail + 1))
 done
 echo "# 20 policy writes on the full disk: $wfail failed"
-health
+api GET /healthz
 [ "$status" = 503 ] || fail "/healthz $status while full: $body"
 
 echo "# free the space"

@@ -13,60 +13,13 @@
 #     plain forget (the EK may enrol again)
 # Usage: test-api-enrol.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP
 set -euo pipefail
-[ $# -eq 5 ] || { echo "usage: $0 ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP" >&2; exit 2; }
-if [ -z "${SWTPM_TCTI:-}" ]; then
-        exec "$4" --ek-cert -- "$0" "$@"
-fi
-ATTESTD=$(realpath "$1") TOP=$(realpath "$5")
-export ATTESTD TOP
-for t in openssl curl jq base64 tpm2_createek tpm2_createak tpm2_nvread tpm2_activatecredential \
-        tpm2_startauthsession tpm2_policysecret tpm2_flushcontext; do
-        command -v $t >/dev/null || { echo "not ok: $t is not installed" >&2; exit 1; }
-done
-# shellcheck source-path=SCRIPTDIR source=../integration/test-daemon-lib.sh
-. "$TOP/tests/integration/test-daemon-lib.sh"
-read -ra extra <<<"${ATTESTD_EXTRA:-}"
-token ENROLL enroll
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+agent_test_args 5 "$@"
+agent_test_begin base64 tpm2_createek tpm2_createak tpm2_nvread tpm2_activatecredential \
+        tpm2_startauthsession tpm2_policysecret tpm2_flushcontext
 token ENROLL2 enroll
-token READER reader
-token ADMIN admin
-cd "$work"
 
-keys() { # DIR: the RSA EK (public area, certificate) and a new AK of this TPM
-        local d=$1
-        mkdir -p "$d"
-        tpm2_flushcontext -t >/dev/null 2>&1 || true
-        tpm2_createek -c "$d/ek.ctx" -G rsa -u "$d/ek.pub" >/dev/null
-        tpm2_createak -C "$d/ek.ctx" -c "$d/ak.ctx" -G rsa -g sha256 -s rsassa -u "$d/ak.pub" \
-                -n "$d/ak.name" >/dev/null
-        tpm2_flushcontext -t >/dev/null 2>&1 || true
-        tpm2_nvread 0x01c00002 -o "$d/ek.der" 2>/dev/null
-}
-activate() { # DIR CRED PROOF: TPM2_ActivateCredential with DIR's AK and EK
-        local d=$1 rc=0
-        tpm2_flushcontext -t >/dev/null 2>&1 || true
-        tpm2_startauthsession --policy-session -S "$d/s.ctx" >/dev/null || fail "policy session"
-        tpm2_policysecret -S "$d/s.ctx" -c e >/dev/null || fail "PolicySecret(endorsement)"
-        tpm2_activatecredential -c "$d/ak.ctx" -C "$d/ek.ctx" -i "$2" -o "$3" \
-                -P "session:$d/s.ctx" >"$d/activate.log" 2>&1 || rc=$?
-        tpm2_flushcontext "$d/s.ctx" >/dev/null 2>&1 || true
-        [ $rc -eq 0 ] || fail "ActivateCredential: $(cat "$d/activate.log")"
-}
-b64() { base64 -w0 "$1"; }
-enrol() { # DIR TOKEN: POST /v1/agents with DIR's AK, EK public and EK certificate
-        api POST /v1/agents "$(jq -nc --arg ak "$(b64 "$1/ak.pub")" --arg ek "$(b64 "$1/ek.pub")" \
-                --arg c "$(b64 "$1/ek.der")" '{ak_public: $ak, ek_public: $ek, ek_cert: $c}')" "$2"
-}
-credential() { # FILE: the last enrolment's credential in tpm2-tools' format
-        local blob secret
-        blob=$(jq -er .credential.blob <<<"$body") || fail "no credential.blob: $body"
-        secret=$(jq -er .credential.secret <<<"$body") || fail "no credential.secret: $body"
-        { printf '\xba\xdc\xc0\xde\x00\x00\x00\x01'; base64 -d <<<"$blob"; base64 -d <<<"$secret"; } \
-                >"$1"
-}
-activate_api() { # ID PROOF-FILE
-        api POST "/v1/agents/$1/activate" "$(jq -nc --arg p "$(b64 "$2")" '{proof: $p}')"
-}
 state_of() { # ID: its state, or the HTTP status when GET fails
         api GET "/v1/agents/$1" "" "$READER"
         if [ "$status" = 200 ]; then jq -r .state <<<"$body"; else echo "$status"; fi
@@ -74,26 +27,23 @@ state_of() { # ID: its state, or the HTTP status when GET fails
 
 for k in a b c d; do keys "tpm-$k"; done
 cmp -s tpm-a/ek.pub tpm-b/ek.pub || fail "the EK template gives another EK"
-spawn https "$work/daemon.log" "$ATTESTD" --listen "127.0.0.1:@PORT@" \
-        --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
-        --db "$work/attestd.db" --tokens "$work/tokens" --threads 2 --ek-ca "$SWTPM_STATE/ca" \
-        "${extra[@]}"
+start_attestd --ek-ca "$SWTPM_STATE/ca"
 
 echo "# 1. a second enrolment does not replace a pending credential"
-enrol tpm-a "$ENROLL"
+enrol_ek "$ENROLL" tpm-a
 expect 201 "" -- "host enrols AK a"
 id_a=$(jq -r .id <<<"$body")
 credential cred-a1
-enrol tpm-a "$ENROLL2"
+enrol_ek "$ENROLL2" tpm-a
 expect 201 "" -- "another token holder enrols the same AK and EK"
 [ "$(jq -r .id <<<"$body")" = "$id_a" ] || fail "same AK, another id: $body"
-activate tpm-a cred-a1 proof-a1
+activate tpm-a cred-a1 proof-a1 || fail "ActivateCredential: $(cat tpm-a/activate.log)"
 activate_api "$id_a" proof-a1
 expect 200 "" -- "the host's proof of its own credential still activates"
 [ "$(state_of "$id_a")" = active ] || fail "agent a not active"
 
 echo "# 2. one live identity per EK; re-enrolment needs the TPM's proof"
-enrol tpm-b "$ENROLL2"
+enrol_ek "$ENROLL2" tpm-b
 expect 201 "" -- "another token holder enrols AK b on the same EK"
 id_b=$(jq -r .id <<<"$body")
 credential cred-b
@@ -104,7 +54,7 @@ head -c 32 /dev/urandom >proof-wrong
 activate_api "$id_b" proof-wrong
 expect 403 activation_failed -- "agent b without the TPM's proof"
 [ "$(state_of "$id_a")" = active ] || fail "agent a disturbed by a wrong proof"
-activate tpm-b cred-b proof-b
+activate tpm-b cred-b proof-b || fail "ActivateCredential: $(cat tpm-b/activate.log)"
 activate_api "$id_b" proof-b
 expect 200 "" -- "agent b proves the same TPM"
 [ "$(state_of "$id_b")" = active ] || fail "agent b not active"
@@ -115,7 +65,7 @@ grep -q "agent $id_b took over the EK of agent $id_a" daemon.log || fail "takeov
 ok "the EK's identity moved to agent b on proof, agent a is forgotten"
 
 echo "# 3. a flood of wrong activation proofs"
-enrol tpm-c "$ENROLL"
+enrol_ek "$ENROLL" tpm-c
 expect 201 "" -- "enrol AK c"
 id_c=$(jq -r .id <<<"$body")
 credential cred-c
@@ -163,21 +113,21 @@ resp=$(python3 "$TOP/tests/hostile/hostile-http.py" raw "$port" "$CA" "@decom.re
 [[ "$resp" == "HTTP/1.1 403"* && "$resp" == *'"agent_decommissioned"'* ]] ||
         fail "decommissioned agent's evidence head: ${resp:0:200}"
 ok "evidence head of a decommissioned agent: 403 before any body byte"
-enrol tpm-b "$ENROLL"
+enrol_ek "$ENROLL" tpm-b
 expect 403 ek_decommissioned -- "re-enrolment of the decommissioned AK"
-enrol tpm-d "$ENROLL"
+enrol_ek "$ENROLL" tpm-d
 expect 403 ek_decommissioned -- "enrolment of another AK of the decommissioned EK"
 api DELETE "/v1/agents/$id_b" "" "$ADMIN"
 expect 204 "" -- "DELETE the decommissioned agent"
-enrol tpm-d "$ENROLL"
+enrol_ek "$ENROLL" tpm-d
 expect 403 ek_decommissioned -- "the EK stays refused after DELETE"
 api POST "/v1/agents/$id_b/readmit" "" "$ADMIN"
 expect 200 "" -- "readmit (agent forgotten, EK refused)"
-enrol tpm-d "$ENROLL"
+enrol_ek "$ENROLL" tpm-d
 expect 201 "" -- "the EK enrols again after readmit"
 id_d=$(jq -r .id <<<"$body")
 credential cred-d
-activate tpm-d cred-d proof-d
+activate tpm-d cred-d proof-d || fail "ActivateCredential: $(cat tpm-d/activate.log)"
 activate_api "$id_d" proof-d
 expect 200 "" -- "and activates"
 api POST "/v1/agents/$id_d/decommission" "" "$ADMIN"
@@ -192,7 +142,7 @@ api POST "/v1/agents/$id_d/challenges" '{}'
 expect 201 "" -- "challenge after readmit"
 api DELETE "/v1/agents/$id_d" "" "$ADMIN"
 expect 204 "" -- "plain DELETE"
-enrol tpm-d "$ENROLL"
+enrol_ek "$ENROLL" tpm-d
 expect 201 "" -- "after a plain DELETE the agent may enrol again"
 stop_daemon TERM
 echo "# all enrolment and decommission checks passed"

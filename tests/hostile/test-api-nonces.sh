@@ -14,72 +14,17 @@
 # --nonces-max when showing that this test fails without the fix).
 # Usage: test-api-nonces.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP EVGEN
 set -euo pipefail
-[ $# -eq 6 ] || { echo "usage: $0 ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP EVGEN" >&2; exit 2; }
-if [ -z "${SWTPM_TCTI:-}" ]; then
-        exec "$4" --ek-cert -- "$0" "$@"
-fi
-ATTESTD=$(realpath "$1") TOP=$(realpath "$5")
-export ATTESTD TOP
-AGENT=$(realpath "$2") ATTESTCTL=$(realpath "$3") EVGEN=$(realpath "$6")
-for t in openssl curl jq sqlite3 python3 tpm2_createek tpm2_createak tpm2_quote tpm2_pcrread \
-        tpm2_pcrextend tpm2_evictcontrol; do
-        command -v $t >/dev/null || { echo "not ok: $t is not installed" >&2; exit 1; }
-done
-# shellcheck source-path=SCRIPTDIR source=../integration/test-daemon-lib.sh
-. "$TOP/tests/integration/test-daemon-lib.sh"
-read -ra extra <<<"${ATTESTD_EXTRA:-}"
-
-agent_pid="" daemon2_pid=""
-cleanup_test() {
-        local rc=$? p
-        for p in "$agent_pid" "$daemon2_pid"; do
-                if [ -n "$p" ]; then kill "$p" 2>/dev/null || true; fi
-        done
-        set +e # a failing command in an EXIT trap under set -e would end it here
-        (exit $rc)
-        cleanup_lib
-}
-trap cleanup_test EXIT
-
-token ENROLL enroll
-token READER reader
-token ADMIN admin
-printf %s "$ENROLL" >"$work/enroll.token"
-cd "$work"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+agent_test_args 6 "$@"
+EVGEN=$(realpath "$6")
+agent_test_begin sqlite3 python3 tpm2_createek tpm2_createak tpm2_quote tpm2_pcrread \
+        tpm2_evictcontrol
+daemon2_pid=""
+kill_at_exit daemon2_pid
 umask 022
 
-# verifier NAME DB ARGS...: attestd on a free port with database DB (log daemon-NAME.log)
-verifier() {
-        local name=$1 db=$2
-        shift 2
-        spawn https "$work/daemon-$name.log" "$ATTESTD" --listen "127.0.0.1:@PORT@" \
-                --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
-                --db "$db" --tokens "$work/tokens" --threads 2 "$@" "${extra[@]}"
-        ln -sf "daemon-$name.log" daemon.log # what fail() prints
-}
-
 mode() { stat -c %a "$1"; }
-
-# wait_lines FILE PATTERN N SECONDS: until FILE has N lines matching PATTERN
-wait_lines() {
-        for _ in $(seq $(($4 * 20))); do
-                [ "$(grep -cE "$2" "$1" 2>/dev/null || true)" -ge "$3" ] && return 0
-                sleep 0.05
-        done
-        echo "--- $1" >&2; tail -20 "$1" >&2
-        fail "no $3 x '$2' in $1 within $4 s"
-}
-
-start_agent() { # LOG: the real agent, state in st/
-        "$AGENT" --verifier "https://127.0.0.1:$port" --ca "$CA" --token-file enroll.token \
-                --tcti "$SWTPM_TCTI" --ima-log ima.bin --state-dir st >"$1" 2>&1 &
-        agent_pid=$!
-}
-stop_agent() {
-        kill -TERM "$agent_pid"
-        wait "$agent_pid" || fail "agent exited $? after SIGTERM"
-        agent_pid=""
-}
 
 # the database without the connections' view: every row of every table, and the file sizes
 db_state() {
@@ -88,7 +33,7 @@ db_state() {
 }
 
 echo "# 1. file modes"
-verifier one "$work/state/attestd.db" --ek-ca "$SWTPM_STATE/ca" --interval 1
+start_attestd -n one -d "$work/state/attestd.db" --ek-ca "$SWTPM_STATE/ca" --interval 1
 [ "$(mode state)" = 700 ] || fail "state directory mode $(mode state), want 700"
 for f in state/attestd.db state/attestd.db-wal state/attestd.db-shm state/nonce.key; do
         [ -e "$f" ] || fail "$f missing"
@@ -100,9 +45,8 @@ grep -qi "$(od -An -tx1 state/nonce.key | tr -d ' \n' | head -c 16)" daemon.log 
 ok "the nonce key is not in the log"
 
 echo "# 2. 10,000 anonymous challenges, then a real agent round"
-"$TOP/tests/lib/replay-boot" "$TOP/tests/data/qemu61-good" "$ATTESTCTL"
-cp "$TOP/tests/data/qemu61-good/binary_runtime_measurements" ima.bin
-start_agent a1.log
+boot_host
+start_agent a1.log --state-dir st
 wait_lines a1.log '^<5>verdict: pass' 1 60
 id=$(cat st/agent-id)
 stop_agent
@@ -117,7 +61,7 @@ ok "10,000 anonymous challenges answered 201 in $(jq -r .seconds <<<"$flood") s"
 after=$(db_state state/attestd.db)
 [ "$before" = "$after" ] || fail "the database changed under anonymous challenges"
 ok "the database did not change (dump and file sizes)"
-start_agent a2.log
+start_agent a2.log --state-dir st
 wait_lines a2.log '^<5>verdict: pass' 1 60
 stop_agent
 ok "the real agent passed its next round after the flood"
@@ -126,39 +70,20 @@ api GET "/v1/agents/$id/results?limit=10" "" "$READER"
 stop_daemon TERM
 
 echo "# 3. replayed, expired, tampered and another agent's nonce (real quotes)"
-AKH=0x81010051
-SEL="sha256:0,1,2,3,4,5,6,7,8,9,10"
-flush() { tpm2_flushcontext -t >/dev/null; tpm2_flushcontext -s >/dev/null; }
-tpm2_createek -c ek.ctx -G rsa -u ek.pub >/dev/null
-flush
-tpm2_createak -C ek.ctx -c ak.ctx -G rsa -g sha256 -s rsassa -u ak.pub >/dev/null
-flush
-tpm2_evictcontrol -C o -c ak.ctx "$AKH" >/dev/null
+persist_ak 0x81010051
 tpm2_createak -C ek.ctx -c ak2.ctx -G ecc -g sha256 -s ecdsa -u ak2.pub >/dev/null
 flush
 # the log in the TPM (PCR 10) is the agent's boot log: the quote and ima.bin agree
 cp ima.bin log.bin
 n_log=$("$EVGEN" count log.bin)
-verifier two "$work/two/attestd.db" --insecure-trust-ak --nonce-ttl 4
+start_attestd -n two -d "$work/two/attestd.db" --insecure-trust-ak --nonce-ttl 4
 api POST /v1/agents "{\"ak_public\":\"$(base64 -w0 ak.pub)\"}" "$ENROLL"
 expect 201 "" -- enrol agent 1 "(--insecure-trust-ak)"
-id1=$(jq -r .id <<<"$body")
+id=$(jq -r .id <<<"$body")
 api POST /v1/agents "{\"ak_public\":\"$(base64 -w0 ak2.pub)\"}" "$ENROLL"
 expect 201 "" -- enrol agent 2
 id2=$(jq -r .id <<<"$body")
-challenge() { # [ID] [PORT]
-        api POST "/v1/agents/${1:-$id1}/challenges"
-        [ "$status" = 201 ] || fail "challenge: $status $body"
-        nonce=$(jq -r .nonce <<<"$body")
-        offset=$(jq -r .ima_offset <<<"$body")
-}
-quote() {
-        tpm2_quote -c "$AKH" -l "$SEL" -q "$1" -m q.attest -s q.sig -g sha256 >/dev/null
-        tpm2_pcrread "$SEL" >q.pcrs
-        flush
-}
 evidence() { "$EVGEN" evidence "$1" q.attest q.sig q.pcrs log.bin "$offset" "$n_log" >ev.json; }
-submit() { api POST "/v1/agents/${1:-$id1}/evidence" @ev.json; }
 challenge
 quote "$nonce"
 evidence "$nonce"
@@ -188,15 +113,15 @@ expect 400 nonce_unknown -- "a tampered nonce (random part)"
 challenge "$id2"
 quote "$nonce"
 evidence "$nonce"
-submit "$id1"
+submit "$id"
 expect 409 nonce_wrong_agent -- "agent 2's nonce in agent 1's evidence"
-api GET "/v1/agents/$id1" "" "$READER"
+api GET "/v1/agents/$id" "" "$READER"
 [ "$(jq -r .last_status <<<"$body")" = pass ] || fail "rejected nonces changed the agent: $body"
 
 echo "# 4. two instances sharing key and database; a restart"
 port_a=$port pid_a=$daemon_pid
 daemon_pid=""
-verifier three "$work/two/attestd.db" --insecure-trust-ak --nonce-ttl 4
+start_attestd -n three -d "$work/two/attestd.db" --insecure-trust-ak --nonce-ttl 4
 port_b=$port
 daemon2_pid=$pid_a
 port=$port_a

@@ -10,19 +10,13 @@
 # passes once PCR 10 holds its entries), above it the reader's cap code. Run under
 # tests/lib/swtpm-run with ATTESTD, TOP, EVGEN, MKSEEDS and MKEVIDENCE in the environment.
 set -euo pipefail
-: "${TOP:?}" "${EVGEN:?}" "${MKSEEDS:?}" "${MKEVIDENCE:?}"
-. "$TOP/tests/integration/test-daemon-lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+: "${ATTESTD:?}" "${EVGEN:?}" "${MKSEEDS:?}" "${MKEVIDENCE:?}"
 : "${TPM2TOOLS_TCTI:?run me under tests/lib/swtpm-run}"
+test_begin
 cd "$work"
-
-AKH=0x81010021
-SEL="sha256:0,1,2,3,4,5,6,7,8,9,10"
-flush() { tpm2_flushcontext -t >/dev/null; tpm2_flushcontext -s >/dev/null; }
-tpm2_createek -c ek.ctx -G rsa -u ek.pub >/dev/null
-flush
-tpm2_createak -C ek.ctx -c ak.ctx -G rsa -g sha256 -s rsassa -u ak.pub >/dev/null
-flush
-tpm2_evictcontrol -C o -c ak.ctx "$AKH" >/dev/null
+persist_ak 0x81010021
 
 token ADMIN admin
 start_daemon
@@ -47,13 +41,8 @@ alive() {
 # post_ascii LOG: challenge, quote, evidence with LOG as the ascii log from entry 0; sets
 # $status and $body, and $code to the error code or the verdict's reason code
 post_ascii() {
-        local nonce
-        api POST "/v1/agents/$id/challenges"
-        [ "$status" = 201 ] || fail "challenge: $status $body"
-        nonce=$(jq -r .nonce <<<"$body")
-        tpm2_quote -c "$AKH" -l "$SEL" -q "$nonce" -m q.attest -s q.sig -g sha256 >/dev/null
-        tpm2_pcrread "$SEL" >q.pcrs
-        flush
+        challenge
+        quote "$nonce"
         "$EVGEN" evidence "$nonce" q.attest q.sig q.pcrs small.bin 0 1 >ev.json
         base64 -w0 "$1" >log.b64
         jq --rawfile e log.b64 '.ima.format = "ascii" | .ima.entries = $e' ev.json >ev-ascii.json

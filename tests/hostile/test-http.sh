@@ -20,22 +20,15 @@
 #     oldest waiting first, so the agent still gets in
 # Usage: test-http.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP
 set -euo pipefail
-[ $# -eq 5 ] || { echo "usage: $0 ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP" >&2; exit 2; }
-if [ -z "${SWTPM_TCTI:-}" ]; then
-        exec "$4" --ek-cert -- "$0" "$@"
-fi
-ATTESTD=$(realpath "$1") TOP=$(realpath "$5")
-export ATTESTD TOP
-AGENT=$(realpath "$2") ATTESTCTL=$(realpath "$3")
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+agent_test_args 5 "$@"
 HOSTILE=$TOP/tests/hostile/hostile-http.py
-for t in openssl curl jq python3 ss gnutls-cli; do
-        command -v $t >/dev/null || { echo "not ok: $t is not installed" >&2; exit 1; }
-done
 ulimit -n "$(ulimit -Hn)"
 # memory ceilings: figures from the release build; under AddressSanitizer (redzones, a 256 MiB
 # quarantine of freed blocks) every block costs more and freed memory comes back late
 mem_slack=0
-case "$(ldd "$1" 2>/dev/null || true)" in *libasan*) mem_slack=1 ;; esac
+case "$(ldd "$ATTESTD" 2>/dev/null || true)" in *libasan*) mem_slack=1 ;; esac
 # and ASan hands freed memory back to the system only when told to (the RSS-after check)
 asan_opts="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}allocator_release_to_os_interval_ms=200:quarantine_size_mb=16"
 # meson test sets MALLOC_PERTURB_, which makes glibc write every byte it hands out, so each
@@ -44,34 +37,16 @@ asan_opts="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}allocator_release_to_os_interval_m
 mem() { # KB_RELEASE KB_ASAN: the ceiling that applies
         if [ $mem_slack -eq 1 ]; then echo "$2"; else echo "$1"; fi
 }
-# shellcheck source-path=SCRIPTDIR source=../integration/test-daemon-lib.sh
-. "$TOP/tests/integration/test-daemon-lib.sh"
-
+agent_test_begin python3 ss gnutls-cli
 attacker=""
-cleanup_http() {
-        local rc=$?
-        if [ -n "$attacker" ]; then kill "$attacker" 2>/dev/null || true; fi
-        set +e # a failing command in an EXIT trap under set -e would end it here
-        (exit $rc)
-        cleanup_lib
-}
-trap cleanup_http EXIT
-
-token ENROLL enroll
-token READER reader
-printf %s "$ENROLL" >"$work/enroll.token"
-cd "$work"
-"$TOP/tests/lib/replay-boot" "$TOP/tests/data/qemu61-good" "$ATTESTCTL"
-cp "$TOP/tests/data/qemu61-good/binary_runtime_measurements" ima.bin
+kill_at_exit attacker
+boot_host
 
 # SECTIONS="1 5": only those (and the set-up), e.g. to check that one test fails without its fix
 want() { [ -z "${SECTIONS:-}" ] || [[ " $SECTIONS " == *" $1 "* ]]; }
 HEADER_TIMEOUT=4
 start_verifier() { # with $HEADER_TIMEOUT
-        spawn https "$work/daemon.log" env "ASAN_OPTIONS=$asan_opts" MALLOC_PERTURB_=0 "$ATTESTD" \
-                --listen "127.0.0.1:@PORT@" \
-                --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
-                --db "$work/attestd.db" --tokens "$work/tokens" --threads 2 \
+        start_attestd -e "ASAN_OPTIONS=$asan_opts" -e MALLOC_PERTURB_=0 \
                 --ek-ca "$SWTPM_STATE/ca" --interval 1 --header-timeout "$HEADER_TIMEOUT" \
                 --max-connections-per-ip 51 --max-connections 10000 \
                 --max-inflight-body 67108864 "$@"
@@ -93,14 +68,23 @@ settle() {
         done
         nfds
 }
+# attack ARGS...: hostile-http.py holding connections to attestd (hold PORT ARGS) in the
+# background, its pid in $attacker; retreat: the attacker stopped (it must still be running)
+attack() {
+        python3 "$HOSTILE" hold "$port" "$@" &
+        attacker=$!
+}
+retreat() {
+        kill "$attacker"
+        wait "$attacker" 2>/dev/null || true
+        attacker=""
+}
 # once LOG ARGS...: one agent round (--once); its wall time in ms is appended to rounds.txt
 once() {
         local log=$1 t0 rc=0
         shift
         t0=$(date +%s%N)
-        "$AGENT" --verifier "https://127.0.0.1:$port" --ca "$CA" --token-file enroll.token \
-                --tcti "$SWTPM_TCTI" --ima-log ima.bin --state-dir st --once --timeout 20 \
-                "$@" >>"$log" 2>&1 || rc=$?
+        agent_cmd --state-dir st --once --timeout 20 "$@" >>"$log" 2>&1 || rc=$?
         echo $(( ($(date +%s%N) - t0) / 1000000 )) >>rounds.txt
         return $rc
 }
@@ -116,8 +100,7 @@ echo "# baseline: $base_fds fds, RSS $base_rss kB$([ $mem_slack -eq 0 ] || echo 
 # ---- 1. spin and CLOSE-WAIT ------------------------------------------------------------------
 if want 1; then
         echo "# 1. silent and half-handshaken TLS connections"
-        python3 "$HOSTILE" hold "$port" 40 2 3 idle 30 hold1.txt &
-        attacker=$!
+        attack 40 2 3 idle 30 hold1.txt
         python3 "$HOSTILE" hold "$port" 40 4 5 partial 30 hold1b.txt &
         a2=$!
         sleep 1
@@ -140,8 +123,7 @@ fi
 # ---- 2. slowloris ------------------------------------------------------------------------------
 if want 2; then
         echo "# 2. slowloris: a request head one byte a second"
-        python3 "$HOSTILE" hold "$port" 30 6 6 slow $((HEADER_TIMEOUT + 6)) hold2.txt &
-        attacker=$!
+        attack 30 6 6 slow $((HEADER_TIMEOUT + 6)) hold2.txt
         sleep $((HEADER_TIMEOUT + 5))
         api GET /healthz
         expect 200 "" -- "healthz during slowloris"
@@ -157,14 +139,12 @@ fi
 # ---- 3. per-IP cap -----------------------------------------------------------------------------
 if want 3; then
         echo "# 3. per-IP connection cap"
-        python3 "$HOSTILE" hold "$port" 100 7 7 idle 20 hold3.txt &
-        attacker=$!
+        attack 100 7 7 idle 20 hold3.txt
         sleep 2
         held=$(nfds)
         api GET /healthz
         expect 200 "" -- "healthz with one address at its cap"
-        kill "$attacker"; wait "$attacker" 2>/dev/null || true
-        attacker=""
+        retreat
         [ "$held" -le $((base_fds + 51 + 2)) ] || fail "one address holds $((held - base_fds)) fds (cap 51)"
         [ "$held" -ge $((base_fds + 45)) ] || fail "the cap test did not connect ($held fds)"
         ok "100 connections from one address: attestd holds $((held - base_fds)) (cap 51)"
@@ -181,8 +161,7 @@ if want 4; then
         sleep 0.5
         base_fds=$(nfds) base_rss=$(rss_kb)
         : >rounds.txt
-        python3 "$HOSTILE" hold "$port" 10000 2 200 mix 150 hold4.txt &
-        attacker=$!
+        attack 10000 2 200 mix 150 hold4.txt
         for _ in $(seq 200); do
                 [ -f hold4.txt ] && [ "$(sed -n 's/open=\([0-9]*\).*/\1/p' hold4.txt)" -ge 9950 ] && break
                 sleep 0.2
@@ -205,8 +184,7 @@ if want 4; then
         st4=$(cat hold4.txt)
         # attestd's CPU while holding the connections, in % of one core (ticks are 1/100 s)
         cpu=$(( ($(ticks) - c0) * 100 * 10000000 / ($(date +%s%N) - w0) ))
-        kill "$attacker"; wait "$attacker" 2>/dev/null || true
-        attacker=""
+        retreat
         p99=$(sort -n rounds.txt | tail -1) p50=$(sort -n rounds.txt | sed -n 10p)
         echo "# attackers: $st4; attestd during: up to $max_fds fds, RSS up to $max_rss kB"
         echo "# agent rounds under attack: p50 $p50 ms, p99 (max of 20) $p99 ms"
@@ -326,10 +304,7 @@ if want 8; then
           printf 'extendedKeyUsage=clientAuth\n' >rogue.ext
           openssl x509 -req -in rogue.csr -CA other-ca.pem -CAkey other-ca.key -CAcreateserial -days 30 \
                   -extfile rogue.ext -out rogue.pem 2>/dev/null )
-        spawn https "$work/daemon.log" "$ATTESTD" --listen "127.0.0.1:@PORT@" \
-                --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
-                --db "$work/attestd.db" --tokens "$work/tokens" --threads 2 \
-                --ek-ca "$SWTPM_STATE/ca" --interval 1 --tls-client-ca "$CA"
+        start_attestd --ek-ca "$SWTPM_STATE/ca" --interval 1 --tls-client-ca "$CA"
         c=$(curl -s --cacert "$CA" -o nocert.json -w '%{http_code}' "https://127.0.0.1:$port/healthz" || true)
         [ "$c" = 403 ] || [ "$c" = 000 ] || fail "no client certificate: $c"
         [ "$c" = 000 ] || jq -e '.error == "client_certificate_required"' nocert.json >/dev/null ||
@@ -353,8 +328,7 @@ if want 9; then
         stop_daemon
         HEADER_TIMEOUT=60 start_verifier --max-connections 1000 --idle-timeout 60
         : >rounds.txt
-        python3 "$HOSTILE" hold "$port" 3000 2 100 idle 120 hold9.txt &
-        attacker=$!
+        attack 3000 2 100 idle 120 hold9.txt
         for _ in $(seq 100); do
                 [ -f hold9.txt ] && [ "$(nfds)" -ge 900 ] && break
                 sleep 0.2
@@ -365,8 +339,7 @@ if want 9; then
                 once agent.log || fail "round $i with the table full did not pass: $(tail -3 agent.log)"
         done
         st9=$(cat hold9.txt)
-        kill "$attacker"; wait "$attacker" 2>/dev/null || true
-        attacker=""
+        retreat
         p99=$(sort -n rounds.txt | tail -1)
         echo "# attackers: $st9; attestd held $full fds; 10 agent rounds, slowest $p99 ms"
         [ "$p99" -lt 5000 ] || fail "agent round $p99 ms with the table full"

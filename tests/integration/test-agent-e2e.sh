@@ -12,40 +12,17 @@
 # Usage: test-agent-e2e.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP EVGEN
 # (re-runs itself under SWTPM_RUN --ek-cert when no swtpm is given in SWTPM_TCTI)
 set -euo pipefail
-[ $# -eq 6 ] || { echo "usage: $0 ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP EVGEN" >&2; exit 2; }
-if [ -z "${SWTPM_TCTI:-}" ]; then
-        exec "$4" --ek-cert -- "$0" "$@"
-fi
-ATTESTD=$(realpath "$1") TOP=$(realpath "$5")
-export ATTESTD TOP
-AGENT=$(realpath "$2") ATTESTCTL=$(realpath "$3") EVGEN=$(realpath "$6")
-for t in openssl curl jq tpm2_pcrextend tpm2_pcrread; do
-        command -v $t >/dev/null || { echo "not ok: $t is not installed" >&2; exit 1; }
-done
-# shellcheck source-path=SCRIPTDIR source=test-daemon-lib.sh
-. "$TOP/tests/integration/test-daemon-lib.sh"
-
-agent_pid="" sserver="" sleeper=""
-cleanup_agent() {
-        local rc=$? p
-        for p in "$agent_pid" "$sserver" "$sleeper"; do
-                if [ -n "$p" ]; then kill "$p" 2>/dev/null || true; fi
-        done
-        kill -CONT "$SWTPM_PID" 2>/dev/null || true
-        set +e # a failing command in an EXIT trap under set -e would end it here
-        (exit $rc) # cleanup_lib keeps the work directory of a failed run
-        cleanup_lib
-}
-trap cleanup_agent EXIT
-
-token ENROLL enroll
-token READER reader
-printf %s "$ENROLL" >"$work/enroll.token"
-cd "$work"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+agent_test_args 6 "$@"
+EVGEN=$(realpath "$6")
+agent_test_begin tpm2_pcrread
+sserver="" sleeper=""
+kill_at_exit sserver sleeper
+at_exit kill -CONT "$SWTPM_PID" 2>/dev/null
 
 # the recorded boot in the TPM; ima.bin is the agent's IMA log, always matching PCR 10
-"$TOP/tests/lib/replay-boot" "$TOP/tests/data/qemu61-good" "$ATTESTCTL"
-cp "$TOP/tests/data/qemu61-good/binary_runtime_measurements" ima.bin
+boot_host
 extra_n=0
 
 # grow N: append N synthetic ima-ng entries to ima.bin and extend exactly those into PCR 10
@@ -61,43 +38,6 @@ grow() {
         extra_n=$((extra_n + $1))
 }
 
-# start_agent LOG ARGS...: attest-agent in the background against the daemon on $port
-start_agent() {
-        local log=$1
-        shift
-        "$AGENT" --verifier "https://127.0.0.1:$port" --ca "$CA" --token-file enroll.token \
-                --tcti "$SWTPM_TCTI" --ima-log ima.bin "$@" >"$log" 2>&1 &
-        agent_pid=$!
-}
-
-# stop_agent: SIGTERM; the agent must exit 0 within 5 s
-stop_agent() {
-        local t0 rc=0
-        t0=$(date +%s%N)
-        kill -TERM "$agent_pid"
-        for _ in $(seq 100); do kill -0 "$agent_pid" 2>/dev/null || break; sleep 0.05; done
-        kill -0 "$agent_pid" 2>/dev/null && fail "agent still running 5 s after SIGTERM"
-        wait "$agent_pid" || rc=$?
-        agent_pid=""
-        [ $rc -eq 0 ] || fail "agent exited $rc after SIGTERM"
-        ok "agent exited 0 $(( ($(date +%s%N) - t0) / 1000000 )) ms after SIGTERM"
-}
-
-# wait_lines FILE PATTERN N SECONDS: until FILE has N lines matching PATTERN
-wait_lines() {
-        for _ in $(seq $(($4 * 20))); do
-                [ "$(grep -cE "$2" "$1" 2>/dev/null || true)" -ge "$3" ] && return 0
-                if [ -n "$agent_pid" ] && ! kill -0 "$agent_pid" 2>/dev/null; then
-                        echo "--- $1" >&2; tail -20 "$1" >&2
-                        fail "agent died waiting for $3 x '$2'"
-                fi
-                sleep 0.05
-        done
-        echo "--- $1" >&2; tail -20 "$1" >&2
-        fail "no $3 x '$2' in $1 within $4 s"
-}
-
-verdicts() { grep -cE '^<[56]>verdict: ' "$1" || true; }
 results() { # ID: the agent's results, oldest first, as "status new_entries" in res[]
         api GET "/v1/agents/$1/results?limit=1000" "" "$READER"
         expect 200 "" -- "GET /v1/agents/$1/results" >/dev/null
@@ -105,30 +45,9 @@ results() { # ID: the agent's results, oldest first, as "status new_entries" in 
                 "\(.status) \(.verdict.ima.new_entries)"' <<<"$body")
 }
 
-# start_daemon_on PORT ARGS...: attestd on exactly this port (the agent knows it already)
-start_daemon_on() {
-        local p=$1
-        shift
-        "$ATTESTD" --listen "127.0.0.1:$p" --tls-cert "$work/certs/server.pem" \
-                --tls-key "$work/certs/server.key" --db "$work/attestd.db" --tokens "$work/tokens" \
-                --threads 2 --ek-ca "$SWTPM_STATE/ca" "$@" >>"$work/daemon.log" 2>&1 &
-        daemon_pid=$!
-        port=$p
-        for _ in $(seq 200); do
-                curl -s --cacert "$CA" -o /dev/null "https://127.0.0.1:$p/healthz" && return 0
-                kill -0 "$daemon_pid" 2>/dev/null || break
-                sleep 0.05
-        done
-        fail "attestd did not start on $p: $(tail -3 "$work/daemon.log")"
-}
-
-# start_verifier ARGS...: attestd on a free port, enrolment by EK certificate + activation
-start_verifier() {
-        spawn https "$work/daemon.log" "$ATTESTD" --listen "127.0.0.1:@PORT@" \
-                --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
-                --db "$work/attestd.db" --tokens "$work/tokens" --threads 2 \
-                --ek-ca "$SWTPM_STATE/ca" "$@"
-}
+# start_verifier [-p PORT] ARGS...: attestd on a free port (or exactly PORT, which the agent knows
+# already), enrolment by EK certificate + activation
+start_verifier() { start_attestd "$@" --ek-ca "$SWTPM_STATE/ca"; }
 
 free_port() { # a loopback port nothing listens on (fixed ones must not be ephemeral)
         local p
@@ -143,18 +62,7 @@ free_port() { # a loopback port nothing listens on (fixed ones must not be ephem
 echo "# 1. enrolment + rounds with a growing IMA log"
 start_verifier --interval 1
 # systemd's side of Type=notify: a notify socket of our own records what the agent says
-cat >notify.py <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-with open(sys.argv[2], "a") as out:
-    while True:
-        out.write(s.recv(4096).decode().replace("\n", "|") + "\n")
-        out.flush()
-PY
-python3 notify.py "$PWD/notify.sock" "$PWD/notify.txt" &
-notify_pid=$!
-for _ in $(seq 50); do [ -S notify.sock ] && break; sleep 0.05; done
+start_notify
 export NOTIFY_SOCKET=$PWD/notify.sock WATCHDOG_USEC=400000
 start_agent a1.log --state-dir st1
 unset NOTIFY_SOCKET WATCHDOG_USEC
@@ -207,7 +115,7 @@ retries=$(grep -c 'retrying in' a2.log || true)
         fail "$tries enrolment attempts in 4 s with the verifier down (want 2-6): $(head -5 a2.log)"
 [ "$retries" -ge 1 ] || fail "no 'retrying in' line: $(head -5 a2.log)"
 ok "verifier down: $tries attempts in 4 s with back-off ($retries 'retrying in' lines)"
-start_daemon_on "$p" --interval 1
+start_verifier -p "$p" --interval 1
 wait_lines a2.log '^<5>verdict: pass' 1 30
 id2=$(cat st2/agent-id)
 ok "agent enrolled once the verifier was up ($id2) and passed"
@@ -216,7 +124,7 @@ sleep 2
 before=$(verdicts a2.log)
 retries=$(grep -c 'retrying in' a2.log || true)
 wait_lines a2.log 'retrying in' $((retries + 1)) 10
-start_daemon_on "$p" --interval 1
+start_verifier -p "$p" --interval 1
 wait_lines a2.log '^<[56]>verdict: ' $((before + 2)) 30
 stop_agent
 [ "$(grep -c 'enrolled as' a2.log)" = 1 ] || fail "agent enrolled again after the restart"
@@ -241,9 +149,7 @@ sserver=$!
 for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && break; sleep 0.05; done
 t0=$(date +%s)
 rc=0
-"$AGENT" --verifier "https://127.0.0.1:$p" --ca "$CA" --token-file enroll.token \
-        --tcti "$SWTPM_TCTI" --ima-log ima.bin --state-dir st3 --timeout 2 --once \
-        >a3once.log 2>&1 || rc=$?
+agent_cmd --state-dir st3 --timeout 2 --once >a3once.log 2>&1 || rc=$?
 dt=$(($(date +%s) - t0))
 [ $rc = 2 ] || fail "--once against a silent verifier exited $rc, want 2"
 [ $dt -le 6 ] || fail "--once --timeout 2 took $dt s"
@@ -333,7 +239,7 @@ ok "verifier answering 503: $n503 attempts in 6 s, each followed by a back-off"
 for _ in $(seq 40); do kill -0 "$s503_pid" 2>/dev/null || break; sleep 0.25; done
 pkill -f "s_server -accept 127.0.0.1:$p" 2>/dev/null || true
 wait "$s503_pid" 2>/dev/null || true
-start_daemon_on "$p" --interval 1
+start_verifier -p "$p" --interval 1
 wait_lines a6.log '^<5>verdict: pass' 1 60
 stop_agent
 ok "after the 503s the agent enrolled and passed"

@@ -3,9 +3,10 @@
 # each documented error (400 bad JSON / unknown field with its path / bad id, 401, 403, 404, 405,
 # 409, 413, 415), with AKs made by a real swtpm. Run under tests/lib/swtpm-run.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/test-daemon-lib.sh"
-: "${TPM2TOOLS_TCTI:?run me under tests/lib/swtpm-run}"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+: "${ATTESTD:?}" "${TPM2TOOLS_TCTI:?run me under tests/lib/swtpm-run}"
+test_begin
 
 cd "$work"
 flush() { tpm2_flushcontext -t >/dev/null; tpm2_flushcontext -s >/dev/null; }

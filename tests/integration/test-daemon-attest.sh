@@ -6,21 +6,15 @@
 # /metrics); a simulated reboot restarts the replay from entry 0; kill -9 during a round loses no
 # acknowledged result; history paging and retention. Run under tests/lib/swtpm-run.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/test-daemon-lib.sh"
-: "${TPM2TOOLS_TCTI:?run me under tests/lib/swtpm-run}"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+: "${ATTESTD:?}" "${TPM2TOOLS_TCTI:?run me under tests/lib/swtpm-run}"
 : "${EVGEN:?EVGEN must name test-daemon-evgen}"
+test_begin
 cd "$work"
 
-AKH=0x81010021
-SEL="sha256:0,1,2,3,4,5,6,7,8,9,10"
 POLHASH=c128e15f74d3dcc1d830a3658a665b4790d6d5901fdc8ddd624d632b9f5689a8
-flush() { tpm2_flushcontext -t >/dev/null; tpm2_flushcontext -s >/dev/null; }
-tpm2_createek -c ek.ctx -G rsa -u ek.pub >/dev/null
-flush
-tpm2_createak -C ek.ctx -c ak.ctx -G rsa -g sha256 -s rsassa -u ak.pub >/dev/null
-flush
-tpm2_evictcontrol -C o -c ak.ctx "$AKH" >/dev/null
+persist_ak 0x81010021
 tpm2_createak -C ek.ctx -c ak2.ctx -G ecc -g sha256 -s ecdsa -u ak2.pub >/dev/null
 flush
 
@@ -37,22 +31,8 @@ id2=$(jq -r .id <<<"$body")
 
 # extend FROM TO: what the kernel does for entries [FROM, TO) of log.bin
 extend() { "$EVGEN" extend log.bin "$1" "$2" | xargs -r -n 40 tpm2_pcrextend >/dev/null; }
-# challenge [AGENT]: sets $nonce and $offset
-challenge() {
-        api POST "/v1/agents/${1:-$id}/challenges"
-        [ "$status" = 201 ] || fail "challenge: $status $body"
-        nonce=$(jq -r .nonce <<<"$body")
-        offset=$(jq -r .ima_offset <<<"$body")
-}
-# quote NONCE: q.attest, q.sig, q.pcrs
-quote() {
-        tpm2_quote -c "$AKH" -l "$SEL" -q "$1" -m q.attest -s q.sig -g sha256 >/dev/null
-        tpm2_pcrread "$SEL" >q.pcrs
-        flush
-}
-# evidence NONCE FROM TO [MODE K] >ev.json
+# evidence NONCE FROM TO [MODE K] >ev.json (challenge, quote and submit: tests/lib/common.sh)
 evidence() { "$EVGEN" evidence "$1" q.attest q.sig q.pcrs log.bin "$2" "$3" "${@:4}" >ev.json; }
-submit() { api POST "/v1/agents/${1:-$id}/evidence" @ev.json; }
 # round FROM TO [MODE K]: challenge, quote, submit
 round() {
         challenge

@@ -18,34 +18,19 @@
 #include "evidence/evjson.h"
 #include "util/hex.h"
 #include "tests/lib/imagen.h"
+#include "tests/lib/tool.h"
 
 #define MAX_ENTRIES 100000
 
+/* The whole file (tests/lib/tool.h); a file that cannot be read ends evgen */
 static uint8_t *slurp(const char *path, size_t *ret_len)
 {
-        FILE *f = fopen(path, "rb");
-        uint8_t *buf = NULL;
-        size_t len = 0, cap = 0, n;
+        uint8_t *buf = tool_read(path, ret_len);
 
-        if (!f) {
+        if (!buf) {
                 fprintf(stderr, "evgen: %s: %s\n", path, strerror(errno));
                 exit(1);
         }
-        for (;;) {
-                if (len + 65536 + 1 > cap) {
-                        cap = cap ? cap * 2 : 1 << 20;
-                        buf = realloc(buf, cap);
-                        if (!buf)
-                                exit(1);
-                }
-                n = fread(buf + len, 1, cap - len - 1, f);
-                if (n == 0)
-                        break;
-                len += n;
-        }
-        fclose(f);
-        buf[len] = 0;
-        *ret_len = len;
         return buf;
 }
 

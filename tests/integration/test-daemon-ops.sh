@@ -4,9 +4,10 @@
 # WATCHDOG / STOPPING, socket activation, SIGTERM draining an in-flight upload, stale agents.
 # Run under tests/lib/swtpm-run (one AK for the stale check).
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/test-daemon-lib.sh"
-: "${TPM2TOOLS_TCTI:?run me under tests/lib/swtpm-run}"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+: "${ATTESTD:?}" "${TPM2TOOLS_TCTI:?run me under tests/lib/swtpm-run}"
+test_begin
 cd "$work"
 
 # --- --help documents every flag the config table has, and the man page too

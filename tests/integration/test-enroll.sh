@@ -10,46 +10,11 @@
 # Usage: test-enroll.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP
 # (runs itself under SWTPM_RUN --ek-cert: that swtpm is TPM 1; TPM 2 is provisioned aside)
 set -euo pipefail
-[ $# -eq 5 ] || { echo "usage: $0 ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP" >&2; exit 2; }
-if [ -z "${SWTPM_TCTI:-}" ]; then
-        exec "$4" --ek-cert -- "$0" "$@"
-fi
-ATTESTD=$(realpath "$1") TOP=$(realpath "$5")
-export ATTESTD TOP
-SWTPM_RUN=$(realpath "$4")
-for t in openssl curl jq base64 tpm2_createek tpm2_createak tpm2_nvread tpm2_activatecredential \
-        tpm2_startauthsession tpm2_policysecret tpm2_flushcontext; do
-        command -v $t >/dev/null || { echo "not ok: $t is not installed" >&2; exit 1; }
-done
-# shellcheck source-path=SCRIPTDIR source=test-daemon-lib.sh
-. "$TOP/tests/integration/test-daemon-lib.sh"
-token ENROLL enroll
-token READER reader
-cd "$work"
-
-# keys DIR: the RSA EK (public area, certificate from NV) and a new AK of the TPM in TPM2TOOLS_TCTI
-keys() {
-        local d=$1
-        mkdir -p "$d"
-        tpm2_flushcontext -t >/dev/null 2>&1 || true
-        tpm2_createek -c "$d/ek.ctx" -G rsa -u "$d/ek.pub" >/dev/null
-        tpm2_createak -C "$d/ek.ctx" -c "$d/ak.ctx" -G rsa -g sha256 -s rsassa -u "$d/ak.pub" \
-                -n "$d/ak.name" >/dev/null
-        tpm2_flushcontext -t >/dev/null 2>&1 || true
-        tpm2_nvread 0x01c00002 -o "$d/ek.der" 2>/dev/null
-}
-
-# activate DIR CRED PROOF: TPM2_ActivateCredential with DIR's AK and EK (EK policy session)
-activate() {
-        local d=$1 rc=0
-        tpm2_flushcontext -t >/dev/null 2>&1 || true
-        tpm2_startauthsession --policy-session -S "$d/s.ctx" >/dev/null || fail "policy session"
-        tpm2_policysecret -S "$d/s.ctx" -c e >/dev/null || fail "PolicySecret(endorsement)"
-        tpm2_activatecredential -c "$d/ak.ctx" -C "$d/ek.ctx" -i "$2" -o "$3" \
-                -P "session:$d/s.ctx" >"$d/activate.log" 2>&1 || rc=$?
-        tpm2_flushcontext "$d/s.ctx" >/dev/null 2>&1 || true
-        return $rc
-}
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+agent_test_args 5 "$@"
+agent_test_begin base64 tpm2_createek tpm2_createak tpm2_nvread tpm2_activatecredential \
+        tpm2_startauthsession tpm2_policysecret tpm2_flushcontext
 
 # refusal DIR REGEX: the last activation failed in the TPM's ActivateCredential (the session and
 # the keys were fine), with an error matching REGEX
@@ -57,43 +22,12 @@ refusal() {
         grep -qE "$2" "$1/activate.log" || fail "ActivateCredential failed otherwise: $(cat "$1/activate.log")"
 }
 
-b64() { base64 -w0 "$1"; }
-
-# enrol AK_DIR EK_DIR [CERT_DIR|none]: POST /v1/agents with AK_DIR's AK, EK_DIR's EK public and
-# CERT_DIR's EK certificate (default EK_DIR's)
-enrol() {
-        local ak=$1 ek=$2 cert=${3:-$2} req
-        req=$(jq -nc --arg ak "$(b64 "$ak/ak.pub")" --arg ek "$(b64 "$ek/ek.pub")" \
-                '{ak_public: $ak, ek_public: $ek}')
-        if [ "$cert" != none ]; then
-                req=$(jq -c --arg c "$(b64 "$cert/ek.der")" '. + {ek_cert: $c}' <<<"$req")
-        fi
-        api POST /v1/agents "$req" "$ENROLL"
-}
-
-# credential FILE: the credential of the last enrolment answer in tpm2-tools' file format
-# (BE32 magic 0xBADCC0DE, BE32 version 1, TPM2B_ID_OBJECT, TPM2B_ENCRYPTED_SECRET)
-credential() {
-        local blob secret
-        blob=$(jq -er .credential.blob <<<"$body") || fail "no credential.blob: $body"
-        secret=$(jq -er .credential.secret <<<"$body") || fail "no credential.secret: $body"
-        { printf '\xba\xdc\xc0\xde\x00\x00\x00\x01'; base64 -d <<<"$blob"; base64 -d <<<"$secret"; } \
-                >"$1"
-}
-
-activate_api() { # ID PROOF-FILE
-        api POST "/v1/agents/$1/activate" "$(jq -nc --arg p "$(b64 "$2")" '{proof: $p}')"
-}
-
 # verifier NAME ARGS...: a fresh attestd (own database) on a free port
 verifier() {
         local name=$1
         shift
         stop_daemon TERM
-        spawn https "$work/daemon-$name.log" "$ATTESTD" --listen "127.0.0.1:@PORT@" \
-                --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
-                --db "$work/$name.db" --tokens "$work/tokens" --threads 2 "$@"
-        ln -sf "daemon-$name.log" daemon.log # what fail() prints
+        start_attestd -n "$name" -d "$work/$name.db" "$@"
 }
 
 agent_state() { # ID: its state as GET /v1/agents/{id} says
@@ -115,7 +49,7 @@ cmp -s tpm1-a/ek.der tpm2/ek.der && fail "both swtpms have the same EK certifica
 
 echo "# happy path, replayed and wrong proofs (verifier trusts TPM 1's CA)"
 verifier one --ek-ca "$SWTPM_STATE/ca"
-enrol tpm1-a tpm1-a
+enrol_ek "$ENROLL" tpm1-a tpm1-a
 expect 201 "" -- "enrol AK a with TPM 1's EK certificate"
 [ "$(jq -r .state <<<"$body")" = pending ] || fail "state after enrolment: $body"
 id_a=$(jq -r .id <<<"$body")
@@ -137,7 +71,7 @@ expect 201 "" -- "challenge once active"
 activate_api "$id_a" proof-a
 expect 409 agent_not_pending -- "the proof replayed"
 
-enrol tpm1-b tpm1-b
+enrol_ek "$ENROLL" tpm1-b tpm1-b
 expect 201 "" -- "enrol AK b"
 id_b=$(jq -r .id <<<"$body")
 head -c 32 /dev/urandom >proof-wrong
@@ -149,18 +83,18 @@ api POST "/v1/agents/$id_b/challenges" '{}'
 expect 403 agent_not_active -- "challenge after a wrong proof"
 
 echo "# EK certificate checks"
-enrol tpm1-c tpm2
+enrol_ek "$ENROLL" tpm1-c tpm2
 expect 403 ek_cert_untrusted -- "EK certificate of TPM 2 (another CA)"
-enrol tpm1-c tpm2 tpm1-a
+enrol_ek "$ENROLL" tpm1-c tpm2 tpm1-a
 expect 403 ek_cert_mismatch -- "EK certificate of TPM 1 with the EK public of TPM 2"
-enrol tpm1-c tpm1-a none
+enrol_ek "$ENROLL" tpm1-c tpm1-a none
 expect 403 ek_cert_required -- "no EK certificate"
 api GET /v1/agents "" "$READER"
 [ "$(jq '.agents | length' <<<"$body")" = 2 ] || fail "refused enrolments were stored: $body"
 
 echo "# wrong TPM (verifier trusts both CAs)"
 verifier both --ek-ca "$work/both-ca"
-enrol tpm1-c tpm2
+enrol_ek "$ENROLL" tpm1-c tpm2
 expect 201 "" -- "AK of TPM 1 with EK certificate and EK public of TPM 2"
 id_c=$(jq -r .id <<<"$body")
 credential cred-c
@@ -173,7 +107,7 @@ expect 403 agent_not_active -- "the agent without a proof stays pending"
 
 echo "# credential expiry (--credential-ttl 10)"
 verifier ttl --ek-ca "$SWTPM_STATE/ca" --credential-ttl 10
-enrol tpm1-d tpm1-d
+enrol_ek "$ENROLL" tpm1-d tpm1-d
 expect 201 "" -- "enrol AK d"
 id_d=$(jq -r .id <<<"$body")
 credential cred-d
@@ -185,10 +119,10 @@ expect 403 credential_expired -- "the right proof 11 s after a 10 s credential"
 
 echo "# verifier without --ek-ca; --insecure-trust-ak"
 verifier noca
-enrol tpm1-a tpm1-a
+enrol_ek "$ENROLL" tpm1-a tpm1-a
 expect 403 ek_ca_unconfigured -- "enrolment without --ek-ca"
 verifier insecure --insecure-trust-ak
-enrol tpm1-a tpm1-a none
+enrol_ek "$ENROLL" tpm1-a tpm1-a none
 expect 201 "" -- "--insecure-trust-ak: enrol without EK certificate"
 [ "$(jq -r .state <<<"$body")" = active ] || fail "--insecure-trust-ak: state $body"
 [ "$(jq -r 'has("credential")' <<<"$body")" = false ] || fail "--insecure-trust-ak: a credential"

@@ -32,6 +32,7 @@
 #include "evidence/pcrsel.h"
 #include "evidence/quote.h"
 #include "agent/tpm.h"
+#include "tests/lib/tool.h"
 
 /* --- helpers ------------------------------------------------------------------------------- */
 
@@ -59,39 +60,8 @@ static void tmpdir(char *buf, size_t n)
         ck_assert_ptr_nonnull(mkdtemp(buf));
 }
 
-static void rm_rf(const char *dir)
-{
-        char *argv[] = {"rm", "-rf", (char *)dir, NULL};
-        pid_t pid = fork();
-        int st;
-
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0) {
-                execvp(argv[0], argv);
-                _exit(127);
-        }
-        ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-}
-
-/* Run argv (PATH searched), stdout and stderr passed through; returns the exit status. */
-static int run(char *const argv[])
-{
-        pid_t pid;
-        int st;
-
-        fflush(stdout);
-        fflush(stderr);
-        pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0) {
-                execvp(argv[0], argv);
-                _exit(127);
-        }
-        ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-        return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* Run argv with stdout into the file out; returns the exit status. */
+/* Run argv (PATH searched), stdout into the file out (passed through when out is NULL), stderr
+ * passed through; returns the exit status. */
 static int run_to(char *const argv[], const char *out)
 {
         pid_t pid;
@@ -102,7 +72,7 @@ static int run_to(char *const argv[], const char *out)
         pid = fork();
         ck_assert_int_ge(pid, 0);
         if (pid == 0) {
-                int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                int fd = out ? open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644) : 1;
 
                 if (fd < 0 || dup2(fd, 1) < 0)
                         _exit(126);
@@ -111,6 +81,35 @@ static int run_to(char *const argv[], const char *out)
         }
         ck_assert_int_eq(waitpid(pid, &st, 0), pid);
         return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int run(char *const argv[])
+{
+        return run_to(argv, NULL);
+}
+
+/* Run the shell script (its $0: arg0, may be NULL) under a swtpm of its own on the state folder
+ * tpmstate (tests/lib/swtpm-run); returns the exit status. */
+static int sh_under_swtpm(const char *tpmstate, const char *script, const char *arg0)
+{
+        char *argv[] = {(char *)env("SWTPM_RUN"),
+                        "--state",
+                        (char *)tpmstate,
+                        "--",
+                        "sh",
+                        "-c",
+                        (char *)script,
+                        (char *)arg0,
+                        NULL};
+
+        return run(argv);
+}
+
+static void rm_rf(const char *dir)
+{
+        char *argv[] = {"rm", "-rf", (char *)dir, NULL};
+
+        run(argv);
 }
 
 static void write_path(const char *path, const void *buf, size_t len)
@@ -125,29 +124,22 @@ static void write_path(const char *path, const void *buf, size_t len)
 /* Read a whole file into a new buffer; -errno when it cannot be opened. */
 static int read_path(const char *path, uint8_t **ret, size_t *ret_len)
 {
-        FILE *f = fopen(path, "rb");
-        uint8_t *buf;
-        long n;
-
-        if (!f)
-                return -errno;
-        ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-        n = ftell(f);
-        ck_assert_int_ge(n, 0);
-        rewind(f);
-        buf = malloc((size_t)n + 1);
-        ck_assert_ptr_nonnull(buf);
-        ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-        fclose(f);
-        buf[n] = '\0';
-        *ret = buf;
-        *ret_len = (size_t)n;
-        return 0;
+        *ret = tool_read(path, ret_len);
+        return *ret ? 0 : -errno;
 }
 
 static void path_join(char *out, size_t n, const char *dir, const char *name)
 {
         ck_assert_int_lt(snprintf(out, n, "%s/%s", dir, name), (int)n);
+}
+
+/* Read the whole file dir/name into a new buffer (it must exist). */
+static void read_in(const char *dir, const char *name, uint8_t **ret, size_t *ret_len)
+{
+        char path[300];
+
+        path_join(path, sizeof(path), dir, name);
+        ck_assert_msg(read_path(path, ret, ret_len) == 0, "%s: %s", path, strerror(errno));
 }
 
 static double now_ms(void)
@@ -453,10 +445,10 @@ static void checkquote(enum tpm_key_alg alg)
                 ck_assert_int_eq(run(argv), 0);
         }
         /* DIR/pcrs parses with evidence/pcrs.h */
-        path_join(path, sizeof(path), out, "pcrs");
-        ck_assert_int_eq(read_path(path, &text, &len), 0);
+        read_in(out, "pcrs", &text, &len);
         ck_assert_msg(pcrs_parse((const char *)text, len, &pcrs, &err) == 0, "%s", err.msg);
         ck_assert_uint_eq(pcrs.have[BANK_SHA256], 0x7ff);
+        path_join(path, sizeof(path), out, "pcrs");
         path_join(bin, sizeof(bin), out, "pcrs.tools");
         write_tools_pcrs(bin, &pcrs);
         path_join(pub, sizeof(pub), out, "ak.pub");
@@ -848,8 +840,7 @@ START_TEST(test_ak_persists_across_reopen_and_processes)
 
                 ck_assert_int_eq(run(argv), 0);
         }
-        path_join(path, sizeof(path), out, "ak.pub");
-        ck_assert_int_eq(read_path(path, &cli, &cli_len), 0);
+        read_in(out, "ak.pub", &cli, &cli_len);
         ck_assert_uint_eq(cli_len, first_len);
         ck_assert_int_eq(memcmp(cli, first, first_len), 0);
         /* an RSA AK lives next to the ECC one and differs from it */
@@ -878,7 +869,7 @@ END_TEST
 START_TEST(test_ak_persists_across_tpm_restart)
 {
         _cleanup_free_ uint8_t *a = NULL, *b = NULL;
-        char dir[64], tpmstate[96], state[96], path[160];
+        char dir[64], tpmstate[96], state[96];
         size_t a_len, b_len;
 
         tmpdir(dir, sizeof(dir));
@@ -894,20 +885,8 @@ START_TEST(test_ak_persists_across_tpm_restart)
                                           "--sel sha256:0-7",
                                           state, out),
                                  (int)sizeof(cmd));
-                {
-                        char *argv[] = {(char *)env("SWTPM_RUN"),
-                                        "--state",
-                                        tpmstate,
-                                        "--",
-                                        "sh",
-                                        "-c",
-                                        cmd,
-                                        NULL};
-
-                        ck_assert_int_eq(run(argv), 0);
-                }
-                path_join(path, sizeof(path), out, "ak.pub");
-                ck_assert_int_eq(read_path(path, i == 0 ? &a : &b, i == 0 ? &a_len : &b_len), 0);
+                ck_assert_int_eq(sh_under_swtpm(tpmstate, cmd, NULL), 0);
+                read_in(out, "ak.pub", i == 0 ? &a : &b, i == 0 ? &a_len : &b_len);
         }
         ck_assert_uint_eq(a_len, b_len);
         ck_assert_int_eq(memcmp(a, b, a_len), 0);
@@ -1088,14 +1067,6 @@ static void expect_ak_error(const char *state, int want, enum attest_code code, 
         printf("%s: %s\n", attest_code_name(code), err.msg);
 }
 
-static void snapshot(const char *state, const char *name, uint8_t **ret, size_t *ret_len)
-{
-        char path[160];
-
-        path_join(path, sizeof(path), state, name);
-        ck_assert_int_eq(read_path(path, ret, ret_len), 0);
-}
-
 START_TEST(test_corrupt_ak_is_an_error_not_a_new_ak)
 {
         _cleanup_free_ uint8_t *pub = NULL, *priv = NULL, *cur = NULL;
@@ -1108,14 +1079,14 @@ START_TEST(test_corrupt_ak_is_an_error_not_a_new_ak)
 
                 load_ak(t, dir, TPM_KEY_RSA2048);
         }
-        snapshot(dir, TPM_AK_PUB_RSA, &pub, &pub_len);
-        snapshot(dir, TPM_AK_PRIV_RSA, &priv, &priv_len);
+        read_in(dir, TPM_AK_PUB_RSA, &pub, &pub_len);
+        read_in(dir, TPM_AK_PRIV_RSA, &priv, &priv_len);
         path_join(path, sizeof(path), dir, TPM_AK_PUB_RSA);
 
         /* truncated public */
         write_path(path, pub, pub_len - 7);
         expect_ak_error(dir, -EBADMSG, AE_TPM_AK_CORRUPT, TPM_AK_PUB_RSA);
-        snapshot(dir, TPM_AK_PUB_RSA, &cur, &cur_len);
+        read_in(dir, TPM_AK_PUB_RSA, &cur, &cur_len);
         ck_assert_uint_eq(cur_len, pub_len - 7);
         free(TAKE_PTR(cur));
         /* trailing garbage */
@@ -1148,7 +1119,7 @@ START_TEST(test_corrupt_ak_is_an_error_not_a_new_ak)
                 bad[priv_len / 2] ^= 0x40;
                 write_path(path, bad, priv_len);
                 expect_ak_error(dir, -EBADMSG, AE_TPM_AK_REJECTED, TPM_AK_PRIV_RSA);
-                snapshot(dir, TPM_AK_PRIV_RSA, &cur, &cur_len);
+                read_in(dir, TPM_AK_PRIV_RSA, &cur, &cur_len);
                 ck_assert_int_eq(memcmp(cur, bad, priv_len), 0); /* left alone */
                 free(TAKE_PTR(cur));
         }
@@ -1226,35 +1197,20 @@ START_TEST(test_quote_of_unallocated_bank_fails)
         tmpdir(dir, sizeof(dir));
         path_join(tpmstate, sizeof(tpmstate), dir, "tpm");
         path_join(log, sizeof(log), dir, "log");
-        {
-                char *argv[] = {(char *)env("SWTPM_RUN"),
-                                "--state",
-                                tpmstate,
-                                "--",
-                                "tpm2_pcrallocate",
-                                "sha1:none+sha256:all+sha384:none+sha512:none",
-                                NULL};
-
-                ck_assert_int_eq(run(argv), 0);
-        }
-        {
-                char *argv[] = {(char *)env("SWTPM_RUN"),
-                                "--state",
-                                tpmstate,
-                                "--",
-                                "sh",
-                                "-c",
-                                "\"$ATTESTCTL\" tpm quote --tcti \"$SWTPM_TCTI\" --nonce 01 "
-                                "--out \"$0\" --sel sha256:10+sha1:10 2>\"$0/err\" && exit 9; "
-                                "\"$ATTESTCTL\" tpm quote --tcti \"$SWTPM_TCTI\" --nonce 01 "
-                                "--out \"$0\" --sel sha256:10",
-                                dir,
-                                NULL};
-
-                ck_assert_int_eq(run(argv), 0);
-        }
-        path_join(log, sizeof(log), dir, "err");
-        ck_assert_int_eq(read_path(log, &text, &len), 0);
+        ck_assert_int_eq(
+                sh_under_swtpm(tpmstate,
+                               "tpm2_pcrallocate sha1:none+sha256:all+sha384:none+sha512:none",
+                               NULL),
+                0);
+        ck_assert_int_eq(
+                sh_under_swtpm(tpmstate,
+                               "\"$ATTESTCTL\" tpm quote --tcti \"$SWTPM_TCTI\" --nonce 01 "
+                               "--out \"$0\" --sel sha256:10+sha1:10 2>\"$0/err\" && exit 9; "
+                               "\"$ATTESTCTL\" tpm quote --tcti \"$SWTPM_TCTI\" --nonce 01 "
+                               "--out \"$0\" --sel sha256:10",
+                               dir),
+                0);
+        read_in(dir, "err", &text, &len);
         ck_assert_msg(strstr((const char *)text, "no sha1 PCR bank"), "%s", (const char *)text);
         rm_rf(dir);
 }

@@ -37,37 +37,19 @@ export TOP ATTESTD
 SCENARIO=$TOP/kernel/scenarios/live-$scn.scn
 [ -f "$SCENARIO" ] || { echo "not ok: no scenario $SCENARIO" >&2; exit 2; }
 [ -f "$KERNEL" ] || { echo "not ok: no kernel $KERNEL" >&2; exit 2; }
-for t in curl jq openssl xxd socat qemu-system-x86_64 swtpm; do
-        command -v $t >/dev/null || { echo "not ok: $t is not installed" >&2; exit 1; }
-done
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$TOP/tests/lib/common.sh"
+need xxd socat qemu-system-x86_64 swtpm
 if [ ! -x "$AGENT" ] || [ ! -x "$ATTESTD" ]; then
         echo "not ok: build $BUILD first" >&2
         exit 1
 fi
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-240}
 
-# shellcheck source-path=SCRIPTDIR source=../integration/test-daemon-lib.sh
-. "$TOP/tests/integration/test-daemon-lib.sh"
-
-# The library made $work as /tmp/attestd-test.*; a boot's files live longer than most tests', so
-# they move to a folder of this test's own prefix (the library's helpers follow $work and $CA).
-moved=$(mktemp -d /tmp/attestd-kernel-live.XXXXXX)
-mv "$work"/* "$moved"/
-rmdir "$work"
-work=$moved
-CA=$work/certs/ca.pem
-
+# a boot's files live longer than most tests': a work folder of this test's own prefix
+test_begin attestd-kernel-live
 boot_pid=""
-cleanup_live() {
-        local rc=$?
-        # errexit off: '(exit rc)' hands the status on to cleanup_lib, and must not end the trap
-        # before cleanup_lib has stopped attestd
-        set +e
-        if [ -n "$boot_pid" ]; then kill "$boot_pid" 2>/dev/null; fi
-        (exit $rc)
-        cleanup_lib
-}
-trap cleanup_live EXIT
+kill_at_exit boot_pid
 
 # The server certificate the guest checks: the test CA, SAN IP 10.0.2.100 (the address the agent
 # connects to) and 127.0.0.1 (this script's REST calls).
@@ -80,10 +62,7 @@ trap cleanup_live EXIT
         openssl x509 -req -in guest.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 30 \
                 -extfile guest.ext -out guest.pem 2>/dev/null
 )
-token ENROLL enroll
-token ADMIN admin
-token READER reader
-printf '%s\n' "$ENROLL" >"$work/enroll.token"
+agent_tokens
 cat >"$work/agent.conf" <<CONF
 verifier = https://10.0.2.100:8443
 ca = /etc/attest/ca.pem

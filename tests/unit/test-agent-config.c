@@ -14,18 +14,6 @@
 #include "agent/facts.h"
 #include "tests/unit/testutil.h"
 
-#define LIT(s) s, sizeof(s) - 1
-
-static char *filled(size_t n, char c)
-{
-        char *b = malloc(n + 1);
-
-        ck_assert_ptr_nonnull(b);
-        memset(b, c, n);
-        b[n] = '\0';
-        return b;
-}
-
 static struct agent_config *cfg_new(void)
 {
         struct agent_config *c = calloc(1, sizeof(*c));

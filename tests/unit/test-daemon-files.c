@@ -15,20 +15,7 @@
 #include "daemon/nonce.h"
 #include "tests/unit/testutil.h"
 
-/* a string literal and its length without the NUL */
-#define LIT(s) s, sizeof(s) - 1
-
 #define HASH "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
-
-static char *filled(size_t n, char c)
-{
-        char *b = malloc(n + 1);
-
-        ck_assert_ptr_nonnull(b);
-        memset(b, c, n);
-        b[n] = '\0';
-        return b;
-}
 
 START_TEST(test_config_value_line_and_file_caps)
 {

@@ -218,6 +218,26 @@ static void rm_rf(const char *dir)
         ck_assert_int_eq(system(cmd), 0);
 }
 
+/* A fresh directory from the mkdtemp template dir, and db = dir/t.db (n bytes) */
+static void db_in_tmp(char *dir, char *db, size_t n)
+{
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        ck_assert_int_lt(snprintf(db, n, "%s/t.db", dir), (int)n);
+}
+
+/* An agent record: id, state, the 4-byte AK public area and AK name, created at 1000 */
+static void agent_rec(struct store_agent *a, const char *id, const char *state, uint8_t ak[4],
+                      uint8_t name[4])
+{
+        snprintf(a->id, sizeof(a->id), "%s", id);
+        snprintf(a->state, sizeof(a->state), "%s", state);
+        a->ak_public = ak;
+        a->ak_public_len = 4;
+        a->ak_name = name;
+        a->ak_name_len = 4;
+        a->created = 1000;
+}
+
 static void store_checks(enum store_mode mode)
 {
         char dir[] = "/tmp/attestd-store.XXXXXX", db[64];
@@ -229,18 +249,11 @@ static void store_checks(enum store_mode mode)
         char *body;
         int ver;
 
-        ck_assert_ptr_nonnull(mkdtemp(dir));
-        snprintf(db, sizeof(db), "%s/t.db", dir);
+        db_in_tmp(dir, db, sizeof(db));
         ck_assert_int_eq(store_open(db, mode, 2, &s, &err), 0);
         ck_assert_int_eq(store_schema_version(s, &ver), 0);
         ck_assert_int_eq(ver, STORE_SCHEMA_VERSION);
-        snprintf(a.id, sizeof(a.id), "agent1");
-        snprintf(a.state, sizeof(a.state), "active");
-        a.ak_public = ak;
-        a.ak_public_len = sizeof(ak);
-        a.ak_name = name;
-        a.ak_name_len = sizeof(name);
-        a.created = 1000;
+        agent_rec(&a, "agent1", "active", ak, name);
         ck_assert_int_eq(store_agent_add(s, &a), 0);
         ck_assert_int_eq(store_agent_add(s, &a), -EEXIST);
         ck_assert_int_eq(store_policy_put(s, "p", "{\"name\":\"p\"}", 1, &v), 0);
@@ -307,8 +320,7 @@ START_TEST(test_store_identity_decommission_nonces)
         uint64_t count;
         int64_t rid;
 
-        ck_assert_ptr_nonnull(mkdtemp(dir));
-        snprintf(db, sizeof(db), "%s/t.db", dir);
+        db_in_tmp(dir, db, sizeof(db));
         ck_assert_int_eq(store_open(db, STORE_WRITER, 1, &s, &err), 0);
         /* the database and its WAL are the verifier's alone */
         ck_assert_int_eq(stat(db, &st), 0);
@@ -316,13 +328,7 @@ START_TEST(test_store_identity_decommission_nonces)
         memset(h1, 1, 32);
         memset(h2, 2, 32);
         memset(h3, 3, 32);
-        snprintf(a.id, sizeof(a.id), "old");
-        snprintf(a.state, sizeof(a.state), "pending");
-        a.ak_public = ak;
-        a.ak_public_len = sizeof(ak);
-        a.ak_name = name;
-        a.ak_name_len = sizeof(name);
-        a.created = 1000;
+        agent_rec(&a, "old", "pending", ak, name);
         memset(a.ek_id, 0xee, sizeof(a.ek_id));
         a.has_ek_id = true;
         ck_assert_int_eq(store_agent_add_pending(s, &a, ekpub, sizeof(ekpub), h1, 100000), 0);
@@ -414,8 +420,7 @@ START_TEST(test_store_migrates_pending_enrolments)
         uint8_t h[32];
         int ver;
 
-        ck_assert_ptr_nonnull(mkdtemp(dir));
-        snprintf(db, sizeof(db), "%s/t.db", dir);
+        db_in_tmp(dir, db, sizeof(db));
         /* the tables of schema 2 as the released migrations 1 and 2 made them */
         snprintf(cmd, sizeof(cmd),
                  "sqlite3 %s \"CREATE TABLE agents (id TEXT PRIMARY KEY, ak_public BLOB NOT NULL,"
@@ -460,8 +465,7 @@ START_TEST(test_store_refuses_a_newer_schema)
         struct store *s;
         struct attest_err err = {0};
 
-        ck_assert_ptr_nonnull(mkdtemp(dir));
-        snprintf(db, sizeof(db), "%s/t.db", dir);
+        db_in_tmp(dir, db, sizeof(db));
         ck_assert_int_eq(store_open(db, STORE_POOL, 1, &s, &err), 0);
         store_close(s);
         snprintf(cmd, sizeof(cmd), "sqlite3 %s 'PRAGMA user_version = %d'", db,
