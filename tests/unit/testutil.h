@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Shared bits of the unit tests: file loading from the source tree, Check runner. */
+/* Shared bits of the unit tests: literals and filled strings, file loading from the source tree,
+ * Check runner. */
 #ifndef TESTUTIL_H
 #define TESTUTIL_H
 
@@ -10,6 +11,20 @@
 #include <string.h>
 
 #include "util/file.h"
+
+/* a string literal and its length without the NUL, as two arguments */
+#define LIT(s) s, sizeof(s) - 1
+
+/* A new NUL-terminated string of n bytes c (the caps tests' long lines and files) */
+static inline char *filled(size_t n, char c)
+{
+        char *b = malloc(n + 1);
+
+        ck_assert_ptr_nonnull(b);
+        memset(b, c, n);
+        b[n] = '\0';
+        return b;
+}
 
 /* Read ATTEST_TOP/rel (or an absolute path) into a NUL-terminated buffer; NULL if absent. */
 static inline char *tu_read(const char *rel, size_t *ret_len)
