@@ -4,6 +4,7 @@
 #include <check.h>
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "util/buf.h"
 #include "util/hex.h"
@@ -153,6 +154,60 @@ START_TEST(test_decoders_through_the_writer)
 }
 END_TEST
 
+/*
+ * wb_put_hex() checks and decodes 8 digits at a time: every byte value at every position of
+ * a 16-digit run (two 8-digit words) and of the 2-digit tail must be accepted exactly when it is
+ * a hex digit, decode to its value, and leave the writer unchanged when refused.
+ */
+static int hexval_ref(unsigned c)
+{
+        if (c >= '0' && c <= '9')
+                return (int)(c - '0');
+        if (c >= 'a' && c <= 'f')
+                return (int)(c - 'a' + 10);
+        if (c >= 'A' && c <= 'F')
+                return (int)(c - 'A' + 10);
+        return -1;
+}
+
+START_TEST(test_hex_every_byte_at_every_position)
+{
+        static const char base[] = "0123456789abcDEF9a";
+
+        for (unsigned pos = 0; pos < 18; pos++) {
+                for (unsigned c = 0; c < 256; c++) {
+                        struct guarded g;
+                        struct wb w;
+                        char in[18];
+                        int want = hexval_ref(c);
+
+                        guarded_init(&g, &w);
+                        memcpy(in, base, sizeof(in));
+                        in[pos] = (char)c;
+                        ck_assert_int_eq(wb_put_u8(&w, 0x55), 0);
+                        if (want < 0) {
+                                ck_assert_int_eq(wb_put_hex(&w, in, sizeof(in)), -EBADMSG);
+                                ck_assert_uint_eq(wb_len(&w), 1);
+                                for (unsigned k = 1; k < CAP; k++)
+                                        ck_assert_uint_eq(g.b[k], 0xee);
+                                check_guard(&g);
+                                continue;
+                        }
+                        /* accepted: decode through hex_decode(), 9 bytes */
+                        uint8_t out[9];
+                        size_t n;
+
+                        ck_assert_int_eq(hex_decode(in, sizeof(in), out, sizeof(out), &n), 0);
+                        ck_assert_uint_eq(n, 9);
+                        for (unsigned k = 0; k < 9; k++)
+                                ck_assert_int_eq(out[k],
+                                                 hexval_ref((unsigned char)in[2 * k]) << 4 |
+                                                         hexval_ref((unsigned char)in[2 * k + 1]));
+                }
+        }
+}
+END_TEST
+
 START_TEST(test_owned_writer)
 {
         struct wb w;
@@ -178,6 +233,7 @@ static Suite *buf_suite(void)
         tcase_add_test(tc, test_byte_orders_and_sized_fields);
         tcase_add_test(tc, test_decoders_through_the_writer);
         tcase_add_test(tc, test_owned_writer);
+        tcase_add_test(tc, test_hex_every_byte_at_every_position);
         suite_add_tcase(s, tc);
         return s;
 }
