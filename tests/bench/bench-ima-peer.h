@@ -12,9 +12,10 @@
 const char *peer_rev(void);
 /*
  * Read log (ascii or binary) and replay bank b as bench-ima's replay_once() does, checking every
- * logged sha1 for ascii. PCR 10 and the entry count back; negative errno on failure.
+ * logged sha1 for ascii, with the peer's own hasher. PCR 10 and the entry count back; negative
+ * errno on failure.
  */
-int peer_replay(struct hasher *h, const void *log, size_t len, bool ascii, enum bank b,
-                uint8_t *ret_pcr10, uint64_t *ret_entries);
+int peer_replay(const void *log, size_t len, bool ascii, enum bank b, uint8_t *ret_pcr10,
+                uint64_t *ret_entries);
 
 #endif

@@ -11,7 +11,8 @@
  *       template hash against the rebuilt data
  *   (a) and (b) also run the peer: the IMA reader of an older commit (ima_peer_rev in
  *       tests/bench/meson.build, the code before the split and the ascii speed-up), built into
- *       this binary from `git show REV:evidence/ima.c` with its symbols renamed (mkpeer-ima.sh).
+ *       this binary from `git show REV:evidence/ima.c` and that commit's hasher and util code
+ *       under it, with their symbols renamed (mkpeer-ima.sh).
  *       Each round runs ours then the peer on the same log, so load changes hit both alike; the
  *       lines print both figures and ours/peer. --no-peer skips it.
  *   (c) the bound: raw OpenSSL over the same bytes with one EVP_MD_CTX, no parsing (sha256 for
@@ -170,7 +171,7 @@ static int bench_replay(struct hasher *h, const void *log, size_t len, enum ima_
         int x;
 
         if (peer) {
-                x = peer_replay(h, log, len, fmt == IMA_FORMAT_ASCII, b, r.pcr10, &r.entries);
+                x = peer_replay(log, len, fmt == IMA_FORMAT_ASCII, b, r.pcr10, &r.entries);
         } else if ((x = replay_once(h, log, len, fmt, b, &rp)) == 0) {
                 r.entries = rp.entries;
                 memcpy(r.pcr10, rp.pcr[b][10], bank_size(b));
