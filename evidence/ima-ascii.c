@@ -57,52 +57,41 @@ static int fail_put(struct attest_err *err, int x, uint64_t line, unsigned fn, c
         return fail_line(err, -EBADMSG, AE_IMA_BAD_FIELD, line, fn, what);
 }
 
-/* A u32 length-prefixed hex field (d outside 'ima', sig, buf, modsig). */
-static int put_hex_field(struct wb *w, bool be, struct span v)
+/*
+ * One u32 length-prefixed field of the rebuilt data: raw bytes as they are, a NUL when nul, then
+ * hex decoded. All or nothing: on failure the writer is as it was (nothing is copied into the
+ * space reserved for raw until every check passed). -EBADMSG malformed hex, -E2BIG over the cap.
+ */
+static int put_field(struct wb *w, bool be, struct span raw, bool nul, struct span hex)
 {
         size_t mark;
+        uint8_t *o;
         int x;
 
         if ((x = wb_sized_begin(w, be, &mark)) < 0)
                 return x;
-        if ((x = wb_put_hex(w, v.p, v.n)) < 0 || (x = wb_sized_end(w, be, mark, IMA_DATA_MAX)) < 0)
+        if ((x = wb_reserve(w, raw.n + nul, &o)) < 0 || (x = wb_put_hex(w, hex.p, hex.n)) < 0 ||
+            (x = wb_sized_end(w, be, mark, IMA_DATA_MAX)) < 0)
                 return wb_rollback(w, mark) < 0 ? -EINVAL : x;
+        if (raw.n)
+                memcpy(o, raw.p, raw.n);
+        if (nul)
+                o[raw.n] = '\0';
         return 0;
 }
 
-/* d-ng and d-modsig: "<algo>:\0" digest, from "algo:hex". -EBADMSG malformed, -E2BIG over cap. */
+/* d-ng and d-modsig: "<algo>:\0" digest, from "algo:hex". */
 static int put_digest_ng(struct wb *w, bool be, struct span v)
 {
         struct tok t = TOK_INIT(v.p, v.n);
         struct span algo, hex;
-        size_t mark;
-        int x;
 
         if (tok_field(&t, ':', 32, &algo) < 0 || !t.more || algo.n == 0)
                 return -EBADMSG;
         if (tok_rest(&t, 2 * BANK_DIGEST_MAX, &hex) < 0)
                 return -EBADMSG;
-        if ((x = wb_sized_begin(w, be, &mark)) < 0)
-                return x;
-        if ((x = wb_put(w, algo.p, algo.n)) < 0 || (x = wb_put(w, ":", 2)) < 0 ||
-            (x = wb_put_hex(w, hex.p, hex.n)) < 0 ||
-            (x = wb_sized_end(w, be, mark, IMA_DATA_MAX)) < 0)
-                return wb_rollback(w, mark) < 0 ? -EINVAL : x;
-        return 0;
-}
-
-/* n-ng (name NUL) or, in template 'ima', n (the name without its NUL). */
-static int put_name(struct wb *w, bool be, bool legacy, struct span v)
-{
-        size_t mark;
-        int x;
-
-        if ((x = wb_sized_begin(w, be, &mark)) < 0)
-                return x;
-        if ((x = wb_put(w, v.p, v.n)) < 0 || (!legacy && (x = wb_put_u8(w, 0)) < 0) ||
-            (x = wb_sized_end(w, be, mark, IMA_DATA_MAX)) < 0)
-                return wb_rollback(w, mark) < 0 ? -EINVAL : x;
-        return 0;
+        /* "algo:" as it stands in the line, then the NUL */
+        return put_field(w, be, (struct span){algo.p, algo.n + 1}, true, hex);
 }
 
 static int fail_count(struct attest_err *err, uint64_t line, unsigned want, unsigned got)
@@ -214,13 +203,13 @@ int ima_ascii_next(struct ima_reader *rd, struct ima_entry *ret, struct attest_e
                 case IMA_FIELD_SIG:
                 case IMA_FIELD_BUF:
                 case IMA_FIELD_MODSIG:
-                        if ((x = put_hex_field(&w, be, f[i])) < 0)
+                        if ((x = put_field(&w, be, (struct span){0}, false, f[i])) < 0)
                                 return fail_put(err, x, line, fn, "field is not hex");
                         break;
                 case IMA_FIELD_D_NG:
                 case IMA_FIELD_D_MODSIG:
                         if (f[i].n == 0 && fld == IMA_FIELD_D_MODSIG)
-                                x = put_hex_field(&w, be, f[i]); /* empty: no modsig */
+                                x = put_field(&w, be, (struct span){0}, false, f[i]); /* none */
                         else
                                 x = put_digest_ng(&w, be, f[i]);
                         if (x < 0)
@@ -228,7 +217,8 @@ int ima_ascii_next(struct ima_reader *rd, struct ima_entry *ret, struct attest_e
                         break;
                 case IMA_FIELD_N:
                 case IMA_FIELD_N_NG:
-                        if ((x = put_name(&w, be, e.tmpl.legacy, f[i])) < 0)
+                        /* n-ng: name NUL; n in template 'ima': the name alone */
+                        if ((x = put_field(&w, be, f[i], !e.tmpl.legacy, (struct span){0})) < 0)
                                 return fail_put(err, x, line, fn, "name");
                         break;
                 default:

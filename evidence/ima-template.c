@@ -38,17 +38,25 @@ static const struct {
 };
 
 /* Digest sizes of the algorithms the kernel's hash_algo_name[] can name in d-ng. */
+#define ALGO(name, size)                                                                           \
+        {                                                                                          \
+                name, sizeof(name) - 1, size                                                       \
+        }
 static const struct {
         const char *name;
+        uint32_t len; /* strlen(name) */
         uint32_t size;
 } digest_algos[] = {
-        {"md4", 16},      {"md5", 16},      {"sha1", 20},        {"rmd160", 20},
-        {"sha256", 32},   {"sha384", 48},   {"sha512", 64},      {"sha224", 28},
-        {"rmd128", 16},   {"rmd256", 32},   {"rmd320", 40},      {"wp256", 32},
-        {"wp384", 48},    {"wp512", 64},    {"tgr128", 16},      {"tgr160", 20},
-        {"tgr192", 24},   {"sm3", 32},      {"streebog256", 32}, {"streebog512", 64},
-        {"sha3-256", 32}, {"sha3-384", 48}, {"sha3-512", 64},
+        ALGO("md4", 16),         ALGO("md5", 16),         ALGO("sha1", 20),
+        ALGO("rmd160", 20),      ALGO("sha256", 32),      ALGO("sha384", 48),
+        ALGO("sha512", 64),      ALGO("sha224", 28),      ALGO("rmd128", 16),
+        ALGO("rmd256", 32),      ALGO("rmd320", 40),      ALGO("wp256", 32),
+        ALGO("wp384", 48),       ALGO("wp512", 64),       ALGO("tgr128", 16),
+        ALGO("tgr160", 20),      ALGO("tgr192", 24),      ALGO("sm3", 32),
+        ALGO("streebog256", 32), ALGO("streebog512", 64), ALGO("sha3-256", 32),
+        ALGO("sha3-384", 48),    ALGO("sha3-512", 64),
 };
+#undef ALGO
 
 const char *ima_field_name(enum ima_field f)
 {
@@ -105,9 +113,16 @@ int ima_tmpl_lookup(const char *name, size_t len, struct ima_tmpl *ret)
 
 bool ima_all_zero(const uint8_t *p, size_t n)
 {
-        uint8_t acc = 0;
+        uint64_t acc = 0;
+        size_t i = 0;
 
-        for (size_t i = 0; i < n; i++)
+        for (; n - i >= 8; i += 8) {
+                uint64_t v;
+
+                memcpy(&v, p + i, 8);
+                acc |= v;
+        }
+        for (; i < n; i++)
                 acc |= p[i];
         return acc == 0;
 }
@@ -132,11 +147,11 @@ static int decode_digest_ng(const uint8_t *p, uint32_t n, struct ima_entry *e)
         dlen = n - alen - 2;
         /*
          * only the kernel's hash_algo_name[] names, each with its digest size. Names are unique,
-         * so a size mismatch may be tested first: it skips the strlen() and memcmp() of most rows
-         * (that loop was a third of the binary reader's instructions).
+         * so a size mismatch may be tested first: it skips the memcmp() of most rows (that loop
+         * was a third of the binary reader's instructions).
          */
         for (size_t i = 0; i < ARRAY_SIZE(digest_algos); i++) {
-                if (digest_algos[i].size != dlen || strlen(digest_algos[i].name) != alen ||
+                if (digest_algos[i].size != dlen || digest_algos[i].len != alen ||
                     memcmp(digest_algos[i].name, p, alen) != 0)
                         continue;
                 e->algo = (const char *)p;
