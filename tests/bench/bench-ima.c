@@ -190,6 +190,24 @@ static void keep_best(struct run *best, const struct run *r)
                 *best = *r;
 }
 
+/* One round: ours, then the peer (when use_peer), each keeping its best in *ours / *peer. */
+static int replay_round(struct hasher *h, const void *log, size_t len, enum ima_format fmt,
+                        enum bank b, int use_peer, uint64_t want, struct run *ours,
+                        struct run *peer)
+{
+        for (int p = 0; p <= use_peer; p++) {
+                struct run t;
+
+                if (bench_replay(h, log, len, fmt, b, p, &t) < 0 || t.entries != want) {
+                        fprintf(stderr, "bench-ima: the %s replay failed%s\n",
+                                fmt == IMA_FORMAT_ASCII ? "ascii" : "binary", p ? " (peer)" : "");
+                        return -EIO;
+                }
+                keep_best(p ? peer : ours, &t);
+        }
+        return 0;
+}
+
 /* The bound: the same digests with nothing else, one EVP_MD_CTX, the md fetched once. */
 static int bench_bound(const struct span *sp, uint64_t n, const char *alg, struct run *ret)
 {
@@ -422,26 +440,12 @@ int main(int argc, char **argv)
         for (unsigned r = 0; r < rounds; r++) {
                 struct run t;
 
-                for (int peer = 0; run_a && peer <= use_peer; peer++) {
-                        if (bench_replay(h, g.bin, g.bin_len, IMA_FORMAT_BINARY, BANK_SHA256, peer,
-                                         &t) < 0 ||
-                            t.entries != g.entries) {
-                                fprintf(stderr, "bench-ima: the binary replay failed%s\n",
-                                        peer ? " (peer)" : "");
-                                return 1;
-                        }
-                        keep_best(peer ? &pa : &a, &t);
-                }
-                for (int peer = 0; strchr(only, 'b') && peer <= use_peer; peer++) {
-                        if (bench_replay(h, g.txt, g.txt_len, IMA_FORMAT_ASCII, BANK_SHA1, peer,
-                                         &t) < 0 ||
-                            t.entries != g.entries) {
-                                fprintf(stderr, "bench-ima: the ascii replay failed%s\n",
-                                        peer ? " (peer)" : "");
-                                return 1;
-                        }
-                        keep_best(peer ? &pb : &b, &t);
-                }
+                if (run_a && replay_round(h, g.bin, g.bin_len, IMA_FORMAT_BINARY, BANK_SHA256,
+                                          use_peer, g.entries, &a, &pa) < 0)
+                        return 1;
+                if (strchr(only, 'b') && replay_round(h, g.txt, g.txt_len, IMA_FORMAT_ASCII,
+                                                      BANK_SHA1, use_peer, g.entries, &b, &pb) < 0)
+                        return 1;
                 if (strchr(only, 'c')) {
                         if (bench_bound(sp, g.entries, "SHA256", &t) < 0)
                                 return 1;
