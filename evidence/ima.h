@@ -7,6 +7,10 @@
  * Readers stream: each ima_reader_next() yields one validated entry whose pointers are borrowed
  * from the log buffer (binary) or from the reader's scratch buffer (ascii, valid until the next
  * call). Nothing is allocated per entry.
+ *
+ * Files: ima-template.c (templates and field decoding, shared), ima-binary.c and ima-ascii.c (the
+ * two readers), ima-reader.c (what they share: options, template cache, dispatch), ima-replay.c
+ * (template hashes, PCR replay, boot_aggregate); ima-internal.h is their private header.
  */
 #ifndef ATTEST_IMA_H
 #define ATTEST_IMA_H

@@ -4,6 +4,7 @@
 #include <check.h>
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "util/buf.h"
 #include "util/hex.h"
@@ -153,6 +154,58 @@ START_TEST(test_decoders_through_the_writer)
 }
 END_TEST
 
+/*
+ * wb_put_hex() checks and decodes 16 digits at a time (SSE2), then 8 (little-endian words), then
+ * one: every byte value at every position of a 26-digit run (16 + 8 + 2) must be accepted exactly
+ * when it is a hex digit, decode to its value, and leave the writer unchanged when refused.
+ */
+static int hexval_ref(unsigned c)
+{
+        if (c >= '0' && c <= '9')
+                return (int)(c - '0');
+        if (c >= 'a' && c <= 'f')
+                return (int)(c - 'a' + 10);
+        if (c >= 'A' && c <= 'F')
+                return (int)(c - 'A' + 10);
+        return -1;
+}
+
+START_TEST(test_hex_every_byte_at_every_position)
+{
+        static const char base[] = "0123456789abcDEF9aF0e1D2c3";
+        enum { LEN = sizeof(base) - 1 };
+
+        for (unsigned pos = 0; pos < LEN; pos++) {
+                for (unsigned c = 0; c < 256; c++) {
+                        struct guarded g;
+                        struct wb w;
+                        char in[LEN];
+                        uint8_t out[LEN / 2];
+                        size_t n;
+
+                        guarded_init(&g, &w);
+                        memcpy(in, base, LEN);
+                        in[pos] = (char)c;
+                        ck_assert_int_eq(wb_put_u8(&w, 0x55), 0);
+                        if (hexval_ref(c) < 0) {
+                                ck_assert_int_eq(wb_put_hex(&w, in, LEN), -EBADMSG);
+                                ck_assert_uint_eq(wb_len(&w), 1);
+                                for (unsigned k = 1; k < CAP; k++)
+                                        ck_assert_uint_eq(g.b[k], 0xee);
+                                check_guard(&g);
+                                continue;
+                        }
+                        ck_assert_int_eq(hex_decode(in, LEN, out, sizeof(out), &n), 0);
+                        ck_assert_uint_eq(n, LEN / 2);
+                        for (unsigned k = 0; k < LEN / 2; k++)
+                                ck_assert_int_eq(out[k],
+                                                 hexval_ref((unsigned char)in[2 * k]) << 4 |
+                                                         hexval_ref((unsigned char)in[2 * k + 1]));
+                }
+        }
+}
+END_TEST
+
 START_TEST(test_owned_writer)
 {
         struct wb w;
@@ -178,6 +231,7 @@ static Suite *buf_suite(void)
         tcase_add_test(tc, test_byte_orders_and_sized_fields);
         tcase_add_test(tc, test_decoders_through_the_writer);
         tcase_add_test(tc, test_owned_writer);
+        tcase_add_test(tc, test_hex_every_byte_at_every_position);
         suite_add_tcase(s, tc);
         return s;
 }

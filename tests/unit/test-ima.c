@@ -207,6 +207,56 @@ START_TEST(test_boot_aggregate_matches_real_pcrs_and_rejects_others)
 END_TEST
 
 /* A hand-built ima-ng entry replayed, checked against a digest computed here with EVP directly. */
+/*
+ * The hasher calls the provider's digest functions directly (evidence/bank.c): in every bank,
+ * for every length 0-300 in one update and in three, interleaved with the other banks and with
+ * extends, it must agree with OpenSSL's EVP one-shot.
+ */
+START_TEST(test_hasher_agrees_with_evp_in_every_bank)
+{
+        static const char *const names[BANK_COUNT] = {"SHA1", "SHA256", "SHA384", "SHA512"};
+        uint8_t data[300], got[BANK_DIGEST_MAX], want[EVP_MAX_MD_SIZE], pcr[BANK_DIGEST_MAX] = {0},
+                                                                        cat[2 * BANK_DIGEST_MAX];
+        struct hasher *h;
+
+        for (size_t i = 0; i < sizeof(data); i++)
+                data[i] = (uint8_t)(i * 131 + 7);
+        ck_assert_int_eq(hasher_new(&h), 0);
+        for (size_t len = 0; len <= sizeof(data); len++) {
+                for (int b = 0; b < BANK_COUNT; b++) {
+                        size_t sz = bank_size(b), a = len / 3, c = len - len / 2;
+                        unsigned wlen = 0;
+
+                        ck_assert_int_eq(EVP_Digest(data, len, want, &wlen,
+                                                    EVP_get_digestbyname(names[b]), NULL),
+                                         1);
+                        ck_assert_uint_eq(wlen, sz);
+                        memset(got, 0, sizeof(got));
+                        ck_assert_int_eq(hasher_digest(h, b, data, len, got), 0);
+                        ck_assert_mem_eq(got, want, sz);
+                        /* three updates, another bank's digest started and finished before */
+                        ck_assert_int_eq(hasher_digest(h, (b + 1) % BANK_COUNT, data, 5, got), 0);
+                        ck_assert_int_eq(hasher_begin(h, b), 0);
+                        ck_assert_int_eq(hasher_update(h, data, a), 0);
+                        ck_assert_int_eq(hasher_update(h, data + a, c - a), 0);
+                        ck_assert_int_eq(hasher_update(h, data + c, len - c), 0);
+                        memset(got, 0, sizeof(got));
+                        ck_assert_int_eq(hasher_end(h, got), 0);
+                        ck_assert_mem_eq(got, want, sz);
+                        /* extend: pcr = H(pcr || digest) */
+                        memcpy(cat, pcr, sz);
+                        memcpy(cat + sz, want, sz);
+                        ck_assert_int_eq(hasher_extend(h, b, pcr, want), 0);
+                        ck_assert_int_eq(EVP_Digest(cat, 2 * sz, want, NULL,
+                                                    EVP_get_digestbyname(names[b]), NULL),
+                                         1);
+                        ck_assert_mem_eq(pcr, want, sz);
+                }
+        }
+        hasher_free(h);
+}
+END_TEST
+
 START_TEST(test_replay_matches_independent_computation)
 {
         static const char name[] = "/bin/true";
@@ -966,6 +1016,7 @@ static Suite *ima_suite(void)
         tcase_add_test(real, test_real_logs_replay_to_their_pcrs_in_every_bank);
         tcase_add_test(real, test_ascii_and_binary_logs_decode_to_the_same_entries);
         tcase_add_test(real, test_boot_aggregate_matches_real_pcrs_and_rejects_others);
+        tcase_add_test(syn, test_hasher_agrees_with_evp_in_every_bank);
         tcase_add_test(syn, test_replay_matches_independent_computation);
         tcase_add_test(syn, test_violation_extends_ff_in_every_bank);
         tcase_add_test(syn, test_every_template_and_multiple_pcrs);
