@@ -19,18 +19,6 @@
 #define C_VALUE AE_EVIDENCE_BAD_VALUE
 #define C_BIG AE_EVIDENCE_TOO_BIG
 
-struct evidence *evidence_free(struct evidence *ev)
-{
-        if (!ev)
-                return NULL;
-        free(ev->attest);
-        free(ev->sig);
-        free(ev->ima);
-        free(ev->host.cmdline);
-        free(ev);
-        return NULL;
-}
-
 /* obj.key, required or not: *ret NULL when absent and optional. path_out gets the child path. */
 static int field(const json_t *obj, const char *path, const char *key, bool required, json_t **ret,
                  char *path_out, struct attest_err *err)

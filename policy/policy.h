@@ -24,7 +24,7 @@
 #include <jansson.h>
 
 #include "util/err.h"
-#include "evidence/evjson.h"
+#include "evidence/evidence.h"
 #include "verify/verify.h"
 
 #define POLICY_JSON_MAX (64u * 1024) /* DESIGN §5: non-evidence bodies */

@@ -30,7 +30,7 @@
 #include "evidence/bank.h"
 #include "evidence/cdata.h"
 #include "util/err.h"
-#include "evidence/evjson.h"
+#include "evidence/evidence.h"
 #include "evidence/quote.h"
 
 #define REPLAY_STATE_VERSION 1
