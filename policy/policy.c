@@ -178,6 +178,8 @@ static int parse_selinux(const json_t *o, const char *path, struct policy *pol,
                         if (!json_is_boolean(v))
                                 return jpath_fail(err, -EBADMSG, C_TYPE, q, "not a boolean");
                         memcpy(pol->selinux.cap[i], key, n + 1);
+                        /* a name the table does not know stays: it is reported missing */
+                        pol->selinux.cap_id[i] = selinux_cap_from_name(key, n);
                         pol->selinux.cap_val[i] = json_is_true(v);
                         pol->selinux.ncaps++;
                 }
@@ -328,6 +330,18 @@ int policy_parse(const char *json, size_t len, struct policy **ret, struct attes
                                      &pol->tk.nsources, err)) < 0 ||
                     (x = pbool(s, p, "anchored", &pol->tk.anchored, err)) < 0)
                         return x;
+                for (unsigned i = 0; i < pol->tk.nsources; i++) {
+                        const char *w = pol->tk.source[i];
+                        char sp[JPATH_MAX], ip[JPATH_MAX];
+
+                        pol->tk.source_id[i] = tk_source_from_name(w, strlen(w));
+                        if (pol->tk.source_id[i] != TK_SOURCE_UNKNOWN)
+                                continue;
+                        jpath_join(sp, p, "sources");
+                        jpath_index(ip, sp, i);
+                        return jpath_fail(err, -EBADMSG, C_VALUE, ip,
+                                          "not a trusted-keys source (tpm, tee, caam, dcp, none)");
+                }
                 pol->has_tk = true;
         }
 
