@@ -59,6 +59,8 @@ static const struct bad {
          "$.trusted_keys.sources: missing"},
         {"{\"name\":\"a\",\"trusted_keys\":{\"sources\":[\"tpm\",\"t e\"]}}", AE_POLICY_BAD_VALUE,
          "$.trusted_keys.sources[1]: byte 1"},
+        {"{\"name\":\"a\",\"trusted_keys\":{\"sources\":[\"tpm\",\"tpm2\"]}}", AE_POLICY_BAD_VALUE,
+         "$.trusted_keys.sources[1]: not a trusted-keys source"},
         {"{\"name\":\"a\",\"trusted_keys\":{\"sources\":[\"tpm\"],\"anchored\":\"yes\"}}",
          AE_POLICY_TYPE, "$.trusted_keys.anchored: not a boolean"},
         {"{\"name\":\"a\",\"cfi\":{\"mode\":\"kcfi\"}}", AE_POLICY_UNKNOWN_FIELD,

@@ -143,7 +143,7 @@ START_TEST(test_trusted_keys_anchored_vs_reported)
         ck_assert_msg(strstr(k->reason, "only reported by the agent (cmdline)"), "%s", k->reason);
         verdict_done(&v);
 
-        /* a source the table does not know never matches, whatever its name */
+        /* a source the table does not know never matches (policies name known ones only) */
         c.trusted_keys = (struct claim_src){true, true, 9};
         c.tk_source = TK_SOURCE_UNKNOWN;
         snprintf(c.tk_source_name, sizeof(c.tk_source_name), "tpm2");
