@@ -108,24 +108,10 @@ int policy_from_host(const struct claims *c, const char *name, json_t **ret_poli
                         json_pack("{s:[s], s:b}", "versions", ver, "anchored", c->kernel.anchored));
 
         /* tpm: every quoted PCR but the IMA one, which changes with each measurement */
-        json_t *pcrs = json_object();
-        for (int b = 0; b < BANK_COUNT && pcrs; b++) {
-                json_t *bank = NULL;
-
-                for (unsigned i = 0; i < PCR_COUNT; i++) {
-                        char idx[4];
-
-                        if (i == IMA_PCR || !(c->quoted.have[b] & (1u << i)))
-                                continue;
-                        if (!bank && !(bank = json_object()))
-                                break;
-                        snprintf(idx, sizeof(idx), "%u", i);
-                        ok = setn(ok, bank, idx, policy_hex_json(c->quoted.v[b][i], bank_size(b)));
-                }
-                if (bank)
-                        ok = setn(ok, pcrs, bank_name(b), bank);
-        }
-        if (pcrs && json_object_size(pcrs))
+        json_t *pcrs = NULL;
+        if (pcrs_to_json(&c->quoted, 1u << IMA_PCR, &pcrs) < 0)
+                ok = false;
+        else if (json_object_size(pcrs))
                 ok = setn(ok, pol, "tpm", json_pack("{s:o}", "pcrs", pcrs));
         else
                 json_decref(pcrs);
