@@ -7,6 +7,7 @@
 #include <errno.h>
 
 #include "policy/policy.h"
+#include "verify/verify.h"
 #include "tests/unit/testutil.h"
 
 static struct policy *pol(const char *json)
@@ -248,6 +249,84 @@ START_TEST(test_eval_refuses_missing_arguments)
 }
 END_TEST
 
+/* claims_build: measured claims anchored at their entry, host facts only where none was measured.
+ */
+START_TEST(test_claims_anchored_measured_or_reported_by_the_host)
+{
+        struct cdata_claims m;
+        struct evidence_host h = {0};
+        struct claims c;
+
+        cdata_claims_init(&m);
+        m.kernel_version_seen = true;
+        m.kernel_version_entry = 1;
+        snprintf(m.kernel_version, sizeof(m.kernel_version), "6.1.192");
+        m.cfi_seen = true;
+        m.cfi = (struct cdata_cfi){.entry = 7, .enabled = true, .permissive = false};
+        snprintf(h.kernel, sizeof(h.kernel), "5.15.0");
+        h.cfi_present = true;
+        h.cfi_enabled = false;
+        h.cfi_permissive = true;
+        snprintf(h.cfi_source, sizeof(h.cfi_source), "config");
+        h.tk_present = true;
+        snprintf(h.tk_source, sizeof(h.tk_source), "tee");
+        snprintf(h.tk_origin, sizeof(h.tk_origin), "cmdline");
+        claims_build(&m, &h, NULL, false, false, NULL, &c);
+        /* measured wins, anchored at its entry */
+        ck_assert(c.kernel.present && c.kernel.anchored);
+        ck_assert_int_eq(c.kernel.entry, 1);
+        ck_assert_str_eq(c.kernel_version, "6.1.192");
+        ck_assert(c.cfi.anchored && c.cfi_enabled && !c.cfi_permissive);
+        ck_assert_int_eq(c.cfi.entry, 7);
+        /* nothing measured: the host's report, unanchored, no entry, typed */
+        ck_assert(c.trusted_keys.present && !c.trusted_keys.anchored);
+        ck_assert_int_eq(c.trusted_keys.entry, -1);
+        ck_assert_int_eq(c.tk_source, TK_SOURCE_TEE);
+        ck_assert_str_eq(c.tk_origin, "cmdline");
+        ck_assert(!c.selinux.present && !c.policy_hash.present);
+        ck_assert_int_eq(c.selinux.entry, -1);
+
+        /* without measurements every host fact is used; an unknown word stays unknown */
+        cdata_claims_init(&m);
+        snprintf(h.tk_source, sizeof(h.tk_source), "tpm-ish");
+        claims_build(&m, &h, NULL, false, false, NULL, &c);
+        ck_assert(!c.kernel.anchored);
+        ck_assert_str_eq(c.kernel_version, "5.15.0");
+        ck_assert(!c.cfi.anchored && !c.cfi_enabled && c.cfi_permissive);
+        ck_assert_str_eq(c.cfi_origin, "config");
+        ck_assert_int_eq(c.tk_source, TK_SOURCE_UNKNOWN);
+        ck_assert_str_eq(c.tk_source_name, "tpm-ish");
+        /* and no host facts at all: nothing present */
+        claims_build(&m, NULL, NULL, false, false, NULL, &c);
+        ck_assert(!c.kernel.present && !c.cfi.present && !c.trusted_keys.present);
+}
+END_TEST
+
+/* Only PCRs both in the verified selection and sent by the agent count as quoted. */
+START_TEST(test_claims_quoted_pcrs_are_the_selection)
+{
+        struct verify_result vr;
+        struct evidence ev;
+        struct claims c;
+
+        memset(&vr, 0, sizeof(vr));
+        memset(&ev, 0, sizeof(ev));
+        replay_state_init(&vr.next);
+        vr.quote.sel.mask[BANK_SHA256] = 1u << 0 | 1u << 7;
+        ev.pcrs.have[BANK_SHA256] = 1u << 7 | 1u << 9;
+        memset(ev.pcrs.v[BANK_SHA256][7], 0x77, 32);
+        memset(ev.pcrs.v[BANK_SHA256][9], 0x99, 32);
+        vr.boot_aggregate_seen = true;
+        vr.boot_aggregate_ok = true;
+        ck_assert_int_eq(claims_from_verified(&vr, &ev, &c), 0);
+        ck_assert_uint_eq(c.quoted.have[BANK_SHA256], 1u << 7);
+        ck_assert_uint_eq(c.quoted.v[BANK_SHA256][7][31], 0x77);
+        ck_assert_uint_eq(c.quoted.v[BANK_SHA256][9][0], 0);
+        ck_assert(c.boot_aggregate_seen && c.boot_aggregate_ok);
+        ck_assert_int_eq(claims_from_verified(NULL, &ev, &c), -EINVAL);
+}
+END_TEST
+
 static Suite *verdict_suite(void)
 {
         Suite *s = suite_create("verdict");
@@ -260,6 +339,8 @@ static Suite *verdict_suite(void)
         tcase_add_test(tc, test_cfi_kernel_tpm_ima_from_claims);
         tcase_add_test(tc, test_verdict_json_has_the_api_shape);
         tcase_add_test(tc, test_eval_refuses_missing_arguments);
+        tcase_add_test(tc, test_claims_anchored_measured_or_reported_by_the_host);
+        tcase_add_test(tc, test_claims_quoted_pcrs_are_the_selection);
         suite_add_tcase(s, tc);
         return s;
 }
