@@ -246,7 +246,7 @@ int cdata_selinux_parse(const uint8_t *buf, size_t len, uint64_t idx,
                 const struct cdata_kv *kv = &kvs.kv[i];
                 enum selinux_cap c;
                 unsigned f;
-                bool v;
+                bool v = false;
 
                 for (f = 0; f < SELINUX_FLAG__COUNT; f++)
                         if (word_is(flag_names[f], kv->key, kv->key_len))

@@ -202,7 +202,7 @@ static int u32f(struct dec *d, const char *field, uint32_t *ret)
 static int u64f(struct dec *d, const char *field, uint64_t *ret)
 {
         size_t off = rd_offset(&d->r);
-        uint64_t v;
+        uint64_t v = 0;
 
         if (rd_u64le(&d->r, &v) < 0)
                 return truncated(d, field);
@@ -231,7 +231,7 @@ static int sized8(struct dec *d, const char *field, uint8_t min, uint8_t max, co
                   uint8_t *ret_len)
 {
         size_t off = rd_offset(&d->r);
-        uint8_t n;
+        uint8_t n = 0;
         int x;
 
         if ((x = u8f(d, field, &n)) < 0)
@@ -287,7 +287,7 @@ static int decode_history(struct dec *d, uint8_t f, uint64_t entries,
                           struct cdata_selinux_history *h)
 {
         size_t off = rd_offset(&d->r);
-        uint8_t lapse;
+        uint8_t lapse = 0;
         int x;
 
         if ((x = u64f(d, "history.states", &h->states)) < 0)
@@ -327,7 +327,7 @@ static bool word_char(uint8_t c)
 static int decode_claims(struct dec *d, uint64_t entries, struct cdata_claims *c)
 {
         const uint8_t *p;
-        uint8_t f, n, bits, mode;
+        uint8_t f = 0, n = 0, bits = 0, mode = 0;
         size_t off = rd_offset(&d->r);
         int x;
 
@@ -407,7 +407,7 @@ int replay_state_decode(const uint8_t *buf, size_t len, struct replay_state *ret
         struct dec d = {.r = RD_INIT(buf, len), .err = err};
         struct replay_state s;
         const uint8_t *m;
-        uint8_t v, f, banks;
+        uint8_t v = 0, f = 0, banks = 0;
         size_t off;
         int x;
 
