@@ -191,7 +191,16 @@ static int do_check(const struct args *a)
                         return 2;
                 return 1;
         }
-        x = policy_eval(pol, &vr, ev, &verdict);
+        struct claims c;
+        struct verdict v;
+        enum verdict_status status = VERDICT_FAIL;
+
+        x = claims_from_verified(&vr, ev, &c);
+        if (x == 0 && (x = policy_eval(pol, &c, &v)) == 0) {
+                status = v.status;
+                x = verdict_to_json(&v, &verdict);
+                verdict_done(&v);
+        }
         /* what the verification saw, as attestd reports it beside the verdict */
         if (x == 0 && json_object_set_new(verdict, "ima",
                                           json_pack("{s:I, s:I, s:I, s:b, s:b}", "new_entries",
@@ -208,7 +217,7 @@ static int do_check(const struct args *a)
         }
         if (print_json(verdict) < 0)
                 return 2;
-        return strcmp(json_string_value(json_object_get(verdict, "status")), "pass") == 0 ? 0 : 1;
+        return status == VERDICT_PASS ? 0 : 1;
 }
 
 static int do_from_host(const struct args *a)
@@ -231,7 +240,11 @@ static int do_from_host(const struct args *a)
                         attest_code_name(verr.code), verr.msg);
                 return 1;
         }
-        x = policy_from_host(&vr, ev, a->name, &pol);
+        struct claims c;
+
+        x = claims_from_verified(&vr, ev, &c);
+        if (x == 0)
+                x = policy_from_host(&c, a->name, &pol);
         verify_result_done(&vr);
         if (x == -EINVAL) {
                 fprintf(stderr,

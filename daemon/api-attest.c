@@ -8,61 +8,19 @@
 #include <time.h>
 
 #include "daemon/api-internal.h"
+#include "daemon/log.h"
 #include "evidence/evjson.h"
 #include "policy/policy.h"
-#include "verify/verify.h"
+#include "policy/verdict.h"
 #include "util/hex.h"
-#include "daemon/log.h"
+#include "verify/claims.h"
+#include "verify/verify.h"
 
 int api_policy_validate(const char *body, size_t len, struct attest_err *err)
 {
         _cleanup_(policy_freep) struct policy *p = NULL;
 
         return policy_parse(body, len, &p, err);
-}
-
-int api_judge(struct attestd *d, const char *policy, const char *ref,
-              const struct verify_result *vr, const struct evidence *ev, json_t **ret)
-{
-        _cleanup_(policy_freep) struct policy *p = NULL;
-        struct attest_err err = {0};
-        json_t *v = NULL;
-        int e;
-
-        (void)d;
-        if (!policy) {
-                v = json_pack("{s:s, s:n, s:[], s:s}", "status", "pass", "policy", "claims", "note",
-                              "no policy bound and no policy named default: nothing "
-                              "checked beyond the quote and the log");
-                if (!v)
-                        return -ENOMEM;
-                *ret = v;
-                return 0;
-        }
-        /* stored policies were validated on PUT; a failure here means a newer schema */
-        if ((e = policy_parse(policy, strlen(policy), &p, &err)) < 0)
-                return e;
-        if ((e = policy_eval(p, vr, ev, &v)) < 0)
-                return e;
-        if (json_object_set_new(v, "policy", json_string(ref)) < 0) {
-                json_decref(v);
-                return -ENOMEM;
-        }
-        *ret = v;
-        return 0;
-}
-
-int api_verdict_failed(const char *ref, const struct attest_err *why, json_t **ret)
-{
-        json_t *v = json_pack("{s:s, s:s?, s:[], s:{s:s, s:s}}", "status", "fail", "policy",
-                              ref[0] ? ref : NULL, "claims", "reason", "code",
-                              attest_code_name(why->code ? why->code : AE_VERIFY_FAILED), "detail",
-                              why->msg);
-
-        if (!v)
-                return -ENOMEM;
-        *ret = v;
-        return 0;
 }
 
 void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id)
@@ -162,239 +120,340 @@ static int64_t mono_us(void)
         return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* The policy that judges the agent: its bound one, else "default" if it exists, else none. */
-static int policy_for(struct attestd *d, const struct store_agent *a, char **ret_body,
-                      char ret_ref[API_POLICY_REF_MAX])
-{
-        const char *name = a->policy ? a->policy : "default";
-        int64_t version = 0;
-        int e;
+/*
+ * One evidence round, stage by stage: gate (agent state) -> decode (evidence JSON, nonce) ->
+ * verify (quote, replay) -> judge (claims, policy, verdict) -> store -> respond. Each stage takes
+ * the round, answers the request itself when it stops the round (then returns < 0), and leaves
+ * what it owns in the round, which round_done() releases.
+ */
+struct round {
+        const char *id;
+        int64_t t0;
+        struct store_agent *a;
+        struct evidence *ev;
+        uint64_t nonce_expires;
+        struct attest_err err; /* why verification failed, when !verified */
+        bool verified;
+        struct verify_result vr;
+        struct policy *policy; /* NULL: none bound and no "default" */
+        char ref[API_POLICY_REF_MAX];
+        enum verdict_status status;
+        json_t *verdict;
+        uint8_t *state; /* the next replay state, encoded */
+        size_t state_len;
+        int64_t now, next_due, rid;
+};
 
-        *ret_body = NULL;
-        ret_ref[0] = '\0';
-        e = store_policy_get(d->store, name, 0, ret_body, &version, NULL);
-        if (e == -ENOENT && !a->policy)
-                return 0;
-        if (e < 0)
-                return e;
-        snprintf(ret_ref, API_POLICY_REF_MAX, "%s@%lld", name, (long long)version);
-        return 0;
+static void round_done(struct round *rd)
+{
+        store_agent_free(rd->a);
+        evidence_free(rd->ev);
+        if (rd->verified)
+                verify_result_done(&rd->vr);
+        policy_free(rd->policy);
+        json_decref(rd->verdict);
+        free(rd->state);
 }
 
-void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id)
+static void round_error(struct attestd *d, const struct round *rd)
 {
-        _cleanup_(store_agent_freep) struct store_agent *a = NULL;
-        _cleanup_(evidence_freep) struct evidence *ev = NULL;
-        struct akcache_ref *ak = NULL;
-        _cleanup_free_ char *policy_body = NULL, *state_json = NULL, *verdict_text = NULL;
-        struct replay_state prev;
-        struct verify_result vr;
-        struct verify_input in;
-        struct attest_err err = {0};
-        char ref[API_POLICY_REF_MAX], esc[128];
-        json_t *verdict = NULL;
-        int64_t t0 = mono_us(), now, next_due, rid = 0;
-        uint64_t nonce_expires = 0;
-        bool verified = false;
-        int e;
+        metrics_attestation(&d->metrics, METRICS_ERROR, (uint64_t)(mono_us() - rd->t0));
+}
 
+/* The agent first: no parsing of 16 MiB for an unknown id. */
+static int stage_gate(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                      struct round *rd)
+{
         if (!api_ctype_is_json(req->content_type)) {
                 api_error(d, r, 415, AE_UNSUPPORTED_MEDIA_TYPE,
                           "Content-Type must be application/json");
-                return;
+                return -EINVAL;
         }
-        /* the agent first: no parsing of 16 MiB for an unknown id */
-        if (api_agent_load(d, r, id, &a) < 0)
-                return;
-        if (!strcmp(a->state, "decommissioned")) {
+        if (api_agent_load(d, r, rd->id, &rd->a) < 0)
+                return -ENOENT;
+        if (!strcmp(rd->a->state, "decommissioned")) {
                 api_error(d, r, 403, AE_AGENT_DECOMMISSIONED,
-                          "agent %s was decommissioned by an administrator", id);
-                return;
+                          "agent %s was decommissioned by an administrator", rd->id);
+                return -EPERM;
         }
-        if (strcmp(a->state, "active") != 0) {
+        if (strcmp(rd->a->state, "active") != 0) {
                 api_error(d, r, 403, AE_AGENT_NOT_ACTIVE,
-                          "agent %s has not activated its enrolment credential", id);
-                return;
+                          "agent %s has not activated its enrolment credential", rd->id);
+                return -EACCES;
         }
-        if ((e = evidence_from_json(req->body, req->body_len, d->cfg.max_evidence, &ev, &err)) <
+        return 0;
+}
+
+static int stage_decode(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                        struct round *rd)
+{
+        struct attest_err err = {0};
+        int e;
+
+        if ((e = evidence_from_json(req->body, req->body_len, d->cfg.max_evidence, &rd->ev, &err)) <
             0) {
                 api_error(d, r, e == -E2BIG ? 413 : 400, err.code ? err.code : AE_EVIDENCE_JSON,
                           "%s", err.msg);
-                return;
+                return e;
         }
         /* MAC, agent and expiry first (no I/O), then whether a verified quote used it already;
          * it is remembered only once a quote over it verifies (store_result_add) */
-        if ((e = nonce_check(d->nonces, id, ev->nonce, ev->nonce_len, (uint64_t)attestd_now_ms(),
-                             &nonce_expires, &err)) < 0) {
+        if ((e = nonce_check(d->nonces, rd->id, rd->ev->nonce, rd->ev->nonce_len,
+                             (uint64_t)attestd_now_ms(), &rd->nonce_expires, &err)) < 0) {
                 if (e == -ESTALE)
                         api_error(d, r, nonce_status(err.code), err.code, "$.nonce: %s", err.msg);
                 else
                         api_error(d, r, 500, AE_INTERNAL, "nonce check failed");
-                return;
+                return e;
         }
-        if ((e = store_nonce_used(d->store, ev->nonce)) < 0) {
+        if ((e = store_nonce_used(d->store, rd->ev->nonce)) < 0) {
                 if (e == -EALREADY)
                         api_error(d, r, 409, AE_NONCE_REUSED, "$.nonce: nonce was already used");
                 else
                         api_store_error(d, r, e, "nonce lookup");
-                return;
+                return e;
         }
-        if (akcache_get(d->aks, id, a->ak_public, a->ak_public_len, &ak, &err) < 0) {
-                log_err("agent %s: stored AK does not parse: %s", id, err.msg);
-                api_error(d, r, 500, AE_STORE_CORRUPT, "stored AK of %s is unusable", id);
-                return;
+        return 0;
+}
+
+/*
+ * Verify against the stored state. A failure that says the evidence is not this agent's fresh
+ * quote, or that its state moved on, refuses the round (answered here, < 0); other failures are
+ * verdicts of the agent's own TPM and log (0 with !rd->verified and rd->err).
+ */
+static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
+{
+        struct akcache_ref *ak = NULL;
+        struct replay_state prev;
+        struct verify_input in;
+        struct attest_err err = {0};
+        int e;
+
+        if (akcache_get(d->aks, rd->id, rd->a->ak_public, rd->a->ak_public_len, &ak, &err) < 0) {
+                log_err("agent %s: stored AK does not parse: %s", rd->id, err.msg);
+                api_error(d, r, 500, AE_STORE_CORRUPT, "stored AK of %s is unusable", rd->id);
+                return -EIO;
         }
         replay_state_init(&prev);
-        if (a->replay_state &&
-            replay_state_from_json(a->replay_state, strlen(a->replay_state), &prev, &err) < 0) {
+        if (rd->a->replay_state &&
+            replay_state_decode(rd->a->replay_state, rd->a->replay_state_len, &prev, &err) < 0) {
                 /* an unreadable state costs a full replay, not the agent */
-                log_warning("agent %s: stored replay state unusable (%s): replaying from 0", id,
+                log_warning("agent %s: stored replay state unusable (%s): replaying from 0", rd->id,
                             err.msg);
                 replay_state_init(&prev);
         }
         in = (struct verify_input){
                 .ak = akcache_ak(ak),
-                .nonce = ev->nonce,
-                .nonce_len = ev->nonce_len,
+                .nonce = rd->ev->nonce,
+                .nonce_len = rd->ev->nonce_len,
                 .sel = &d->pcr_sel,
                 .prev = &prev,
                 .max_entries = d->cfg.max_entries,
         };
-        e = verify_evidence(&in, ev, &vr, &err);
-        replay_state_done(&prev);
+        e = verify_evidence(&in, rd->ev, &rd->vr, &rd->err);
         akcache_put(d->aks, ak);
-        if (e < 0 && e != -ENOMEM && unauthenticated(err.code)) {
-                metrics_attestation(&d->metrics, METRICS_ERROR, (uint64_t)(mono_us() - t0));
-                api_error(d, r, e == -EBADMSG ? 400 : 422, err.code ? err.code : AE_QUOTE_INVALID,
-                          "%s", err.msg);
-                return;
+        rd->verified = e == 0;
+        if (e == 0)
+                return 0;
+        if (e == -ENOMEM) {
+                api_nomem(d, r);
+                return e;
         }
-        if (e < 0 && err.code && err.code == AE_IMA_OFFSET_REBOOT) {
-                int x = store_agent_reset_replay(d->store, id, a->seq);
+        if (unauthenticated(rd->err.code)) {
+                round_error(d, rd);
+                api_error(d, r, e == -EBADMSG ? 400 : 422,
+                          rd->err.code ? rd->err.code : AE_QUOTE_INVALID, "%s", rd->err.msg);
+                return e;
+        }
+        if (rd->err.code == AE_IMA_OFFSET_REBOOT) {
+                int x = store_agent_reset_replay(d->store, rd->id, rd->a->seq);
 
-                metrics_attestation(&d->metrics, METRICS_ERROR, (uint64_t)(mono_us() - t0));
+                round_error(d, rd);
                 if (x < 0 && x != -ESTALE) {
                         api_store_error(d, r, x, "replay reset");
-                        return;
+                        return x;
                 }
-                log_notice("agent %s rebooted: replay restarts from entry 0", id);
-                api_error(d, r, 409, err.code, "%s; ask a new challenge", err.msg);
-                return;
+                log_notice("agent %s rebooted: replay restarts from entry 0", rd->id);
+                api_error(d, r, 409, rd->err.code, "%s; ask a new challenge", rd->err.msg);
+                return e;
         }
         /* the agent's state moved on (another submission came first): refused, not judged */
-        if (e < 0 && err.code &&
-            (err.code == AE_IMA_OFFSET_MISMATCH || err.code == AE_QUOTE_CLOCK_REWIND)) {
-                metrics_attestation(&d->metrics, METRICS_ERROR, (uint64_t)(mono_us() - t0));
-                api_error(d, r, 409, err.code, "%s", err.msg);
-                return;
+        if (rd->err.code == AE_IMA_OFFSET_MISMATCH || rd->err.code == AE_QUOTE_CLOCK_REWIND) {
+                round_error(d, rd);
+                api_error(d, r, 409, rd->err.code, "%s", rd->err.msg);
+                return e;
         }
-        if (e == -ENOMEM) {
+        return 0;
+}
+
+/*
+ * The policy that judges the agent: its bound one, else "default" if it exists, else none
+ * (*ret NULL). Stored policies were validated on PUT; a parse failure means a newer schema.
+ */
+static int policy_load(struct attestd *d, const struct store_agent *a, struct policy **ret,
+                       char ret_ref[API_POLICY_REF_MAX])
+{
+        const char *name = a->policy ? a->policy : "default";
+        _cleanup_free_ char *body = NULL;
+        int64_t version = 0;
+        int e;
+
+        *ret = NULL;
+        ret_ref[0] = '\0';
+        e = store_policy_get(d->store, name, 0, &body, &version, NULL);
+        if (e == -ENOENT && !a->policy)
+                return 0;
+        if (e < 0)
+                return e;
+        snprintf(ret_ref, API_POLICY_REF_MAX, "%s@%lld", name, (long long)version);
+        return policy_parse(body, strlen(body), ret, NULL) < 0 ? -EPROTO : 0;
+}
+
+/* The verdict JSON (the network edge) of a round that verified or failed verification. */
+static int verdict_json(const struct round *rd, json_t **ret, enum verdict_status *ret_status)
+{
+        _cleanup_(verdict_done) struct verdict v = {0};
+        struct claims c;
+        int e;
+
+        if (!rd->verified) {
+                *ret_status = VERDICT_FAIL;
+                *ret = json_pack("{s:s, s:s?, s:[], s:{s:s, s:s}}", "status", "fail", "policy",
+                                 rd->ref[0] ? rd->ref : NULL, "claims", "reason", "code",
+                                 attest_code_name(rd->err.code ? rd->err.code : AE_VERIFY_FAILED),
+                                 "detail", rd->err.msg);
+                return *ret ? 0 : -ENOMEM;
+        }
+        if (!rd->policy) {
+                *ret_status = VERDICT_PASS;
+                *ret = json_pack("{s:s, s:n, s:[], s:s}", "status", "pass", "policy", "claims",
+                                 "note",
+                                 "no policy bound and no policy named default: nothing "
+                                 "checked beyond the quote and the log");
+                return *ret ? 0 : -ENOMEM;
+        }
+        if ((e = claims_from_verified(&rd->vr, rd->ev, &c)) < 0 ||
+            (e = policy_eval(rd->policy, &c, &v)) < 0)
+                return e;
+        snprintf(v.policy, sizeof(v.policy), "%s", rd->ref);
+        *ret_status = v.status;
+        return verdict_to_json(&v, ret);
+}
+
+static int stage_judge(struct attestd *d, struct api_resp *r, struct round *rd)
+{
+        json_t *v;
+        int e;
+
+        if ((e = policy_load(d, rd->a, &rd->policy, rd->ref)) < 0) {
+                if (e == -ENOENT)
+                        api_error(d, r, 409, AE_POLICY_NOT_FOUND, "bound policy %s is gone",
+                                  rd->a->policy);
+                else if (e == -EPROTO)
+                        api_error(d, r, 500, AE_INTERNAL, "could not judge");
+                else
+                        api_store_error(d, r, e, "policy lookup");
+                return e;
+        }
+        rd->now = attestd_now_ms();
+        rd->next_due = rd->now + (int64_t)d->cfg.interval * 1000;
+        if ((e = verdict_json(rd, &rd->verdict, &rd->status)) < 0 ||
+            (rd->verified &&
+             (e = replay_state_encode(&rd->vr.next, &rd->state, &rd->state_len)) < 0)) {
+                api_error(d, r, 500, AE_INTERNAL, "could not judge");
+                return e;
+        }
+        v = rd->verdict;
+        if (json_object_set_new(v, "time", api_time_json(rd->now)) < 0 ||
+            json_object_set_new(v, "next_due", api_time_json(rd->next_due)) < 0 ||
+            (rd->verified &&
+             json_object_set_new(v, "ima",
+                                 json_pack("{s:I, s:I, s:I, s:b, s:b, s:b}", "offset",
+                                           (json_int_t)rd->ev->ima_offset, "new_entries",
+                                           (json_int_t)rd->vr.new_entries, "entries",
+                                           (json_int_t)rd->vr.next.entries, "rebooted",
+                                           rd->vr.rebooted, "boot_aggregate_seen",
+                                           rd->vr.boot_aggregate_seen, "boot_aggregate_ok",
+                                           rd->vr.boot_aggregate_ok)) < 0)) {
+                api_error(d, r, 500, AE_INTERNAL, "could not judge");
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* The result and the agent's next state, in one transaction. */
+static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
+{
+        _cleanup_free_ char *text = json_dumps(rd->verdict, JSON_COMPACT);
+        bool pass = rd->status == VERDICT_PASS;
+        char esc[128];
+        int e;
+
+        if (!text) {
+                api_nomem(d, r);
+                return -ENOMEM;
+        }
+        struct store_result res = {
+                .agent = rd->id,
+                .time = rd->now,
+                .status = verdict_status_name(rd->status),
+                .policy = rd->ref[0] ? rd->ref : NULL,
+                .verdict = text,
+                .next_due = rd->next_due,
+                /* a failed round keeps the last good state: the next one retries */
+                .ima_offset = rd->verified ? rd->vr.next.entries : rd->a->ima_offset,
+                .replay_state = rd->verified ? rd->state : rd->a->replay_state,
+                .replay_state_len = rd->verified ? rd->state_len : rd->a->replay_state_len,
+                .nonce = rd->ev->nonce,
+                .nonce_expires = (int64_t)rd->nonce_expires,
+        };
+        e = store_result_add(d->store, &res, rd->a->seq, d->cfg.retain, &rd->rid);
+        if (e == -EALREADY) {
+                api_error(d, r, 409, AE_NONCE_REUSED, "$.nonce: nonce was already used");
+                return e;
+        }
+        if (e == -ESTALE) {
+                api_error(d, r, 409, AE_AGENT_BUSY,
+                          "another submission of this agent was judged meanwhile");
+                return e;
+        }
+        if (e < 0) {
+                api_store_error(d, r, e, "result insert");
+                return e;
+        }
+        if (rd->verified)
+                metrics_replayed(&d->metrics, rd->vr.new_entries);
+        metrics_attestation(&d->metrics, pass ? METRICS_PASS : METRICS_FAIL,
+                            (uint64_t)(mono_us() - rd->t0));
+        if (!pass || (rd->a->last_status && strcmp(rd->a->last_status, "pass")))
+                log_notice("agent %s: %s (%s)%s%s", rd->id, res.status,
+                           rd->ref[0] ? rd->ref : "no policy", rd->verified ? "" : ": ",
+                           rd->verified ? ""
+                                        : log_escape(rd->err.msg, sizeof(rd->err.msg), esc,
+                                                     sizeof(esc)));
+        return 0;
+}
+
+/* The stored verdict with the result id in front. */
+static void stage_respond(struct attestd *d, struct api_resp *r, const struct round *rd)
+{
+        json_t *o = json_pack("{s:I}", "id", (json_int_t)rd->rid);
+
+        if (!o || json_object_update(o, rd->verdict) < 0) {
+                json_decref(o);
                 api_nomem(d, r);
                 return;
         }
-        verified = e == 0;
-        if ((e = policy_for(d, a, &policy_body, ref)) < 0) {
-                if (verified)
-                        verify_result_done(&vr);
-                if (e == -ENOENT)
-                        api_error(d, r, 409, AE_POLICY_NOT_FOUND, "bound policy %s is gone",
-                                  a->policy);
-                else
-                        api_store_error(d, r, e, "policy lookup");
-                return;
-        }
-        now = attestd_now_ms();
-        next_due = now + (int64_t)d->cfg.interval * 1000;
-        if (verified)
-                e = api_judge(d, policy_body, ref, &vr, ev, &verdict);
-        else
-                e = api_verdict_failed(ref, &err, &verdict);
-        if (e == 0 && verified)
-                e = replay_state_to_json(&vr.next, &state_json);
-        if (e == 0 && (json_object_set_new(verdict, "time", api_time_json(now)) < 0 ||
-                       json_object_set_new(verdict, "next_due", api_time_json(next_due)) < 0))
-                e = -ENOMEM;
-        if (e == 0 && verified &&
-            json_object_set_new(verdict, "ima",
-                                json_pack("{s:I, s:I, s:I, s:b, s:b, s:b}", "offset",
-                                          (json_int_t)ev->ima_offset, "new_entries",
-                                          (json_int_t)vr.new_entries, "entries",
-                                          (json_int_t)vr.next.entries, "rebooted", vr.rebooted,
-                                          "boot_aggregate_seen", vr.boot_aggregate_seen,
-                                          "boot_aggregate_ok", vr.boot_aggregate_ok)) < 0)
-                e = -ENOMEM;
-        if (e == 0 && !(verdict_text = json_dumps(verdict, JSON_COMPACT)))
-                e = -ENOMEM;
-        if (e < 0) {
-                if (verified)
-                        verify_result_done(&vr);
-                json_decref(verdict);
-                api_error(d, r, 500, AE_INTERNAL, "could not judge");
-                return;
-        }
-        {
-                const char *status = json_string_value(json_object_get(verdict, "status"));
-                struct store_result res = {
-                        .agent = id,
-                        .time = now,
-                        .status = status ? status : "fail",
-                        .policy = ref[0] ? ref : NULL,
-                        .verdict = verdict_text,
-                        .next_due = next_due,
-                        /* a failed round keeps the last good state: the next one retries */
-                        .ima_offset = verified ? vr.next.entries : a->ima_offset,
-                        .replay_state = verified ? state_json : a->replay_state,
-                        .nonce = ev->nonce,
-                        .nonce_expires = (int64_t)nonce_expires,
-                };
-                bool pass = status && !strcmp(status, "pass");
+        if (api_json(r, 200, o) < 0)
+                api_nomem(d, r);
+}
 
-                e = store_result_add(d->store, &res, a->seq, d->cfg.retain, &rid);
-                if (e == 0) {
-                        if (verified)
-                                metrics_replayed(&d->metrics, vr.new_entries);
-                        metrics_attestation(&d->metrics, pass ? METRICS_PASS : METRICS_FAIL,
-                                            (uint64_t)(mono_us() - t0));
-                        if (!pass || (a->last_status && strcmp(a->last_status, "pass")))
-                                log_notice("agent %s: %s (%s)%s%s", id, res.status,
-                                           ref[0] ? ref : "no policy", verified ? "" : ": ",
-                                           verified ? ""
-                                                    : log_escape(err.msg, sizeof(err.msg), esc,
-                                                                 sizeof(esc)));
-                }
-        }
-        if (verified)
-                verify_result_done(&vr);
-        if (e == -EALREADY) {
-                json_decref(verdict);
-                api_error(d, r, 409, AE_NONCE_REUSED, "$.nonce: nonce was already used");
-                return;
-        }
-        if (e == -ESTALE) {
-                json_decref(verdict);
-                api_error(d, r, 409, AE_AGENT_BUSY,
-                          "another submission of this agent was judged meanwhile");
-                return;
-        }
-        if (e < 0) {
-                json_decref(verdict);
-                api_store_error(d, r, e, "result insert");
-                return;
-        }
-        json_decref(verdict);
-        /* the stored text with the result id in front: no second serialisation */
-        {
-                size_t n = strlen(verdict_text);
-                char *body = malloc(n + 32);
-                int k;
+void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id)
+{
+        _cleanup_(round_done) struct round rd = {.id = id, .t0 = mono_us()};
 
-                if (!body || n < 2 || verdict_text[0] != '{') {
-                        free(body);
-                        api_nomem(d, r);
-                        return;
-                }
-                k = snprintf(body, 32, "{\"id\":%lld%s", (long long)rid, n > 2 ? "," : "");
-                memcpy(body + k, verdict_text + 1, n);
-                api_resp_text(r, 200, "application/json", body, (size_t)k + n - 1);
-        }
+        if (stage_gate(d, req, r, &rd) < 0 || stage_decode(d, req, r, &rd) < 0 ||
+            stage_verify(d, r, &rd) < 0 || stage_judge(d, r, &rd) < 0 || stage_store(d, r, &rd) < 0)
+                return;
+        stage_respond(d, r, &rd);
 }

@@ -16,9 +16,6 @@
 #define API_TIME_MAX 32
 #define API_POLICY_REF_MAX (API_ID_MAX + 24) /* name@version */
 
-struct evidence;
-struct verify_result;
-
 /* body (malloc'ed, len bytes, ownership taken) as the response. */
 void api_resp_text(struct api_resp *r, unsigned status, const char *ctype, char *body, size_t len);
 /* Serialise o (reference stolen) as the response. -ENOMEM leaves r untouched. */
@@ -49,15 +46,6 @@ bool api_agent_stale(const struct attestd *d, const struct store_agent *a, int64
 
 /* Policy document validation for PUT /v1/policies/NAME. */
 int api_policy_validate(const char *body, size_t len, struct attest_err *err) _wur_;
-/*
- * The verdict of a verified submission under the policy text (NULL: no policy, nothing checked)
- * named ref ("" for none): a new JSON object {status, policy, claims, ...}.
- */
-int api_judge(struct attestd *d, const char *policy, const char *ref,
-              const struct verify_result *vr, const struct evidence *ev, json_t **ret) _wur_;
-/* The verdict of a genuine submission that failed verification (err says why). */
-int api_verdict_failed(const char *ref, const struct attest_err *why, json_t **ret) _wur_;
-
 /* What the route of a request needs, known from its head alone (api_preflight). */
 enum api_gate {
         API_GATE_NONE,   /* nothing about an agent to check */

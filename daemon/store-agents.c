@@ -38,7 +38,7 @@ static int agent_row(sqlite3_stmt *st, struct store_agent **ret)
             (e = col_blob(st, 3, &a->ek_cert, &a->ek_cert_len)) < 0 ||
             (e = col_text(st, 5, &a->policy)) < 0 || (e = col_text(st, 9, &a->last_status)) < 0 ||
             (e = col_text(st, 10, &a->last_policy)) < 0 ||
-            (e = col_text(st, 13, &a->replay_state)) < 0) {
+            (e = col_blob(st, 13, &a->replay_state, &a->replay_state_len)) < 0) {
                 store_agent_free(a);
                 return e;
         }

@@ -78,6 +78,12 @@ static const char *const migration[STORE_SCHEMA_VERSION] = {
         " expires INTEGER NOT NULL) WITHOUT ROWID;"
         "CREATE INDEX nonces_used_by_expiry ON nonces_used(expires);"
         "CREATE TABLE health (id INTEGER PRIMARY KEY, time INTEGER NOT NULL);",
+        /* 3 -> 4 (issue 15): the replay state is the typed binary form (verify/replay-state.h),
+         * a BLOB. The JSON states are dropped, not converted: each agent's next challenge asks
+         * from entry 0 and the agent resends its log once. */
+        "ALTER TABLE agents DROP COLUMN replay_state;"
+        "ALTER TABLE agents ADD COLUMN replay_state BLOB;"
+        "UPDATE agents SET ima_offset = 0;",
 };
 
 static const char *const stmt_sql[ST_COUNT] = {

@@ -51,7 +51,7 @@ static int result_add_fn(struct conn *c, void *arg)
             bind_i64(st, 3, r->time) < 0 || bind_i64(st, 4, r->next_due) < 0 ||
             bind_text(st, 5, r->status) < 0 || bind_text(st, 6, r->policy) < 0 ||
             bind_i64(st, 7, a->id) < 0 || bind_i64(st, 8, (int64_t)r->ima_offset) < 0 ||
-            bind_text(st, 9, r->replay_state) < 0)
+            bind_blob(st, 9, r->replay_state, r->replay_state_len) < 0)
                 return -EIO;
         n = step_changes(c, st);
         if (n < 0)

@@ -20,7 +20,7 @@
 
 #include "util/err.h"
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 #define STORE_ID_MAX 64
 #define STORE_EK_ID_LEN 32  /* SHA-256 of the EK's SubjectPublicKeyInfo (DER) */
 #define STORE_NONCE_LEN 32  /* NONCE_LEN */
@@ -66,8 +66,9 @@ struct store_agent {
         char *last_policy;                    /* name@version that judged the last result */
         int64_t last_result;                  /* result id, 0: none */
         uint64_t ima_offset;
-        char *replay_state; /* JSON, NULL before the first verdict */
-        uint64_t seq;       /* bumped by every verdict */
+        uint8_t *replay_state; /* replay_state_encode() bytes, NULL before the first verdict */
+        size_t replay_state_len;
+        uint64_t seq; /* bumped by every verdict */
 };
 
 void store_agent_free(struct store_agent *a);
@@ -139,7 +140,8 @@ struct store_result {
         const char *verdict; /* JSON */
         int64_t next_due;
         uint64_t ima_offset;
-        const char *replay_state; /* JSON */
+        const uint8_t *replay_state; /* replay_state_encode() bytes, or NULL */
+        size_t replay_state_len;
         /* the nonce the verified quote answered (STORE_NONCE_LEN bytes) and its expiry, or NULL:
          * stored in the same transaction, so a second use is -EALREADY */
         const uint8_t *nonce;

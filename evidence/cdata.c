@@ -125,78 +125,259 @@ int cdata_kv_bool(const struct cdata_kvs *kvs, const char *key)
         return -EBADMSG;
 }
 
-void cdata_claims_init(struct cdata_claims *c)
+static const char *const cap_names[] = {
+#define SELINUX_CAP_NAME(id, name) [id] = name,
+        SELINUX_CAPS(SELINUX_CAP_NAME)
+#undef SELINUX_CAP_NAME
+};
+
+static const char *const flag_names[] = {
+        [SELINUX_INITIALIZED] = "initialized",
+        [SELINUX_ENFORCING] = "enforcing",
+        [SELINUX_CHECKREQPROT] = "checkreqprot",
+};
+
+static const char *const tk_names[] = {
+        [TK_SOURCE_NONE] = "none", [TK_SOURCE_TPM] = "tpm", [TK_SOURCE_TEE] = "tee",
+        [TK_SOURCE_CAAM] = "caam", [TK_SOURCE_DCP] = "dcp", [TK_SOURCE_UNKNOWN] = "unknown",
+};
+
+static const char *const cfi_mode_names[] = {
+        [CFI_MODE_NONE] = "none",
+        [CFI_MODE_KCFI] = "kcfi",
+        [CFI_MODE_UNKNOWN] = "unknown",
+        [CFI_MODE_ABSENT] = "absent",
+};
+
+static bool word_is(const char *word, const char *p, size_t len)
 {
-        memset(c, 0, sizeof(*c));
+        return strlen(word) == len && memcmp(word, p, len) == 0;
 }
 
-static void state_done(struct cdata_state *s)
+const char *selinux_cap_name(enum selinux_cap c)
 {
-        free(s->raw);
-        memset(s, 0, sizeof(*s));
+        return (unsigned)c < SELINUX_CAP__COUNT ? cap_names[c] : "unknown";
 }
 
-void cdata_claims_done(struct cdata_claims *c)
+enum selinux_cap selinux_cap_from_name(const char *name, size_t len)
 {
-        for (uint32_t i = 0; i < c->n_selinux; i++)
-                state_done(&c->selinux[i]);
-        free(c->selinux);
-        state_done(&c->trusted_keys);
-        state_done(&c->cfi);
-        memset(c, 0, sizeof(*c));
+        for (unsigned i = 0; i < SELINUX_CAP__COUNT; i++)
+                if (word_is(cap_names[i], name, len))
+                        return (enum selinux_cap)i;
+        return SELINUX_CAP_UNKNOWN;
 }
 
-/* Parse e's buffer into a new owned state (the kvs re-pointed into the copy). */
-static int state_make(const struct ima_entry *e, uint64_t idx, struct cdata_state *ret,
-                      struct attest_err *err)
+const char *selinux_flag_name(enum selinux_flag f)
 {
-        struct cdata_state s = {.entry = idx};
+        return (unsigned)f < SELINUX_FLAG__COUNT ? flag_names[f] : "unknown";
+}
+
+const char *tk_source_name(enum tk_source s)
+{
+        return (unsigned)s < TK_SOURCE__COUNT ? tk_names[s] : "unknown";
+}
+
+enum tk_source tk_source_from_name(const char *name, size_t len)
+{
+        for (unsigned i = 0; i < TK_SOURCE_UNKNOWN; i++)
+                if (word_is(tk_names[i], name, len))
+                        return (enum tk_source)i;
+        return TK_SOURCE_UNKNOWN;
+}
+
+int cdata_selinux_flag(const struct cdata_selinux_state *s, enum selinux_flag f)
+{
+        if ((unsigned)f >= SELINUX_FLAG__COUNT || !(s->flags_present & (1u << f)))
+                return -ENOENT;
+        return !!(s->flags_value & (1u << f));
+}
+
+int cdata_selinux_cap(const struct cdata_selinux_state *s, enum selinux_cap c)
+{
+        if ((unsigned)c >= SELINUX_CAP__COUNT || !(s->caps_present & (1u << c)))
+                return -ENOENT;
+        return !!(s->caps_value & (1u << c));
+}
+
+/* A kv's 0/1 value, or an error naming the entry, the event and the key. */
+static int kv_flag(const struct cdata_kv *kv, uint64_t idx, const char *event, bool *ret,
+                   struct attest_err *err)
+{
+        if (kv->val_len == 1 && (kv->val[0] == '0' || kv->val[0] == '1')) {
+                *ret = kv->val[0] == '1';
+                return 0;
+        }
+        return attest_fail(err, -EBADMSG, AE_CDATA_BAD_FLAG,
+                           "entry %" PRIu64 " (%s): %.*s='%.*s' is not 0 or 1", idx, event,
+                           (int)kv->key_len, kv->key, (int)(kv->val_len > 32 ? 32 : kv->val_len),
+                           kv->val);
+}
+
+static int need_key(const struct cdata_kvs *kvs, const char *key, uint64_t idx, const char *event,
+                    const struct cdata_kv **ret, struct attest_err *err)
+{
+        *ret = cdata_kv_get(kvs, key);
+        if (!*ret)
+                return attest_fail(err, -EBADMSG, AE_CDATA_MISSING_KEY,
+                                   "entry %" PRIu64 " (%s): no key '%s'", idx, event, key);
+        return 0;
+}
+
+static int parse_kvs(const uint8_t *buf, size_t len, uint64_t idx, const char *event,
+                     struct cdata_kvs *ret, struct attest_err *err)
+{
+        int x = cdata_kv_parse(buf, len, ret, err);
+
+        if (x < 0)
+                attest_err_prefix(err, "entry %" PRIu64 " (%s)", idx, event);
+        return x;
+}
+
+int cdata_selinux_parse(const uint8_t *buf, size_t len, uint64_t idx,
+                        struct cdata_selinux_state *ret, struct attest_err *err)
+{
+        struct cdata_selinux_state s = {.entry = idx};
+        struct cdata_kvs kvs;
         int x;
 
-        if ((x = cdata_kv_parse(e->buf, e->buf_len, &s.kvs, err)) < 0) {
-                attest_err_prefix(err, "entry %" PRIu64 " (%.*s)", idx, (int)e->name_len, e->name);
+        if ((x = parse_kvs(buf, len, idx, "selinux-state", &kvs, err)) < 0)
                 return x;
-        }
-        s.raw = malloc(e->buf_len + 1);
-        if (!s.raw)
-                return -ENOMEM;
-        memcpy(s.raw, e->buf, e->buf_len);
-        s.raw[e->buf_len] = '\0';
-        s.raw_len = e->buf_len;
-        for (uint32_t i = 0; i < s.kvs.n; i++) {
-                s.kvs.kv[i].key = s.raw + (s.kvs.kv[i].key - (const char *)e->buf);
-                s.kvs.kv[i].val = s.raw + (s.kvs.kv[i].val - (const char *)e->buf);
+        for (uint32_t i = 0; i < kvs.n; i++) {
+                const struct cdata_kv *kv = &kvs.kv[i];
+                enum selinux_cap c;
+                unsigned f;
+                bool v = false;
+
+                for (f = 0; f < SELINUX_FLAG__COUNT; f++)
+                        if (word_is(flag_names[f], kv->key, kv->key_len))
+                                break;
+                c = selinux_cap_from_name(kv->key, kv->key_len);
+                if (f == SELINUX_FLAG__COUNT && c == SELINUX_CAP_UNKNOWN) {
+                        s.unknown_keys++;
+                        continue;
+                }
+                if ((x = kv_flag(kv, idx, "selinux-state", &v, err)) < 0)
+                        return x;
+                if (f < SELINUX_FLAG__COUNT) {
+                        s.flags_present |= (uint8_t)(1u << f);
+                        s.flags_value |= (uint8_t)((unsigned)v << f);
+                } else {
+                        s.caps_present |= 1u << c;
+                        s.caps_value |= (uint32_t)v << c;
+                }
         }
         *ret = s;
         return 0;
 }
 
+void cdata_history_feed(struct cdata_selinux_history *h, const struct cdata_selinux_state *s)
+{
+        int enf = cdata_selinux_flag(s, SELINUX_ENFORCING);
+
+        h->states++;
+        if (!h->enforced) {
+                if (enf == 1) {
+                        h->enforced = true;
+                        h->first_enforcing = s->entry;
+                }
+                return;
+        }
+        if (h->lapse != SELINUX_LAPSE_NONE)
+                return;
+        /* initialized may be absent (older kernels) */
+        if (enf == 1 && cdata_selinux_flag(s, SELINUX_INITIALIZED) != 0)
+                return;
+        h->lapse = enf == 0  ? SELINUX_LAPSE_PERMISSIVE
+                   : enf < 0 ? SELINUX_LAPSE_NO_ENFORCING
+                             : SELINUX_LAPSE_UNINITIALIZED;
+        h->lapse_entry = s->entry;
+}
+
+/* A word value ([a-z0-9_], at most CDATA_WORD_MAX - 1 bytes) copied into out. */
+static int kv_word(const struct cdata_kv *kv, uint64_t idx, const char *event, char *out,
+                   struct attest_err *err)
+{
+        bool ok = kv->val_len > 0 && kv->val_len < CDATA_WORD_MAX;
+
+        for (uint32_t i = 0; ok && i < kv->val_len; i++)
+                ok = key_char((uint8_t)kv->val[i]);
+        if (!ok)
+                return attest_fail(err, -EBADMSG, AE_CDATA_BAD_VALUE,
+                                   "entry %" PRIu64 " (%s): %.*s is not a word [a-z0-9_]{1,%d}",
+                                   idx, event, (int)kv->key_len, kv->key, CDATA_WORD_MAX - 1);
+        memcpy(out, kv->val, kv->val_len);
+        out[kv->val_len] = '\0';
+        return 0;
+}
+
+static int parse_tk(const struct ima_entry *e, uint64_t idx, struct cdata_trusted_keys *ret,
+                    struct attest_err *err)
+{
+        static const char event[] = "trusted-keys-source";
+        struct cdata_trusted_keys t = {.entry = idx};
+        const struct cdata_kv *kv;
+        struct cdata_kvs kvs;
+        int x;
+
+        if ((x = parse_kvs(e->buf, e->buf_len, idx, event, &kvs, err)) < 0 ||
+            (x = need_key(&kvs, "source", idx, event, &kv, err)) < 0 ||
+            (x = kv_word(kv, idx, event, t.source_name, err)) < 0)
+                return x;
+        t.source = tk_source_from_name(t.source_name, kv->val_len);
+        *ret = t;
+        return 0;
+}
+
+static int parse_cfi(const struct ima_entry *e, uint64_t idx, struct cdata_cfi *ret,
+                     struct attest_err *err)
+{
+        static const char event[] = "cfi-state";
+        struct cdata_cfi c = {.entry = idx, .mode = CFI_MODE_ABSENT};
+        const struct cdata_kv *kv;
+        struct cdata_kvs kvs;
+        char mode[CDATA_WORD_MAX];
+        int x;
+
+        if ((x = parse_kvs(e->buf, e->buf_len, idx, event, &kvs, err)) < 0 ||
+            (x = need_key(&kvs, "enabled", idx, event, &kv, err)) < 0 ||
+            (x = kv_flag(kv, idx, event, &c.enabled, err)) < 0 ||
+            (x = need_key(&kvs, "permissive", idx, event, &kv, err)) < 0 ||
+            (x = kv_flag(kv, idx, event, &c.permissive, err)) < 0)
+                return x;
+        if ((kv = cdata_kv_get(&kvs, "mode"))) {
+                if ((x = kv_word(kv, idx, event, mode, err)) < 0)
+                        return x;
+                c.mode = CFI_MODE_UNKNOWN;
+                for (unsigned i = 0; i < CFI_MODE_UNKNOWN; i++)
+                        if (!strcmp(mode, cfi_mode_names[i]))
+                                c.mode = (enum cfi_mode)i;
+        }
+        *ret = c;
+        return 0;
+}
+
+void cdata_claims_init(struct cdata_claims *c)
+{
+        memset(c, 0, sizeof(*c));
+}
+
 int cdata_claims_feed(struct cdata_claims *c, const struct ima_entry *e, uint64_t idx,
                       struct attest_err *err)
 {
-        struct cdata_state s;
+        struct cdata_selinux_state st;
+        struct cdata_trusted_keys tk;
+        struct cdata_cfi cfi;
         int x;
 
         switch (cdata_kind_of(e)) {
         case CDATA_NONE:
                 return 0;
         case CDATA_SELINUX_STATE:
-                if (c->n_selinux == CDATA_HISTORY_MAX) {
-                        c->selinux_dropped++;
-                        return 0;
-                }
-                if ((x = state_make(e, idx, &s, err)) < 0)
+                if ((x = cdata_selinux_parse(e->buf, e->buf_len, idx, &st, err)) < 0)
                         return x;
-                if (c->n_selinux % 16 == 0) {
-                        struct cdata_state *n =
-                                realloc(c->selinux, (c->n_selinux + 16) * sizeof(*n));
-                        if (!n) {
-                                state_done(&s);
-                                return -ENOMEM;
-                        }
-                        c->selinux = n;
-                }
-                c->selinux[c->n_selinux++] = s;
+                c->selinux = st;
+                c->selinux_seen = true;
+                cdata_history_feed(&c->history, &st);
                 return 1;
         case CDATA_SELINUX_POLICY_HASH:
                 if (e->buf_len == 0 || e->buf_len > BANK_DIGEST_MAX)
@@ -227,13 +408,16 @@ int cdata_claims_feed(struct cdata_claims *c, const struct ima_entry *e, uint64_
                 c->kernel_version_seen = true;
                 return 1;
         case CDATA_TRUSTED_KEYS:
-        case CDATA_CFI:
-                if ((x = state_make(e, idx, &s, err)) < 0)
+                if ((x = parse_tk(e, idx, &tk, err)) < 0)
                         return x;
-                struct cdata_state *dst =
-                        cdata_kind_of(e) == CDATA_CFI ? &c->cfi : &c->trusted_keys;
-                state_done(dst);
-                *dst = s;
+                c->trusted_keys = tk;
+                c->trusted_keys_seen = true;
+                return 1;
+        case CDATA_CFI:
+                if ((x = parse_cfi(e, idx, &cfi, err)) < 0)
+                        return x;
+                c->cfi = cfi;
+                c->cfi_seen = true;
                 return 1;
         }
         return 0;

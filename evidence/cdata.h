@@ -8,15 +8,15 @@
 #define ATTEST_CDATA_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "util/err.h"
 #include "evidence/ima.h"
 
-#define CDATA_KV_MAX 64        /* pairs in one buffer */
-#define CDATA_KEY_MAX 64       /* bytes in a key */
-#define CDATA_BUF_MAX 4096     /* bytes of a key=value buffer */
-#define CDATA_HISTORY_MAX 4096 /* selinux-state entries kept per boot */
+#define CDATA_KV_MAX 64    /* pairs in one buffer */
+#define CDATA_KEY_MAX 64   /* bytes in a key */
+#define CDATA_BUF_MAX 4096 /* bytes of a key=value buffer */
 
 struct cdata_kv {
         const char *key; /* borrowed from the parsed buffer, not NUL terminated */
@@ -55,36 +55,148 @@ const char *cdata_kind_name(enum cdata_kind k);
 /* Kind of an entry by its event name (ima-buf only), CDATA_NONE for others. */
 enum cdata_kind cdata_kind_of(const struct ima_entry *e);
 
-/* An owned copy of one key=value buffer with its parsed view. */
-struct cdata_state {
-        uint64_t entry;
-        char *raw; /* NUL terminated copy; kvs point into it */
-        uint32_t raw_len;
-        struct cdata_kvs kvs;
+/*
+ * Typed payloads. Every measured key=value buffer is parsed once, when its entry is fed, into the
+ * values below; a malformed one fails with err naming the entry and the key. Keys a payload does
+ * not use are counted, not kept (DESIGN §3: unknown keys are not rejected).
+ */
+
+/* SELinux policy capabilities (the kernel's selinux_policycap_names[], in its order). */
+#define SELINUX_CAPS(X)                                                                            \
+        X(SELINUX_CAP_NETWORK_PEER_CONTROLS, "network_peer_controls")                              \
+        X(SELINUX_CAP_OPEN_PERMS, "open_perms")                                                    \
+        X(SELINUX_CAP_EXTENDED_SOCKET_CLASS, "extended_socket_class")                              \
+        X(SELINUX_CAP_ALWAYS_CHECK_NETWORK, "always_check_network")                                \
+        X(SELINUX_CAP_CGROUP_SECLABEL, "cgroup_seclabel")                                          \
+        X(SELINUX_CAP_NNP_NOSUID_TRANSITION, "nnp_nosuid_transition")                              \
+        X(SELINUX_CAP_GENFS_SECLABEL_SYMLINKS, "genfs_seclabel_symlinks")                          \
+        X(SELINUX_CAP_IOCTL_SKIP_CLOEXEC, "ioctl_skip_cloexec")                                    \
+        X(SELINUX_CAP_USERSPACE_INITIAL_CONTEXT, "userspace_initial_context")                      \
+        X(SELINUX_CAP_NETLINK_XPERM, "netlink_xperm")                                              \
+        X(SELINUX_CAP_NETIF_WILDCARD, "netif_wildcard")                                            \
+        X(SELINUX_CAP_GENFS_SECLABEL_WILDCARD, "genfs_seclabel_wildcard")                          \
+        X(SELINUX_CAP_FUNCTIONFS_SECLABEL, "functionfs_seclabel")                                  \
+        X(SELINUX_CAP_MEMFD_CLASS, "memfd_class")
+
+enum selinux_cap {
+#define SELINUX_CAP_ENUM(id, name) id,
+        SELINUX_CAPS(SELINUX_CAP_ENUM)
+#undef SELINUX_CAP_ENUM
+                SELINUX_CAP__COUNT,
+        SELINUX_CAP_UNKNOWN = SELINUX_CAP__COUNT, /* a name this table does not know */
 };
 
+const char *selinux_cap_name(enum selinux_cap c);
+/* The capability of a name of len bytes, SELINUX_CAP_UNKNOWN for any other. */
+enum selinux_cap selinux_cap_from_name(const char *name, size_t len);
+
+/* The 0/1 flags of a selinux-state besides the capabilities. */
+enum selinux_flag {
+        SELINUX_INITIALIZED,
+        SELINUX_ENFORCING,
+        SELINUX_CHECKREQPROT,
+        SELINUX_FLAG__COUNT,
+};
+
+const char *selinux_flag_name(enum selinux_flag f);
+
+/* One selinux-state entry: bit i of *_present says key i was there, bit i of *_value its 0/1. */
+struct cdata_selinux_state {
+        uint64_t entry;
+        uint8_t flags_present, flags_value; /* enum selinux_flag bits */
+        uint32_t caps_present, caps_value;  /* enum selinux_cap bits */
+        uint32_t unknown_keys;              /* keys neither a flag nor a known capability */
+};
+
+/* A flag or capability of a state: 1 or 0, -ENOENT when the entry did not have it. */
+int cdata_selinux_flag(const struct cdata_selinux_state *s, enum selinux_flag f);
+int cdata_selinux_cap(const struct cdata_selinux_state *s, enum selinux_cap c);
+
+/* What never_permissive needs of the whole history since boot, kept as it is fed (O(1)). */
+enum selinux_lapse {
+        SELINUX_LAPSE_NONE,
+        SELINUX_LAPSE_PERMISSIVE,    /* enforcing=0 */
+        SELINUX_LAPSE_NO_ENFORCING,  /* no enforcing key */
+        SELINUX_LAPSE_UNINITIALIZED, /* initialized=0 */
+        SELINUX_LAPSE__COUNT,
+};
+
+struct cdata_selinux_history {
+        uint64_t states;          /* selinux-state entries since boot */
+        bool enforced;            /* one of them had enforcing=1 ... */
+        uint64_t first_enforcing; /* ... the first at this entry */
+        enum selinux_lapse lapse; /* the first lapse after it (NONE: none) ... */
+        uint64_t lapse_entry;     /* ... at this entry */
+};
+
+/* Trust sources of trusted keys as kernel/patches/{6.1,6.12}/0001 measure them ("source="). */
+enum tk_source {
+        TK_SOURCE_NONE, /* no source initialised, or the chosen one has no device */
+        TK_SOURCE_TPM,
+        TK_SOURCE_TEE,
+        TK_SOURCE_CAAM,
+        TK_SOURCE_DCP,
+        TK_SOURCE_UNKNOWN, /* a word this table does not know (a newer kernel, or a host fact) */
+        TK_SOURCE__COUNT,
+};
+
+const char *tk_source_name(enum tk_source s);
+/* The source of a word of len bytes, TK_SOURCE_UNKNOWN for any other. */
+enum tk_source tk_source_from_name(const char *name, size_t len);
+
+#define CDATA_WORD_MAX 32 /* bytes of a word value (source, mode) with its NUL */
+
+struct cdata_trusted_keys {
+        uint64_t entry;
+        enum tk_source source;
+        char source_name[CDATA_WORD_MAX]; /* the word as measured ([a-z0-9_]) */
+};
+
+enum cfi_mode {
+        CFI_MODE_NONE,
+        CFI_MODE_KCFI,
+        CFI_MODE_UNKNOWN,
+        CFI_MODE_ABSENT, /* no mode key */
+        CFI_MODE__COUNT,
+};
+
+struct cdata_cfi {
+        uint64_t entry;
+        bool enabled, permissive;
+        enum cfi_mode mode;
+};
+
+#define CDATA_KERNEL_VERSION_MAX 256 /* with the NUL */
+
+/* The measured claims of one boot's accepted PCR 10 entries, in log order. No pointers. */
 struct cdata_claims {
-        /* every selinux-state since boot, in log order (capped; overflow counted) */
-        struct cdata_state *selinux;
-        uint32_t n_selinux;
-        uint64_t selinux_dropped;
-        bool policy_hash_seen;
+        bool selinux_seen;
+        struct cdata_selinux_state selinux; /* the latest */
+        struct cdata_selinux_history history;
+        bool policy_hash_seen; /* the latest selinux-policy-hash */
         uint64_t policy_hash_entry;
         uint8_t policy_hash[BANK_DIGEST_MAX];
         uint32_t policy_hash_len;
         uint32_t policy_hash_count;
         bool kernel_version_seen;
         uint64_t kernel_version_entry;
-        char kernel_version[256];
-        struct cdata_state trusted_keys; /* entry valid when raw != NULL */
-        struct cdata_state cfi;
+        char kernel_version[CDATA_KERNEL_VERSION_MAX]; /* printable, no spaces */
+        bool trusted_keys_seen;
+        struct cdata_trusted_keys trusted_keys; /* the latest */
+        bool cfi_seen;
+        struct cdata_cfi cfi; /* the latest */
 };
 
 void cdata_claims_init(struct cdata_claims *c);
-void cdata_claims_done(struct cdata_claims *c);
+/* Parse one selinux-state buffer (entry idx) into *ret; errors name the entry and the key. */
+int cdata_selinux_parse(const uint8_t *buf, size_t len, uint64_t idx,
+                        struct cdata_selinux_state *ret, struct attest_err *err) _wur_;
+/* Account one parsed state in the history (in log order). */
+void cdata_history_feed(struct cdata_selinux_history *h, const struct cdata_selinux_state *s);
 /*
  * Feed one verified log entry (number idx). Entries that are not critical data are ignored (0);
- * a critical-data entry whose buffer is malformed fails with err naming the entry.
+ * a critical-data entry is parsed into its typed claim (1), and one whose buffer is malformed
+ * fails with err naming the entry and the field. *c is unchanged on failure.
  */
 int cdata_claims_feed(struct cdata_claims *c, const struct ima_entry *e, uint64_t idx,
                       struct attest_err *err) _wur_;

@@ -19,18 +19,6 @@
 #define C_VALUE AE_EVIDENCE_BAD_VALUE
 #define C_BIG AE_EVIDENCE_TOO_BIG
 
-struct evidence *evidence_free(struct evidence *ev)
-{
-        if (!ev)
-                return NULL;
-        free(ev->attest);
-        free(ev->sig);
-        free(ev->ima);
-        free(ev->host.cmdline);
-        free(ev);
-        return NULL;
-}
-
 /* obj.key, required or not: *ret NULL when absent and optional. path_out gets the child path. */
 static int field(const json_t *obj, const char *path, const char *key, bool required, json_t **ret,
                  char *path_out, struct attest_err *err)
@@ -146,49 +134,8 @@ static int word(const json_t *v, const char *path, char *out, size_t cap, struct
         return 0;
 }
 
-static int parse_pcrs(const json_t *o, const char *path, struct pcr_set *ret,
-                      struct attest_err *err)
-{
-        const char *bname, *idx;
-        json_t *bv, *v;
-        struct pcr_set s = {0};
-        unsigned count = 0;
-
-        if (!json_is_object(o))
-                return jpath_fail(err, -EBADMSG, C_TYPE, path, "not an object");
-        json_object_foreach((json_t *)o, bname, bv)
-        {
-                char bp[JPATH_MAX];
-                int b = bank_from_name(bname, strlen(bname));
-
-                jpath_join(bp, path, bname);
-                if (b < 0)
-                        return jpath_fail(err, -EBADMSG, C_UNKNOWN, bp, "unknown PCR bank");
-                if (!json_is_object(bv))
-                        return jpath_fail(err, -EBADMSG, C_TYPE, bp, "not an object");
-                json_object_foreach(bv, idx, v)
-                {
-                        char ip[JPATH_MAX];
-                        size_t got;
-                        unsigned i = 0;
-                        int x;
-
-                        jpath_join(ip, bp, idx);
-                        if (jpath_pcr_index(idx, &i) < 0)
-                                return jpath_fail(err, -EBADMSG, C_UNKNOWN, ip,
-                                                  "not a PCR index 0-23");
-                        if ((x = hexfield(v, ip, s.v[b][i], bank_size(b), bank_size(b), &got,
-                                          err)) < 0)
-                                return x;
-                        s.have[b] |= 1u << i;
-                        count++;
-                }
-        }
-        if (!count)
-                return jpath_fail(err, -EBADMSG, C_VALUE, path, "no PCR values");
-        *ret = s;
-        return 0;
-}
+static const struct pcrs_json_codes pcr_codes = {
+        .type = C_TYPE, .bank = C_UNKNOWN, .index = C_UNKNOWN, .hex = C_HEX, .empty = C_VALUE};
 
 static int parse_quote(const json_t *o, const char *path, struct evidence *ev,
                        struct attest_err *err)
@@ -211,7 +158,7 @@ static int parse_quote(const json_t *o, const char *path, struct evidence *ev,
         if (!ev->sig)
                 return jpath_fail(err, -EBADMSG, C_VALUE, p, "empty");
         if ((x = field(o, path, "pcrs", true, &v, p, err)) < 0 ||
-            (x = parse_pcrs(v, p, &ev->pcrs, err)) < 0)
+            (x = pcrs_from_json(v, p, &pcr_codes, &ev->pcrs, err)) < 0)
                 return x;
         return 0;
 }
@@ -427,30 +374,13 @@ static bool put(json_t *obj, const char *key, json_t *v)
 
 int evidence_to_json(const struct evidence *ev, char **ret)
 {
-        json_auto_t *j = json_object(), *q = json_object(), *pcrs = json_object(),
-                    *ima = json_object(), *host = json_object();
+        json_auto_t *j = json_object(), *q = json_object(), *pcrs = NULL, *ima = json_object(),
+                    *host = json_object();
         const struct evidence_host *h = &ev->host;
         char *s;
 
-        if (!j || !q || !pcrs || !ima || !host)
+        if (!j || !q || !ima || !host || pcrs_to_json(&ev->pcrs, 0, &pcrs) < 0)
                 return -ENOMEM;
-        for (int b = 0; b < BANK_COUNT; b++) {
-                json_t *bank;
-
-                if (!ev->pcrs.have[b])
-                        continue;
-                if (!put(pcrs, bank_name(b), bank = json_object()))
-                        return -ENOMEM;
-                for (unsigned i = 0; i < PCR_COUNT; i++) {
-                        char idx[4];
-
-                        if (!(ev->pcrs.have[b] & (1u << i)))
-                                continue;
-                        snprintf(idx, sizeof(idx), "%u", i);
-                        if (!put(bank, idx, hex_json(ev->pcrs.v[b][i], bank_size(b))))
-                                return -ENOMEM;
-                }
-        }
         if (!put(q, "attest", b64_json(ev->attest, ev->attest_len)) ||
             !put(q, "signature", b64_json(ev->sig, ev->sig_len)) ||
             json_object_set(q, "pcrs", pcrs) < 0)

@@ -2,8 +2,11 @@
 #include <errno.h>
 #include <string.h>
 
-#include "util/hex.h"
+#include <stdio.h>
+
+#include "evidence/jpath.h"
 #include "evidence/pcrs.h"
+#include "util/hex.h"
 #include "util/tok.h"
 
 static int bank_for_len(size_t n)
@@ -97,5 +100,81 @@ int pcrs_parse(const char *text, size_t len, struct pcr_set *ret, struct attest_
                 memcpy(s.v[bank][idx], buf, n);
         }
         *ret = s;
+        return 0;
+}
+
+int pcrs_from_json(const json_t *o, const char *path, const struct pcrs_json_codes *codes,
+                   struct pcr_set *ret, struct attest_err *err)
+{
+        const char *bname, *idx;
+        json_t *bv, *v;
+        struct pcr_set s = {0};
+        unsigned count = 0;
+
+        if (!json_is_object(o))
+                return jpath_fail(err, -EBADMSG, codes->type, path, "not an object");
+        json_object_foreach((json_t *)o, bname, bv)
+        {
+                char bp[JPATH_MAX];
+                int b = bank_from_name(bname, strlen(bname));
+
+                jpath_join(bp, path, bname);
+                if (b < 0)
+                        return jpath_fail(err, -EBADMSG, codes->bank, bp, "unknown PCR bank");
+                if (!json_is_object(bv))
+                        return jpath_fail(err, -EBADMSG, codes->type, bp, "not an object");
+                json_object_foreach(bv, idx, v)
+                {
+                        char ip[JPATH_MAX];
+                        size_t got, n = bank_size(b);
+                        unsigned i = 0;
+
+                        jpath_join(ip, bp, idx);
+                        if (jpath_pcr_index(idx, &i) < 0)
+                                return jpath_fail(err, -EBADMSG, codes->index, ip,
+                                                  "not a PCR index 0-23");
+                        if (!json_is_string(v))
+                                return jpath_fail(err, -EBADMSG, codes->type, ip, "not a string");
+                        if (json_string_length(v) != 2 * n ||
+                            hex_decode(json_string_value(v), json_string_length(v), s.v[b][i], n,
+                                       &got) < 0 ||
+                            got != n)
+                                return jpath_fail(err, -EBADMSG, codes->hex, ip,
+                                                  "not a %s digest (%zu hex digits)", bank_name(b),
+                                                  2 * n);
+                        s.have[b] |= 1u << i;
+                        count++;
+                }
+        }
+        if (!count)
+                return jpath_fail(err, -EBADMSG, codes->empty, path, "no PCR listed");
+        *ret = s;
+        return 0;
+}
+
+int pcrs_to_json(const struct pcr_set *s, uint32_t skip, json_t **ret)
+{
+        json_auto_t *o = json_object();
+
+        if (!o)
+                return -ENOMEM;
+        for (int b = 0; b < BANK_COUNT; b++) {
+                json_t *bank = NULL;
+
+                for (unsigned i = 0; i < PCR_COUNT; i++) {
+                        char idx[4], hex[2 * BANK_DIGEST_MAX + 1];
+
+                        if (!(s->have[b] & (1u << i)) || (skip & (1u << i)))
+                                continue;
+                        if (!bank && (!(bank = json_object()) ||
+                                      json_object_set_new(o, bank_name(b), bank) < 0))
+                                return -ENOMEM;
+                        snprintf(idx, sizeof(idx), "%u", i);
+                        hex_encode(s->v[b][i], bank_size(b), hex);
+                        if (json_object_set_new(bank, idx, json_string(hex)) < 0)
+                                return -ENOMEM;
+                }
+        }
+        *ret = TAKE_PTR(o);
         return 0;
 }

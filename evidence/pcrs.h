@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "evidence/bank.h"
 #include "util/err.h"
 
@@ -22,5 +24,25 @@ struct pcr_set {
  * and `#` comments are skipped. Errors name the line.
  */
 int pcrs_parse(const char *text, size_t len, struct pcr_set *ret, struct attest_err *err) _wur_;
+
+/* The error codes a caller's JSON format gives each failure of pcrs_from_json. */
+struct pcrs_json_codes {
+        enum attest_code type;  /* not an object / not a string */
+        enum attest_code bank;  /* unknown bank name */
+        enum attest_code index; /* not a PCR index 0-23 */
+        enum attest_code hex;   /* not a digest of the bank's size */
+        enum attest_code empty; /* no PCR at all */
+};
+
+/*
+ * The PCR map of the evidence and policy JSON, {"sha256":{"0":"HEX", ...}, ...}: every bank known,
+ * every index 0-23 in its canonical form, every value a digest of the bank's size. Errors are
+ * -EBADMSG with the codes given and a message naming the JSON path (path is o's). *ret is written
+ * only on success.
+ */
+int pcrs_from_json(const json_t *o, const char *path, const struct pcrs_json_codes *codes,
+                   struct pcr_set *ret, struct attest_err *err) _wur_;
+/* The same map of the PCRs in s, except those in skip (a PCR bit mask); -ENOMEM. */
+int pcrs_to_json(const struct pcr_set *s, uint32_t skip, json_t **ret) _wur_;
 
 #endif

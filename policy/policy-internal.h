@@ -23,6 +23,7 @@ struct policy {
                 tri initialized, enforcing, checkreqprot, never_permissive;
                 unsigned ncaps;
                 char cap[CDATA_KV_MAX][CDATA_KEY_MAX + 1];
+                enum selinux_cap cap_id[CDATA_KV_MAX]; /* SELINUX_CAP_UNKNOWN: never reported */
                 bool cap_val[CDATA_KV_MAX];
                 bool has_hashes;
                 unsigned nhashes;
@@ -32,6 +33,7 @@ struct policy {
         struct {
                 unsigned nsources;
                 char source[POLICY_SOURCES_MAX][WORD_MAX];
+                enum tk_source source_id[POLICY_SOURCES_MAX]; /* never TK_SOURCE_UNKNOWN */
                 tri anchored;
         } tk;
         struct {

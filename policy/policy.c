@@ -178,6 +178,8 @@ static int parse_selinux(const json_t *o, const char *path, struct policy *pol,
                         if (!json_is_boolean(v))
                                 return jpath_fail(err, -EBADMSG, C_TYPE, q, "not a boolean");
                         memcpy(pol->selinux.cap[i], key, n + 1);
+                        /* a name the table does not know stays: it is reported missing */
+                        pol->selinux.cap_id[i] = selinux_cap_from_name(key, n);
                         pol->selinux.cap_val[i] = json_is_true(v);
                         pol->selinux.ncaps++;
                 }
@@ -231,51 +233,8 @@ static int parse_words(const json_t *o, const char *path, const char *key, size_
         return 0;
 }
 
-static int parse_pcrs(const json_t *o, const char *path, struct pcr_set *ret,
-                      struct attest_err *err)
-{
-        const char *bname, *idx;
-        json_t *bv, *v;
-        unsigned count = 0;
-
-        if (!json_is_object(o))
-                return jpath_fail(err, -EBADMSG, C_TYPE, path, "not an object");
-        json_object_foreach((json_t *)o, bname, bv)
-        {
-                char bp[JPATH_MAX];
-                int b = bank_from_name(bname, strlen(bname));
-
-                jpath_join(bp, path, bname);
-                if (b < 0)
-                        return jpath_fail(err, -EBADMSG, C_UNKNOWN, bp, "unknown PCR bank");
-                if (!json_is_object(bv))
-                        return jpath_fail(err, -EBADMSG, C_TYPE, bp, "not an object");
-                json_object_foreach(bv, idx, v)
-                {
-                        char ip[JPATH_MAX];
-                        size_t got;
-                        unsigned i = 0;
-
-                        jpath_join(ip, bp, idx);
-                        if (jpath_pcr_index(idx, &i) < 0)
-                                return jpath_fail(err, -EBADMSG, C_VALUE, ip,
-                                                  "not a PCR index 0-23");
-                        if (!json_is_string(v))
-                                return jpath_fail(err, -EBADMSG, C_TYPE, ip, "not a string");
-                        if (json_string_length(v) != 2 * bank_size(b) ||
-                            hex_decode(json_string_value(v), json_string_length(v), ret->v[b][i],
-                                       bank_size(b), &got) < 0)
-                                return jpath_fail(err, -EBADMSG, C_HEX, ip,
-                                                  "not a %s digest (%zu hex digits)", bank_name(b),
-                                                  2 * bank_size(b));
-                        ret->have[b] |= 1u << i;
-                        count++;
-                }
-        }
-        if (!count)
-                return jpath_fail(err, -EBADMSG, C_EMPTY, path, "no PCR listed");
-        return 0;
-}
+static const struct pcrs_json_codes pcr_codes = {
+        .type = C_TYPE, .bank = C_UNKNOWN, .index = C_VALUE, .hex = C_HEX, .empty = C_EMPTY};
 
 int policy_parse(const char *json, size_t len, struct policy **ret, struct attest_err *err)
 {
@@ -328,6 +287,18 @@ int policy_parse(const char *json, size_t len, struct policy **ret, struct attes
                                      &pol->tk.nsources, err)) < 0 ||
                     (x = pbool(s, p, "anchored", &pol->tk.anchored, err)) < 0)
                         return x;
+                for (unsigned i = 0; i < pol->tk.nsources; i++) {
+                        const char *w = pol->tk.source[i];
+                        char sp[JPATH_MAX], ip[JPATH_MAX];
+
+                        pol->tk.source_id[i] = tk_source_from_name(w, strlen(w));
+                        if (pol->tk.source_id[i] != TK_SOURCE_UNKNOWN)
+                                continue;
+                        jpath_join(sp, p, "sources");
+                        jpath_index(ip, sp, i);
+                        return jpath_fail(err, -EBADMSG, C_VALUE, ip,
+                                          "not a trusted-keys source (tpm, tee, caam, dcp, none)");
+                }
                 pol->has_tk = true;
         }
 
@@ -368,7 +339,8 @@ int policy_parse(const char *json, size_t len, struct policy **ret, struct attes
                 return x;
         if (s) {
                 jpath_join(q, p, "pcrs");
-                if ((x = parse_pcrs(json_object_get(s, "pcrs"), q, &pol->pcrs, err)) < 0)
+                if ((x = pcrs_from_json(json_object_get(s, "pcrs"), q, &pcr_codes, &pol->pcrs,
+                                        err)) < 0)
                         return x;
                 pol->has_tpm = true;
         }

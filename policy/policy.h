@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Attestation policy (DESIGN §6, attestd-policy(5)): a JSON document of expected host state,
- * parsed strictly (errors name the JSON path), evaluated against one verified submission into a
- * verdict with a reason per claim, or written from a known-good host.
+ * parsed strictly (errors name the JSON path), evaluated against the typed claims of one verified
+ * submission into a typed verdict (policy/verdict.h) with a reason per claim, or written from a
+ * known-good host.
  *
  *   {"name":"prod",
  *    "selinux":{"initialized":true, "enforcing":true, "checkreqprot":false,
@@ -24,8 +25,8 @@
 #include <jansson.h>
 
 #include "util/err.h"
-#include "evidence/evjson.h"
-#include "verify/verify.h"
+#include "policy/verdict.h"
+#include "verify/claims.h"
 
 #define POLICY_JSON_MAX (64u * 1024) /* DESIGN §5: non-evidence bodies */
 #define POLICY_NAME_MAX 64
@@ -41,27 +42,21 @@ DEFINE_CLEANUP_FUNC(struct policy *, policy_free)
 const char *policy_name(const struct policy *p);
 
 /*
- * Evaluate: claims from the verified log (anchored) and host facts the agent reported
- * (ev->host, unanchored). *ret_verdict (new reference):
- *   {"status":"pass"|"fail", "policy":NAME,
- *    "claims":[{"name":"selinux.enforcing", "expected":true, "observed":true,
- *               "result":"pass"|"fail"|"missing", "anchored":true, "entry":4,
- *               "reason":"..." (fail and missing only)}, ...],
- *    "sections_unchecked":["cfi", ...]}
- * status is pass only when every claim passes ("missing" fails). Returns 0 whenever a verdict
- * was made; negative (-ENOMEM, -EINVAL) only when it could not judge.
+ * Evaluate the policy on typed claims into *ret_verdict (initialised here; release it with
+ * verdict_done). Status is pass only when every claim passes ("missing" fails). Expected-value
+ * lists in the verdict are borrowed from p: keep p until the verdict is turned into JSON.
+ * *ret_verdict->policy is the policy's name. Returns 0 whenever a verdict was made; negative
+ * (-ENOMEM, -EINVAL) only when it could not judge, and then *ret_verdict holds nothing.
  */
-int policy_eval(const struct policy *p, const struct verify_result *vr, const struct evidence *ev,
-                json_t **ret_verdict) _wur_;
+int policy_eval(const struct policy *p, const struct claims *c, struct verdict *ret_verdict) _wur_;
 
 /*
- * A policy pinning a known-good host's state from its verified evidence: the latest SELinux state
- * and policy hash (never_permissive only if the history satisfies it), the trusted-keys source,
- * CFI state and kernel version (anchored when they were measured), the quoted PCRs except 10 and
+ * A policy pinning a known-good host's state from its claims: the latest SELinux state and policy
+ * hash (never_permissive only if the history satisfies it), the trusted-keys source, CFI state and
+ * kernel version (anchored when they were measured), the quoted PCRs except 10 and
  * boot_aggregate when it matched. The result parses with policy_parse and passes on that host.
  */
-int policy_from_host(const struct verify_result *vr, const struct evidence *ev, const char *name,
-                     json_t **ret_policy) _wur_;
+int policy_from_host(const struct claims *c, const char *name, json_t **ret_policy) _wur_;
 
 /* Glob match as the policy uses it: '*' any run, '?' one byte, everything else literal. */
 bool policy_glob_match(const char *glob, const char *s);

@@ -31,12 +31,14 @@
         X(AE_BAD_QUERY, "bad_query")                                                               \
         X(AE_BAD_REQUEST, "bad_request")                                                           \
         X(AE_BODY_TOO_LARGE, "body_too_large")                                                     \
+        X(AE_CDATA_BAD_FLAG, "cdata_bad_flag")                                                     \
         X(AE_CDATA_BAD_KERNEL_VERSION, "cdata_bad_kernel_version")                                 \
         X(AE_CDATA_BAD_KEY, "cdata_bad_key")                                                       \
         X(AE_CDATA_BAD_POLICY_HASH, "cdata_bad_policy_hash")                                       \
         X(AE_CDATA_BAD_VALUE, "cdata_bad_value")                                                   \
         X(AE_CDATA_DUPLICATE_KEY, "cdata_duplicate_key")                                           \
         X(AE_CDATA_EMPTY, "cdata_empty")                                                           \
+        X(AE_CDATA_MISSING_KEY, "cdata_missing_key")                                               \
         X(AE_CDATA_TOO_LONG, "cdata_too_long")                                                     \
         X(AE_CDATA_TOO_MANY, "cdata_too_many")                                                     \
         X(AE_CLIENT_CERTIFICATE_REQUIRED, "client_certificate_required")                           \
@@ -165,11 +167,10 @@
         X(AE_QUOTE_SIGNATURE, "quote_signature")                                                   \
         X(AE_QUOTE_TYPE, "quote_type")                                                             \
         X(AE_REPLAY_STATE_BAD_VALUE, "replay_state_bad_value")                                     \
-        X(AE_REPLAY_STATE_JSON, "replay_state_json")                                               \
-        X(AE_REPLAY_STATE_MISSING_FIELD, "replay_state_missing_field")                             \
+        X(AE_REPLAY_STATE_MAGIC, "replay_state_magic")                                             \
         X(AE_REPLAY_STATE_TOO_BIG, "replay_state_too_big")                                         \
-        X(AE_REPLAY_STATE_TYPE, "replay_state_type")                                               \
-        X(AE_REPLAY_STATE_UNKNOWN_FIELD, "replay_state_unknown_field")                             \
+        X(AE_REPLAY_STATE_TRAILING, "replay_state_trailing")                                       \
+        X(AE_REPLAY_STATE_TRUNCATED, "replay_state_truncated")                                     \
         X(AE_REPLAY_STATE_VERSION, "replay_state_version")                                         \
         X(AE_SERVER_BUSY, "server_busy")                                                           \
         X(AE_STORE_CONFIG, "store_config")                                                         \

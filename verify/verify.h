@@ -2,7 +2,7 @@
 /*
  * Verification of one evidence submission against the agent's stored state (DESIGN §3): the
  * quote, reboot and clock checks, incremental IMA replay against the quoted PCR 10, boot_aggregate
- * and the claim history (critical data) of the accepted entries. Pure: no I/O, no TPM.
+ * and the typed claims (critical data) of the accepted entries. Pure: no I/O, no TPM.
  *
  * Only PCR 10 is compared with the log, so only entries on PCR 10 feed the claims; entries on
  * other PCRs are replayed into the state but anchor nothing, and trailing ones after the last
@@ -30,37 +30,9 @@
 #include "evidence/bank.h"
 #include "evidence/cdata.h"
 #include "util/err.h"
-#include "evidence/evjson.h"
+#include "evidence/evidence.h"
 #include "evidence/quote.h"
-
-#define REPLAY_STATE_VERSION 1
-#define REPLAY_STATE_JSON_MAX (64u * 1024 * 1024)
-
-/* Per agent and per boot; persisted by the daemon between rounds (replay_state_to_json). */
-struct replay_state {
-        bool valid; /* false: nothing known, replay from entry 0 */
-        uint32_t reset_count, restart_count;
-        uint64_t clock;   /* TPM clock of the last accepted quote, ms */
-        uint64_t entries; /* log entries consumed so far this boot */
-        unsigned banks;   /* BANK_MASK() of the banks replayed: those quoted with PCR 10 */
-        uint32_t used;    /* bit i: the log extended PCR i */
-        uint8_t pcr[BANK_COUNT][PCR_COUNT][BANK_DIGEST_MAX]; /* running replay values */
-        bool boot_aggregate_seen;                            /* entry 0 was a boot_aggregate */
-        bool boot_aggregate_ok; /* ... and matched the quoted PCRs 0-9 (0-7 for sha1) */
-        /* claims of the accepted entries on PCR 10 since boot: every selinux-state (history),
-         * the latest selinux-policy-hash, kernel_version, trusted-keys-source and cfi-state */
-        struct cdata_claims claims;
-};
-
-/* Encode as JSON (NUL terminated, free()), decode with every field validated (errors name the
- * JSON path, codes replay_state_*). from_json writes *ret only on success. */
-int replay_state_to_json(const struct replay_state *s, char **ret) _wur_;
-int replay_state_from_json(const char *buf, size_t len, struct replay_state *ret,
-                           struct attest_err *err) _wur_;
-void replay_state_init(struct replay_state *s);
-void replay_state_done(struct replay_state *s);
-/* Deep copy (the claim history included). */
-int replay_state_copy(const struct replay_state *src, struct replay_state *ret) _wur_;
+#include "verify/replay-state.h"
 
 struct verify_input {
         const struct quote_ak *ak;
@@ -73,7 +45,7 @@ struct verify_input {
 
 struct verify_result {
         struct quote_info quote;
-        struct replay_state next; /* state to persist; owned, release with verify_result_done */
+        struct replay_state next; /* state to persist (replay_state_encode) */
         uint64_t new_entries;     /* entries accepted this round (the matching prefix) */
         uint64_t extra_entries;   /* submitted entries after that prefix (logged after the quote) */
         bool rebooted;            /* resetCount/restartCount differ from prev */
@@ -81,7 +53,8 @@ struct verify_result {
         struct attest_err boot_aggregate_err;        /* why not ok, when seen */
 };
 
-/* Verify ev; fills *ret only on success (then release it with verify_result_done). */
+/* Verify ev; fills *ret only on success. verify_result_done releases what a result may own
+ * (nothing today: the state and its claims are plain values). */
 int verify_evidence(const struct verify_input *in, const struct evidence *ev,
                     struct verify_result *ret, struct attest_err *err) _wur_;
 void verify_result_done(struct verify_result *r);

@@ -26,6 +26,7 @@
 #include "evidence/pcrs.h"
 #include "policy/policy.h"
 #include "evidence/quote.h"
+#include "verify/replay-state.h"
 
 #define HASH64 "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 
@@ -421,6 +422,48 @@ static void json_seeds(bool huge)
         }
 }
 
+/* The replay state: its cap is the size of the largest state (every bank, PCR and claim). */
+static void replay_state_seeds(void)
+{
+        struct replay_state s;
+        struct cdata_claims *c = &s.claims;
+        uint8_t *b = NULL, *p1;
+        size_t n = 0;
+
+        replay_state_init(&s);
+        s.valid = s.boot_aggregate_seen = s.boot_aggregate_ok = true;
+        s.entries = 100;
+        s.banks = BANK_MASK_ALL;
+        s.used = (1u << PCR_COUNT) - 1;
+        memset(s.pcr, 0x5c, sizeof(s.pcr));
+        c->selinux_seen = true;
+        c->selinux =
+                (struct cdata_selinux_state){.entry = 9, .flags_present = 7, .caps_present = 1};
+        c->history = (struct cdata_selinux_history){.states = 2,
+                                                    .enforced = true,
+                                                    .first_enforcing = 3,
+                                                    .lapse = SELINUX_LAPSE_PERMISSIVE,
+                                                    .lapse_entry = 9};
+        c->policy_hash_seen = true;
+        c->policy_hash_count = 1;
+        c->policy_hash_len = BANK_DIGEST_MAX;
+        c->kernel_version_seen = true;
+        memset(c->kernel_version, 'v', CDATA_KERNEL_VERSION_MAX - 1);
+        c->trusted_keys_seen = true;
+        memset(c->trusted_keys.source_name, 'x', CDATA_WORD_MAX - 1);
+        c->cfi_seen = true;
+        if (replay_state_encode(&s, &b, &n) < 0 || n != REPLAY_STATE_MAX)
+                die("replay state");
+        put("replay-state", "state", -1, b, n - 1);
+        put("replay-state", "state", 0, b, n);
+        p1 = (uint8_t *)xmalloc(n + 1);
+        memcpy(p1, b, n);
+        p1[n] = 0;
+        put("replay-state", "state", 1, p1, n + 1);
+        free(p1);
+        free(b);
+}
+
 int main(int argc, char **argv)
 {
         bool huge = false;
@@ -458,6 +501,8 @@ int main(int argc, char **argv)
                         facts_seeds();
                 if (all || !strcmp(t, "quote"))
                         quote_seeds();
+                if (all || !strcmp(t, "replay-state"))
+                        replay_state_seeds();
                 if (all || !strcmp(t, "policy") || !strcmp(t, "http") || !strcmp(t, "evidence"))
                         json_seeds(huge);
                 if (all)

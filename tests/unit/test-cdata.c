@@ -151,22 +151,18 @@ START_TEST(test_claims_from_real_log_remember_their_entries)
         while ((x = ima_reader_next(&rd, &e, &err)) > 0)
                 ck_assert_int_ge(cdata_claims_feed(&c, &e, rd.idx - 1, &err), 0);
         ck_assert_int_eq(x, 0);
-        /* the tcb boot: enforcing 0 -> 1 -> 0 -> 1 (README of the data) */
-        ck_assert_uint_ge(c.n_selinux, 3);
-        ck_assert_int_eq(cdata_kv_bool(&c.selinux[0].kvs, "enforcing"), 0);
-        ck_assert_int_eq(cdata_kv_bool(&c.selinux[c.n_selinux - 1].kvs, "enforcing"), 1);
-        bool saw_permissive_after_enforcing = false, enforcing_seen = false;
-        for (uint32_t i = 0; i < c.n_selinux; i++) {
-                int en = cdata_kv_bool(&c.selinux[i].kvs, "enforcing");
-                if (en == 1)
-                        enforcing_seen = true;
-                else if (enforcing_seen)
-                        saw_permissive_after_enforcing = true;
-                /* the remembered entry really is that selinux-state */
-                if (i)
-                        ck_assert_uint_gt(c.selinux[i].entry, c.selinux[i - 1].entry);
-        }
-        ck_assert(saw_permissive_after_enforcing);
+        /* the tcb boot: enforcing 0 (entry 5) -> 1 (7) -> 0 (16) -> 1 (18), README of the data */
+        ck_assert(c.selinux_seen);
+        ck_assert_uint_ge(c.history.states, 4);
+        ck_assert(c.history.enforced);
+        ck_assert_uint_eq(c.history.first_enforcing, 7);
+        ck_assert_int_eq(c.history.lapse, SELINUX_LAPSE_PERMISSIVE);
+        ck_assert_uint_eq(c.history.lapse_entry, 16);
+        ck_assert_uint_eq(c.selinux.entry, 18);
+        ck_assert_int_eq(cdata_selinux_flag(&c.selinux, SELINUX_ENFORCING), 1);
+        ck_assert_int_eq(cdata_selinux_flag(&c.selinux, SELINUX_INITIALIZED), 1);
+        ck_assert_int_eq(cdata_selinux_flag(&c.selinux, SELINUX_CHECKREQPROT), 0);
+        ck_assert_int_eq(cdata_selinux_cap(&c.selinux, SELINUX_CAP_NETWORK_PEER_CONTROLS), 1);
         ck_assert(c.kernel_version_seen);
         ck_assert_str_eq(c.kernel_version, "6.1.192");
         ck_assert_uint_eq(c.kernel_version_entry, 1);
@@ -174,8 +170,8 @@ START_TEST(test_claims_from_real_log_remember_their_entries)
         ck_assert_uint_eq(c.policy_hash_len, 32);
         ck_assert_uint_eq(c.policy_hash[0], 0xc1);
         ck_assert_uint_eq(c.policy_hash[31], 0xa8);
-        ck_assert_ptr_null(c.trusted_keys.raw);
-        ck_assert_ptr_null(c.cfi.raw);
+        ck_assert(!c.trusted_keys_seen);
+        ck_assert(!c.cfi_seen);
 
         /* re-read the entry each claim names and check it is the right event */
         ima_reader_init_binary(&rd, bin, len, NULL);
@@ -183,11 +179,112 @@ START_TEST(test_claims_from_real_log_remember_their_entries)
                 uint64_t idx = rd.idx - 1;
                 if (idx == c.policy_hash_entry)
                         ck_assert_int_eq(cdata_kind_of(&e), CDATA_SELINUX_POLICY_HASH);
-                if (idx == c.selinux[0].entry)
+                if (idx == c.selinux.entry || idx == c.history.first_enforcing ||
+                    idx == c.history.lapse_entry)
                         ck_assert_int_eq(cdata_kind_of(&e), CDATA_SELINUX_STATE);
+                if (idx == c.kernel_version_entry)
+                        ck_assert_int_eq(cdata_kind_of(&e), CDATA_KERNEL_VERSION);
         }
-        cdata_claims_done(&c);
         free(bin);
+}
+END_TEST
+
+START_TEST(test_selinux_state_becomes_typed_flags_and_caps)
+{
+        struct cdata_selinux_state s;
+        struct attest_err err = {0};
+        static const char b[] = "initialized=1;enforcing=0;open_perms=1;memfd_class=0;"
+                                "some_future_cap=1;";
+
+        ck_assert_int_eq(
+                cdata_selinux_parse((const uint8_t *)real_state, strlen(real_state), 3, &s, &err),
+                0);
+        ck_assert_uint_eq(s.entry, 3);
+        ck_assert_uint_eq(s.flags_present, 7);
+        ck_assert_uint_eq(s.flags_value, 1u << SELINUX_INITIALIZED | 1u << SELINUX_ENFORCING);
+        ck_assert_uint_eq(s.caps_present, (1u << 8) - 1); /* the first eight of the table */
+        ck_assert_uint_eq(s.caps_value, s.caps_present);
+        ck_assert_uint_eq(s.unknown_keys, 0);
+        ck_assert_int_eq(cdata_selinux_parse((const uint8_t *)b, strlen(b), 9, &s, &err), 0);
+        ck_assert_int_eq(cdata_selinux_flag(&s, SELINUX_ENFORCING), 0);
+        ck_assert_int_eq(cdata_selinux_flag(&s, SELINUX_CHECKREQPROT), -ENOENT);
+        ck_assert_int_eq(cdata_selinux_cap(&s, SELINUX_CAP_OPEN_PERMS), 1);
+        ck_assert_int_eq(cdata_selinux_cap(&s, SELINUX_CAP_MEMFD_CLASS), 0);
+        ck_assert_int_eq(cdata_selinux_cap(&s, SELINUX_CAP_NETIF_WILDCARD), -ENOENT);
+        ck_assert_uint_eq(s.unknown_keys, 1); /* kept as a count, not rejected */
+        ck_assert_int_eq(selinux_cap_from_name("memfd_class", 11), SELINUX_CAP_MEMFD_CLASS);
+        ck_assert_int_eq(selinux_cap_from_name("memfd_clas", 10), SELINUX_CAP_UNKNOWN);
+        ck_assert_str_eq(selinux_cap_name(SELINUX_CAP_NETWORK_PEER_CONTROLS),
+                         "network_peer_controls");
+}
+END_TEST
+
+/* never_permissive's summary, fed in log order. */
+START_TEST(test_history_keeps_the_first_lapse_after_enforcing)
+{
+        static const struct {
+                const char *states[4];
+                bool enforced;
+                uint64_t first;
+                enum selinux_lapse lapse;
+                uint64_t at;
+        } cases[] = {
+                {{"initialized=0;enforcing=0;", "initialized=1;enforcing=0;",
+                  "initialized=1;enforcing=1;"},
+                 true,
+                 2,
+                 SELINUX_LAPSE_NONE,
+                 0},
+                {{"initialized=1;enforcing=1;", "initialized=0;enforcing=1;"},
+                 true,
+                 0,
+                 SELINUX_LAPSE_UNINITIALIZED,
+                 1},
+                {{"initialized=1;enforcing=1;", "initialized=1;enforcing=1;",
+                  "initialized=1;enforcing=0;", "initialized=1;enforcing=1;"},
+                 true,
+                 0,
+                 SELINUX_LAPSE_PERMISSIVE,
+                 2},
+                {{"initialized=1;enforcing=1;", "initialized=1;"},
+                 true,
+                 0,
+                 SELINUX_LAPSE_NO_ENFORCING,
+                 1},
+                {{"initialized=1;enforcing=0;", "initialized=1;enforcing=0;"},
+                 false,
+                 0,
+                 SELINUX_LAPSE_NONE,
+                 0},
+                {{"enforcing=1;", "enforcing=1;"}, true, 0, SELINUX_LAPSE_NONE, 0},
+                /* only the first lapse counts */
+                {{"enforcing=1;", "enforcing=0;", "initialized=0;enforcing=1;"},
+                 true,
+                 0,
+                 SELINUX_LAPSE_PERMISSIVE,
+                 1},
+        };
+
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                struct cdata_selinux_history h = {0};
+                uint64_t n = 0;
+
+                for (; n < 4 && cases[i].states[n]; n++) {
+                        struct cdata_selinux_state s;
+                        const char *b = cases[i].states[n];
+
+                        ck_assert_int_eq(
+                                cdata_selinux_parse((const uint8_t *)b, strlen(b), n, &s, NULL), 0);
+                        cdata_history_feed(&h, &s);
+                }
+                ck_assert_uint_eq(h.states, n);
+                ck_assert_msg(h.enforced == cases[i].enforced, "case %zu", i);
+                ck_assert_msg(h.lapse == cases[i].lapse, "case %zu: lapse %d", i, h.lapse);
+                if (h.enforced)
+                        ck_assert_uint_eq(h.first_enforcing, cases[i].first);
+                if (h.lapse)
+                        ck_assert_uint_eq(h.lapse_entry, cases[i].at);
+        }
 }
 END_TEST
 
@@ -209,57 +306,96 @@ START_TEST(test_patch_set_events_become_claims)
         struct imagen g;
         struct cdata_claims c;
         struct attest_err err = {0};
-        static const char tk[] = "source=tee;", cfi[] = "enabled=1;mode=kcfi;permissive=0;";
+        static const char tk[] = "source=tee;requested=any;builtin=tpm,tee;rng=kernel;error=0;",
+                          cfi[] = "enabled=1;mode=kcfi;permissive=0;";
 
         ck_assert_int_eq(imagen_init(&g), 0);
         ck_assert_int_eq(imagen_buf(&g, 10, "trusted-keys-source", "source=tpm;", 11), 0);
         ck_assert_int_eq(imagen_buf(&g, 10, "cfi-state", cfi, strlen(cfi)), 0);
         ck_assert_int_eq(imagen_buf(&g, 10, "trusted-keys-source", tk, strlen(tk)), 0);
+        ck_assert_int_eq(imagen_buf(&g, 10, "trusted-keys-source", "source=pkwm;", 12), 0);
         cdata_claims_init(&c);
         ck_assert_int_eq(feed_all(&g, &c, &err), 0);
-        ck_assert_ptr_nonnull(c.trusted_keys.raw);
-        ck_assert_uint_eq(c.trusted_keys.entry, 2); /* the latest one */
-        ck_assert_str_eq(c.trusted_keys.raw, tk);
-        ck_assert_int_eq(memcmp(cdata_kv_get(&c.trusted_keys.kvs, "source")->val, "tee", 3), 0);
+        ck_assert(c.trusted_keys_seen);
+        ck_assert_uint_eq(c.trusted_keys.entry, 3); /* the latest one */
+        /* a source this table does not know is kept by name, never taken for another */
+        ck_assert_int_eq(c.trusted_keys.source, TK_SOURCE_UNKNOWN);
+        ck_assert_str_eq(c.trusted_keys.source_name, "pkwm");
+        ck_assert(c.cfi_seen);
         ck_assert_uint_eq(c.cfi.entry, 1);
-        ck_assert_int_eq(cdata_kv_bool(&c.cfi.kvs, "permissive"), 0);
-        ck_assert_int_eq(cdata_kv_bool(&c.cfi.kvs, "enabled"), 1);
-        cdata_claims_done(&c);
+        ck_assert(c.cfi.enabled);
+        ck_assert(!c.cfi.permissive);
+        ck_assert_int_eq(c.cfi.mode, CFI_MODE_KCFI);
+        imagen_done(&g);
+
+        ck_assert_int_eq(imagen_init(&g), 0);
+        ck_assert_int_eq(imagen_buf(&g, 10, "trusted-keys-source", tk, strlen(tk)), 0);
+        ck_assert_int_eq(imagen_buf(&g, 10, "cfi-state", "enabled=0;permissive=1;", 23), 0);
+        cdata_claims_init(&c);
+        ck_assert_int_eq(feed_all(&g, &c, &err), 0);
+        ck_assert_int_eq(c.trusted_keys.source, TK_SOURCE_TEE);
+        ck_assert_str_eq(tk_source_name(c.trusted_keys.source), "tee");
+        ck_assert(!c.cfi.enabled);
+        ck_assert(c.cfi.permissive);
+        ck_assert_int_eq(c.cfi.mode, CFI_MODE_ABSENT);
         imagen_done(&g);
 }
 END_TEST
 
-START_TEST(test_malformed_critical_data_names_the_entry)
+/* A malformed payload fails at feed time, naming the entry and the field; c keeps its values. */
+START_TEST(test_malformed_critical_data_names_the_entry_and_field)
 {
-        struct imagen g;
-        struct cdata_claims c;
-        struct attest_err err = {0};
+        static const struct {
+                const char *event, *buf;
+                enum attest_code code;
+                const char *msg;
+        } cases[] = {
+                {"selinux-state", "enforcing=1", AE_CDATA_BAD_VALUE, "entry 1 (selinux-state)"},
+                {"selinux-state", "initialized=x;enforcing=1;", AE_CDATA_BAD_FLAG,
+                 "entry 1 (selinux-state): initialized='x' is not 0 or 1"},
+                {"selinux-state", "enforcing=1;open_perms=10;", AE_CDATA_BAD_FLAG,
+                 "entry 1 (selinux-state): open_perms='10' is not 0 or 1"},
+                {"selinux-policy-hash", "", AE_CDATA_BAD_POLICY_HASH,
+                 "entry 1 (selinux-policy-hash)"},
+                {"kernel_version", "6.1\n", AE_CDATA_BAD_KERNEL_VERSION,
+                 "entry 1 (kernel_version): byte 3"},
+                {"trusted-keys-source", "requested=tpm;", AE_CDATA_MISSING_KEY,
+                 "entry 1 (trusted-keys-source): no key 'source'"},
+                {"trusted-keys-source", "source=TPM;", AE_CDATA_BAD_VALUE,
+                 "entry 1 (trusted-keys-source): source is not a word"},
+                {"trusted-keys-source", "source=;", AE_CDATA_BAD_VALUE,
+                 "entry 1 (trusted-keys-source): source is not a word"},
+                {"cfi-state", "enabled=2;permissive=0;", AE_CDATA_BAD_FLAG,
+                 "entry 1 (cfi-state): enabled='2' is not 0 or 1"},
+                {"cfi-state", "enabled=1;mode=kcfi;", AE_CDATA_MISSING_KEY,
+                 "entry 1 (cfi-state): no key 'permissive'"},
+                {"cfi-state", "enabled=1;permissive=0;mode=k-cfi;", AE_CDATA_BAD_VALUE,
+                 "entry 1 (cfi-state): mode is not a word"},
+        };
 
-        ck_assert_int_eq(imagen_init(&g), 0);
-        ck_assert_int_eq(imagen_buf(&g, 10, "kernel_version", "6.1.0", 5), 0);
-        ck_assert_int_eq(imagen_buf(&g, 10, "selinux-state", "enforcing=1", 11), 0);
-        cdata_claims_init(&c);
-        ck_assert_int_eq(feed_all(&g, &c, &err), -EBADMSG);
-        ck_assert_int_eq(err.code, AE_CDATA_BAD_VALUE);
-        ck_assert_msg(strstr(err.msg, "entry 1 (selinux-state)"), "%s", err.msg);
-        cdata_claims_done(&c);
-        imagen_done(&g);
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                struct imagen g;
+                struct cdata_claims c, before;
+                struct attest_err err = {0};
 
-        ck_assert_int_eq(imagen_init(&g), 0);
-        ck_assert_int_eq(imagen_buf(&g, 10, "selinux-policy-hash", "", 0), 0);
-        cdata_claims_init(&c);
-        ck_assert_int_eq(feed_all(&g, &c, &err), -EBADMSG);
-        ck_assert_int_eq(err.code, AE_CDATA_BAD_POLICY_HASH);
-        cdata_claims_done(&c);
-        imagen_done(&g);
-
-        ck_assert_int_eq(imagen_init(&g), 0);
-        ck_assert_int_eq(imagen_buf(&g, 10, "kernel_version", "6.1\n", 4), 0);
-        cdata_claims_init(&c);
-        ck_assert_int_eq(feed_all(&g, &c, &err), -EBADMSG);
-        ck_assert_int_eq(err.code, AE_CDATA_BAD_KERNEL_VERSION);
-        cdata_claims_done(&c);
-        imagen_done(&g);
+                ck_assert_int_eq(imagen_init(&g), 0);
+                ck_assert_int_eq(imagen_buf(&g, 10, "kernel_version", "6.1.0", 5), 0);
+                ck_assert_int_eq(
+                        imagen_buf(&g, 10, cases[i].event, cases[i].buf, strlen(cases[i].buf)), 0);
+                cdata_claims_init(&c);
+                ck_assert_int_eq(feed_all(&g, &c, &err), -EBADMSG);
+                ck_assert_msg(err.code == cases[i].code, "%s: code %s (%s)", cases[i].buf,
+                              attest_code_name(err.code), err.msg);
+                ck_assert_msg(strstr(err.msg, cases[i].msg), "%s: '%s', want '%s'", cases[i].buf,
+                              err.msg, cases[i].msg);
+                /* the entry before stays, nothing of the bad one is taken */
+                cdata_claims_init(&before);
+                before.kernel_version_seen = true;
+                before.kernel_version_entry = 0;
+                snprintf(before.kernel_version, sizeof(before.kernel_version), "6.1.0");
+                ck_assert_int_eq(memcmp(&c, &before, sizeof(c)), 0);
+                imagen_done(&g);
+        }
 }
 END_TEST
 
@@ -276,9 +412,8 @@ START_TEST(test_only_measured_ima_buf_entries_are_claims)
         ck_assert_int_eq(imagen_violation(&g, 10, "cfi-state"), 0);
         cdata_claims_init(&c);
         ck_assert_int_eq(feed_all(&g, &c, &err), 0);
-        ck_assert_uint_eq(c.n_selinux, 0);
-        ck_assert_ptr_null(c.cfi.raw);
-        cdata_claims_done(&c);
+        ck_assert(!c.selinux_seen);
+        ck_assert(!c.cfi_seen);
         imagen_done(&g);
 }
 END_TEST
@@ -293,8 +428,10 @@ static Suite *cdata_suite(void)
         tcase_add_test(kv, test_kv_rejects_malformed_buffers);
         tcase_add_test(kv, test_kv_caps);
         tcase_add_test(cl, test_claims_from_real_log_remember_their_entries);
+        tcase_add_test(cl, test_selinux_state_becomes_typed_flags_and_caps);
+        tcase_add_test(cl, test_history_keeps_the_first_lapse_after_enforcing);
         tcase_add_test(cl, test_patch_set_events_become_claims);
-        tcase_add_test(cl, test_malformed_critical_data_names_the_entry);
+        tcase_add_test(cl, test_malformed_critical_data_names_the_entry_and_field);
         tcase_add_test(cl, test_only_measured_ima_buf_entries_are_claims);
         suite_add_tcase(s, kv);
         suite_add_tcase(s, cl);

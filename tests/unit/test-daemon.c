@@ -275,7 +275,8 @@ static void store_checks(enum store_mode mode)
                                          .verdict = "{}",
                                          .next_due = 9000,
                                          .ima_offset = (uint64_t)i,
-                                         .replay_state = "{}"};
+                                         .replay_state = (const uint8_t *)"{}",
+                                         .replay_state_len = 2};
 
                 ck_assert_int_eq(store_result_add(s, &r, (uint64_t)i, 3, &id), 0);
                 /* the same seq again: someone else got there first */
@@ -387,7 +388,8 @@ START_TEST(test_store_identity_decommission_nonces)
                                          .time = 7000,
                                          .status = "pass",
                                          .verdict = "{}",
-                                         .replay_state = "{}",
+                                         .replay_state = (const uint8_t *)"{}",
+                                         .replay_state_len = 2,
                                          .nonce = nonce,
                                          .nonce_expires = 8000};
                 ck_assert_int_eq(store_agent_get(s, "third", &got), 0);
@@ -422,32 +424,40 @@ START_TEST(test_store_migrates_pending_enrolments)
 
         db_in_tmp(dir, db, sizeof(db));
         /* the tables of schema 2 as the released migrations 1 and 2 made them */
-        snprintf(cmd, sizeof(cmd),
-                 "sqlite3 %s \"CREATE TABLE agents (id TEXT PRIMARY KEY, ak_public BLOB NOT NULL,"
-                 " ak_name BLOB NOT NULL UNIQUE, ek_cert BLOB, state TEXT NOT NULL, policy TEXT,"
-                 " created INTEGER NOT NULL, last_seen INTEGER NOT NULL DEFAULT 0,"
-                 " next_due INTEGER NOT NULL DEFAULT 0, last_status TEXT, last_policy TEXT,"
-                 " last_result INTEGER NOT NULL DEFAULT 0, ima_offset INTEGER NOT NULL DEFAULT 0,"
-                 " replay_state TEXT, seq INTEGER NOT NULL DEFAULT 0);"
-                 " CREATE TABLE policies (name TEXT NOT NULL, version INTEGER NOT NULL,"
-                 " body TEXT NOT NULL, created INTEGER NOT NULL,"
-                 " deleted INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (name, version));"
-                 " CREATE TABLE results (id INTEGER PRIMARY KEY AUTOINCREMENT, agent TEXT NOT NULL"
-                 " REFERENCES agents(id) ON DELETE CASCADE, time INTEGER NOT NULL,"
-                 " status TEXT NOT NULL, policy TEXT, verdict TEXT NOT NULL);"
-                 " CREATE INDEX results_by_agent ON results(agent, id);"
-                 " CREATE TABLE enrolments (agent TEXT PRIMARY KEY REFERENCES agents(id)"
-                 " ON DELETE CASCADE, ek_public BLOB NOT NULL, cred_hash BLOB NOT NULL,"
-                 " expires INTEGER NOT NULL);"
-                 " INSERT INTO agents (id, ak_public, ak_name, state, created)"
-                 " VALUES ('p', x'01', x'02', 'pending', 1);"
-                 " INSERT INTO enrolments VALUES ('p', x'03', x'%s', 99999);"
-                 " PRAGMA user_version = 2;\"",
-                 db, "0505050505050505050505050505050505050505050505050505050505050505");
+        snprintf(
+                cmd, sizeof(cmd),
+                "sqlite3 %s \"CREATE TABLE agents (id TEXT PRIMARY KEY, ak_public BLOB NOT NULL,"
+                " ak_name BLOB NOT NULL UNIQUE, ek_cert BLOB, state TEXT NOT NULL, policy TEXT,"
+                " created INTEGER NOT NULL, last_seen INTEGER NOT NULL DEFAULT 0,"
+                " next_due INTEGER NOT NULL DEFAULT 0, last_status TEXT, last_policy TEXT,"
+                " last_result INTEGER NOT NULL DEFAULT 0, ima_offset INTEGER NOT NULL DEFAULT 0,"
+                " replay_state TEXT, seq INTEGER NOT NULL DEFAULT 0);"
+                " CREATE TABLE policies (name TEXT NOT NULL, version INTEGER NOT NULL,"
+                " body TEXT NOT NULL, created INTEGER NOT NULL,"
+                " deleted INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (name, version));"
+                " CREATE TABLE results (id INTEGER PRIMARY KEY AUTOINCREMENT, agent TEXT NOT NULL"
+                " REFERENCES agents(id) ON DELETE CASCADE, time INTEGER NOT NULL,"
+                " status TEXT NOT NULL, policy TEXT, verdict TEXT NOT NULL);"
+                " CREATE INDEX results_by_agent ON results(agent, id);"
+                " CREATE TABLE enrolments (agent TEXT PRIMARY KEY REFERENCES agents(id)"
+                " ON DELETE CASCADE, ek_public BLOB NOT NULL, cred_hash BLOB NOT NULL,"
+                " expires INTEGER NOT NULL);"
+                " INSERT INTO agents (id, ak_public, ak_name, state, created)"
+                " VALUES ('p', x'01', x'02', 'pending', 1);"
+                " INSERT INTO agents (id, ak_public, ak_name, state, created, ima_offset,"
+                " replay_state) VALUES ('j', x'04', x'05', 'active', 1, 7, '{\\\"valid\\\":true}');"
+                " INSERT INTO enrolments VALUES ('p', x'03', x'%s', 99999);"
+                " PRAGMA user_version = 2;\"",
+                db, "0505050505050505050505050505050505050505050505050505050505050505");
         ck_assert_int_eq(system(cmd), 0);
         ck_assert_int_eq(store_open(db, STORE_POOL, 1, &s, &err), 0);
         ck_assert_int_eq(store_schema_version(s, &ver), 0);
-        ck_assert_int_eq(ver, 3);
+        ck_assert_int_eq(ver, STORE_SCHEMA_VERSION);
+        /* 3 -> 4 drops the JSON replay states: the agent is asked for its log from entry 0 */
+        ck_assert_int_eq(store_agent_get(s, "j", &got), 0);
+        ck_assert_ptr_null(got->replay_state);
+        ck_assert_uint_eq(got->ima_offset, 0);
+        store_agent_free(got);
         memset(h, 5, sizeof(h));
         ck_assert_int_eq(store_agent_activate(s, "p", h, 1000, replaced), 0);
         ck_assert_int_eq(store_agent_get(s, "p", &got), 0);

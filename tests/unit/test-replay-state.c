@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The replay state's stored form (verify/replay-state.h): round trips, every truncation refused,
+ * every field out of range refused with the byte and field named, the cap at cap-1/cap/cap+1, and
+ * a failed decode leaving its output untouched.
+ */
+#include <check.h>
+#include <errno.h>
+
+#include "tests/unit/testutil.h"
+#include "verify/replay-state.h"
+
+/*
+ * A state with one bank (sha256) and one PCR (10) and every claim: the layout below is fixed,
+ * so the field offsets in test_each_field_out_of_range_is_refused are known.
+ */
+static void small_state(struct replay_state *s)
+{
+        struct cdata_claims *c = &s->claims;
+
+        replay_state_init(s);
+        s->valid = true;
+        s->boot_aggregate_seen = s->boot_aggregate_ok = true;
+        s->reset_count = 3;
+        s->restart_count = 1;
+        s->clock = 123456;
+        s->entries = 40;
+        s->banks = BANK_MASK(BANK_SHA256);
+        s->used = 1u << 10;
+        memset(s->pcr[BANK_SHA256][10], 0xab, 32);
+        c->selinux_seen = true;
+        c->selinux = (struct cdata_selinux_state){.entry = 30,
+                                                  .flags_present = 7,
+                                                  .flags_value = 3,
+                                                  .caps_present = 5,
+                                                  .caps_value = 1,
+                                                  .unknown_keys = 2};
+        c->history = (struct cdata_selinux_history){.states = 4,
+                                                    .enforced = true,
+                                                    .first_enforcing = 7,
+                                                    .lapse = SELINUX_LAPSE_PERMISSIVE,
+                                                    .lapse_entry = 16};
+        c->policy_hash_seen = true;
+        c->policy_hash_entry = 5;
+        c->policy_hash_count = 2;
+        c->policy_hash_len = 32;
+        memset(c->policy_hash, 0xc1, 32);
+        c->kernel_version_seen = true;
+        c->kernel_version_entry = 1;
+        snprintf(c->kernel_version, sizeof(c->kernel_version), "6.1.192");
+        c->trusted_keys_seen = true;
+        c->trusted_keys.entry = 2;
+        c->trusted_keys.source = TK_SOURCE_TPM;
+        snprintf(c->trusted_keys.source_name, CDATA_WORD_MAX, "tpm");
+        c->cfi_seen = true;
+        c->cfi = (struct cdata_cfi){.entry = 3, .enabled = true, .mode = CFI_MODE_KCFI};
+}
+
+/* Field offsets of small_state's encoding. */
+enum {
+        O_VERSION = 3,
+        O_FLAGS = 4,
+        O_CLOCK = 13,
+        O_ENTRIES = 21,
+        O_BANKS = 29,
+        O_USED = 30,
+        O_CFLAGS = 66,
+        O_STATES = 67,
+        O_FIRST = 75,
+        O_LAPSE = 83,
+        O_LAPSE_ENTRY = 84,
+        O_SEL_ENTRY = 92,
+        O_SEL_FLAGS = 100,
+        O_SEL_VALUES = 101,
+        O_SEL_CAPS = 102,
+        O_SEL_CAPVALS = 106,
+        O_SEL_UNKNOWN = 110,
+        O_PH_ENTRY = 114,
+        O_PH_COUNT = 122,
+        O_PH_LEN = 126,
+        O_KV_ENTRY = 159,
+        O_KV_LEN = 167,
+        O_KV = 168,
+        O_TK_ENTRY = 175,
+        O_TK_LEN = 183,
+        O_TK = 184,
+        O_CFI_BITS = 195,
+        O_CFI_MODE = 196,
+        O_END = 197,
+};
+
+/* The largest state: every bank, every PCR, the longest values. */
+static void max_state(struct replay_state *s)
+{
+        small_state(s);
+        s->banks = BANK_MASK_ALL;
+        s->used = (1u << PCR_COUNT) - 1;
+        s->claims.policy_hash_len = BANK_DIGEST_MAX;
+        memset(s->claims.kernel_version, 'v', CDATA_KERNEL_VERSION_MAX - 1);
+        s->claims.kernel_version[CDATA_KERNEL_VERSION_MAX - 1] = '\0';
+        memset(s->claims.trusted_keys.source_name, 'x', CDATA_WORD_MAX - 1);
+        s->claims.trusted_keys.source_name[CDATA_WORD_MAX - 1] = '\0';
+        s->claims.trusted_keys.source = TK_SOURCE_UNKNOWN;
+}
+
+static uint8_t *enc(const struct replay_state *s, size_t *n)
+{
+        uint8_t *b = NULL;
+
+        ck_assert_int_eq(replay_state_encode(s, &b, n), 0);
+        return b;
+}
+
+START_TEST(test_round_trip_keeps_every_field)
+{
+        struct replay_state s, back, inv;
+        struct attest_err err = {0};
+        size_t n, n2;
+        uint8_t *b, *b2;
+
+        small_state(&s);
+        b = enc(&s, &n);
+        ck_assert_uint_eq(n, O_END);
+        ck_assert_msg(replay_state_decode(b, n, &back, &err) == 0, "%s", err.msg);
+        ck_assert(back.valid && back.boot_aggregate_seen && back.boot_aggregate_ok);
+        ck_assert_uint_eq(back.reset_count, 3);
+        ck_assert_uint_eq(back.restart_count, 1);
+        ck_assert_uint_eq(back.clock, 123456);
+        ck_assert_uint_eq(back.entries, 40);
+        ck_assert_uint_eq(back.banks, BANK_MASK(BANK_SHA256));
+        ck_assert_uint_eq(back.used, 1u << 10);
+        ck_assert_mem_eq(back.pcr[BANK_SHA256][10], s.pcr[BANK_SHA256][10], 32);
+        ck_assert_int_eq(memcmp(&back.claims.selinux, &s.claims.selinux, sizeof(s.claims.selinux)),
+                         0);
+        ck_assert_uint_eq(back.claims.history.first_enforcing, 7);
+        ck_assert_int_eq(back.claims.history.lapse, SELINUX_LAPSE_PERMISSIVE);
+        ck_assert_uint_eq(back.claims.history.lapse_entry, 16);
+        ck_assert_uint_eq(back.claims.policy_hash_count, 2);
+        ck_assert_mem_eq(back.claims.policy_hash, s.claims.policy_hash, 32);
+        ck_assert_str_eq(back.claims.kernel_version, "6.1.192");
+        ck_assert_int_eq(back.claims.trusted_keys.source, TK_SOURCE_TPM);
+        ck_assert_uint_eq(back.claims.cfi.entry, 3);
+        ck_assert(back.claims.cfi.enabled && !back.claims.cfi.permissive);
+        ck_assert_int_eq(back.claims.cfi.mode, CFI_MODE_KCFI);
+        b2 = enc(&back, &n2);
+        ck_assert_uint_eq(n2, n);
+        ck_assert_mem_eq(b, b2, n);
+        free(b);
+        free(b2);
+        /* nothing known: five bytes */
+        replay_state_init(&inv);
+        b = enc(&inv, &n);
+        ck_assert_uint_eq(n, 5);
+        ck_assert_int_eq(replay_state_decode(b, n, &back, &err), 0);
+        ck_assert(!back.valid);
+        free(b);
+}
+END_TEST
+
+START_TEST(test_every_truncation_is_refused_and_leaves_the_output)
+{
+        struct replay_state s, out, canary;
+        size_t n;
+        uint8_t *b;
+
+        small_state(&s);
+        b = enc(&s, &n);
+        memset(&out, 0x5a, sizeof(out));
+        canary = out;
+        for (size_t k = 0; k < n; k++) {
+                struct attest_err err = {0};
+
+                ck_assert_int_eq(replay_state_decode(b, k, &out, &err), -EBADMSG);
+                ck_assert_msg(err.code ==
+                                      (k < 3 ? AE_REPLAY_STATE_MAGIC : AE_REPLAY_STATE_TRUNCATED),
+                              "%zu: %s %s", k, attest_code_name(err.code), err.msg);
+                ck_assert_int_eq(memcmp(&out, &canary, sizeof(out)), 0);
+        }
+        free(b);
+}
+END_TEST
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+        for (int i = 0; i < 8; i++)
+                p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+        for (int i = 0; i < 4; i++)
+                p[i] = (uint8_t)(v >> (8 * i));
+}
+
+START_TEST(test_each_field_out_of_range_is_refused)
+{
+        static const struct {
+                unsigned off, width; /* width 1, 4 or 8 bytes */
+                uint64_t value;
+                enum attest_code code;
+                const char *msg;
+        } cases[] = {
+                {0, 1, 'A', AE_REPLAY_STATE_MAGIC, "byte 0"},
+                {O_VERSION, 1, 1, AE_REPLAY_STATE_VERSION, "byte 3 (version): 1"},
+                {O_FLAGS, 1, 0x08 | 7, AE_REPLAY_STATE_BAD_VALUE, "byte 4 (flags): unknown bits"},
+                {O_FLAGS, 1, 0x05, AE_REPLAY_STATE_BAD_VALUE, "byte 4 (flags): boot_aggregate ok"},
+                {O_FLAGS, 1, 0x02, AE_REPLAY_STATE_BAD_VALUE, "byte 4 (flags): an invalid state"},
+                {O_CLOCK, 8, (uint64_t)INT64_MAX + 1, AE_REPLAY_STATE_BAD_VALUE, "byte 13 (clock)"},
+                {O_ENTRIES, 8, UINT64_MAX, AE_REPLAY_STATE_BAD_VALUE, "byte 21 (entries)"},
+                {O_ENTRIES, 8, 0, AE_REPLAY_STATE_BAD_VALUE, "byte 4 (flags): boot_aggregate seen"},
+                {O_BANKS, 1, 0, AE_REPLAY_STATE_BAD_VALUE, "byte 29 (banks): no bank"},
+                {O_BANKS, 1, 0x12, AE_REPLAY_STATE_BAD_VALUE, "byte 29 (banks): unknown bits"},
+                {O_USED, 4, 1u << 24, AE_REPLAY_STATE_BAD_VALUE, "byte 30 (used): unknown bits"},
+                {O_CFLAGS, 1, 0x7f, AE_REPLAY_STATE_BAD_VALUE, "byte 66 (claims.flags)"},
+                {O_CFLAGS, 1, 0x3e, AE_REPLAY_STATE_BAD_VALUE, "byte 66 (claims.flags): enforced"},
+                {O_STATES, 8, 41, AE_REPLAY_STATE_BAD_VALUE, "byte 67 (history.states)"},
+                {O_STATES, 8, 0, AE_REPLAY_STATE_BAD_VALUE, "byte 67 (history.states)"},
+                {O_FIRST, 8, 40, AE_REPLAY_STATE_BAD_VALUE, "byte 75 (history.first_enforcing)"},
+                {O_LAPSE, 1, SELINUX_LAPSE__COUNT, AE_REPLAY_STATE_BAD_VALUE,
+                 "byte 83 (history.lapse)"},
+                {O_LAPSE_ENTRY, 8, 7, AE_REPLAY_STATE_BAD_VALUE, "byte 84 (history.lapse_entry)"},
+                {O_SEL_ENTRY, 8, 40, AE_REPLAY_STATE_BAD_VALUE, "byte 92 (selinux.entry)"},
+                {O_SEL_FLAGS, 1, 8 | 7, AE_REPLAY_STATE_BAD_VALUE, "byte 100 (selinux.flags_"},
+                {O_SEL_CAPS, 4, 1u << SELINUX_CAP__COUNT | 5, AE_REPLAY_STATE_BAD_VALUE,
+                 "byte 102 (selinux.caps_present)"},
+                {O_SEL_CAPVALS, 4, 2, AE_REPLAY_STATE_BAD_VALUE, "byte 106 (selinux.caps_value)"},
+                {O_SEL_UNKNOWN, 4, CDATA_KV_MAX + 1, AE_REPLAY_STATE_BAD_VALUE,
+                 "byte 110 (selinux.unknown_keys)"},
+                {O_PH_ENTRY, 8, 41, AE_REPLAY_STATE_BAD_VALUE, "byte 114 (policy_hash.entry)"},
+                {O_PH_COUNT, 4, 0, AE_REPLAY_STATE_BAD_VALUE, "byte 122 (policy_hash.count)"},
+                {O_PH_LEN, 1, 0, AE_REPLAY_STATE_BAD_VALUE, "byte 126 (policy_hash.digest)"},
+                {O_PH_LEN, 1, BANK_DIGEST_MAX + 1, AE_REPLAY_STATE_BAD_VALUE,
+                 "byte 126 (policy_hash.digest)"},
+                {O_KV_ENTRY, 8, 40, AE_REPLAY_STATE_BAD_VALUE, "byte 159 (kernel_version.entry)"},
+                {O_KV_LEN, 1, 0, AE_REPLAY_STATE_BAD_VALUE, "byte 167 (kernel_version.value)"},
+                {O_KV + 1, 1, ' ', AE_REPLAY_STATE_BAD_VALUE,
+                 "byte 167 (kernel_version.value): byte 1 not printable"},
+                {O_TK_ENTRY, 8, 40, AE_REPLAY_STATE_BAD_VALUE, "byte 175 (trusted_keys.entry)"},
+                {O_TK_LEN, 1, CDATA_WORD_MAX, AE_REPLAY_STATE_BAD_VALUE,
+                 "byte 183 (trusted_keys.source): length 32"},
+                {O_TK, 1, 'T', AE_REPLAY_STATE_BAD_VALUE, "byte 183 (trusted_keys.source): byte 0"},
+                {O_CFI_BITS, 1, 4, AE_REPLAY_STATE_BAD_VALUE, "byte 195 (cfi.bits)"},
+                {O_CFI_MODE, 1, CFI_MODE__COUNT, AE_REPLAY_STATE_BAD_VALUE, "byte 196 (cfi.mode)"},
+        };
+        struct replay_state s, out;
+        size_t n;
+        uint8_t *good;
+
+        small_state(&s);
+        good = enc(&s, &n);
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                uint8_t b[O_END + 1];
+                struct attest_err err = {0};
+
+                memcpy(b, good, n);
+                if (cases[i].width == 1)
+                        b[cases[i].off] = (uint8_t)cases[i].value;
+                else if (cases[i].width == 4)
+                        put_u32(b + cases[i].off, (uint32_t)cases[i].value);
+                else
+                        put_u64(b + cases[i].off, cases[i].value);
+                ck_assert_msg(replay_state_decode(b, n, &out, &err) < 0, "case %zu accepted", i);
+                ck_assert_msg(err.code == cases[i].code, "case %zu: %s %s", i,
+                              attest_code_name(err.code), err.msg);
+                ck_assert_msg(strncmp(err.msg, cases[i].msg, strlen(cases[i].msg)) == 0,
+                              "case %zu: '%s', want '%s'", i, err.msg, cases[i].msg);
+        }
+        /* flags_value outside flags_present */
+        {
+                uint8_t b[O_END];
+                struct attest_err err = {0};
+
+                memcpy(b, good, n);
+                b[O_SEL_FLAGS] = 1;
+                b[O_SEL_VALUES] = 2;
+                ck_assert_int_eq(replay_state_decode(b, n, &out, &err), -EBADMSG);
+                ck_assert_str_eq(err.msg, "byte 101 (selinux.flags_value): unknown bits 0x2");
+        }
+        /* one byte more */
+        {
+                uint8_t b[O_END + 1];
+                struct attest_err err = {0};
+
+                memcpy(b, good, n);
+                b[n] = 0;
+                ck_assert_int_eq(replay_state_decode(b, n + 1, &out, &err), -EBADMSG);
+                ck_assert_int_eq(err.code, AE_REPLAY_STATE_TRAILING);
+        }
+        free(good);
+}
+END_TEST
+
+START_TEST(test_cap_at_cap_minus_one_cap_and_cap_plus_one)
+{
+        struct replay_state s, out;
+        struct attest_err err = {0};
+        size_t n;
+        uint8_t *b, *big;
+
+        max_state(&s);
+        b = enc(&s, &n);
+        /* the cap is the largest state's size */
+        ck_assert_uint_eq(n, REPLAY_STATE_MAX);
+        ck_assert_int_eq(replay_state_decode(b, n, &out, &err), 0);
+        ck_assert_int_eq(out.claims.trusted_keys.source, TK_SOURCE_UNKNOWN);
+        ck_assert_int_eq(replay_state_decode(b, n - 1, &out, &err), -EBADMSG);
+        ck_assert_int_eq(err.code, AE_REPLAY_STATE_TRUNCATED);
+        big = malloc(n + 1);
+        memcpy(big, b, n);
+        big[n] = 0;
+        ck_assert_int_eq(replay_state_decode(big, n + 1, &out, &err), -E2BIG);
+        ck_assert_int_eq(err.code, AE_REPLAY_STATE_TOO_BIG);
+        free(big);
+        free(b);
+}
+END_TEST
+
+/* What the decoder refuses, the encoder refuses too: no state is stored that cannot be read. */
+START_TEST(test_encoder_refuses_what_the_decoder_refuses)
+{
+        struct replay_state s;
+        uint8_t *b = NULL;
+        size_t n = 0;
+
+        small_state(&s);
+        s.claims.selinux.entry = s.entries;
+        ck_assert_int_eq(replay_state_encode(&s, &b, &n), -EINVAL);
+        ck_assert_ptr_null(b);
+        small_state(&s);
+        s.banks = 0;
+        ck_assert_int_eq(replay_state_encode(&s, &b, &n), -EINVAL);
+}
+END_TEST
+
+static Suite *replay_state_suite(void)
+{
+        Suite *s = suite_create("replay-state");
+        TCase *tc = tcase_create("codec");
+
+        tcase_add_test(tc, test_round_trip_keeps_every_field);
+        tcase_add_test(tc, test_every_truncation_is_refused_and_leaves_the_output);
+        tcase_add_test(tc, test_each_field_out_of_range_is_refused);
+        tcase_add_test(tc, test_cap_at_cap_minus_one_cap_and_cap_plus_one);
+        tcase_add_test(tc, test_encoder_refuses_what_the_decoder_refuses);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void)
+{
+        return tu_run(replay_state_suite());
+}

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * policy_eval on hand-built claims (no log, no JSON in): typed comparisons, anchored vs reported,
+ * entries, status; and verdict_to_json's exact shape (DESIGN §5).
+ */
+#include <check.h>
+#include <errno.h>
+
+#include "policy/policy.h"
+#include "verify/verify.h"
+#include "tests/unit/testutil.h"
+
+static struct policy *pol(const char *json)
+{
+        struct policy *p = NULL;
+        struct attest_err err = {0};
+
+        ck_assert_msg(policy_parse(json, strlen(json), &p, &err) == 0, "%s: %s", json, err.msg);
+        return p;
+}
+
+/* An enforcing host: selinux-state at entry 4 (enforcing since entry 2), kernel at entry 1. */
+static void host(struct claims *c)
+{
+        memset(c, 0, sizeof(*c));
+        c->selinux = (struct claim_src){true, true, 4};
+        c->selinux_state = (struct cdata_selinux_state){
+                .entry = 4,
+                .flags_present = 1u << SELINUX_INITIALIZED | 1u << SELINUX_ENFORCING,
+                .flags_value = 1u << SELINUX_INITIALIZED | 1u << SELINUX_ENFORCING,
+                .caps_present = 1u << SELINUX_CAP_OPEN_PERMS,
+                .caps_value = 1u << SELINUX_CAP_OPEN_PERMS};
+        c->selinux_history =
+                (struct cdata_selinux_history){.states = 2, .enforced = true, .first_enforcing = 2};
+        c->kernel = (struct claim_src){true, true, 1};
+        snprintf(c->kernel_version, sizeof(c->kernel_version), "6.1.192");
+        c->trusted_keys = (struct claim_src){false, false, -1};
+        c->cfi = (struct claim_src){false, false, -1};
+        c->policy_hash = (struct claim_src){false, false, -1};
+}
+
+static const struct verdict_claim *find(const struct verdict *v, enum claim_id id, const char *arg)
+{
+        for (size_t i = 0; i < v->n_claims; i++)
+                if (v->claims[i].id == id && !strcmp(v->claims[i].arg, arg ? arg : ""))
+                        return &v->claims[i];
+        ck_abort_msg("no claim %s %s", claim_id_name(id), arg ? arg : "");
+        return NULL;
+}
+
+/* The verdict borrows its expected lists from the policy: kept until the test's end. */
+static struct policy *kept[16];
+static size_t n_kept;
+
+static void eval(const char *json, const struct claims *c, struct verdict *v)
+{
+        struct policy *p = pol(json);
+
+        ck_assert_int_eq(policy_eval(p, c, v), 0);
+        ck_assert_uint_lt(n_kept, ARRAY_SIZE(kept));
+        kept[n_kept++] = p;
+}
+
+static void release(void)
+{
+        while (n_kept)
+                policy_free(kept[--n_kept]);
+}
+
+START_TEST(test_selinux_flags_and_caps_compare_typed_values)
+{
+        struct claims c;
+        struct verdict v;
+        const struct verdict_claim *k;
+
+        host(&c);
+        eval("{\"name\":\"s\",\"selinux\":{\"enforcing\":true,\"checkreqprot\":false,"
+             "\"policycaps\":{\"open_perms\":true,\"memfd_class\":true,\"no_such_cap\":true},"
+             "\"never_permissive\":true}}",
+             &c, &v);
+        ck_assert_int_eq(v.status, VERDICT_FAIL);
+        k = find(&v, CLAIM_SELINUX_ENFORCING, NULL);
+        ck_assert_int_eq(k->result, CLAIM_PASS);
+        ck_assert(k->anchored);
+        ck_assert_int_eq(k->entry, 4);
+        ck_assert_int_eq(k->observed.kind, VV_BOOL);
+        ck_assert(k->observed.b);
+        /* no checkreqprot key in the state: missing, but anchored at the state's entry */
+        k = find(&v, CLAIM_SELINUX_CHECKREQPROT, NULL);
+        ck_assert_int_eq(k->result, CLAIM_MISSING);
+        ck_assert_int_eq(k->entry, 4);
+        ck_assert_int_eq(find(&v, CLAIM_SELINUX_POLICYCAP, "open_perms")->result, CLAIM_PASS);
+        ck_assert_int_eq(find(&v, CLAIM_SELINUX_POLICYCAP, "memfd_class")->result, CLAIM_MISSING);
+        ck_assert_int_eq(find(&v, CLAIM_SELINUX_POLICYCAP, "no_such_cap")->result, CLAIM_MISSING);
+        k = find(&v, CLAIM_SELINUX_NEVER_PERMISSIVE, NULL);
+        ck_assert_int_eq(k->result, CLAIM_PASS);
+        ck_assert_uint_eq(v.unchecked, ~(1u << SECTION_SELINUX) & ((1u << SECTION__COUNT) - 1));
+        verdict_done(&v);
+
+        /* the history's first lapse is the claim's entry and reason */
+        c.selinux_history.lapse = SELINUX_LAPSE_UNINITIALIZED;
+        c.selinux_history.lapse_entry = 3;
+        eval("{\"name\":\"s\",\"selinux\":{\"never_permissive\":true}}", &c, &v);
+        k = find(&v, CLAIM_SELINUX_NEVER_PERMISSIVE, NULL);
+        ck_assert_int_eq(k->result, CLAIM_FAIL);
+        ck_assert_int_eq(k->entry, 3);
+        ck_assert_str_eq(k->reason, "entry 3: initialized=0 after enforcing=1 at entry 2");
+        ck_assert_int_eq(v.status, VERDICT_FAIL);
+        verdict_done(&v);
+}
+END_TEST
+
+START_TEST(test_trusted_keys_anchored_vs_reported)
+{
+        struct claims c;
+        struct verdict v;
+        const struct verdict_claim *k;
+        static const char *p = "{\"name\":\"t\",\"trusted_keys\":{\"sources\":[\"tpm\",\"tee\"],"
+                               "\"anchored\":true}}";
+
+        host(&c);
+        c.trusted_keys = (struct claim_src){true, true, 9};
+        c.tk_source = TK_SOURCE_TEE;
+        snprintf(c.tk_source_name, sizeof(c.tk_source_name), "tee");
+        eval(p, &c, &v);
+        ck_assert_int_eq(v.status, VERDICT_PASS);
+        k = find(&v, CLAIM_TRUSTED_KEYS_SOURCE, NULL);
+        ck_assert(k->anchored);
+        ck_assert_int_eq(k->entry, 9);
+        ck_assert_int_eq(find(&v, CLAIM_TRUSTED_KEYS_ANCHORED, NULL)->result, CLAIM_PASS);
+        verdict_done(&v);
+
+        /* the same source only reported by the agent: accepted, but not anchored */
+        c.trusted_keys = (struct claim_src){true, false, -1};
+        snprintf(c.tk_origin, sizeof(c.tk_origin), "cmdline");
+        eval(p, &c, &v);
+        ck_assert_int_eq(v.status, VERDICT_FAIL);
+        k = find(&v, CLAIM_TRUSTED_KEYS_SOURCE, NULL);
+        ck_assert_int_eq(k->result, CLAIM_PASS);
+        ck_assert(!k->anchored);
+        ck_assert_int_eq(k->entry, -1);
+        k = find(&v, CLAIM_TRUSTED_KEYS_ANCHORED, NULL);
+        ck_assert_int_eq(k->result, CLAIM_FAIL);
+        ck_assert_msg(strstr(k->reason, "only reported by the agent (cmdline)"), "%s", k->reason);
+        verdict_done(&v);
+
+        /* a source the table does not know never matches (policies name known ones only) */
+        c.trusted_keys = (struct claim_src){true, true, 9};
+        c.tk_source = TK_SOURCE_UNKNOWN;
+        snprintf(c.tk_source_name, sizeof(c.tk_source_name), "tpm2");
+        eval(p, &c, &v);
+        k = find(&v, CLAIM_TRUSTED_KEYS_SOURCE, NULL);
+        ck_assert_int_eq(k->result, CLAIM_FAIL);
+        ck_assert_str_eq(k->observed.s, "tpm2");
+        verdict_done(&v);
+}
+END_TEST
+
+START_TEST(test_cfi_kernel_tpm_ima_from_claims)
+{
+        struct claims c;
+        struct verdict v;
+        const struct verdict_claim *k;
+
+        host(&c);
+        c.cfi = (struct claim_src){true, false, -1};
+        c.cfi_enabled = true;
+        c.cfi_permissive = true;
+        snprintf(c.cfi_origin, sizeof(c.cfi_origin), "config");
+        c.quoted.have[BANK_SHA256] = 1u << 7;
+        memset(c.quoted.v[BANK_SHA256][7], 0x11, 32);
+        c.boot_aggregate_seen = true;
+        snprintf(c.boot_aggregate_why, sizeof(c.boot_aggregate_why), "PCR 3 differs");
+        eval("{\"name\":\"x\",\"cfi\":{\"enabled\":true,\"permissive\":false},"
+             "\"kernel\":{\"versions\":[\"6.1.*\"],\"anchored\":true},"
+             "\"tpm\":{\"pcrs\":{\"sha256\":{\"7\":\"1111111111111111111111111111111111111111111"
+             "111111111111111111111\",\"8\":\"00000000000000000000000000000000000000000000000000"
+             "00000000000000\"}}},\"ima\":{\"require_boot_aggregate\":true}}",
+             &c, &v);
+        ck_assert_int_eq(v.status, VERDICT_FAIL);
+        ck_assert_int_eq(find(&v, CLAIM_CFI_ENABLED, NULL)->result, CLAIM_PASS);
+        k = find(&v, CLAIM_CFI_PERMISSIVE, NULL);
+        ck_assert_int_eq(k->result, CLAIM_FAIL);
+        ck_assert(!k->anchored);
+        ck_assert_str_eq(k->reason, "agent reported permissive=1 (from config)");
+        ck_assert_int_eq(find(&v, CLAIM_KERNEL_VERSION, NULL)->result, CLAIM_PASS);
+        ck_assert_int_eq(find(&v, CLAIM_KERNEL_ANCHORED, NULL)->entry, 1);
+        ck_assert_int_eq(find(&v, CLAIM_TPM_PCR, "sha256.7")->result, CLAIM_PASS);
+        ck_assert_int_eq(find(&v, CLAIM_TPM_PCR, "sha256.8")->result, CLAIM_MISSING);
+        k = find(&v, CLAIM_IMA_BOOT_AGGREGATE, NULL);
+        ck_assert_int_eq(k->result, CLAIM_FAIL);
+        ck_assert_int_eq(k->entry, 0);
+        ck_assert_str_eq(k->reason,
+                         "boot_aggregate (entry 0) did not match the quoted PCRs: PCR 3 differs");
+        ck_assert_uint_eq(v.unchecked, 1u << SECTION_SELINUX | 1u << SECTION_TRUSTED_KEYS);
+        verdict_done(&v);
+}
+END_TEST
+
+/* The REST shape, key order included, as the daemon stored and answered it before the types. */
+START_TEST(test_verdict_json_has_the_api_shape)
+{
+        struct claims c;
+        struct verdict v;
+        json_t *j = NULL;
+        char *s;
+
+        host(&c);
+        eval("{\"name\":\"prod\",\"selinux\":{\"enforcing\":false,"
+             "\"policy_sha256\":["
+             "\"c128e15f74d3dcc1d830a3658a665b4790d6d5901fdc8ddd624d632b9f5689a8\"]},"
+             "\"kernel\":{\"versions\":[\"6.1.*\",\"5.15.*\"]}}",
+             &c, &v);
+        snprintf(v.policy, sizeof(v.policy), "prod@3");
+        ck_assert_int_eq(verdict_to_json(&v, &j), 0);
+        s = json_dumps(j, JSON_COMPACT);
+        ck_assert_str_eq(
+                s, "{\"claims\":[{\"name\":\"selinux.enforcing\",\"expected\":false,"
+                   "\"observed\":true,\"result\":\"fail\",\"anchored\":true,\"entry\":4,"
+                   "\"reason\":\"entry 4: enforcing=1\"},"
+                   "{\"name\":\"selinux.policy_sha256\",\"expected\":[\"c128e15f74d3dcc1d830a365"
+                   "8a665b4790d6d5901fdc8ddd624d632b9f5689a8\"],\"observed\":null,\"result\":"
+                   "\"missing\",\"anchored\":false,\"reason\":\"no selinux-policy-hash entry in "
+                   "the verified log\"},"
+                   "{\"name\":\"kernel.version\",\"expected\":[\"6.1.*\",\"5.15.*\"],"
+                   "\"observed\":\"6.1.192\",\"result\":\"pass\",\"anchored\":true,\"entry\":1}],"
+                   "\"status\":\"fail\",\"policy\":\"prod@3\","
+                   "\"sections_unchecked\":[\"trusted_keys\",\"cfi\",\"tpm\",\"ima\"]}");
+        free(s);
+        json_decref(j);
+        verdict_done(&v);
+}
+END_TEST
+
+START_TEST(test_eval_refuses_missing_arguments)
+{
+        struct claims c;
+        struct verdict v;
+        struct policy *p = pol("{\"name\":\"a\"}");
+
+        host(&c);
+        ck_assert_int_eq(policy_eval(NULL, &c, &v), -EINVAL);
+        ck_assert_int_eq(policy_eval(p, NULL, &v), -EINVAL);
+        ck_assert_int_eq(policy_eval(p, &c, &v), 0);
+        ck_assert_int_eq(v.status, VERDICT_PASS);
+        ck_assert_uint_eq(v.n_claims, 0);
+        verdict_done(&v);
+        policy_free(p);
+}
+END_TEST
+
+/* claims_build: measured claims anchored at their entry, host facts only where none was measured.
+ */
+START_TEST(test_claims_anchored_measured_or_reported_by_the_host)
+{
+        struct cdata_claims m;
+        struct evidence_host h = {0};
+        struct claims c;
+
+        cdata_claims_init(&m);
+        m.kernel_version_seen = true;
+        m.kernel_version_entry = 1;
+        snprintf(m.kernel_version, sizeof(m.kernel_version), "6.1.192");
+        m.cfi_seen = true;
+        m.cfi = (struct cdata_cfi){.entry = 7, .enabled = true, .permissive = false};
+        snprintf(h.kernel, sizeof(h.kernel), "5.15.0");
+        h.cfi_present = true;
+        h.cfi_enabled = false;
+        h.cfi_permissive = true;
+        snprintf(h.cfi_source, sizeof(h.cfi_source), "config");
+        h.tk_present = true;
+        snprintf(h.tk_source, sizeof(h.tk_source), "tee");
+        snprintf(h.tk_origin, sizeof(h.tk_origin), "cmdline");
+        claims_build(&m, &h, NULL, false, false, NULL, &c);
+        /* measured wins, anchored at its entry */
+        ck_assert(c.kernel.present && c.kernel.anchored);
+        ck_assert_int_eq(c.kernel.entry, 1);
+        ck_assert_str_eq(c.kernel_version, "6.1.192");
+        ck_assert(c.cfi.anchored && c.cfi_enabled && !c.cfi_permissive);
+        ck_assert_int_eq(c.cfi.entry, 7);
+        /* nothing measured: the host's report, unanchored, no entry, typed */
+        ck_assert(c.trusted_keys.present && !c.trusted_keys.anchored);
+        ck_assert_int_eq(c.trusted_keys.entry, -1);
+        ck_assert_int_eq(c.tk_source, TK_SOURCE_TEE);
+        ck_assert_str_eq(c.tk_origin, "cmdline");
+        ck_assert(!c.selinux.present && !c.policy_hash.present);
+        ck_assert_int_eq(c.selinux.entry, -1);
+
+        /* without measurements every host fact is used; an unknown word stays unknown */
+        cdata_claims_init(&m);
+        snprintf(h.tk_source, sizeof(h.tk_source), "tpm-ish");
+        claims_build(&m, &h, NULL, false, false, NULL, &c);
+        ck_assert(!c.kernel.anchored);
+        ck_assert_str_eq(c.kernel_version, "5.15.0");
+        ck_assert(!c.cfi.anchored && !c.cfi_enabled && c.cfi_permissive);
+        ck_assert_str_eq(c.cfi_origin, "config");
+        ck_assert_int_eq(c.tk_source, TK_SOURCE_UNKNOWN);
+        ck_assert_str_eq(c.tk_source_name, "tpm-ish");
+        /* and no host facts at all: nothing present */
+        claims_build(&m, NULL, NULL, false, false, NULL, &c);
+        ck_assert(!c.kernel.present && !c.cfi.present && !c.trusted_keys.present);
+}
+END_TEST
+
+/* Only PCRs both in the verified selection and sent by the agent count as quoted. */
+START_TEST(test_claims_quoted_pcrs_are_the_selection)
+{
+        struct verify_result vr;
+        struct evidence ev;
+        struct claims c;
+
+        memset(&vr, 0, sizeof(vr));
+        memset(&ev, 0, sizeof(ev));
+        replay_state_init(&vr.next);
+        vr.quote.sel.mask[BANK_SHA256] = 1u << 0 | 1u << 7;
+        ev.pcrs.have[BANK_SHA256] = 1u << 7 | 1u << 9;
+        memset(ev.pcrs.v[BANK_SHA256][7], 0x77, 32);
+        memset(ev.pcrs.v[BANK_SHA256][9], 0x99, 32);
+        vr.boot_aggregate_seen = true;
+        vr.boot_aggregate_ok = true;
+        ck_assert_int_eq(claims_from_verified(&vr, &ev, &c), 0);
+        ck_assert_uint_eq(c.quoted.have[BANK_SHA256], 1u << 7);
+        ck_assert_uint_eq(c.quoted.v[BANK_SHA256][7][31], 0x77);
+        ck_assert_uint_eq(c.quoted.v[BANK_SHA256][9][0], 0);
+        ck_assert(c.boot_aggregate_seen && c.boot_aggregate_ok);
+        ck_assert_int_eq(claims_from_verified(NULL, &ev, &c), -EINVAL);
+}
+END_TEST
+
+static Suite *verdict_suite(void)
+{
+        Suite *s = suite_create("verdict");
+        TCase *tc = tcase_create("eval");
+
+        tcase_add_checked_fixture(tc, NULL, release);
+
+        tcase_add_test(tc, test_selinux_flags_and_caps_compare_typed_values);
+        tcase_add_test(tc, test_trusted_keys_anchored_vs_reported);
+        tcase_add_test(tc, test_cfi_kernel_tpm_ima_from_claims);
+        tcase_add_test(tc, test_verdict_json_has_the_api_shape);
+        tcase_add_test(tc, test_eval_refuses_missing_arguments);
+        tcase_add_test(tc, test_claims_anchored_measured_or_reported_by_the_host);
+        tcase_add_test(tc, test_claims_quoted_pcrs_are_the_selection);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void)
+{
+        return tu_run(verdict_suite());
+}

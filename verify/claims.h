@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Claims: what a verified submission says about its host (DESIGN §1, the arrow verify -> claims ->
+ * policy), typed. Each claim says where it came from: anchored (a measured log entry under a
+ * verified quote, with that entry's number) or reported (a host fact the agent sent, entry -1).
+ * The policy evaluator reads only this struct: no JSON, no key=value text.
+ */
+#ifndef ATTEST_CLAIMS_H
+#define ATTEST_CLAIMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "evidence/cdata.h"
+#include "evidence/evidence.h"
+#include "evidence/pcrs.h"
+#include "util/err.h"
+
+struct verify_result;
+
+/* Where a claim came from. */
+struct claim_src {
+        bool present;  /* false: neither measured nor reported */
+        bool anchored; /* measured into IMA and replayed against the quote */
+        int64_t entry; /* the log entry when anchored, -1 otherwise */
+};
+
+struct claims {
+        /* SELinux: measured only (mainline selinux-state, selinux-policy-hash) */
+        struct claim_src selinux; /* the latest selinux-state */
+        struct cdata_selinux_state selinux_state;
+        struct cdata_selinux_history selinux_history;
+        struct claim_src policy_hash;
+        uint8_t policy_hash_v[BANK_DIGEST_MAX];
+        uint32_t policy_hash_len;
+
+        /* trusted keys: the patched kernel's trusted-keys-source, else the agent's report */
+        struct claim_src trusted_keys;
+        enum tk_source tk_source;
+        char tk_source_name[CDATA_WORD_MAX]; /* the word as measured or reported */
+        char tk_origin[CDATA_WORD_MAX];      /* reported: where the agent read it ("cmdline") */
+
+        /* CFI: the patched kernel's cfi-state, else the agent's report */
+        struct claim_src cfi;
+        bool cfi_enabled, cfi_permissive;
+        char cfi_origin[CDATA_WORD_MAX]; /* reported: "config", "proc-config" */
+
+        /* kernel: mainline kernel_version, else the agent's uname */
+        struct claim_src kernel;
+        char kernel_version[CDATA_KERNEL_VERSION_MAX];
+
+        /* the quote: PCRs in the verified selection, with the values the agent read */
+        struct pcr_set quoted;
+
+        /* this boot's entry 0 */
+        bool boot_aggregate_seen, boot_aggregate_ok;
+        char boot_aggregate_why[256]; /* why not ok, when seen */
+};
+
+/*
+ * The claims of a verified submission: measured ones from vr (the accepted entries since boot,
+ * the quote) and, where nothing was measured, the host facts of ev (unanchored). *ret is written
+ * only on success.
+ */
+int claims_from_verified(const struct verify_result *vr, const struct evidence *ev,
+                         struct claims *ret) _wur_;
+/*
+ * The same from the parts (tests, attestctl): measured claims, host facts (NULL: none), the
+ * quoted PCRs (NULL: none) and the boot_aggregate outcome.
+ */
+void claims_build(const struct cdata_claims *measured, const struct evidence_host *host,
+                  const struct pcr_set *quoted, bool ba_seen, bool ba_ok, const char *ba_why,
+                  struct claims *ret);
+
+#endif

@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: MIT */
+/* The replay state's stored form: see verify/replay-state.h for the layout. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/buf.h"
+#include "util/rd.h"
+#include "verify/replay-state.h"
+
+static const uint8_t magic[3] = {'a', 'r', 's'};
+
+enum {
+        F_VALID = 1u << 0,
+        F_BA_SEEN = 1u << 1,
+        F_BA_OK = 1u << 2,
+        F_ALL = (1u << 3) - 1,
+};
+
+enum {
+        C_SELINUX = 1u << 0,
+        C_ENFORCED = 1u << 1,
+        C_POLICY_HASH = 1u << 2,
+        C_KERNEL = 1u << 3,
+        C_TK = 1u << 4,
+        C_CFI = 1u << 5,
+        C_ALL = (1u << 6) - 1,
+};
+
+#define PCRS_USED_ALL ((1u << PCR_COUNT) - 1)
+#define FLAGS_ALL ((1u << SELINUX_FLAG__COUNT) - 1)
+#define CAPS_ALL ((1u << SELINUX_CAP__COUNT) - 1)
+
+void replay_state_init(struct replay_state *s)
+{
+        memset(s, 0, sizeof(*s));
+        cdata_claims_init(&s->claims);
+}
+
+/* ---- encoding ---- */
+
+static int put_u64le(struct wb *w, uint64_t v)
+{
+        int x;
+
+        if ((x = wb_put_u32le(w, (uint32_t)v)) < 0)
+                return x;
+        return wb_put_u32le(w, (uint32_t)(v >> 32));
+}
+
+static int put_sized8(struct wb *w, const void *p, size_t n)
+{
+        int x;
+
+        if (n > UINT8_MAX)
+                return -EINVAL;
+        if ((x = wb_put_u8(w, (uint8_t)n)) < 0)
+                return x;
+        return wb_put(w, p, n);
+}
+
+static int encode_claims(struct wb *w, const struct cdata_claims *c)
+{
+        const struct cdata_selinux_history *h = &c->history;
+        uint8_t f = 0;
+        int x = 0;
+
+        f |= c->selinux_seen ? C_SELINUX : 0;
+        f |= h->enforced ? C_ENFORCED : 0;
+        f |= c->policy_hash_seen ? C_POLICY_HASH : 0;
+        f |= c->kernel_version_seen ? C_KERNEL : 0;
+        f |= c->trusted_keys_seen ? C_TK : 0;
+        f |= c->cfi_seen ? C_CFI : 0;
+        if ((x = wb_put_u8(w, f)) < 0 || (x = put_u64le(w, h->states)) < 0 ||
+            (h->enforced && (x = put_u64le(w, h->first_enforcing)) < 0) ||
+            (x = wb_put_u8(w, (uint8_t)h->lapse)) < 0 ||
+            (h->lapse != SELINUX_LAPSE_NONE && (x = put_u64le(w, h->lapse_entry)) < 0))
+                return x;
+        if (c->selinux_seen && ((x = put_u64le(w, c->selinux.entry)) < 0 ||
+                                (x = wb_put_u8(w, c->selinux.flags_present)) < 0 ||
+                                (x = wb_put_u8(w, c->selinux.flags_value)) < 0 ||
+                                (x = wb_put_u32le(w, c->selinux.caps_present)) < 0 ||
+                                (x = wb_put_u32le(w, c->selinux.caps_value)) < 0 ||
+                                (x = wb_put_u32le(w, c->selinux.unknown_keys)) < 0))
+                return x;
+        if (c->policy_hash_seen && ((x = put_u64le(w, c->policy_hash_entry)) < 0 ||
+                                    (x = wb_put_u32le(w, c->policy_hash_count)) < 0 ||
+                                    (x = put_sized8(w, c->policy_hash, c->policy_hash_len)) < 0))
+                return x;
+        if (c->kernel_version_seen &&
+            ((x = put_u64le(w, c->kernel_version_entry)) < 0 ||
+             (x = put_sized8(w, c->kernel_version,
+                             strnlen(c->kernel_version, sizeof(c->kernel_version)))) < 0))
+                return x;
+        if (c->trusted_keys_seen &&
+            ((x = put_u64le(w, c->trusted_keys.entry)) < 0 ||
+             (x = put_sized8(w, c->trusted_keys.source_name,
+                             strnlen(c->trusted_keys.source_name, CDATA_WORD_MAX))) < 0))
+                return x;
+        if (c->cfi_seen &&
+            ((x = put_u64le(w, c->cfi.entry)) < 0 ||
+             (x = wb_put_u8(w, (uint8_t)(c->cfi.enabled | c->cfi.permissive << 1))) < 0 ||
+             (x = wb_put_u8(w, (uint8_t)c->cfi.mode)) < 0))
+                return x;
+        return 0;
+}
+
+static int encode(struct wb *w, const struct replay_state *s)
+{
+        uint8_t f = 0;
+        int x;
+
+        f |= s->valid ? F_VALID : 0;
+        f |= s->boot_aggregate_seen ? F_BA_SEEN : 0;
+        f |= s->boot_aggregate_ok ? F_BA_OK : 0;
+        if ((x = wb_put(w, magic, sizeof(magic))) < 0 ||
+            (x = wb_put_u8(w, REPLAY_STATE_VERSION)) < 0)
+                return x;
+        if (!s->valid)
+                return wb_put_u8(w, F_VALID & 0);
+        if ((x = wb_put_u8(w, f)) < 0 || (x = wb_put_u32le(w, s->reset_count)) < 0 ||
+            (x = wb_put_u32le(w, s->restart_count)) < 0 || (x = put_u64le(w, s->clock)) < 0 ||
+            (x = put_u64le(w, s->entries)) < 0 || (x = wb_put_u8(w, (uint8_t)s->banks)) < 0 ||
+            (x = wb_put_u32le(w, s->used)) < 0)
+                return x;
+        for (int b = 0; b < BANK_COUNT; b++)
+                for (unsigned i = 0; i < PCR_COUNT; i++)
+                        if ((s->banks & BANK_MASK(b)) && (s->used & (1u << i)) &&
+                            (x = wb_put(w, s->pcr[b][i], bank_size(b))) < 0)
+                                return x;
+        return encode_claims(w, &s->claims);
+}
+
+int replay_state_encode(const struct replay_state *s, uint8_t **ret, size_t *ret_len)
+{
+        struct wb w;
+        struct replay_state check;
+        uint8_t *out;
+        int x;
+
+        if (!s || !ret || !ret_len)
+                return -EINVAL;
+        if ((x = wb_new(&w, REPLAY_STATE_MAX)) < 0)
+                return x;
+        if ((x = encode(&w, s)) < 0 ||
+            /* what cannot be read back must not be stored: it would cost a full replay */
+            replay_state_decode(wb_data(&w), wb_len(&w), &check, NULL) < 0) {
+                wb_free(&w);
+                return x == -ENOMEM ? x : -EINVAL;
+        }
+        if (!(out = malloc(wb_len(&w) ? wb_len(&w) : 1))) {
+                wb_free(&w);
+                return -ENOMEM;
+        }
+        memcpy(out, wb_data(&w), wb_len(&w));
+        *ret_len = wb_len(&w);
+        *ret = out;
+        wb_free(&w);
+        return 0;
+}
+
+/* ---- decoding ---- */
+
+struct dec {
+        struct rd r;
+        struct attest_err *err;
+};
+
+static int truncated(struct dec *d, const char *field)
+{
+        return attest_fail(d->err, -EBADMSG, AE_REPLAY_STATE_TRUNCATED,
+                           "byte %zu (%s): truncated, %zu bytes left", rd_offset(&d->r), field,
+                           rd_left(&d->r));
+}
+
+static _printf_(4, 5) int bad(struct dec *d, size_t off, const char *field, const char *fmt, ...)
+{
+        char why[160];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(why, sizeof(why), fmt, ap);
+        va_end(ap);
+        return attest_fail(d->err, -EBADMSG, AE_REPLAY_STATE_BAD_VALUE, "byte %zu (%s): %s", off,
+                           field, why);
+}
+
+static int u8f(struct dec *d, const char *field, uint8_t *ret)
+{
+        return rd_u8(&d->r, ret) < 0 ? truncated(d, field) : 0;
+}
+
+static int u32f(struct dec *d, const char *field, uint32_t *ret)
+{
+        return rd_u32le(&d->r, ret) < 0 ? truncated(d, field) : 0;
+}
+
+/* A u64 at most INT64_MAX (SQLite and JSON carry them as signed). */
+static int u64f(struct dec *d, const char *field, uint64_t *ret)
+{
+        size_t off = rd_offset(&d->r);
+        uint64_t v = 0;
+
+        if (rd_u64le(&d->r, &v) < 0)
+                return truncated(d, field);
+        if (v > INT64_MAX)
+                return bad(d, off, field, "%" PRIu64 " > INT64_MAX", v);
+        *ret = v;
+        return 0;
+}
+
+/* A log entry number: below the state's entry count. */
+static int entryf(struct dec *d, const char *field, uint64_t entries, uint64_t *ret)
+{
+        size_t off = rd_offset(&d->r);
+        int x;
+
+        if ((x = u64f(d, field, ret)) < 0)
+                return x;
+        if (*ret >= entries)
+                return bad(d, off, field, "entry %" PRIu64 " not below the entry count %" PRIu64,
+                           *ret, entries);
+        return 0;
+}
+
+/* u8 length in [min, max], then that many bytes (borrowed). */
+static int sized8(struct dec *d, const char *field, uint8_t min, uint8_t max, const uint8_t **ret,
+                  uint8_t *ret_len)
+{
+        size_t off = rd_offset(&d->r);
+        uint8_t n = 0;
+        int x;
+
+        if ((x = u8f(d, field, &n)) < 0)
+                return x;
+        if (n < min || n > max)
+                return bad(d, off, field, "length %u not in %u-%u", n, min, max);
+        if (rd_bytes(&d->r, n, ret) < 0)
+                return truncated(d, field);
+        *ret_len = n;
+        return 0;
+}
+
+static int bitsf(struct dec *d, const char *field, uint32_t v, uint32_t allowed, size_t off)
+{
+        if (v & ~allowed)
+                return bad(d, off, field, "unknown bits 0x%" PRIx32, v & ~allowed);
+        return 0;
+}
+
+static int decode_selinux(struct dec *d, uint64_t entries, struct cdata_selinux_state *s)
+{
+        size_t off;
+        int x;
+
+        if ((x = entryf(d, "selinux.entry", entries, &s->entry)) < 0)
+                return x;
+        off = rd_offset(&d->r);
+        if ((x = u8f(d, "selinux.flags_present", &s->flags_present)) < 0 ||
+            (x = bitsf(d, "selinux.flags_present", s->flags_present, FLAGS_ALL, off)) < 0)
+                return x;
+        off = rd_offset(&d->r);
+        if ((x = u8f(d, "selinux.flags_value", &s->flags_value)) < 0 ||
+            (x = bitsf(d, "selinux.flags_value", s->flags_value, s->flags_present, off)) < 0)
+                return x;
+        off = rd_offset(&d->r);
+        if ((x = u32f(d, "selinux.caps_present", &s->caps_present)) < 0 ||
+            (x = bitsf(d, "selinux.caps_present", s->caps_present, CAPS_ALL, off)) < 0)
+                return x;
+        off = rd_offset(&d->r);
+        if ((x = u32f(d, "selinux.caps_value", &s->caps_value)) < 0 ||
+            (x = bitsf(d, "selinux.caps_value", s->caps_value, s->caps_present, off)) < 0)
+                return x;
+        off = rd_offset(&d->r);
+        if ((x = u32f(d, "selinux.unknown_keys", &s->unknown_keys)) < 0)
+                return x;
+        if (s->unknown_keys > CDATA_KV_MAX)
+                return bad(d, off, "selinux.unknown_keys", "%" PRIu32 " > %d", s->unknown_keys,
+                           CDATA_KV_MAX);
+        return 0;
+}
+
+static int decode_history(struct dec *d, uint8_t f, uint64_t entries,
+                          struct cdata_selinux_history *h)
+{
+        size_t off = rd_offset(&d->r);
+        uint8_t lapse = 0;
+        int x;
+
+        if ((x = u64f(d, "history.states", &h->states)) < 0)
+                return x;
+        if (h->states > entries || !h->states != !(f & C_SELINUX))
+                return bad(d, off, "history.states",
+                           "%" PRIu64 " states with %" PRIu64 " entries, selinux %s", h->states,
+                           entries, f & C_SELINUX ? "seen" : "not seen");
+        h->enforced = f & C_ENFORCED;
+        if (h->enforced &&
+            (x = entryf(d, "history.first_enforcing", entries, &h->first_enforcing)) < 0)
+                return x;
+        off = rd_offset(&d->r);
+        if ((x = u8f(d, "history.lapse", &lapse)) < 0)
+                return x;
+        if (lapse >= SELINUX_LAPSE__COUNT || (lapse != SELINUX_LAPSE_NONE && !h->enforced))
+                return bad(d, off, "history.lapse", "%u%s", lapse,
+                           lapse < SELINUX_LAPSE__COUNT ? " without an enforcing state"
+                                                        : " is no lapse");
+        h->lapse = lapse;
+        if (lapse == SELINUX_LAPSE_NONE)
+                return 0;
+        off = rd_offset(&d->r);
+        if ((x = entryf(d, "history.lapse_entry", entries, &h->lapse_entry)) < 0)
+                return x;
+        if (h->lapse_entry <= h->first_enforcing)
+                return bad(d, off, "history.lapse_entry", "%" PRIu64 " not after %" PRIu64,
+                           h->lapse_entry, h->first_enforcing);
+        return 0;
+}
+
+static bool word_char(uint8_t c)
+{
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+static int decode_claims(struct dec *d, uint64_t entries, struct cdata_claims *c)
+{
+        const uint8_t *p;
+        uint8_t f = 0, n = 0, bits = 0, mode = 0;
+        size_t off = rd_offset(&d->r);
+        int x;
+
+        if ((x = u8f(d, "claims.flags", &f)) < 0 ||
+            (x = bitsf(d, "claims.flags", f, C_ALL, off)) < 0)
+                return x;
+        if ((f & C_ENFORCED) && !(f & C_SELINUX))
+                return bad(d, off, "claims.flags", "enforced without a selinux-state");
+        if ((x = decode_history(d, f, entries, &c->history)) < 0)
+                return x;
+        if ((c->selinux_seen = f & C_SELINUX) && (x = decode_selinux(d, entries, &c->selinux)) < 0)
+                return x;
+        if ((c->policy_hash_seen = f & C_POLICY_HASH)) {
+                if ((x = entryf(d, "policy_hash.entry", entries, &c->policy_hash_entry)) < 0)
+                        return x;
+                off = rd_offset(&d->r);
+                if ((x = u32f(d, "policy_hash.count", &c->policy_hash_count)) < 0)
+                        return x;
+                if (c->policy_hash_count == 0 || c->policy_hash_count > entries)
+                        return bad(d, off, "policy_hash.count", "%" PRIu32 " not in 1-%" PRIu64,
+                                   c->policy_hash_count, entries);
+                if ((x = sized8(d, "policy_hash.digest", 1, BANK_DIGEST_MAX, &p, &n)) < 0)
+                        return x;
+                memcpy(c->policy_hash, p, n);
+                c->policy_hash_len = n;
+        }
+        if ((c->kernel_version_seen = f & C_KERNEL)) {
+                if ((x = entryf(d, "kernel_version.entry", entries, &c->kernel_version_entry)) < 0)
+                        return x;
+                off = rd_offset(&d->r);
+                if ((x = sized8(d, "kernel_version.value", 1, CDATA_KERNEL_VERSION_MAX - 1, &p,
+                                &n)) < 0)
+                        return x;
+                for (uint8_t i = 0; i < n; i++)
+                        if (p[i] < 0x21 || p[i] > 0x7e)
+                                return bad(d, off, "kernel_version.value", "byte %u not printable",
+                                           i);
+                memcpy(c->kernel_version, p, n);
+                c->kernel_version[n] = '\0';
+        }
+        if ((c->trusted_keys_seen = f & C_TK)) {
+                if ((x = entryf(d, "trusted_keys.entry", entries, &c->trusted_keys.entry)) < 0)
+                        return x;
+                off = rd_offset(&d->r);
+                if ((x = sized8(d, "trusted_keys.source", 1, CDATA_WORD_MAX - 1, &p, &n)) < 0)
+                        return x;
+                for (uint8_t i = 0; i < n; i++)
+                        if (!word_char(p[i]))
+                                return bad(d, off, "trusted_keys.source", "byte %u not [a-z0-9_]",
+                                           i);
+                memcpy(c->trusted_keys.source_name, p, n);
+                c->trusted_keys.source_name[n] = '\0';
+                c->trusted_keys.source = tk_source_from_name(c->trusted_keys.source_name, n);
+        }
+        if ((c->cfi_seen = f & C_CFI)) {
+                if ((x = entryf(d, "cfi.entry", entries, &c->cfi.entry)) < 0)
+                        return x;
+                off = rd_offset(&d->r);
+                if ((x = u8f(d, "cfi.bits", &bits)) < 0 ||
+                    (x = bitsf(d, "cfi.bits", bits, 3, off)) < 0)
+                        return x;
+                c->cfi.enabled = bits & 1;
+                c->cfi.permissive = bits & 2;
+                off = rd_offset(&d->r);
+                if ((x = u8f(d, "cfi.mode", &mode)) < 0)
+                        return x;
+                if (mode >= CFI_MODE__COUNT)
+                        return bad(d, off, "cfi.mode", "%u is no mode", mode);
+                c->cfi.mode = mode;
+        }
+        return 0;
+}
+
+int replay_state_decode(const uint8_t *buf, size_t len, struct replay_state *ret,
+                        struct attest_err *err)
+{
+        struct dec d = {.r = RD_INIT(buf, len), .err = err};
+        struct replay_state s;
+        const uint8_t *m;
+        uint8_t v = 0, f = 0, banks = 0;
+        size_t off;
+        int x;
+
+        replay_state_init(&s);
+        if (!buf && len)
+                return attest_fail(err, -EINVAL, AE_REPLAY_STATE_TRUNCATED, "no buffer");
+        if (len > REPLAY_STATE_MAX)
+                return attest_fail(err, -E2BIG, AE_REPLAY_STATE_TOO_BIG, "%zu bytes > %d", len,
+                                   REPLAY_STATE_MAX);
+        if (rd_bytes(&d.r, sizeof(magic), &m) < 0 || memcmp(m, magic, sizeof(magic)) != 0)
+                return attest_fail(err, -EBADMSG, AE_REPLAY_STATE_MAGIC,
+                                   "byte 0: not a replay state (no \"ars\" magic)");
+        if ((x = u8f(&d, "version", &v)) < 0)
+                return x;
+        if (v != REPLAY_STATE_VERSION)
+                return attest_fail(err, -EBADMSG, AE_REPLAY_STATE_VERSION,
+                                   "byte 3 (version): %u is not supported (%d is)", v,
+                                   REPLAY_STATE_VERSION);
+        off = rd_offset(&d.r);
+        if ((x = u8f(&d, "flags", &f)) < 0 || (x = bitsf(&d, "flags", f, F_ALL, off)) < 0)
+                return x;
+        if (!(f & F_VALID) && f)
+                return bad(&d, off, "flags", "an invalid state has no other flag");
+        if ((f & F_BA_OK) && !(f & F_BA_SEEN))
+                return bad(&d, off, "flags", "boot_aggregate ok without seen");
+        s.valid = f & F_VALID;
+        s.boot_aggregate_seen = f & F_BA_SEEN;
+        s.boot_aggregate_ok = f & F_BA_OK;
+        if (s.valid) {
+                if ((x = u32f(&d, "reset_count", &s.reset_count)) < 0 ||
+                    (x = u32f(&d, "restart_count", &s.restart_count)) < 0 ||
+                    (x = u64f(&d, "clock", &s.clock)) < 0 ||
+                    (x = u64f(&d, "entries", &s.entries)) < 0)
+                        return x;
+                if (s.boot_aggregate_seen && s.entries == 0)
+                        return bad(&d, 4, "flags", "boot_aggregate seen in no entry");
+                off = rd_offset(&d.r);
+                if ((x = u8f(&d, "banks", &banks)) < 0 ||
+                    (x = bitsf(&d, "banks", banks, BANK_MASK_ALL, off)) < 0)
+                        return x;
+                if (!banks)
+                        return bad(&d, off, "banks", "no bank");
+                s.banks = banks;
+                off = rd_offset(&d.r);
+                if ((x = u32f(&d, "used", &s.used)) < 0 ||
+                    (x = bitsf(&d, "used", s.used, PCRS_USED_ALL, off)) < 0)
+                        return x;
+                if (s.used && !s.entries)
+                        return bad(&d, off, "used", "PCRs extended by no entry");
+                for (int b = 0; b < BANK_COUNT; b++)
+                        for (unsigned i = 0; i < PCR_COUNT; i++)
+                                if ((s.banks & BANK_MASK(b)) && (s.used & (1u << i)) &&
+                                    rd_copy(&d.r, s.pcr[b][i], bank_size(b)) < 0)
+                                        return truncated(&d, "pcrs");
+                if ((x = decode_claims(&d, s.entries, &s.claims)) < 0)
+                        return x;
+        }
+        if (rd_left(&d.r))
+                return attest_fail(err, -EBADMSG, AE_REPLAY_STATE_TRAILING,
+                                   "byte %zu: %zu bytes after the state", rd_offset(&d.r),
+                                   rd_left(&d.r));
+        if (ret)
+                *ret = s;
+        return 0;
+}
