@@ -3,7 +3,8 @@
  * Quote verification against real quotes from swtpm (fixtures made by
  * tests/integration/make-quote-fixtures.sh, directory in $QUOTE_FIXTURES), plus quotes signed here
  * with OpenSSL keys dressed as AKs, for the checks a real TPM cannot be made to fail (magic, type,
- * P-384, TPML order).
+ * P-384, TPML order, sizeofSelect), on the verifier's path (quote_verify) and the agent's
+ * (tpm_quote_consistent).
  */
 #include <check.h>
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include "pcrs.h"
 #include "pcrsel.h"
 #include "quote.h"
+#include "tpm.h"
 
 #define BLOB_MAX 4096
 
@@ -681,6 +683,60 @@ START_TEST(test_quote_accepts_p384_sha384)
 }
 END_TEST
 
+/*
+ * The same PCRs selected with 2 or 4 octets instead of 3: the pcrDigest is the same, but no TPM
+ * asked by the agent makes such a selection. The verifier (quote_verify) and the agent
+ * (tpm_quote_consistent, its check of a fresh quote) run the one check and both refuse it.
+ */
+START_TEST(test_quote_rejects_wrong_sizeofselect)
+{
+        static const UINT8 sizes[] = {2, 4};
+        _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+        uint8_t attest[BLOB_MAX], sig[BLOB_MAX];
+        size_t alen, slen;
+        struct synth s;
+        TPMS_ATTEST a, b;
+        struct attest_err err = {0};
+        struct pcr_set moved;
+        struct fx f;
+
+        real_attest(&f, &a);
+        synth_rsa(&s, 2048, ak_attrs);
+        ck_assert_int_eq(quote_ak_parse(s.pub, s.pub_len, &ak, &err), 0);
+        /* as made: both accept; a PCR moved after the read: the agent reads again (0) */
+        synth_sign(&s, &a, attest, &alen, sig, &slen);
+        expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, 0, NULL);
+        ck_assert_int_eq(tpm_quote_consistent(ak, attest, alen, sig, slen, nonce, nonce_len, &sel,
+                                              &f.pcrs, &err),
+                         1);
+        moved = f.pcrs;
+        moved.v[BANK_SHA256][10][0] ^= 1;
+        ck_assert_int_eq(tpm_quote_consistent(ak, attest, alen, sig, slen, nonce, nonce_len, &sel,
+                                              &moved, &err),
+                         0);
+        for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+                b = a;
+                for (uint32_t k = 0; k < b.attested.quote.pcrSelect.count; k++) {
+                        TPMS_PCR_SELECTION *e = &b.attested.quote.pcrSelect.pcrSelections[k];
+
+                        ck_assert_uint_eq(e->pcrSelect[2], 0); /* PCRs 0-10: fits 2 octets */
+                        e->sizeofSelect = sizes[i];
+                        e->pcrSelect[3] = 0;
+                }
+                synth_sign(&s, &b, attest, &alen, sig, &slen);
+                expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, -EBADMSG,
+                       "quote_pcr_selection_malformed");
+                memset(&err, 0, sizeof(err));
+                ck_assert_int_eq(tpm_quote_consistent(ak, attest, alen, sig, slen, nonce, nonce_len,
+                                                      &sel, &f.pcrs, &err),
+                                 -EIO);
+                ck_assert_str_eq(err.code, "tpm_bad_quote");
+                ck_assert_msg(strstr(err.msg, "sizeofSelect") != NULL, "%s", err.msg);
+        }
+        EVP_PKEY_free(s.key);
+}
+END_TEST
+
 START_TEST(test_quote_ak_rejects_weak_or_wrong_keys)
 {
         struct attest_err err = {0};
@@ -803,6 +859,7 @@ static Suite *quote_suite(void)
         tcase_add_test(sy, test_quote_rejects_bad_magic_and_type);
         tcase_add_test(sy, test_quote_digest_follows_tpml_order);
         tcase_add_test(sy, test_quote_accepts_p384_sha384);
+        tcase_add_test(sy, test_quote_rejects_wrong_sizeofselect);
         tcase_add_test(sy, test_quote_ak_rejects_weak_or_wrong_keys);
         suite_add_tcase(s, sy);
         tcase_add_test(ps, test_pcr_sel_parse_and_format);
