@@ -19,8 +19,8 @@
 #include <tss2/tss2_rc.h>
 #include <tss2/tss2_tctildr.h>
 
-#include "quote.h"
-#include "tpm.h"
+#include "agent/tpm.h"
+#include "evidence/quote.h"
 
 #define TPM_DEFAULT_TCTI "device:/dev/tpmrm0"
 #define AK_FILE_MAX 4096        /* a marshalled TPM2B_PUBLIC / TPM2B_PRIVATE is far smaller */
@@ -47,10 +47,10 @@ struct tpm {
  * transport, are -EIO; allocation failures -ENOMEM.
  */
 _printf_(5, 6) static int tpm_fail(struct attest_err *err, TSS2_RC rc, int refused_errno,
-                                   const char *refused_code, const char *fmt, ...)
+                                   enum attest_code refused_code, const char *fmt, ...)
 {
         TSS2_RC layer = rc & TSS2_RC_LAYER_MASK, base = rc & 0xffff;
-        const char *code = "tpm_error";
+        enum attest_code code = AE_TPM_ERROR;
         char what[160];
         va_list ap;
         int e;
@@ -64,7 +64,7 @@ _printf_(5, 6) static int tpm_fail(struct attest_err *err, TSS2_RC rc, int refus
                 e = -EINVAL;
         else
                 e = -EIO;
-        if (e == refused_errno && refused_code)
+        if (e == refused_errno && refused_code != AE_NONE)
                 code = refused_code;
         va_start(ap, fmt);
         vsnprintf(what, sizeof(what), fmt, ap);
@@ -154,18 +154,18 @@ int tpm_open(const char *tcti, struct tpm **ret, struct attest_err *err)
         t->ak = ESYS_TR_NONE;
         rc = Tss2_TctiLdr_Initialize(conf, &t->tcti);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "TCTI '%s'", conf);
+                return tpm_fail(err, rc, -EIO, AE_NONE, "TCTI '%s'", conf);
         rc = Esys_Initialize(&t->esys, t->tcti, NULL);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "ESAPI on '%s'", conf);
+                return tpm_fail(err, rc, -EIO, AE_NONE, "ESAPI on '%s'", conf);
         /* TPM2_GetCapability (Part 3, 30.2): also proves the TPM answers. */
         rc = Esys_GetCapability(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
                                 TPM2_CAP_TPM_PROPERTIES, TPM2_PT_NV_BUFFER_MAX, 1, &more, &cap);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "TPM on '%s' does not answer", conf);
+                return tpm_fail(err, rc, -EIO, AE_NONE, "TPM on '%s' does not answer", conf);
         if (cap->data.tpmProperties.count < 1 ||
             cap->data.tpmProperties.tpmProperty[0].property != TPM2_PT_NV_BUFFER_MAX)
-                return attest_fail(err, -EIO, "tpm_bad_response",
+                return attest_fail(err, -EIO, AE_TPM_BAD_RESPONSE,
                                    "TPM on '%s' did not report TPM2_PT_NV_BUFFER_MAX", conf);
         t->nv_buffer_max = cap->data.tpmProperties.tpmProperty[0].value;
         if (t->nv_buffer_max == 0 || t->nv_buffer_max > TPM2_MAX_NV_BUFFER_SIZE)
@@ -252,7 +252,8 @@ static int ek_create(struct tpm *t, enum tpm_key_alg alg, ESYS_TR *ret, struct a
                                 ESYS_TR_NONE, &sens, &in, &outside, &creation_pcr, &h, &out, NULL,
                                 NULL, NULL);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "creating the %s EK", tpm_key_alg_name(alg));
+                return tpm_fail(err, rc, -EIO, AE_NONE, "creating the %s EK",
+                                tpm_key_alg_name(alg));
         t->ek_pub[alg] = *out;
         t->have_ek_pub[alg] = true;
         *ret = h;
@@ -265,7 +266,7 @@ int tpm_ek_public(struct tpm *t, enum tpm_key_alg alg, uint8_t **ret_tpm2b_publi
         int r;
 
         if (!alg_valid(alg))
-                return attest_fail(err, -EINVAL, "tpm_bad_alg", "unknown key algorithm %d", alg);
+                return attest_fail(err, -EINVAL, AE_TPM_BAD_ALG, "unknown key algorithm %d", alg);
         if (!t->have_ek_pub[alg]) {
                 struct tr ek _cleanup_(tr_flushp) = {t->esys, ESYS_TR_NONE};
 
@@ -275,7 +276,7 @@ int tpm_ek_public(struct tpm *t, enum tpm_key_alg alg, uint8_t **ret_tpm2b_publi
         }
         r = public_marshal(&t->ek_pub[alg], ret_tpm2b_public, ret_len);
         if (r < 0)
-                return attest_fail(err, r, "tpm_marshal", "cannot marshal the EK public area");
+                return attest_fail(err, r, AE_TPM_MARSHAL, "cannot marshal the EK public area");
         return 0;
 }
 
@@ -289,7 +290,7 @@ static int nv_defined(struct tpm *t, TPM2_HANDLE idx, struct attest_err *err)
         rc = Esys_GetCapability(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, TPM2_CAP_HANDLES,
                                 idx, 1, &more, &cap);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "listing NV index 0x%08x", (unsigned)idx);
+                return tpm_fail(err, rc, -EIO, AE_NONE, "listing NV index 0x%08x", (unsigned)idx);
         return cap->data.handles.count >= 1 && cap->data.handles.handle[0] == idx;
 }
 
@@ -328,31 +329,31 @@ int tpm_ek_cert(struct tpm *t, enum tpm_key_alg alg, uint8_t **ret_der, size_t *
         int r;
 
         if (!alg_valid(alg))
-                return attest_fail(err, -EINVAL, "tpm_bad_alg", "unknown key algorithm %d", alg);
+                return attest_fail(err, -EINVAL, AE_TPM_BAD_ALG, "unknown key algorithm %d", alg);
         r = nv_defined(t, idx, err);
         if (r < 0)
                 return r;
         if (r == 0)
-                return attest_fail(err, -ENOENT, "tpm_no_ek_cert",
+                return attest_fail(err, -ENOENT, AE_TPM_NO_EK_CERT,
                                    "no %s EK certificate: NV index 0x%08x is not defined",
                                    tpm_key_alg_name(alg), (unsigned)idx);
         rc = Esys_TR_FromTPMPublic(t->esys, idx, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &nv.h);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "NV index 0x%08x", (unsigned)idx);
+                return tpm_fail(err, rc, -EIO, AE_NONE, "NV index 0x%08x", (unsigned)idx);
         /* TPM2_NV_ReadPublic (Part 3, 31.6) */
         rc = Esys_NV_ReadPublic(t->esys, nv.h, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &nvpub,
                                 NULL);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "reading the public area of NV index 0x%08x",
-                                (unsigned)idx);
+                return tpm_fail(err, rc, -EIO, AE_NONE,
+                                "reading the public area of NV index 0x%08x", (unsigned)idx);
         attrs = nvpub->nvPublic.attributes;
         size = nvpub->nvPublic.dataSize;
         if (!(attrs & TPMA_NV_WRITTEN) || size == 0)
-                return attest_fail(err, -ENOENT, "tpm_no_ek_cert",
+                return attest_fail(err, -ENOENT, AE_TPM_NO_EK_CERT,
                                    "no %s EK certificate: NV index 0x%08x is empty",
                                    tpm_key_alg_name(alg), (unsigned)idx);
         if (size > EK_CERT_MAX)
-                return attest_fail(err, -E2BIG, "tpm_ek_cert_too_big",
+                return attest_fail(err, -E2BIG, AE_TPM_EK_CERT_TOO_BIG,
                                    "NV index 0x%08x holds %u bytes > %d", (unsigned)idx, size,
                                    EK_CERT_MAX);
         if (attrs & TPMA_NV_AUTHREAD)
@@ -360,7 +361,7 @@ int tpm_ek_cert(struct tpm *t, enum tpm_key_alg alg, uint8_t **ret_der, size_t *
         else if (attrs & TPMA_NV_OWNERREAD)
                 auth = ESYS_TR_RH_OWNER;
         else
-                return attest_fail(err, -EIO, "tpm_ek_cert_unreadable",
+                return attest_fail(err, -EIO, AE_TPM_EK_CERT_UNREADABLE,
                                    "NV index 0x%08x allows neither AUTHREAD nor OWNERREAD",
                                    (unsigned)idx);
         buf = malloc(size);
@@ -376,10 +377,10 @@ int tpm_ek_cert(struct tpm *t, enum tpm_key_alg alg, uint8_t **ret_der, size_t *
                 rc = Esys_NV_Read(t->esys, auth, nv.h, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE,
                                   n, off, &data);
                 if (rc != TSS2_RC_SUCCESS)
-                        return tpm_fail(err, rc, -EIO, NULL, "reading NV index 0x%08x at %u",
+                        return tpm_fail(err, rc, -EIO, AE_NONE, "reading NV index 0x%08x at %u",
                                         (unsigned)idx, off);
                 if (data->size != n)
-                        return attest_fail(err, -EIO, "tpm_bad_response",
+                        return attest_fail(err, -EIO, AE_TPM_BAD_RESPONSE,
                                            "NV index 0x%08x: asked %u bytes at %u, got %u",
                                            (unsigned)idx, n, off, data->size);
                 memcpy(buf + off, data->buffer, n);
@@ -387,7 +388,7 @@ int tpm_ek_cert(struct tpm *t, enum tpm_key_alg alg, uint8_t **ret_der, size_t *
         }
         len = der_seq_len(buf, size);
         if (len == 0)
-                return attest_fail(err, -EBADMSG, "tpm_ek_cert_not_der",
+                return attest_fail(err, -EBADMSG, AE_TPM_EK_CERT_NOT_DER,
                                    "NV index 0x%08x does not hold a DER certificate",
                                    (unsigned)idx);
         *ret_der = TAKE_PTR(buf);
@@ -462,11 +463,11 @@ static int ek_policy_session(struct tpm *t, ESYS_TR *ret, struct attest_err *err
         rc = Esys_StartAuthSession(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
                                    ESYS_TR_NONE, NULL, TPM2_SE_POLICY, &sym, TPM2_ALG_SHA256, &s.h);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "starting the EK policy session");
+                return tpm_fail(err, rc, -EIO, AE_NONE, "starting the EK policy session");
         rc = Esys_PolicySecret(t->esys, ESYS_TR_RH_ENDORSEMENT, s.h, ESYS_TR_PASSWORD, ESYS_TR_NONE,
                                ESYS_TR_NONE, NULL, NULL, NULL, 0, NULL, NULL);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "PolicySecret(TPM_RH_ENDORSEMENT)");
+                return tpm_fail(err, rc, -EIO, AE_NONE, "PolicySecret(TPM_RH_ENDORSEMENT)");
         *ret = s.h;
         s.h = ESYS_TR_NONE;
         return 0;
@@ -493,7 +494,8 @@ static int ak_create(struct tpm *t, ESYS_TR ek, enum tpm_key_alg alg, TPM2B_PUBL
         rc = Esys_Create(t->esys, ek, s.h, ESYS_TR_NONE, ESYS_TR_NONE, &sens, &in, &outside,
                          &creation_pcr, &priv, &pub, NULL, NULL, NULL);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "creating the %s AK", tpm_key_alg_name(alg));
+                return tpm_fail(err, rc, -EIO, AE_NONE, "creating the %s AK",
+                                tpm_key_alg_name(alg));
         *ret_pub = *pub;
         *ret_priv = *priv;
         return 0;
@@ -513,7 +515,7 @@ static int ak_load(struct tpm *t, ESYS_TR ek, const TPM2B_PUBLIC *pub, const TPM
                 return r;
         rc = Esys_Load(t->esys, ek, s.h, ESYS_TR_NONE, ESYS_TR_NONE, priv, pub, ret);
         if (rc != TSS2_RC_SUCCESS) {
-                return tpm_fail(err, rc, -EBADMSG, "tpm_ak_rejected",
+                return tpm_fail(err, rc, -EBADMSG, AE_TPM_AK_REJECTED,
                                 "the TPM refused to load the AK (altered, or made by another TPM)");
         }
         return 0;
@@ -606,24 +608,24 @@ static int state_dir_open(const char *dir, struct attest_err *err)
 
         if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
                 e = errno;
-                return attest_fail(err, -e, "tpm_state_dir", "cannot create %s: %s", dir,
+                return attest_fail(err, -e, AE_TPM_STATE_DIR, "cannot create %s: %s", dir,
                                    strerror(e));
         }
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0) {
                 e = errno;
-                return attest_fail(err, -e, "tpm_state_dir", "cannot open %s: %s", dir,
+                return attest_fail(err, -e, AE_TPM_STATE_DIR, "cannot open %s: %s", dir,
                                    strerror(e));
         }
         if (fstat(fd, &st) < 0) {
                 e = errno;
                 close(fd);
-                return attest_fail(err, -e, "tpm_state_dir", "cannot stat %s: %s", dir,
+                return attest_fail(err, -e, AE_TPM_STATE_DIR, "cannot stat %s: %s", dir,
                                    strerror(e));
         }
         if ((st.st_mode & 0077) || st.st_uid != geteuid()) {
                 close(fd);
-                return attest_fail(err, -EINVAL, "tpm_state_dir",
+                return attest_fail(err, -EINVAL, AE_TPM_STATE_DIR,
                                    "%s (mode %04o, uid %u) must be 0700 and owned by uid %u", dir,
                                    (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
                                    (unsigned)geteuid());
@@ -652,33 +654,33 @@ static int ak_files_read(int dirfd, const char *dir, enum tpm_key_alg alg, TPM2B
         ak_names(alg, &pub_name, &priv_name);
         r = read_at(dirfd, pub_name, sizeof(buf), buf, &len);
         if (r < 0)
-                return attest_fail(err, r == -ENOENT ? -ENOENT : -EBADMSG, "tpm_ak_unreadable",
+                return attest_fail(err, r == -ENOENT ? -ENOENT : -EBADMSG, AE_TPM_AK_UNREADABLE,
                                    "%s/%s: %s", dir, pub_name, strerror(-r));
         rc = Tss2_MU_TPM2B_PUBLIC_Unmarshal(buf, len, &off, &pub);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EBADMSG, "tpm_ak_corrupt",
+                return tpm_fail(err, rc, -EBADMSG, AE_TPM_AK_CORRUPT,
                                 "%s/%s: not a marshalled TPM2B_PUBLIC (%zu bytes)", dir, pub_name,
                                 len);
         if (off != len)
-                return attest_fail(err, -EBADMSG, "tpm_ak_corrupt",
+                return attest_fail(err, -EBADMSG, AE_TPM_AK_CORRUPT,
                                    "%s/%s: %zu bytes after the TPM2B_PUBLIC", dir, pub_name,
                                    len - off);
         if (!ak_matches_template(&pub, alg))
-                return attest_fail(err, -EBADMSG, "tpm_ak_corrupt",
+                return attest_fail(err, -EBADMSG, AE_TPM_AK_CORRUPT,
                                    "%s/%s: not a %s AK (type, attributes or scheme differ)", dir,
                                    pub_name, tpm_key_alg_name(alg));
         off = 0;
         r = read_at(dirfd, priv_name, sizeof(buf), buf, &len);
         if (r < 0)
-                return attest_fail(err, r == -ENOENT ? -ENOENT : -EBADMSG, "tpm_ak_unreadable",
+                return attest_fail(err, r == -ENOENT ? -ENOENT : -EBADMSG, AE_TPM_AK_UNREADABLE,
                                    "%s/%s: %s", dir, priv_name, strerror(-r));
         rc = Tss2_MU_TPM2B_PRIVATE_Unmarshal(buf, len, &off, &priv);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EBADMSG, "tpm_ak_corrupt",
+                return tpm_fail(err, rc, -EBADMSG, AE_TPM_AK_CORRUPT,
                                 "%s/%s: not a marshalled TPM2B_PRIVATE (%zu bytes)", dir, priv_name,
                                 len);
         if (off != len)
-                return attest_fail(err, -EBADMSG, "tpm_ak_corrupt",
+                return attest_fail(err, -EBADMSG, AE_TPM_AK_CORRUPT,
                                    "%s/%s: %zu bytes after the TPM2B_PRIVATE", dir, priv_name,
                                    len - off);
         *ret_pub = pub;
@@ -698,19 +700,19 @@ static int ak_files_write(int dirfd, const char *dir, enum tpm_key_alg alg, cons
         ak_names(alg, &pub_name, &priv_name);
         rc = Tss2_MU_TPM2B_PRIVATE_Marshal(priv, buf, sizeof(buf), &off);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EINVAL, NULL, "marshalling the AK private");
+                return tpm_fail(err, rc, -EINVAL, AE_NONE, "marshalling the AK private");
         /* The private first: a crash in between leaves a pub-less state that load reports. */
         r = write_at(dirfd, priv_name, buf, off);
         if (r < 0)
-                return attest_fail(err, r, "tpm_state_write", "%s/%s: %s", dir, priv_name,
+                return attest_fail(err, r, AE_TPM_STATE_WRITE, "%s/%s: %s", dir, priv_name,
                                    strerror(-r));
         off = 0;
         rc = Tss2_MU_TPM2B_PUBLIC_Marshal(pub, buf, sizeof(buf), &off);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EINVAL, NULL, "marshalling the AK public");
+                return tpm_fail(err, rc, -EINVAL, AE_NONE, "marshalling the AK public");
         r = write_at(dirfd, pub_name, buf, off);
         if (r < 0)
-                return attest_fail(err, r, "tpm_state_write", "%s/%s: %s", dir, pub_name,
+                return attest_fail(err, r, AE_TPM_STATE_WRITE, "%s/%s: %s", dir, pub_name,
                                    strerror(-r));
         return 0;
 }
@@ -737,7 +739,7 @@ static int ak_verifier_view(const TPM2B_PUBLIC *pub, struct quote_ak **ret, stru
         int r;
 
         if ((r = public_marshal(pub, &buf, &len)) < 0)
-                return attest_fail(err, r, "tpm_error", "cannot marshal the AK public area");
+                return attest_fail(err, r, AE_TPM_ERROR, "cannot marshal the AK public area");
         if ((r = quote_ak_parse(buf, len, ret, err)) < 0)
                 attest_err_prefix(err, "the AK does not pass the verifier's checks");
         return r;
@@ -756,7 +758,7 @@ int tpm_ak_load_or_create(struct tpm *t, const char *state_dir, enum tpm_key_alg
         int r, present = 0;
 
         if (!alg_valid(alg))
-                return attest_fail(err, -EINVAL, "tpm_bad_alg", "unknown key algorithm %d", alg);
+                return attest_fail(err, -EINVAL, AE_TPM_BAD_ALG, "unknown key algorithm %d", alg);
         ak_names(alg, &pub_name, &priv_name);
         if (state_dir) {
                 dirfd = state_dir_open(state_dir, err);
@@ -764,7 +766,7 @@ int tpm_ak_load_or_create(struct tpm *t, const char *state_dir, enum tpm_key_alg
                         return dirfd;
                 present = ak_files_present(dirfd, alg);
                 if (present == 1 || present == 2)
-                        return attest_fail(err, -EBADMSG, "tpm_ak_incomplete",
+                        return attest_fail(err, -EBADMSG, AE_TPM_AK_INCOMPLETE,
                                            "%s/%s exists but %s/%s is missing; not creating a "
                                            "new AK over it",
                                            state_dir, present == 1 ? pub_name : priv_name,
@@ -836,21 +838,21 @@ int tpm_activate_credential(struct tpm *t, const uint8_t *blob, size_t blob_len,
         int r;
 
         if (t->ak == ESYS_TR_NONE)
-                return attest_fail(err, -EINVAL, "tpm_no_ak", "no AK loaded");
+                return attest_fail(err, -EINVAL, AE_TPM_NO_AK, "no AK loaded");
         rc = Tss2_MU_TPM2B_ID_OBJECT_Unmarshal(blob, blob_len, &off, &id);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EBADMSG, "tpm_bad_credential",
+                return tpm_fail(err, rc, -EBADMSG, AE_TPM_BAD_CREDENTIAL,
                                 "credential blob (%zu bytes) is not a TPM2B_ID_OBJECT", blob_len);
         if (off != blob_len)
-                return attest_fail(err, -EBADMSG, "tpm_bad_credential",
+                return attest_fail(err, -EBADMSG, AE_TPM_BAD_CREDENTIAL,
                                    "%zu bytes after the TPM2B_ID_OBJECT", blob_len - off);
         off = 0;
         rc = Tss2_MU_TPM2B_ENCRYPTED_SECRET_Unmarshal(secret, secret_len, &off, &enc);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EBADMSG, "tpm_bad_credential",
+                return tpm_fail(err, rc, -EBADMSG, AE_TPM_BAD_CREDENTIAL,
                                 "secret (%zu bytes) is not a TPM2B_ENCRYPTED_SECRET", secret_len);
         if (off != secret_len)
-                return attest_fail(err, -EBADMSG, "tpm_bad_credential",
+                return attest_fail(err, -EBADMSG, AE_TPM_BAD_CREDENTIAL,
                                    "%zu bytes after the TPM2B_ENCRYPTED_SECRET", secret_len - off);
         r = ek_create(t, t->ak_alg, &ek.h, err);
         if (r < 0)
@@ -863,11 +865,11 @@ int tpm_activate_credential(struct tpm *t, const uint8_t *blob, size_t blob_len,
         rc = Esys_ActivateCredential(t->esys, t->ak, ek.h, ESYS_TR_PASSWORD, s.h, ESYS_TR_NONE, &id,
                                      &enc, &cred);
         if (rc != TSS2_RC_SUCCESS) {
-                return tpm_fail(err, rc, -EKEYREJECTED, "tpm_credential_rejected",
+                return tpm_fail(err, rc, -EKEYREJECTED, AE_TPM_CREDENTIAL_REJECTED,
                                 "ActivateCredential");
         }
         if (cred->size > TPM_CRED_MAX)
-                return attest_fail(err, -EIO, "tpm_bad_response", "credential of %u bytes",
+                return attest_fail(err, -EIO, AE_TPM_BAD_RESPONSE, "credential of %u bytes",
                                    cred->size);
         memcpy(ret_cred, cred->buffer, cred->size);
         *ret_len = cred->size;
@@ -918,7 +920,7 @@ static int pcrs_read(struct tpm *t, const TPML_PCR_SELECTION *want, struct pcr_s
                 rc = Esys_PCR_Read(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &left,
                                    &counter, &got, &vals);
                 if (rc != TSS2_RC_SUCCESS)
-                        return tpm_fail(err, rc, -EIO, NULL, "reading PCRs");
+                        return tpm_fail(err, rc, -EIO, AE_NONE, "reading PCRs");
                 if (have_first && counter != first)
                         return -EAGAIN;
                 first = counter;
@@ -930,7 +932,7 @@ static int pcrs_read(struct tpm *t, const TPML_PCR_SELECTION *want, struct pcr_s
                                     left.pcrSelections[i].pcrSelect[2]) {
                                         int b = bank_from_tpm_alg(left.pcrSelections[i].hash);
 
-                                        return attest_fail(err, -EOPNOTSUPP, "tpm_no_bank",
+                                        return attest_fail(err, -EOPNOTSUPP, AE_TPM_NO_BANK,
                                                            "the TPM has no %s PCR bank active",
                                                            b >= 0 ? bank_name(b) : "?");
                                 }
@@ -944,7 +946,7 @@ static int pcrs_read(struct tpm *t, const TPML_PCR_SELECTION *want, struct pcr_s
                                 if (left.pcrSelections[j].hash == g->hash)
                                         l = &left.pcrSelections[j];
                         if (b < 0 || !l || g->sizeofSelect > QUOTE_PCR_SELECT_SIZE)
-                                return attest_fail(err, -EIO, "tpm_bad_response",
+                                return attest_fail(err, -EIO, AE_TPM_BAD_RESPONSE,
                                                    "PCR_Read returned a bank not asked for");
                         for (unsigned p = 0; p < PCR_COUNT; p++) {
                                 uint8_t bit = (uint8_t)(1u << (p % 8));
@@ -953,7 +955,7 @@ static int pcrs_read(struct tpm *t, const TPML_PCR_SELECTION *want, struct pcr_s
                                         continue;
                                 if (!(l->pcrSelect[p / 8] & bit) || k >= vals->count ||
                                     vals->digests[k].size != bank_size(b))
-                                        return attest_fail(err, -EIO, "tpm_bad_response",
+                                        return attest_fail(err, -EIO, AE_TPM_BAD_RESPONSE,
                                                            "PCR_Read returned an unexpected "
                                                            "%s PCR %u",
                                                            bank_name(b), p);
@@ -964,7 +966,7 @@ static int pcrs_read(struct tpm *t, const TPML_PCR_SELECTION *want, struct pcr_s
                         }
                 }
                 if (k != vals->count)
-                        return attest_fail(err, -EIO, "tpm_bad_response",
+                        return attest_fail(err, -EIO, AE_TPM_BAD_RESPONSE,
                                            "PCR_Read returned %u digests for %u PCRs", vals->count,
                                            k);
         }
@@ -985,9 +987,9 @@ int tpm_quote_consistent(const struct quote_ak *ak, const uint8_t *attest, size_
                          &qe);
         if (r == 0)
                 return 1;
-        if (qe.code && strcmp(qe.code, "quote_pcr_digest") == 0)
+        if (qe.code == AE_QUOTE_PCR_DIGEST)
                 return 0;
-        return attest_fail(err, -EIO, "tpm_bad_quote",
+        return attest_fail(err, -EIO, AE_TPM_BAD_QUOTE,
                            "the TPM's quote fails the verifier's check: %s", qe.msg);
 }
 
@@ -1000,12 +1002,12 @@ int tpm_quote(struct tpm *t, const struct pcr_sel *sel, const uint8_t *nonce, si
         TPM2B_DATA qualifying = {0};
 
         if (t->ak == ESYS_TR_NONE)
-                return attest_fail(err, -EINVAL, "tpm_no_ak", "no AK loaded");
+                return attest_fail(err, -EINVAL, AE_TPM_NO_AK, "no AK loaded");
         if (nonce_len == 0 || nonce_len > TPM_NONCE_MAX)
-                return attest_fail(err, -EINVAL, "tpm_bad_nonce",
+                return attest_fail(err, -EINVAL, AE_TPM_BAD_NONCE,
                                    "nonce of %zu bytes (must be 1..%d)", nonce_len, TPM_NONCE_MAX);
         if (sel_to_tpml(sel, &tpml) < 0)
-                return attest_fail(err, -EINVAL, "tpm_bad_selection",
+                return attest_fail(err, -EINVAL, AE_TPM_BAD_SELECTION,
                                    "empty PCR selection or PCR index >= %d", PCR_COUNT);
         qualifying.size = (uint16_t)nonce_len;
         memcpy(qualifying.buffer, nonce, nonce_len);
@@ -1031,7 +1033,7 @@ int tpm_quote(struct tpm *t, const struct pcr_sel *sel, const uint8_t *nonce, si
                 rc = Esys_Quote(t->esys, t->ak, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE,
                                 &qualifying, &scheme, &tpml, &quoted, &sig);
                 if (rc != TSS2_RC_SUCCESS)
-                        return tpm_fail(err, rc, -EIO, NULL, "quoting");
+                        return tpm_fail(err, rc, -EIO, AE_NONE, "quoting");
                 attest_buf = malloc(quoted->size ? quoted->size : 1);
                 sig_buf = malloc(sizeof(TPMT_SIGNATURE));
                 if (!attest_buf || !sig_buf)
@@ -1039,7 +1041,7 @@ int tpm_quote(struct tpm *t, const struct pcr_sel *sel, const uint8_t *nonce, si
                 memcpy(attest_buf, quoted->attestationData, quoted->size);
                 rc = Tss2_MU_TPMT_SIGNATURE_Marshal(sig, sig_buf, sizeof(TPMT_SIGNATURE), &sig_len);
                 if (rc != TSS2_RC_SUCCESS)
-                        return tpm_fail(err, rc, -EIO, "tpm_bad_quote",
+                        return tpm_fail(err, rc, -EIO, AE_TPM_BAD_QUOTE,
                                         "marshalling the TPM's TPMT_SIGNATURE");
                 r = before ? tpm_quote_consistent(t->ak_q, attest_buf, quoted->size, sig_buf,
                                                   sig_len, nonce, nonce_len, sel, &pcrs, err)
@@ -1066,7 +1068,7 @@ int tpm_quote(struct tpm *t, const struct pcr_sel *sel, const uint8_t *nonce, si
                 *ret_pcrs = pcrs;
                 return 0;
         }
-        return attest_fail(err, -EIO, "tpm_pcrs_changing",
+        return attest_fail(err, -EIO, AE_TPM_PCRS_CHANGING,
                            "PCRs changed between quote and read %d times in a row", QUOTE_TRIES);
 }
 
@@ -1077,7 +1079,7 @@ int tpm_pcr_extend(struct tpm *t, unsigned pcr, enum bank b, const uint8_t *dige
         TSS2_RC rc;
 
         if (pcr >= PCR_COUNT || b >= BANK_COUNT)
-                return attest_fail(err, -EINVAL, "tpm_bad_pcr", "no PCR %u in bank %d", pcr, b);
+                return attest_fail(err, -EINVAL, AE_TPM_BAD_PCR, "no PCR %u in bank %d", pcr, b);
         memset(&v, 0, sizeof(v));
         v.count = 1;
         v.digests[0].hashAlg = bank_tpm_alg(b);
@@ -1086,7 +1088,7 @@ int tpm_pcr_extend(struct tpm *t, unsigned pcr, enum bank b, const uint8_t *dige
         rc = Esys_PCR_Extend(t->esys, ESYS_TR_PCR0 + pcr, ESYS_TR_PASSWORD, ESYS_TR_NONE,
                              ESYS_TR_NONE, &v);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "extending %s PCR %u", bank_name(b), pcr);
+                return tpm_fail(err, rc, -EIO, AE_NONE, "extending %s PCR %u", bank_name(b), pcr);
         return 0;
 }
 
@@ -1097,7 +1099,7 @@ int tpm_pcr_extend_banks(struct tpm *t, unsigned pcr, unsigned banks,
         TSS2_RC rc;
 
         if (pcr >= PCR_COUNT || banks == 0 || (banks & ~BANK_MASK_ALL))
-                return attest_fail(err, -EINVAL, "tpm_bad_pcr", "no PCR %u in banks 0x%x", pcr,
+                return attest_fail(err, -EINVAL, AE_TPM_BAD_PCR, "no PCR %u in banks 0x%x", pcr,
                                    banks);
         memset(&v, 0, sizeof(v));
         for (enum bank b = 0; b < BANK_COUNT; b++) {
@@ -1111,6 +1113,6 @@ int tpm_pcr_extend_banks(struct tpm *t, unsigned pcr, unsigned banks,
         rc = Esys_PCR_Extend(t->esys, ESYS_TR_PCR0 + pcr, ESYS_TR_PASSWORD, ESYS_TR_NONE,
                              ESYS_TR_NONE, &v);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "extending PCR %u", pcr);
+                return tpm_fail(err, rc, -EIO, AE_NONE, "extending PCR %u", pcr);
         return 0;
 }
