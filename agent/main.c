@@ -28,6 +28,7 @@
 #include "agent/facts.h"
 #include "util/hex.h"
 #include "agent/http.h"
+#include "agent/evout.h"
 #include "agent/imalog.h"
 #include "agent/outcome.h"
 #include "evidence/pcrsel.h"
@@ -273,24 +274,59 @@ static int read_token(struct agent *a)
         return x < 0 ? -EINVAL : 0;
 }
 
-static int write_file(const char *path, const void *data, size_t len, mode_t mode)
+/* Write path atomically (path.tmp, fsync, rename) from a producer of bytes (http_body_fn). */
+static int write_file_from(const char *path, mode_t mode, http_body_fn fn, void *ctx,
+                           struct attest_err *err)
 {
         char tmp[AGENT_CONFIG_STR_MAX + 64];
-        int fd;
+        uint8_t buf[16384];
+        ssize_t n;
+        int fd, e = 0;
 
         if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
-                return -ENAMETOOLONG;
+                return attest_fail(err, -ENAMETOOLONG, AE_INTERNAL, "%s: path too long", path);
         fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
         if (fd < 0)
-                return -errno;
-        if (write(fd, data, len) != (ssize_t)len || fsync(fd) < 0) {
-                int e = -errno;
-                close(fd);
-                unlink(tmp);
-                return e ? e : -EIO;
+                return attest_fail(err, -errno, AE_INTERNAL, "%s: %s", tmp, strerror(errno));
+        while (e == 0 && (n = fn(ctx, buf, sizeof(buf), err)) != 0) {
+                if (n < 0)
+                        e = (int)n;
+                else if (write(fd, buf, (size_t)n) != n)
+                        e = attest_fail(err, errno ? -errno : -EIO, AE_INTERNAL, "%s: %s", tmp,
+                                        strerror(errno ? errno : EIO));
         }
+        if (e == 0 && fsync(fd) < 0)
+                e = attest_fail(err, -errno, AE_INTERNAL, "%s: %s", tmp, strerror(errno));
         close(fd);
-        return rename(tmp, path) < 0 ? -errno : 0;
+        if (e == 0 && rename(tmp, path) < 0)
+                e = attest_fail(err, -errno, AE_INTERNAL, "%s: %s", path, strerror(errno));
+        if (e < 0)
+                unlink(tmp);
+        return e;
+}
+
+struct bytes {
+        const uint8_t *p;
+        size_t len, pos;
+};
+
+static ssize_t bytes_read(void *ctx, uint8_t *buf, size_t n, struct attest_err *err)
+{
+        struct bytes *b = ctx;
+        size_t k = b->len - b->pos < n ? b->len - b->pos : n;
+
+        (void)err;
+        memcpy(buf, b->p + b->pos, k);
+        b->pos += k;
+        return (ssize_t)k;
+}
+
+static int write_file(const char *path, const void *data, size_t len, mode_t mode)
+{
+        struct bytes b = {.p = data, .len = len};
+        struct attest_err err = {0};
+
+        return write_file_from(path, mode, bytes_read, &b, &err);
 }
 
 static char *b64_of(const uint8_t *p, size_t n)
@@ -350,17 +386,14 @@ static int outcome_http(struct agent_outcome *o, const char *what, long status, 
 
 /* One request with a JSON text body and a JSON object answer (for any status). On failure *o
  * says whether the request got no answer (transport), an unusable one (protocol) or failed here. */
-static int call_text(struct agent *a, const char *method, const char *path, const char *text,
-                     long *status, json_t **ret_json, struct agent_outcome *o)
+/* What became of a request (x, err from http_request*): *o and a JSON object answer. */
+static int answer(const char *method, const char *path, int x, const struct attest_err *err,
+                  const char *resp, long *status, json_t **ret_json, struct agent_outcome *o)
 {
-        _cleanup_free_ char *resp = NULL;
-        struct attest_err err = {0};
         json_error_t jerr;
-        int x;
 
-        x = http_request(a->http, method, path, text, text ? strlen(text) : 0, status, &resp, &err);
         if (x < 0) {
-                log_warn("%s", err.msg); /* names the method and path */
+                log_warn("%s", err->msg); /* names the method and path */
                 return outcome_set(o,
                                    x == -EIO                      ? AGENT_OUTCOME_TRANSPORT
                                    : x == -E2BIG || x == -EBADMSG ? AGENT_OUTCOME_PROTOCOL
@@ -375,6 +408,17 @@ static int call_text(struct agent *a, const char *method, const char *path, cons
                 return outcome_set(o, AGENT_OUTCOME_PROTOCOL, -EBADMSG);
         }
         return 0;
+}
+
+static int call_text(struct agent *a, const char *method, const char *path, const char *text,
+                     long *status, json_t **ret_json, struct agent_outcome *o)
+{
+        _cleanup_free_ char *resp = NULL;
+        struct attest_err err = {0};
+        int x;
+
+        x = http_request(a->http, method, path, text, text ? strlen(text) : 0, status, &resp, &err);
+        return answer(method, path, x, &err, resp, status, ret_json, o);
 }
 
 static int call(struct agent *a, const char *method, const char *path, json_t *body, long *status,
@@ -519,11 +563,11 @@ struct challenge {
  * measurement landing in between would leave the quoted PCR ahead of the log: a spurious fail.
  * Failures here are local (LOCAL).
  */
-static int collect(struct agent *a, const struct challenge *ch, struct evidence *ev)
+static int collect(struct agent *a, const struct challenge *ch, struct evidence *ev,
+                   struct imalog_span *span)
 {
         struct attest_err err = {0};
         struct facts f;
-        uint64_t from, count;
         int x;
 
         memcpy(ev->nonce, ch->nonce, ch->nonce_len);
@@ -534,18 +578,16 @@ static int collect(struct agent *a, const struct challenge *ch, struct evidence 
                 log_err("TPM quote: %s", err.msg);
                 return x;
         }
-        x = imalog_read(&a->log, ch->ima_offset, &ev->ima, &ev->ima_len, &from, &count, &err);
+        /* the entries' bounds only: their bytes are read again, checked, while they are sent */
+        x = imalog_scan(&a->log, ch->ima_offset, span, &err);
         if (x < 0) {
                 log_err("IMA log: %s", err.msg);
                 return x;
         }
-        ev->ima_offset = from;
+        ev->ima_offset = span->from;
         ev->ima_format = a->log.format;
-        if (ev->ima_len == 0) {
-                free(ev->ima);
-                ev->ima = NULL;
-        }
-        log_debug("IMA log: %" PRIu64 " entries from %" PRIu64, count, from);
+        log_debug("IMA log: %" PRIu64 " entries from %" PRIu64 " (%lld bytes)", span->count,
+                  span->from, (long long)(span->end - span->start));
         if ((x = facts_collect(a->facts_paths.osrelease ? &a->facts_paths : NULL, &f, &err)) < 0) {
                 log_err("host facts: %s", err.msg);
                 return x;
@@ -564,15 +606,27 @@ static int collect(struct agent *a, const struct challenge *ch, struct evidence 
         return 0;
 }
 
-static int dump_evidence(struct agent *a, const char *json)
+static ssize_t evout_fn(void *ctx, uint8_t *buf, size_t n, struct attest_err *err)
+{
+        return evout_read(ctx, buf, n, err);
+}
+
+/* The evidence JSON, streamed from the log span, to the --dump-evidence file. */
+static int dump_evidence(struct agent *a, const struct evidence *ev, const struct imalog_span *span)
 {
         _cleanup_free_ uint8_t *ak = NULL;
         char path[AGENT_CONFIG_STR_MAX + 32]; /* dump + ".ak.pub" always fits */
+        struct attest_err err = {0};
+        struct evout out;
         size_t ak_len;
         int x;
 
-        if ((x = write_file(a->dump, json, strlen(json), 0644)) < 0) {
-                log_err("%s: %s", a->dump, strerror(-x));
+        if ((x = evout_open(&out, ev, &a->log, span, &err)) == 0) {
+                x = write_file_from(a->dump, 0644, evout_fn, &out, &err);
+                evout_close(&out);
+        }
+        if (x < 0) {
+                log_err("%s: %s", a->dump, err.msg);
                 return x;
         }
         snprintf(path, sizeof(path), "%s.ak.pub", a->dump);
@@ -630,8 +684,11 @@ static int get_challenge(struct agent *a, struct challenge *ch, struct agent_out
 static int round_once(struct agent *a, long *next_due_s, struct agent_outcome *o)
 {
         _cleanup_(evidence_freep) struct evidence *ev = calloc(1, sizeof(*ev));
-        _cleanup_free_ char *json = NULL;
+        _cleanup_free_ char *text = NULL;
+        struct attest_err err = {0};
+        struct imalog_span span;
         struct challenge ch;
+        struct evout out;
         json_t *resp = NULL;
         char path[256];
         long status;
@@ -642,11 +699,19 @@ static int round_once(struct agent *a, long *next_due_s, struct agent_outcome *o
                 return outcome_set(o, AGENT_OUTCOME_LOCAL, -ENOMEM);
         if ((x = get_challenge(a, &ch, o)) < 0)
                 return x;
-        if ((x = collect(a, &ch, ev)) < 0 || (x = evidence_to_json(ev, &json)) < 0 ||
-            (a->dump && (x = dump_evidence(a, json)) < 0))
+        if ((x = collect(a, &ch, ev, &span)) < 0 ||
+            (a->dump && (x = dump_evidence(a, ev, &span)) < 0))
                 return outcome_set(o, AGENT_OUTCOME_LOCAL, x);
+        /* streamed: the log is read in chunks, base64-encoded into the request as it goes */
+        if ((x = evout_open(&out, ev, &a->log, &span, &err)) < 0) {
+                log_err("evidence: %s", err.msg);
+                return outcome_set(o, AGENT_OUTCOME_LOCAL, x);
+        }
         snprintf(path, sizeof(path), "/v1/agents/%s/evidence", a->id);
-        if ((x = call_text(a, "POST", path, json, &status, &resp, o)) < 0)
+        x = http_request_stream(a->http, "POST", path, evout_size(&out), evout_fn, &out, &status,
+                                &text, &err);
+        evout_close(&out);
+        if ((x = answer("POST", path, x, &err, text, &status, &resp, o)) < 0)
                 return x;
         if (status != 200) {
                 x = outcome_http(o, "evidence", status, resp);
@@ -708,8 +773,8 @@ static int round_once(struct agent *a, long *next_due_s, struct agent_outcome *o
 static int dump_offline(struct agent *a)
 {
         _cleanup_(evidence_freep) struct evidence *ev = calloc(1, sizeof(*ev));
-        _cleanup_free_ char *json = NULL;
         struct challenge ch = {.nonce_len = 32};
+        struct imalog_span span;
         int x;
 
         if (!ev)
@@ -717,9 +782,9 @@ static int dump_offline(struct agent *a)
         if (RAND_bytes(ch.nonce, 32) != 1 ||
             pcr_sel_parse(a->pcr_sel_text ? a->pcr_sel_text : "sha256:0-10", &ch.sel) < 0)
                 return -EIO;
-        if ((x = collect(a, &ch, ev)) < 0 || (x = evidence_to_json(ev, &json)) < 0)
+        if ((x = collect(a, &ch, ev, &span)) < 0)
                 return x;
-        return dump_evidence(a, json);
+        return dump_evidence(a, ev, &span);
 }
 
 /* Sleep ms milliseconds, woken early by SIGTERM/SIGINT; pings the watchdog meanwhile. */
