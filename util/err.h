@@ -66,6 +66,7 @@
         X(AE_EVIDENCE_UNKNOWN_FIELD, "evidence_unknown_field")                                     \
         X(AE_EVIDENCE_VERSION, "evidence_version")                                                 \
         X(AE_FACTS_NO_KERNEL, "facts_no_kernel")                                                   \
+        X(AE_FILE, "file")                                                                         \
         X(AE_FORBIDDEN, "forbidden")                                                               \
         X(AE_HTTP_BAD_URL, "http_bad_url")                                                         \
         X(AE_HTTP_KEY_PERMISSIONS, "http_key_permissions")                                         \

@@ -156,7 +156,7 @@ int tok_u64(struct tok *t, uint64_t max, uint64_t *ret)
 
                 if (n == 1 && v == 0)
                         return -EBADMSG; /* leading zero */
-                if (v > (max - d) / 10)
+                if (d > max || v > (max - d) / 10)
                         return -ERANGE;
                 v = v * 10 + d;
                 n++;

@@ -21,6 +21,7 @@
 #include "evidence/cdata.h"
 #include "daemon/config.h"
 #include "evidence/evjson.h"
+#include "tests/fuzz/fuzz-util-kv.h"
 #include "tests/lib/imagen.h"
 #include "evidence/pcrs.h"
 #include "policy/policy.h"
@@ -184,6 +185,41 @@ static void pcrs_seeds(void)
                 n = (size_t)snprintf(t, sizeof(t), "sha256:\n  %d : 0x%s\n", PCR_COUNT - 1 + d,
                                      HASH64);
                 put("pcrs", "index", d, t, n);
+        }
+        free(b);
+}
+
+/* ---- util/kv, the config-file parser under both ---- */
+
+static void util_kv_seeds(void)
+{
+        char *b = xmalloc(FUZZ_KV_FILE_MAX + 2);
+        size_t n;
+
+        for (int d = -1; d <= 1; d++) {
+                n = (size_t)(FUZZ_KV_VALUE_MAX + d);
+                memcpy(b, "k = ", 4);
+                memset(b + 4, 'v', n);
+                b[4 + n] = '\n';
+                put("util-kv", "value", d, b, n + 5);
+                n = (size_t)(FUZZ_KV_KEY_MAX + d);
+                memset(b, 'k', n);
+                memcpy(b + n, "=1\n", 3);
+                put("util-kv", "key", d, b, n + 3);
+                n = (size_t)(FUZZ_KV_LINE_MAX + d);
+                memset(b, ' ', n);
+                b[0] = '#';
+                memcpy(b + n, "\r\n", 2);
+                put("util-kv", "line", d, b, n + 2);
+                n = (size_t)(FUZZ_KV_LINES_MAX + d);
+                memset(b, '\n', n);
+                memcpy(b + n - 1, "a=1\n", 4);
+                put("util-kv", "lines", d, b, n + 3);
+                n = (size_t)(FUZZ_KV_FILE_MAX + d);
+                memset(b, ' ', n);
+                for (size_t i = 200; i < n; i += 201)
+                        b[i] = '\n';
+                put("util-kv", "file", d, b, n);
         }
         free(b);
 }
@@ -398,6 +434,8 @@ int main(int argc, char **argv)
                         ima_seeds();
                 if (all || !strcmp(t, "kv"))
                         kv_seeds();
+                if (all || !strcmp(t, "util-kv"))
+                        util_kv_seeds();
                 if (all || !strcmp(t, "pcrs"))
                         pcrs_seeds();
                 if (all || !strcmp(t, "config"))

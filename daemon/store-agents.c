@@ -1,0 +1,599 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+
+#include <openssl/crypto.h>
+
+#include "daemon/store-internal.h"
+
+/* ---- agents ---- */
+
+void store_agent_free(struct store_agent *a)
+{
+        if (!a)
+                return;
+        free(a->ak_public);
+        free(a->ak_name);
+        free(a->ek_cert);
+        free(a->policy);
+        free(a->last_status);
+        free(a->last_policy);
+        free(a->replay_state);
+        free(a);
+}
+
+static int agent_row(sqlite3_stmt *st, struct store_agent **ret)
+{
+        struct store_agent *a = calloc(1, sizeof(*a));
+        const unsigned char *t;
+        int e = 0;
+
+        if (!a)
+                return -ENOMEM;
+        t = sqlite3_column_text(st, 0);
+        snprintf(a->id, sizeof(a->id), "%s", t ? (const char *)t : "");
+        t = sqlite3_column_text(st, 4);
+        snprintf(a->state, sizeof(a->state), "%s", t ? (const char *)t : "");
+        if ((e = col_blob(st, 1, &a->ak_public, &a->ak_public_len)) < 0 ||
+            (e = col_blob(st, 2, &a->ak_name, &a->ak_name_len)) < 0 ||
+            (e = col_blob(st, 3, &a->ek_cert, &a->ek_cert_len)) < 0 ||
+            (e = col_text(st, 5, &a->policy)) < 0 || (e = col_text(st, 9, &a->last_status)) < 0 ||
+            (e = col_text(st, 10, &a->last_policy)) < 0 ||
+            (e = col_text(st, 13, &a->replay_state)) < 0) {
+                store_agent_free(a);
+                return e;
+        }
+        a->created = sqlite3_column_int64(st, 6);
+        a->last_seen = sqlite3_column_int64(st, 7);
+        a->next_due = sqlite3_column_int64(st, 8);
+        a->last_result = sqlite3_column_int64(st, 11);
+        a->ima_offset = (uint64_t)sqlite3_column_int64(st, 12);
+        a->seq = (uint64_t)sqlite3_column_int64(st, 14);
+        if (sqlite3_column_bytes(st, 15) == (int)sizeof(a->ek_id)) {
+                memcpy(a->ek_id, sqlite3_column_blob(st, 15), sizeof(a->ek_id));
+                a->has_ek_id = true;
+        }
+        *ret = a;
+        return 0;
+}
+
+static int agent_add_fn(struct conn *c, void *arg)
+{
+        const struct store_agent *a = arg;
+        sqlite3_stmt *st = st_get(c, ST_AGENT_ADD);
+        int rc;
+
+        if (!st || bind_text(st, 1, a->id) < 0 ||
+            bind_blob(st, 2, a->ak_public, a->ak_public_len) < 0 ||
+            bind_blob(st, 3, a->ak_name, a->ak_name_len) < 0 ||
+            bind_blob(st, 4, a->ek_cert, a->ek_cert_len) < 0 || bind_text(st, 5, a->state) < 0 ||
+            bind_i64(st, 6, a->created) < 0 ||
+            bind_blob(st, 7, a->has_ek_id ? a->ek_id : NULL, sizeof(a->ek_id)) < 0)
+                return -EIO;
+        rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc == SQLITE_CONSTRAINT)
+                return -EEXIST;
+        return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int store_agent_add(struct store *s, const struct store_agent *a)
+{
+        return store_write(s, agent_add_fn, (void *)a);
+}
+/* The agent's state into buf: 0, -ENOENT when there is no such agent. */
+static int agent_state(struct conn *c, const char *id, char *buf, size_t n)
+{
+        sqlite3_stmt *st = st_get(c, ST_AGENT_STATE);
+        int rc;
+
+        if (!st || bind_text(st, 1, id) < 0)
+                return -EIO;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+                const unsigned char *t = sqlite3_column_text(st, 0);
+
+                snprintf(buf, n, "%s", t ? (const char *)t : "");
+        }
+        sqlite3_reset(st);
+        if (rc == SQLITE_DONE)
+                return -ENOENT;
+        return rc == SQLITE_ROW ? 0 : -EIO;
+}
+
+/* The agent that decommissioned this EK into who (may be NULL): 1 when refused, 0 when not. */
+static int ek_refused(struct conn *c, const uint8_t *ek_id, char *who, size_t n)
+{
+        sqlite3_stmt *st;
+        int rc;
+
+        if (!ek_id)
+                return 0;
+        st = st_get(c, ST_EK_DECOM_GET);
+        if (!st || bind_blob(st, 1, ek_id, STORE_EK_ID_LEN) < 0)
+                return -EIO;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW && who) {
+                const unsigned char *t = sqlite3_column_text(st, 0);
+
+                snprintf(who, n, "%s", t ? (const char *)t : "");
+        }
+        sqlite3_reset(st);
+        if (rc == SQLITE_ROW)
+                return 1;
+        return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+struct pending_arg {
+        const struct store_agent *a;
+        const uint8_t *ek;
+        size_t ek_len;
+        const uint8_t *cred_hash;
+        int64_t expires, now;
+};
+
+static int agent_add_pending_fn(struct conn *c, void *arg)
+{
+        struct pending_arg *p = arg;
+        const uint8_t *ek_id = p->a->has_ek_id ? p->a->ek_id : NULL;
+        struct store_agent row = *p->a;
+        char state[16];
+        sqlite3_stmt *st;
+        int e;
+
+        if ((e = ek_refused(c, ek_id, NULL, 0)) != 0)
+                return e < 0 ? e : -EPERM;
+        /* the agent row carries no EK until a credential is activated: an unproven claim on an
+         * EK must not look like its identity */
+        row.ek_cert = NULL;
+        row.ek_cert_len = 0;
+        row.has_ek_id = false;
+        e = agent_add_fn(c, &row);
+        if (e == -EEXIST) {
+                /* enrolling a pending agent again adds a credential beside the others (the
+                 * proof picks the right one); an active one stays, a decommissioned one too */
+                if ((e = agent_state(c, p->a->id, state, sizeof(state))) < 0)
+                        return e == -ENOENT ? -EEXIST : e;
+                if (!strcmp(state, "decommissioned"))
+                        return -EPERM;
+                if (strcmp(state, "pending") != 0)
+                        return -EEXIST;
+        } else if (e < 0) {
+                return e;
+        }
+        st = st_get(c, ST_ENROL_PURGE);
+        if (!st || bind_text(st, 1, p->a->id) < 0 || bind_i64(st, 2, p->now) < 0 ||
+            step_changes(c, st) < 0)
+                return -EIO;
+        st = st_get(c, ST_ENROL_COUNT);
+        if (!st || bind_text(st, 1, p->a->id) < 0 || sqlite3_step(st) != SQLITE_ROW) {
+                if (st)
+                        sqlite3_reset(st);
+                return -EIO;
+        }
+        e = sqlite3_column_int(st, 0);
+        sqlite3_reset(st);
+        if (e >= STORE_PENDING_MAX)
+                return -EBUSY;
+        st = st_get(c, ST_ENROL_PUT);
+        if (!st || bind_text(st, 1, p->a->id) < 0 || bind_blob(st, 2, p->ek, p->ek_len) < 0 ||
+            bind_blob(st, 3, p->cred_hash, 32) < 0 || bind_i64(st, 4, p->expires) < 0 ||
+            bind_blob(st, 5, ek_id, STORE_EK_ID_LEN) < 0 ||
+            bind_blob(st, 6, p->a->ek_cert, p->a->ek_cert_len) < 0)
+                return -EIO;
+        e = step_changes(c, st);
+        return e < 0 ? e : 0;
+}
+
+int store_agent_add_pending(struct store *s, const struct store_agent *a, const uint8_t *ek_public,
+                            size_t ek_len, const uint8_t *cred_hash, int64_t expires)
+{
+        struct pending_arg p = {a, ek_public, ek_len, cred_hash, expires, 0};
+
+        /* credentials expire: the ones past it make room (now = their creation time) */
+        p.now = a->created;
+        return store_write(s, agent_add_pending_fn, &p);
+}
+
+struct activate_arg {
+        const char *id;
+        const uint8_t *proof_hash;
+        int64_t now;
+        char *replaced;
+};
+
+static int agent_activate_fn(struct conn *c, void *arg)
+{
+        struct activate_arg *a = arg;
+        sqlite3_stmt *st;
+        char state[16], old[STORE_ID_MAX + 1];
+        uint8_t ek_id[STORE_EK_ID_LEN];
+        _cleanup_free_ uint8_t *ek_cert = NULL;
+        size_t ek_cert_len = 0;
+        bool have_ek = false, any = false, live = false, match = false, match_live = false;
+        int64_t match_row = 0;
+        int rc, e;
+
+        if ((e = agent_state(c, a->id, state, sizeof(state))) < 0)
+                return e;
+        if (!strcmp(state, "decommissioned"))
+                return -EPERM;
+        if (strcmp(state, "pending") != 0)
+                return -EALREADY;
+        st = st_get(c, ST_ENROL_GET);
+        if (!st || bind_text(st, 1, a->id) < 0)
+                return -EIO;
+        /* every credential of the agent is compared (constant time each) */
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                bool ok = sqlite3_column_bytes(st, 0) == 32 &&
+                          CRYPTO_memcmp(sqlite3_column_blob(st, 0), a->proof_hash, 32) == 0;
+                bool alive = sqlite3_column_int64(st, 1) >= a->now;
+
+                any = true;
+                live = live || alive;
+                if (ok && !match) {
+                        match = true;
+                        match_live = alive;
+                        match_row = sqlite3_column_int64(st, 2);
+                }
+        }
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE)
+                return -EIO;
+        if (!any)
+                return -EALREADY;
+        if (match && !match_live)
+                return -ETIME;
+        if (!match)
+                return live ? -EKEYREJECTED : -ETIME;
+        st = st_get(c, ST_ENROL_LIST);
+        if (!st || bind_i64(st, 1, match_row) < 0 || sqlite3_step(st) != SQLITE_ROW) {
+                if (st)
+                        sqlite3_reset(st);
+                return -EIO;
+        }
+        if (sqlite3_column_bytes(st, 0) == STORE_EK_ID_LEN) {
+                memcpy(ek_id, sqlite3_column_blob(st, 0), STORE_EK_ID_LEN);
+                have_ek = true;
+        }
+        e = col_blob(st, 1, &ek_cert, &ek_cert_len);
+        sqlite3_reset(st);
+        if (e < 0)
+                return e;
+        if ((e = ek_refused(c, have_ek ? ek_id : NULL, NULL, 0)) != 0)
+                return e < 0 ? e : -EACCES;
+        /* the proof came from the TPM of this EK: this agent takes over the EK's identity */
+        if (have_ek) {
+                st = st_get(c, ST_AGENT_TAKEOVER);
+                if (!st || bind_blob(st, 1, ek_id, STORE_EK_ID_LEN) < 0 ||
+                    bind_text(st, 2, a->id) < 0)
+                        return -EIO;
+                rc = sqlite3_step(st);
+                if (rc == SQLITE_ROW) {
+                        const unsigned char *t = sqlite3_column_text(st, 0);
+
+                        snprintf(old, sizeof(old), "%s", t ? (const char *)t : "");
+                }
+                sqlite3_reset(st);
+                if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                        return -EIO;
+                if (rc == SQLITE_ROW) {
+                        /* at most one live identity per EK exists, so one row at most */
+                        st = st_get(c, ST_AGENT_DELETE);
+                        if (!st || bind_text(st, 1, old) < 0 || step_changes(c, st) < 0)
+                                return -EIO;
+                        if (a->replaced)
+                                snprintf(a->replaced, STORE_ID_MAX + 1, "%s", old);
+                }
+        }
+        st = st_get(c, ST_AGENT_ACTIVATE);
+        if (!st || bind_text(st, 1, a->id) < 0 ||
+            bind_blob(st, 2, have_ek ? ek_id : NULL, STORE_EK_ID_LEN) < 0 ||
+            bind_blob(st, 3, ek_cert, ek_cert_len) < 0 || (e = step_changes(c, st)) < 0)
+                return -EIO;
+        st = st_get(c, ST_ENROL_DELETE);
+        if (!st || bind_text(st, 1, a->id) < 0 || (e = step_changes(c, st)) < 0)
+                return -EIO;
+        return 0;
+}
+
+int store_agent_activate(struct store *s, const char *id, const uint8_t *proof_hash, int64_t now,
+                         char ret_replaced[STORE_ID_MAX + 1])
+{
+        struct activate_arg a = {id, proof_hash, now, ret_replaced};
+
+        if (ret_replaced)
+                ret_replaced[0] = '\0';
+        return store_write(s, agent_activate_fn, &a);
+}
+
+struct decom_arg {
+        const char *id;
+        int64_t now;
+        bool readmit;
+};
+
+static int agent_decom_fn(struct conn *c, void *arg)
+{
+        struct decom_arg *d = arg;
+        sqlite3_stmt *st = st_get(c, ST_AGENT_EK);
+        uint8_t ek_id[STORE_EK_ID_LEN];
+        bool have_ek = false;
+        int rc, n, m;
+
+        if (!st || bind_text(st, 1, d->id) < 0)
+                return -EIO;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW && sqlite3_column_bytes(st, 0) == STORE_EK_ID_LEN) {
+                memcpy(ek_id, sqlite3_column_blob(st, 0), STORE_EK_ID_LEN);
+                have_ek = true;
+        }
+        sqlite3_reset(st);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                return -EIO;
+        if (d->readmit) {
+                st = st_get(c, ST_EK_DECOM_DELETE);
+                if (!st || bind_text(st, 1, d->id) < 0 || (n = step_changes(c, st)) < 0)
+                        return -EIO;
+                st = st_get(c, ST_AGENT_READMIT);
+                if (!st || bind_text(st, 1, d->id) < 0 || (m = step_changes(c, st)) < 0)
+                        return -EIO;
+                /* the agent may have been forgotten (DELETE) while its EK stayed refused */
+                if (n == 0 && m == 0)
+                        return rc == SQLITE_DONE ? -ENOENT : -EALREADY;
+                return 0;
+        }
+        if (rc == SQLITE_DONE)
+                return -ENOENT;
+        st = st_get(c, ST_AGENT_DECOM);
+        if (!st || bind_text(st, 1, d->id) < 0 || step_changes(c, st) < 0)
+                return -EIO;
+        /* its pending credentials die with it */
+        st = st_get(c, ST_ENROL_DELETE);
+        if (!st || bind_text(st, 1, d->id) < 0 || step_changes(c, st) < 0)
+                return -EIO;
+        if (have_ek) {
+                st = st_get(c, ST_EK_DECOM_PUT);
+                if (!st || bind_blob(st, 1, ek_id, STORE_EK_ID_LEN) < 0 ||
+                    bind_text(st, 2, d->id) < 0 || bind_i64(st, 3, d->now) < 0 ||
+                    step_changes(c, st) < 0)
+                        return -EIO;
+        }
+        return 0;
+}
+
+int store_agent_decommission(struct store *s, const char *id, int64_t now)
+{
+        struct decom_arg d = {id, now, false};
+
+        return store_write(s, agent_decom_fn, &d);
+}
+
+int store_agent_readmit(struct store *s, const char *id)
+{
+        struct decom_arg d = {id, 0, true};
+
+        return store_write(s, agent_decom_fn, &d);
+}
+
+struct ek_check_arg {
+        const uint8_t *ek_id;
+        char *who;
+        size_t n;
+};
+
+static int ek_check_fn(struct conn *c, void *arg)
+{
+        struct ek_check_arg *a = arg;
+        int e = ek_refused(c, a->ek_id, a->who, a->n);
+
+        return e < 0 ? e : e ? -EPERM : 0;
+}
+
+int store_ek_refused(struct store *s, const uint8_t ek_id[STORE_EK_ID_LEN], char *ret_agent,
+                     size_t n)
+{
+        struct ek_check_arg a = {ek_id, ret_agent, n};
+
+        return store_read(s, ek_check_fn, &a);
+}
+
+struct agent_get_arg {
+        const char *id;
+        struct store_agent *a;
+};
+
+static int agent_get_fn(struct conn *c, void *arg)
+{
+        struct agent_get_arg *g = arg;
+        sqlite3_stmt *st = st_get(c, ST_AGENT_GET);
+        int rc, e;
+
+        if (!st || bind_text(st, 1, g->id) < 0)
+                return -EIO;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE) {
+                sqlite3_reset(st);
+                return -ENOENT;
+        }
+        if (rc != SQLITE_ROW) {
+                sqlite3_reset(st);
+                return -EIO;
+        }
+        e = agent_row(st, &g->a);
+        sqlite3_reset(st);
+        return e;
+}
+
+int store_agent_get(struct store *s, const char *id, struct store_agent **ret)
+{
+        struct agent_get_arg g = {.id = id};
+        int e = store_read(s, agent_get_fn, &g);
+
+        if (e < 0)
+                return e;
+        *ret = g.a;
+        return 0;
+}
+
+struct offset_arg {
+        const char *id;
+        uint64_t offset;
+};
+
+static int agent_offset_fn(struct conn *c, void *arg)
+{
+        struct offset_arg *o = arg;
+        sqlite3_stmt *st = st_get(c, ST_AGENT_OFFSET);
+        int rc;
+
+        if (!st || bind_text(st, 1, o->id) < 0)
+                return -EIO;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+                const unsigned char *t = sqlite3_column_text(st, 1);
+
+                o->offset = (uint64_t)sqlite3_column_int64(st, 0);
+                if (t && !strcmp((const char *)t, "decommissioned"))
+                        rc = SQLITE_AUTH;
+                else if (!t || strcmp((const char *)t, "active") != 0)
+                        rc = SQLITE_PERM; /* enrolled, not yet activated */
+        }
+        sqlite3_reset(st);
+        if (rc == SQLITE_DONE)
+                return -ENOENT;
+        if (rc == SQLITE_PERM)
+                return -EACCES;
+        if (rc == SQLITE_AUTH)
+                return -EPERM;
+        return rc == SQLITE_ROW ? 0 : -EIO;
+}
+
+int store_agent_offset(struct store *s, const char *id, uint64_t *ret)
+{
+        struct offset_arg o = {id, 0};
+        int e = store_read(s, agent_offset_fn, &o);
+
+        if (e < 0)
+                return e;
+        *ret = o.offset;
+        return 0;
+}
+
+struct list_arg {
+        int (*fn)(const struct store_agent *a, void *arg);
+        void *arg;
+};
+
+static int agent_list_fn(struct conn *c, void *arg)
+{
+        struct list_arg *l = arg;
+        sqlite3_stmt *st = st_get(c, ST_AGENT_LIST);
+        int rc, e = 0;
+
+        if (!st)
+                return -EIO;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                struct store_agent *a;
+
+                if ((e = agent_row(st, &a)) < 0)
+                        break;
+                e = l->fn(a, l->arg);
+                store_agent_free(a);
+                if (e < 0)
+                        break;
+        }
+        if (e == 0 && rc != SQLITE_DONE)
+                e = -EIO;
+        sqlite3_reset(st);
+        return e;
+}
+
+int store_agent_list(struct store *s, int (*fn)(const struct store_agent *a, void *arg), void *arg)
+{
+        struct list_arg l = {fn, arg};
+
+        return store_read(s, agent_list_fn, &l);
+}
+
+static int agent_delete_fn(struct conn *c, void *arg)
+{
+        sqlite3_stmt *st = st_get(c, ST_AGENT_DELETE);
+        int n;
+
+        if (!st || bind_text(st, 1, arg) < 0)
+                return -EIO;
+        n = step_changes(c, st);
+        if (n < 0)
+                return n;
+        return n == 0 ? -ENOENT : 0;
+}
+
+int store_agent_delete(struct store *s, const char *id)
+{
+        return store_write(s, agent_delete_fn, (void *)id);
+}
+
+struct set_policy_arg {
+        const char *id, *policy;
+};
+
+static int agent_set_policy_fn(struct conn *c, void *arg)
+{
+        struct set_policy_arg *p = arg;
+        sqlite3_stmt *st;
+        int n;
+
+        if ((n = exists(c, ST_AGENT_EXISTS, p->id)) <= 0)
+                return n < 0 ? n : -ENOENT;
+        if (p->policy && (n = exists(c, ST_POLICY_LIVE, p->policy)) <= 0)
+                return n < 0 ? n : -ENODATA;
+        st = st_get(c, ST_AGENT_SET_POLICY);
+        if (!st || bind_text(st, 1, p->id) < 0 || bind_text(st, 2, p->policy) < 0)
+                return -EIO;
+        n = step_changes(c, st);
+        return n < 0 ? n : 0;
+}
+
+int store_agent_set_policy(struct store *s, const char *id, const char *policy)
+{
+        struct set_policy_arg p = {id, policy};
+
+        return store_write(s, agent_set_policy_fn, &p);
+}
+
+struct counts_arg {
+        int64_t now, grace, interval;
+        struct store_counts c;
+};
+
+static int agent_counts_fn(struct conn *c, void *arg)
+{
+        struct counts_arg *a = arg;
+        sqlite3_stmt *st = st_get(c, ST_AGENT_COUNTS);
+        int rc;
+
+        if (!st || bind_i64(st, 1, a->now) < 0 || bind_i64(st, 2, a->grace) < 0 ||
+            bind_i64(st, 3, a->interval) < 0)
+                return -EIO;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+                a->c.stale = (uint64_t)sqlite3_column_int64(st, 0);
+                a->c.never = (uint64_t)sqlite3_column_int64(st, 1);
+                a->c.failing = (uint64_t)sqlite3_column_int64(st, 2);
+                a->c.active = (uint64_t)sqlite3_column_int64(st, 3);
+        }
+        sqlite3_reset(st);
+        return rc == SQLITE_ROW ? 0 : -EIO;
+}
+
+int store_agent_counts(struct store *s, int64_t now, int64_t grace, int64_t interval,
+                       struct store_counts *ret)
+{
+        struct counts_arg a = {.now = now, .grace = grace, .interval = interval};
+        int e = store_read(s, agent_counts_fn, &a);
+
+        if (e < 0)
+                return e;
+        *ret = a.c;
+        return 0;
+}

@@ -1,0 +1,667 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "daemon/store-internal.h"
+
+/* Forward migrations: migration[i] takes user_version i to i + 1. */
+static const char *const migration[STORE_SCHEMA_VERSION] = {
+        "CREATE TABLE agents ("
+        " id TEXT PRIMARY KEY,"
+        " ak_public BLOB NOT NULL,"
+        " ak_name BLOB NOT NULL UNIQUE,"
+        " ek_cert BLOB,"
+        " state TEXT NOT NULL,"
+        " policy TEXT,"
+        " created INTEGER NOT NULL,"
+        " last_seen INTEGER NOT NULL DEFAULT 0,"
+        " next_due INTEGER NOT NULL DEFAULT 0,"
+        " last_status TEXT,"
+        " last_policy TEXT,"
+        " last_result INTEGER NOT NULL DEFAULT 0,"
+        " ima_offset INTEGER NOT NULL DEFAULT 0,"
+        " replay_state TEXT,"
+        " seq INTEGER NOT NULL DEFAULT 0);"
+        "CREATE TABLE policies ("
+        " name TEXT NOT NULL,"
+        " version INTEGER NOT NULL,"
+        " body TEXT NOT NULL,"
+        " created INTEGER NOT NULL,"
+        " deleted INTEGER NOT NULL DEFAULT 0,"
+        " PRIMARY KEY (name, version));"
+        "CREATE TABLE results ("
+        " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+        " agent TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,"
+        " time INTEGER NOT NULL,"
+        " status TEXT NOT NULL,"
+        " policy TEXT,"
+        " verdict TEXT NOT NULL);"
+        "CREATE INDEX results_by_agent ON results(agent, id);",
+        /* 1 -> 2: enrolment by credential activation (DESIGN §4) */
+        "CREATE TABLE enrolments ("
+        " agent TEXT PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,"
+        " ek_public BLOB NOT NULL,"
+        " cred_hash BLOB NOT NULL,"
+        " expires INTEGER NOT NULL);",
+        /* 2 -> 3 (issue 9): one live identity per EK, several pending credentials per agent
+         * (a second enrolment never replaces the first), decommissioning, consumed nonces */
+        "ALTER TABLE agents ADD COLUMN ek_id BLOB;"
+        "ALTER TABLE agents ADD COLUMN prev_state TEXT;"
+        "CREATE INDEX agents_by_ek ON agents(ek_id);"
+        "CREATE TABLE enrolments3 ("
+        " agent TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,"
+        " ek_public BLOB NOT NULL,"
+        " ek_id BLOB,"
+        " ek_cert BLOB,"
+        " cred_hash BLOB NOT NULL,"
+        " expires INTEGER NOT NULL);"
+        "INSERT INTO enrolments3 (agent, ek_public, cred_hash, expires)"
+        " SELECT agent, ek_public, cred_hash, expires FROM enrolments;"
+        "DROP TABLE enrolments;"
+        "ALTER TABLE enrolments3 RENAME TO enrolments;"
+        "CREATE INDEX enrolments_by_agent ON enrolments(agent);"
+        "CREATE TABLE ek_decommissioned ("
+        " ek_id BLOB PRIMARY KEY,"
+        " agent TEXT NOT NULL,"
+        " time INTEGER NOT NULL);"
+        "CREATE TABLE nonces_used ("
+        " nonce BLOB PRIMARY KEY,"
+        " expires INTEGER NOT NULL) WITHOUT ROWID;"
+        "CREATE INDEX nonces_used_by_expiry ON nonces_used(expires);"
+        "CREATE TABLE health (id INTEGER PRIMARY KEY, time INTEGER NOT NULL);",
+};
+
+static const char *const stmt_sql[ST_COUNT] = {
+        [ST_AGENT_ADD] = "INSERT INTO agents (id, ak_public, ak_name, ek_cert, state, created,"
+                         " ek_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        [ST_AGENT_GET] = "SELECT id, ak_public, ak_name, ek_cert, state, policy, created,"
+                         " last_seen, next_due, last_status, last_policy, last_result,"
+                         " ima_offset, replay_state, seq, ek_id FROM agents WHERE id = ?1",
+        [ST_AGENT_LIST] = "SELECT id, NULL, NULL, NULL, state, policy, created, last_seen,"
+                          " next_due, last_status, last_policy, last_result, ima_offset, NULL,"
+                          " seq, ek_id FROM agents ORDER BY id",
+        [ST_AGENT_DELETE] = "DELETE FROM agents WHERE id = ?1",
+        [ST_AGENT_SET_POLICY] = "UPDATE agents SET policy = ?2 WHERE id = ?1",
+        [ST_POLICY_LIVE] = "SELECT 1 FROM policies WHERE name = ?1 AND deleted = 0 LIMIT 1",
+        [ST_AGENT_COUNTS] =
+                "SELECT coalesce(sum(stale), 0),"
+                " coalesce(sum(NOT stale AND last_seen = 0), 0),"
+                " coalesce(sum(NOT stale AND last_seen <> 0 AND last_status = 'fail'), 0),"
+                " coalesce(sum(NOT stale AND last_seen <> 0 AND last_status <> 'fail'), 0)"
+                " FROM (SELECT last_seen, last_status, (CASE WHEN next_due = 0 THEN created + ?3"
+                " ELSE next_due END) + ?2 < ?1 AS stale FROM agents)",
+        [ST_AGENT_UPDATE] = "UPDATE agents SET last_seen = ?3, next_due = ?4, last_status = ?5,"
+                            " last_policy = ?6, last_result = ?7, ima_offset = ?8,"
+                            " replay_state = ?9, seq = seq + 1 WHERE id = ?1 AND seq = ?2",
+        [ST_AGENT_EXISTS] = "SELECT 1 FROM agents WHERE id = ?1",
+        [ST_AGENT_OFFSET] = "SELECT ima_offset, state FROM agents WHERE id = ?1",
+        [ST_AGENT_RESET_REPLAY] = "UPDATE agents SET ima_offset = 0, seq = seq + 1"
+                                  " WHERE id = ?1 AND seq = ?2",
+        [ST_RESULT_ADD] = "INSERT INTO results (agent, time, status, policy, verdict)"
+                          " VALUES (?1, ?2, ?3, ?4, ?5)",
+        [ST_RESULT_PRUNE] = "DELETE FROM results WHERE agent = ?1 AND id <= (SELECT id FROM"
+                            " results WHERE agent = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)",
+        [ST_RESULT_LIST] = "SELECT id, time, status, policy, verdict FROM results WHERE"
+                           " agent = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
+        [ST_POLICY_NEXT] = "SELECT coalesce(max(version), 0) + 1 FROM policies WHERE name = ?1",
+        [ST_POLICY_ADD] = "INSERT INTO policies (name, version, body, created)"
+                          " VALUES (?1, ?2, ?3, ?4)",
+        [ST_POLICY_GET_LATEST] = "SELECT body, version, created FROM policies WHERE name = ?1"
+                                 " AND deleted = 0 ORDER BY version DESC LIMIT 1",
+        [ST_POLICY_GET_VERSION] = "SELECT body, version, created FROM policies WHERE name = ?1"
+                                  " AND deleted = 0 AND version = ?2",
+        [ST_POLICY_LIST] = "SELECT name, max(version), max(created) FROM policies WHERE"
+                           " deleted = 0 GROUP BY name ORDER BY name",
+        [ST_POLICY_BOUND] = "SELECT 1 FROM agents WHERE policy = ?1 LIMIT 1",
+        [ST_POLICY_DELETE] = "UPDATE policies SET deleted = 1 WHERE name = ?1 AND deleted = 0",
+        [ST_ENROL_PUT] = "INSERT INTO enrolments (agent, ek_public, cred_hash, expires, ek_id,"
+                         " ek_cert) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        [ST_ENROL_GET] = "SELECT cred_hash, expires, rowid FROM enrolments WHERE agent = ?1",
+        [ST_ENROL_DELETE] = "DELETE FROM enrolments WHERE agent = ?1",
+        [ST_AGENT_STATE] = "SELECT state FROM agents WHERE id = ?1",
+        [ST_AGENT_SET_STATE] = "UPDATE agents SET state = ?2 WHERE id = ?1",
+        [ST_ENROL_COUNT] = "SELECT count(*) FROM enrolments WHERE agent = ?1",
+        [ST_ENROL_PURGE] = "DELETE FROM enrolments WHERE agent = ?1 AND expires < ?2",
+        [ST_ENROL_LIST] = "SELECT ek_id, ek_cert FROM enrolments WHERE rowid = ?1",
+        [ST_AGENT_ACTIVATE] = "UPDATE agents SET state = 'active', ek_id = ?2, ek_cert = ?3"
+                              " WHERE id = ?1",
+        [ST_AGENT_TAKEOVER] = "SELECT id FROM agents WHERE ek_id = ?1 AND id <> ?2"
+                              " AND state <> 'pending'",
+        [ST_EK_DECOM_GET] = "SELECT agent FROM ek_decommissioned WHERE ek_id = ?1",
+        [ST_EK_DECOM_PUT] = "INSERT OR REPLACE INTO ek_decommissioned (ek_id, agent, time)"
+                            " VALUES (?1, ?2, ?3)",
+        [ST_EK_DECOM_DELETE] = "DELETE FROM ek_decommissioned WHERE agent = ?1",
+        [ST_AGENT_DECOM] = "UPDATE agents SET prev_state = state, state = 'decommissioned'"
+                           " WHERE id = ?1 AND state <> 'decommissioned'",
+        [ST_AGENT_READMIT] = "UPDATE agents SET state = coalesce(prev_state, 'active'),"
+                             " prev_state = NULL WHERE id = ?1 AND state = 'decommissioned'",
+        [ST_AGENT_EK] = "SELECT ek_id FROM agents WHERE id = ?1",
+        [ST_NONCE_PURGE] = "DELETE FROM nonces_used WHERE expires <= ?1",
+        [ST_NONCE_PUT] = "INSERT INTO nonces_used (nonce, expires) VALUES (?1, ?2)",
+        [ST_NONCE_GET] = "SELECT 1 FROM nonces_used WHERE nonce = ?1",
+        [ST_HEALTH_PUT] = "INSERT OR REPLACE INTO health (id, time) VALUES (1, ?1)",
+        [ST_BEGIN] = "BEGIN IMMEDIATE",
+        [ST_COMMIT] = "COMMIT",
+        [ST_ROLLBACK] = "ROLLBACK",
+        [ST_SAVEPOINT] = "SAVEPOINT job",
+        [ST_RELEASE] = "RELEASE job",
+        [ST_ROLLBACK_TO] = "ROLLBACK TO job",
+};
+
+struct job {
+        int (*fn)(struct conn *c, void *arg);
+        void *arg;
+        int rc;
+        bool done;
+        struct job *next;
+};
+
+struct store {
+        enum store_mode mode;
+        pthread_mutex_t lock;
+        pthread_cond_t conn_free; /* a pooled connection came back */
+        struct conn *free;        /* pooled connections */
+        struct conn *conns;       /* all pooled connections */
+        unsigned nconns;
+        /* writer mode */
+        struct conn writer;
+        pthread_t writer_thread;
+        bool writer_running, stopping;
+        pthread_cond_t job_ready, job_done;
+        struct job *queue, *queue_tail;
+        atomic_uint_fast64_t commits, writes; /* write transactions, writes in them */
+        char *path;
+        /* readiness probe: at most one real write per interval, the last answer cached */
+        pthread_mutex_t probe_lock;
+        int64_t probe_at;
+        atomic_int probe_rc;
+        char probe_msg[160];
+};
+
+static int db_fail(sqlite3 *db, int rc, struct attest_err *err, const char *what)
+{
+        return attest_fail(err, -EIO, AE_STORE_IO, "%s: %s", what,
+                           db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+}
+
+static void conn_close(struct conn *c)
+{
+        for (int i = 0; i < ST_COUNT; i++)
+                sqlite3_finalize(c->st[i]);
+        memset(c->st, 0, sizeof(c->st));
+        sqlite3_close(c->db);
+        c->db = NULL;
+}
+
+static int conn_open(struct conn *c, const char *path, struct attest_err *err)
+{
+        char *msg = NULL;
+        int rc;
+
+        memset(c, 0, sizeof(*c));
+        rc = sqlite3_open_v2(path, &c->db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                             NULL);
+        if (rc != SQLITE_OK) {
+                int e = db_fail(c->db, rc, err, path);
+
+                conn_close(c);
+                return e;
+        }
+        sqlite3_busy_timeout(c->db, 10000);
+        rc = sqlite3_exec(c->db,
+                          "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                          " PRAGMA foreign_keys=ON;",
+                          NULL, NULL, &msg);
+        if (rc != SQLITE_OK) {
+                int e = attest_fail(err, -EIO, AE_STORE_IO, "%s: %s", path, msg ? msg : "pragma");
+
+                sqlite3_free(msg);
+                conn_close(c);
+                return e;
+        }
+        for (int i = 0; i < ST_COUNT; i++) {
+                rc = sqlite3_prepare_v3(c->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+                                        &c->st[i], NULL);
+                if (rc != SQLITE_OK && i < ST_BEGIN) {
+                        /* before the migration the tables are missing: prepare lazily */
+                        c->st[i] = NULL;
+                        continue;
+                }
+                if (rc != SQLITE_OK) {
+                        int e = db_fail(c->db, rc, err, "prepare");
+
+                        conn_close(c);
+                        return e;
+                }
+        }
+        return 0;
+}
+
+int store_stmt_prepare(struct conn *c, enum stmt i)
+{
+        return sqlite3_prepare_v3(c->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &c->st[i],
+                                  NULL) == SQLITE_OK
+                       ? 0
+                       : -EIO;
+}
+
+static int st_exec(struct conn *c, enum stmt i)
+{
+        sqlite3_stmt *st = st_get(c, i);
+        int rc;
+
+        if (!st)
+                return -EIO;
+        rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -EIO;
+}
+
+static int migrate(struct conn *c, struct attest_err *err)
+{
+        sqlite3_stmt *st = NULL;
+        int version, rc;
+        char *msg = NULL;
+
+        if (sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+                return db_fail(c->db, 0, err, "begin");
+        rc = sqlite3_prepare_v2(c->db, "PRAGMA user_version", -1, &st, NULL);
+        if (rc != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
+                sqlite3_finalize(st);
+                sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+                return db_fail(c->db, rc, err, "user_version");
+        }
+        version = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+        if (version > STORE_SCHEMA_VERSION) {
+                sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+                return attest_fail(err, -EINVAL, AE_STORE_SCHEMA,
+                                   "database schema %d is newer than this attestd (%d)", version,
+                                   STORE_SCHEMA_VERSION);
+        }
+        for (int v = version; v < STORE_SCHEMA_VERSION; v++) {
+                char set[64];
+
+                snprintf(set, sizeof(set), "PRAGMA user_version = %d", v + 1);
+                if (sqlite3_exec(c->db, migration[v], NULL, NULL, &msg) != SQLITE_OK ||
+                    sqlite3_exec(c->db, set, NULL, NULL, &msg) != SQLITE_OK) {
+                        int e = attest_fail(err, -EIO, AE_STORE_SCHEMA, "migration %d: %s", v + 1,
+                                            msg ? msg : "?");
+
+                        sqlite3_free(msg);
+                        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+                        return e;
+                }
+        }
+        if (sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+                return db_fail(c->db, 0, err, "commit");
+        return 0;
+}
+
+static void *writer_main(void *arg)
+{
+        struct store *s = arg;
+
+        pthread_mutex_lock(&s->lock);
+        for (;;) {
+                struct job *batch;
+                int rc;
+
+                while (!s->queue && !s->stopping)
+                        pthread_cond_wait(&s->job_ready, &s->lock);
+                if (!s->queue)
+                        break;
+                batch = s->queue;
+                s->queue = s->queue_tail = NULL;
+                pthread_mutex_unlock(&s->lock);
+
+                /* one transaction, one fsync, for the whole batch; a failing job is rolled back
+                 * to its savepoint and does not take the others with it */
+                rc = st_exec(&s->writer, ST_BEGIN);
+                for (struct job *j = batch; j; j = j->next) {
+                        if (rc < 0) {
+                                j->rc = rc;
+                                continue;
+                        }
+                        if (st_exec(&s->writer, ST_SAVEPOINT) < 0) {
+                                j->rc = -EIO;
+                                continue;
+                        }
+                        j->rc = j->fn(&s->writer, j->arg);
+                        if (j->rc < 0)
+                                (void)st_exec(&s->writer, ST_ROLLBACK_TO);
+                        (void)st_exec(&s->writer, ST_RELEASE);
+                }
+                if (rc == 0)
+                        atomic_fetch_add(&s->commits, 1);
+                if (rc == 0 && st_exec(&s->writer, ST_COMMIT) < 0) {
+                        (void)st_exec(&s->writer, ST_ROLLBACK);
+                        for (struct job *j = batch; j; j = j->next)
+                                j->rc = -EIO;
+                }
+
+                pthread_mutex_lock(&s->lock);
+                for (struct job *j = batch, *next; j; j = next) {
+                        next = j->next;
+                        j->done = true;
+                        atomic_fetch_add(&s->writes, 1);
+                }
+                pthread_cond_broadcast(&s->job_done);
+        }
+        pthread_mutex_unlock(&s->lock);
+        return NULL;
+}
+
+static struct conn *conn_get(struct store *s)
+{
+        struct conn *c;
+
+        pthread_mutex_lock(&s->lock);
+        while (!s->free)
+                pthread_cond_wait(&s->conn_free, &s->lock);
+        c = s->free;
+        s->free = c->next_free;
+        pthread_mutex_unlock(&s->lock);
+        return c;
+}
+
+static void conn_put(struct store *s, struct conn *c)
+{
+        pthread_mutex_lock(&s->lock);
+        c->next_free = s->free;
+        s->free = c;
+        pthread_cond_signal(&s->conn_free);
+        pthread_mutex_unlock(&s->lock);
+}
+/* Run fn inside a write transaction, durable when this returns 0. */
+int store_write(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg)
+{
+        struct conn *c;
+        int rc;
+
+        if (s->mode == STORE_WRITER) {
+                struct job j = {.fn = fn, .arg = arg};
+
+                pthread_mutex_lock(&s->lock);
+                if (s->queue_tail)
+                        s->queue_tail->next = &j;
+                else
+                        s->queue = &j;
+                s->queue_tail = &j;
+                pthread_cond_signal(&s->job_ready);
+                while (!j.done)
+                        pthread_cond_wait(&s->job_done, &s->lock);
+                pthread_mutex_unlock(&s->lock);
+                return j.rc;
+        }
+        c = conn_get(s);
+        atomic_fetch_add(&s->commits, 1);
+        atomic_fetch_add(&s->writes, 1);
+        rc = st_exec(c, ST_BEGIN);
+        if (rc == 0) {
+                rc = fn(c, arg);
+                if (rc < 0)
+                        (void)st_exec(c, ST_ROLLBACK);
+                else if (st_exec(c, ST_COMMIT) < 0) {
+                        (void)st_exec(c, ST_ROLLBACK);
+                        rc = -EIO;
+                }
+        }
+        conn_put(s, c);
+        return rc;
+}
+/* Run fn on a pooled connection, outside any explicit transaction (one statement reads). */
+int store_read(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg)
+{
+        struct conn *c = conn_get(s);
+        int rc = fn(c, arg);
+
+        conn_put(s, c);
+        return rc;
+}
+
+/*
+ * The database holds agent identities and verdicts: its directory is created 0700 when missing
+ * and refused when anyone may write to it; the file is created 0600 before SQLite opens it (the
+ * WAL and SHM files inherit the mode of the database) and narrowed to 0600 when it was wider.
+ */
+static int store_prepare_files(const char *path, struct attest_err *err)
+{
+        char dir[4096], side[4096 + 8];
+        const char *slash = strrchr(path, '/');
+        struct stat st;
+        int fd;
+
+        if (!path[0] || path[0] == ':' || !strncmp(path, "file:", 5))
+                return 0;
+        if (slash) {
+                size_t n = slash == path ? 1 : (size_t)(slash - path);
+
+                if (n >= sizeof(dir))
+                        return attest_fail(err, -ENAMETOOLONG, AE_STORE_IO, "%s: path too long",
+                                           path);
+                memcpy(dir, path, n);
+                dir[n] = '\0';
+        } else {
+                snprintf(dir, sizeof(dir), ".");
+        }
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+                return attest_fail(err, -errno, AE_STORE_IO, "creating %s: %s", dir,
+                                   strerror(errno));
+        if (stat(dir, &st) < 0)
+                return attest_fail(err, -errno, AE_STORE_IO, "%s: %s", dir, strerror(errno));
+        if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+                return attest_fail(err, -EPERM, AE_STORE_IO,
+                                   "%s: the database directory is writable by anyone", dir);
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return attest_fail(err, -errno, AE_STORE_IO, "%s: %s", path, strerror(errno));
+        if (fstat(fd, &st) == 0 && (st.st_mode & 0077) && fchmod(fd, 0600) < 0) {
+                int e = -errno;
+
+                close(fd);
+                return attest_fail(err, e, AE_STORE_IO, "chmod %s: %s", path, strerror(-e));
+        }
+        close(fd);
+        for (int i = 0; i < 2; i++) {
+                snprintf(side, sizeof(side), "%s%s", path, i ? "-shm" : "-wal");
+                if (chmod(side, 0600) < 0 && errno != ENOENT)
+                        return attest_fail(err, -errno, AE_STORE_IO, "chmod %s: %s", side,
+                                           strerror(errno));
+        }
+        return 0;
+}
+
+int store_open(const char *path, enum store_mode mode, unsigned connections, struct store **ret,
+               struct attest_err *err)
+{
+        struct store *s;
+        int e;
+
+        if (connections == 0 || connections > 1024)
+                return attest_fail(err, -EINVAL, AE_STORE_CONFIG, "connections: %u", connections);
+        if ((e = store_prepare_files(path, err)) < 0)
+                return e;
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->mode = mode;
+        s->path = strdup(path);
+        if (!s->path) {
+                free(s);
+                return -ENOMEM;
+        }
+        pthread_mutex_init(&s->probe_lock, NULL);
+        pthread_mutex_init(&s->lock, NULL);
+        pthread_cond_init(&s->conn_free, NULL);
+        pthread_cond_init(&s->job_ready, NULL);
+        pthread_cond_init(&s->job_done, NULL);
+        s->conns = calloc(connections, sizeof(*s->conns));
+        if (!s->conns) {
+                store_close(s);
+                return -ENOMEM;
+        }
+        /* the first connection migrates before the others prepare their statements */
+        for (unsigned i = 0; i < connections; i++) {
+                if ((e = conn_open(&s->conns[i], path, err)) < 0) {
+                        store_close(s);
+                        return e;
+                }
+                s->nconns = i + 1;
+                if (i == 0 && (e = migrate(&s->conns[0], err)) < 0) {
+                        store_close(s);
+                        return e;
+                }
+                s->conns[i].next_free = s->free;
+                s->free = &s->conns[i];
+        }
+        if (mode == STORE_WRITER) {
+                if ((e = conn_open(&s->writer, path, err)) < 0) {
+                        store_close(s);
+                        return e;
+                }
+                if (pthread_create(&s->writer_thread, NULL, writer_main, s) != 0) {
+                        store_close(s);
+                        return -ENOMEM;
+                }
+                s->writer_running = true;
+        }
+        *ret = s;
+        return 0;
+}
+
+struct store *store_close(struct store *s)
+{
+        if (!s)
+                return NULL;
+        if (s->writer_running) {
+                pthread_mutex_lock(&s->lock);
+                s->stopping = true;
+                pthread_cond_signal(&s->job_ready);
+                pthread_mutex_unlock(&s->lock);
+                pthread_join(s->writer_thread, NULL);
+        }
+        if (s->writer.db)
+                conn_close(&s->writer);
+        for (unsigned i = 0; i < s->nconns; i++)
+                conn_close(&s->conns[i]);
+        free(s->conns);
+        pthread_cond_destroy(&s->job_done);
+        pthread_cond_destroy(&s->job_ready);
+        pthread_cond_destroy(&s->conn_free);
+        pthread_mutex_destroy(&s->lock);
+        pthread_mutex_destroy(&s->probe_lock);
+        free(s->path);
+        free(s);
+        return NULL;
+}
+
+void store_stats(struct store *s, uint64_t *ret_commits, uint64_t *ret_writes)
+{
+        *ret_commits = atomic_load(&s->commits);
+        *ret_writes = atomic_load(&s->writes);
+}
+
+static int schema_version_fn(struct conn *c, void *arg)
+{
+        sqlite3_stmt *st = NULL;
+        int rc = -EIO;
+
+        if (sqlite3_prepare_v2(c->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW) {
+                *(int *)arg = sqlite3_column_int(st, 0);
+                rc = 0;
+        }
+        sqlite3_finalize(st);
+        return rc;
+}
+
+int store_schema_version(struct store *s, int *ret)
+{
+        return store_read(s, schema_version_fn, ret);
+}
+
+static int health_put_fn(struct conn *c, void *arg)
+{
+        sqlite3_stmt *st = st_get(c, ST_HEALTH_PUT);
+
+        if (!st || bind_i64(st, 1, *(int64_t *)arg) < 0)
+                return -EIO;
+        return step_changes(c, st) < 0 ? -EIO : 0;
+}
+
+/* A page-sized file written, synced and removed beside the database: SQLite may still reuse
+ * room in its WAL when the file system is full, a new file cannot be written. */
+static int probe_file(const char *path, char *msg, size_t n)
+{
+        char p[4096 + 8];
+        uint8_t page[4096];
+        size_t put = 0;
+        int fd, e = 0;
+
+        if (!path[0] || path[0] == ':' || !strncmp(path, "file:", 5))
+                return 0;
+        memset(page, 0, sizeof(page));
+        snprintf(p, sizeof(p), "%s-probe", path);
+        fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0) {
+                e = -errno;
+                snprintf(msg, n, "cannot create a file beside the database: %s", strerror(-e));
+                return e;
+        }
+        while (put < sizeof(page)) {
+                ssize_t w = write(fd, page + put, sizeof(page) - put);
+
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w <= 0) {
+                        e = w < 0 ? -errno : -EIO;
+                        break;
+                }
+                put += (size_t)w;
+        }
+        if (e == 0 && fsync(fd) < 0)
+                e = -errno;
+        close(fd);
+        unlink(p);
+        if (e < 0)
+                snprintf(msg, n, "writing beside the database failed: %s", strerror(-e));
+        return e;
+}
+
+int store_probe(struct store *s, int64_t now, int64_t min_interval_ms, char *ret_msg, size_t n)
+{
+        int rc;
+
+        if (pthread_mutex_trylock(&s->probe_lock) != 0) {
+                /* another request is probing: its previous answer stands */
+                rc = atomic_load(&s->probe_rc);
+                snprintf(ret_msg, n, "%s", rc < 0 ? "the last probe failed" : "");
+                return rc;
+        }
+        if (s->probe_at && now >= s->probe_at && now - s->probe_at < min_interval_ms) {
+                rc = atomic_load(&s->probe_rc);
+                snprintf(ret_msg, n, "%s", s->probe_msg);
+                pthread_mutex_unlock(&s->probe_lock);
+                return rc;
+        }
+        s->probe_msg[0] = '\0';
+        rc = probe_file(s->path, s->probe_msg, sizeof(s->probe_msg));
+        if (rc == 0 && (rc = store_write(s, health_put_fn, &now)) < 0)
+                snprintf(s->probe_msg, sizeof(s->probe_msg), "a database write failed");
+        s->probe_at = now;
+        atomic_store(&s->probe_rc, rc);
+        snprintf(ret_msg, n, "%s", s->probe_msg);
+        pthread_mutex_unlock(&s->probe_lock);
+        return rc;
+}

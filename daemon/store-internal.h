@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * What the store-*.c files share: the prepared statements of a connection, the way a function runs
+ * on one (store_write inside a durable write transaction, store_read outside any), and the small
+ * bind/column helpers. Only daemon/store-*.c include this; everyone else uses daemon/store.h.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "daemon/store.h"
+
+enum stmt {
+        ST_AGENT_ADD,
+        ST_AGENT_GET,
+        ST_AGENT_LIST,
+        ST_AGENT_DELETE,
+        ST_AGENT_SET_POLICY,
+        ST_POLICY_LIVE,
+        ST_AGENT_COUNTS,
+        ST_AGENT_UPDATE,
+        ST_AGENT_EXISTS,
+        ST_AGENT_OFFSET,
+        ST_AGENT_RESET_REPLAY,
+        ST_RESULT_ADD,
+        ST_RESULT_PRUNE,
+        ST_RESULT_LIST,
+        ST_POLICY_NEXT,
+        ST_POLICY_ADD,
+        ST_POLICY_GET_LATEST,
+        ST_POLICY_GET_VERSION,
+        ST_POLICY_LIST,
+        ST_POLICY_BOUND,
+        ST_POLICY_DELETE,
+        ST_ENROL_PUT,
+        ST_ENROL_GET,
+        ST_ENROL_DELETE,
+        ST_AGENT_STATE,
+        ST_AGENT_SET_STATE,
+        ST_ENROL_COUNT,
+        ST_ENROL_PURGE,
+        ST_ENROL_LIST,
+        ST_AGENT_ACTIVATE,
+        ST_AGENT_TAKEOVER,
+        ST_EK_DECOM_GET,
+        ST_EK_DECOM_PUT,
+        ST_EK_DECOM_DELETE,
+        ST_AGENT_DECOM,
+        ST_AGENT_READMIT,
+        ST_AGENT_EK,
+        ST_NONCE_PURGE,
+        ST_NONCE_PUT,
+        ST_NONCE_GET,
+        ST_HEALTH_PUT,
+        ST_BEGIN,
+        ST_COMMIT,
+        ST_ROLLBACK,
+        ST_SAVEPOINT,
+        ST_RELEASE,
+        ST_ROLLBACK_TO,
+        ST_COUNT,
+};
+
+struct conn {
+        sqlite3 *db;
+        sqlite3_stmt *st[ST_COUNT];
+        struct conn *next_free;
+};
+
+/* Prepare statement i on c (first use when the schema was missing at open): 0 or -EIO. */
+int store_stmt_prepare(struct conn *c, enum stmt i);
+
+/* The statement, reset and unbound; prepared on first use if the schema was missing at open. */
+static inline sqlite3_stmt *st_get(struct conn *c, enum stmt i)
+{
+        if (!c->st[i] && store_stmt_prepare(c, i) < 0)
+                return NULL;
+        sqlite3_reset(c->st[i]);
+        sqlite3_clear_bindings(c->st[i]);
+        return c->st[i];
+}
+
+/* Run fn inside a write transaction, durable when this returns 0. */
+int store_write(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg);
+/* Run fn on a pooled connection, outside any explicit transaction (one statement reads). */
+int store_read(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg);
+
+static inline int bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+        if (!s)
+                return sqlite3_bind_null(st, i) == SQLITE_OK ? 0 : -EIO;
+        return sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC) == SQLITE_OK ? 0 : -EIO;
+}
+
+static inline int bind_blob(sqlite3_stmt *st, int i, const uint8_t *p, size_t n)
+{
+        if (!p)
+                return sqlite3_bind_null(st, i) == SQLITE_OK ? 0 : -EIO;
+        return sqlite3_bind_blob64(st, i, p, n, SQLITE_STATIC) == SQLITE_OK ? 0 : -EIO;
+}
+
+static inline int bind_i64(sqlite3_stmt *st, int i, int64_t v)
+{
+        return sqlite3_bind_int64(st, i, v) == SQLITE_OK ? 0 : -EIO;
+}
+
+static inline int col_text(sqlite3_stmt *st, int i, char **ret)
+{
+        const unsigned char *t = sqlite3_column_text(st, i);
+
+        *ret = NULL;
+        if (!t)
+                return sqlite3_errcode(sqlite3_db_handle(st)) == SQLITE_NOMEM ? -ENOMEM : 0;
+        *ret = strdup((const char *)t);
+        return *ret ? 0 : -ENOMEM;
+}
+
+static inline int col_blob(sqlite3_stmt *st, int i, uint8_t **ret, size_t *ret_len)
+{
+        const void *b = sqlite3_column_blob(st, i);
+        int n = sqlite3_column_bytes(st, i);
+
+        *ret = NULL;
+        *ret_len = 0;
+        if (!b)
+                return 0;
+        *ret = malloc(n > 0 ? (size_t)n : 1);
+        if (!*ret)
+                return -ENOMEM;
+        memcpy(*ret, b, (size_t)n);
+        *ret_len = (size_t)n;
+        return 0;
+}
+
+static inline int step_changes(struct conn *c, sqlite3_stmt *st)
+{
+        int rc = sqlite3_step(st);
+
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE)
+                return -EIO;
+        return sqlite3_changes(c->db);
+}
+
+static inline int exists(struct conn *c, enum stmt i, const char *key)
+{
+        sqlite3_stmt *st = st_get(c, i);
+        int rc;
+
+        if (!st || bind_text(st, 1, key) < 0)
+                return -EIO;
+        rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc == SQLITE_ROW)
+                return 1;
+        return rc == SQLITE_DONE ? 0 : -EIO;
+}

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+
+#include "daemon/store-internal.h"
+
+/* ---- policies ---- */
+
+struct policy_put_arg {
+        const char *name, *body;
+        int64_t now, version;
+};
+
+static int policy_put_fn(struct conn *c, void *arg)
+{
+        struct policy_put_arg *p = arg;
+        sqlite3_stmt *st = st_get(c, ST_POLICY_NEXT);
+        int rc;
+
+        if (!st || bind_text(st, 1, p->name) < 0)
+                return -EIO;
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW) {
+                sqlite3_reset(st);
+                return -EIO;
+        }
+        p->version = sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+        st = st_get(c, ST_POLICY_ADD);
+        if (!st || bind_text(st, 1, p->name) < 0 || bind_i64(st, 2, p->version) < 0 ||
+            bind_text(st, 3, p->body) < 0 || bind_i64(st, 4, p->now) < 0)
+                return -EIO;
+        rc = step_changes(c, st);
+        return rc < 0 ? rc : 0;
+}
+
+int store_policy_put(struct store *s, const char *name, const char *body, int64_t now,
+                     int64_t *ret_version)
+{
+        struct policy_put_arg p = {name, body, now, 0};
+        int e = store_write(s, policy_put_fn, &p);
+
+        if (e < 0)
+                return e;
+        *ret_version = p.version;
+        return 0;
+}
+
+struct policy_get_arg {
+        const char *name;
+        int64_t version, created;
+        char *body;
+};
+
+static int policy_get_fn(struct conn *c, void *arg)
+{
+        struct policy_get_arg *p = arg;
+        sqlite3_stmt *st = st_get(c, p->version ? ST_POLICY_GET_VERSION : ST_POLICY_GET_LATEST);
+        int rc, e;
+
+        if (!st || bind_text(st, 1, p->name) < 0 || (p->version && bind_i64(st, 2, p->version) < 0))
+                return -EIO;
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW) {
+                sqlite3_reset(st);
+                return rc == SQLITE_DONE ? -ENOENT : -EIO;
+        }
+        e = col_text(st, 0, &p->body);
+        p->version = sqlite3_column_int64(st, 1);
+        p->created = sqlite3_column_int64(st, 2);
+        sqlite3_reset(st);
+        return e;
+}
+
+int store_policy_get(struct store *s, const char *name, int64_t version, char **ret_body,
+                     int64_t *ret_version, int64_t *ret_created)
+{
+        struct policy_get_arg p = {.name = name, .version = version};
+        int e = store_read(s, policy_get_fn, &p);
+
+        if (e < 0)
+                return e;
+        *ret_body = p.body;
+        if (ret_version)
+                *ret_version = p.version;
+        if (ret_created)
+                *ret_created = p.created;
+        return 0;
+}
+
+struct policy_list_arg {
+        int (*fn)(const char *name, int64_t version, int64_t created, void *arg);
+        void *arg;
+};
+
+static int policy_list_fn(struct conn *c, void *arg)
+{
+        struct policy_list_arg *l = arg;
+        sqlite3_stmt *st = st_get(c, ST_POLICY_LIST);
+        int rc, e = 0;
+
+        if (!st)
+                return -EIO;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                e = l->fn((const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1),
+                          sqlite3_column_int64(st, 2), l->arg);
+                if (e < 0)
+                        break;
+        }
+        if (e == 0 && rc != SQLITE_DONE)
+                e = -EIO;
+        sqlite3_reset(st);
+        return e;
+}
+
+int store_policy_list(struct store *s,
+                      int (*fn)(const char *name, int64_t version, int64_t created, void *arg),
+                      void *arg)
+{
+        struct policy_list_arg l = {fn, arg};
+
+        return store_read(s, policy_list_fn, &l);
+}
+
+static int policy_delete_fn(struct conn *c, void *arg)
+{
+        sqlite3_stmt *st;
+        int n;
+
+        if ((n = exists(c, ST_POLICY_BOUND, arg)) != 0)
+                return n < 0 ? n : -EBUSY;
+        st = st_get(c, ST_POLICY_DELETE);
+        if (!st || bind_text(st, 1, arg) < 0)
+                return -EIO;
+        n = step_changes(c, st);
+        if (n < 0)
+                return n;
+        return n == 0 ? -ENOENT : 0;
+}
+
+int store_policy_delete(struct store *s, const char *name)
+{
+        return store_write(s, policy_delete_fn, (void *)name);
+}

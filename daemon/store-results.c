@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+
+#include "daemon/store-internal.h"
+
+/* ---- results ---- */
+
+struct result_arg {
+        const struct store_result *r;
+        uint64_t seq, retain;
+        int64_t id;
+};
+
+static int result_add_fn(struct conn *c, void *arg)
+{
+        struct result_arg *a = arg;
+        const struct store_result *r = a->r;
+        sqlite3_stmt *st;
+        int n, rc;
+
+        /* the nonce the verified quote consumed: remembered until it expires, then purged */
+        if (r->nonce) {
+                st = st_get(c, ST_NONCE_PURGE);
+                if (!st || bind_i64(st, 1, r->time) < 0 || step_changes(c, st) < 0)
+                        return -EIO;
+                st = st_get(c, ST_NONCE_PUT);
+                if (!st || bind_blob(st, 1, r->nonce, STORE_NONCE_LEN) < 0 ||
+                    bind_i64(st, 2, r->nonce_expires) < 0)
+                        return -EIO;
+                rc = sqlite3_step(st);
+                sqlite3_reset(st);
+                if (rc == SQLITE_CONSTRAINT)
+                        return -EALREADY;
+                if (rc != SQLITE_DONE)
+                        return -EIO;
+        }
+        st = st_get(c, ST_RESULT_ADD);
+        if (!st || bind_text(st, 1, r->agent) < 0 || bind_i64(st, 2, r->time) < 0 ||
+            bind_text(st, 3, r->status) < 0 || bind_text(st, 4, r->policy) < 0 ||
+            bind_text(st, 5, r->verdict) < 0)
+                return -EIO;
+        if (sqlite3_step(st) != SQLITE_DONE) {
+                sqlite3_reset(st);
+                return -EIO;
+        }
+        sqlite3_reset(st);
+        a->id = sqlite3_last_insert_rowid(c->db);
+
+        st = st_get(c, ST_AGENT_UPDATE);
+        if (!st || bind_text(st, 1, r->agent) < 0 || bind_i64(st, 2, (int64_t)a->seq) < 0 ||
+            bind_i64(st, 3, r->time) < 0 || bind_i64(st, 4, r->next_due) < 0 ||
+            bind_text(st, 5, r->status) < 0 || bind_text(st, 6, r->policy) < 0 ||
+            bind_i64(st, 7, a->id) < 0 || bind_i64(st, 8, (int64_t)r->ima_offset) < 0 ||
+            bind_text(st, 9, r->replay_state) < 0)
+                return -EIO;
+        n = step_changes(c, st);
+        if (n < 0)
+                return n;
+        if (n == 0) {
+                n = exists(c, ST_AGENT_EXISTS, r->agent);
+                return n < 0 ? n : n == 0 ? -ENOENT : -ESTALE;
+        }
+
+        st = st_get(c, ST_RESULT_PRUNE);
+        if (!st || bind_text(st, 1, r->agent) < 0 || bind_i64(st, 2, (int64_t)a->retain) < 0)
+                return -EIO;
+        n = step_changes(c, st);
+        return n < 0 ? n : 0;
+}
+
+int store_result_add(struct store *s, const struct store_result *r, uint64_t expect_seq,
+                     uint64_t retain, int64_t *ret_id)
+{
+        struct result_arg a = {.r = r, .seq = expect_seq, .retain = retain};
+        int e = store_write(s, result_add_fn, &a);
+
+        if (e < 0)
+                return e;
+        if (ret_id)
+                *ret_id = a.id;
+        return 0;
+}
+
+struct reset_arg {
+        const char *id;
+        uint64_t seq;
+};
+
+static int agent_reset_fn(struct conn *c, void *arg)
+{
+        struct reset_arg *a = arg;
+        sqlite3_stmt *st = st_get(c, ST_AGENT_RESET_REPLAY);
+        int n;
+
+        if (!st || bind_text(st, 1, a->id) < 0 || bind_i64(st, 2, (int64_t)a->seq) < 0)
+                return -EIO;
+        n = step_changes(c, st);
+        if (n < 0)
+                return n;
+        if (n == 0) {
+                n = exists(c, ST_AGENT_EXISTS, a->id);
+                return n < 0 ? n : n == 0 ? -ENOENT : -ESTALE;
+        }
+        return 0;
+}
+
+int store_agent_reset_replay(struct store *s, const char *id, uint64_t expect_seq)
+{
+        struct reset_arg a = {id, expect_seq};
+
+        return store_write(s, agent_reset_fn, &a);
+}
+
+struct results_arg {
+        const char *agent;
+        uint64_t limit;
+        int64_t before;
+        int (*fn)(int64_t id, int64_t time, const char *status, const char *policy,
+                  const char *verdict, void *arg);
+        void *arg;
+};
+
+static int results_list_fn(struct conn *c, void *arg)
+{
+        struct results_arg *a = arg;
+        sqlite3_stmt *st;
+        int rc, e = 0, n;
+
+        if ((n = exists(c, ST_AGENT_EXISTS, a->agent)) <= 0)
+                return n < 0 ? n : -ENOENT;
+        st = st_get(c, ST_RESULT_LIST);
+        if (!st || bind_text(st, 1, a->agent) < 0 ||
+            bind_i64(st, 2, a->before > 0 ? a->before : INT64_MAX) < 0 ||
+            bind_i64(st, 3, (int64_t)a->limit) < 0)
+                return -EIO;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                e = a->fn(sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                          (const char *)sqlite3_column_text(st, 2),
+                          (const char *)sqlite3_column_text(st, 3),
+                          (const char *)sqlite3_column_text(st, 4), a->arg);
+                if (e < 0)
+                        break;
+        }
+        if (e == 0 && rc != SQLITE_DONE)
+                e = -EIO;
+        sqlite3_reset(st);
+        return e;
+}
+
+int store_results_list(struct store *s, const char *agent, uint64_t limit, int64_t before,
+                       int (*fn)(int64_t id, int64_t time, const char *status, const char *policy,
+                                 const char *verdict, void *arg),
+                       void *arg)
+{
+        struct results_arg a = {agent, limit, before, fn, arg};
+
+        return store_read(s, results_list_fn, &a);
+}
+
+static int nonce_used_fn(struct conn *c, void *arg)
+{
+        const uint8_t *nonce = arg;
+        sqlite3_stmt *st = st_get(c, ST_NONCE_GET);
+        int rc;
+
+        if (!st || bind_blob(st, 1, nonce, STORE_NONCE_LEN) < 0)
+                return -EIO;
+        rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc == SQLITE_ROW)
+                return -EALREADY;
+        return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int store_nonce_used(struct store *s, const uint8_t nonce[STORE_NONCE_LEN])
+{
+        return store_read(s, nonce_used_fn, (void *)nonce);
+}
+
+static int nonces_used_count_fn(struct conn *c, void *arg)
+{
+        sqlite3_stmt *st = NULL;
+        int rc = -EIO;
+
+        if (sqlite3_prepare_v2(c->db, "SELECT count(*) FROM nonces_used", -1, &st, NULL) ==
+                    SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW) {
+                *(uint64_t *)arg = (uint64_t)sqlite3_column_int64(st, 0);
+                rc = 0;
+        }
+        sqlite3_finalize(st);
+        return rc;
+}
+
+int store_nonces_used_count(struct store *s, uint64_t *ret)
+{
+        return store_read(s, nonces_used_count_fn, ret);
+}
