@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What the agent's parts share: the log, atomic files, requests to the verifier. */
+/* What the agent's parts share: atomic files, requests to the verifier and how they ended. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -8,17 +8,6 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
-
-void agent_log(int prio, const char *fmt, ...)
-{
-        va_list ap;
-
-        fprintf(stderr, "<%d>", prio);
-        va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
-        fputc('\n', stderr);
-}
 
 int agent_write_file_from(const char *path, mode_t mode, http_body_fn fn, void *ctx,
                           struct attest_err *err)
@@ -92,7 +81,7 @@ int agent_outcome_http(struct agent_outcome *o, const char *what, long status, j
         const char *code = json_string_value(json_object_get(j, "error"));
         const char *detail = json_string_value(json_object_get(j, "detail"));
 
-        log_warn("%s: HTTP %ld %s: %s", what, status, code ? code : "?", detail ? detail : "");
+        log_warning("%s: HTTP %ld %s: %s", what, status, code ? code : "?", detail ? detail : "");
         *o = (struct agent_outcome){.kind = AGENT_OUTCOME_HTTP,
                                     .status = status,
                                     .code = agent_api_code_from_name(code)};
@@ -108,7 +97,7 @@ int verifier_answer(const char *method, const char *path, int x, const struct at
         json_error_t jerr;
 
         if (x < 0) {
-                log_warn("%s", err->msg); /* names the method and path */
+                log_warning("%s", err->msg); /* names the method and path */
                 return agent_outcome_set(o,
                                          x == -EIO                      ? AGENT_OUTCOME_TRANSPORT
                                          : x == -E2BIG || x == -EBADMSG ? AGENT_OUTCOME_PROTOCOL
@@ -119,7 +108,7 @@ int verifier_answer(const char *method, const char *path, int x, const struct at
         if (!*ret_json || !json_is_object(*ret_json)) {
                 json_decref(*ret_json);
                 *ret_json = NULL;
-                log_warn("%s %s: HTTP %ld without a JSON object", method, path, *status);
+                log_warning("%s %s: HTTP %ld without a JSON object", method, path, *status);
                 return agent_outcome_set(o, AGENT_OUTCOME_PROTOCOL, -EBADMSG);
         }
         return 0;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * attest-agent, the executable: main.c (options, signals, the loop), enrol.c (the one-time
- * enrolment), round.c (one attestation round) and agent.c (what they share: the log, atomic
- * files, requests to the verifier and how they ended). libagent (config, facts, http, imalog,
- * evout, outcome, tpm) holds what attestctl and the tests use too.
+ * enrolment), round.c (one attestation round) and agent.c (what they share: atomic files,
+ * requests to the verifier and how they ended); logging is util/log.h. libagent (config, facts,
+ * http, imalog, evout, outcome, tpm) holds what attestctl and the tests use too.
  */
 #ifndef AGENT_AGENT_H
 #define AGENT_AGENT_H
@@ -21,6 +21,7 @@
 #include "agent/outcome.h"
 #include "agent/tpm.h"
 #include "util/err.h"
+#include "util/log.h"
 
 #define TOKEN_MAX AGENT_TOKEN_MAX
 
@@ -47,14 +48,6 @@ struct agent {
         uint64_t watchdog_usec;
         char last_status[64];
 };
-
-/* One line to stderr with its syslog priority ("<3>..."), as journald reads it. */
-void agent_log(int prio, const char *fmt, ...) _printf_(2, 3);
-#define log_err(...) agent_log(3, __VA_ARGS__)
-#define log_warn(...) agent_log(4, __VA_ARGS__)
-#define log_notice(...) agent_log(5, __VA_ARGS__)
-#define log_info(...) agent_log(6, __VA_ARGS__)
-#define log_debug(...) agent_log(7, __VA_ARGS__)
 
 /* Write path atomically (path.tmp, fsync, rename) from a producer of bytes (http_body_fn). */
 int agent_write_file_from(const char *path, mode_t mode, http_body_fn fn, void *ctx,

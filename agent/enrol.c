@@ -11,6 +11,7 @@
 #include <openssl/crypto.h>
 
 #include "agent/agent.h"
+#include "util/file.h"
 #include "util/hex.h"
 
 int agent_read_token(struct agent *a)
@@ -21,7 +22,7 @@ int agent_read_token(struct agent *a)
 
         if (!a->token_file)
                 return 0;
-        x = agent_file_read(a->token_file, buf, sizeof(buf), &n);
+        x = file_read(a->token_file, buf, sizeof(buf), 0, &n, NULL);
         if (x == 0 && (x = agent_token_parse(buf, n, a->token)) < 0)
                 log_err("%s: not one line of at most %d visible ASCII bytes", a->token_file,
                         TOKEN_MAX);
@@ -170,7 +171,7 @@ int agent_load_id(struct agent *a)
 
         if ((size_t)snprintf(path, sizeof(path), "%s/agent-id", a->state_dir) >= sizeof(path))
                 return -ENAMETOOLONG;
-        if ((x = agent_file_read(path, buf, AGENT_ID_MAX, &n)) < 0)
+        if ((x = file_read(path, buf, AGENT_ID_MAX, 0, &n, NULL)) < 0)
                 return x == -ENOENT ? 0 : x == -E2BIG ? -EBADMSG : x;
         if (agent_id_parse(buf, n, a->id) < 0)
                 return -EBADMSG;

@@ -10,6 +10,7 @@
 #include <openssl/rand.h>
 
 #include "agent/http.h"
+#include "util/file.h"
 
 struct http_client {
         CURL *curl;
@@ -68,12 +69,6 @@ struct http_client *http_free(struct http_client *c)
         return NULL;
 }
 
-static void closep(int *fd)
-{
-        if (*fd >= 0)
-                close(*fd);
-}
-
 static void key_wipep(uint8_t **p)
 {
         if (*p) {
@@ -83,43 +78,32 @@ static void key_wipep(uint8_t **p)
 }
 
 /*
- * Read the client's private key once, refusing a file that group or others may access (as ssh
- * does): the check and the use are on the same open file. The key goes to curl as a blob (copied
- * there), the local copy is wiped.
+ * Read the client's private key once (util/file.h, FILE_SECRET: refused when group or others may
+ * access it, as ssh does; the check and the read on the same open file). The key goes to curl as
+ * a blob (copied there), the local copy is wiped.
  */
 static int load_key(CURL *h, const char *path, struct attest_err *err)
 {
         _cleanup_(key_wipep) uint8_t *buf = NULL;
-        _cleanup_(closep) int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         struct curl_blob blob;
-        struct stat st;
         size_t len = 0;
-        ssize_t n;
+        int x;
 
-        if (fd < 0 || fstat(fd, &st) < 0)
-                return attest_fail(err, -errno, AE_HTTP_KEY_UNREADABLE, "%s: %s", path,
-                                   strerror(errno));
-        if (!S_ISREG(st.st_mode))
-                return attest_fail(err, -EINVAL, AE_HTTP_KEY_UNREADABLE, "%s: not a regular file",
-                                   path);
-        if (st.st_mode & (S_IRWXG | S_IRWXO))
-                return attest_fail(err, -EINVAL, AE_HTTP_KEY_PERMISSIONS,
-                                   "%s: mode %04o: the private key must not be accessible by "
-                                   "group or others (chmod 600)",
-                                   path, (unsigned)(st.st_mode & 07777));
-        if (st.st_size > HTTP_KEY_MAX)
-                return attest_fail(err, -E2BIG, AE_HTTP_KEY_TOO_BIG, "%s: over %d bytes", path,
-                                   HTTP_KEY_MAX);
         if (!(buf = malloc(HTTP_KEY_MAX)))
                 return -ENOMEM;
-        while (len < HTTP_KEY_MAX && (n = read(fd, buf + len, HTTP_KEY_MAX - len)) != 0) {
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return attest_fail(err, -errno, AE_HTTP_KEY_UNREADABLE, "%s: %s", path,
-                                           strerror(errno));
-                len += (size_t)n;
-        }
+        x = file_read(path, buf, HTTP_KEY_MAX, FILE_SECRET, &len, err);
+        if (x == -EPERM)
+                return attest_fail(err, -EINVAL, AE_HTTP_KEY_PERMISSIONS,
+                                   "%s: the private key must not be accessible by group or others "
+                                   "(chmod 600)",
+                                   path);
+        if (x == -E2BIG)
+                return attest_fail(err, -E2BIG, AE_HTTP_KEY_TOO_BIG, "%s: over %d bytes", path,
+                                   HTTP_KEY_MAX);
+        if (x < 0 && err)
+                err->code = AE_HTTP_KEY_UNREADABLE;
+        if (x < 0)
+                return x;
         blob = (struct curl_blob){.data = buf, .len = len, .flags = CURL_BLOB_COPY};
         if (curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &blob) != CURLE_OK)
                 return attest_fail(err, -EINVAL, AE_HTTP_KEY_UNREADABLE,

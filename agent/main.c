@@ -345,7 +345,7 @@ static int run(struct agent *a)
                         /* the verifier forgot us (DELETE /v1/agents/ID): enrol again */
                         char path[AGENT_CONFIG_STR_MAX + 32];
 
-                        log_warn("the verifier does not know agent %s: enrolling again", a->id);
+                        log_warning("the verifier does not know agent %s: enrolling again", a->id);
                         a->id[0] = '\0';
                         snprintf(path, sizeof(path), "%s/agent-id", a->state_dir);
                         unlink(path);

@@ -20,6 +20,7 @@
 #include <tss2/tss2_tctildr.h>
 
 #include "agent/tpm.h"
+#include "util/file.h"
 #include "evidence/quote.h"
 
 #define TPM_DEFAULT_TCTI "device:/dev/tpmrm0"
@@ -521,45 +522,15 @@ static int ak_load(struct tpm *t, ESYS_TR ek, const TPM2B_PUBLIC *pub, const TPM
         return 0;
 }
 
-/* Read a whole regular file name under dirfd, at most max bytes. -ENOENT when absent. */
+/* Read a whole regular file name under dirfd (util/file.h), at most max bytes. -ENOENT when
+ * absent. */
 static int read_at(int dirfd, const char *name, size_t max, uint8_t *buf, size_t *ret_len)
 {
         int fd _cleanup_(closep) = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        struct stat st;
-        size_t len = 0;
 
         if (fd < 0)
                 return -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EBADMSG;
-        for (;;) {
-                ssize_t n;
-
-                if (len == max) {
-                        uint8_t extra;
-
-                        n = read(fd, &extra, 1);
-                        if (n < 0 && errno == EINTR)
-                                continue;
-                        if (n < 0)
-                                return -errno;
-                        if (n > 0)
-                                return -E2BIG;
-                        break;
-                }
-                n = read(fd, buf + len, max - len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                if (n == 0)
-                        break;
-                len += (size_t)n;
-        }
-        *ret_len = len;
-        return 0;
+        return file_read_fd(fd, name, buf, max, 0, ret_len, NULL);
 }
 
 /* Write name under dirfd atomically (temporary file, fsync, rename, fsync dir), mode 0600. */

@@ -654,6 +654,7 @@ static Suite *agent_suite(void)
         TCase *oc = tcase_create("outcome");
 
         tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 120); /* ASan on a shared machine: logs of several MB */
         tcase_add_test(tc, test_facts_from_boot_config_and_cmdline);
         tcase_add_test(tc, test_facts_fall_back_to_proc_config_gz_and_absent);
         tcase_add_test(tc, test_facts_reject_unprintable_and_spoofed_params);
