@@ -3,7 +3,8 @@
 # test under swtpm-run with an EK certificate, starts a real attestd over TLS trusting swtpm's
 # EK CA (--interval 1), makes enroll/reader/admin tokens, replays the recorded qemu61-good boot
 # into the swtpm and puts its log in ima.bin; the EXIT trap stops the agent ($agent_pid) and any
-# helper ($notify_pid) and then attestd. Gives count, wait_lines and start_notify.
+# helper ($notify_pid, $mem_pid) and then attestd. Gives count, wait_lines, start_notify and
+# mem_start/mem_stop.
 # Usage (in a test): . "$(dirname "$0")/agent-lib.sh" ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP
 [ $# -eq 5 ] || { echo "usage: $0 ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP" >&2; exit 2; }
 if [ -z "${SWTPM_TCTI:-}" ]; then
@@ -19,10 +20,10 @@ done
 # shellcheck source-path=SCRIPTDIR source=../integration/test-daemon-lib.sh
 . "$TOP/tests/integration/test-daemon-lib.sh"
 
-agent_pid="" notify_pid=""
+agent_pid="" notify_pid="" mem_pid=""
 cleanup_agent() {
         local rc=$? p
-        for p in "$agent_pid" "$notify_pid"; do
+        for p in "$agent_pid" "$notify_pid" "$mem_pid"; do
                 if [ -n "$p" ]; then kill "$p" 2>/dev/null || true; fi
         done
         set +e # a failing command in an EXIT trap under set -e would end it here
@@ -73,4 +74,22 @@ PY
         python3 notify.py "$PWD/notify.sock" "$PWD/notify.txt" &
         notify_pid=$!
         for _ in $(seq 50); do [ -S notify.sock ] && break; sleep 0.05; done
+}
+
+# mem_start FILE ... mem_stop: the agent's private memory over a stretch (tests/lib/memsample.py:
+# VmHWM reset, RssAnon sampled) into FILE, "anon_peak_kB VmHWM_kB RssFile_kB samples".
+mem_start() {
+        rm -f mem.stop mem.ready
+        python3 "$TOP/tests/lib/memsample.py" "$agent_pid" mem.stop 300 mem.ready >"$1" &
+        mem_pid=$!
+        for _ in $(seq 200); do
+                [ -e mem.ready ] && return 0
+                sleep 0.05
+        done
+        fail "the memory sampler did not start"
+}
+mem_stop() {
+        touch mem.stop
+        wait "$mem_pid"
+        mem_pid=""
 }

@@ -36,16 +36,12 @@ measure() { # FILE TOTAL -> "anon_kB hwm_kB file_kB samples" in mem.TOTAL
         local v
         kill -STOP "$agent_pid"
         cat "$1" >>ima.bin
-        rm -f stop
-        python3 "$TOP/tests/lib/memsample.py" "$agent_pid" stop 240 >"mem.$2" &
-        local sampler=$!
-        sleep 0.2
+        mem_start "mem.$2"
         kill -CONT "$agent_pid"
         wait_lines agent.log "IMA log: $2 entries from" 1 120
         v=$(count agent.log '^<[56]>verdict: ')
         wait_lines agent.log '^<[56]>verdict: ' $((v + 1)) 120
-        touch stop
-        wait "$sampler"
+        mem_stop
 }
 measure inc100.bin 100
 measure inc99900.bin 100000

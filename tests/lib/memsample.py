@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: MIT
 """Peak private memory of a process over a stretch of time, for the agent memory bench and test.
 
-Usage: memsample.py PID STOPFILE MAX_SECONDS
+Usage: memsample.py PID STOPFILE MAX_SECONDS [READYFILE]
 
-Resets the process's peak RSS (VmHWM, "5" to /proc/PID/clear_refs), then samples RssAnon of
-/proc/PID/status about every 0.2 ms until STOPFILE exists, the process is gone or MAX_SECONDS
-passed (bounded). Prints one line, kB: "anon_peak VmHWM RssFile samples".
+Resets the process's peak RSS (VmHWM, "5" to /proc/PID/clear_refs), takes a first sample and
+creates READYFILE (the caller waits for it before it lets the process work), then samples
+RssAnon of /proc/PID/status about every 0.2 ms until STOPFILE exists, the process is gone or
+MAX_SECONDS passed (bounded). Prints one line, kB: "anon_peak VmHWM RssFile samples".
 """
 import os
 import sys
@@ -32,6 +33,13 @@ def main():
         pass
     peak, n, last = 0, 0, {}
     end = time.monotonic() + limit
+    try:
+        last = status(pid)
+        peak = last.get("RssAnon", 0)
+    except OSError:
+        pass
+    if len(sys.argv) > 4:
+        open(sys.argv[4], "w").close()
     while time.monotonic() < end and not os.path.exists(stop):
         try:
             last = status(pid)
