@@ -560,6 +560,18 @@ static void real_attest(struct fx *f, TPMS_ATTEST *a)
         ck_assert_int_eq(Tss2_MU_TPMS_ATTEST_Unmarshal(f->attest, f->attest_len, &off, a), 0);
 }
 
+/* The real rsa quote's TPMS_ATTEST and an RSA key dressed as its AK, to alter and re-sign it. */
+static struct quote_ak *synth_rsa_ak(struct fx *f, TPMS_ATTEST *a, struct synth *s)
+{
+        struct attest_err err = {0};
+        struct quote_ak *ak = NULL;
+
+        real_attest(f, a);
+        synth_rsa(s, 2048, ak_attrs);
+        ck_assert_int_eq(quote_ak_parse(s->pub, s->pub_len, &ak, &err), 0);
+        return ak;
+}
+
 /* pcrDigest recomputed here independently: sha256 PCRs 0-10 then sha1 PCR 10, or sha1 first. */
 static void set_digest(TPMS_ATTEST *a, const struct pcr_set *pcrs, const char *md, bool sha1_first)
 {
@@ -590,12 +602,9 @@ START_TEST(test_quote_rejects_bad_magic_and_type)
         size_t alen, slen;
         struct synth s;
         TPMS_ATTEST a, b;
-        struct attest_err err = {0};
         struct fx f;
 
-        real_attest(&f, &a);
-        synth_rsa(&s, 2048, ak_attrs);
-        ck_assert_int_eq(quote_ak_parse(s.pub, s.pub_len, &ak, &err), 0);
+        ak = synth_rsa_ak(&f, &a, &s);
         /* unchanged and re-signed: valid, so what follows tests one field each */
         synth_sign(&s, &a, attest, &alen, sig, &slen);
         expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, 0, AE_NONE);
@@ -622,12 +631,9 @@ START_TEST(test_quote_digest_follows_tpml_order)
         struct synth s;
         TPMS_ATTEST a;
         TPMS_PCR_SELECTION t;
-        struct attest_err err = {0};
         struct fx f;
 
-        real_attest(&f, &a);
-        synth_rsa(&s, 2048, ak_attrs);
-        ck_assert_int_eq(quote_ak_parse(s.pub, s.pub_len, &ak, &err), 0);
+        ak = synth_rsa_ak(&f, &a, &s);
         ck_assert_uint_eq(a.attested.quote.pcrSelect.count, 2);
         ck_assert_uint_eq(a.attested.quote.pcrSelect.pcrSelections[0].hash, TPM2_ALG_SHA256);
         /* sha1 entry first: the digest must be over sha1:10 first */
@@ -702,9 +708,7 @@ START_TEST(test_quote_rejects_wrong_sizeofselect)
         struct pcr_set moved;
         struct fx f;
 
-        real_attest(&f, &a);
-        synth_rsa(&s, 2048, ak_attrs);
-        ck_assert_int_eq(quote_ak_parse(s.pub, s.pub_len, &ak, &err), 0);
+        ak = synth_rsa_ak(&f, &a, &s);
         /* as made: both accept; a PCR moved after the read: the agent reads again (0) */
         synth_sign(&s, &a, attest, &alen, sig, &slen);
         expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, 0, AE_NONE);
