@@ -3,8 +3,9 @@
 # streamed, the log never held whole. A real agent against attestd and swtpm sends a round of 100
 # new entries, then one of 100,000 (about 10 MB of log, 14 MB of evidence); during each round
 # tests/lib/memsample.py samples its RssAnon (anonymous pages: private memory). The increments are
-# not extended into PCR 10 (that would take minutes): the rounds fail the replay, which keeps the
-# verifier's offset, so the second round sends all 100,000; memory is the same either way.
+# not extended into PCR 10 (that would take minutes): the verifier replays none of them and keeps
+# its offset, so the second round sends all 100,000; memory is the same either way. First, the
+# offline --dump-evidence file (the same stream, to a file) must verify with attestctl.
 # Ceilings (memory, not timing; generous): release build: peak RssAnon <= 4 MiB and at most 1 MiB
 # above the 100-entry round; AddressSanitizer build (shadow memory and the allocator's quarantine,
 # cut to 1 MiB here, are anonymous too): at most 8 MiB above the 100-entry round. The agent before
@@ -23,6 +24,14 @@ asan=0
 case "$(ldd "$AGENT" 2>/dev/null || true)" in *libasan*) asan=1 ;; esac
 "$evgen" gen inc100.bin "files:100"
 "$evgen" gen inc99900.bin "files:99900"
+
+# the offline dump (--dump-evidence without a verifier) is written from the same stream: it must
+# verify whole with attestctl (quote with the AK, IMA replay from entry 0 against the quoted PCRs)
+"$AGENT" --dump-evidence ev.json --tcti "$SWTPM_TCTI" --ima-log ima.bin --state-dir st \
+        >dump.log 2>&1 || fail "offline dump: $(tail -3 dump.log)"
+"$ATTESTCTL" policy from-host ev.json --ak ev.json.ak.pub >from-host.json 2>from-host.err ||
+        fail "the dumped evidence does not verify: $(tail -3 from-host.err)"
+ok "offline --dump-evidence: $(stat -c %s ev.json) bytes that attestctl policy from-host verifies"
 
 # meson test sets MALLOC_PERTURB_, which makes malloc touch every page it hands out
 env ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}quarantine_size_mb=1" MALLOC_PERTURB_=0 \
