@@ -7,6 +7,9 @@
 
 #include "agent/config.h"
 #include "evidence/pcrsel.h"
+#include "util/file.h"
+#include "util/kv.h"
+#include "util/num.h"
 #include "util/tok.h"
 
 enum key_type { KEY_STR, KEY_U32, KEY_BOOL, KEY_ALG, KEY_FORMAT, KEY_PCRS };
@@ -61,7 +64,6 @@ int agent_config_set(struct agent_config *c, enum agent_config_key k, const char
         const struct key *o;
         struct span v = {val, len};
         char *base;
-        uint64_t n;
 
         if ((unsigned)k >= AGENT_CFG_KEY_COUNT)
                 return attest_fail(err, -EINVAL, AE_CONFIG, "unknown key");
@@ -95,10 +97,9 @@ int agent_config_set(struct agent_config *c, enum agent_config_key k, const char
         case KEY_U32: {
                 uint32_t u;
 
-                if (span_u64(v, o->max, &n) < 0 || n < 1)
+                if (num_u32(v.p, v.n, 1, o->max, &u) < 0)
                         return attest_fail(err, -EINVAL, AE_CONFIG, "%s: wants a number in 1..%u",
                                            o->name, (unsigned)o->max);
-                u = (uint32_t)n;
                 memcpy(base, &u, sizeof(u));
                 break;
         }
@@ -143,111 +144,50 @@ int agent_config_set(struct agent_config *c, enum agent_config_key k, const char
         return 0;
 }
 
-/* One line; blank and comment lines are 0. */
-static int config_line(struct agent_config *c, struct tok *ln, const char *name, unsigned lineno,
-                       struct attest_err *err)
-{
-        struct span all, key, v = {"", 0};
-        enum agent_config_key k;
-        struct tok l;
-        int x;
-
-        if (tok_rest(ln, AGENT_CONFIG_LINE_MAX, &all) < 0)
-                return 0; /* empty line */
-        all = span_trim(all);
-        if (all.n == 0 || all.p[0] == '#')
-                return 0;
-        tok_init(&l, all.p, all.n);
-        if (tok_field(&l, '=', AGENT_CONFIG_LINE_MAX, &key) < 0 || !l.more)
-                return attest_fail(err, -EINVAL, AE_CONFIG, "%s:%u: expected 'key = value'", name,
-                                   lineno);
-        if (tok_rest(&l, AGENT_CONFIG_LINE_MAX, &v) < 0)
-                v = (struct span){"", 0};
-        key = span_trim(key);
-        v = span_trim(v);
-        if (agent_config_key_from_name(key.p, key.n, &k) < 0)
-                return attest_fail(err, -EINVAL, AE_CONFIG, "%s:%u: unknown key '%.*s'", name,
-                                   lineno, (int)(key.n < 64 ? key.n : 64), key.p);
-        if ((x = agent_config_set(c, k, v.p, v.n, err)) < 0)
-                attest_err_prefix(err, "%s:%u", name, lineno);
-        return x;
-}
-
 int agent_config_parse(const char *text, size_t len, const char *name, struct agent_config *c,
                        struct attest_err *err)
 {
+        static const struct kv_limits lim = {
+                .file_max = AGENT_CONFIG_FILE_MAX,
+                .line_max = AGENT_CONFIG_LINE_MAX,
+                .key_max = 64,
+                .value_max = AGENT_CONFIG_LINE_MAX,
+                .lines_max = AGENT_CONFIG_FILE_MAX,
+        };
         _cleanup_free_ struct agent_config *tmp = NULL;
-        struct tok t = TOK_INIT(text, len), ln;
-        unsigned lineno = 0;
-        int x, e;
+        enum agent_config_key k;
+        struct kv_pair p;
+        struct kv kv;
+        int x;
 
-        if (len > AGENT_CONFIG_FILE_MAX)
-                return attest_fail(err, -EINVAL, AE_CONFIG, "%s: larger than %d bytes", name,
-                                   AGENT_CONFIG_FILE_MAX);
+        if ((x = kv_init(&kv, text, len, name, &lim, err)) < 0)
+                return x;
         /* lines apply to a copy: a failed parse leaves c as it was */
         if (!(tmp = malloc(sizeof(*tmp))))
                 return -ENOMEM;
         memcpy(tmp, c, sizeof(*tmp));
-        while ((x = tok_line(&t, AGENT_CONFIG_LINE_MAX, TOK_STRIP_CR, &ln)) != 0) {
-                lineno++;
-                if (x == -E2BIG)
-                        return attest_fail(err, -EINVAL, AE_CONFIG,
-                                           "%s:%u: line longer than %d bytes", name, lineno,
-                                           AGENT_CONFIG_LINE_MAX);
-                if (x < 0)
-                        return attest_fail(err, -EINVAL, AE_CONFIG, "%s:%u: NUL byte", name,
-                                           lineno);
-                if ((e = config_line(tmp, &ln, name, lineno, err)) < 0)
-                        return e;
+        while ((x = kv_next(&kv, &p, err)) > 0) {
+                if (agent_config_key_from_name(p.key.p, p.key.n, &k) < 0)
+                        return kv_fail(&kv, err, "unknown key");
+                if ((x = agent_config_set(tmp, k, p.value.p, p.value.n, err)) < 0) {
+                        kv_err_prefix(&kv, err);
+                        return x;
+                }
         }
+        if (x < 0)
+                return x;
         memcpy(c, tmp, sizeof(*c));
-        return 0;
-}
-
-int agent_file_read(const char *path, void *buf, size_t max, size_t *ret_len)
-{
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        size_t len = 0;
-        char extra;
-
-        if (fd < 0)
-                return -errno;
-        for (;;) {
-                /* once max bytes are in, read one more into `extra`: there is one, too big */
-                bool full = len == max;
-                ssize_t n = read(fd, full ? &extra : (char *)buf + len, full ? 1 : max - len);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0) {
-                        int e = -errno;
-
-                        close(fd);
-                        return e;
-                }
-                if (n == 0)
-                        break;
-                if (full) {
-                        close(fd);
-                        return -E2BIG;
-                }
-                len += (size_t)n;
-        }
-        close(fd);
-        *ret_len = len;
         return 0;
 }
 
 int agent_config_load(const char *path, bool must_exist, struct agent_config *c,
                       struct attest_err *err)
 {
-        _cleanup_free_ char *buf = malloc(AGENT_CONFIG_FILE_MAX);
+        _cleanup_free_ char *buf = NULL;
         size_t len;
         int x;
 
-        if (!buf)
-                return -ENOMEM;
-        if ((x = agent_file_read(path, buf, AGENT_CONFIG_FILE_MAX, &len)) < 0) {
+        if ((x = file_read_alloc(path, AGENT_CONFIG_FILE_MAX, 0, &buf, &len, err)) < 0) {
                 if (x == -ENOENT && !must_exist)
                         return 0;
                 if (x == -E2BIG)

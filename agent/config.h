@@ -2,7 +2,8 @@
 /*
  * attest-agent's settings: the config file (`key = value` lines, keys the long option names) and
  * the command-line flags go through the same setter, so both are validated alike. The file is
- * untrusted text cut by the text cursor (tok.h) with the caps below; see attest-agent(8).
+ * untrusted text read by util/file.h and cut by util/kv.h with the caps below; see
+ * attest-agent(8).
  */
 #ifndef AGENT_CONFIG_H
 #define AGENT_CONFIG_H
@@ -85,20 +86,13 @@ int agent_config_set(struct agent_config *c, enum agent_config_key k, const char
                      struct attest_err *err) _wur_;
 
 /*
- * Apply the `key = value` lines of text (len bytes, untrusted) on top of c. Blank lines and lines
- * whose first non-blank byte is '#' are skipped; the key and the value are trimmed of blanks
- * (space, tab, CR); a later line wins over an earlier one. Errors (-EINVAL, err naming name:line
- * and the key): a file over AGENT_CONFIG_FILE_MAX, a line over AGENT_CONFIG_LINE_MAX, a NUL
- * byte, a line without '=', an unknown key, a bad value. On failure c is unchanged.
+ * Apply the `key = value` lines of text (len bytes, untrusted; util/kv.h, the one parser) on top
+ * of c: a later line wins over an earlier one. Errors (-EINVAL, err naming name:line and the
+ * key): a file over AGENT_CONFIG_FILE_MAX, a line over AGENT_CONFIG_LINE_MAX, a NUL byte, a line
+ * without '=', an unknown key, a bad value. On failure c is unchanged.
  */
 int agent_config_parse(const char *text, size_t len, const char *name, struct agent_config *c,
                        struct attest_err *err) _wur_;
-
-/*
- * Read the whole file at path into buf: at most max bytes, -E2BIG when it holds more (the file is
- * refused, not cut), -errno when it cannot be read. The agent's text files all come in this way.
- */
-int agent_file_read(const char *path, void *buf, size_t max, size_t *ret_len) _wur_;
 
 /*
  * Read path (at most AGENT_CONFIG_FILE_MAX bytes; one more is an error) and parse it into c.

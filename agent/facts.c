@@ -9,6 +9,7 @@
 
 #include "agent/config.h"
 #include "agent/facts.h"
+#include "util/file.h"
 #include "util/tok.h"
 
 /* Printable ASCII only: these strings travel to the verifier and into its logs. */
@@ -50,7 +51,7 @@ static int read_line_file(const char *path, char *out, size_t size)
         int x;
 
         /* the line, its newline, and one byte to see a file over the cap */
-        if (size > FACTS_CMDLINE_MAX || (x = agent_file_read(path, buf, size, &len)) < 0)
+        if (size > FACTS_CMDLINE_MAX || (x = file_read(path, buf, size, 0, &len, NULL)) < 0)
                 return size > FACTS_CMDLINE_MAX ? -EINVAL : x;
         return facts_parse_line(buf, len, out, size);
 }
@@ -166,21 +167,10 @@ int facts_parse_cmdline(const char *text, size_t len, struct facts *f)
         return 0;
 }
 
+/* A kernel config file, whole (util/file.h: at most FACTS_CONFIG_MAX bytes, NUL terminated). */
 static int read_config_file(const char *path, char **ret, size_t *ret_len)
 {
-        char *buf = malloc(FACTS_CONFIG_MAX);
-        size_t n;
-        int x;
-
-        if (!buf)
-                return -ENOMEM;
-        if ((x = agent_file_read(path, buf, FACTS_CONFIG_MAX, &n)) < 0) {
-                free(buf);
-                return x;
-        }
-        *ret = buf;
-        *ret_len = n;
-        return 0;
+        return file_read_alloc(path, FACTS_CONFIG_MAX, 0, ret, ret_len, NULL);
 }
 
 static int read_config_gz(const char *path, char **ret, size_t *ret_len)
@@ -235,8 +225,8 @@ int facts_collect(const struct facts_paths *paths, struct facts *ret, struct att
             0)
                 f.boot_id[0] = '\0';
         cmdline_len = 0;
-        if (agent_file_read(pp->cmdline ? pp->cmdline : def.cmdline, cmdline, sizeof(cmdline),
-                            &cmdline_len) < 0 ||
+        if (file_read(pp->cmdline ? pp->cmdline : def.cmdline, cmdline, sizeof(cmdline), 0,
+                      &cmdline_len, NULL) < 0 ||
             facts_parse_cmdline(cmdline, cmdline_len, &f) < 0)
                 f.cmdline[0] = '\0'; /* unreadable, too long or not printable: no fact from it */
 

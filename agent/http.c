@@ -10,6 +10,7 @@
 #include <openssl/rand.h>
 
 #include "agent/http.h"
+#include "util/file.h"
 
 struct http_client {
         CURL *curl;
@@ -68,12 +69,6 @@ struct http_client *http_free(struct http_client *c)
         return NULL;
 }
 
-static void closep(int *fd)
-{
-        if (*fd >= 0)
-                close(*fd);
-}
-
 static void key_wipep(uint8_t **p)
 {
         if (*p) {
@@ -83,43 +78,32 @@ static void key_wipep(uint8_t **p)
 }
 
 /*
- * Read the client's private key once, refusing a file that group or others may access (as ssh
- * does): the check and the use are on the same open file. The key goes to curl as a blob (copied
- * there), the local copy is wiped.
+ * Read the client's private key once (util/file.h, FILE_SECRET: refused when group or others may
+ * access it, as ssh does; the check and the read on the same open file). The key goes to curl as
+ * a blob (copied there), the local copy is wiped.
  */
 static int load_key(CURL *h, const char *path, struct attest_err *err)
 {
         _cleanup_(key_wipep) uint8_t *buf = NULL;
-        _cleanup_(closep) int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         struct curl_blob blob;
-        struct stat st;
         size_t len = 0;
-        ssize_t n;
+        int x;
 
-        if (fd < 0 || fstat(fd, &st) < 0)
-                return attest_fail(err, -errno, AE_HTTP_KEY_UNREADABLE, "%s: %s", path,
-                                   strerror(errno));
-        if (!S_ISREG(st.st_mode))
-                return attest_fail(err, -EINVAL, AE_HTTP_KEY_UNREADABLE, "%s: not a regular file",
-                                   path);
-        if (st.st_mode & (S_IRWXG | S_IRWXO))
-                return attest_fail(err, -EINVAL, AE_HTTP_KEY_PERMISSIONS,
-                                   "%s: mode %04o: the private key must not be accessible by "
-                                   "group or others (chmod 600)",
-                                   path, (unsigned)(st.st_mode & 07777));
-        if (st.st_size > HTTP_KEY_MAX)
-                return attest_fail(err, -E2BIG, AE_HTTP_KEY_TOO_BIG, "%s: over %d bytes", path,
-                                   HTTP_KEY_MAX);
         if (!(buf = malloc(HTTP_KEY_MAX)))
                 return -ENOMEM;
-        while (len < HTTP_KEY_MAX && (n = read(fd, buf + len, HTTP_KEY_MAX - len)) != 0) {
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return attest_fail(err, -errno, AE_HTTP_KEY_UNREADABLE, "%s: %s", path,
-                                           strerror(errno));
-                len += (size_t)n;
-        }
+        x = file_read(path, buf, HTTP_KEY_MAX, FILE_SECRET, &len, err);
+        if (x == -EPERM)
+                return attest_fail(err, -EINVAL, AE_HTTP_KEY_PERMISSIONS,
+                                   "%s: the private key must not be accessible by group or others "
+                                   "(chmod 600)",
+                                   path);
+        if (x == -E2BIG)
+                return attest_fail(err, -E2BIG, AE_HTTP_KEY_TOO_BIG, "%s: over %d bytes", path,
+                                   HTTP_KEY_MAX);
+        if (x < 0 && err)
+                err->code = AE_HTTP_KEY_UNREADABLE;
+        if (x < 0)
+                return x;
         blob = (struct curl_blob){.data = buf, .len = len, .flags = CURL_BLOB_COPY};
         if (curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &blob) != CURLE_OK)
                 return attest_fail(err, -EINVAL, AE_HTTP_KEY_UNREADABLE,
@@ -177,8 +161,32 @@ int http_new(const struct http_opts *o, struct http_client **ret, struct attest_
         return 0;
 }
 
-int http_request(struct http_client *c, const char *method, const char *path, const char *body,
-                 size_t body_len, long *ret_status, char **ret_body, struct attest_err *err)
+struct source {
+        http_body_fn fn;
+        void *ctx;
+        int error;
+        struct attest_err err;
+};
+
+static size_t on_read(char *p, size_t size, size_t n, void *ud)
+{
+        struct source *src = ud;
+        ssize_t r;
+
+        if (!src)
+                return 0;
+        r = src->fn(src->ctx, (uint8_t *)p, size * n, &src->err);
+        if (r < 0) {
+                src->error = (int)r;
+                return CURL_READFUNC_ABORT;
+        }
+        return (size_t)r;
+}
+
+/* One request: body (body_len bytes) from memory, or from src when body is NULL and src is not. */
+static int perform(struct http_client *c, const char *method, const char *path, const char *body,
+                   uint64_t body_len, struct source *src, long *ret_status, char **ret_body,
+                   struct attest_err *err)
 {
         struct curl_slist *hdr = NULL;
         struct sink s = {0};
@@ -190,31 +198,43 @@ int http_request(struct http_client *c, const char *method, const char *path, co
         if ((size_t)snprintf(url, sizeof(url), "%s%s", c->url, path) >= sizeof(url))
                 return attest_fail(err, -EINVAL, AE_HTTP_BAD_URL, "URL too long");
         hdr = curl_slist_append(hdr, "Accept: application/json");
-        if (body)
+        if (body || src)
                 hdr = curl_slist_append(hdr, "Content-Type: application/json");
+        /* attestd answers at once, with no 100 Continue: curl would wait a second for one */
+        hdr = curl_slist_append(hdr, "Expect:");
         if (c->auth)
                 hdr = curl_slist_append(hdr, c->auth);
         if (!hdr)
                 return -ENOMEM;
         curl_easy_setopt(h, CURLOPT_URL, url);
-        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
         curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
         curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
         curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
-        if (body) {
+        curl_easy_setopt(h, CURLOPT_READFUNCTION, on_read);
+        curl_easy_setopt(h, CURLOPT_READDATA, src);
+        if (body || src) {
+                curl_easy_setopt(h, CURLOPT_POST, 1L);
                 curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
                 curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
-        } else {
-                curl_easy_setopt(h, CURLOPT_POSTFIELDS, NULL);
-                curl_easy_setopt(h, CURLOPT_HTTPGET, strcmp(method, "GET") == 0 ? 1L : 0L);
-                curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+        } else if (strcmp(method, "GET") == 0) {
+                curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+        } else { /* an empty body, said so */
+                curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
+                curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
         }
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
         rc = curl_easy_perform(h);
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+        curl_easy_setopt(h, CURLOPT_READDATA, NULL); /* src lives on the caller's stack */
         curl_slist_free_all(hdr);
         if (rc != CURLE_OK) {
                 free(s.buf);
+                if (src && src->error) {
+                        if (err)
+                                *err = src->err;
+                        return src->error;
+                }
                 if (s.nul)
                         return attest_fail(err, -EBADMSG, AE_HTTP_RESPONSE_NUL,
                                            "%s %s: response holds a NUL byte", method, path);
@@ -236,6 +256,21 @@ int http_request(struct http_client *c, const char *method, const char *path, co
         *ret_status = status;
         *ret_body = s.buf;
         return 0;
+}
+
+int http_request(struct http_client *c, const char *method, const char *path, const char *body,
+                 size_t body_len, long *ret_status, char **ret_body, struct attest_err *err)
+{
+        return perform(c, method, path, body, body_len, NULL, ret_status, ret_body, err);
+}
+
+int http_request_stream(struct http_client *c, const char *method, const char *path,
+                        uint64_t body_len, http_body_fn fn, void *ctx, long *ret_status,
+                        char **ret_body, struct attest_err *err)
+{
+        struct source src = {.fn = fn, .ctx = ctx};
+
+        return perform(c, method, path, NULL, body_len, &src, ret_status, ret_body, err);
 }
 
 uint32_t backoff_next(struct backoff *b)

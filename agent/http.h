@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "util/err.h"
 
@@ -44,6 +45,21 @@ DEFINE_CLEANUP_FUNC(struct http_client *, http_free)
  */
 int http_request(struct http_client *c, const char *method, const char *path, const char *body,
                  size_t body_len, long *ret_status, char **ret_body, struct attest_err *err) _wur_;
+
+/*
+ * A request body made while it is sent: fill up to n bytes of buf, return the count, 0 at its end,
+ * or a negative errno (with err) that aborts the request.
+ */
+typedef ssize_t (*http_body_fn)(void *ctx, uint8_t *buf, size_t n, struct attest_err *err);
+
+/*
+ * As http_request(), with a body of exactly body_len bytes (the Content-Length) pulled from fn
+ * while the request is sent; nothing of it is buffered here. When fn fails, its errno and err
+ * are returned; a transport failure mid-body (the verifier gone) is -EIO as in http_request().
+ */
+int http_request_stream(struct http_client *c, const char *method, const char *path,
+                        uint64_t body_len, http_body_fn fn, void *ctx, long *ret_status,
+                        char **ret_body, struct attest_err *err) _wur_;
 
 /* Exponential back-off with full jitter: base * 2^attempt capped at max, times a random factor
  * in [0.5, 1). */

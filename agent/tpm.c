@@ -20,12 +20,13 @@
 #include <tss2/tss2_tctildr.h>
 
 #include "agent/tpm.h"
+#include "util/file.h"
+#include "evidence/quote.h"
 
 #define TPM_DEFAULT_TCTI "device:/dev/tpmrm0"
 #define AK_FILE_MAX 4096        /* a marshalled TPM2B_PUBLIC / TPM2B_PRIVATE is far smaller */
 #define EK_CERT_MAX (16 * 1024) /* NV index size cap for an EK certificate */
 #define QUOTE_TRIES 5           /* PCRs changing between quote and read: retries */
-#define PCR_SELECT_SIZE 3       /* sizeofSelect for 24 PCRs */
 
 struct tpm {
         TSS2_TCTI_CONTEXT *tcti;
@@ -34,6 +35,7 @@ struct tpm {
         ESYS_TR ak;             /* ESYS_TR_NONE until an AK is loaded */
         enum tpm_key_alg ak_alg;
         TPM2B_PUBLIC ak_pub;
+        struct quote_ak *ak_q; /* ak_pub as the verifier sees it: quote_verify() on our quotes */
         bool have_ek_pub[TPM_KEY_ALG_COUNT];
         TPM2B_PUBLIC ek_pub[TPM_KEY_ALG_COUNT];
 };
@@ -134,6 +136,7 @@ struct tpm *tpm_close(struct tpm *t)
         }
         if (t->tcti)
                 Tss2_TctiLdr_Finalize(&t->tcti);
+        quote_ak_free(t->ak_q);
         free(t);
         return NULL;
 }
@@ -519,45 +522,15 @@ static int ak_load(struct tpm *t, ESYS_TR ek, const TPM2B_PUBLIC *pub, const TPM
         return 0;
 }
 
-/* Read a whole regular file name under dirfd, at most max bytes. -ENOENT when absent. */
+/* Read a whole regular file name under dirfd (util/file.h), at most max bytes. -ENOENT when
+ * absent. */
 static int read_at(int dirfd, const char *name, size_t max, uint8_t *buf, size_t *ret_len)
 {
         int fd _cleanup_(closep) = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        struct stat st;
-        size_t len = 0;
 
         if (fd < 0)
                 return -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EBADMSG;
-        for (;;) {
-                ssize_t n;
-
-                if (len == max) {
-                        uint8_t extra;
-
-                        n = read(fd, &extra, 1);
-                        if (n < 0 && errno == EINTR)
-                                continue;
-                        if (n < 0)
-                                return -errno;
-                        if (n > 0)
-                                return -E2BIG;
-                        break;
-                }
-                n = read(fd, buf + len, max - len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                if (n == 0)
-                        break;
-                len += (size_t)n;
-        }
-        *ret_len = len;
-        return 0;
+        return file_read_fd(fd, name, buf, max, 0, ret_len, NULL);
 }
 
 /* Write name under dirfd atomically (temporary file, fsync, rename, fsync dir), mode 0600. */
@@ -729,6 +702,20 @@ static int ak_files_present(int dirfd, enum tpm_key_alg alg)
         return m;
 }
 
+/* The AK as quote_verify() takes it, so the agent checks its quotes as the verifier will. */
+static int ak_verifier_view(const TPM2B_PUBLIC *pub, struct quote_ak **ret, struct attest_err *err)
+{
+        _cleanup_free_ uint8_t *buf = NULL;
+        size_t len;
+        int r;
+
+        if ((r = public_marshal(pub, &buf, &len)) < 0)
+                return attest_fail(err, r, AE_TPM_ERROR, "cannot marshal the AK public area");
+        if ((r = quote_ak_parse(buf, len, ret, err)) < 0)
+                attest_err_prefix(err, "the AK does not pass the verifier's checks");
+        return r;
+}
+
 int tpm_ak_load_or_create(struct tpm *t, const char *state_dir, enum tpm_key_alg alg,
                           struct attest_err *err)
 {
@@ -738,6 +725,7 @@ int tpm_ak_load_or_create(struct tpm *t, const char *state_dir, enum tpm_key_alg
         TPM2B_PUBLIC pub;
         TPM2B_PRIVATE priv;
         ESYS_TR ak = ESYS_TR_NONE;
+        struct quote_ak *q = NULL;
         int r, present = 0;
 
         if (!alg_valid(alg))
@@ -783,11 +771,18 @@ int tpm_ak_load_or_create(struct tpm *t, const char *state_dir, enum tpm_key_alg
                         return r;
         }
         OPENSSL_cleanse(&priv, sizeof(priv));
+        r = ak_verifier_view(&pub, &q, err);
+        if (r < 0) {
+                (void)Esys_FlushContext(t->esys, ak);
+                return r;
+        }
         if (t->ak != ESYS_TR_NONE)
                 (void)Esys_FlushContext(t->esys, t->ak);
+        quote_ak_free(t->ak_q);
         t->ak = ak;
         t->ak_alg = alg;
         t->ak_pub = pub;
+        t->ak_q = q;
         return 0;
 }
 
@@ -876,20 +871,6 @@ static bool tpml_empty(const TPML_PCR_SELECTION *l)
         return true;
 }
 
-static bool tpml_equal(const TPML_PCR_SELECTION *a, const TPML_PCR_SELECTION *b)
-{
-        if (a->count != b->count)
-                return false;
-        for (uint32_t i = 0; i < a->count; i++) {
-                const TPMS_PCR_SELECTION *x = &a->pcrSelections[i], *y = &b->pcrSelections[i];
-
-                if (x->hash != y->hash || x->sizeofSelect != y->sizeofSelect ||
-                    memcmp(x->pcrSelect, y->pcrSelect, x->sizeofSelect) != 0)
-                        return false;
-        }
-        return true;
-}
-
 /* TPM2_PCR_Read (Part 3, 22.4) of every PCR in want, in as many calls as needed (the TPM returns
  * at most 8 digests per call). -EAGAIN when the update counter moved between calls. */
 static int pcrs_read(struct tpm *t, const TPML_PCR_SELECTION *want, struct pcr_set *ret,
@@ -935,7 +916,7 @@ static int pcrs_read(struct tpm *t, const TPML_PCR_SELECTION *want, struct pcr_s
                         for (uint32_t j = 0; j < left.count; j++)
                                 if (left.pcrSelections[j].hash == g->hash)
                                         l = &left.pcrSelections[j];
-                        if (b < 0 || !l || g->sizeofSelect > PCR_SELECT_SIZE)
+                        if (b < 0 || !l || g->sizeofSelect > QUOTE_PCR_SELECT_SIZE)
                                 return attest_fail(err, -EIO, AE_TPM_BAD_RESPONSE,
                                                    "PCR_Read returned a bank not asked for");
                         for (unsigned p = 0; p < PCR_COUNT; p++) {
@@ -965,68 +946,22 @@ static int pcrs_read(struct tpm *t, const TPML_PCR_SELECTION *want, struct pcr_s
         return 0;
 }
 
-/* H(concatenation of the selected PCR values, in selection order): TPMS_QUOTE_INFO.pcrDigest. */
-static int pcr_digest(const TPML_PCR_SELECTION *sel, const struct pcr_set *s, enum bank hb,
-                      uint8_t *out)
+int tpm_quote_consistent(const struct quote_ak *ak, const uint8_t *attest, size_t attest_len,
+                         const uint8_t *sig, size_t sig_len, const uint8_t *nonce, size_t nonce_len,
+                         const struct pcr_sel *sel, const struct pcr_set *pcrs,
+                         struct attest_err *err)
 {
-        _cleanup_(hasher_freep) struct hasher *h = NULL;
+        struct attest_err qe = {0};
         int r;
 
-        r = hasher_new(&h);
-        if (r < 0)
-                return r;
-        r = hasher_begin(h, hb);
-        if (r < 0)
-                return r;
-        for (uint32_t i = 0; i < sel->count; i++) {
-                const TPMS_PCR_SELECTION *p = &sel->pcrSelections[i];
-                int b = bank_from_tpm_alg(p->hash);
-
-                if (b < 0)
-                        return -EOPNOTSUPP;
-                for (unsigned j = 0; j < PCR_COUNT; j++)
-                        if (p->pcrSelect[j / 8] & (1u << (j % 8))) {
-                                r = hasher_update(h, s->v[b][j], bank_size(b));
-                                if (r < 0)
-                                        return r;
-                        }
-        }
-        return hasher_end(h, out);
-}
-
-/* Check the TPMS_ATTEST just produced against what was asked and what was read; 1 when the PCR
- * values read match its pcrDigest, 0 when they changed in between. */
-static int quote_consistent(const TPM2B_ATTEST *quoted, const TPML_PCR_SELECTION *sel,
-                            const uint8_t *nonce, size_t nonce_len, const struct pcr_set *pcrs,
-                            struct attest_err *err)
-{
-        TPMS_ATTEST a;
-        uint8_t d[BANK_DIGEST_MAX];
-        size_t off = 0;
-        TSS2_RC rc;
-        int r;
-
-        memset(&a, 0, sizeof(a));
-        rc = Tss2_MU_TPMS_ATTEST_Unmarshal(quoted->attestationData, quoted->size, &off, &a);
-        if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, AE_TPM_BAD_QUOTE, "the TPM's TPMS_ATTEST");
-        if (off != quoted->size)
-                return attest_fail(err, -EIO, AE_TPM_BAD_QUOTE,
-                                   "%zu bytes after the TPM's TPMS_ATTEST",
-                                   (size_t)(quoted->size - off));
-        if (a.magic != TPM2_GENERATED_VALUE || a.type != TPM2_ST_ATTEST_QUOTE ||
-            a.extraData.size != nonce_len || memcmp(a.extraData.buffer, nonce, nonce_len) != 0 ||
-            !tpml_equal(&a.attested.quote.pcrSelect, sel))
-                return attest_fail(err, -EIO, AE_TPM_BAD_QUOTE,
-                                   "the TPM's quote does not carry the nonce or selection asked");
-        /* The pcrDigest uses the signing scheme's hash: SHA-256 for both AK templates. */
-        if (a.attested.quote.pcrDigest.size != bank_size(BANK_SHA256))
-                return attest_fail(err, -EIO, AE_TPM_BAD_QUOTE, "pcrDigest of %u bytes",
-                                   a.attested.quote.pcrDigest.size);
-        r = pcr_digest(sel, pcrs, BANK_SHA256, d);
-        if (r < 0)
-                return attest_fail(err, r, AE_TPM_DIGEST, "cannot hash the PCR values");
-        return memcmp(d, a.attested.quote.pcrDigest.buffer, bank_size(BANK_SHA256)) == 0;
+        r = quote_verify(ak, attest, attest_len, sig, sig_len, nonce, nonce_len, sel, pcrs, NULL,
+                         &qe);
+        if (r == 0)
+                return 1;
+        if (qe.code == AE_QUOTE_PCR_DIGEST)
+                return 0;
+        return attest_fail(err, -EIO, AE_TPM_BAD_QUOTE,
+                           "the TPM's quote fails the verifier's check: %s", qe.msg);
 }
 
 int tpm_quote(struct tpm *t, const struct pcr_sel *sel, const uint8_t *nonce, size_t nonce_len,
@@ -1070,22 +1005,7 @@ int tpm_quote(struct tpm *t, const struct pcr_sel *sel, const uint8_t *nonce, si
                                 &qualifying, &scheme, &tpml, &quoted, &sig);
                 if (rc != TSS2_RC_SUCCESS)
                         return tpm_fail(err, rc, -EIO, AE_NONE, "quoting");
-                r = before ? quote_consistent(quoted, &tpml, nonce, nonce_len, &pcrs, err) : 0;
-                if (r < 0)
-                        return r;
-                if (r == 0) { /* extended between read and quote: read again */
-                        r = pcrs_read(t, &tpml, &pcrs, &counter, err);
-                        if (r == -EAGAIN)
-                                continue;
-                        if (r < 0)
-                                return r;
-                        r = quote_consistent(quoted, &tpml, nonce, nonce_len, &pcrs, err);
-                        if (r < 0)
-                                return r;
-                }
-                if (r == 0)
-                        continue; /* extended before and after the quote */
-                attest_buf = malloc(quoted->size);
+                attest_buf = malloc(quoted->size ? quoted->size : 1);
                 sig_buf = malloc(sizeof(TPMT_SIGNATURE));
                 if (!attest_buf || !sig_buf)
                         return -ENOMEM;
@@ -1094,6 +1014,24 @@ int tpm_quote(struct tpm *t, const struct pcr_sel *sel, const uint8_t *nonce, si
                 if (rc != TSS2_RC_SUCCESS)
                         return tpm_fail(err, rc, -EIO, AE_TPM_BAD_QUOTE,
                                         "marshalling the TPM's TPMT_SIGNATURE");
+                r = before ? tpm_quote_consistent(t->ak_q, attest_buf, quoted->size, sig_buf,
+                                                  sig_len, nonce, nonce_len, sel, &pcrs, err)
+                           : 0;
+                if (r < 0)
+                        return r;
+                if (r == 0) { /* extended between read and quote: read again */
+                        r = pcrs_read(t, &tpml, &pcrs, &counter, err);
+                        if (r == -EAGAIN)
+                                continue;
+                        if (r < 0)
+                                return r;
+                        r = tpm_quote_consistent(t->ak_q, attest_buf, quoted->size, sig_buf,
+                                                 sig_len, nonce, nonce_len, sel, &pcrs, err);
+                        if (r < 0)
+                                return r;
+                }
+                if (r == 0)
+                        continue; /* extended before and after the quote */
                 *ret_attest = TAKE_PTR(attest_buf);
                 *ret_attest_len = quoted->size;
                 *ret_sig = TAKE_PTR(sig_buf);

@@ -32,6 +32,8 @@
 #include "evidence/pcrs.h"
 #include "evidence/pcrsel.h"
 
+struct quote_ak;
+
 struct tpm;
 
 enum tpm_key_alg {
@@ -99,8 +101,8 @@ int tpm_ak_public(struct tpm *t, uint8_t **ret_tpm2b_public, size_t *ret_len) _w
 
 /*
  * Quote sel with the AK, qualifyingData = nonce (1..TPM_NONCE_MAX bytes), with the values of the
- * same PCRs read just before the quote or, when they changed, just after it. The values are checked
- * against the quote's pcrDigest (and the PCR update counter must not move between reads); when the
+ * same PCRs read just before the quote or, when they changed, just after it. The quote and values
+ * pass tpm_quote_consistent() (the PCR update counter must not move between reads); when the
  * PCRs changed both before and after the quote, it is retried a few times (tpm_pcrs_changing).
  * ret_attest: the marshalled TPMS_ATTEST the signature covers; ret_sig: marshalled TPMT_SIGNATURE;
  * both malloc'ed. ret_pcrs: the quoted PCR values.
@@ -108,6 +110,18 @@ int tpm_ak_public(struct tpm *t, uint8_t **ret_tpm2b_public, size_t *ret_len) _w
 int tpm_quote(struct tpm *t, const struct pcr_sel *sel, const uint8_t *nonce, size_t nonce_len,
               uint8_t **ret_attest, size_t *ret_attest_len, uint8_t **ret_sig, size_t *ret_sig_len,
               struct pcr_set *ret_pcrs, struct attest_err *err) _wur_;
+
+/*
+ * The agent's check of a quote its TPM just made against the PCR values it read: quote_verify()
+ * (evidence/quote.h, the verifier's own check) with the AK, the nonce and the selection asked.
+ * 1 when it passes; 0 when only the pcrDigest differs (a PCR was extended between the read and
+ * the quote: read again); -EIO tpm_bad_quote (err carries quote_verify's message) otherwise.
+ * Pure: no TPM access.
+ */
+int tpm_quote_consistent(const struct quote_ak *ak, const uint8_t *attest, size_t attest_len,
+                         const uint8_t *sig, size_t sig_len, const uint8_t *nonce, size_t nonce_len,
+                         const struct pcr_sel *sel, const struct pcr_set *pcrs,
+                         struct attest_err *err) _wur_;
 
 /* The largest credential tpm_activate_credential() returns (a TPM2B_DIGEST). */
 #define TPM_CRED_MAX 64

@@ -513,6 +513,15 @@ int quote_verify(const struct quote_ak *ak, const uint8_t *attest, size_t attest
         }
 
         const TPML_PCR_SELECTION *l = &a.attested.quote.pcrSelect;
+        /* TPM 2.0 Part 2, 10.6.1: a PC Client TPM's selections are PCR_SELECT_MIN (3) octets;
+         * the agent asks with exactly that, so any other size is not the quote it asked for. */
+        for (uint32_t k = 0; k < l->count && k < TPM2_NUM_PCR_BANKS; k++)
+                if (l->pcrSelections[k].sizeofSelect != QUOTE_PCR_SELECT_SIZE)
+                        return attest_fail(err, -EBADMSG, AE_QUOTE_PCR_SELECTION_MALFORMED,
+                                           "quoted PCR selection entry %u has sizeofSelect %u, "
+                                           "expected %d",
+                                           k, l->pcrSelections[k].sizeofSelect,
+                                           QUOTE_PCR_SELECT_SIZE);
         e = pcr_sel_from_tpml(l, &got);
         if (e == -EOPNOTSUPP)
                 return attest_fail(

@@ -34,6 +34,8 @@
 #define QUOTE_ATTEST_MAX 2048
 #define QUOTE_SIG_MAX 1024
 #define QUOTE_NONCE_MAX 64 /* sizeof(TPMU_HA): the largest extraData a TPM accepts */
+/* sizeofSelect of every TPMS_PCR_SELECTION in a quote: 24 PCRs (PC Client PCR_SELECT_MIN). */
+#define QUOTE_PCR_SELECT_SIZE 3
 /* Longest TPM name: u16 nameAlg || digest. */
 #define QUOTE_NAME_MAX (2 + BANK_DIGEST_MAX)
 
@@ -69,13 +71,17 @@ struct quote_info {
 };
 
 /*
- * Verify a quote. attest: the marshalled TPMS_ATTEST (tpm2_quote -m) or a TPM2B_ATTEST (u16 size
- * prefix, detected); sig: the marshalled TPMT_SIGNATURE (tpm2_quote -s, tss format). Checks, in
- * this order: both decode exactly; the signature over the TPMS_ATTEST bytes with the AK
- * (RSASSA-PKCS1-v1_5, RSAPSS or ECDSA, the scheme's hash: SHA-256/384/512); magic
- * TPM_GENERATED_VALUE; type TPM_ST_ATTEST_QUOTE; extraData == nonce; the quoted PCR selection
- * equals *expected (any selection when expected is NULL); pcrs holds every selected value;
- * pcrDigest == H(selected values in TPML_PCR_SELECTION order, ascending PCR index per entry).
+ * Verify a quote: the one quote check, used by the verifier on evidence and by the agent on the
+ * quote its TPM just made (agent/tpm.c tpm_quote_consistent()). attest: the marshalled TPMS_ATTEST
+ * (tpm2_quote -m) or a TPM2B_ATTEST (u16 size prefix, detected); sig: the marshalled TPMT_SIGNATURE
+ * (tpm2_quote -s, tss format). Checks, in this order: both decode exactly (Tss2_MU, nothing
+ * after); the signature over the TPMS_ATTEST bytes with the AK (RSASSA-PKCS1-v1_5, RSAPSS or
+ * ECDSA, the scheme's hash: SHA-256/384/512); magic TPM_GENERATED_VALUE; type
+ * TPM_ST_ATTEST_QUOTE; extraData == nonce; every entry of the quoted PCR selection has sizeofSelect
+ * QUOTE_PCR_SELECT_SIZE, a known bank, no PCR >= 24, no bank twice; the selection equals *expected
+ * (any selection when expected is NULL); pcrs holds every selected value; pcrDigest == H(selected
+ * values in TPML_PCR_SELECTION order, ascending PCR index per entry) with the signature's hash
+ * (quote_pcr_digest: the one failure that can mean "the PCRs moved after they were read").
  * Returns 0 and fills *ret (optional) only when every check passes; otherwise a negative errno and
  * err names the check with expected vs got.
  */

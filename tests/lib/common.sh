@@ -425,3 +425,23 @@ credential() {
 activate_api() {
         api POST "/v1/agents/$1/activate" "$(jq -nc --arg p "$(b64 "$2")" '{proof: $p}')"
 }
+
+# mem_start FILE ... mem_stop: the agent's private memory over a stretch (tests/lib/memsample.py:
+# VmHWM reset, RssAnon sampled) into FILE, "anon_peak_kB VmHWM_kB RssFile_kB samples".
+mem_start() {
+        need python3
+        rm -f mem.stop mem.ready
+        python3 "$TOP/tests/lib/memsample.py" "$agent_pid" mem.stop 300 mem.ready >"$1" &
+        mem_pid=$!
+        kill_at_exit mem_pid
+        for _ in $(seq 200); do
+                [ -e mem.ready ] && return 0
+                sleep 0.05
+        done
+        fail "the memory sampler did not start"
+}
+mem_stop() {
+        touch mem.stop
+        wait "$mem_pid"
+        mem_pid=""
+}

@@ -104,9 +104,10 @@ START_TEST(test_config_malformed_lines_name_line_and_key)
         /* each with a good line before it, which must not stay applied either */
         parse_fails(LIT("ca = /new\ntimeout = 1\nno equals sign\n"),
                     "a.conf:3: expected 'key = value'");
-        parse_fails(LIT("ca = /new\nbogus = 1\n"), "a.conf:2: unknown key 'bogus'");
-        parse_fails(LIT("ca = /new\n= x\n"), "a.conf:2: unknown key ''");
-        parse_fails(LIT("ca = /new\nconfig = /etc/other.conf\n"), "a.conf:2: unknown key 'config'");
+        parse_fails(LIT("ca = /new\nbogus = 1\n"), "a.conf:2: bogus: unknown key");
+        parse_fails(LIT("ca = /new\n= x\n"), "a.conf:2: expected 'key = value': no key before '='");
+        parse_fails(LIT("ca = /new\nconfig = /etc/other.conf\n"), "a.conf:2: config: unknown key");
+        parse_fails(LIT("ca = /new\nca\x1b[0m = x\n"), "a.conf:2: key byte 3 is not a letter");
         parse_fails(LIT("ca = /new\n\nak-alg = dsa\n"), "a.conf:3: ak-alg: wants rsa or ecc");
         parse_fails(LIT("ca = /new\nima-format = text\n"),
                     "a.conf:2: ima-format: wants binary or ascii");

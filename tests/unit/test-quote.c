@@ -3,7 +3,8 @@
  * Quote verification against real quotes from swtpm (fixtures made by
  * tests/integration/make-quote-fixtures.sh, directory in $QUOTE_FIXTURES), plus quotes signed here
  * with OpenSSL keys dressed as AKs, for the checks a real TPM cannot be made to fail (magic, type,
- * P-384, TPML order).
+ * P-384, TPML order, sizeofSelect), on the verifier's path (quote_verify) and the agent's
+ * (tpm_quote_consistent).
  */
 #include <check.h>
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include "evidence/pcrs.h"
 #include "evidence/pcrsel.h"
 #include "evidence/quote.h"
+#include "agent/tpm.h"
 
 #define BLOB_MAX 4096
 
@@ -558,6 +560,18 @@ static void real_attest(struct fx *f, TPMS_ATTEST *a)
         ck_assert_int_eq(Tss2_MU_TPMS_ATTEST_Unmarshal(f->attest, f->attest_len, &off, a), 0);
 }
 
+/* The real rsa quote's TPMS_ATTEST and an RSA key dressed as its AK, to alter and re-sign it. */
+static struct quote_ak *synth_rsa_ak(struct fx *f, TPMS_ATTEST *a, struct synth *s)
+{
+        struct attest_err err = {0};
+        struct quote_ak *ak = NULL;
+
+        real_attest(f, a);
+        synth_rsa(s, 2048, ak_attrs);
+        ck_assert_int_eq(quote_ak_parse(s->pub, s->pub_len, &ak, &err), 0);
+        return ak;
+}
+
 /* pcrDigest recomputed here independently: sha256 PCRs 0-10 then sha1 PCR 10, or sha1 first. */
 static void set_digest(TPMS_ATTEST *a, const struct pcr_set *pcrs, const char *md, bool sha1_first)
 {
@@ -588,12 +602,9 @@ START_TEST(test_quote_rejects_bad_magic_and_type)
         size_t alen, slen;
         struct synth s;
         TPMS_ATTEST a, b;
-        struct attest_err err = {0};
         struct fx f;
 
-        real_attest(&f, &a);
-        synth_rsa(&s, 2048, ak_attrs);
-        ck_assert_int_eq(quote_ak_parse(s.pub, s.pub_len, &ak, &err), 0);
+        ak = synth_rsa_ak(&f, &a, &s);
         /* unchanged and re-signed: valid, so what follows tests one field each */
         synth_sign(&s, &a, attest, &alen, sig, &slen);
         expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, 0, AE_NONE);
@@ -620,12 +631,9 @@ START_TEST(test_quote_digest_follows_tpml_order)
         struct synth s;
         TPMS_ATTEST a;
         TPMS_PCR_SELECTION t;
-        struct attest_err err = {0};
         struct fx f;
 
-        real_attest(&f, &a);
-        synth_rsa(&s, 2048, ak_attrs);
-        ck_assert_int_eq(quote_ak_parse(s.pub, s.pub_len, &ak, &err), 0);
+        ak = synth_rsa_ak(&f, &a, &s);
         ck_assert_uint_eq(a.attested.quote.pcrSelect.count, 2);
         ck_assert_uint_eq(a.attested.quote.pcrSelect.pcrSelections[0].hash, TPM2_ALG_SHA256);
         /* sha1 entry first: the digest must be over sha1:10 first */
@@ -679,6 +687,58 @@ START_TEST(test_quote_accepts_p384_sha384)
         synth_sign(&s, &a, attest, &alen, sig, &slen);
         expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, -EKEYREJECTED,
                AE_QUOTE_PCR_DIGEST);
+        EVP_PKEY_free(s.key);
+}
+END_TEST
+
+/*
+ * The same PCRs selected with 2 or 4 octets instead of 3: the pcrDigest is the same, but no TPM
+ * asked by the agent makes such a selection. The verifier (quote_verify) and the agent
+ * (tpm_quote_consistent, its check of a fresh quote) run the one check and both refuse it.
+ */
+START_TEST(test_quote_rejects_wrong_sizeofselect)
+{
+        static const UINT8 sizes[] = {2, 4};
+        _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+        uint8_t attest[BLOB_MAX], sig[BLOB_MAX];
+        size_t alen, slen;
+        struct synth s;
+        TPMS_ATTEST a, b;
+        struct attest_err err = {0};
+        struct pcr_set moved;
+        struct fx f;
+
+        ak = synth_rsa_ak(&f, &a, &s);
+        /* as made: both accept; a PCR moved after the read: the agent reads again (0) */
+        synth_sign(&s, &a, attest, &alen, sig, &slen);
+        expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, 0, AE_NONE);
+        ck_assert_int_eq(tpm_quote_consistent(ak, attest, alen, sig, slen, nonce, nonce_len, &sel,
+                                              &f.pcrs, &err),
+                         1);
+        moved = f.pcrs;
+        moved.v[BANK_SHA256][10][0] ^= 1;
+        ck_assert_int_eq(tpm_quote_consistent(ak, attest, alen, sig, slen, nonce, nonce_len, &sel,
+                                              &moved, &err),
+                         0);
+        for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+                b = a;
+                for (uint32_t k = 0; k < b.attested.quote.pcrSelect.count; k++) {
+                        TPMS_PCR_SELECTION *e = &b.attested.quote.pcrSelect.pcrSelections[k];
+
+                        ck_assert_uint_eq(e->pcrSelect[2], 0); /* PCRs 0-10: fits 2 octets */
+                        e->sizeofSelect = sizes[i];
+                        e->pcrSelect[3] = 0;
+                }
+                synth_sign(&s, &b, attest, &alen, sig, &slen);
+                expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, -EBADMSG,
+                       AE_QUOTE_PCR_SELECTION_MALFORMED);
+                memset(&err, 0, sizeof(err));
+                ck_assert_int_eq(tpm_quote_consistent(ak, attest, alen, sig, slen, nonce, nonce_len,
+                                                      &sel, &f.pcrs, &err),
+                                 -EIO);
+                ck_assert_int_eq(err.code, AE_TPM_BAD_QUOTE);
+                ck_assert_msg(strstr(err.msg, "sizeofSelect") != NULL, "%s", err.msg);
+        }
         EVP_PKEY_free(s.key);
 }
 END_TEST
@@ -805,6 +865,7 @@ static Suite *quote_suite(void)
         tcase_add_test(sy, test_quote_rejects_bad_magic_and_type);
         tcase_add_test(sy, test_quote_digest_follows_tpml_order);
         tcase_add_test(sy, test_quote_accepts_p384_sha384);
+        tcase_add_test(sy, test_quote_rejects_wrong_sizeofselect);
         tcase_add_test(sy, test_quote_ak_rejects_weak_or_wrong_keys);
         suite_add_tcase(s, sy);
         tcase_add_test(ps, test_pcr_sel_parse_and_format);

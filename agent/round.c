@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One attestation round: challenge -> quote with the nonce -> the IMA log from the asked offset
+ * (after the quote) and host facts -> the evidence streamed to the verifier -> verdict, next_due.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/rand.h>
+
+#include "agent/agent.h"
+#include "agent/evout.h"
+#include "evidence/evjson.h"
+#include "evidence/pcrsel.h"
+#include "util/hex.h"
+
+struct challenge {
+        uint8_t nonce[EVIDENCE_NONCE_MAX];
+        size_t nonce_len;
+        uint64_t ima_offset;
+        struct pcr_sel sel;
+};
+
+/*
+ * Quote first, then read the IMA log. The kernel appends a measurement to the log before it
+ * extends PCR 10, so a log read after the quote holds at least every entry the quoted PCR 10
+ * covers, and the verifier replays the shortest prefix that matches. Read before the quote, a
+ * measurement landing in between would leave the quoted PCR ahead of the log: a spurious fail.
+ * Failures here are local (LOCAL).
+ */
+static int collect(struct agent *a, const struct challenge *ch, struct evidence *ev,
+                   struct imalog_span *span)
+{
+        struct attest_err err = {0};
+        struct facts f;
+        int x;
+
+        memcpy(ev->nonce, ch->nonce, ch->nonce_len);
+        ev->nonce_len = ch->nonce_len;
+        x = tpm_quote(a->tpm, &ch->sel, ch->nonce, ch->nonce_len, &ev->attest, &ev->attest_len,
+                      &ev->sig, &ev->sig_len, &ev->pcrs, &err);
+        if (x < 0) {
+                log_err("TPM quote: %s", err.msg);
+                return x;
+        }
+        /* the entries' bounds only: their bytes are read again, checked, while they are sent */
+        x = imalog_scan(&a->log, ch->ima_offset, span, &err);
+        if (x < 0) {
+                log_err("IMA log: %s", err.msg);
+                return x;
+        }
+        ev->ima_offset = span->from;
+        ev->ima_format = a->log.format;
+        log_debug("IMA log: %" PRIu64 " entries from %" PRIu64 " (%lld bytes)", span->count,
+                  span->from, (long long)(span->end - span->start));
+        if ((x = facts_collect(a->facts_paths.osrelease ? &a->facts_paths : NULL, &f, &err)) < 0) {
+                log_err("host facts: %s", err.msg);
+                return x;
+        }
+        snprintf(ev->host.kernel, sizeof(ev->host.kernel), "%s", f.kernel);
+        snprintf(ev->host.boot_id, sizeof(ev->host.boot_id), "%s", f.boot_id);
+        if (f.cmdline[0] && !(ev->host.cmdline = strdup(f.cmdline)))
+                return -ENOMEM;
+        ev->host.cfi_present = f.cfi_present;
+        snprintf(ev->host.cfi_source, sizeof(ev->host.cfi_source), "%s", f.cfi_source);
+        ev->host.cfi_enabled = f.cfi_enabled;
+        ev->host.cfi_permissive = f.cfi_permissive;
+        ev->host.tk_present = f.tk_present;
+        snprintf(ev->host.tk_source, sizeof(ev->host.tk_source), "%s", f.tk_source);
+        snprintf(ev->host.tk_origin, sizeof(ev->host.tk_origin), "%s", f.tk_origin);
+        return 0;
+}
+
+static ssize_t evout_fn(void *ctx, uint8_t *buf, size_t n, struct attest_err *err)
+{
+        return evout_read(ctx, buf, n, err);
+}
+
+/* The evidence JSON, streamed from the log span, to the --dump-evidence file. */
+static int dump_evidence(struct agent *a, const struct evidence *ev, const struct imalog_span *span)
+{
+        _cleanup_free_ uint8_t *ak = NULL;
+        char path[AGENT_CONFIG_STR_MAX + 32]; /* dump + ".ak.pub" always fits */
+        struct attest_err err = {0};
+        struct evout out;
+        size_t ak_len;
+        int x;
+
+        if ((x = evout_open(&out, ev, &a->log, span, &err)) == 0) {
+                x = agent_write_file_from(a->dump, 0644, evout_fn, &out, &err);
+                evout_close(&out);
+        }
+        if (x < 0) {
+                log_err("%s: %s", a->dump, err.msg);
+                return x;
+        }
+        snprintf(path, sizeof(path), "%s.ak.pub", a->dump);
+        if ((x = tpm_ak_public(a->tpm, &ak, &ak_len)) < 0 ||
+            (x = agent_write_file(path, ak, ak_len, 0644)) < 0) {
+                log_err("%s: %s", path, strerror(-x));
+                return x;
+        }
+        log_info("evidence written to %s, AK public area to %s", a->dump, path);
+        return 0;
+}
+
+static int get_challenge(struct agent *a, struct challenge *ch, struct agent_outcome *o)
+{
+        json_t *resp = NULL;
+        const char *nonce, *sel;
+        char path[256];
+        long status;
+        json_int_t off;
+        int x;
+
+        snprintf(path, sizeof(path), "/v1/agents/%s/challenges", a->id);
+        json_t *empty = json_object();
+        x = empty ? verifier_call(a, "POST", path, empty, &status, &resp, o)
+                  : agent_outcome_set(o, AGENT_OUTCOME_LOCAL, -ENOMEM);
+        json_decref(empty);
+        if (x < 0)
+                return x;
+        if (status != 200 && status != 201) {
+                x = agent_outcome_http(o, "challenge", status, resp);
+                json_decref(resp);
+                return x;
+        }
+        nonce = json_string_value(json_object_get(resp, "nonce"));
+        sel = json_string_value(json_object_get(resp, "pcr_selection"));
+        off = json_integer_value(json_object_get(resp, "ima_offset"));
+        if (!nonce ||
+            hex_decode(nonce, strlen(nonce), ch->nonce, sizeof(ch->nonce), &ch->nonce_len) < 0 ||
+            ch->nonce_len == 0 || off < 0 ||
+            pcr_sel_parse(sel ? sel : (a->pcr_sel_text ? a->pcr_sel_text : "sha256:0-10"),
+                          &ch->sel) < 0) {
+                log_err("challenge: malformed answer from the verifier");
+                json_decref(resp);
+                return agent_outcome_set(o, AGENT_OUTCOME_PROTOCOL, -EBADMSG);
+        }
+        ch->ima_offset = (uint64_t)off;
+        json_decref(resp);
+        return 0;
+}
+
+/*
+ * Challenge, collect, submit. Returns 1 pass, 0 fail (a verdict: *o is DONE), negative when the
+ * round ended otherwise (*o says how); *next_due_s is the delay the verifier asked for (0: none).
+ */
+int agent_round(struct agent *a, long *next_due_s, struct agent_outcome *o)
+{
+        _cleanup_(evidence_freep) struct evidence *ev = calloc(1, sizeof(*ev));
+        _cleanup_free_ char *text = NULL;
+        struct attest_err err = {0};
+        struct imalog_span span;
+        struct challenge ch;
+        struct evout out;
+        json_t *resp = NULL;
+        char path[256];
+        long status;
+        int x;
+
+        *next_due_s = 0;
+        if (!ev)
+                return agent_outcome_set(o, AGENT_OUTCOME_LOCAL, -ENOMEM);
+        if ((x = get_challenge(a, &ch, o)) < 0)
+                return x;
+        if ((x = collect(a, &ch, ev, &span)) < 0 ||
+            (a->dump && (x = dump_evidence(a, ev, &span)) < 0))
+                return agent_outcome_set(o, AGENT_OUTCOME_LOCAL, x);
+        /* streamed: the log is read in chunks, base64-encoded into the request as it goes */
+        if ((x = evout_open(&out, ev, &a->log, &span, &err)) < 0) {
+                log_err("evidence: %s", err.msg);
+                return agent_outcome_set(o, AGENT_OUTCOME_LOCAL, x);
+        }
+        snprintf(path, sizeof(path), "/v1/agents/%s/evidence", a->id);
+        x = http_request_stream(a->http, "POST", path, evout_size(&out), evout_fn, &out, &status,
+                                &text, &err);
+        evout_close(&out);
+        if ((x = verifier_answer("POST", path, x, &err, text, &status, &resp, o)) < 0)
+                return x;
+        if (status != 200) {
+                x = agent_outcome_http(o, "evidence", status, resp);
+                json_decref(resp);
+                return x;
+        }
+        const char *st = json_string_value(json_object_get(resp, "status"));
+        const char *due = json_string_value(json_object_get(resp, "next_due"));
+        json_t *claims = json_object_get(resp, "claims");
+        size_t i;
+        json_t *c;
+
+        if (!st) {
+                log_err("evidence: verdict without a status");
+                json_decref(resp);
+                return agent_outcome_set(o, AGENT_OUTCOME_PROTOCOL, -EBADMSG);
+        }
+        json_array_foreach(claims, i, c)
+        {
+                const char *res = json_string_value(json_object_get(c, "result"));
+
+                if (res && strcmp(res, "pass") != 0) {
+                        const char *nm = json_string_value(json_object_get(c, "name"));
+
+                        log_notice("claim %s: %s", nm ? nm : "?", res);
+                }
+        }
+        if (strcmp(st, a->last_status) != 0)
+                log_notice("verdict: %s (was %s)", st, a->last_status[0] ? a->last_status : "none");
+        else
+                log_info("verdict: %s", st);
+        snprintf(a->last_status, sizeof(a->last_status), "%s", st);
+        if (due) {
+                struct tm tm = {0};
+                const char *e = strptime(due, "%Y-%m-%dT%H:%M:%S", &tm);
+
+                if (e) {
+                        time_t t = timegm(&tm);
+                        long d = (long)(t - time(NULL));
+
+                        *next_due_s = d > 1 ? d : 1;
+                }
+        }
+        /* print the verdict for an operator running --once */
+        if (a->once) {
+                char *txt = json_dumps(resp, JSON_INDENT(2));
+
+                if (txt)
+                        printf("%s\n", txt);
+                free(txt);
+        }
+        x = strcmp(st, "pass") == 0 ? 1 : 0;
+        json_decref(resp);
+        agent_outcome_set(o, AGENT_OUTCOME_DONE, 0);
+        return x;
+}
+
+/* Offline: quote a random local nonce and write the evidence (no verifier). */
+int agent_dump_offline(struct agent *a)
+{
+        _cleanup_(evidence_freep) struct evidence *ev = calloc(1, sizeof(*ev));
+        struct challenge ch = {.nonce_len = 32};
+        struct imalog_span span;
+        int x;
+
+        if (!ev)
+                return -ENOMEM;
+        if (RAND_bytes(ch.nonce, 32) != 1 ||
+            pcr_sel_parse(a->pcr_sel_text ? a->pcr_sel_text : "sha256:0-10", &ch.sel) < 0)
+                return -EIO;
+        if ((x = collect(a, &ch, ev, &span)) < 0)
+                return x;
+        return dump_evidence(a, ev, &span);
+}
