@@ -6,7 +6,8 @@
  * for the same evidence (tests/unit/test-agent.c checks it), so attestd reads them as it always
  * has; the size is known before the first byte (an HTTP Content-Length).
  *
- * Memory: the envelope (at most EVOUT_ENVELOPE_MAX) and two EVOUT_RAW-sized buffers.
+ * Memory: the envelope (at most EVIDENCE_HEAD_MAX + EVIDENCE_TAIL_MAX) and two EVOUT_RAW-sized
+ * buffers.
  */
 #ifndef AGENT_EVOUT_H
 #define AGENT_EVOUT_H
@@ -19,8 +20,7 @@
 #include "evidence/evjson.h"
 #include "agent/imalog.h"
 
-#define EVOUT_ENVELOPE_MAX (64u * 1024) /* PCRs of 4 banks, the blobs, the host facts */
-#define EVOUT_RAW (48u * 1024)          /* log bytes per read: a multiple of 3 */
+#define EVOUT_RAW (48u * 1024) /* log bytes per read: a multiple of 3 */
 
 struct evout {
         struct wb head, tail; /* the JSON before and after the entries' base64 */
@@ -37,7 +37,7 @@ struct evout {
  * Prepare the evidence ev (its ima, ima_len must be NULL, 0: the entries come from span of l,
  * whose offset and format ev also names) for reading. -EINVAL evidence_bad_value for a host fact
  * that is not printable ASCII (facts.c never makes one), -E2BIG evidence_too_big over
- * EVOUT_ENVELOPE_MAX, the log's errors.
+ * EVIDENCE_HEAD_MAX, the log's errors.
  */
 int evout_open(struct evout *o, const struct evidence *ev, const struct imalog *l,
                const struct imalog_span *span, struct attest_err *err) _wur_;

@@ -21,9 +21,12 @@
 #include <stddef.h>
 
 #include "evidence/evidence.h"
+#include "util/buf.h"
 #include "util/err.h"
 
 #define EVIDENCE_JSON_MAX (16u * 1024 * 1024) /* DESIGN §5: evidence body cap */
+#define EVIDENCE_HEAD_MAX (64u * 1024) /* JSON before the entries: PCRs of 4 banks, the blobs */
+#define EVIDENCE_TAIL_MAX (16u * 1024) /* JSON after them: the host facts */
 
 /*
  * Decode and validate. max_ima caps the decoded log bytes (0: no log accepted). *ret is written
@@ -31,7 +34,14 @@
  */
 int evidence_from_json(const char *buf, size_t len, size_t max_ima, struct evidence **ret,
                        struct attest_err *err) _wur_;
-/* Encode (agent side and tests); *ret is a NUL terminated compact JSON text, free() it. */
+/*
+ * Encode: *ret is a NUL terminated compact JSON text (free() it), the bytes jansson's compact dump
+ * of the same document would be. Written as head + base64 of ev->ima + tail so the agent can
+ * stream its log in between (agent/evout.c): head ends inside "entries":" and tail starts with
+ * the closing quote. Host facts must be printable ASCII (-EINVAL); -E2BIG past the writer's cap.
+ */
 int evidence_to_json(const struct evidence *ev, char **ret) _wur_;
+int evidence_json_head(const struct evidence *ev, struct wb *w) _wur_;
+int evidence_json_tail(const struct evidence_host *h, struct wb *w) _wur_;
 
 #endif
