@@ -14,23 +14,14 @@
 #include "util/hex.h"
 #include "daemon/log.h"
 
-int api_policy_validate(const char *body, size_t len, struct attest_err *err)
-{
-        _cleanup_(policy_freep) struct policy *p = NULL;
-
-        return policy_parse(body, len, &p, err);
-}
-
-int api_judge(struct attestd *d, const char *policy, const char *ref,
+int api_judge(struct attestd *d, const struct policy *p, const char *ref,
               const struct verify_result *vr, const struct evidence *ev, json_t **ret)
 {
-        _cleanup_(policy_freep) struct policy *p = NULL;
-        struct attest_err err = {0};
         json_t *v = NULL;
         int e;
 
         (void)d;
-        if (!policy) {
+        if (!p) {
                 v = json_pack("{s:s, s:n, s:[], s:s}", "status", "pass", "policy", "claims", "note",
                               "no policy bound and no policy named default: nothing "
                               "checked beyond the quote and the log");
@@ -39,9 +30,6 @@ int api_judge(struct attestd *d, const char *policy, const char *ref,
                 *ret = v;
                 return 0;
         }
-        /* stored policies were validated on PUT; a failure here means a newer schema */
-        if ((e = policy_parse(policy, strlen(policy), &p, &err)) < 0)
-                return e;
         if ((e = policy_eval(p, vr, ev, &v)) < 0)
                 return e;
         if (json_object_set_new(v, "policy", json_string(ref)) < 0) {
@@ -162,22 +150,26 @@ static int64_t mono_us(void)
         return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* The policy that judges the agent: its bound one, else "default" if it exists, else none. */
-static int policy_for(struct attestd *d, const struct store_agent *a, char **ret_body,
+/*
+ * The policy that judges the agent: its bound one, else "default" if it exists, else none
+ * (*ret NULL). Parsed once, from the policy cache (daemon/policy-cache.h).
+ */
+static int policy_for(struct attestd *d, const struct store_agent *a, struct policy_cached **ret,
                       char ret_ref[API_POLICY_REF_MAX])
 {
         const char *name = a->policy ? a->policy : "default";
-        int64_t version = 0;
+        struct attest_err err = {0};
         int e;
 
-        *ret_body = NULL;
+        *ret = NULL;
         ret_ref[0] = '\0';
-        e = store_policy_get(d->store, name, 0, ret_body, &version, NULL);
+        e = policy_cache_get(d->policies, d->store, name, ret, &err);
         if (e == -ENOENT && !a->policy)
                 return 0;
         if (e < 0)
                 return e;
-        snprintf(ret_ref, API_POLICY_REF_MAX, "%s@%lld", name, (long long)version);
+        snprintf(ret_ref, API_POLICY_REF_MAX, "%s@%lld", name,
+                 (long long)policy_cached_version(*ret));
         return 0;
 }
 
@@ -186,7 +178,8 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
         _cleanup_(store_agent_freep) struct store_agent *a = NULL;
         _cleanup_(evidence_freep) struct evidence *ev = NULL;
         struct akcache_ref *ak = NULL;
-        _cleanup_free_ char *policy_body = NULL, *state_json = NULL, *verdict_text = NULL;
+        _cleanup_(policy_cached_unrefp) struct policy_cached *policy = NULL;
+        _cleanup_free_ char *state_json = NULL, *verdict_text = NULL;
         struct replay_state prev;
         struct verify_result vr;
         struct verify_input in;
@@ -293,7 +286,7 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
                 return;
         }
         verified = e == 0;
-        if ((e = policy_for(d, a, &policy_body, ref)) < 0) {
+        if ((e = policy_for(d, a, &policy, ref)) < 0) {
                 if (verified)
                         verify_result_done(&vr);
                 if (e == -ENOENT)
@@ -306,7 +299,8 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
         now = attestd_now_ms();
         next_due = now + (int64_t)d->cfg.interval * 1000;
         if (verified)
-                e = api_judge(d, policy_body, ref, &vr, ev, &verdict);
+                e = api_judge(d, policy ? policy_cached_policy(policy) : NULL, ref, &vr, ev,
+                              &verdict);
         else
                 e = api_verdict_failed(ref, &err, &verdict);
         if (e == 0 && verified)

@@ -17,6 +17,7 @@
 #define API_POLICY_REF_MAX (API_ID_MAX + 24) /* name@version */
 
 struct evidence;
+struct policy;
 struct verify_result;
 
 /* body (malloc'ed, len bytes, ownership taken) as the response. */
@@ -47,13 +48,11 @@ int api_agent_load(struct attestd *d, struct api_resp *r, const char *id, struct
         _wur_;
 bool api_agent_stale(const struct attestd *d, const struct store_agent *a, int64_t now);
 
-/* Policy document validation for PUT /v1/policies/NAME. */
-int api_policy_validate(const char *body, size_t len, struct attest_err *err) _wur_;
 /*
- * The verdict of a verified submission under the policy text (NULL: no policy, nothing checked)
- * named ref ("" for none): a new JSON object {status, policy, claims, ...}.
+ * The verdict of a verified submission under the parsed policy p (NULL: no policy, nothing
+ * checked) named ref ("" for none): a new JSON object {status, policy, claims, ...}.
  */
-int api_judge(struct attestd *d, const char *policy, const char *ref,
+int api_judge(struct attestd *d, const struct policy *p, const char *ref,
               const struct verify_result *vr, const struct evidence *ev, json_t **ret) _wur_;
 /* The verdict of a genuine submission that failed verification (err says why). */
 int api_verdict_failed(const char *ref, const struct attest_err *why, json_t **ret) _wur_;

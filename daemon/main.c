@@ -219,7 +219,9 @@ static int run(struct attestd *d)
         if ((e = nonce_setup(d)) < 0 ||
             (e = ratelimit_new((unsigned)d->cfg.activation_failures_max, 60000,
                                &d->activation_rl)) < 0 ||
-            (e = akcache_new(1000000, &d->aks)) < 0 || (e = listen_socket(d, &fd)) < 0) {
+            (e = akcache_new(1000000, &d->aks)) < 0 ||
+            (e = policy_cache_new(POLICY_CACHE_MAX, &d->policies)) < 0 ||
+            (e = listen_socket(d, &fd)) < 0) {
                 secret_free(key, key_len);
                 close(sfd);
                 return e;
@@ -323,6 +325,7 @@ int main(int argc, char **argv)
         d.nonces = nonce_store_free(d.nonces);
         d.activation_rl = ratelimit_free(d.activation_rl);
         d.aks = akcache_free(d.aks);
+        d.policies = policy_cache_free(d.policies);
         d.tokens = auth_free(d.tokens);
         pthread_rwlock_destroy(&d.tokens_lock);
         metrics_done(&d.metrics);

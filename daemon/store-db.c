@@ -119,6 +119,8 @@ static const char *const stmt_sql[ST_COUNT] = {
                                  " AND deleted = 0 ORDER BY version DESC LIMIT 1",
         [ST_POLICY_GET_VERSION] = "SELECT body, version, created FROM policies WHERE name = ?1"
                                   " AND deleted = 0 AND version = ?2",
+        [ST_POLICY_LATEST] = "SELECT version FROM policies WHERE name = ?1 AND deleted = 0"
+                             " ORDER BY version DESC LIMIT 1",
         [ST_POLICY_LIST] = "SELECT name, max(version), max(created) FROM policies WHERE"
                            " deleted = 0 GROUP BY name ORDER BY name",
         [ST_POLICY_BOUND] = "SELECT 1 FROM agents WHERE policy = ?1 LIMIT 1",

@@ -34,6 +34,7 @@ enum stmt {
         ST_POLICY_ADD,
         ST_POLICY_GET_LATEST,
         ST_POLICY_GET_VERSION,
+        ST_POLICY_LATEST,
         ST_POLICY_LIST,
         ST_POLICY_BOUND,
         ST_POLICY_DELETE,

@@ -86,6 +86,39 @@ int store_policy_get(struct store *s, const char *name, int64_t version, char **
         return 0;
 }
 
+struct policy_version_arg {
+        const char *name;
+        int64_t version;
+};
+
+static int policy_version_fn(struct conn *c, void *arg)
+{
+        struct policy_version_arg *p = arg;
+        sqlite3_stmt *st = st_get(c, ST_POLICY_LATEST);
+        int rc;
+
+        if (!st || bind_text(st, 1, p->name) < 0)
+                return -EIO;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+                p->version = sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+        if (rc == SQLITE_DONE)
+                return -ENOENT;
+        return rc == SQLITE_ROW ? 0 : -EIO;
+}
+
+int store_policy_version(struct store *s, const char *name, int64_t *ret_version)
+{
+        struct policy_version_arg p = {name, 0};
+        int e = store_read(s, policy_version_fn, &p);
+
+        if (e < 0)
+                return e;
+        *ret_version = p.version;
+        return 0;
+}
+
 struct policy_list_arg {
         int (*fn)(const char *name, int64_t version, int64_t created, void *arg);
         void *arg;
