@@ -574,17 +574,27 @@ void store_stats(struct store *s, uint64_t *ret_commits, uint64_t *ret_writes)
         *ret_writes = atomic_load(&s->writes);
 }
 
-static int schema_version_fn(struct conn *c, void *arg)
+int store_query_i64(struct conn *c, const char *sql, int64_t *ret)
 {
         sqlite3_stmt *st = NULL;
         int rc = -EIO;
 
-        if (sqlite3_prepare_v2(c->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+        if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) == SQLITE_OK &&
             sqlite3_step(st) == SQLITE_ROW) {
-                *(int *)arg = sqlite3_column_int(st, 0);
+                *ret = sqlite3_column_int64(st, 0);
                 rc = 0;
         }
         sqlite3_finalize(st);
+        return rc;
+}
+
+static int schema_version_fn(struct conn *c, void *arg)
+{
+        int64_t v = 0;
+        int rc = store_query_i64(c, "PRAGMA user_version", &v);
+
+        if (rc == 0)
+                *(int *)arg = (int)v;
         return rc;
 }
 

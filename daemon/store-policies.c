@@ -94,18 +94,14 @@ struct policy_version_arg {
 static int policy_version_fn(struct conn *c, void *arg)
 {
         struct policy_version_arg *p = arg;
-        sqlite3_stmt *st = st_get(c, ST_POLICY_LATEST);
-        int rc;
+        sqlite3_stmt *st;
+        int r = row_by_key(c, ST_POLICY_LATEST, p->name, &st);
 
-        if (!st || bind_text(st, 1, p->name) < 0)
-                return -EIO;
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW)
-                p->version = sqlite3_column_int64(st, 0);
+        if (r <= 0)
+                return r < 0 ? r : -ENOENT;
+        p->version = sqlite3_column_int64(st, 0);
         sqlite3_reset(st);
-        if (rc == SQLITE_DONE)
-                return -ENOENT;
-        return rc == SQLITE_ROW ? 0 : -EIO;
+        return 0;
 }
 
 int store_policy_version(struct store *s, const char *name, int64_t *ret_version)
@@ -155,15 +151,11 @@ int store_policy_list(struct store *s,
 
 static int policy_delete_fn(struct conn *c, void *arg)
 {
-        sqlite3_stmt *st;
         int n;
 
         if ((n = exists(c, ST_POLICY_BOUND, arg)) != 0)
                 return n < 0 ? n : -EBUSY;
-        st = st_get(c, ST_POLICY_DELETE);
-        if (!st || bind_text(st, 1, arg) < 0)
-                return -EIO;
-        n = step_changes(c, st);
+        n = exec_by_key(c, ST_POLICY_DELETE, arg);
         if (n < 0)
                 return n;
         return n == 0 ? -ENOENT : 0;
