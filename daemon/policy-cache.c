@@ -19,6 +19,7 @@ struct policy_cached {
 
 struct policy_cache {
         pthread_mutex_t lock;
+        pthread_mutex_t fill_lock; /* held by the one miss reading and parsing the store */
         size_t max, n;
         struct policy_cached *head, *tail;
         uint64_t gen; /* bumped by every drop */
@@ -36,6 +37,7 @@ int policy_cache_new(size_t max, struct policy_cache **ret)
                 return -ENOMEM;
         c->max = max;
         pthread_mutex_init(&c->lock, NULL);
+        pthread_mutex_init(&c->fill_lock, NULL);
         *ret = c;
         return 0;
 }
@@ -110,6 +112,7 @@ struct policy_cache *policy_cache_free(struct policy_cache *c)
                 unlink_entry(c, e);
                 policy_cached_unref(e);
         }
+        pthread_mutex_destroy(&c->fill_lock);
         pthread_mutex_destroy(&c->lock);
         free(c);
         return NULL;
@@ -193,6 +196,23 @@ int policy_cache_add(struct policy_cache *c, const char *name, int64_t version, 
         return add(c, name, version, p, NULL, ret);
 }
 
+/* A new reference to the cached name@version (a hit) or NULL; *ret_gen the drop generation. */
+static struct policy_cached *lookup(struct policy_cache *c, const char *name, int64_t version,
+                                    uint64_t *ret_gen)
+{
+        struct policy_cached *e;
+
+        pthread_mutex_lock(&c->lock);
+        e = find(c, name, version);
+        if (e)
+                atomic_fetch_add(&e->refs, 1);
+        *ret_gen = c->gen;
+        pthread_mutex_unlock(&c->lock);
+        if (e)
+                atomic_fetch_add(&c->hits, 1);
+        return e;
+}
+
 int policy_cache_get(struct policy_cache *c, struct store *s, const char *name,
                      struct policy_cached **ret, struct attest_err *err)
 {
@@ -206,23 +226,26 @@ int policy_cache_get(struct policy_cache *c, struct store *s, const char *name,
         /* the store says which version is live: a deleted policy is never served */
         if ((r = store_policy_version(s, name, &version)) < 0)
                 return r;
-        pthread_mutex_lock(&c->lock);
-        e = find(c, name, version);
-        if (e)
-                atomic_fetch_add(&e->refs, 1);
-        gen = c->gen;
-        pthread_mutex_unlock(&c->lock);
-        if (e) {
-                atomic_fetch_add(&c->hits, 1);
+        if ((e = lookup(c, name, version, &gen))) {
+                *ret = e;
+                return 0;
+        }
+        /* one miss at a time, looked up again: rounds that miss together (after a restart, a
+         * new version) parse the stored text once, not once each */
+        pthread_mutex_lock(&c->fill_lock);
+        if ((e = lookup(c, name, version, &gen))) {
+                pthread_mutex_unlock(&c->fill_lock);
                 *ret = e;
                 return 0;
         }
         atomic_fetch_add(&c->misses, 1);
-        if ((r = store_policy_get(s, name, version, &body, NULL, NULL)) < 0)
-                return r;
-        if ((r = parse_text(c, body, &p, err)) < 0)
-                return r;
-        return add(c, name, version, p, &gen, ret);
+        r = store_policy_get(s, name, version, &body, NULL, NULL);
+        if (r == 0)
+                r = parse_text(c, body, &p, err);
+        if (r == 0)
+                r = add(c, name, version, p, &gen, ret);
+        pthread_mutex_unlock(&c->fill_lock);
+        return r;
 }
 
 void policy_cache_drop(struct policy_cache *c, const char *name)

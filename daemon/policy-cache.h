@@ -51,9 +51,11 @@ int policy_cache_add(struct policy_cache *c, const char *name, int64_t version, 
                      struct policy_cached **ret) _wur_;
 
 /*
- * The latest live version of policy name: which version is the store's answer, its parsed form
- * comes from the cache, else the store's text is parsed once and added. -ENOENT: no live policy
- * of that name; -EBADMSG (err filled): the stored text does not parse; -EIO, -ENOMEM.
+ * The latest live version of policy name: which version is live is the store's answer, its
+ * parsed form comes from the cache, else the store's text is parsed once and added (misses are
+ * taken one at a time and look again first, so lookups that miss together parse once).
+ * -ENOENT: no live policy of that name; -EBADMSG (err filled): the stored text does not parse;
+ * -EIO, -ENOMEM.
  */
 int policy_cache_get(struct policy_cache *c, struct store *s, const char *name,
                      struct policy_cached **ret, struct attest_err *err) _wur_;

@@ -2,8 +2,9 @@
 /*
  * daemon/policy-cache.c against a real SQLite store (Check): a policy is parsed once however
  * often it is looked up, a new version is used by the next lookup, a deleted policy is not
- * served, the cap evicts while held references stay valid, and many threads may look up, add and
- * drop at once (run under ASan and UBSan in build-asan; the same binary runs under TSan).
+ * served, the cap evicts while held references stay valid, threads that miss together parse
+ * once, and many threads may look up, add and drop at once (run under ASan and UBSan in build-asan;
+ * the same binary runs under TSan).
  */
 #include <check.h>
 #include <errno.h>
@@ -276,6 +277,65 @@ START_TEST(test_policy_cache_many_threads_get_add_and_drop)
 }
 END_TEST
 
+#define MISS_ROUNDS 300
+
+struct misser {
+        struct policy_cache *c;
+        struct store *s;
+        pthread_barrier_t *go;
+        int failures;
+};
+
+static void *misser_main(void *arg)
+{
+        struct misser *m = arg;
+        struct attest_err err = {0};
+
+        for (int i = 0; i < MISS_ROUNDS; i++) {
+                struct policy_cached *e = NULL;
+
+                /* all threads miss on a cold cache at once, then one empties it again */
+                pthread_barrier_wait(m->go);
+                if (policy_cache_get(m->c, m->s, "prod", &e, &err) < 0)
+                        m->failures++;
+                policy_cached_unref(e);
+                if (pthread_barrier_wait(m->go) == PTHREAD_BARRIER_SERIAL_THREAD)
+                        policy_cache_drop(m->c, "prod");
+        }
+        return NULL;
+}
+
+START_TEST(test_policy_cache_concurrent_misses_parse_once)
+{
+        _cleanup_(policy_cache_freep) struct policy_cache *c = NULL;
+        struct misser m[THREADS];
+        pthread_t t[THREADS];
+        pthread_barrier_t go;
+        struct policy_cache_stats st;
+        struct fixture f;
+
+        fixture_open(&f);
+        ck_assert_int_eq(policy_cache_new(8, &c), 0);
+        put(&f, "prod", "6.1.*");
+        ck_assert_int_eq(pthread_barrier_init(&go, NULL, THREADS), 0);
+        for (unsigned i = 0; i < THREADS; i++) {
+                m[i] = (struct misser){c, f.s, &go, 0};
+                ck_assert_int_eq(pthread_create(&t[i], NULL, misser_main, &m[i]), 0);
+        }
+        for (unsigned i = 0; i < THREADS; i++) {
+                ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+                ck_assert_int_eq(m[i].failures, 0);
+        }
+        pthread_barrier_destroy(&go);
+        policy_cache_stats(c, &st);
+        /* one parse per round, however many threads missed together */
+        ck_assert_uint_eq(st.parses, MISS_ROUNDS);
+        ck_assert_uint_eq(st.misses, MISS_ROUNDS);
+        ck_assert_uint_eq(st.hits, (THREADS - 1) * MISS_ROUNDS);
+        fixture_close(&f);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("policy-cache");
@@ -289,6 +349,7 @@ int main(void)
         tcase_add_test(tc, test_policy_cache_does_not_serve_a_deleted_policy);
         tcase_add_test(tc, test_policy_cache_cap_evicts_the_least_recently_used);
         tcase_add_test(tc, test_policy_cache_many_threads_get_add_and_drop);
+        tcase_add_test(tc, test_policy_cache_concurrent_misses_parse_once);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
