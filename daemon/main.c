@@ -219,9 +219,7 @@ static int run(struct attestd *d)
         if ((e = nonce_setup(d)) < 0 ||
             (e = ratelimit_new((unsigned)d->cfg.activation_failures_max, 60000,
                                &d->activation_rl)) < 0 ||
-            (e = akcache_new(1000000, &d->aks)) < 0 ||
-            (e = policy_cache_new(POLICY_CACHE_MAX, &d->policies)) < 0 ||
-            (e = listen_socket(d, &fd)) < 0) {
+            (e = akcache_new(1000000, &d->aks)) < 0 || (e = listen_socket(d, &fd)) < 0) {
                 secret_free(key, key_len);
                 close(sfd);
                 return e;
@@ -320,7 +318,9 @@ int main(int argc, char **argv)
                             "credential activation");
         metrics_init(&d.metrics);
         pthread_rwlock_init(&d.tokens_lock, NULL);
-        e = run(&d);
+        e = policy_cache_new(POLICY_CACHE_MAX, &d.policies);
+        if (e == 0)
+                e = run(&d);
         d.store = store_close(d.store);
         d.nonces = nonce_store_free(d.nonces);
         d.activation_rl = ratelimit_free(d.activation_rl);
