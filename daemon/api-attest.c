@@ -9,19 +9,13 @@
 
 #include "daemon/api-internal.h"
 #include "daemon/log.h"
+#include "daemon/policy-cache.h"
 #include "evidence/evjson.h"
 #include "policy/policy.h"
 #include "policy/verdict.h"
 #include "util/hex.h"
 #include "verify/claims.h"
 #include "verify/verify.h"
-
-int api_policy_validate(const char *body, size_t len, struct attest_err *err)
-{
-        _cleanup_(policy_freep) struct policy *p = NULL;
-
-        return policy_parse(body, len, &p, err);
-}
 
 void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id)
 {
@@ -135,7 +129,7 @@ struct round {
         struct attest_err err; /* why verification failed, when !verified */
         bool verified;
         struct verify_result vr;
-        struct policy *policy; /* NULL: none bound and no "default" */
+        struct policy_cached *policy; /* parsed, from the cache; NULL: none bound, no "default" */
         char ref[API_POLICY_REF_MAX];
         enum verdict_status status;
         json_t *verdict;
@@ -150,7 +144,7 @@ static void round_done(struct round *rd)
         evidence_free(rd->ev);
         if (rd->verified)
                 verify_result_done(&rd->vr);
-        policy_free(rd->policy);
+        policy_cached_unref(rd->policy);
         json_decref(rd->verdict);
         free(rd->state);
 }
@@ -290,23 +284,24 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
  * The policy that judges the agent: its bound one, else "default" if it exists, else none
  * (*ret NULL). Stored policies were validated on PUT; a parse failure means a newer schema.
  */
-static int policy_load(struct attestd *d, const struct store_agent *a, struct policy **ret,
+static int policy_load(struct attestd *d, const struct store_agent *a, struct policy_cached **ret,
                        char ret_ref[API_POLICY_REF_MAX])
 {
         const char *name = a->policy ? a->policy : "default";
-        _cleanup_free_ char *body = NULL;
-        int64_t version = 0;
         int e;
 
         *ret = NULL;
         ret_ref[0] = '\0';
-        e = store_policy_get(d->store, name, 0, &body, &version, NULL);
+        e = policy_cache_get(d->policies, d->store, name, ret, NULL);
         if (e == -ENOENT && !a->policy)
                 return 0;
+        if (e == -EBADMSG)
+                return -EPROTO;
         if (e < 0)
                 return e;
-        snprintf(ret_ref, API_POLICY_REF_MAX, "%s@%lld", name, (long long)version);
-        return policy_parse(body, strlen(body), ret, NULL) < 0 ? -EPROTO : 0;
+        snprintf(ret_ref, API_POLICY_REF_MAX, "%s@%lld", name,
+                 (long long)policy_cached_version(*ret));
+        return 0;
 }
 
 /* The verdict JSON (the network edge) of a round that verified or failed verification. */
@@ -333,7 +328,7 @@ static int verdict_json(const struct round *rd, json_t **ret, enum verdict_statu
                 return *ret ? 0 : -ENOMEM;
         }
         if ((e = claims_from_verified(&rd->vr, rd->ev, &c)) < 0 ||
-            (e = policy_eval(rd->policy, &c, &v)) < 0)
+            (e = policy_eval(policy_cached_policy(rd->policy), &c, &v)) < 0)
                 return e;
         snprintf(v.policy, sizeof(v.policy), "%s", rd->ref);
         *ret_status = v.status;

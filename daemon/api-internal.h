@@ -44,8 +44,6 @@ int api_agent_load(struct attestd *d, struct api_resp *r, const char *id, struct
         _wur_;
 bool api_agent_stale(const struct attestd *d, const struct store_agent *a, int64_t now);
 
-/* Policy document validation for PUT /v1/policies/NAME. */
-int api_policy_validate(const char *body, size_t len, struct attest_err *err) _wur_;
 /* What the route of a request needs, known from its head alone (api_preflight). */
 enum api_gate {
         API_GATE_NONE,   /* nothing about an agent to check */

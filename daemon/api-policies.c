@@ -7,6 +7,7 @@
 
 #include "daemon/api-internal.h"
 #include "daemon/log.h"
+#include "daemon/policy-cache.h"
 
 /* ---- policies ---- */
 
@@ -46,6 +47,7 @@ void api_policy_put(struct attestd *d, const struct api_req *req, struct api_res
 {
         json_auto_t *o = NULL;
         _cleanup_free_ char *canon = NULL;
+        _cleanup_(policy_freep) struct policy *pol = NULL;
         struct attest_err err = {0};
         json_t *n;
         int64_t version;
@@ -64,19 +66,28 @@ void api_policy_put(struct attestd *d, const struct api_req *req, struct api_res
                 api_nomem(d, r);
                 return;
         }
-        canon = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
-        if (!canon) {
-                api_nomem(d, r);
+        /* the one parse: the body's JSON, validated as a policy, kept in the cache */
+        if ((e = policy_cache_parse(d->policies, o, &pol, &err)) < 0) {
+                api_error(d, r, 400, err.code ? err.code : AE_POLICY_INVALID, "%s", err.msg);
                 return;
         }
-        if ((e = api_policy_validate(canon, strlen(canon), &err)) < 0) {
-                api_error(d, r, 400, err.code ? err.code : AE_POLICY_INVALID, "%s", err.msg);
+        canon = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+        if (!canon || strlen(canon) > POLICY_JSON_MAX) {
+                if (canon)
+                        api_error(d, r, 400, AE_POLICY_TOO_BIG, "$: document of %zu bytes > %u",
+                                  strlen(canon), POLICY_JSON_MAX);
+                else
+                        api_nomem(d, r);
                 return;
         }
         if ((e = store_policy_put(d->store, name, canon, attestd_now_ms(), &version)) < 0) {
                 api_store_error(d, r, e, "policy insert");
                 return;
         }
+        /* a cache without this version would parse the stored text again on the next round */
+        if (policy_cache_add(d->policies, name, version, TAKE_PTR(pol), NULL) < 0)
+                log_debug("policy %s version %lld: not cached (out of memory)", name,
+                          (long long)version);
         log_info("policy %s version %lld stored", name, (long long)version);
         if (api_json(r, 201,
                      json_pack("{s:s, s:I}", "name", name, "version", (json_int_t)version)) < 0)
@@ -135,6 +146,7 @@ void api_policy_delete(struct attestd *d, const struct api_req *req, struct api_
                 api_store_error(d, r, e, "policy delete");
                 return;
         }
+        policy_cache_drop(d->policies, name);
         log_info("policy %s deleted", name);
         api_resp_text(r, 204, NULL, NULL, 0);
 }

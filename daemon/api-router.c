@@ -313,6 +313,8 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
         struct store_counts c = {0};
         struct metrics_agents a;
         struct metrics_store st;
+        struct policy_cache_stats pcs;
+        struct metrics_policies pm;
         uint64_t consumed = 0;
         char *text;
         size_t len;
@@ -331,7 +333,10 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
                 api_store_error(d, r, e, "nonce count");
                 return;
         }
-        if (metrics_render(&d->metrics, &a, &st, consumed, &text, &len) < 0) {
+        policy_cache_stats(d->policies, &pcs);
+        pm = (struct metrics_policies){pcs.hits, pcs.misses, pcs.parses, pcs.evictions,
+                                       pcs.entries};
+        if (metrics_render(&d->metrics, &a, &st, &pm, consumed, &text, &len) < 0) {
                 api_nomem(d, r);
                 return;
         }

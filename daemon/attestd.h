@@ -16,6 +16,7 @@
 #include "daemon/config.h"
 #include "daemon/metrics.h"
 #include "daemon/nonce.h"
+#include "daemon/policy-cache.h"
 #include "evidence/pcrsel.h"
 #include "daemon/ratelimit.h"
 #include "daemon/store.h"
@@ -26,6 +27,7 @@ struct attestd {
         struct nonce_store *nonces;
         struct ratelimit *activation_rl; /* failed activation proofs per agent */
         struct akcache *aks;
+        struct policy_cache *policies; /* parsed policies by name@version */
         struct metrics metrics;
         struct pcr_sel pcr_sel; /* what challenges ask agents to quote */
         char pcr_sel_text[PCR_SEL_TEXT_MAX];

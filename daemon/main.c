@@ -302,11 +302,14 @@ int main(int argc, char **argv)
                             "credential activation");
         metrics_init(&d.metrics);
         pthread_rwlock_init(&d.tokens_lock, NULL);
-        e = run(&d);
+        e = policy_cache_new(POLICY_CACHE_MAX, &d.policies);
+        if (e == 0)
+                e = run(&d);
         d.store = store_close(d.store);
         d.nonces = nonce_store_free(d.nonces);
         d.activation_rl = ratelimit_free(d.activation_rl);
         d.aks = akcache_free(d.aks);
+        d.policies = policy_cache_free(d.policies);
         d.tokens = auth_free(d.tokens);
         pthread_rwlock_destroy(&d.tokens_lock);
         metrics_done(&d.metrics);

@@ -52,7 +52,8 @@ void metrics_rejected(struct metrics *m, enum attest_code code)
 }
 
 int metrics_render(struct metrics *m, const struct metrics_agents *agents,
-                   const struct metrics_store *store, uint64_t nonces, char **ret, size_t *ret_len)
+                   const struct metrics_store *store, const struct metrics_policies *policies,
+                   uint64_t nonces, char **ret, size_t *ret_len)
 {
         char *buf = NULL;
         size_t len = 0;
@@ -123,6 +124,28 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
                 (unsigned long long)atomic_load(&m->ima_entries_replayed),
                 (unsigned long long)atomic_load(&m->requests), (unsigned long long)nonces,
                 (unsigned long long)store->commits, (unsigned long long)store->writes);
+        fprintf(f,
+                "# HELP attestd_policy_cache_hits_total Policy lookups answered by the cache of "
+                "parsed policies.\n"
+                "# TYPE attestd_policy_cache_hits_total counter\n"
+                "attestd_policy_cache_hits_total %llu\n"
+                "# HELP attestd_policy_cache_misses_total Policy lookups that parsed the stored "
+                "text.\n"
+                "# TYPE attestd_policy_cache_misses_total counter\n"
+                "attestd_policy_cache_misses_total %llu\n"
+                "# HELP attestd_policy_parses_total Policy documents parsed (PUT and cache "
+                "misses).\n"
+                "# TYPE attestd_policy_parses_total counter\n"
+                "attestd_policy_parses_total %llu\n"
+                "# HELP attestd_policy_cache_evictions_total Parsed policies evicted by the cap.\n"
+                "# TYPE attestd_policy_cache_evictions_total counter\n"
+                "attestd_policy_cache_evictions_total %llu\n"
+                "# HELP attestd_policy_cache_entries Parsed policy versions held.\n"
+                "# TYPE attestd_policy_cache_entries gauge\n"
+                "attestd_policy_cache_entries %llu\n",
+                (unsigned long long)policies->hits, (unsigned long long)policies->misses,
+                (unsigned long long)policies->parses, (unsigned long long)policies->evictions,
+                (unsigned long long)policies->entries);
         if (fclose(f) != 0) {
                 free(buf);
                 return -ENOMEM;

@@ -51,8 +51,13 @@ struct metrics_store {
         uint64_t commits, writes;
 };
 
+/* The policy cache (daemon/policy-cache.h): lookups that hit and missed, documents parsed. */
+struct metrics_policies {
+        uint64_t hits, misses, parses, evictions, entries;
+};
+
 int metrics_render(struct metrics *m, const struct metrics_agents *agents,
-                   const struct metrics_store *store, uint64_t nonces_consumed, char **ret,
-                   size_t *ret_len) _wur_;
+                   const struct metrics_store *store, const struct metrics_policies *policies,
+                   uint64_t nonces_consumed, char **ret, size_t *ret_len) _wur_;
 
 #endif

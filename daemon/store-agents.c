@@ -24,15 +24,12 @@ void store_agent_free(struct store_agent *a)
 static int agent_row(sqlite3_stmt *st, struct store_agent **ret)
 {
         struct store_agent *a = calloc(1, sizeof(*a));
-        const unsigned char *t;
         int e = 0;
 
         if (!a)
                 return -ENOMEM;
-        t = sqlite3_column_text(st, 0);
-        snprintf(a->id, sizeof(a->id), "%s", t ? (const char *)t : "");
-        t = sqlite3_column_text(st, 4);
-        snprintf(a->state, sizeof(a->state), "%s", t ? (const char *)t : "");
+        col_str(st, 0, a->id, sizeof(a->id));
+        col_str(st, 4, a->state, sizeof(a->state));
         if ((e = col_blob(st, 1, &a->ak_public, &a->ak_public_len)) < 0 ||
             (e = col_blob(st, 2, &a->ak_name, &a->ak_name_len)) < 0 ||
             (e = col_blob(st, 3, &a->ek_cert, &a->ek_cert_len)) < 0 ||
@@ -83,21 +80,14 @@ int store_agent_add(struct store *s, const struct store_agent *a)
 /* The agent's state into buf: 0, -ENOENT when there is no such agent. */
 static int agent_state(struct conn *c, const char *id, char *buf, size_t n)
 {
-        sqlite3_stmt *st = st_get(c, ST_AGENT_STATE);
-        int rc;
+        sqlite3_stmt *st;
+        int r = row_by_key(c, ST_AGENT_STATE, id, &st);
 
-        if (!st || bind_text(st, 1, id) < 0)
-                return -EIO;
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW) {
-                const unsigned char *t = sqlite3_column_text(st, 0);
-
-                snprintf(buf, n, "%s", t ? (const char *)t : "");
-        }
+        if (r <= 0)
+                return r < 0 ? r : -ENOENT;
+        col_str(st, 0, buf, n);
         sqlite3_reset(st);
-        if (rc == SQLITE_DONE)
-                return -ENOENT;
-        return rc == SQLITE_ROW ? 0 : -EIO;
+        return 0;
 }
 
 /* The agent that decommissioned this EK into who (may be NULL): 1 when refused, 0 when not. */
@@ -112,11 +102,8 @@ static int ek_refused(struct conn *c, const uint8_t *ek_id, char *who, size_t n)
         if (!st || bind_blob(st, 1, ek_id, STORE_EK_ID_LEN) < 0)
                 return -EIO;
         rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW && who) {
-                const unsigned char *t = sqlite3_column_text(st, 0);
-
-                snprintf(who, n, "%s", t ? (const char *)t : "");
-        }
+        if (rc == SQLITE_ROW && who)
+                col_str(st, 0, who, n);
         sqlite3_reset(st);
         if (rc == SQLITE_ROW)
                 return 1;
@@ -268,18 +255,14 @@ static int agent_activate_fn(struct conn *c, void *arg)
                     bind_text(st, 2, a->id) < 0)
                         return -EIO;
                 rc = sqlite3_step(st);
-                if (rc == SQLITE_ROW) {
-                        const unsigned char *t = sqlite3_column_text(st, 0);
-
-                        snprintf(old, sizeof(old), "%s", t ? (const char *)t : "");
-                }
+                if (rc == SQLITE_ROW)
+                        col_str(st, 0, old, sizeof(old));
                 sqlite3_reset(st);
                 if (rc != SQLITE_ROW && rc != SQLITE_DONE)
                         return -EIO;
                 if (rc == SQLITE_ROW) {
                         /* at most one live identity per EK exists, so one row at most */
-                        st = st_get(c, ST_AGENT_DELETE);
-                        if (!st || bind_text(st, 1, old) < 0 || step_changes(c, st) < 0)
+                        if (exec_by_key(c, ST_AGENT_DELETE, old) < 0)
                                 return -EIO;
                         if (a->replaced)
                                 snprintf(a->replaced, STORE_ID_MAX + 1, "%s", old);
@@ -290,8 +273,7 @@ static int agent_activate_fn(struct conn *c, void *arg)
             bind_blob(st, 2, have_ek ? ek_id : NULL, STORE_EK_ID_LEN) < 0 ||
             bind_blob(st, 3, ek_cert, ek_cert_len) < 0 || (e = step_changes(c, st)) < 0)
                 return -EIO;
-        st = st_get(c, ST_ENROL_DELETE);
-        if (!st || bind_text(st, 1, a->id) < 0 || (e = step_changes(c, st)) < 0)
+        if (exec_by_key(c, ST_ENROL_DELETE, a->id) < 0)
                 return -EIO;
         return 0;
 }
@@ -331,11 +313,8 @@ static int agent_decom_fn(struct conn *c, void *arg)
         if (rc != SQLITE_ROW && rc != SQLITE_DONE)
                 return -EIO;
         if (d->readmit) {
-                st = st_get(c, ST_EK_DECOM_DELETE);
-                if (!st || bind_text(st, 1, d->id) < 0 || (n = step_changes(c, st)) < 0)
-                        return -EIO;
-                st = st_get(c, ST_AGENT_READMIT);
-                if (!st || bind_text(st, 1, d->id) < 0 || (m = step_changes(c, st)) < 0)
+                if ((n = exec_by_key(c, ST_EK_DECOM_DELETE, d->id)) < 0 ||
+                    (m = exec_by_key(c, ST_AGENT_READMIT, d->id)) < 0)
                         return -EIO;
                 /* the agent may have been forgotten (DELETE) while its EK stayed refused */
                 if (n == 0 && m == 0)
@@ -344,12 +323,8 @@ static int agent_decom_fn(struct conn *c, void *arg)
         }
         if (rc == SQLITE_DONE)
                 return -ENOENT;
-        st = st_get(c, ST_AGENT_DECOM);
-        if (!st || bind_text(st, 1, d->id) < 0 || step_changes(c, st) < 0)
-                return -EIO;
         /* its pending credentials die with it */
-        st = st_get(c, ST_ENROL_DELETE);
-        if (!st || bind_text(st, 1, d->id) < 0 || step_changes(c, st) < 0)
+        if (exec_by_key(c, ST_AGENT_DECOM, d->id) < 0 || exec_by_key(c, ST_ENROL_DELETE, d->id) < 0)
                 return -EIO;
         if (have_ek) {
                 st = st_get(c, ST_EK_DECOM_PUT);
@@ -405,20 +380,11 @@ struct agent_get_arg {
 static int agent_get_fn(struct conn *c, void *arg)
 {
         struct agent_get_arg *g = arg;
-        sqlite3_stmt *st = st_get(c, ST_AGENT_GET);
-        int rc, e;
+        sqlite3_stmt *st;
+        int e = row_by_key(c, ST_AGENT_GET, g->id, &st);
 
-        if (!st || bind_text(st, 1, g->id) < 0)
-                return -EIO;
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_DONE) {
-                sqlite3_reset(st);
-                return -ENOENT;
-        }
-        if (rc != SQLITE_ROW) {
-                sqlite3_reset(st);
-                return -EIO;
-        }
+        if (e <= 0)
+                return e < 0 ? e : -ENOENT;
         e = agent_row(st, &g->a);
         sqlite3_reset(st);
         return e;
@@ -443,29 +409,18 @@ struct offset_arg {
 static int agent_offset_fn(struct conn *c, void *arg)
 {
         struct offset_arg *o = arg;
-        sqlite3_stmt *st = st_get(c, ST_AGENT_OFFSET);
-        int rc;
+        sqlite3_stmt *st;
+        char state[16];
+        int r = row_by_key(c, ST_AGENT_OFFSET, o->id, &st);
 
-        if (!st || bind_text(st, 1, o->id) < 0)
-                return -EIO;
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW) {
-                const unsigned char *t = sqlite3_column_text(st, 1);
-
-                o->offset = (uint64_t)sqlite3_column_int64(st, 0);
-                if (t && !strcmp((const char *)t, "decommissioned"))
-                        rc = SQLITE_AUTH;
-                else if (!t || strcmp((const char *)t, "active") != 0)
-                        rc = SQLITE_PERM; /* enrolled, not yet activated */
-        }
+        if (r <= 0)
+                return r < 0 ? r : -ENOENT;
+        o->offset = (uint64_t)sqlite3_column_int64(st, 0);
+        col_str(st, 1, state, sizeof(state));
         sqlite3_reset(st);
-        if (rc == SQLITE_DONE)
-                return -ENOENT;
-        if (rc == SQLITE_PERM)
-                return -EACCES;
-        if (rc == SQLITE_AUTH)
+        if (!strcmp(state, "decommissioned"))
                 return -EPERM;
-        return rc == SQLITE_ROW ? 0 : -EIO;
+        return strcmp(state, "active") == 0 ? 0 : -EACCES; /* enrolled, not yet activated */
 }
 
 int store_agent_offset(struct store *s, const char *id, uint64_t *ret)
@@ -517,12 +472,8 @@ int store_agent_list(struct store *s, int (*fn)(const struct store_agent *a, voi
 
 static int agent_delete_fn(struct conn *c, void *arg)
 {
-        sqlite3_stmt *st = st_get(c, ST_AGENT_DELETE);
-        int n;
+        int n = exec_by_key(c, ST_AGENT_DELETE, arg);
 
-        if (!st || bind_text(st, 1, arg) < 0)
-                return -EIO;
-        n = step_changes(c, st);
         if (n < 0)
                 return n;
         return n == 0 ? -ENOENT : 0;

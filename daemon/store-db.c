@@ -125,6 +125,8 @@ static const char *const stmt_sql[ST_COUNT] = {
                                  " AND deleted = 0 ORDER BY version DESC LIMIT 1",
         [ST_POLICY_GET_VERSION] = "SELECT body, version, created FROM policies WHERE name = ?1"
                                   " AND deleted = 0 AND version = ?2",
+        [ST_POLICY_LATEST] = "SELECT version FROM policies WHERE name = ?1 AND deleted = 0"
+                             " ORDER BY version DESC LIMIT 1",
         [ST_POLICY_LIST] = "SELECT name, max(version), max(created) FROM policies WHERE"
                            " deleted = 0 GROUP BY name ORDER BY name",
         [ST_POLICY_BOUND] = "SELECT 1 FROM agents WHERE policy = ?1 LIMIT 1",
@@ -578,17 +580,27 @@ void store_stats(struct store *s, uint64_t *ret_commits, uint64_t *ret_writes)
         *ret_writes = atomic_load(&s->writes);
 }
 
-static int schema_version_fn(struct conn *c, void *arg)
+int store_query_i64(struct conn *c, const char *sql, int64_t *ret)
 {
         sqlite3_stmt *st = NULL;
         int rc = -EIO;
 
-        if (sqlite3_prepare_v2(c->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+        if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) == SQLITE_OK &&
             sqlite3_step(st) == SQLITE_ROW) {
-                *(int *)arg = sqlite3_column_int(st, 0);
+                *ret = sqlite3_column_int64(st, 0);
                 rc = 0;
         }
         sqlite3_finalize(st);
+        return rc;
+}
+
+static int schema_version_fn(struct conn *c, void *arg)
+{
+        int64_t v = 0;
+        int rc = store_query_i64(c, "PRAGMA user_version", &v);
+
+        if (rc == 0)
+                *(int *)arg = (int)v;
         return rc;
 }
 

@@ -7,6 +7,7 @@
  * bind/column helpers. Only daemon/store-*.c include this; everyone else uses daemon/store.h.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@ enum stmt {
         ST_POLICY_ADD,
         ST_POLICY_GET_LATEST,
         ST_POLICY_GET_VERSION,
+        ST_POLICY_LATEST,
         ST_POLICY_LIST,
         ST_POLICY_BOUND,
         ST_POLICY_DELETE,
@@ -89,6 +91,8 @@ static inline sqlite3_stmt *st_get(struct conn *c, enum stmt i)
 int store_write(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg);
 /* Run fn on a pooled connection, outside any explicit transaction (one statement reads). */
 int store_read(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg);
+/* The integer in the first column of the first row of an unprepared one-off query: 0 or -EIO. */
+int store_query_i64(struct conn *c, const char *sql, int64_t *ret);
 
 static inline int bind_text(sqlite3_stmt *st, int i, const char *s)
 {
@@ -120,6 +124,14 @@ static inline int col_text(sqlite3_stmt *st, int i, char **ret)
         return *ret ? 0 : -ENOMEM;
 }
 
+/* A text column into buf (truncated to n - 1 bytes, "" for NULL). */
+static inline void col_str(sqlite3_stmt *st, int i, char *buf, size_t n)
+{
+        const unsigned char *t = sqlite3_column_text(st, i);
+
+        snprintf(buf, n, "%s", t ? (const char *)t : "");
+}
+
 static inline int col_blob(sqlite3_stmt *st, int i, uint8_t **ret, size_t *ret_len)
 {
         const void *b = sqlite3_column_blob(st, i);
@@ -147,7 +159,11 @@ static inline int step_changes(struct conn *c, sqlite3_stmt *st)
         return sqlite3_changes(c->db);
 }
 
-static inline int exists(struct conn *c, enum stmt i, const char *key)
+/*
+ * Statement i with key bound to ?1, stepped once: 1 with the row in *ret_st (read its columns,
+ * then sqlite3_reset it), 0 when there is none, -EIO.
+ */
+static inline int row_by_key(struct conn *c, enum stmt i, const char *key, sqlite3_stmt **ret_st)
 {
         sqlite3_stmt *st = st_get(c, i);
         int rc;
@@ -155,8 +171,31 @@ static inline int exists(struct conn *c, enum stmt i, const char *key)
         if (!st || bind_text(st, 1, key) < 0)
                 return -EIO;
         rc = sqlite3_step(st);
-        sqlite3_reset(st);
-        if (rc == SQLITE_ROW)
+        if (rc == SQLITE_ROW) {
+                *ret_st = st;
                 return 1;
+        }
+        sqlite3_reset(st);
         return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* 1 when statement i with key bound to ?1 yields a row, 0 when not, -EIO. */
+static inline int exists(struct conn *c, enum stmt i, const char *key)
+{
+        sqlite3_stmt *st;
+        int r = row_by_key(c, i, key, &st);
+
+        if (r == 1)
+                sqlite3_reset(st);
+        return r;
+}
+
+/* Statement i (a write) with key bound to ?1: the rows it changed, or -EIO. */
+static inline int exec_by_key(struct conn *c, enum stmt i, const char *key)
+{
+        sqlite3_stmt *st = st_get(c, i);
+
+        if (!st || bind_text(st, 1, key) < 0)
+                return -EIO;
+        return step_changes(c, st);
 }

@@ -86,6 +86,35 @@ int store_policy_get(struct store *s, const char *name, int64_t version, char **
         return 0;
 }
 
+struct policy_version_arg {
+        const char *name;
+        int64_t version;
+};
+
+static int policy_version_fn(struct conn *c, void *arg)
+{
+        struct policy_version_arg *p = arg;
+        sqlite3_stmt *st;
+        int r = row_by_key(c, ST_POLICY_LATEST, p->name, &st);
+
+        if (r <= 0)
+                return r < 0 ? r : -ENOENT;
+        p->version = sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+        return 0;
+}
+
+int store_policy_version(struct store *s, const char *name, int64_t *ret_version)
+{
+        struct policy_version_arg p = {name, 0};
+        int e = store_read(s, policy_version_fn, &p);
+
+        if (e < 0)
+                return e;
+        *ret_version = p.version;
+        return 0;
+}
+
 struct policy_list_arg {
         int (*fn)(const char *name, int64_t version, int64_t created, void *arg);
         void *arg;
@@ -122,15 +151,11 @@ int store_policy_list(struct store *s,
 
 static int policy_delete_fn(struct conn *c, void *arg)
 {
-        sqlite3_stmt *st;
         int n;
 
         if ((n = exists(c, ST_POLICY_BOUND, arg)) != 0)
                 return n < 0 ? n : -EBUSY;
-        st = st_get(c, ST_POLICY_DELETE);
-        if (!st || bind_text(st, 1, arg) < 0)
-                return -EIO;
-        n = step_changes(c, st);
+        n = exec_by_key(c, ST_POLICY_DELETE, arg);
         if (n < 0)
                 return n;
         return n == 0 ? -ENOENT : 0;

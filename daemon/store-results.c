@@ -179,16 +179,11 @@ int store_nonce_used(struct store *s, const uint8_t nonce[STORE_NONCE_LEN])
 
 static int nonces_used_count_fn(struct conn *c, void *arg)
 {
-        sqlite3_stmt *st = NULL;
-        int rc = -EIO;
+        int64_t n = 0;
+        int rc = store_query_i64(c, "SELECT count(*) FROM nonces_used", &n);
 
-        if (sqlite3_prepare_v2(c->db, "SELECT count(*) FROM nonces_used", -1, &st, NULL) ==
-                    SQLITE_OK &&
-            sqlite3_step(st) == SQLITE_ROW) {
-                *(uint64_t *)arg = (uint64_t)sqlite3_column_int64(st, 0);
-                rc = 0;
-        }
-        sqlite3_finalize(st);
+        if (rc == 0)
+                *(uint64_t *)arg = (uint64_t)n;
         return rc;
 }
 

@@ -172,6 +172,8 @@ int store_policy_put(struct store *s, const char *name, const char *body, int64_
 /* version 0: the latest. *ret_body malloc'ed. */
 int store_policy_get(struct store *s, const char *name, int64_t version, char **ret_body,
                      int64_t *ret_version, int64_t *ret_created) _wur_;
+/* The latest live version of policy name (no body): -ENOENT when there is none. */
+int store_policy_version(struct store *s, const char *name, int64_t *ret_version) _wur_;
 /* Latest version of every live policy, in name order. */
 int store_policy_list(struct store *s,
                       int (*fn)(const char *name, int64_t version, int64_t created, void *arg),

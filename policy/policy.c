@@ -238,6 +238,19 @@ static const struct pcrs_json_codes pcr_codes = {
 
 int policy_parse(const char *json, size_t len, struct policy **ret, struct attest_err *err)
 {
+        json_auto_t *j = NULL;
+        int x;
+
+        if (len > POLICY_JSON_MAX)
+                return attest_fail(err, -E2BIG, AE_POLICY_TOO_BIG, "$: document of %zu bytes > %u",
+                                   len, POLICY_JSON_MAX);
+        if ((x = jpath_load(json, len, POLICY_JSON_MAX, C_JSON, &j, err)) < 0)
+                return x;
+        return policy_from_json(j, ret, err);
+}
+
+int policy_from_json(const json_t *j, struct policy **ret, struct attest_err *err)
+{
         static const char *const top[] = {"name",   "selinux", "trusted_keys", "cfi",
                                           "kernel", "tpm",     "ima",          NULL};
         static const char *const k_selinux[] = {"initialized", "enforcing",     "checkreqprot",
@@ -249,16 +262,10 @@ int policy_parse(const char *json, size_t len, struct policy **ret, struct attes
         static const char *const k_tpm[] = {"pcrs", NULL};
         static const char *const k_ima[] = {"require_boot_aggregate", NULL};
         _cleanup_(policy_freep) struct policy *pol = NULL;
-        json_auto_t *j = NULL;
         char p[JPATH_MAX], q[JPATH_MAX];
         json_t *s, *v;
         int x;
 
-        if (len > POLICY_JSON_MAX)
-                return attest_fail(err, -E2BIG, AE_POLICY_TOO_BIG, "$: document of %zu bytes > %u",
-                                   len, POLICY_JSON_MAX);
-        if ((x = jpath_load(json, len, POLICY_JSON_MAX, C_JSON, &j, err)) < 0)
-                return x;
         if ((x = jpath_object(j, "$", top, C_TYPE, C_UNKNOWN, err)) < 0)
                 return x;
         if (!(pol = calloc(1, sizeof(*pol))))

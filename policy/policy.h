@@ -37,6 +37,8 @@
 struct policy;
 
 int policy_parse(const char *json, size_t len, struct policy **ret, struct attest_err *err) _wur_;
+/* The same checks on a document already parsed as JSON (the daemon's PUT parses the body once). */
+int policy_from_json(const json_t *doc, struct policy **ret, struct attest_err *err) _wur_;
 struct policy *policy_free(struct policy *p);
 DEFINE_CLEANUP_FUNC(struct policy *, policy_free)
 const char *policy_name(const struct policy *p);

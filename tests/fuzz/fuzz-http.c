@@ -90,6 +90,7 @@ static struct attestd *ctx_get(void)
         }
         FUZZ_CHECK(ratelimit_new(5, 60000, &d.activation_rl) == 0);
         FUZZ_CHECK(akcache_new(1000, &d.aks) == 0);
+        FUZZ_CHECK(policy_cache_new(POLICY_CACHE_MAX, &d.policies) == 0);
         ready = 1;
         return &d;
 }

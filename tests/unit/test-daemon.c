@@ -197,7 +197,12 @@ START_TEST(test_metrics_text)
         metrics_replayed(&m, 10);
         struct metrics_store st = {3, 9};
 
-        ck_assert_int_eq(metrics_render(&m, &a, &st, 5, &t, &n), 0);
+        struct metrics_policies pol = {7, 2, 3, 0, 1};
+
+        ck_assert_int_eq(metrics_render(&m, &a, &st, &pol, 5, &t, &n), 0);
+        ck_assert_ptr_nonnull(strstr(t, "attestd_policy_cache_hits_total 7\n"));
+        ck_assert_ptr_nonnull(strstr(t, "attestd_policy_cache_misses_total 2\n"));
+        ck_assert_ptr_nonnull(strstr(t, "attestd_policy_parses_total 3\n"));
         ck_assert_ptr_nonnull(strstr(t, "attestd_store_writes_total 9\n"));
         ck_assert_ptr_nonnull(strstr(t, "attestd_attestations_total{result=\"pass\"} 1\n"));
         ck_assert_ptr_nonnull(strstr(t, "attestd_verification_seconds_bucket{le=\"0.0005\"} 1\n"));

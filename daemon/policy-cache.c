@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/policy-cache.h"
+
+struct policy_cached {
+        char name[POLICY_NAME_MAX + 1];
+        int64_t version;
+        struct policy *policy;             /* immutable once added */
+        atomic_uint refs;                  /* the cache's (while listed) and every holder's */
+        struct policy_cached *prev, *next; /* most recently used first */
+};
+
+struct policy_cache {
+        pthread_mutex_t lock;
+        pthread_mutex_t fill_lock; /* held by the one miss reading and parsing the store */
+        size_t max, n;
+        struct policy_cached *head, *tail;
+        uint64_t gen; /* bumped by every drop */
+        atomic_uint_fast64_t hits, misses, parses, evictions;
+};
+
+int policy_cache_new(size_t max, struct policy_cache **ret)
+{
+        struct policy_cache *c;
+
+        if (max == 0)
+                return -EINVAL;
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->max = max;
+        pthread_mutex_init(&c->lock, NULL);
+        pthread_mutex_init(&c->fill_lock, NULL);
+        *ret = c;
+        return 0;
+}
+
+struct policy_cached *policy_cached_unref(struct policy_cached *e)
+{
+        if (e && atomic_fetch_sub(&e->refs, 1) == 1) {
+                policy_free(e->policy);
+                free(e);
+        }
+        return NULL;
+}
+
+const struct policy *policy_cached_policy(const struct policy_cached *e)
+{
+        return e->policy;
+}
+
+int64_t policy_cached_version(const struct policy_cached *e)
+{
+        return e->version;
+}
+
+/* Under the lock. */
+static void unlink_entry(struct policy_cache *c, struct policy_cached *e)
+{
+        if (e->prev)
+                e->prev->next = e->next;
+        else
+                c->head = e->next;
+        if (e->next)
+                e->next->prev = e->prev;
+        else
+                c->tail = e->prev;
+        e->prev = e->next = NULL;
+        c->n--;
+}
+
+/* Under the lock. */
+static void push_front(struct policy_cache *c, struct policy_cached *e)
+{
+        e->prev = NULL;
+        e->next = c->head;
+        if (c->head)
+                c->head->prev = e;
+        else
+                c->tail = e;
+        c->head = e;
+        c->n++;
+}
+
+/* Under the lock: the listed entry name@version, moved to the front, or NULL. */
+static struct policy_cached *find(struct policy_cache *c, const char *name, int64_t version)
+{
+        for (struct policy_cached *e = c->head; e; e = e->next) {
+                if (e->version != version || strcmp(e->name, name) != 0)
+                        continue;
+                unlink_entry(c, e);
+                push_front(c, e);
+                return e;
+        }
+        return NULL;
+}
+
+struct policy_cache *policy_cache_free(struct policy_cache *c)
+{
+        if (!c)
+                return NULL;
+        while (c->head) {
+                struct policy_cached *e = c->head;
+
+                unlink_entry(c, e);
+                policy_cached_unref(e);
+        }
+        pthread_mutex_destroy(&c->fill_lock);
+        pthread_mutex_destroy(&c->lock);
+        free(c);
+        return NULL;
+}
+
+int policy_cache_parse(struct policy_cache *c, const json_t *doc, struct policy **ret,
+                       struct attest_err *err)
+{
+        atomic_fetch_add(&c->parses, 1);
+        return policy_from_json(doc, ret, err);
+}
+
+static int parse_text(struct policy_cache *c, const char *text, struct policy **ret,
+                      struct attest_err *err)
+{
+        atomic_fetch_add(&c->parses, 1);
+        return policy_parse(text, strlen(text), ret, err);
+}
+
+/* Add p (taken) as name@version unless a drop happened since gen (gen NULL: always). */
+static int add(struct policy_cache *c, const char *name, int64_t version, struct policy *p,
+               const uint64_t *gen, struct policy_cached **ret)
+{
+        struct policy_cached *e, *old, *evicted = NULL;
+        size_t len = strlen(name);
+
+        if (len > POLICY_NAME_MAX) {
+                policy_free(p);
+                return -EINVAL;
+        }
+        e = calloc(1, sizeof(*e));
+        if (!e) {
+                policy_free(p);
+                return -ENOMEM;
+        }
+        memcpy(e->name, name, len + 1);
+        e->version = version;
+        e->policy = p;
+        atomic_init(&e->refs, ret ? 2 : 1);
+
+        pthread_mutex_lock(&c->lock);
+        if ((old = find(c, name, version))) {
+                /* a racing lookup added it first: one copy is enough */
+                if (ret)
+                        atomic_fetch_add(&old->refs, 1);
+                pthread_mutex_unlock(&c->lock);
+                policy_free(e->policy);
+                free(e);
+                if (ret)
+                        *ret = old;
+                return 0;
+        }
+        if (gen && *gen != c->gen) {
+                /* dropped meanwhile: the caller gets its copy, the cache does not keep it */
+                pthread_mutex_unlock(&c->lock);
+                if (!ret) {
+                        policy_free(e->policy);
+                        free(e);
+                        return 0;
+                }
+                atomic_store(&e->refs, 1);
+                *ret = e;
+                return 0;
+        }
+        push_front(c, e);
+        if (c->n > c->max) {
+                evicted = c->tail;
+                unlink_entry(c, evicted);
+                atomic_fetch_add(&c->evictions, 1);
+        }
+        pthread_mutex_unlock(&c->lock);
+        policy_cached_unref(evicted);
+        if (ret)
+                *ret = e;
+        return 0;
+}
+
+int policy_cache_add(struct policy_cache *c, const char *name, int64_t version, struct policy *p,
+                     struct policy_cached **ret)
+{
+        return add(c, name, version, p, NULL, ret);
+}
+
+/* A new reference to the cached name@version (a hit) or NULL; *ret_gen the drop generation. */
+static struct policy_cached *lookup(struct policy_cache *c, const char *name, int64_t version,
+                                    uint64_t *ret_gen)
+{
+        struct policy_cached *e;
+
+        pthread_mutex_lock(&c->lock);
+        e = find(c, name, version);
+        if (e)
+                atomic_fetch_add(&e->refs, 1);
+        *ret_gen = c->gen;
+        pthread_mutex_unlock(&c->lock);
+        if (e)
+                atomic_fetch_add(&c->hits, 1);
+        return e;
+}
+
+int policy_cache_get(struct policy_cache *c, struct store *s, const char *name,
+                     struct policy_cached **ret, struct attest_err *err)
+{
+        _cleanup_free_ char *body = NULL;
+        struct policy *p = NULL;
+        struct policy_cached *e;
+        int64_t version;
+        uint64_t gen;
+        int r;
+
+        /* the store says which version is live: a deleted policy is never served */
+        if ((r = store_policy_version(s, name, &version)) < 0)
+                return r;
+        if ((e = lookup(c, name, version, &gen))) {
+                *ret = e;
+                return 0;
+        }
+        /* one miss at a time, looked up again: rounds that miss together (after a restart, a
+         * new version) parse the stored text once, not once each */
+        pthread_mutex_lock(&c->fill_lock);
+        if ((e = lookup(c, name, version, &gen))) {
+                pthread_mutex_unlock(&c->fill_lock);
+                *ret = e;
+                return 0;
+        }
+        atomic_fetch_add(&c->misses, 1);
+        r = store_policy_get(s, name, version, &body, NULL, NULL);
+        if (r == 0)
+                r = parse_text(c, body, &p, err);
+        if (r == 0)
+                r = add(c, name, version, p, &gen, ret);
+        pthread_mutex_unlock(&c->fill_lock);
+        return r;
+}
+
+void policy_cache_drop(struct policy_cache *c, const char *name)
+{
+        struct policy_cached *gone = NULL;
+
+        pthread_mutex_lock(&c->lock);
+        c->gen++;
+        for (struct policy_cached *e = c->head, *next; e; e = next) {
+                next = e->next;
+                if (strcmp(e->name, name) != 0)
+                        continue;
+                unlink_entry(c, e);
+                e->next = gone; /* unref'ed outside the lock */
+                gone = e;
+        }
+        pthread_mutex_unlock(&c->lock);
+        while (gone) {
+                struct policy_cached *next = gone->next;
+
+                policy_cached_unref(gone);
+                gone = next;
+        }
+}
+
+void policy_cache_stats(struct policy_cache *c, struct policy_cache_stats *ret)
+{
+        pthread_mutex_lock(&c->lock);
+        ret->entries = c->n;
+        pthread_mutex_unlock(&c->lock);
+        ret->hits = atomic_load(&c->hits);
+        ret->misses = atomic_load(&c->misses);
+        ret->parses = atomic_load(&c->parses);
+        ret->evictions = atomic_load(&c->evictions);
+}
