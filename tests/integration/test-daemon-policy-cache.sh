@@ -5,10 +5,11 @@
 # deleted policy judges no round after the DELETE; a restarted daemon parses the stored text once
 # on its first miss. Real attestd over TLS, real quotes from swtpm. Run under tests/lib/swtpm-run.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/test-daemon-lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
 : "${TPM2TOOLS_TCTI:?run me under tests/lib/swtpm-run}"
 : "${EVGEN:?EVGEN must name test-daemon-evgen}"
+test_begin
 cd "$work"
 
 AKH=0x81010021
