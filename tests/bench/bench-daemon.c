@@ -6,7 +6,9 @@
  * pcrDigest over the simulated PCRs, extraData = the daemon's nonce), signed with OpenSSL into a
  * TPMT_SIGNATURE; each round appends `--entries` IMA entries (imagen) that the simulated PCR 10
  * was extended with. One round = POST challenge + POST evidence. Prints attestations/s, p50/p99
- * round latency, and the daemon's RSS (--pid). Bounded by --seconds and --rounds.
+ * round latency, and, with --pid, the daemon's RSS and the CPU time it spent during the timed part
+ * (utime + stime from /proc/PID/stat, all its threads) per attestation. Bounded by --seconds and
+ * --rounds.
  *
  * bench-daemon --url URL --ca CA.pem --token ADMIN [--agents N] [--threads T] [--entries E]
  *              [--seconds S] [--rounds R] [--rsa] [--pid PID]
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -366,6 +369,27 @@ static void *worker_main(void *arg)
         return NULL;
 }
 
+/* utime + stime of the process (all threads), in clock ticks; 0 when unknown. */
+static unsigned long long cpu_ticks(unsigned pid)
+{
+        char path[64], buf[1024], *p;
+        unsigned long long ut = 0, st = 0;
+        size_t n;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+        if (!pid || !(f = fopen(path, "re")))
+                return 0;
+        n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        /* after the command name in parentheses: state is field 3, utime 14, stime 15 */
+        if (!(p = strrchr(buf, ')')) ||
+            sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+                return 0;
+        return ut + st;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
         uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -413,6 +437,7 @@ int main(int argc, char **argv)
         struct buf resp = {0};
         uint64_t t0, t1, total = 0, ok = 0, failed = 0, errors = 0, *all;
         unsigned long r0, h0, r1, h1;
+        unsigned long long c0, c1;
         size_t nall = 0;
         int c;
 
@@ -506,6 +531,7 @@ int main(int argc, char **argv)
         }
         (void)resp;
         rss(o.pid, &r0, &h0);
+        c0 = cpu_ticks(o.pid);
         t0 = now_us();
         for (unsigned t = 0; t < o.threads; t++) {
                 w[t] = (struct worker){
@@ -528,6 +554,7 @@ int main(int argc, char **argv)
         for (unsigned t = 0; t < o.threads; t++)
                 pthread_join(th[t], NULL);
         t1 = now_us();
+        c1 = cpu_ticks(o.pid);
         rss(o.pid, &r1, &h1);
         for (unsigned t = 0; t < o.threads; t++)
                 total += w[t].nlat;
@@ -553,8 +580,14 @@ int main(int argc, char **argv)
                 printf("round latency p50=%.2f ms p99=%.2f ms max=%.2f ms\n",
                        (double)all[nall / 2] / 1000, (double)all[nall * 99 / 100] / 1000,
                        (double)all[nall - 1] / 1000);
-        if (o.pid)
+        if (o.pid) {
+                double cpu = (double)(c1 - c0) / (double)sysconf(_SC_CLK_TCK);
+
                 printf("attestd rss before=%lu kB after=%lu kB peak=%lu kB\n", r0, r1, h1);
+                printf("attestd cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n", cpu,
+                       100.0 * cpu * 1e6 / (double)(t1 - t0),
+                       nall ? cpu * 1000.0 / (double)nall : 0.0);
+        }
         for (unsigned i = 0; i < o.agents; i++)
                 EVP_PKEY_free(agents[i].key);
         free(all);
