@@ -13,6 +13,7 @@
  * bench-daemon --url URL --ca CA.pem --token ADMIN [--agents N] [--threads T] [--entries E]
  *              [--seconds S] [--rounds R] [--rsa] [--pid PID]
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -390,6 +391,35 @@ static unsigned long long cpu_ticks(unsigned pid)
         return ut + st;
 }
 
+/* Context switches of all the process's threads (voluntary + involuntary); 0 when unknown. */
+static unsigned long long ctx_switches(unsigned pid)
+{
+        char path[96], line[256];
+        unsigned long long sum = 0, v;
+        struct dirent *de;
+        DIR *dir;
+
+        snprintf(path, sizeof(path), "/proc/%u/task", pid);
+        if (!pid || !(dir = opendir(path)))
+                return 0;
+        while ((de = readdir(dir))) {
+                FILE *f;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%u/task/%.20s/status", pid, de->d_name);
+                if (!(f = fopen(path, "re")))
+                        continue;
+                while (fgets(line, sizeof(line), f))
+                        if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1 ||
+                            sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
+                                sum += v;
+                fclose(f);
+        }
+        closedir(dir);
+        return sum;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
         uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -437,7 +467,7 @@ int main(int argc, char **argv)
         struct buf resp = {0};
         uint64_t t0, t1, total = 0, ok = 0, failed = 0, errors = 0, *all;
         unsigned long r0, h0, r1, h1;
-        unsigned long long c0, c1;
+        unsigned long long c0, c1, x0, x1;
         size_t nall = 0;
         int c;
 
@@ -532,6 +562,7 @@ int main(int argc, char **argv)
         (void)resp;
         rss(o.pid, &r0, &h0);
         c0 = cpu_ticks(o.pid);
+        x0 = ctx_switches(o.pid);
         t0 = now_us();
         for (unsigned t = 0; t < o.threads; t++) {
                 w[t] = (struct worker){
@@ -555,6 +586,7 @@ int main(int argc, char **argv)
                 pthread_join(th[t], NULL);
         t1 = now_us();
         c1 = cpu_ticks(o.pid);
+        x1 = ctx_switches(o.pid);
         rss(o.pid, &r1, &h1);
         for (unsigned t = 0; t < o.threads; t++)
                 total += w[t].nlat;
@@ -587,6 +619,8 @@ int main(int argc, char **argv)
                 printf("attestd cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n", cpu,
                        100.0 * cpu * 1e6 / (double)(t1 - t0),
                        nall ? cpu * 1000.0 / (double)nall : 0.0);
+                printf("attestd context switches=%llu per attestation=%.1f\n", x1 - x0,
+                       nall ? (double)(x1 - x0) / (double)nall : 0.0);
         }
         for (unsigned i = 0; i < o.agents; i++)
                 EVP_PKEY_free(agents[i].key);
