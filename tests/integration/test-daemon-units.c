@@ -7,6 +7,8 @@
  * identity per EK, decommission, consumed nonces, file modes).
  */
 #include <check.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,26 @@ START_TEST(test_nonce_stateless_mac_ttl_and_binding)
         ck_assert_int_eq(nonce_store_new(1000, key2, sizeof(key2), &other), 0);
         ck_assert_int_eq(nonce_issue(s, "a", 5000, n, &exp), 0);
         ck_assert_uint_eq(exp, 6000);
+        /* the wire format: both tags are HMAC-SHA256 under the key, so nonces issued before an
+         * upgrade (or by another instance with the key) stay valid */
+        {
+                uint8_t msg[64], md[32];
+                unsigned mdlen = 0;
+                size_t ll = sizeof("attestd-nonce-1");
+
+                memcpy(msg, "attestd-nonce-1", ll);
+                memcpy(msg + ll, n, 14);
+                ck_assert_ptr_nonnull(
+                        HMAC(EVP_sha256(), key1, sizeof(key1), msg, ll + 14, md, &mdlen));
+                ck_assert_mem_eq(md, n + 14, 9);
+                ll = sizeof("attestd-nonce-agent-1");
+                memcpy(msg, "attestd-nonce-agent-1", ll);
+                memcpy(msg + ll, n, 14);
+                msg[ll + 14] = 'a';
+                ck_assert_ptr_nonnull(
+                        HMAC(EVP_sha256(), key1, sizeof(key1), msg, ll + 15, md, &mdlen));
+                ck_assert_mem_eq(md, n + 23, 9);
+        }
         ck_assert_int_eq(nonce_check(s, "a", n, NONCE_LEN, 5001, &got, &err), 0);
         ck_assert_uint_eq(got, 6000);
         /* checking consumes nothing: single use is the store's (store_result_add) */
