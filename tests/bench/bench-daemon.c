@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -124,6 +125,9 @@ static CURL *curl_new(const struct opts *o, struct buf *resp)
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
         curl_easy_setopt(c, CURLOPT_WRITEDATA, resp);
         curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
+        /* threads: no signals (libcurl's SIGALRM timeouts are not thread safe, and each transfer
+         * cost two sigaction calls) */
+        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
         return c;
 }
@@ -468,6 +472,7 @@ int main(int argc, char **argv)
         uint64_t t0, t1, total = 0, ok = 0, failed = 0, errors = 0, *all;
         unsigned long r0, h0, r1, h1;
         unsigned long long c0, c1, x0, x1;
+        struct rusage u0, u1;
         size_t nall = 0;
         int c;
 
@@ -563,6 +568,7 @@ int main(int argc, char **argv)
         rss(o.pid, &r0, &h0);
         c0 = cpu_ticks(o.pid);
         x0 = ctx_switches(o.pid);
+        getrusage(RUSAGE_SELF, &u0);
         t0 = now_us();
         for (unsigned t = 0; t < o.threads; t++) {
                 w[t] = (struct worker){
@@ -587,6 +593,7 @@ int main(int argc, char **argv)
         t1 = now_us();
         c1 = cpu_ticks(o.pid);
         x1 = ctx_switches(o.pid);
+        getrusage(RUSAGE_SELF, &u1);
         rss(o.pid, &r1, &h1);
         for (unsigned t = 0; t < o.threads; t++)
                 total += w[t].nlat;
@@ -612,6 +619,16 @@ int main(int argc, char **argv)
                 printf("round latency p50=%.2f ms p99=%.2f ms max=%.2f ms\n",
                        (double)all[nall / 2] / 1000, (double)all[nall * 99 / 100] / 1000,
                        (double)all[nall - 1] / 1000);
+        {
+                double us = (double)(u1.ru_utime.tv_sec - u0.ru_utime.tv_sec) * 1e6 +
+                            (double)(u1.ru_utime.tv_usec - u0.ru_utime.tv_usec) +
+                            (double)(u1.ru_stime.tv_sec - u0.ru_stime.tv_sec) * 1e6 +
+                            (double)(u1.ru_stime.tv_usec - u0.ru_stime.tv_usec);
+
+                /* the client's own cost: when it nears a whole core, it is the bottleneck */
+                printf("client cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n", us / 1e6,
+                       100.0 * us / (double)(t1 - t0), nall ? us / 1000.0 / (double)nall : 0.0);
+        }
         if (o.pid) {
                 double cpu = (double)(c1 - c0) / (double)sysconf(_SC_CLK_TCK);
 

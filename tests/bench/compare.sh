@@ -125,15 +125,16 @@ for r in $(seq "$rounds"); do
                         /^round latency/ { split($3, f, "="); p50 = f[2]; split($5, f, "="); p99 = f[2] }
                         /^attestd rss/ { split($3, f, "="); r0 = f[2]; split($5, f, "="); r1 = f[2] }
                         /^attestd cpu=/ { split($2, f, "="); c = f[2] }
+                        /^client cpu=/ { split($2, f, "="); cc = f[2] }
                         /^attestd context switches=/ { split($3, f, "="); x = f[2] }
-                        END { printf "%s %d %s %s %s %s %s %s %s\n", ab, n, s + 0, c + 0, p50 + 0, p99 + 0, r0 + 0, r1 + 0, x + 0 }
+                        END { printf "%s %d %s %s %s %s %s %s %s %s\n", ab, n, s + 0, c + 0, p50 + 0, p99 + 0, r0 + 0, r1 + 0, x + 0, cc + 0 }
                 ' "$work/out" | tee -a "$work/rows" | awk -v r="$r" '{
-                        printf "# round %d %s: %6.0f/s  %.3f ms CPU/attestation  p50 %s ms  p99 %s ms  RSS %s -> %s kB  %.1f context switches/attestation\n",
-                                r, $1, ($3 > 0 ? $2 / $3 : 0), ($2 > 0 ? $4 * 1000 / $2 : 0), $5, $6, $7, $8, ($2 > 0 ? $9 / $2 : 0) }'
+                        printf "# round %d %s: %6.0f/s  %.3f ms CPU/attestation (%.0f %% of a core)  p50 %s ms  p99 %s ms  RSS %s -> %s kB  %.1f context switches/attestation  client %.3f ms CPU/attestation (%.0f %%)\n",
+                                r, $1, ($3 > 0 ? $2 / $3 : 0), ($2 > 0 ? $4 * 1000 / $2 : 0), ($3 > 0 ? 100 * $4 / $3 : 0), $5, $6, $7, $8, ($2 > 0 ? $9 / $2 : 0), ($2 > 0 ? $10 * 1000 / $2 : 0), ($3 > 0 ? 100 * $10 / $3 : 0) }'
         done
 done
 awk '
-        { n[$1] += $2; s[$1] += $3; c[$1] += $4; cs[$1] += $9; k[$1]++
+        { n[$1] += $2; s[$1] += $3; c[$1] += $4; cs[$1] += $9; cc[$1] += $10; k[$1]++
           p50[$1, k[$1]] = $5; if ($6 > p99[$1]) p99[$1] = $6
           if (!($1 in r0)) r0[$1] = $7; if ($8 > r1[$1]) r1[$1] = $8 }
         function med(ab,   i, j, t, a) {
@@ -147,8 +148,8 @@ awk '
                         x = ab ? "B" : "A"
                         rate[x] = s[x] > 0 ? n[x] / s[x] : 0
                         cpu[x] = n[x] > 0 ? c[x] * 1000 / n[x] : 0
-                        printf "%s: %d attestations in %.1f s: %.0f/s, %.3f ms attestd CPU/attestation, %.1f context switches/attestation, p50 %s ms (median round), p99 %s ms (worst round), RSS %s kB at the first start, %s kB at the largest end\n", \
-                                x, n[x], s[x], rate[x], cpu[x], (n[x] > 0 ? cs[x] / n[x] : 0), med(x), p99[x], r0[x], r1[x]
+                        printf "%s: %d attestations in %.1f s: %.0f/s, %.3f ms attestd CPU/attestation (%.0f %% of a core), %.1f context switches/attestation, p50 %s ms (median round), p99 %s ms (worst round), RSS %s kB at the first start, %s kB at the largest end; client %.3f ms CPU/attestation\n", \
+                                x, n[x], s[x], rate[x], cpu[x], (s[x] > 0 ? 100 * c[x] / s[x] : 0), (n[x] > 0 ? cs[x] / n[x] : 0), med(x), p99[x], r0[x], r1[x], (n[x] > 0 ? cc[x] * 1000 / n[x] : 0)
                 }
                 if (rate["A"] > 0 && cpu["B"] > 0)
                         printf "B/A: throughput x%.2f, CPU per attestation x%.2f (A/B: B is %.2fx as efficient)\n", \
