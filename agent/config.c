@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "pcrsel.h"
-#include "tok.h"
+#include "agent/config.h"
+#include "evidence/pcrsel.h"
+#include "util/tok.h"
 
 enum key_type { KEY_STR, KEY_U32, KEY_BOOL, KEY_ALG, KEY_FORMAT, KEY_PCRS };
 
@@ -64,29 +64,29 @@ int agent_config_set(struct agent_config *c, enum agent_config_key k, const char
         uint64_t n;
 
         if ((unsigned)k >= AGENT_CFG_KEY_COUNT)
-                return attest_fail(err, -EINVAL, "config", "unknown key");
+                return attest_fail(err, -EINVAL, AE_CONFIG, "unknown key");
         o = &keys[k];
         base = (char *)c + o->off;
         if (!val && o->type != KEY_BOOL)
-                return attest_fail(err, -EINVAL, "config", "%s: wants a value", o->name);
+                return attest_fail(err, -EINVAL, AE_CONFIG, "%s: wants a value", o->name);
         if (val && len == 0)
-                return attest_fail(err, -EINVAL, "config", "%s: empty value", o->name);
+                return attest_fail(err, -EINVAL, AE_CONFIG, "%s: empty value", o->name);
         if (val && len >= AGENT_CONFIG_STR_MAX)
-                return attest_fail(err, -EINVAL, "config", "%s: value longer than %d bytes",
+                return attest_fail(err, -EINVAL, AE_CONFIG, "%s: value longer than %d bytes",
                                    o->name, AGENT_CONFIG_STR_MAX - 1);
         if (val && memchr(val, '\0', len))
-                return attest_fail(err, -EINVAL, "config", "%s: NUL byte in the value", o->name);
+                return attest_fail(err, -EINVAL, AE_CONFIG, "%s: NUL byte in the value", o->name);
         switch (o->type) {
         case KEY_STR:
                 if (span_cstr(v, base, AGENT_CONFIG_STR_MAX) < 0)
-                        return attest_fail(err, -EINVAL, "config", "%s: value too long", o->name);
+                        return attest_fail(err, -EINVAL, AE_CONFIG, "%s: value too long", o->name);
                 break;
         case KEY_PCRS: {
                 char tmp[AGENT_CONFIG_STR_MAX];
                 struct pcr_sel s;
 
                 if (span_cstr(v, tmp, sizeof(tmp)) < 0 || pcr_sel_parse(tmp, &s) < 0)
-                        return attest_fail(err, -EINVAL, "config",
+                        return attest_fail(err, -EINVAL, AE_CONFIG,
                                            "%s: not a PCR selection (sha256:0-10+sha1:10)",
                                            o->name);
                 memcpy(base, tmp, strlen(tmp) + 1);
@@ -96,7 +96,7 @@ int agent_config_set(struct agent_config *c, enum agent_config_key k, const char
                 uint32_t u;
 
                 if (span_u64(v, o->max, &n) < 0 || n < 1)
-                        return attest_fail(err, -EINVAL, "config", "%s: wants a number in 1..%u",
+                        return attest_fail(err, -EINVAL, AE_CONFIG, "%s: wants a number in 1..%u",
                                            o->name, (unsigned)o->max);
                 u = (uint32_t)n;
                 memcpy(base, &u, sizeof(u));
@@ -107,7 +107,7 @@ int agent_config_set(struct agent_config *c, enum agent_config_key k, const char
 
                 /* a flag: only a true value (there is no --no-once to undo it) */
                 if (val && !span_eq(v, "true") && !span_eq(v, "yes") && !span_eq(v, "1"))
-                        return attest_fail(err, -EINVAL, "config", "%s: wants true, yes or 1",
+                        return attest_fail(err, -EINVAL, AE_CONFIG, "%s: wants true, yes or 1",
                                            o->name);
                 memcpy(base, &b, sizeof(b));
                 break;
@@ -120,7 +120,8 @@ int agent_config_set(struct agent_config *c, enum agent_config_key k, const char
                 else if (span_eq(v, "ecc"))
                         a = TPM_KEY_ECCP256;
                 else
-                        return attest_fail(err, -EINVAL, "config", "%s: wants rsa or ecc", o->name);
+                        return attest_fail(err, -EINVAL, AE_CONFIG, "%s: wants rsa or ecc",
+                                           o->name);
                 memcpy(base, &a, sizeof(a));
                 break;
         }
@@ -132,7 +133,7 @@ int agent_config_set(struct agent_config *c, enum agent_config_key k, const char
                 else if (span_eq(v, "ascii"))
                         ascii = true;
                 else
-                        return attest_fail(err, -EINVAL, "config", "%s: wants binary or ascii",
+                        return attest_fail(err, -EINVAL, AE_CONFIG, "%s: wants binary or ascii",
                                            o->name);
                 memcpy(base, &ascii, sizeof(ascii));
                 break;
@@ -158,14 +159,14 @@ static int config_line(struct agent_config *c, struct tok *ln, const char *name,
                 return 0;
         tok_init(&l, all.p, all.n);
         if (tok_field(&l, '=', AGENT_CONFIG_LINE_MAX, &key) < 0 || !l.more)
-                return attest_fail(err, -EINVAL, "config", "%s:%u: expected 'key = value'", name,
+                return attest_fail(err, -EINVAL, AE_CONFIG, "%s:%u: expected 'key = value'", name,
                                    lineno);
         if (tok_rest(&l, AGENT_CONFIG_LINE_MAX, &v) < 0)
                 v = (struct span){"", 0};
         key = span_trim(key);
         v = span_trim(v);
         if (agent_config_key_from_name(key.p, key.n, &k) < 0)
-                return attest_fail(err, -EINVAL, "config", "%s:%u: unknown key '%.*s'", name,
+                return attest_fail(err, -EINVAL, AE_CONFIG, "%s:%u: unknown key '%.*s'", name,
                                    lineno, (int)(key.n < 64 ? key.n : 64), key.p);
         if ((x = agent_config_set(c, k, v.p, v.n, err)) < 0)
                 attest_err_prefix(err, "%s:%u", name, lineno);
@@ -181,7 +182,7 @@ int agent_config_parse(const char *text, size_t len, const char *name, struct ag
         int x, e;
 
         if (len > AGENT_CONFIG_FILE_MAX)
-                return attest_fail(err, -EINVAL, "config", "%s: larger than %d bytes", name,
+                return attest_fail(err, -EINVAL, AE_CONFIG, "%s: larger than %d bytes", name,
                                    AGENT_CONFIG_FILE_MAX);
         /* lines apply to a copy: a failed parse leaves c as it was */
         if (!(tmp = malloc(sizeof(*tmp))))
@@ -190,11 +191,12 @@ int agent_config_parse(const char *text, size_t len, const char *name, struct ag
         while ((x = tok_line(&t, AGENT_CONFIG_LINE_MAX, TOK_STRIP_CR, &ln)) != 0) {
                 lineno++;
                 if (x == -E2BIG)
-                        return attest_fail(err, -EINVAL, "config",
+                        return attest_fail(err, -EINVAL, AE_CONFIG,
                                            "%s:%u: line longer than %d bytes", name, lineno,
                                            AGENT_CONFIG_LINE_MAX);
                 if (x < 0)
-                        return attest_fail(err, -EINVAL, "config", "%s:%u: NUL byte", name, lineno);
+                        return attest_fail(err, -EINVAL, AE_CONFIG, "%s:%u: NUL byte", name,
+                                           lineno);
                 if ((e = config_line(tmp, &ln, name, lineno, err)) < 0)
                         return e;
         }
@@ -249,9 +251,9 @@ int agent_config_load(const char *path, bool must_exist, struct agent_config *c,
                 if (x == -ENOENT && !must_exist)
                         return 0;
                 if (x == -E2BIG)
-                        return attest_fail(err, -EINVAL, "config", "%s: larger than %d bytes", path,
-                                           AGENT_CONFIG_FILE_MAX);
-                return attest_fail(err, -EINVAL, "config", "%s: %s", path, strerror(-x));
+                        return attest_fail(err, -EINVAL, AE_CONFIG, "%s: larger than %d bytes",
+                                           path, AGENT_CONFIG_FILE_MAX);
+                return attest_fail(err, -EINVAL, AE_CONFIG, "%s: %s", path, strerror(-x));
         }
         return agent_config_parse(buf, len, path, c, err);
 }

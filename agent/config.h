@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "tpm.h"
+#include "util/err.h"
+#include "agent/tpm.h"
 
 #define AGENT_CONFIG_DEFAULT_FILE "/etc/attest-agent/agent.conf"
 #define AGENT_CONFIG_STR_MAX 4096                          /* a value, with its NUL */

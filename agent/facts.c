@@ -7,9 +7,9 @@
 
 #include <zlib.h>
 
-#include "config.h"
-#include "facts.h"
-#include "tok.h"
+#include "agent/config.h"
+#include "agent/facts.h"
+#include "util/tok.h"
 
 /* Printable ASCII only: these strings travel to the verifier and into its logs. */
 static bool printable(struct span s)
@@ -225,7 +225,7 @@ int facts_collect(const struct facts_paths *paths, struct facts *ret, struct att
         if ((x = read_line_file(pp->osrelease ? pp->osrelease : def.osrelease, f.kernel,
                                 sizeof(f.kernel))) < 0 ||
             !f.kernel[0])
-                return attest_fail(err, -EIO, "facts_no_kernel",
+                return attest_fail(err, -EIO, AE_FACTS_NO_KERNEL,
                                    "cannot read the kernel release (%s)",
                                    x == -E2BIG     ? "too long"
                                    : x == -EBADMSG ? "not one printable line"

@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-#include "err.h"
+#include "util/err.h"
 
 #define FACTS_CMDLINE_MAX 4096              /* /proc/cmdline, with its NUL */
 #define FACTS_CONFIG_MAX (4u * 1024 * 1024) /* a kernel config file */

@@ -9,7 +9,7 @@
 #include <curl/curl.h>
 #include <openssl/rand.h>
 
-#include "http.h"
+#include "agent/http.h"
 
 struct http_client {
         CURL *curl;
@@ -97,18 +97,18 @@ static int load_key(CURL *h, const char *path, struct attest_err *err)
         ssize_t n;
 
         if (fd < 0 || fstat(fd, &st) < 0)
-                return attest_fail(err, -errno, "http_key_unreadable", "%s: %s", path,
+                return attest_fail(err, -errno, AE_HTTP_KEY_UNREADABLE, "%s: %s", path,
                                    strerror(errno));
         if (!S_ISREG(st.st_mode))
-                return attest_fail(err, -EINVAL, "http_key_unreadable", "%s: not a regular file",
+                return attest_fail(err, -EINVAL, AE_HTTP_KEY_UNREADABLE, "%s: not a regular file",
                                    path);
         if (st.st_mode & (S_IRWXG | S_IRWXO))
-                return attest_fail(err, -EINVAL, "http_key_permissions",
+                return attest_fail(err, -EINVAL, AE_HTTP_KEY_PERMISSIONS,
                                    "%s: mode %04o: the private key must not be accessible by "
                                    "group or others (chmod 600)",
                                    path, (unsigned)(st.st_mode & 07777));
         if (st.st_size > HTTP_KEY_MAX)
-                return attest_fail(err, -E2BIG, "http_key_too_big", "%s: over %d bytes", path,
+                return attest_fail(err, -E2BIG, AE_HTTP_KEY_TOO_BIG, "%s: over %d bytes", path,
                                    HTTP_KEY_MAX);
         if (!(buf = malloc(HTTP_KEY_MAX)))
                 return -ENOMEM;
@@ -116,13 +116,13 @@ static int load_key(CURL *h, const char *path, struct attest_err *err)
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0)
-                        return attest_fail(err, -errno, "http_key_unreadable", "%s: %s", path,
+                        return attest_fail(err, -errno, AE_HTTP_KEY_UNREADABLE, "%s: %s", path,
                                            strerror(errno));
                 len += (size_t)n;
         }
         blob = (struct curl_blob){.data = buf, .len = len, .flags = CURL_BLOB_COPY};
         if (curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &blob) != CURLE_OK)
-                return attest_fail(err, -EINVAL, "http_key_unreadable",
+                return attest_fail(err, -EINVAL, AE_HTTP_KEY_UNREADABLE,
                                    "%s: libcurl takes no key blob", path);
         return 0;
 }
@@ -136,10 +136,10 @@ int http_new(const struct http_opts *o, struct http_client **ret, struct attest_
         if (!c)
                 return -ENOMEM;
         if (!https && !(o->insecure_http && strncmp(o->url, "http://", 7) == 0))
-                return attest_fail(err, -EINVAL, "http_bad_url",
+                return attest_fail(err, -EINVAL, AE_HTTP_BAD_URL,
                                    "verifier URL must be https:// (http:// needs --insecure-http)");
         if (https && !o->ca)
-                return attest_fail(err, -EINVAL, "http_no_ca",
+                return attest_fail(err, -EINVAL, AE_HTTP_NO_CA,
                                    "an https verifier needs its CA bundle (--ca)");
         if (!(c->url = strdup(o->url)) || !(h = c->curl = curl_easy_init()))
                 return -ENOMEM;
@@ -188,7 +188,7 @@ int http_request(struct http_client *c, const char *method, const char *path, co
         long status = 0;
 
         if ((size_t)snprintf(url, sizeof(url), "%s%s", c->url, path) >= sizeof(url))
-                return attest_fail(err, -EINVAL, "http_bad_url", "URL too long");
+                return attest_fail(err, -EINVAL, AE_HTTP_BAD_URL, "URL too long");
         hdr = curl_slist_append(hdr, "Accept: application/json");
         if (body)
                 hdr = curl_slist_append(hdr, "Content-Type: application/json");
@@ -216,18 +216,18 @@ int http_request(struct http_client *c, const char *method, const char *path, co
         if (rc != CURLE_OK) {
                 free(s.buf);
                 if (s.nul)
-                        return attest_fail(err, -EBADMSG, "http_response_nul",
+                        return attest_fail(err, -EBADMSG, AE_HTTP_RESPONSE_NUL,
                                            "%s %s: response holds a NUL byte", method, path);
                 if (s.overflow)
-                        return attest_fail(err, -E2BIG, "http_response_too_big",
+                        return attest_fail(err, -E2BIG, AE_HTTP_RESPONSE_TOO_BIG,
                                            "%s %s: response over %d bytes", method, path,
                                            HTTP_RESPONSE_MAX);
                 return attest_fail(
                         err, -EIO,
                         rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE
-                                ? "http_tls_verify"
-                        : rc == CURLE_OPERATION_TIMEDOUT ? "http_timeout"
-                                                         : "http_transport",
+                                ? AE_HTTP_TLS_VERIFY
+                        : rc == CURLE_OPERATION_TIMEDOUT ? AE_HTTP_TIMEOUT
+                                                         : AE_HTTP_TRANSPORT,
                         "%s %s: %s", method, path, ebuf[0] ? ebuf : curl_easy_strerror(rc));
         }
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);

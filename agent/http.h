@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "util/err.h"
 
 #define HTTP_RESPONSE_MAX (1024 * 1024)
 #define HTTP_KEY_MAX (64 * 1024) /* the client's private key file (PEM) */

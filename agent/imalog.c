@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "imalog.h"
+#include "agent/imalog.h"
 
 void imalog_init(struct imalog *l, const char *path, enum ima_format format, size_t max_bytes)
 {
@@ -105,7 +105,7 @@ static int64_t walk(const struct imalog *l, const uint8_t *buf, size_t len, uint
         }
         ima_reader_done(&rd);
         /* an entry still being written at the end is left for the next round */
-        if (x < 0 && !(err && err->code && strcmp(err->code, "ima_truncated") == 0))
+        if (x < 0 && !(err && err->code == AE_IMA_TRUNCATED))
                 return x;
         *ret_skipped = rd.idx < skip ? rd.idx : skip;
         *ret_skip_end = skip_end;
@@ -129,8 +129,8 @@ int imalog_read(struct imalog *l, uint64_t from, uint8_t **ret, size_t *ret_len,
         }
         x = read_from(l->path, off, l->max_bytes, &buf, &len);
         if (x < 0)
-                return attest_fail(err, x, x == -E2BIG ? "imalog_too_big" : "imalog_read", "%s: %s",
-                                   l->path,
+                return attest_fail(err, x, x == -E2BIG ? AE_IMALOG_TOO_BIG : AE_IMALOG_READ,
+                                   "%s: %s", l->path,
                                    x == -E2BIG ? "log increment over the size cap" : strerror(-x));
         n = walk(l, buf, len, from - base, &skip_end, &end, &skipped, err);
         if (n < 0) {

@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "err.h"
-#include "ima.h"
+#include "util/err.h"
+#include "evidence/ima.h"
 
 #define IMALOG_BINARY_PATH "/sys/kernel/security/integrity/ima/binary_runtime_measurements"
 #define IMALOG_ASCII_PATH "/sys/kernel/security/integrity/ima/ascii_runtime_measurements"

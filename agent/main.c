@@ -23,15 +23,15 @@
 #include <openssl/rand.h>
 #include <systemd/sd-daemon.h>
 
-#include "config.h"
-#include "evjson.h"
-#include "facts.h"
-#include "hex.h"
-#include "http.h"
-#include "imalog.h"
-#include "outcome.h"
-#include "pcrsel.h"
-#include "tpm.h"
+#include "agent/config.h"
+#include "evidence/evjson.h"
+#include "agent/facts.h"
+#include "util/hex.h"
+#include "agent/http.h"
+#include "agent/imalog.h"
+#include "agent/outcome.h"
+#include "evidence/pcrsel.h"
+#include "agent/tpm.h"
 
 #define TOKEN_MAX AGENT_TOKEN_MAX
 

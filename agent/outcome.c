@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
 
-#include "outcome.h"
+#include "agent/outcome.h"
 
 static const char *const api_codes[AGENT_API_CODE_COUNT] = {
         [AGENT_API_OTHER] = "other",

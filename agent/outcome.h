@@ -9,7 +9,7 @@
 #ifndef AGENT_OUTCOME_H
 #define AGENT_OUTCOME_H
 
-#include "macro.h"
+#include "util/macro.h"
 
 /* Exit statuses of attest-agent (documented in attest-agent(8)). */
 #define AGENT_EXIT_PASS 0 /* clean stop; --once: the verdict passed */

@@ -19,7 +19,7 @@
 #include <tss2/tss2_rc.h>
 #include <tss2/tss2_tctildr.h>
 
-#include "tpm.h"
+#include "agent/tpm.h"
 
 #define TPM_DEFAULT_TCTI "device:/dev/tpmrm0"
 #define AK_FILE_MAX 4096        /* a marshalled TPM2B_PUBLIC / TPM2B_PRIVATE is far smaller */
@@ -46,10 +46,10 @@ struct tpm {
  * transport, are -EIO; allocation failures -ENOMEM.
  */
 _printf_(5, 6) static int tpm_fail(struct attest_err *err, TSS2_RC rc, int refused_errno,
-                                   const char *refused_code, const char *fmt, ...)
+                                   enum attest_code refused_code, const char *fmt, ...)
 {
         TSS2_RC layer = rc & TSS2_RC_LAYER_MASK, base = rc & 0xffff;
-        const char *code = "tpm_error";
+        enum attest_code code = AE_TPM_ERROR;
         char what[160];
         va_list ap;
         int e;
@@ -63,7 +63,7 @@ _printf_(5, 6) static int tpm_fail(struct attest_err *err, TSS2_RC rc, int refus
                 e = -EINVAL;
         else
                 e = -EIO;
-        if (e == refused_errno && refused_code)
+        if (e == refused_errno && refused_code != AE_NONE)
                 code = refused_code;
         va_start(ap, fmt);
         vsnprintf(what, sizeof(what), fmt, ap);
@@ -152,18 +152,18 @@ int tpm_open(const char *tcti, struct tpm **ret, struct attest_err *err)
         t->ak = ESYS_TR_NONE;
         rc = Tss2_TctiLdr_Initialize(conf, &t->tcti);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "TCTI '%s'", conf);
+                return tpm_fail(err, rc, -EIO, AE_NONE, "TCTI '%s'", conf);
         rc = Esys_Initialize(&t->esys, t->tcti, NULL);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "ESAPI on '%s'", conf);
+                return tpm_fail(err, rc, -EIO, AE_NONE, "ESAPI on '%s'", conf);
         /* TPM2_GetCapability (Part 3, 30.2): also proves the TPM answers. */
         rc = Esys_GetCapability(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
                                 TPM2_CAP_TPM_PROPERTIES, TPM2_PT_NV_BUFFER_MAX, 1, &more, &cap);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "TPM on '%s' does not answer", conf);
+                return tpm_fail(err, rc, -EIO, AE_NONE, "TPM on '%s' does not answer", conf);
         if (cap->data.tpmProperties.count < 1 ||
             cap->data.tpmProperties.tpmProperty[0].property != TPM2_PT_NV_BUFFER_MAX)
-                return attest_fail(err, -EIO, "tpm_bad_response",
+                return attest_fail(err, -EIO, AE_TPM_BAD_RESPONSE,
                                    "TPM on '%s' did not report TPM2_PT_NV_BUFFER_MAX", conf);
         t->nv_buffer_max = cap->data.tpmProperties.tpmProperty[0].value;
         if (t->nv_buffer_max == 0 || t->nv_buffer_max > TPM2_MAX_NV_BUFFER_SIZE)
@@ -250,7 +250,8 @@ static int ek_create(struct tpm *t, enum tpm_key_alg alg, ESYS_TR *ret, struct a
                                 ESYS_TR_NONE, &sens, &in, &outside, &creation_pcr, &h, &out, NULL,
                                 NULL, NULL);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "creating the %s EK", tpm_key_alg_name(alg));
+                return tpm_fail(err, rc, -EIO, AE_NONE, "creating the %s EK",
+                                tpm_key_alg_name(alg));
         t->ek_pub[alg] = *out;
         t->have_ek_pub[alg] = true;
         *ret = h;
@@ -263,7 +264,7 @@ int tpm_ek_public(struct tpm *t, enum tpm_key_alg alg, uint8_t **ret_tpm2b_publi
         int r;
 
         if (!alg_valid(alg))
-                return attest_fail(err, -EINVAL, "tpm_bad_alg", "unknown key algorithm %d", alg);
+                return attest_fail(err, -EINVAL, AE_TPM_BAD_ALG, "unknown key algorithm %d", alg);
         if (!t->have_ek_pub[alg]) {
                 struct tr ek _cleanup_(tr_flushp) = {t->esys, ESYS_TR_NONE};
 
@@ -273,7 +274,7 @@ int tpm_ek_public(struct tpm *t, enum tpm_key_alg alg, uint8_t **ret_tpm2b_publi
         }
         r = public_marshal(&t->ek_pub[alg], ret_tpm2b_public, ret_len);
         if (r < 0)
-                return attest_fail(err, r, "tpm_marshal", "cannot marshal the EK public area");
+                return attest_fail(err, r, AE_TPM_MARSHAL, "cannot marshal the EK public area");
         return 0;
 }
 
@@ -287,7 +288,7 @@ static int nv_defined(struct tpm *t, TPM2_HANDLE idx, struct attest_err *err)
         rc = Esys_GetCapability(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, TPM2_CAP_HANDLES,
                                 idx, 1, &more, &cap);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "listing NV index 0x%08x", (unsigned)idx);
+                return tpm_fail(err, rc, -EIO, AE_NONE, "listing NV index 0x%08x", (unsigned)idx);
         return cap->data.handles.count >= 1 && cap->data.handles.handle[0] == idx;
 }
 
@@ -326,31 +327,31 @@ int tpm_ek_cert(struct tpm *t, enum tpm_key_alg alg, uint8_t **ret_der, size_t *
         int r;
 
         if (!alg_valid(alg))
-                return attest_fail(err, -EINVAL, "tpm_bad_alg", "unknown key algorithm %d", alg);
+                return attest_fail(err, -EINVAL, AE_TPM_BAD_ALG, "unknown key algorithm %d", alg);
         r = nv_defined(t, idx, err);
         if (r < 0)
                 return r;
         if (r == 0)
-                return attest_fail(err, -ENOENT, "tpm_no_ek_cert",
+                return attest_fail(err, -ENOENT, AE_TPM_NO_EK_CERT,
                                    "no %s EK certificate: NV index 0x%08x is not defined",
                                    tpm_key_alg_name(alg), (unsigned)idx);
         rc = Esys_TR_FromTPMPublic(t->esys, idx, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &nv.h);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "NV index 0x%08x", (unsigned)idx);
+                return tpm_fail(err, rc, -EIO, AE_NONE, "NV index 0x%08x", (unsigned)idx);
         /* TPM2_NV_ReadPublic (Part 3, 31.6) */
         rc = Esys_NV_ReadPublic(t->esys, nv.h, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &nvpub,
                                 NULL);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "reading the public area of NV index 0x%08x",
-                                (unsigned)idx);
+                return tpm_fail(err, rc, -EIO, AE_NONE,
+                                "reading the public area of NV index 0x%08x", (unsigned)idx);
         attrs = nvpub->nvPublic.attributes;
         size = nvpub->nvPublic.dataSize;
         if (!(attrs & TPMA_NV_WRITTEN) || size == 0)
-                return attest_fail(err, -ENOENT, "tpm_no_ek_cert",
+                return attest_fail(err, -ENOENT, AE_TPM_NO_EK_CERT,
                                    "no %s EK certificate: NV index 0x%08x is empty",
                                    tpm_key_alg_name(alg), (unsigned)idx);
         if (size > EK_CERT_MAX)
-                return attest_fail(err, -E2BIG, "tpm_ek_cert_too_big",
+                return attest_fail(err, -E2BIG, AE_TPM_EK_CERT_TOO_BIG,
                                    "NV index 0x%08x holds %u bytes > %d", (unsigned)idx, size,
                                    EK_CERT_MAX);
         if (attrs & TPMA_NV_AUTHREAD)
@@ -358,7 +359,7 @@ int tpm_ek_cert(struct tpm *t, enum tpm_key_alg alg, uint8_t **ret_der, size_t *
         else if (attrs & TPMA_NV_OWNERREAD)
                 auth = ESYS_TR_RH_OWNER;
         else
-                return attest_fail(err, -EIO, "tpm_ek_cert_unreadable",
+                return attest_fail(err, -EIO, AE_TPM_EK_CERT_UNREADABLE,
                                    "NV index 0x%08x allows neither AUTHREAD nor OWNERREAD",
                                    (unsigned)idx);
         buf = malloc(size);
@@ -374,10 +375,10 @@ int tpm_ek_cert(struct tpm *t, enum tpm_key_alg alg, uint8_t **ret_der, size_t *
                 rc = Esys_NV_Read(t->esys, auth, nv.h, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE,
                                   n, off, &data);
                 if (rc != TSS2_RC_SUCCESS)
-                        return tpm_fail(err, rc, -EIO, NULL, "reading NV index 0x%08x at %u",
+                        return tpm_fail(err, rc, -EIO, AE_NONE, "reading NV index 0x%08x at %u",
                                         (unsigned)idx, off);
                 if (data->size != n)
-                        return attest_fail(err, -EIO, "tpm_bad_response",
+                        return attest_fail(err, -EIO, AE_TPM_BAD_RESPONSE,
                                            "NV index 0x%08x: asked %u bytes at %u, got %u",
                                            (unsigned)idx, n, off, data->size);
                 memcpy(buf + off, data->buffer, n);
@@ -385,7 +386,7 @@ int tpm_ek_cert(struct tpm *t, enum tpm_key_alg alg, uint8_t **ret_der, size_t *
         }
         len = der_seq_len(buf, size);
         if (len == 0)
-                return attest_fail(err, -EBADMSG, "tpm_ek_cert_not_der",
+                return attest_fail(err, -EBADMSG, AE_TPM_EK_CERT_NOT_DER,
                                    "NV index 0x%08x does not hold a DER certificate",
                                    (unsigned)idx);
         *ret_der = TAKE_PTR(buf);
@@ -460,11 +461,11 @@ static int ek_policy_session(struct tpm *t, ESYS_TR *ret, struct attest_err *err
         rc = Esys_StartAuthSession(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
                                    ESYS_TR_NONE, NULL, TPM2_SE_POLICY, &sym, TPM2_ALG_SHA256, &s.h);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "starting the EK policy session");
+                return tpm_fail(err, rc, -EIO, AE_NONE, "starting the EK policy session");
         rc = Esys_PolicySecret(t->esys, ESYS_TR_RH_ENDORSEMENT, s.h, ESYS_TR_PASSWORD, ESYS_TR_NONE,
                                ESYS_TR_NONE, NULL, NULL, NULL, 0, NULL, NULL);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "PolicySecret(TPM_RH_ENDORSEMENT)");
+                return tpm_fail(err, rc, -EIO, AE_NONE, "PolicySecret(TPM_RH_ENDORSEMENT)");
         *ret = s.h;
         s.h = ESYS_TR_NONE;
         return 0;
@@ -491,7 +492,8 @@ static int ak_create(struct tpm *t, ESYS_TR ek, enum tpm_key_alg alg, TPM2B_PUBL
         rc = Esys_Create(t->esys, ek, s.h, ESYS_TR_NONE, ESYS_TR_NONE, &sens, &in, &outside,
                          &creation_pcr, &priv, &pub, NULL, NULL, NULL);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "creating the %s AK", tpm_key_alg_name(alg));
+                return tpm_fail(err, rc, -EIO, AE_NONE, "creating the %s AK",
+                                tpm_key_alg_name(alg));
         *ret_pub = *pub;
         *ret_priv = *priv;
         return 0;
@@ -511,7 +513,7 @@ static int ak_load(struct tpm *t, ESYS_TR ek, const TPM2B_PUBLIC *pub, const TPM
                 return r;
         rc = Esys_Load(t->esys, ek, s.h, ESYS_TR_NONE, ESYS_TR_NONE, priv, pub, ret);
         if (rc != TSS2_RC_SUCCESS) {
-                return tpm_fail(err, rc, -EBADMSG, "tpm_ak_rejected",
+                return tpm_fail(err, rc, -EBADMSG, AE_TPM_AK_REJECTED,
                                 "the TPM refused to load the AK (altered, or made by another TPM)");
         }
         return 0;
@@ -604,24 +606,24 @@ static int state_dir_open(const char *dir, struct attest_err *err)
 
         if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
                 e = errno;
-                return attest_fail(err, -e, "tpm_state_dir", "cannot create %s: %s", dir,
+                return attest_fail(err, -e, AE_TPM_STATE_DIR, "cannot create %s: %s", dir,
                                    strerror(e));
         }
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0) {
                 e = errno;
-                return attest_fail(err, -e, "tpm_state_dir", "cannot open %s: %s", dir,
+                return attest_fail(err, -e, AE_TPM_STATE_DIR, "cannot open %s: %s", dir,
                                    strerror(e));
         }
         if (fstat(fd, &st) < 0) {
                 e = errno;
                 close(fd);
-                return attest_fail(err, -e, "tpm_state_dir", "cannot stat %s: %s", dir,
+                return attest_fail(err, -e, AE_TPM_STATE_DIR, "cannot stat %s: %s", dir,
                                    strerror(e));
         }
         if ((st.st_mode & 0077) || st.st_uid != geteuid()) {
                 close(fd);
-                return attest_fail(err, -EINVAL, "tpm_state_dir",
+                return attest_fail(err, -EINVAL, AE_TPM_STATE_DIR,
                                    "%s (mode %04o, uid %u) must be 0700 and owned by uid %u", dir,
                                    (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
                                    (unsigned)geteuid());
@@ -650,33 +652,33 @@ static int ak_files_read(int dirfd, const char *dir, enum tpm_key_alg alg, TPM2B
         ak_names(alg, &pub_name, &priv_name);
         r = read_at(dirfd, pub_name, sizeof(buf), buf, &len);
         if (r < 0)
-                return attest_fail(err, r == -ENOENT ? -ENOENT : -EBADMSG, "tpm_ak_unreadable",
+                return attest_fail(err, r == -ENOENT ? -ENOENT : -EBADMSG, AE_TPM_AK_UNREADABLE,
                                    "%s/%s: %s", dir, pub_name, strerror(-r));
         rc = Tss2_MU_TPM2B_PUBLIC_Unmarshal(buf, len, &off, &pub);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EBADMSG, "tpm_ak_corrupt",
+                return tpm_fail(err, rc, -EBADMSG, AE_TPM_AK_CORRUPT,
                                 "%s/%s: not a marshalled TPM2B_PUBLIC (%zu bytes)", dir, pub_name,
                                 len);
         if (off != len)
-                return attest_fail(err, -EBADMSG, "tpm_ak_corrupt",
+                return attest_fail(err, -EBADMSG, AE_TPM_AK_CORRUPT,
                                    "%s/%s: %zu bytes after the TPM2B_PUBLIC", dir, pub_name,
                                    len - off);
         if (!ak_matches_template(&pub, alg))
-                return attest_fail(err, -EBADMSG, "tpm_ak_corrupt",
+                return attest_fail(err, -EBADMSG, AE_TPM_AK_CORRUPT,
                                    "%s/%s: not a %s AK (type, attributes or scheme differ)", dir,
                                    pub_name, tpm_key_alg_name(alg));
         off = 0;
         r = read_at(dirfd, priv_name, sizeof(buf), buf, &len);
         if (r < 0)
-                return attest_fail(err, r == -ENOENT ? -ENOENT : -EBADMSG, "tpm_ak_unreadable",
+                return attest_fail(err, r == -ENOENT ? -ENOENT : -EBADMSG, AE_TPM_AK_UNREADABLE,
                                    "%s/%s: %s", dir, priv_name, strerror(-r));
         rc = Tss2_MU_TPM2B_PRIVATE_Unmarshal(buf, len, &off, &priv);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EBADMSG, "tpm_ak_corrupt",
+                return tpm_fail(err, rc, -EBADMSG, AE_TPM_AK_CORRUPT,
                                 "%s/%s: not a marshalled TPM2B_PRIVATE (%zu bytes)", dir, priv_name,
                                 len);
         if (off != len)
-                return attest_fail(err, -EBADMSG, "tpm_ak_corrupt",
+                return attest_fail(err, -EBADMSG, AE_TPM_AK_CORRUPT,
                                    "%s/%s: %zu bytes after the TPM2B_PRIVATE", dir, priv_name,
                                    len - off);
         *ret_pub = pub;
@@ -696,19 +698,19 @@ static int ak_files_write(int dirfd, const char *dir, enum tpm_key_alg alg, cons
         ak_names(alg, &pub_name, &priv_name);
         rc = Tss2_MU_TPM2B_PRIVATE_Marshal(priv, buf, sizeof(buf), &off);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EINVAL, NULL, "marshalling the AK private");
+                return tpm_fail(err, rc, -EINVAL, AE_NONE, "marshalling the AK private");
         /* The private first: a crash in between leaves a pub-less state that load reports. */
         r = write_at(dirfd, priv_name, buf, off);
         if (r < 0)
-                return attest_fail(err, r, "tpm_state_write", "%s/%s: %s", dir, priv_name,
+                return attest_fail(err, r, AE_TPM_STATE_WRITE, "%s/%s: %s", dir, priv_name,
                                    strerror(-r));
         off = 0;
         rc = Tss2_MU_TPM2B_PUBLIC_Marshal(pub, buf, sizeof(buf), &off);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EINVAL, NULL, "marshalling the AK public");
+                return tpm_fail(err, rc, -EINVAL, AE_NONE, "marshalling the AK public");
         r = write_at(dirfd, pub_name, buf, off);
         if (r < 0)
-                return attest_fail(err, r, "tpm_state_write", "%s/%s: %s", dir, pub_name,
+                return attest_fail(err, r, AE_TPM_STATE_WRITE, "%s/%s: %s", dir, pub_name,
                                    strerror(-r));
         return 0;
 }
@@ -739,7 +741,7 @@ int tpm_ak_load_or_create(struct tpm *t, const char *state_dir, enum tpm_key_alg
         int r, present = 0;
 
         if (!alg_valid(alg))
-                return attest_fail(err, -EINVAL, "tpm_bad_alg", "unknown key algorithm %d", alg);
+                return attest_fail(err, -EINVAL, AE_TPM_BAD_ALG, "unknown key algorithm %d", alg);
         ak_names(alg, &pub_name, &priv_name);
         if (state_dir) {
                 dirfd = state_dir_open(state_dir, err);
@@ -747,7 +749,7 @@ int tpm_ak_load_or_create(struct tpm *t, const char *state_dir, enum tpm_key_alg
                         return dirfd;
                 present = ak_files_present(dirfd, alg);
                 if (present == 1 || present == 2)
-                        return attest_fail(err, -EBADMSG, "tpm_ak_incomplete",
+                        return attest_fail(err, -EBADMSG, AE_TPM_AK_INCOMPLETE,
                                            "%s/%s exists but %s/%s is missing; not creating a "
                                            "new AK over it",
                                            state_dir, present == 1 ? pub_name : priv_name,
@@ -812,21 +814,21 @@ int tpm_activate_credential(struct tpm *t, const uint8_t *blob, size_t blob_len,
         int r;
 
         if (t->ak == ESYS_TR_NONE)
-                return attest_fail(err, -EINVAL, "tpm_no_ak", "no AK loaded");
+                return attest_fail(err, -EINVAL, AE_TPM_NO_AK, "no AK loaded");
         rc = Tss2_MU_TPM2B_ID_OBJECT_Unmarshal(blob, blob_len, &off, &id);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EBADMSG, "tpm_bad_credential",
+                return tpm_fail(err, rc, -EBADMSG, AE_TPM_BAD_CREDENTIAL,
                                 "credential blob (%zu bytes) is not a TPM2B_ID_OBJECT", blob_len);
         if (off != blob_len)
-                return attest_fail(err, -EBADMSG, "tpm_bad_credential",
+                return attest_fail(err, -EBADMSG, AE_TPM_BAD_CREDENTIAL,
                                    "%zu bytes after the TPM2B_ID_OBJECT", blob_len - off);
         off = 0;
         rc = Tss2_MU_TPM2B_ENCRYPTED_SECRET_Unmarshal(secret, secret_len, &off, &enc);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EBADMSG, "tpm_bad_credential",
+                return tpm_fail(err, rc, -EBADMSG, AE_TPM_BAD_CREDENTIAL,
                                 "secret (%zu bytes) is not a TPM2B_ENCRYPTED_SECRET", secret_len);
         if (off != secret_len)
-                return attest_fail(err, -EBADMSG, "tpm_bad_credential",
+                return attest_fail(err, -EBADMSG, AE_TPM_BAD_CREDENTIAL,
                                    "%zu bytes after the TPM2B_ENCRYPTED_SECRET", secret_len - off);
         r = ek_create(t, t->ak_alg, &ek.h, err);
         if (r < 0)
@@ -839,11 +841,11 @@ int tpm_activate_credential(struct tpm *t, const uint8_t *blob, size_t blob_len,
         rc = Esys_ActivateCredential(t->esys, t->ak, ek.h, ESYS_TR_PASSWORD, s.h, ESYS_TR_NONE, &id,
                                      &enc, &cred);
         if (rc != TSS2_RC_SUCCESS) {
-                return tpm_fail(err, rc, -EKEYREJECTED, "tpm_credential_rejected",
+                return tpm_fail(err, rc, -EKEYREJECTED, AE_TPM_CREDENTIAL_REJECTED,
                                 "ActivateCredential");
         }
         if (cred->size > TPM_CRED_MAX)
-                return attest_fail(err, -EIO, "tpm_bad_response", "credential of %u bytes",
+                return attest_fail(err, -EIO, AE_TPM_BAD_RESPONSE, "credential of %u bytes",
                                    cred->size);
         memcpy(ret_cred, cred->buffer, cred->size);
         *ret_len = cred->size;
@@ -908,7 +910,7 @@ static int pcrs_read(struct tpm *t, const TPML_PCR_SELECTION *want, struct pcr_s
                 rc = Esys_PCR_Read(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &left,
                                    &counter, &got, &vals);
                 if (rc != TSS2_RC_SUCCESS)
-                        return tpm_fail(err, rc, -EIO, NULL, "reading PCRs");
+                        return tpm_fail(err, rc, -EIO, AE_NONE, "reading PCRs");
                 if (have_first && counter != first)
                         return -EAGAIN;
                 first = counter;
@@ -920,7 +922,7 @@ static int pcrs_read(struct tpm *t, const TPML_PCR_SELECTION *want, struct pcr_s
                                     left.pcrSelections[i].pcrSelect[2]) {
                                         int b = bank_from_tpm_alg(left.pcrSelections[i].hash);
 
-                                        return attest_fail(err, -EOPNOTSUPP, "tpm_no_bank",
+                                        return attest_fail(err, -EOPNOTSUPP, AE_TPM_NO_BANK,
                                                            "the TPM has no %s PCR bank active",
                                                            b >= 0 ? bank_name(b) : "?");
                                 }
@@ -934,7 +936,7 @@ static int pcrs_read(struct tpm *t, const TPML_PCR_SELECTION *want, struct pcr_s
                                 if (left.pcrSelections[j].hash == g->hash)
                                         l = &left.pcrSelections[j];
                         if (b < 0 || !l || g->sizeofSelect > PCR_SELECT_SIZE)
-                                return attest_fail(err, -EIO, "tpm_bad_response",
+                                return attest_fail(err, -EIO, AE_TPM_BAD_RESPONSE,
                                                    "PCR_Read returned a bank not asked for");
                         for (unsigned p = 0; p < PCR_COUNT; p++) {
                                 uint8_t bit = (uint8_t)(1u << (p % 8));
@@ -943,7 +945,7 @@ static int pcrs_read(struct tpm *t, const TPML_PCR_SELECTION *want, struct pcr_s
                                         continue;
                                 if (!(l->pcrSelect[p / 8] & bit) || k >= vals->count ||
                                     vals->digests[k].size != bank_size(b))
-                                        return attest_fail(err, -EIO, "tpm_bad_response",
+                                        return attest_fail(err, -EIO, AE_TPM_BAD_RESPONSE,
                                                            "PCR_Read returned an unexpected "
                                                            "%s PCR %u",
                                                            bank_name(b), p);
@@ -954,7 +956,7 @@ static int pcrs_read(struct tpm *t, const TPML_PCR_SELECTION *want, struct pcr_s
                         }
                 }
                 if (k != vals->count)
-                        return attest_fail(err, -EIO, "tpm_bad_response",
+                        return attest_fail(err, -EIO, AE_TPM_BAD_RESPONSE,
                                            "PCR_Read returned %u digests for %u PCRs", vals->count,
                                            k);
         }
@@ -1007,23 +1009,23 @@ static int quote_consistent(const TPM2B_ATTEST *quoted, const TPML_PCR_SELECTION
         memset(&a, 0, sizeof(a));
         rc = Tss2_MU_TPMS_ATTEST_Unmarshal(quoted->attestationData, quoted->size, &off, &a);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, "tpm_bad_quote", "the TPM's TPMS_ATTEST");
+                return tpm_fail(err, rc, -EIO, AE_TPM_BAD_QUOTE, "the TPM's TPMS_ATTEST");
         if (off != quoted->size)
-                return attest_fail(err, -EIO, "tpm_bad_quote",
+                return attest_fail(err, -EIO, AE_TPM_BAD_QUOTE,
                                    "%zu bytes after the TPM's TPMS_ATTEST",
                                    (size_t)(quoted->size - off));
         if (a.magic != TPM2_GENERATED_VALUE || a.type != TPM2_ST_ATTEST_QUOTE ||
             a.extraData.size != nonce_len || memcmp(a.extraData.buffer, nonce, nonce_len) != 0 ||
             !tpml_equal(&a.attested.quote.pcrSelect, sel))
-                return attest_fail(err, -EIO, "tpm_bad_quote",
+                return attest_fail(err, -EIO, AE_TPM_BAD_QUOTE,
                                    "the TPM's quote does not carry the nonce or selection asked");
         /* The pcrDigest uses the signing scheme's hash: SHA-256 for both AK templates. */
         if (a.attested.quote.pcrDigest.size != bank_size(BANK_SHA256))
-                return attest_fail(err, -EIO, "tpm_bad_quote", "pcrDigest of %u bytes",
+                return attest_fail(err, -EIO, AE_TPM_BAD_QUOTE, "pcrDigest of %u bytes",
                                    a.attested.quote.pcrDigest.size);
         r = pcr_digest(sel, pcrs, BANK_SHA256, d);
         if (r < 0)
-                return attest_fail(err, r, "tpm_digest", "cannot hash the PCR values");
+                return attest_fail(err, r, AE_TPM_DIGEST, "cannot hash the PCR values");
         return memcmp(d, a.attested.quote.pcrDigest.buffer, bank_size(BANK_SHA256)) == 0;
 }
 
@@ -1036,12 +1038,12 @@ int tpm_quote(struct tpm *t, const struct pcr_sel *sel, const uint8_t *nonce, si
         TPM2B_DATA qualifying = {0};
 
         if (t->ak == ESYS_TR_NONE)
-                return attest_fail(err, -EINVAL, "tpm_no_ak", "no AK loaded");
+                return attest_fail(err, -EINVAL, AE_TPM_NO_AK, "no AK loaded");
         if (nonce_len == 0 || nonce_len > TPM_NONCE_MAX)
-                return attest_fail(err, -EINVAL, "tpm_bad_nonce",
+                return attest_fail(err, -EINVAL, AE_TPM_BAD_NONCE,
                                    "nonce of %zu bytes (must be 1..%d)", nonce_len, TPM_NONCE_MAX);
         if (sel_to_tpml(sel, &tpml) < 0)
-                return attest_fail(err, -EINVAL, "tpm_bad_selection",
+                return attest_fail(err, -EINVAL, AE_TPM_BAD_SELECTION,
                                    "empty PCR selection or PCR index >= %d", PCR_COUNT);
         qualifying.size = (uint16_t)nonce_len;
         memcpy(qualifying.buffer, nonce, nonce_len);
@@ -1067,7 +1069,7 @@ int tpm_quote(struct tpm *t, const struct pcr_sel *sel, const uint8_t *nonce, si
                 rc = Esys_Quote(t->esys, t->ak, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE,
                                 &qualifying, &scheme, &tpml, &quoted, &sig);
                 if (rc != TSS2_RC_SUCCESS)
-                        return tpm_fail(err, rc, -EIO, NULL, "quoting");
+                        return tpm_fail(err, rc, -EIO, AE_NONE, "quoting");
                 r = before ? quote_consistent(quoted, &tpml, nonce, nonce_len, &pcrs, err) : 0;
                 if (r < 0)
                         return r;
@@ -1090,7 +1092,7 @@ int tpm_quote(struct tpm *t, const struct pcr_sel *sel, const uint8_t *nonce, si
                 memcpy(attest_buf, quoted->attestationData, quoted->size);
                 rc = Tss2_MU_TPMT_SIGNATURE_Marshal(sig, sig_buf, sizeof(TPMT_SIGNATURE), &sig_len);
                 if (rc != TSS2_RC_SUCCESS)
-                        return tpm_fail(err, rc, -EIO, "tpm_bad_quote",
+                        return tpm_fail(err, rc, -EIO, AE_TPM_BAD_QUOTE,
                                         "marshalling the TPM's TPMT_SIGNATURE");
                 *ret_attest = TAKE_PTR(attest_buf);
                 *ret_attest_len = quoted->size;
@@ -1099,7 +1101,7 @@ int tpm_quote(struct tpm *t, const struct pcr_sel *sel, const uint8_t *nonce, si
                 *ret_pcrs = pcrs;
                 return 0;
         }
-        return attest_fail(err, -EIO, "tpm_pcrs_changing",
+        return attest_fail(err, -EIO, AE_TPM_PCRS_CHANGING,
                            "PCRs changed between quote and read %d times in a row", QUOTE_TRIES);
 }
 
@@ -1110,7 +1112,7 @@ int tpm_pcr_extend(struct tpm *t, unsigned pcr, enum bank b, const uint8_t *dige
         TSS2_RC rc;
 
         if (pcr >= PCR_COUNT || b >= BANK_COUNT)
-                return attest_fail(err, -EINVAL, "tpm_bad_pcr", "no PCR %u in bank %d", pcr, b);
+                return attest_fail(err, -EINVAL, AE_TPM_BAD_PCR, "no PCR %u in bank %d", pcr, b);
         memset(&v, 0, sizeof(v));
         v.count = 1;
         v.digests[0].hashAlg = bank_tpm_alg(b);
@@ -1119,7 +1121,7 @@ int tpm_pcr_extend(struct tpm *t, unsigned pcr, enum bank b, const uint8_t *dige
         rc = Esys_PCR_Extend(t->esys, ESYS_TR_PCR0 + pcr, ESYS_TR_PASSWORD, ESYS_TR_NONE,
                              ESYS_TR_NONE, &v);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "extending %s PCR %u", bank_name(b), pcr);
+                return tpm_fail(err, rc, -EIO, AE_NONE, "extending %s PCR %u", bank_name(b), pcr);
         return 0;
 }
 
@@ -1130,7 +1132,7 @@ int tpm_pcr_extend_banks(struct tpm *t, unsigned pcr, unsigned banks,
         TSS2_RC rc;
 
         if (pcr >= PCR_COUNT || banks == 0 || (banks & ~BANK_MASK_ALL))
-                return attest_fail(err, -EINVAL, "tpm_bad_pcr", "no PCR %u in banks 0x%x", pcr,
+                return attest_fail(err, -EINVAL, AE_TPM_BAD_PCR, "no PCR %u in banks 0x%x", pcr,
                                    banks);
         memset(&v, 0, sizeof(v));
         for (enum bank b = 0; b < BANK_COUNT; b++) {
@@ -1144,6 +1146,6 @@ int tpm_pcr_extend_banks(struct tpm *t, unsigned pcr, unsigned banks,
         rc = Esys_PCR_Extend(t->esys, ESYS_TR_PCR0 + pcr, ESYS_TR_PASSWORD, ESYS_TR_NONE,
                              ESYS_TR_NONE, &v);
         if (rc != TSS2_RC_SUCCESS)
-                return tpm_fail(err, rc, -EIO, NULL, "extending PCR %u", pcr);
+                return tpm_fail(err, rc, -EIO, AE_NONE, "extending PCR %u", pcr);
         return 0;
 }

@@ -27,10 +27,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "macro.h"
-#include "pcrs.h"
-#include "pcrsel.h"
+#include "util/err.h"
+#include "util/macro.h"
+#include "evidence/pcrs.h"
+#include "evidence/pcrsel.h"
 
 struct tpm;
 

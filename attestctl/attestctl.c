@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attestctl.h"
+#include "attestctl/attestctl.h"
 
 static const struct cmd {
         const char *name;

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "macro.h"
+#include "util/macro.h"
 
 /* Each sub-command: argv[0] is its own name; returns the process exit status. */
 int cmd_ima(int argc, char **argv);

@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attestctl.h"
-#include "cdata.h"
-#include "hex.h"
-#include "ima.h"
+#include "attestctl/attestctl.h"
+#include "evidence/cdata.h"
+#include "util/hex.h"
+#include "evidence/ima.h"
 
 #define LOG_FILE_MAX (1024u * 1024 * 1024)
 
@@ -249,7 +249,8 @@ static int ima_show(const struct ima_args *a)
                 show_entry(&e, rd.idx - 1, a->json);
         ima_reader_done(&rd);
         if (x < 0) {
-                fprintf(stderr, "attestctl: %s: %s: %s\n", a->log, err.code, err.msg);
+                fprintf(stderr, "attestctl: %s: %s: %s\n", a->log, attest_code_name(err.code),
+                        err.msg);
                 return 1;
         }
         return 0;
@@ -306,7 +307,8 @@ static int ima_replay(const struct ima_args *a)
         }
         ima_reader_done(&rd);
         if (x < 0) {
-                fprintf(stderr, "attestctl: %s: %s: %s\n", a->log, err.code, err.msg);
+                fprintf(stderr, "attestctl: %s: %s: %s\n", a->log, attest_code_name(err.code),
+                        err.msg);
                 return 1;
         }
         printf("%" PRIu64 " entries (%" PRIu64 " violations)\n", rp.entries, rp.violations);
@@ -379,7 +381,7 @@ static int ima_hashes(const struct ima_args *a)
         }
         ima_reader_done(&rd);
         if (x < 0) {
-                fprintf(stderr, "attestctl: %s: %s: %s\n", a->log, err.code ? err.code : "error",
+                fprintf(stderr, "attestctl: %s: %s: %s\n", a->log, attest_code_name(err.code),
                         err.msg);
                 return 1;
         }

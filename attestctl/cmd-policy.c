@@ -10,11 +10,11 @@
 
 #include <jansson.h>
 
-#include "attestctl.h"
-#include "evjson.h"
-#include "policy.h"
-#include "quote.h"
-#include "verify.h"
+#include "attestctl/attestctl.h"
+#include "evidence/evjson.h"
+#include "policy/policy.h"
+#include "evidence/quote.h"
+#include "verify/verify.h"
 
 static void usage(FILE *f)
 {
@@ -104,8 +104,7 @@ static int load_policy(const char *path, struct policy **ret)
         if ((x = ctl_read_file(path, POLICY_JSON_MAX, &buf, &len)) < 0)
                 return x;
         if ((x = policy_parse((const char *)buf, len, ret, &err)) < 0) {
-                fprintf(stderr, "%s: %s: %s\n", path, err.code ? err.code : "policy_error",
-                        err.msg);
+                fprintf(stderr, "%s: %s: %s\n", path, attest_code_name(err.code), err.msg);
                 return x;
         }
         return 0;
@@ -136,11 +135,11 @@ static int load_and_verify(const struct args *a, const char *ev_path, struct evi
                 return x;
         if ((x = evidence_from_json((const char *)evbuf, evlen, EVIDENCE_JSON_MAX, &ev, &err)) <
             0) {
-                fprintf(stderr, "%s: %s: %s\n", ev_path, err.code, err.msg);
+                fprintf(stderr, "%s: %s: %s\n", ev_path, attest_code_name(err.code), err.msg);
                 return x;
         }
         if ((x = quote_ak_parse(akbuf, aklen, &ak, &err)) < 0) {
-                fprintf(stderr, "%s: %s: %s\n", a->ak, err.code, err.msg);
+                fprintf(stderr, "%s: %s: %s\n", a->ak, attest_code_name(err.code), err.msg);
                 return x;
         }
         struct verify_input in = {
@@ -186,8 +185,8 @@ static int do_check(const struct args *a)
         if (x == 1) {
                 /* the evidence does not verify: a failed verdict, with the failed check */
                 verdict = json_pack("{s:s, s:s, s:s, s:s}", "status", "fail", "policy",
-                                    policy_name(pol), "error",
-                                    verr.code ? verr.code : "verify_failed", "detail", verr.msg);
+                                    policy_name(pol), "error", attest_code_name(verr.code),
+                                    "detail", verr.msg);
                 if (!verdict || print_json(verdict) < 0)
                         return 2;
                 return 1;
@@ -228,7 +227,8 @@ static int do_from_host(const struct args *a)
         if (x < 0)
                 return 2;
         if (x == 1) {
-                fprintf(stderr, "%s: does not verify: %s: %s\n", a->pos[0], verr.code, verr.msg);
+                fprintf(stderr, "%s: does not verify: %s: %s\n", a->pos[0],
+                        attest_code_name(verr.code), verr.msg);
                 return 1;
         }
         x = policy_from_host(&vr, ev, a->name, &pol);

@@ -6,11 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attestctl.h"
-#include "hex.h"
-#include "pcrs.h"
-#include "pcrsel.h"
-#include "quote.h"
+#include "attestctl/attestctl.h"
+#include "util/hex.h"
+#include "evidence/pcrs.h"
+#include "evidence/pcrsel.h"
+#include "evidence/quote.h"
 
 static void usage(FILE *f)
 {
@@ -108,8 +108,8 @@ static int check(int argc, char **argv)
             ctl_read_file(pcrs_path, PCR_FILE_MAX, &pcrs_text, &pcrs_len) < 0)
                 return 2;
         if (pcrs_parse((const char *)pcrs_text, pcrs_len, &pcrs, &err) < 0) {
-                fprintf(stderr, "attestctl quote check: %s: %s: %s\n", pcrs_path, err.code,
-                        err.msg);
+                fprintf(stderr, "attestctl quote check: %s: %s: %s\n", pcrs_path,
+                        attest_code_name(err.code), err.msg);
                 return 2;
         }
         if (!sel_text)
@@ -117,7 +117,7 @@ static int check(int argc, char **argv)
         if (quote_ak_parse(ak_buf, ak_len, &ak, &err) < 0 ||
             quote_verify(ak, attest, attest_len, sig, sig_len, nonce, nonce_len, &sel, &pcrs, &info,
                          &err) < 0) {
-                printf("quote: FAILED\n%s: %s\n", err.code, err.msg);
+                printf("quote: FAILED\n%s: %s\n", attest_code_name(err.code), err.msg);
                 return 1;
         }
         if (quote_ak_name(ak, name, sizeof(name), &name_len) < 0 ||

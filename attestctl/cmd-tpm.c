@@ -11,9 +11,9 @@
 #include <openssl/bio.h>
 #include <openssl/x509.h>
 
-#include "attestctl.h"
-#include "hex.h"
-#include "tpm.h"
+#include "attestctl/attestctl.h"
+#include "util/hex.h"
+#include "agent/tpm.h"
 
 #define DEFAULT_SEL "sha256:0-10"
 

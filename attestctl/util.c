@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attestctl.h"
+#include "attestctl/attestctl.h"
 
 int ctl_read_file(const char *path, size_t max, uint8_t **ret, size_t *ret_len)
 {

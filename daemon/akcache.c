@@ -7,7 +7,7 @@
 
 #include <openssl/sha.h>
 
-#include "akcache.h"
+#include "daemon/akcache.h"
 
 #define AKCACHE_BUCKETS 4096
 #define AKCACHE_ID_MAX 64

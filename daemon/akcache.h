@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "quote.h"
+#include "util/err.h"
+#include "evidence/quote.h"
 
 struct akcache;
 struct akcache_ref; /* a held entry */

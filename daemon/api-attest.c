@@ -7,12 +7,12 @@
 
 #include <time.h>
 
-#include "api-internal.h"
-#include "evjson.h"
-#include "policy.h"
-#include "verify.h"
-#include "hex.h"
-#include "log.h"
+#include "daemon/api-internal.h"
+#include "evidence/evjson.h"
+#include "policy/policy.h"
+#include "verify/verify.h"
+#include "util/hex.h"
+#include "daemon/log.h"
 
 int api_policy_validate(const char *body, size_t len, struct attest_err *err)
 {
@@ -56,7 +56,8 @@ int api_verdict_failed(const char *ref, const struct attest_err *why, json_t **r
 {
         json_t *v = json_pack("{s:s, s:s?, s:[], s:{s:s, s:s}}", "status", "fail", "policy",
                               ref[0] ? ref : NULL, "claims", "reason", "code",
-                              why->code ? why->code : "verify_failed", "detail", why->msg);
+                              attest_code_name(why->code ? why->code : AE_VERIFY_FAILED), "detail",
+                              why->msg);
 
         if (!v)
                 return -ENOMEM;
@@ -77,12 +78,12 @@ void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp
                 return;
         if ((e = store_agent_offset(d->store, id, &offset)) < 0) {
                 if (e == -ENOENT)
-                        api_error(d, r, 404, "agent_not_found", "no agent %s", id);
+                        api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent %s", id);
                 else if (e == -EACCES)
-                        api_error(d, r, 403, "agent_not_active",
+                        api_error(d, r, 403, AE_AGENT_NOT_ACTIVE,
                                   "agent %s has not activated its enrolment credential", id);
                 else if (e == -EPERM)
-                        api_error(d, r, 403, "agent_decommissioned",
+                        api_error(d, r, 403, AE_AGENT_DECOMMISSIONED,
                                   "agent %s was decommissioned by an administrator", id);
                 else
                         api_store_error(d, r, e, "agent lookup");
@@ -91,7 +92,7 @@ void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp
         /* stateless: nothing is stored, so anonymous challenges exhaust nothing */
         e = nonce_issue(d->nonces, id, (uint64_t)attestd_now_ms(), nonce, &expires);
         if (e < 0) {
-                api_error(d, r, 500, "internal", "no randomness");
+                api_error(d, r, 500, AE_INTERNAL, "no randomness");
                 return;
         }
         hex_encode(nonce, sizeof(nonce), hex);
@@ -102,18 +103,13 @@ void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp
                 api_nomem(d, r);
 }
 
-static unsigned nonce_status(const char *code)
+static unsigned nonce_status(enum attest_code code)
 {
-        if (!strcmp(code, "nonce_expired"))
+        if (code == AE_NONCE_EXPIRED)
                 return 410;
-        if (!strcmp(code, "nonce_unknown"))
+        if (code == AE_NONCE_UNKNOWN)
                 return 400;
         return 409; /* reused, wrong agent */
-}
-
-static bool starts_with(const char *s, const char *prefix)
-{
-        return s && !strncmp(s, prefix, strlen(prefix));
 }
 
 /*
@@ -121,18 +117,41 @@ static bool starts_with(const char *s, const char *prefix)
  * (malformed, bad signature, another nonce): then it is rejected and changes nothing, since
  * anyone can post it. Failures after that point come from the agent's own TPM and are verdicts.
  */
-static bool unauthenticated(const char *code)
+static bool unauthenticated(enum attest_code code)
 {
-        static const char *const prefixes[] = {
-                "quote_ak",      "quote_attest",   "quote_sig",       "quote_magic",
-                "quote_type",    "quote_nonce",    "evidence_nonce",  "verify_invalid",
-                "quote_invalid", "quote_internal", "verify_internal",
-        };
-
-        for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
-                if (starts_with(code, prefixes[i]))
-                        return true;
-        return !code;
+        switch (code) {
+        case AE_NONE:
+        case AE_EVIDENCE_NONCE_MISMATCH:
+        case AE_QUOTE_AK_ALG:
+        case AE_QUOTE_AK_ATTRIBUTES:
+        case AE_QUOTE_AK_CURVE:
+        case AE_QUOTE_AK_KEY:
+        case AE_QUOTE_AK_MALFORMED:
+        case AE_QUOTE_AK_NAME_ALG:
+        case AE_QUOTE_AK_TOO_BIG:
+        case AE_QUOTE_AK_TRAILING:
+        case AE_QUOTE_AK_WEAK:
+        case AE_QUOTE_ATTEST_MALFORMED:
+        case AE_QUOTE_ATTEST_TOO_BIG:
+        case AE_QUOTE_ATTEST_TRAILING:
+        case AE_QUOTE_INTERNAL:
+        case AE_QUOTE_INVALID:
+        case AE_QUOTE_INVALID_ARGUMENT:
+        case AE_QUOTE_MAGIC:
+        case AE_QUOTE_NONCE:
+        case AE_QUOTE_SIG_ALG:
+        case AE_QUOTE_SIG_MALFORMED:
+        case AE_QUOTE_SIG_SCHEME:
+        case AE_QUOTE_SIG_TOO_BIG:
+        case AE_QUOTE_SIG_TRAILING:
+        case AE_QUOTE_SIGNATURE:
+        case AE_QUOTE_TYPE:
+        case AE_VERIFY_INTERNAL:
+        case AE_VERIFY_INVALID_ARGUMENT:
+                return true;
+        default:
+                return false;
+        }
 }
 
 static int64_t mono_us(void)
@@ -180,7 +199,7 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
         int e;
 
         if (!api_ctype_is_json(req->content_type)) {
-                api_error(d, r, 415, "unsupported_media_type",
+                api_error(d, r, 415, AE_UNSUPPORTED_MEDIA_TYPE,
                           "Content-Type must be application/json");
                 return;
         }
@@ -188,18 +207,18 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
         if (api_agent_load(d, r, id, &a) < 0)
                 return;
         if (!strcmp(a->state, "decommissioned")) {
-                api_error(d, r, 403, "agent_decommissioned",
+                api_error(d, r, 403, AE_AGENT_DECOMMISSIONED,
                           "agent %s was decommissioned by an administrator", id);
                 return;
         }
         if (strcmp(a->state, "active") != 0) {
-                api_error(d, r, 403, "agent_not_active",
+                api_error(d, r, 403, AE_AGENT_NOT_ACTIVE,
                           "agent %s has not activated its enrolment credential", id);
                 return;
         }
         if ((e = evidence_from_json(req->body, req->body_len, d->cfg.max_evidence, &ev, &err)) <
             0) {
-                api_error(d, r, e == -E2BIG ? 413 : 400, err.code ? err.code : "evidence_json",
+                api_error(d, r, e == -E2BIG ? 413 : 400, err.code ? err.code : AE_EVIDENCE_JSON,
                           "%s", err.msg);
                 return;
         }
@@ -210,19 +229,19 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
                 if (e == -ESTALE)
                         api_error(d, r, nonce_status(err.code), err.code, "$.nonce: %s", err.msg);
                 else
-                        api_error(d, r, 500, "internal", "nonce check failed");
+                        api_error(d, r, 500, AE_INTERNAL, "nonce check failed");
                 return;
         }
         if ((e = store_nonce_used(d->store, ev->nonce)) < 0) {
                 if (e == -EALREADY)
-                        api_error(d, r, 409, "nonce_reused", "$.nonce: nonce was already used");
+                        api_error(d, r, 409, AE_NONCE_REUSED, "$.nonce: nonce was already used");
                 else
                         api_store_error(d, r, e, "nonce lookup");
                 return;
         }
         if (akcache_get(d->aks, id, a->ak_public, a->ak_public_len, &ak, &err) < 0) {
                 log_err("agent %s: stored AK does not parse: %s", id, err.msg);
-                api_error(d, r, 500, "store_corrupt", "stored AK of %s is unusable", id);
+                api_error(d, r, 500, AE_STORE_CORRUPT, "stored AK of %s is unusable", id);
                 return;
         }
         replay_state_init(&prev);
@@ -246,11 +265,11 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
         akcache_put(d->aks, ak);
         if (e < 0 && e != -ENOMEM && unauthenticated(err.code)) {
                 metrics_attestation(&d->metrics, METRICS_ERROR, (uint64_t)(mono_us() - t0));
-                api_error(d, r, e == -EBADMSG ? 400 : 422, err.code ? err.code : "quote_invalid",
+                api_error(d, r, e == -EBADMSG ? 400 : 422, err.code ? err.code : AE_QUOTE_INVALID,
                           "%s", err.msg);
                 return;
         }
-        if (e < 0 && err.code && !strcmp(err.code, "ima_offset_reboot")) {
+        if (e < 0 && err.code && err.code == AE_IMA_OFFSET_REBOOT) {
                 int x = store_agent_reset_replay(d->store, id, a->seq);
 
                 metrics_attestation(&d->metrics, METRICS_ERROR, (uint64_t)(mono_us() - t0));
@@ -264,7 +283,7 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
         }
         /* the agent's state moved on (another submission came first): refused, not judged */
         if (e < 0 && err.code &&
-            (!strcmp(err.code, "ima_offset_mismatch") || !strcmp(err.code, "quote_clock_rewind"))) {
+            (err.code == AE_IMA_OFFSET_MISMATCH || err.code == AE_QUOTE_CLOCK_REWIND)) {
                 metrics_attestation(&d->metrics, METRICS_ERROR, (uint64_t)(mono_us() - t0));
                 api_error(d, r, 409, err.code, "%s", err.msg);
                 return;
@@ -278,7 +297,7 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
                 if (verified)
                         verify_result_done(&vr);
                 if (e == -ENOENT)
-                        api_error(d, r, 409, "policy_not_found", "bound policy %s is gone",
+                        api_error(d, r, 409, AE_POLICY_NOT_FOUND, "bound policy %s is gone",
                                   a->policy);
                 else
                         api_store_error(d, r, e, "policy lookup");
@@ -310,7 +329,7 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
                 if (verified)
                         verify_result_done(&vr);
                 json_decref(verdict);
-                api_error(d, r, 500, "internal", "could not judge");
+                api_error(d, r, 500, AE_INTERNAL, "could not judge");
                 return;
         }
         {
@@ -348,12 +367,12 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
                 verify_result_done(&vr);
         if (e == -EALREADY) {
                 json_decref(verdict);
-                api_error(d, r, 409, "nonce_reused", "$.nonce: nonce was already used");
+                api_error(d, r, 409, AE_NONCE_REUSED, "$.nonce: nonce was already used");
                 return;
         }
         if (e == -ESTALE) {
                 json_decref(verdict);
-                api_error(d, r, 409, "agent_busy",
+                api_error(d, r, 409, AE_AGENT_BUSY,
                           "another submission of this agent was judged meanwhile");
                 return;
         }

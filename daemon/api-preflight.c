@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "api-internal.h"
-#include "api.h"
+#include "daemon/api-internal.h"
+#include "daemon/api.h"
 
 int api_preflight(struct attestd *d, const char *method, const char *path,
                   const char *authorization, struct api_resp *ret)
@@ -21,27 +21,27 @@ int api_preflight(struct attestd *d, const char *method, const char *path,
         memset(ret, 0, sizeof(*ret));
         api_route_info(d, method, path, authorization, &ri);
         if (!ri.found) {
-                api_error(d, ret, 404, "not_found", "no such resource");
+                api_error(d, ret, 404, AE_NOT_FOUND, "no such resource");
                 goto answered;
         }
         if (!ri.method_ok) {
-                api_error(d, ret, 405, "method_not_allowed", "%s is not allowed here; allowed: %s",
+                api_error(d, ret, 405, AE_METHOD_NOT_ALLOWED, "%s is not allowed here; allowed: %s",
                           strcmp(method, "OPTIONS") ? "this method" : "OPTIONS", ri.allow);
                 ret->allow = ri.allow;
                 goto answered;
         }
         if (ri.need != AUTH_NONE && ri.have == AUTH_NONE) {
-                api_error(d, ret, 401, "unauthorized",
+                api_error(d, ret, 401, AE_UNAUTHORIZED,
                           authorization ? "unknown bearer token" : "a bearer token is required");
                 ret->www_authenticate = true;
                 goto answered;
         }
         if (ri.need != AUTH_NONE && !auth_allows(ri.have, ri.need)) {
-                api_error(d, ret, 403, "forbidden", "this token's role may not do this");
+                api_error(d, ret, 403, AE_FORBIDDEN, "this token's role may not do this");
                 goto answered;
         }
         if (ri.bad_id) {
-                api_error(d, ret, 400, "bad_id",
+                api_error(d, ret, 400, AE_BAD_ID,
                           "ids are 1-64 of [A-Za-z0-9_.-], not starting with . or -");
                 goto answered;
         }
@@ -51,16 +51,16 @@ int api_preflight(struct attestd *d, const char *method, const char *path,
          * decommissioned */
         e = store_agent_offset(d->store, ri.id, &offset);
         if (e == -ENOENT) {
-                api_error(d, ret, 404, "agent_not_found", "no agent %s", ri.id);
+                api_error(d, ret, 404, AE_AGENT_NOT_FOUND, "no agent %s", ri.id);
                 goto answered;
         }
         if (e == -EACCES && ri.gate == API_GATE_ACTIVE) {
-                api_error(d, ret, 403, "agent_not_active",
+                api_error(d, ret, 403, AE_AGENT_NOT_ACTIVE,
                           "agent %s has not activated its enrolment credential", ri.id);
                 goto answered;
         }
         if (e == -EPERM) {
-                api_error(d, ret, 403, "agent_decommissioned",
+                api_error(d, ret, 403, AE_AGENT_DECOMMISSIONED,
                           "agent %s was decommissioned by an administrator", ri.id);
                 goto answered;
         }

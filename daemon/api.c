@@ -12,15 +12,15 @@
 
 #include <openssl/rand.h>
 
-#include "api.h"
-#include "api-internal.h"
-#include "credential.h"
-#include "ekcert.h"
-#include "hex.h"
-#include "log.h"
-#include "quote.h"
-#include "tok.h"
-#include "tpmkey.h"
+#include "daemon/api.h"
+#include "daemon/api-internal.h"
+#include "evidence/credential.h"
+#include "evidence/ekcert.h"
+#include "util/hex.h"
+#include "daemon/log.h"
+#include "evidence/quote.h"
+#include "util/tok.h"
+#include "evidence/tpmkey.h"
 
 /* ---- responses ---- */
 
@@ -40,7 +40,7 @@ void api_resp_text(struct api_resp *r, unsigned status, const char *ctype, char 
         r->body_len = len;
 }
 
-void api_error(struct attestd *d, struct api_resp *r, unsigned status, const char *code,
+void api_error(struct attestd *d, struct api_resp *r, unsigned status, enum attest_code code,
                const char *fmt, ...)
 {
         char detail[512];
@@ -55,9 +55,10 @@ void api_error(struct attestd *d, struct api_resp *r, unsigned status, const cha
         if (d)
                 metrics_rejected(&d->metrics, code);
         /* detail may hold agent bytes: jansson escapes them; invalid UTF-8 is replaced */
-        o = json_pack("{s:s, s:s?}", "error", code, "detail", detail);
+        o = json_pack("{s:s, s:s?}", "error", attest_code_name(code), "detail", detail);
         if (!o) {
-                o = json_pack("{s:s, s:s}", "error", code, "detail", "(detail not valid UTF-8)");
+                o = json_pack("{s:s, s:s}", "error", attest_code_name(code), "detail",
+                              "(detail not valid UTF-8)");
         }
         s = o ? json_dumps(o, JSON_COMPACT) : NULL;
         json_decref(o);
@@ -81,13 +82,13 @@ int api_json(struct api_resp *r, unsigned status, json_t *o)
 
 void api_nomem(struct attestd *d, struct api_resp *r)
 {
-        api_error(d, r, 500, "internal", "out of memory");
+        api_error(d, r, 500, AE_INTERNAL, "out of memory");
 }
 
 void api_store_error(struct attestd *d, struct api_resp *r, int e, const char *what)
 {
         log_err("store: %s failed: %s", what, strerror(-e));
-        api_error(d, r, 500, "store_failed", "%s failed", what);
+        api_error(d, r, 500, AE_STORE_FAILED, "%s failed", what);
 }
 
 void api_time(int64_t ms, char out[API_TIME_MAX])
@@ -153,23 +154,23 @@ int api_parse_body(struct attestd *d, const struct api_req *req, struct api_resp
                 return *ret ? 0 : -ENOMEM;
         }
         if (!api_ctype_is_json(req->content_type)) {
-                api_error(d, r, 415, "unsupported_media_type",
+                api_error(d, r, 415, AE_UNSUPPORTED_MEDIA_TYPE,
                           "Content-Type must be application/json");
                 return -EBADMSG;
         }
         if (req->body_len == 0) {
-                api_error(d, r, 400, "bad_json", "empty body");
+                api_error(d, r, 400, AE_BAD_JSON, "empty body");
                 return -EBADMSG;
         }
         o = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &je);
         if (!o) {
-                api_error(d, r, 400, "bad_json", "line %d column %d: %s", je.line, je.column,
+                api_error(d, r, 400, AE_BAD_JSON, "line %d column %d: %s", je.line, je.column,
                           je.text);
                 return -EBADMSG;
         }
         if (!json_is_object(o)) {
                 json_decref(o);
-                api_error(d, r, 400, "bad_json", "$: expected an object");
+                api_error(d, r, 400, AE_BAD_JSON, "$: expected an object");
                 return -EBADMSG;
         }
         *ret = o;
@@ -189,7 +190,8 @@ int api_check_fields(struct attestd *d, struct api_resp *r, json_t *o, const cha
                 for (size_t i = 0; i < n && !ok; i++)
                         ok = !strcmp(key, allowed[i]);
                 if (!ok) {
-                        api_error(d, r, 400, "unknown_field", "%s.%.64s: unknown field", path, key);
+                        api_error(d, r, 400, AE_UNKNOWN_FIELD, "%s.%.64s: unknown field", path,
+                                  key);
                         return -EBADMSG;
                 }
         }
@@ -209,16 +211,16 @@ int api_b64_field(struct attestd *d, struct api_resp *r, json_t *o, const char *
         if (!v || json_is_null(v)) {
                 if (!required)
                         return 0;
-                api_error(d, r, 400, "missing_field", "$.%s: required", name);
+                api_error(d, r, 400, AE_MISSING_FIELD, "$.%s: required", name);
                 return -EBADMSG;
         }
         if (!json_is_string(v)) {
-                api_error(d, r, 400, "bad_field", "$.%s: expected a base64 string", name);
+                api_error(d, r, 400, AE_BAD_FIELD, "$.%s: expected a base64 string", name);
                 return -EBADMSG;
         }
         n = json_string_length(v);
         if (n / 4 * 3 > max + 3) {
-                api_error(d, r, 400, "bad_field", "$.%s: longer than %zu bytes", name, max);
+                api_error(d, r, 400, AE_BAD_FIELD, "$.%s: longer than %zu bytes", name, max);
                 return -EBADMSG;
         }
         buf = malloc(max ? max : 1);
@@ -227,7 +229,7 @@ int api_b64_field(struct attestd *d, struct api_resp *r, json_t *o, const char *
                 return -ENOMEM;
         }
         if (b64_decode(json_string_value(v), n, buf, max, &got) < 0) {
-                api_error(d, r, 400, "bad_field", "$.%s: not base64 of at most %zu bytes", name,
+                api_error(d, r, 400, AE_BAD_FIELD, "$.%s: not base64 of at most %zu bytes", name,
                           max);
                 return -EBADMSG;
         }
@@ -248,7 +250,7 @@ static int query_check(struct attestd *d, const struct api_req *req, struct api_
                        const char *const *allowed, size_t n)
 {
         if (req->query_overflow) {
-                api_error(d, r, 400, "bad_query", "too many query parameters");
+                api_error(d, r, 400, AE_BAD_QUERY, "too many query parameters");
                 return -EBADMSG;
         }
         for (size_t i = 0; i < req->nquery; i++) {
@@ -257,7 +259,7 @@ static int query_check(struct attestd *d, const struct api_req *req, struct api_
                 for (size_t j = 0; j < n && !ok; j++)
                         ok = !strcmp(req->qkey[i], allowed[j]);
                 if (!ok) {
-                        api_error(d, r, 400, "bad_query", "unknown query parameter '%.64s'",
+                        api_error(d, r, 400, AE_BAD_QUERY, "unknown query parameter '%.64s'",
                                   req->qkey[i]);
                         return -EBADMSG;
                 }
@@ -275,7 +277,7 @@ static int query_u64(struct attestd *d, const struct api_req *req, struct api_re
                 return 0;
         /* decimal digits only, no sign, no leading zero, at most max (checked before overflow) */
         if (span_u64((struct span){s, strnlen(s, 32)}, max, &x) < 0 || x < min) {
-                api_error(d, r, 400, "bad_query", "%s: expected an integer in %llu..%llu", key,
+                api_error(d, r, 400, AE_BAD_QUERY, "%s: expected an integer in %llu..%llu", key,
                           (unsigned long long)min, (unsigned long long)max);
                 return -EBADMSG;
         }
@@ -294,17 +296,17 @@ static void h_healthz(struct attestd *d, const struct api_req *req, struct api_r
         (void)req;
         (void)id;
         if (atomic_load(&d->draining)) {
-                api_error(d, r, 503, "draining", "shutting down");
+                api_error(d, r, 503, AE_DRAINING, "shutting down");
                 return;
         }
         if (store_schema_version(d->store, &v) < 0) {
-                api_error(d, r, 503, "store_unavailable", "database not readable");
+                api_error(d, r, 503, AE_STORE_UNAVAILABLE, "database not readable");
                 return;
         }
         /* ready only while the store takes writes (a disk-full verifier is not ready); at most
          * one real write probe a second, whatever the rate of /healthz */
         if (store_probe(d->store, attestd_now_ms(), 1000, why, sizeof(why)) < 0) {
-                api_error(d, r, 503, "store_unavailable", "database not writable: %s", why);
+                api_error(d, r, 503, AE_STORE_UNAVAILABLE, "database not writable: %s", why);
                 return;
         }
         if (api_json(r, 200,
@@ -457,7 +459,7 @@ static void h_agent_enroll(struct attestd *d, const struct api_req *req, struct 
             api_b64_field(d, r, o, "ek_public", !trust, QUOTE_AK_MAX, &ekpub, &ekpub_len) < 0)
                 return;
         if ((e = quote_ak_parse(ak, ak_len, &qak, &err)) < 0) {
-                api_error(d, r, 400, err.code ? err.code : "quote_ak_malformed", "$.ak_public: %s",
+                api_error(d, r, 400, err.code ? err.code : AE_QUOTE_AK_MALFORMED, "$.ak_public: %s",
                           err.msg);
                 return;
         }
@@ -467,19 +469,20 @@ static void h_agent_enroll(struct attestd *d, const struct api_req *req, struct 
 
                 if (!x || p != ek + ek_len) {
                         X509_free(x);
-                        api_error(d, r, 400, "bad_field", "$.ek_cert: not a DER X.509 certificate");
+                        api_error(d, r, 400, AE_BAD_FIELD,
+                                  "$.ek_cert: not a DER X.509 certificate");
                         return;
                 }
                 X509_free(x);
         }
         if (!trust) {
                 if (!d->cfg.ek_ca[0]) {
-                        api_error(d, r, 403, "ek_ca_unconfigured",
+                        api_error(d, r, 403, AE_EK_CA_UNCONFIGURED,
                                   "this verifier has no EK CA (--ek-ca): it cannot enrol agents");
                         return;
                 }
                 if (!ek) {
-                        api_error(d, r, 403, "ek_cert_required",
+                        api_error(d, r, 403, AE_EK_CERT_REQUIRED,
                                   "$.ek_cert: an EK certificate is required to enrol");
                         return;
                 }
@@ -488,24 +491,24 @@ static void h_agent_enroll(struct attestd *d, const struct api_req *req, struct 
                                   e == -EINVAL         ? 500
                                   : e == -EKEYREJECTED ? 403
                                                        : 400,
-                                  err.code ? err.code : "ek_cert_untrusted", "$.ek_cert: %s",
+                                  err.code ? err.code : AE_EK_CERT_UNTRUSTED, "$.ek_cert: %s",
                                   err.msg);
                         return;
                 }
         }
         if (quote_ak_name(qak, name, sizeof(name), &name_len) < 0) {
-                api_error(d, r, 500, "internal", "AK name");
+                api_error(d, r, 500, AE_INTERNAL, "AK name");
                 return;
         }
         if (ekpub) {
                 if (ek_identity(ekpub, ekpub_len, a.ek_id) < 0) {
-                        api_error(d, r, 400, "cred_bad_ek",
+                        api_error(d, r, 400, AE_CRED_BAD_EK,
                                   "$.ek_public: not an RSA or ECC TPM2B_PUBLIC");
                         return;
                 }
                 a.has_ek_id = true;
                 if ((e = store_ek_refused(d->store, a.ek_id, NULL, 0)) == -EPERM) {
-                        api_error(d, r, 403, "ek_decommissioned",
+                        api_error(d, r, 403, AE_EK_DECOMMISSIONED,
                                   "this TPM's EK was decommissioned by an administrator");
                         return;
                 }
@@ -532,7 +535,7 @@ static void h_agent_enroll(struct attestd *d, const struct api_req *req, struct 
                 e = store_agent_add(d->store, &a);
         } else {
                 if (RAND_bytes(secret, sizeof(secret)) != 1) {
-                        api_error(d, r, 500, "internal", "no randomness");
+                        api_error(d, r, 500, AE_INTERNAL, "no randomness");
                         return;
                 }
                 e = cred_make(ekpub, ekpub_len, name, name_len, secret, sizeof(secret), &cred,
@@ -540,7 +543,7 @@ static void h_agent_enroll(struct attestd *d, const struct api_req *req, struct 
                 SHA256(secret, sizeof(secret), h);
                 OPENSSL_cleanse(secret, sizeof(secret));
                 if (e < 0) {
-                        api_error(d, r, e == -EIO ? 500 : 400, err.code ? err.code : "cred_bad_ek",
+                        api_error(d, r, e == -EIO ? 500 : 400, err.code ? err.code : AE_CRED_BAD_EK,
                                   "$.ek_public: %s", err.msg);
                         return;
                 }
@@ -556,17 +559,17 @@ static void h_agent_enroll(struct attestd *d, const struct api_req *req, struct 
                         e = -EPERM;
         }
         if (e == -EPERM) {
-                api_error(d, r, 403, "ek_decommissioned",
+                api_error(d, r, 403, AE_EK_DECOMMISSIONED,
                           "this agent or its TPM's EK was decommissioned by an administrator");
                 return;
         }
         if (e == -EEXIST) {
-                api_error(d, r, 409, "agent_exists", "an agent with this AK is enrolled as %s",
+                api_error(d, r, 409, AE_AGENT_EXISTS, "an agent with this AK is enrolled as %s",
                           idhex);
                 return;
         }
         if (e == -EBUSY) {
-                api_error(d, r, 429, "enrolment_busy",
+                api_error(d, r, 429, AE_ENROLMENT_BUSY,
                           "agent %s has %d unexpired credentials: activate one or wait", idhex,
                           STORE_PENDING_MAX);
                 r->retry_after = (unsigned)d->cfg.credential_ttl;
@@ -612,7 +615,7 @@ static void h_agent_activate(struct attestd *d, const struct api_req *req, struc
 
         /* a proof guesser (or a broken agent) gets a few tries a minute, then 429 */
         if (ratelimit_blocked(d->activation_rl, id, now, &retry)) {
-                api_error(d, r, 429, "activation_rate_limited",
+                api_error(d, r, 429, AE_ACTIVATION_RATE_LIMITED,
                           "too many failed activation proofs for agent %s: retry in %u s", id,
                           retry);
                 r->retry_after = retry;
@@ -638,21 +641,21 @@ static void h_agent_activate(struct attestd *d, const struct api_req *req, struc
                         api_nomem(d, r);
                 return;
         case -ENOENT:
-                api_error(d, r, 404, "agent_not_found", "no agent %s", id);
+                api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent %s", id);
                 return;
         case -EALREADY:
-                api_error(d, r, 409, "agent_not_pending", "agent %s has no pending enrolment", id);
+                api_error(d, r, 409, AE_AGENT_NOT_PENDING, "agent %s has no pending enrolment", id);
                 return;
         case -ETIME:
-                api_error(d, r, 403, "credential_expired",
+                api_error(d, r, 403, AE_CREDENTIAL_EXPIRED,
                           "the enrolment credential expired: enrol again");
                 return;
         case -EPERM:
-                api_error(d, r, 403, "agent_decommissioned",
+                api_error(d, r, 403, AE_AGENT_DECOMMISSIONED,
                           "agent %s was decommissioned by an administrator", id);
                 return;
         case -EACCES:
-                api_error(d, r, 403, "ek_decommissioned",
+                api_error(d, r, 403, AE_EK_DECOMMISSIONED,
                           "this TPM's EK was decommissioned by an administrator");
                 return;
         case -EKEYREJECTED:
@@ -665,7 +668,7 @@ static void h_agent_activate(struct attestd *d, const struct api_req *req, struc
                         else
                                 log_warning("agent %s: wrong activation proof", id);
                 }
-                api_error(d, r, 403, "activation_failed",
+                api_error(d, r, 403, AE_ACTIVATION_FAILED,
                           "$.proof: not the credential wrapped for this agent's EK and AK");
                 return;
         default:
@@ -678,7 +681,7 @@ int api_agent_load(struct attestd *d, struct api_resp *r, const char *id, struct
         int e = store_agent_get(d->store, id, ret);
 
         if (e == -ENOENT)
-                api_error(d, r, 404, "agent_not_found", "no agent %s", id);
+                api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent %s", id);
         else if (e < 0)
                 api_store_error(d, r, e, "agent lookup");
         return e;
@@ -738,7 +741,7 @@ static void h_agent_delete(struct attestd *d, const struct api_req *req, struct 
 
         (void)req;
         if (e == -ENOENT) {
-                api_error(d, r, 404, "agent_not_found", "no agent %s", id);
+                api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent %s", id);
                 return;
         }
         if (e < 0) {
@@ -765,7 +768,7 @@ static void h_agent_decommission(struct attestd *d, const struct api_req *req, s
                 return;
         e = store_agent_decommission(d->store, id, attestd_now_ms());
         if (e == -ENOENT) {
-                api_error(d, r, 404, "agent_not_found", "no agent %s", id);
+                api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent %s", id);
                 return;
         }
         if (e < 0) {
@@ -790,11 +793,11 @@ static void h_agent_readmit(struct attestd *d, const struct api_req *req, struct
                 return;
         e = store_agent_readmit(d->store, id);
         if (e == -ENOENT) {
-                api_error(d, r, 404, "agent_not_found", "no agent or decommissioned EK of %s", id);
+                api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent or decommissioned EK of %s", id);
                 return;
         }
         if (e == -EALREADY) {
-                api_error(d, r, 409, "agent_not_decommissioned", "agent %s is not decommissioned",
+                api_error(d, r, 409, AE_AGENT_NOT_DECOMMISSIONED, "agent %s is not decommissioned",
                           id);
                 return;
         }
@@ -824,24 +827,24 @@ static void h_agent_policy(struct attestd *d, const struct api_req *req, struct 
                 return;
         p = json_object_get(o, "policy");
         if (!p) {
-                api_error(d, r, 400, "missing_field", "$.policy: required (a name or null)");
+                api_error(d, r, 400, AE_MISSING_FIELD, "$.policy: required (a name or null)");
                 return;
         }
         if (!json_is_null(p)) {
                 if (!json_is_string(p) ||
                     !api_id_valid(json_string_value(p), json_string_length(p))) {
-                        api_error(d, r, 400, "bad_field", "$.policy: expected a policy name");
+                        api_error(d, r, 400, AE_BAD_FIELD, "$.policy: expected a policy name");
                         return;
                 }
                 name = json_string_value(p);
         }
         e = store_agent_set_policy(d->store, id, name);
         if (e == -ENOENT) {
-                api_error(d, r, 404, "agent_not_found", "no agent %s", id);
+                api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent %s", id);
                 return;
         }
         if (e == -ENODATA) {
-                api_error(d, r, 404, "policy_not_found", "$.policy: no policy %s", name);
+                api_error(d, r, 404, AE_POLICY_NOT_FOUND, "$.policy: no policy %s", name);
                 return;
         }
         if (e < 0) {
@@ -895,7 +898,7 @@ static void h_agent_results(struct attestd *d, const struct api_req *req, struct
         if (e < 0) {
                 json_decref(l.arr);
                 if (e == -ENOENT)
-                        api_error(d, r, 404, "agent_not_found", "no agent %s", id);
+                        api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent %s", id);
                 else
                         api_store_error(d, r, e, "results");
                 return;
@@ -954,7 +957,7 @@ static void h_policy_put(struct attestd *d, const struct api_req *req, struct ap
                 return;
         n = json_object_get(o, "name");
         if (n && (!json_is_string(n) || strcmp(json_string_value(n), name) != 0)) {
-                api_error(d, r, 400, "bad_field", "$.name: must equal the name in the path (%s)",
+                api_error(d, r, 400, AE_BAD_FIELD, "$.name: must equal the name in the path (%s)",
                           name);
                 return;
         }
@@ -969,7 +972,7 @@ static void h_policy_put(struct attestd *d, const struct api_req *req, struct ap
                 return;
         }
         if ((e = api_policy_validate(canon, strlen(canon), &err)) < 0) {
-                api_error(d, r, 400, err.code ? err.code : "policy_invalid", "%s", err.msg);
+                api_error(d, r, 400, err.code ? err.code : AE_POLICY_INVALID, "%s", err.msg);
                 return;
         }
         if ((e = store_policy_put(d->store, name, canon, attestd_now_ms(), &version)) < 0) {
@@ -997,7 +1000,7 @@ static void h_policy_get(struct attestd *d, const struct api_req *req, struct ap
                 return;
         e = store_policy_get(d->store, name, (int64_t)want, &body, &version, &created);
         if (e == -ENOENT) {
-                api_error(d, r, 404, "policy_not_found", "no policy %s%s", name,
+                api_error(d, r, 404, AE_POLICY_NOT_FOUND, "no policy %s%s", name,
                           want ? " at that version" : "");
                 return;
         }
@@ -1007,7 +1010,7 @@ static void h_policy_get(struct attestd *d, const struct api_req *req, struct ap
         }
         p = json_loads(body, 0, NULL);
         if (!p) {
-                api_error(d, r, 500, "store_corrupt", "stored policy is not JSON");
+                api_error(d, r, 500, AE_STORE_CORRUPT, "stored policy is not JSON");
                 return;
         }
         if (api_json(r, 200,
@@ -1023,11 +1026,11 @@ static void h_policy_delete(struct attestd *d, const struct api_req *req, struct
 
         (void)req;
         if (e == -ENOENT) {
-                api_error(d, r, 404, "policy_not_found", "no policy %s", name);
+                api_error(d, r, 404, AE_POLICY_NOT_FOUND, "no policy %s", name);
                 return;
         }
         if (e == -EBUSY) {
-                api_error(d, r, 409, "policy_in_use", "policy %s is bound to an agent", name);
+                api_error(d, r, 409, AE_POLICY_IN_USE, "policy %s is bound to an agent", name);
                 return;
         }
         if (e < 0) {
@@ -1204,12 +1207,12 @@ void api_handle(struct attestd *d, const struct api_req *req, struct api_resp *r
         metrics_request(&d->metrics);
         rt = route_find(req->path, id, sizeof(id), &bad_id);
         if (!rt) {
-                api_error(d, r, 404, "not_found", "no such resource");
+                api_error(d, r, 404, AE_NOT_FOUND, "no such resource");
                 return;
         }
         m = method_find(rt, req->method);
         if (!m) {
-                api_error(d, r, 405, "method_not_allowed", "%s is not allowed here; allowed: %s",
+                api_error(d, r, 405, AE_METHOD_NOT_ALLOWED, "%s is not allowed here; allowed: %s",
                           strcmp(req->method, "OPTIONS") ? "this method" : "OPTIONS", rt->allow);
                 r->allow = rt->allow;
                 return;
@@ -1218,40 +1221,40 @@ void api_handle(struct attestd *d, const struct api_req *req, struct api_resp *r
                 enum auth_role have = bearer_role(d, req->authorization);
 
                 if (have == AUTH_NONE) {
-                        api_error(d, r, 401, "unauthorized",
+                        api_error(d, r, 401, AE_UNAUTHORIZED,
                                   req->authorization ? "unknown bearer token"
                                                      : "a bearer token is required");
                         r->www_authenticate = true;
                         return;
                 }
                 if (!auth_allows(have, m->role)) {
-                        api_error(d, r, 403, "forbidden", "this token's role may not do this");
+                        api_error(d, r, 403, AE_FORBIDDEN, "this token's role may not do this");
                         return;
                 }
         }
         if (bad_id) {
-                api_error(d, r, 400, "bad_id",
+                api_error(d, r, 400, AE_BAD_ID,
                           "ids are 1-64 of [A-Za-z0-9_.-], not starting with . or -");
                 return;
         }
         if (req->body_len > (m->evidence ? d->cfg.max_evidence : d->cfg.max_body)) {
                 api_error(
-                        d, r, 413, "body_too_large", "body larger than %llu bytes",
+                        d, r, 413, AE_BODY_TOO_LARGE, "body larger than %llu bytes",
                         (unsigned long long)(m->evidence ? d->cfg.max_evidence : d->cfg.max_body));
                 return;
         }
         /* GET and DELETE take no body; only the routes that parse JSON look at Content-Type */
         if ((!strcmp(req->method, "GET") || !strcmp(req->method, "DELETE")) && req->body_len) {
-                api_error(d, r, 400, "unexpected_body", "%s takes no body", req->method);
+                api_error(d, r, 400, AE_UNEXPECTED_BODY, "%s takes no body", req->method);
                 return;
         }
         if (strcmp(req->method, "GET") && req->nquery) {
-                api_error(d, r, 400, "bad_query", "query parameters only on GET");
+                api_error(d, r, 400, AE_BAD_QUERY, "query parameters only on GET");
                 return;
         }
         if (!strcmp(req->method, "GET") && m->fn != h_agent_results && m->fn != h_policy_get &&
             (req->nquery || req->query_overflow)) {
-                api_error(d, r, 400, "bad_query", "this resource takes no query parameters");
+                api_error(d, r, 400, AE_BAD_QUERY, "this resource takes no query parameters");
                 return;
         }
         m->fn(d, req, r, id);

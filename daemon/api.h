@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "attestd.h"
+#include "daemon/attestd.h"
 
 #define API_QUERY_MAX 8
 #define API_ID_MAX 64
@@ -39,7 +39,7 @@ struct api_resp {
         const char *allow;        /* static; set with 405 */
         bool www_authenticate;    /* set with 401 */
         unsigned retry_after;     /* seconds; with 429 (a Retry-After header when non-zero) */
-        const char *error;        /* static error code, NULL on success */
+        enum attest_code error;   /* AE_NONE on success */
 };
 
 /* The body cap for a request, known from its method and path before any byte is read. */
@@ -58,7 +58,7 @@ void api_handle(struct attestd *d, const struct api_req *req, struct api_resp *r
 void api_resp_done(struct api_resp *r);
 
 /* An error response outside api_handle (413 from the HTTP layer, 503 when draining). */
-void api_error(struct attestd *d, struct api_resp *r, unsigned status, const char *code,
+void api_error(struct attestd *d, struct api_resp *r, unsigned status, enum attest_code code,
                const char *fmt, ...) _printf_(5, 6);
 
 /* Agent and policy names: [A-Za-z0-9_.-]{1,64}, not starting with '.' or '-'. */

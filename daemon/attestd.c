@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <time.h>
 
-#include "attestd.h"
+#include "daemon/attestd.h"
 
 int64_t attestd_now_ms(void)
 {

@@ -11,14 +11,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "akcache.h"
-#include "auth.h"
-#include "config.h"
-#include "metrics.h"
-#include "nonce.h"
-#include "pcrsel.h"
-#include "ratelimit.h"
-#include "store.h"
+#include "daemon/akcache.h"
+#include "daemon/auth.h"
+#include "daemon/config.h"
+#include "daemon/metrics.h"
+#include "daemon/nonce.h"
+#include "evidence/pcrsel.h"
+#include "daemon/ratelimit.h"
+#include "daemon/store.h"
 
 struct attestd {
         struct config cfg;

@@ -7,9 +7,9 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
-#include "auth.h"
-#include "hex.h"
-#include "tok.h"
+#include "daemon/auth.h"
+#include "util/hex.h"
+#include "util/tok.h"
 
 #define AUTH_LINE_MAX 4096 /* a line, without its newline */
 #define AUTH_ROLE_MAX 6    /* "reader", "enroll" */
@@ -61,7 +61,7 @@ int auth_parse(const char *text, size_t len, const char *name, struct auth_token
         int x;
 
         if (len > AUTH_FILE_MAX)
-                return attest_fail(err, -E2BIG, "tokens_too_big", "%s: larger than %d bytes", name,
+                return attest_fail(err, -E2BIG, AE_TOKENS_TOO_BIG, "%s: larger than %d bytes", name,
                                    AUTH_FILE_MAX);
         t = calloc(1, sizeof(*t) + AUTH_TOKENS_MAX * sizeof(t->e[0]));
         if (!t)
@@ -73,27 +73,27 @@ int auth_parse(const char *text, size_t len, const char *name, struct auth_token
 
                 lineno++;
                 if (x == -E2BIG)
-                        return attest_fail(err, -E2BIG, "tokens_line_too_long",
+                        return attest_fail(err, -E2BIG, AE_TOKENS_LINE_TOO_LONG,
                                            "%s:%u: line longer than %d bytes", name, lineno,
                                            AUTH_LINE_MAX);
                 if (x < 0)
-                        return attest_fail(err, -EINVAL, "tokens_bad_line", "%s:%u: NUL byte", name,
-                                           lineno);
+                        return attest_fail(err, -EINVAL, AE_TOKENS_BAD_LINE, "%s:%u: NUL byte",
+                                           name, lineno);
                 tok_skip_blank(&l);
                 if (tok_empty(&l) || tok_char(&l, '#'))
                         continue;
                 if (tok_word(&l, AUTH_ROLE_MAX, &role_s) < 0 ||
                     role_parse(role_s.p, role_s.n, &role) < 0)
-                        return attest_fail(err, -EINVAL, "tokens_bad_role",
+                        return attest_fail(err, -EINVAL, AE_TOKENS_BAD_ROLE,
                                            "%s:%u: role must be admin, reader or enroll", name,
                                            lineno);
                 if (t->n >= AUTH_TOKENS_MAX)
-                        return attest_fail(err, -E2BIG, "tokens_too_many",
+                        return attest_fail(err, -E2BIG, AE_TOKENS_TOO_MANY,
                                            "%s: more than %d tokens", name, AUTH_TOKENS_MAX);
                 if (tok_word(&l, 2 * SHA256_DIGEST_LENGTH, &hash) < 0 ||
                     hash.n != 2 * SHA256_DIGEST_LENGTH ||
                     hex_decode(hash.p, hash.n, t->e[t->n].hash, sizeof(t->e[t->n].hash), &got) < 0)
-                        return attest_fail(err, -EINVAL, "tokens_bad_hash",
+                        return attest_fail(err, -EINVAL, AE_TOKENS_BAD_HASH,
                                            "%s:%u: expected 64 hex digits (SHA-256 of the token)",
                                            name, lineno);
                 t->e[t->n++].role = role;
@@ -109,7 +109,7 @@ int auth_load(const char *path, struct auth_tokens **ret, struct attest_err *err
         size_t len;
 
         if (!f)
-                return attest_fail(err, -EINVAL, "tokens_open", "%s: %s", path, strerror(errno));
+                return attest_fail(err, -EINVAL, AE_TOKENS_OPEN, "%s: %s", path, strerror(errno));
         buf = malloc(AUTH_FILE_MAX + 1);
         if (!buf) {
                 fclose(f);
@@ -118,7 +118,7 @@ int auth_load(const char *path, struct auth_tokens **ret, struct attest_err *err
         len = fread(buf, 1, AUTH_FILE_MAX + 1, f);
         fclose(f);
         if (len > AUTH_FILE_MAX)
-                return attest_fail(err, -E2BIG, "tokens_too_big", "%s: larger than %d bytes", path,
+                return attest_fail(err, -E2BIG, AE_TOKENS_TOO_BIG, "%s: larger than %d bytes", path,
                                    AUTH_FILE_MAX);
         return auth_parse(buf, len, path, ret, err);
 }

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "util/err.h"
 
 enum auth_role {
         AUTH_NONE = 0,

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "tok.h"
+#include "daemon/config.h"
+#include "util/tok.h"
 
 enum opt_type { OPT_STR, OPT_U64, OPT_BOOL, OPT_DBMODE };
 
@@ -143,13 +143,13 @@ static int opt_set(struct config *c, const struct opt *o, const char *val, const
         switch (o->type) {
         case OPT_STR:
                 if (!val || strlen(val) >= CONFIG_STR_MAX)
-                        return attest_fail(err, -EINVAL, "config", "%s: %s: value too long", where,
+                        return attest_fail(err, -EINVAL, AE_CONFIG, "%s: %s: value too long", where,
                                            o->name);
                 memcpy(base, val, strlen(val) + 1);
                 return 0;
         case OPT_U64:
                 if (!val || parse_u64(val, &v) < 0 || v < o->min || v > o->max)
-                        return attest_fail(err, -EINVAL, "config",
+                        return attest_fail(err, -EINVAL, AE_CONFIG,
                                            "%s: %s wants a number in %llu..%llu", where, o->name,
                                            (unsigned long long)o->min, (unsigned long long)o->max);
                 memcpy(base, &v, sizeof(v));
@@ -162,7 +162,7 @@ static int opt_set(struct config *c, const struct opt *o, const char *val, const
                 else if (!strcmp(val, "no") || !strcmp(val, "false") || !strcmp(val, "0"))
                         b = false;
                 else
-                        return attest_fail(err, -EINVAL, "config", "%s: %s wants yes or no", where,
+                        return attest_fail(err, -EINVAL, AE_CONFIG, "%s: %s wants yes or no", where,
                                            o->name);
                 memcpy(base, &b, sizeof(b));
                 return 0;
@@ -175,7 +175,7 @@ static int opt_set(struct config *c, const struct opt *o, const char *val, const
                 else if (val && !strcmp(val, "pool"))
                         m = CONFIG_DB_POOL;
                 else
-                        return attest_fail(err, -EINVAL, "config", "%s: %s wants writer or pool",
+                        return attest_fail(err, -EINVAL, AE_CONFIG, "%s: %s wants writer or pool",
                                            where, o->name);
                 memcpy(base, &m, sizeof(m));
                 return 0;
@@ -202,17 +202,17 @@ static int config_line(struct config *c, struct tok *ln, const char *name, unsig
         snprintf(where, sizeof(where), "%s:%u", name, lineno);
         tok_init(&l, all.p, all.n);
         if (tok_field(&l, '=', CONFIG_LINE_MAX, &key) < 0 || !l.more)
-                return attest_fail(err, -EINVAL, "config", "%s: expected key = value", where);
+                return attest_fail(err, -EINVAL, AE_CONFIG, "%s: expected key = value", where);
         if (tok_rest(&l, CONFIG_LINE_MAX, &v) < 0)
                 v = (struct span){"", 0};
         key = span_trim(key);
         v = span_trim(v);
         o = opt_find(key.p, key.n);
         if (!o || span_eq(key, "config") || span_eq(key, "help") || span_eq(key, "version"))
-                return attest_fail(err, -EINVAL, "config", "%s: unknown key '%.*s'", where,
+                return attest_fail(err, -EINVAL, AE_CONFIG, "%s: unknown key '%.*s'", where,
                                    (int)(key.n < 64 ? key.n : 64), key.p);
         if (span_cstr(v, val, sizeof(val)) < 0)
-                return attest_fail(err, -EINVAL, "config", "%s: %s: value too long", where,
+                return attest_fail(err, -EINVAL, AE_CONFIG, "%s: %s: value too long", where,
                                    o->name);
         return opt_set(c, o, val, where, err);
 }
@@ -225,15 +225,15 @@ int config_parse(const char *text, size_t len, const char *name, struct config *
         int x, e;
 
         if (len > CONFIG_FILE_MAX)
-                return attest_fail(err, -EINVAL, "config", "%s: larger than %d bytes", name,
+                return attest_fail(err, -EINVAL, AE_CONFIG, "%s: larger than %d bytes", name,
                                    CONFIG_FILE_MAX);
         while ((x = tok_line(&t, CONFIG_LINE_MAX, TOK_STRIP_CR, &ln)) != 0) {
                 lineno++;
                 if (x == -E2BIG)
-                        return attest_fail(err, -EINVAL, "config", "%.*s:%u: line too long",
+                        return attest_fail(err, -EINVAL, AE_CONFIG, "%.*s:%u: line too long",
                                            CONFIG_STR_MAX, name, lineno);
                 if (x < 0)
-                        return attest_fail(err, -EINVAL, "config", "%.*s:%u: NUL byte",
+                        return attest_fail(err, -EINVAL, AE_CONFIG, "%.*s:%u: NUL byte",
                                            CONFIG_STR_MAX, name, lineno);
                 if ((e = config_line(c, &ln, name, lineno, err)) < 0)
                         return e;
@@ -257,14 +257,14 @@ static int config_file_load(struct config *c, const char *path, bool must_exist,
         if (!f) {
                 if (errno == ENOENT && !must_exist)
                         return 0;
-                return attest_fail(err, -EINVAL, "config", "%s: %s", path, strerror(errno));
+                return attest_fail(err, -EINVAL, AE_CONFIG, "%s: %s", path, strerror(errno));
         }
         buf = malloc(CONFIG_FILE_MAX + 1);
         if (!buf)
                 return -ENOMEM;
         len = fread(buf, 1, CONFIG_FILE_MAX + 1, f);
         if (ferror(f))
-                return attest_fail(err, -EINVAL, "config", "%s: %s", path, strerror(errno));
+                return attest_fail(err, -EINVAL, AE_CONFIG, "%s: %s", path, strerror(errno));
         return config_parse(buf, len, path, c, err);
 }
 
@@ -305,13 +305,13 @@ int config_load(int argc, char **argv, struct config *ret, struct attest_err *er
                         continue;
                 }
                 if (r == '?' || r < 0 || (size_t)r >= ARRAY_SIZE(opts))
-                        return attest_fail(err, -EINVAL, "config", "unknown or incomplete flag %s",
+                        return attest_fail(err, -EINVAL, AE_CONFIG, "unknown or incomplete flag %s",
                                            argv[optind - 1]);
                 if ((e = opt_set(&c, &opts[r], optarg, "command line", err)) < 0)
                         return e;
         }
         if (optind < argc)
-                return attest_fail(err, -EINVAL, "config", "unexpected argument '%s'",
+                return attest_fail(err, -EINVAL, AE_CONFIG, "unexpected argument '%s'",
                                    argv[optind]);
         if (c.db_connections == 0)
                 c.db_connections = c.threads;

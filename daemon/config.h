@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "err.h"
+#include "util/err.h"
 
 #define CONFIG_DEFAULT_FILE "/etc/attestd/attestd.conf"
 #define CONFIG_STR_MAX 4096                    /* a value, with its NUL */

@@ -15,10 +15,10 @@
 #include <gnutls/x509.h>
 #include <microhttpd.h>
 
-#include "api.h"
-#include "http.h"
-#include "log.h"
-#include "tok.h"
+#include "daemon/api.h"
+#include "daemon/http.h"
+#include "daemon/log.h"
+#include "util/tok.h"
 
 /*
  * One accepted connection, from libmicrohttpd's STARTED notification to its CLOSED one (which
@@ -108,18 +108,18 @@ int http_listen(const char *addr, int *ret_fd, struct attest_err *err)
         int fd, one = 1;
 
         if (!colon)
-                return attest_fail(err, -EINVAL, "listen", "%s: expected ADDR:PORT", addr);
+                return attest_fail(err, -EINVAL, AE_LISTEN, "%s: expected ADDR:PORT", addr);
         errno = 0;
         port = strtoul(colon + 1, &end, 10);
         if (errno || *end || colon[1] == '\0' || port > 65535)
-                return attest_fail(err, -EINVAL, "listen", "%s: bad port", addr);
+                return attest_fail(err, -EINVAL, AE_LISTEN, "%s: bad port", addr);
         hl = (size_t)(colon - addr);
         if (hl >= 2 && addr[0] == '[' && addr[hl - 1] == ']') {
                 addr++;
                 hl -= 2;
         }
         if (hl >= sizeof(host))
-                return attest_fail(err, -EINVAL, "listen", "%s: bad address", addr);
+                return attest_fail(err, -EINVAL, AE_LISTEN, "%s: bad address", addr);
         memcpy(host, addr, hl);
         host[hl] = '\0';
         if (inet_pton(AF_INET, host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
@@ -135,18 +135,18 @@ int http_listen(const char *addr, int *ret_fd, struct attest_err *err)
                 in6->sin6_port = htons((uint16_t)port);
                 sl = sizeof(*in6);
         } else {
-                return attest_fail(err, -EINVAL, "listen", "%s: not a numeric IPv4/IPv6 address",
+                return attest_fail(err, -EINVAL, AE_LISTEN, "%s: not a numeric IPv4/IPv6 address",
                                    host);
         }
         fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
-                return attest_fail(err, -errno, "listen", "socket: %s", strerror(errno));
+                return attest_fail(err, -errno, AE_LISTEN, "socket: %s", strerror(errno));
         (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
         if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 1024) < 0) {
                 int e = errno;
 
                 close(fd);
-                return attest_fail(err, -e, "listen", "%s: %s", addr, strerror(e));
+                return attest_fail(err, -e, AE_LISTEN, "%s: %s", addr, strerror(e));
         }
         *ret_fd = fd;
         return 0;
@@ -523,7 +523,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, struct api_resp *r, b
 }
 
 static enum MHD_Result send_error(struct attestd *d, struct MHD_Connection *c, unsigned status,
-                                  const char *code, const char *detail, bool close)
+                                  enum attest_code code, const char *detail, bool close)
 {
         struct api_resp r = {0};
         enum MHD_Result ret;
@@ -552,14 +552,14 @@ static enum MHD_Result too_large(struct http_server *s, struct MHD_Connection *c
         st->responded = true;
         body_drop(s, st);
         snprintf(detail, sizeof(detail), "body larger than %zu bytes", st->limit);
-        return send_error(s->d, c, 413, "body_too_large", detail, true);
+        return send_error(s->d, c, 413, AE_BODY_TOO_LARGE, detail, true);
 }
 
 static enum MHD_Result busy(struct http_server *s, struct MHD_Connection *c, struct req_state *st)
 {
         st->responded = true;
         body_drop(s, st);
-        return send_error(s->d, c, 503, "server_busy",
+        return send_error(s->d, c, 503, AE_SERVER_BUSY,
                           "too many request bodies in flight; retry later", true);
 }
 
@@ -576,14 +576,14 @@ static enum MHD_Result on_head(struct http_server *s, struct MHD_Connection *c,
 
         if (!hc) {
                 st->responded = true;
-                return send_error(d, c, 503, "server_busy", "out of memory", true);
+                return send_error(d, c, 503, AE_SERVER_BUSY, "out of memory", true);
         }
         conn_request_started(s, hc);
         st->limit = api_body_limit(d, method, url);
         if (s->client_ca && !hc->cert_ok) {
                 if (!client_cert_ok(c)) {
                         st->responded = true;
-                        return send_error(d, c, 403, "client_certificate_required",
+                        return send_error(d, c, 403, AE_CLIENT_CERTIFICATE_REQUIRED,
                                           "a client certificate from the configured CA is "
                                           "required",
                                           true);
@@ -592,11 +592,11 @@ static enum MHD_Result on_head(struct http_server *s, struct MHD_Connection *c,
         }
         if (hc->url_nul) {
                 st->responded = true;
-                return send_error(d, c, 400, "bad_request", "a NUL byte (%00) in the URL", true);
+                return send_error(d, c, 400, AE_BAD_REQUEST, "a NUL byte (%00) in the URL", true);
         }
         if ((why = framing_check(c, &f))) {
                 st->responded = true;
-                return send_error(d, c, 400, "bad_request", why, true);
+                return send_error(d, c, 400, AE_BAD_REQUEST, why, true);
         }
         /* refuse before the client sends (or we read) a single byte of it */
         if (f.ncl && f.cl > st->limit)
@@ -803,7 +803,7 @@ int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_
                 pthread_cond_destroy(&s->wake);
                 pthread_mutex_destroy(&s->lock);
                 free(s);
-                return attest_fail(err, -EAGAIN, "http_start", "cannot start the reaper thread");
+                return attest_fail(err, -EAGAIN, AE_HTTP_START, "cannot start the reaper thread");
         }
         s->reaper_started = true;
         s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, o,
@@ -811,7 +811,7 @@ int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_
         if (!s->mhd) {
                 close(fd);
                 http_stop(s, 0);
-                return attest_fail(err, -EINVAL, "http_start",
+                return attest_fail(err, -EINVAL, AE_HTTP_START,
                                    "libmicrohttpd did not start (bad certificate, key or CA?)");
         }
         *ret = s;

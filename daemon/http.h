@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "attestd.h"
+#include "daemon/attestd.h"
 
 /* TLS 1.3 and 1.2, AEAD ciphers and ephemeral key exchange only (no CBC, no RSA key transport) */
 #define HTTP_TLS_PRIORITIES                                                                        \

@@ -2,7 +2,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "log.h"
+#include "daemon/log.h"
 
 void log_line(const char *prefix, const char *fmt, ...)
 {

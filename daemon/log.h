@@ -11,7 +11,7 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "macro.h"
+#include "util/macro.h"
 
 #define log_err(...) log_line(SD_ERR, __VA_ARGS__)
 #define log_warning(...) log_line(SD_WARNING, __VA_ARGS__)

@@ -16,9 +16,9 @@
 #include <openssl/crypto.h>
 #include <systemd/sd-daemon.h>
 
-#include "attestd.h"
-#include "http.h"
-#include "log.h"
+#include "daemon/attestd.h"
+#include "daemon/http.h"
+#include "daemon/log.h"
 
 #ifndef ATTEST_VERSION
 #define ATTEST_VERSION "0"

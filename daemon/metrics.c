@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics.h"
+#include "daemon/metrics.h"
 
 /* upper bounds in microseconds; the last bucket is +Inf */
 static const uint64_t bucket_us[METRICS_BUCKETS - 1] = {
@@ -16,12 +16,11 @@ static const char *const result_name[METRICS_RESULT_COUNT] = {"pass", "fail", "e
 void metrics_init(struct metrics *m)
 {
         memset(m, 0, sizeof(*m));
-        pthread_mutex_init(&m->lock, NULL);
 }
 
 void metrics_done(struct metrics *m)
 {
-        pthread_mutex_destroy(&m->lock);
+        (void)m; /* nothing to release: counters only */
 }
 
 void metrics_attestation(struct metrics *m, enum metrics_result r, uint64_t latency_us)
@@ -46,24 +45,10 @@ void metrics_request(struct metrics *m)
         atomic_fetch_add(&m->requests, 1);
 }
 
-void metrics_rejected(struct metrics *m, const char *code)
+void metrics_rejected(struct metrics *m, enum attest_code code)
 {
-        size_t i;
-
-        pthread_mutex_lock(&m->lock);
-        for (i = 0; i < m->ncodes; i++)
-                if (m->code[i] == code || !strcmp(m->code[i], code))
-                        break;
-        if (i == m->ncodes) {
-                if (m->ncodes == METRICS_CODES_MAX) {
-                        i = METRICS_CODES_MAX - 1; /* last slot collects the rest */
-                        m->code[i] = "other";
-                } else {
-                        m->code[m->ncodes++] = code;
-                }
-        }
-        m->code_count[i]++;
-        pthread_mutex_unlock(&m->lock);
+        if ((unsigned)code < AE__COUNT)
+                atomic_fetch_add(&m->rejected[code], 1);
 }
 
 int metrics_render(struct metrics *m, const struct metrics_agents *agents,
@@ -110,11 +95,13 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
         fputs("# HELP attestd_rejected_requests_total Requests answered with an error, by code.\n"
               "# TYPE attestd_rejected_requests_total counter\n",
               f);
-        pthread_mutex_lock(&m->lock);
-        for (size_t i = 0; i < m->ncodes; i++)
-                fprintf(f, "attestd_rejected_requests_total{code=\"%s\"} %llu\n", m->code[i],
-                        (unsigned long long)m->code_count[i]);
-        pthread_mutex_unlock(&m->lock);
+        for (unsigned i = 0; i < AE__COUNT; i++) {
+                uint64_t n = atomic_load(&m->rejected[i]);
+
+                if (n)
+                        fprintf(f, "attestd_rejected_requests_total{code=\"%s\"} %llu\n",
+                                attest_code_name((enum attest_code)i), (unsigned long long)n);
+        }
         fprintf(f,
                 "# HELP attestd_ima_entries_replayed_total IMA log entries replayed.\n"
                 "# TYPE attestd_ima_entries_replayed_total counter\n"

@@ -12,7 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "macro.h"
+#include "util/err.h"
+
+#include "util/macro.h"
 
 enum metrics_result {
         METRICS_PASS,
@@ -34,18 +36,14 @@ struct metrics {
         atomic_uint_fast64_t latency_count, latency_sum_us;
         atomic_uint_fast64_t ima_entries_replayed;
         atomic_uint_fast64_t requests;
-        pthread_mutex_t lock; /* codes */
-        size_t ncodes;
-        const char *code[METRICS_CODES_MAX]; /* static strings */
-        uint64_t code_count[METRICS_CODES_MAX];
+        atomic_uint_fast64_t rejected[AE__COUNT]; /* by error code */
 };
 
 void metrics_init(struct metrics *m);
 void metrics_done(struct metrics *m);
 void metrics_attestation(struct metrics *m, enum metrics_result r, uint64_t latency_us);
 void metrics_replayed(struct metrics *m, uint64_t entries);
-/* code: a static string (API error codes are). */
-void metrics_rejected(struct metrics *m, const char *code);
+void metrics_rejected(struct metrics *m, enum attest_code code);
 void metrics_request(struct metrics *m);
 
 /* The exposition text, malloc'ed, in *ret (length *ret_len). */

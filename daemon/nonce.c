@@ -13,7 +13,7 @@
 #include <openssl/params.h>
 #include <openssl/rand.h>
 
-#include "nonce.h"
+#include "daemon/nonce.h"
 
 #define NONCE_RAND 8
 #define NONCE_EXP 6
@@ -92,12 +92,12 @@ int nonce_key_load(const char *path, bool create, uint8_t key[NONCE_KEY_MAX], si
 
                 fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
                 if (fd < 0)
-                        return attest_fail(err, -errno, "nonce_key", "creating %s: %s", path,
+                        return attest_fail(err, -errno, AE_NONCE_KEY, "creating %s: %s", path,
                                            strerror(errno));
                 if (RAND_bytes(k, sizeof(k)) != 1) {
                         close(fd);
                         unlink(path);
-                        return attest_fail(err, -EIO, "nonce_key", "no randomness for %s", path);
+                        return attest_fail(err, -EIO, AE_NONCE_KEY, "no randomness for %s", path);
                 }
                 while (put < sizeof(k)) {
                         ssize_t n = write(fd, k + put, sizeof(k) - put);
@@ -109,7 +109,7 @@ int nonce_key_load(const char *path, bool create, uint8_t key[NONCE_KEY_MAX], si
                                 OPENSSL_cleanse(k, sizeof(k));
                                 close(fd);
                                 unlink(path);
-                                return attest_fail(err, e, "nonce_key", "writing %s: %s", path,
+                                return attest_fail(err, e, AE_NONCE_KEY, "writing %s: %s", path,
                                                    strerror(-e));
                         }
                         put += (size_t)n;
@@ -119,13 +119,14 @@ int nonce_key_load(const char *path, bool create, uint8_t key[NONCE_KEY_MAX], si
                         e = -errno;
                         close(fd);
                         unlink(path);
-                        return attest_fail(err, e, "nonce_key", "fsync %s: %s", path, strerror(-e));
+                        return attest_fail(err, e, AE_NONCE_KEY, "fsync %s: %s", path,
+                                           strerror(-e));
                 }
                 close(fd);
                 fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         }
         if (fd < 0)
-                return attest_fail(err, -errno, "nonce_key", "%s: %s", path, strerror(errno));
+                return attest_fail(err, -errno, AE_NONCE_KEY, "%s: %s", path, strerror(errno));
         for (;;) {
                 ssize_t n = read(fd, buf + got, sizeof(buf) - got);
 
@@ -135,7 +136,7 @@ int nonce_key_load(const char *path, bool create, uint8_t key[NONCE_KEY_MAX], si
                         e = -errno;
                         close(fd);
                         OPENSSL_cleanse(buf, sizeof(buf));
-                        return attest_fail(err, e, "nonce_key", "%s: %s", path, strerror(-e));
+                        return attest_fail(err, e, AE_NONCE_KEY, "%s: %s", path, strerror(-e));
                 }
                 if (n == 0)
                         break;
@@ -146,7 +147,7 @@ int nonce_key_load(const char *path, bool create, uint8_t key[NONCE_KEY_MAX], si
         close(fd);
         if (got < NONCE_KEY_MIN || got > NONCE_KEY_MAX) {
                 OPENSSL_cleanse(buf, sizeof(buf));
-                return attest_fail(err, -EINVAL, "nonce_key", "%s: a nonce key is %d to %d bytes",
+                return attest_fail(err, -EINVAL, AE_NONCE_KEY, "%s: a nonce key is %d to %d bytes",
                                    path, NONCE_KEY_MIN, NONCE_KEY_MAX);
         }
         memcpy(key, buf, got);
@@ -210,24 +211,24 @@ int nonce_check(struct nonce_store *s, const char *agent, const uint8_t *nonce, 
         int e;
 
         if (len != NONCE_LEN)
-                return attest_fail(err, -ESTALE, "nonce_unknown", "nonce is %zu bytes, not %d", len,
-                                   NONCE_LEN);
+                return attest_fail(err, -ESTALE, AE_NONCE_UNKNOWN, "nonce is %zu bytes, not %d",
+                                   len, NONCE_LEN);
         if (strlen(agent) > NONCE_AGENT_MAX)
-                return attest_fail(err, -ESTALE, "nonce_wrong_agent", "agent id too long");
+                return attest_fail(err, -ESTALE, AE_NONCE_WRONG_AGENT, "agent id too long");
         if ((e = nonce_mac(s, label_issue, nonce, NULL, mac)) < 0)
-                return attest_fail(err, e, "internal", "HMAC failed");
+                return attest_fail(err, e, AE_INTERNAL, "HMAC failed");
         if (CRYPTO_memcmp(mac, nonce + NONCE_OFF_MAC1, NONCE_MAC) != 0)
-                return attest_fail(err, -ESTALE, "nonce_unknown",
+                return attest_fail(err, -ESTALE, AE_NONCE_UNKNOWN,
                                    "nonce was not issued by this verifier (or was altered)");
         if ((e = nonce_mac(s, label_agent, nonce, agent, mac)) < 0)
-                return attest_fail(err, e, "internal", "HMAC failed");
+                return attest_fail(err, e, AE_INTERNAL, "HMAC failed");
         if (CRYPTO_memcmp(mac, nonce + NONCE_OFF_MAC2, NONCE_MAC) != 0)
-                return attest_fail(err, -ESTALE, "nonce_wrong_agent",
+                return attest_fail(err, -ESTALE, AE_NONCE_WRONG_AGENT,
                                    "nonce was issued to another agent");
         for (int i = 0; i < NONCE_EXP; i++)
                 exp = exp << 8 | nonce[NONCE_OFF_EXP + i];
         if (now_ms >= exp)
-                return attest_fail(err, -ESTALE, "nonce_expired", "nonce expired %llu ms ago",
+                return attest_fail(err, -ESTALE, AE_NONCE_EXPIRED, "nonce expired %llu ms ago",
                                    (unsigned long long)(now_ms - exp));
         if (ret_expires_ms)
                 *ret_expires_ms = exp;

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "util/err.h"
 
 #define NONCE_LEN 32
 #define NONCE_AGENT_MAX 64

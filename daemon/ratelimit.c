@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ratelimit.h"
+#include "daemon/ratelimit.h"
 
 struct slot {
         char key[RATELIMIT_KEY_MAX + 1];

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "util/err.h"
 
 #define RATELIMIT_KEY_MAX 64
 #define RATELIMIT_SLOTS 4096

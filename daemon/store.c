@@ -13,7 +13,7 @@
 
 #include <openssl/crypto.h>
 
-#include "store.h"
+#include "daemon/store.h"
 
 /* Forward migrations: migration[i] takes user_version i to i + 1. */
 static const char *const migration[STORE_SCHEMA_VERSION] = {
@@ -250,7 +250,7 @@ struct store {
 
 static int db_fail(sqlite3 *db, int rc, struct attest_err *err, const char *what)
 {
-        return attest_fail(err, -EIO, "store_io", "%s: %s", what,
+        return attest_fail(err, -EIO, AE_STORE_IO, "%s: %s", what,
                            db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
 }
 
@@ -284,7 +284,7 @@ static int conn_open(struct conn *c, const char *path, struct attest_err *err)
                           " PRAGMA foreign_keys=ON;",
                           NULL, NULL, &msg);
         if (rc != SQLITE_OK) {
-                int e = attest_fail(err, -EIO, "store_io", "%s: %s", path, msg ? msg : "pragma");
+                int e = attest_fail(err, -EIO, AE_STORE_IO, "%s: %s", path, msg ? msg : "pragma");
 
                 sqlite3_free(msg);
                 conn_close(c);
@@ -349,7 +349,7 @@ static int migrate(struct conn *c, struct attest_err *err)
         sqlite3_finalize(st);
         if (version > STORE_SCHEMA_VERSION) {
                 sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
-                return attest_fail(err, -EINVAL, "store_schema",
+                return attest_fail(err, -EINVAL, AE_STORE_SCHEMA,
                                    "database schema %d is newer than this attestd (%d)", version,
                                    STORE_SCHEMA_VERSION);
         }
@@ -359,7 +359,7 @@ static int migrate(struct conn *c, struct attest_err *err)
                 snprintf(set, sizeof(set), "PRAGMA user_version = %d", v + 1);
                 if (sqlite3_exec(c->db, migration[v], NULL, NULL, &msg) != SQLITE_OK ||
                     sqlite3_exec(c->db, set, NULL, NULL, &msg) != SQLITE_OK) {
-                        int e = attest_fail(err, -EIO, "store_schema", "migration %d: %s", v + 1,
+                        int e = attest_fail(err, -EIO, AE_STORE_SCHEMA, "migration %d: %s", v + 1,
                                             msg ? msg : "?");
 
                         sqlite3_free(msg);
@@ -518,7 +518,7 @@ static int store_prepare_files(const char *path, struct attest_err *err)
                 size_t n = slash == path ? 1 : (size_t)(slash - path);
 
                 if (n >= sizeof(dir))
-                        return attest_fail(err, -ENAMETOOLONG, "store_io", "%s: path too long",
+                        return attest_fail(err, -ENAMETOOLONG, AE_STORE_IO, "%s: path too long",
                                            path);
                 memcpy(dir, path, n);
                 dir[n] = '\0';
@@ -526,27 +526,27 @@ static int store_prepare_files(const char *path, struct attest_err *err)
                 snprintf(dir, sizeof(dir), ".");
         }
         if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-                return attest_fail(err, -errno, "store_io", "creating %s: %s", dir,
+                return attest_fail(err, -errno, AE_STORE_IO, "creating %s: %s", dir,
                                    strerror(errno));
         if (stat(dir, &st) < 0)
-                return attest_fail(err, -errno, "store_io", "%s: %s", dir, strerror(errno));
+                return attest_fail(err, -errno, AE_STORE_IO, "%s: %s", dir, strerror(errno));
         if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
-                return attest_fail(err, -EPERM, "store_io",
+                return attest_fail(err, -EPERM, AE_STORE_IO,
                                    "%s: the database directory is writable by anyone", dir);
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
-                return attest_fail(err, -errno, "store_io", "%s: %s", path, strerror(errno));
+                return attest_fail(err, -errno, AE_STORE_IO, "%s: %s", path, strerror(errno));
         if (fstat(fd, &st) == 0 && (st.st_mode & 0077) && fchmod(fd, 0600) < 0) {
                 int e = -errno;
 
                 close(fd);
-                return attest_fail(err, e, "store_io", "chmod %s: %s", path, strerror(-e));
+                return attest_fail(err, e, AE_STORE_IO, "chmod %s: %s", path, strerror(-e));
         }
         close(fd);
         for (int i = 0; i < 2; i++) {
                 snprintf(side, sizeof(side), "%s%s", path, i ? "-shm" : "-wal");
                 if (chmod(side, 0600) < 0 && errno != ENOENT)
-                        return attest_fail(err, -errno, "store_io", "chmod %s: %s", side,
+                        return attest_fail(err, -errno, AE_STORE_IO, "chmod %s: %s", side,
                                            strerror(errno));
         }
         return 0;
@@ -559,7 +559,7 @@ int store_open(const char *path, enum store_mode mode, unsigned connections, str
         int e;
 
         if (connections == 0 || connections > 1024)
-                return attest_fail(err, -EINVAL, "store_config", "connections: %u", connections);
+                return attest_fail(err, -EINVAL, AE_STORE_CONFIG, "connections: %u", connections);
         if ((e = store_prepare_files(path, err)) < 0)
                 return e;
         s = calloc(1, sizeof(*s));

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "util/err.h"
 
 #define STORE_SCHEMA_VERSION 3
 #define STORE_ID_MAX 64

@@ -4,7 +4,7 @@
 
 #include <openssl/evp.h>
 
-#include "bank.h"
+#include "evidence/bank.h"
 
 /* TCG Algorithm Registry: TPM_ALG_SHA1 0x0004, SHA256 0x000B, SHA384 0x000C, SHA512 0x000D. */
 static const struct {

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "macro.h"
+#include "util/macro.h"
 
 enum bank {
         BANK_SHA1,

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cdata.h"
-#include "tok.h"
+#include "evidence/cdata.h"
+#include "util/tok.h"
 
 static const struct {
         const char *event;
@@ -65,10 +65,10 @@ int cdata_kv_parse(const uint8_t *buf, size_t len, struct cdata_kvs *ret, struct
         struct tok t = TOK_INIT(buf, len);
 
         if (len > CDATA_BUF_MAX)
-                return attest_fail(err, -E2BIG, "cdata_too_long",
+                return attest_fail(err, -E2BIG, AE_CDATA_TOO_LONG,
                                    "key=value buffer of %zu bytes > %d", len, CDATA_BUF_MAX);
         if (len == 0)
-                return attest_fail(err, -EBADMSG, "cdata_empty", "empty key=value buffer");
+                return attest_fail(err, -EBADMSG, AE_CDATA_EMPTY, "empty key=value buffer");
         while (!tok_empty(&t)) {
                 size_t off = tok_offset(&t);
                 struct span key, val;
@@ -76,23 +76,23 @@ int cdata_kv_parse(const uint8_t *buf, size_t len, struct cdata_kvs *ret, struct
 
                 if (tok_field(&t, '=', CDATA_KEY_MAX, &key) < 0 || !t.more || key.n == 0 ||
                     !span_all(key, key_char))
-                        return attest_fail(err, -EBADMSG, "cdata_bad_key",
+                        return attest_fail(err, -EBADMSG, AE_CDATA_BAD_KEY,
                                            "byte %zu: expected a key [a-z0-9_] of at most %d "
                                            "bytes and '='",
                                            off, CDATA_KEY_MAX);
                 if (tok_field(&t, ';', CDATA_BUF_MAX, &val) < 0 || !t.more ||
                     !span_all(val, val_char))
-                        return attest_fail(err, -EBADMSG, "cdata_bad_value",
+                        return attest_fail(err, -EBADMSG, AE_CDATA_BAD_VALUE,
                                            "byte %zu: value of '%.*s' not ';' terminated or not "
                                            "printable",
                                            off + key.n + 1, (int)key.n, key.p);
                 for (uint32_t j = 0; j < kvs.n; j++)
                         if (kvs.kv[j].key_len == key.n && memcmp(kvs.kv[j].key, key.p, key.n) == 0)
-                                return attest_fail(err, -EBADMSG, "cdata_duplicate_key",
+                                return attest_fail(err, -EBADMSG, AE_CDATA_DUPLICATE_KEY,
                                                    "byte %zu: key '%.*s' given twice", off,
                                                    (int)key.n, key.p);
                 if (kvs.n == CDATA_KV_MAX)
-                        return attest_fail(err, -E2BIG, "cdata_too_many",
+                        return attest_fail(err, -E2BIG, AE_CDATA_TOO_MANY,
                                            "byte %zu: more than %d pairs", off, CDATA_KV_MAX);
                 kv = &kvs.kv[kvs.n++];
                 kv->key = key.p;
@@ -200,7 +200,7 @@ int cdata_claims_feed(struct cdata_claims *c, const struct ima_entry *e, uint64_
                 return 1;
         case CDATA_SELINUX_POLICY_HASH:
                 if (e->buf_len == 0 || e->buf_len > BANK_DIGEST_MAX)
-                        return attest_fail(err, -EBADMSG, "cdata_bad_policy_hash",
+                        return attest_fail(err, -EBADMSG, AE_CDATA_BAD_POLICY_HASH,
                                            "entry %" PRIu64
                                            " (selinux-policy-hash): %u bytes is no digest",
                                            idx, e->buf_len);
@@ -212,12 +212,12 @@ int cdata_claims_feed(struct cdata_claims *c, const struct ima_entry *e, uint64_
                 return 1;
         case CDATA_KERNEL_VERSION:
                 if (e->buf_len == 0 || e->buf_len >= sizeof(c->kernel_version))
-                        return attest_fail(err, -EBADMSG, "cdata_bad_kernel_version",
+                        return attest_fail(err, -EBADMSG, AE_CDATA_BAD_KERNEL_VERSION,
                                            "entry %" PRIu64 " (kernel_version): length %u", idx,
                                            e->buf_len);
                 for (uint32_t i = 0; i < e->buf_len; i++)
                         if (e->buf[i] < 0x21 || e->buf[i] > 0x7e)
-                                return attest_fail(err, -EBADMSG, "cdata_bad_kernel_version",
+                                return attest_fail(err, -EBADMSG, AE_CDATA_BAD_KERNEL_VERSION,
                                                    "entry %" PRIu64
                                                    " (kernel_version): byte %u not printable",
                                                    idx, i);

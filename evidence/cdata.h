@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "ima.h"
+#include "util/err.h"
+#include "evidence/ima.h"
 
 #define CDATA_KV_MAX 64        /* pairs in one buffer */
 #define CDATA_KEY_MAX 64       /* bytes in a key */

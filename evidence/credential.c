@@ -9,8 +9,8 @@
 #include <openssl/rsa.h>
 #include <tss2/tss2_mu.h>
 
-#include "credential.h"
-#include "tpmkey.h"
+#include "evidence/credential.h"
+#include "evidence/tpmkey.h"
 
 DEFINE_CLEANUP_FUNC(EVP_PKEY_CTX *, EVP_PKEY_CTX_free)
 DEFINE_CLEANUP_FUNC(EVP_MAC *, EVP_MAC_free)
@@ -130,20 +130,20 @@ static int seed_rsa(const TPMT_PUBLIC *ek, const char *md, size_t seed_len, uint
         uint8_t *lab;
 
         if (tpmkey_pkey(ek, &pk, NULL) < 0)
-                return attest_fail(err, -EBADMSG, "cred_bad_ek", "EK RSA public key unusable");
+                return attest_fail(err, -EBADMSG, AE_CRED_BAD_EK, "EK RSA public key unusable");
         if (RAND_bytes(seed, (int)seed_len) != 1 || !(ctx = EVP_PKEY_CTX_new(pk, NULL)) ||
             EVP_PKEY_encrypt_init(ctx) != 1 ||
             EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_OAEP_PADDING) != 1 ||
             EVP_PKEY_CTX_set_rsa_oaep_md_name(ctx, md, NULL) != 1 ||
             EVP_PKEY_CTX_set_rsa_mgf1_md_name(ctx, md, NULL) != 1)
-                return attest_fail(err, -EIO, "cred_crypto", "RSA-OAEP set-up failed");
+                return attest_fail(err, -EIO, AE_CRED_CRYPTO, "RSA-OAEP set-up failed");
         lab = OPENSSL_memdup(label, sizeof(label));
         if (!lab || EVP_PKEY_CTX_set0_rsa_oaep_label(ctx, lab, sizeof(label)) != 1) {
                 OPENSSL_free(lab);
-                return attest_fail(err, -EIO, "cred_crypto", "RSA-OAEP label failed");
+                return attest_fail(err, -EIO, AE_CRED_CRYPTO, "RSA-OAEP label failed");
         }
         if (EVP_PKEY_encrypt(ctx, enc, enc_len, seed, seed_len) != 1)
-                return attest_fail(err, -EIO, "cred_crypto", "RSA-OAEP encryption failed");
+                return attest_fail(err, -EIO, AE_CRED_CRYPTO, "RSA-OAEP encryption failed");
         return 0;
 }
 
@@ -162,9 +162,9 @@ static int seed_ecc(const TPMT_PUBLIC *ek, const char *md, size_t seed_len, uint
         int x;
 
         if (tpmkey_curve(ek->parameters.eccDetail.curveID, &group, &clen) < 0)
-                return attest_fail(err, -EOPNOTSUPP, "cred_bad_ek", "EK curve not supported");
+                return attest_fail(err, -EOPNOTSUPP, AE_CRED_BAD_EK, "EK curve not supported");
         if (qs->x.size != clen || (x = tpmkey_pkey(ek, &peer, NULL)) < 0)
-                return attest_fail(err, -EBADMSG, "cred_bad_ek", "EK ECC point unusable");
+                return attest_fail(err, -EBADMSG, AE_CRED_BAD_EK, "EK ECC point unusable");
         if (!(eph = EVP_PKEY_Q_keygen(NULL, NULL, "EC", group)) ||
             !(ctx = EVP_PKEY_CTX_new(eph, NULL)) || EVP_PKEY_derive_init(ctx) != 1 ||
             EVP_PKEY_derive_set_peer(ctx, peer) != 1 || EVP_PKEY_derive(ctx, z, &zlen) != 1 ||
@@ -172,7 +172,7 @@ static int seed_ecc(const TPMT_PUBLIC *ek, const char *md, size_t seed_len, uint
             EVP_PKEY_get_octet_string_param(eph, OSSL_PKEY_PARAM_PUB_KEY, pt, sizeof(pt), &ptlen) !=
                     1 ||
             ptlen != 1 + 2 * clen || pt[0] != 0x04)
-                return attest_fail(err, -EIO, "cred_crypto", "ECDH with the EK failed");
+                return attest_fail(err, -EIO, AE_CRED_CRYPTO, "ECDH with the EK failed");
         qe.x.size = qe.y.size = (UINT16)clen;
         memcpy(qe.x.buffer, pt + 1, clen);
         memcpy(qe.y.buffer, pt + 1 + clen, clen);
@@ -180,9 +180,9 @@ static int seed_ecc(const TPMT_PUBLIC *ek, const char *md, size_t seed_len, uint
                       (uint32_t)(8 * seed_len), seed);
         OPENSSL_cleanse(z, sizeof(z));
         if (x < 0)
-                return attest_fail(err, -EIO, "cred_crypto", "KDFe failed");
+                return attest_fail(err, -EIO, AE_CRED_CRYPTO, "KDFe failed");
         if (Tss2_MU_TPMS_ECC_POINT_Marshal(&qe, enc, *enc_len, &off) != TSS2_RC_SUCCESS)
-                return attest_fail(err, -EIO, "cred_crypto", "marshalling the ECC point failed");
+                return attest_fail(err, -EIO, AE_CRED_CRYPTO, "marshalling the ECC point failed");
         *enc_len = off;
         return 0;
 }
@@ -201,29 +201,29 @@ int cred_make(const uint8_t *ek_pub, size_t ek_pub_len, const uint8_t *name, siz
         int x, outl = 0, finl = 0;
 
         if (tpmkey_unmarshal(ek_pub, ek_pub_len, &pub, NULL) < 0)
-                return attest_fail(err, -EBADMSG, "cred_bad_ek",
+                return attest_fail(err, -EBADMSG, AE_CRED_BAD_EK,
                                    "EK public area is not a TPM2B_PUBLIC");
         if (cred_len == 0 || cred_len > CRED_SECRET_MAX)
-                return attest_fail(err, -EINVAL, "cred_bad_secret", "credential of %zu bytes",
+                return attest_fail(err, -EINVAL, AE_CRED_BAD_SECRET, "credential of %zu bytes",
                                    cred_len);
         if (!(md = md_name(ek->nameAlg, &seed_len)))
-                return attest_fail(err, -EOPNOTSUPP, "cred_bad_ek", "EK nameAlg 0x%04x",
+                return attest_fail(err, -EOPNOTSUPP, AE_CRED_BAD_EK, "EK nameAlg 0x%04x",
                                    ek->nameAlg);
         /* the Name is the AK's (its own nameAlg); it only enters KDFa and the HMAC as bytes */
         if (name_len < 2 + 20 || name_len > 2 + 64)
-                return attest_fail(err, -EINVAL, "cred_bad_name",
+                return attest_fail(err, -EINVAL, AE_CRED_BAD_NAME,
                                    "object name of %zu bytes is no TPM Name", name_len);
         const TPMA_OBJECT need = TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT;
         if ((ek->objectAttributes & need) != need ||
             (ek->objectAttributes & TPMA_OBJECT_SIGN_ENCRYPT))
-                return attest_fail(err, -EOPNOTSUPP, "cred_bad_ek",
+                return attest_fail(err, -EOPNOTSUPP, AE_CRED_BAD_EK,
                                    "EK is not a restricted decryption key");
         sym = ek->type == TPM2_ALG_RSA ? &ek->parameters.rsaDetail.symmetric
                                        : &ek->parameters.eccDetail.symmetric;
         if ((ek->type != TPM2_ALG_RSA && ek->type != TPM2_ALG_ECC) ||
             sym->algorithm != TPM2_ALG_AES || sym->mode.aes != TPM2_ALG_CFB ||
             (sym->keyBits.aes != 128 && sym->keyBits.aes != 256))
-                return attest_fail(err, -EOPNOTSUPP, "cred_bad_ek",
+                return attest_fail(err, -EOPNOTSUPP, AE_CRED_BAD_EK,
                                    "EK must be RSA or ECC with AES-CFB");
 
         x = ek->type == TPM2_ALG_RSA ? seed_rsa(ek, md, seed_len, seed, enc_secret, &enc_len, err)
@@ -236,7 +236,7 @@ int cred_make(const uint8_t *ek_pub, size_t ek_pub_len, const uint8_t *name, siz
                            key)) < 0 ||
             (x = cred_kdfa(md, seed, seed_len, "INTEGRITY", NULL, 0, NULL, 0,
                            (uint32_t)(8 * seed_len), hmac_key)) < 0) {
-                attest_fail(err, x, "cred_crypto", "KDFa failed");
+                attest_fail(err, x, AE_CRED_CRYPTO, "KDFa failed");
                 goto out;
         }
         put_be16(plain, cred_len);
@@ -255,7 +255,7 @@ int cred_make(const uint8_t *ek_pub, size_t ek_pub_len, const uint8_t *name, siz
                          EVP_EncryptFinal_ex(cc, ident + outl, &finl) == 1 &&
                          (size_t)(outl + finl) == ident_len;
                 if (!ok) {
-                        x = attest_fail(err, -EIO, "cred_crypto", "AES-CFB failed");
+                        x = attest_fail(err, -EIO, AE_CRED_CRYPTO, "AES-CFB failed");
                         goto out;
                 }
         }
@@ -272,7 +272,7 @@ int cred_make(const uint8_t *ek_pub, size_t ek_pub_len, const uint8_t *name, siz
                          EVP_MAC_update(mc, name, name_len) == 1 &&
                          EVP_MAC_final(mc, hmac, &hlen, sizeof(hmac)) == 1 && hlen == seed_len;
                 if (!ok) {
-                        x = attest_fail(err, -EIO, "cred_crypto", "HMAC failed");
+                        x = attest_fail(err, -EIO, AE_CRED_CRYPTO, "HMAC failed");
                         goto out;
                 }
         }

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "util/err.h"
 
 #define CRED_SECRET_MAX 64      /* credential (TPM2B_DIGEST) bytes */
 #define CRED_BLOB_MAX 256       /* TPM2B_ID_OBJECT, marshalled with its size */

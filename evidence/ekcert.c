@@ -12,8 +12,8 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 
-#include "ekcert.h"
-#include "tpmkey.h"
+#include "evidence/ekcert.h"
+#include "evidence/tpmkey.h"
 
 DEFINE_CLEANUP_FUNC(X509 *, X509_free)
 DEFINE_CLEANUP_FUNC(X509_STORE *, X509_STORE_free)
@@ -88,16 +88,16 @@ int ekcert_verify(const uint8_t *der, size_t der_len, const char *ca, const uint
         if (!st || !ctx)
                 return -ENOMEM;
         if (der_len == 0 || der_len > EKCERT_MAX)
-                return attest_fail(err, -EBADMSG, "ek_cert_malformed",
+                return attest_fail(err, -EBADMSG, AE_EK_CERT_MALFORMED,
                                    "EK certificate of %zu bytes", der_len);
         cert = d2i_X509(NULL, &p, (long)der_len);
         if (!cert || p != der + der_len) {
                 ERR_clear_error();
-                return attest_fail(err, -EBADMSG, "ek_cert_malformed",
+                return attest_fail(err, -EBADMSG, AE_EK_CERT_MALFORMED,
                                    "EK certificate is not one DER X.509 certificate");
         }
         if ((x = load_store(ca, st)) <= 0)
-                return attest_fail(err, -EINVAL, "ek_ca_unreadable",
+                return attest_fail(err, -EINVAL, AE_EK_CA_UNREADABLE,
                                    "no CA certificate could be read from %s", ca);
         if (X509_STORE_CTX_init(ctx, st, cert, NULL) != 1)
                 return -ENOMEM;
@@ -106,7 +106,7 @@ int ekcert_verify(const uint8_t *der, size_t der_len, const char *ca, const uint
                 int e = X509_STORE_CTX_get_error(ctx);
 
                 ERR_clear_error();
-                return attest_fail(err, -EKEYREJECTED, "ek_cert_untrusted",
+                return attest_fail(err, -EKEYREJECTED, AE_EK_CERT_UNTRUSTED,
                                    "EK certificate does not chain to the EK CA: %s",
                                    X509_verify_cert_error_string(e));
         }
@@ -116,7 +116,7 @@ int ekcert_verify(const uint8_t *der, size_t der_len, const char *ca, const uint
         ck = X509_get0_pubkey(cert);
         if (!ck || EVP_PKEY_eq(ck, ek) != 1) {
                 ERR_clear_error();
-                return attest_fail(err, -EKEYREJECTED, "ek_cert_mismatch",
+                return attest_fail(err, -EKEYREJECTED, AE_EK_CERT_MISMATCH,
                                    "EK certificate is for another key than the EK presented");
         }
         return 0;

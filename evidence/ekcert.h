@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "util/err.h"
 
 #define EKCERT_MAX 8192
 

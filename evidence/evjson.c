@@ -4,20 +4,20 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "evjson.h"
-#include "hex.h"
-#include "jpath.h"
-#include "quote.h"
+#include "evidence/evjson.h"
+#include "util/hex.h"
+#include "evidence/jpath.h"
+#include "evidence/quote.h"
 
-#define C_JSON "evidence_json"
-#define C_TYPE "evidence_type"
-#define C_MISSING "evidence_missing_field"
-#define C_UNKNOWN "evidence_unknown_field"
-#define C_VERSION "evidence_version"
-#define C_HEX "evidence_bad_hex"
-#define C_B64 "evidence_bad_b64"
-#define C_VALUE "evidence_bad_value"
-#define C_BIG "evidence_too_big"
+#define C_JSON AE_EVIDENCE_JSON
+#define C_TYPE AE_EVIDENCE_TYPE
+#define C_MISSING AE_EVIDENCE_MISSING_FIELD
+#define C_UNKNOWN AE_EVIDENCE_UNKNOWN_FIELD
+#define C_VERSION AE_EVIDENCE_VERSION
+#define C_HEX AE_EVIDENCE_BAD_HEX
+#define C_B64 AE_EVIDENCE_BAD_B64
+#define C_VALUE AE_EVIDENCE_BAD_VALUE
+#define C_BIG AE_EVIDENCE_TOO_BIG
 
 struct evidence *evidence_free(struct evidence *ev)
 {

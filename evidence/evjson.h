@@ -22,9 +22,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "ima.h"
-#include "pcrs.h"
+#include "util/err.h"
+#include "evidence/ima.h"
+#include "evidence/pcrs.h"
 
 #define EVIDENCE_VERSION 1
 #define EVIDENCE_NONCE_MAX 64

@@ -13,10 +13,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "buf.h"
-#include "hex.h"
-#include "ima.h"
-#include "tok.h"
+#include "util/buf.h"
+#include "util/hex.h"
+#include "evidence/ima.h"
+#include "util/tok.h"
 
 static const char *const field_names[IMA_FIELD_COUNT] = {
         [IMA_FIELD_D] = "d",
@@ -115,8 +115,8 @@ static bool all_zero(const uint8_t *p, size_t n)
         return acc == 0;
 }
 
-static int fail_entry(struct attest_err *err, int e, const char *code, uint64_t idx, size_t off,
-                      const char *what)
+static int fail_entry(struct attest_err *err, int e, enum attest_code code, uint64_t idx,
+                      size_t off, const char *what)
 {
         return attest_fail(err, e, code, "entry %" PRIu64 " at byte %zu: %s", idx, off, what);
 }
@@ -170,7 +170,7 @@ static int check_violation(const struct ima_entry *e, uint64_t idx, size_t base,
                            struct attest_err *err)
 {
         if (e->violation && e->digest && !all_zero(e->digest, e->digest_len))
-                return fail_entry(err, -EBADMSG, "ima_bad_violation", idx, base,
+                return fail_entry(err, -EBADMSG, AE_IMA_BAD_VIOLATION, idx, base,
                                   "violation entry with a non-zero file digest");
         return 0;
 }
@@ -190,18 +190,18 @@ static int decode_fields(struct ima_entry *e, bool big_endian, uint64_t idx, siz
                 int x;
 
                 if (rd_bytes(&r, 20, &d) < 0)
-                        return fail_entry(err, -EBADMSG, "ima_truncated", idx, base,
+                        return fail_entry(err, -EBADMSG, AE_IMA_TRUNCATED, idx, base,
                                           "template 'ima' digest truncated");
                 x = rd_sized(&r, big_endian, IMA_LEGACY_NAME_MAX, &name, &nlen);
                 if (x == -E2BIG)
-                        return fail_entry(err, -E2BIG, "ima_name_too_long", idx,
+                        return fail_entry(err, -E2BIG, AE_IMA_NAME_TOO_LONG, idx,
                                           base + rd_offset(&r), "template 'ima' name > 255 bytes");
                 if (x < 0)
-                        return fail_entry(err, -EBADMSG, "ima_truncated", idx, base + rd_offset(&r),
-                                          "template 'ima' name truncated");
+                        return fail_entry(err, -EBADMSG, AE_IMA_TRUNCATED, idx,
+                                          base + rd_offset(&r), "template 'ima' name truncated");
                 if (memchr(name, '\0', nlen))
-                        return fail_entry(err, -EBADMSG, "ima_bad_field", idx, base + rd_offset(&r),
-                                          "NUL inside the name");
+                        return fail_entry(err, -EBADMSG, AE_IMA_BAD_FIELD, idx,
+                                          base + rd_offset(&r), "NUL inside the name");
                 e->algo = "sha1";
                 e->algo_len = 4;
                 e->digest = d;
@@ -225,7 +225,7 @@ static int decode_fields(struct ima_entry *e, bool big_endian, uint64_t idx, siz
 
                         snprintf(what, sizeof(what), "field %u (%s) truncated", i,
                                  ima_field_name(f));
-                        return fail_entry(err, -EBADMSG, "ima_truncated", idx, off, what);
+                        return fail_entry(err, -EBADMSG, AE_IMA_TRUNCATED, idx, off, what);
                 }
                 switch (f) {
                 case IMA_FIELD_D:
@@ -268,12 +268,12 @@ static int decode_fields(struct ima_entry *e, bool big_endian, uint64_t idx, siz
                         snprintf(what, sizeof(what), "field %u (%s) malformed%s", i,
                                  ima_field_name(f), x == -E2BIG ? ": name > 4096 bytes" : "");
                         return fail_entry(err, x,
-                                          x == -E2BIG ? "ima_name_too_long" : "ima_bad_field", idx,
-                                          off, what);
+                                          x == -E2BIG ? AE_IMA_NAME_TOO_LONG : AE_IMA_BAD_FIELD,
+                                          idx, off, what);
                 }
         }
         if (rd_left(&r))
-                return fail_entry(err, -EBADMSG, "ima_trailing_data", idx, base + rd_offset(&r),
+                return fail_entry(err, -EBADMSG, AE_IMA_TRAILING_DATA, idx, base + rd_offset(&r),
                                   "bytes after the last template field");
         return check_violation(e, idx, base, err);
 }
@@ -331,40 +331,40 @@ static int next_binary(struct ima_reader *rd, struct ima_entry *ret, struct atte
         if (rd_left(&r) == 0)
                 return 0;
         if (idx >= rd->o.max_entries)
-                return attest_fail(err, -E2BIG, "ima_too_many_entries",
+                return attest_fail(err, -E2BIG, AE_IMA_TOO_MANY_ENTRIES,
                                    "entry %" PRIu64 " at byte %zu: more than %" PRIu64 " entries",
                                    idx, start, rd->o.max_entries);
         if (rd_u32(&r, be, &e.pcr) < 0 || rd_bytes(&r, 20, &sha1) < 0)
-                return fail_entry(err, -EBADMSG, "ima_truncated", idx, start,
+                return fail_entry(err, -EBADMSG, AE_IMA_TRUNCATED, idx, start,
                                   "entry header truncated");
         if (e.pcr >= PCR_COUNT) {
                 char what[48];
 
                 snprintf(what, sizeof(what), "PCR index %" PRIu32 " > 23", e.pcr);
-                return fail_entry(err, -EBADMSG, "ima_bad_pcr", idx, start, what);
+                return fail_entry(err, -EBADMSG, AE_IMA_BAD_PCR, idx, start, what);
         }
         memcpy(e.sha1, sha1, 20);
         e.violation = all_zero(e.sha1, 20);
         x = rd_sized(&r, be, IMA_TMPL_NAME_MAX, &tname, &e.tmpl_name_len);
         if (x == -E2BIG)
-                return fail_entry(err, -E2BIG, "ima_bad_template", idx, rd_offset(&r),
+                return fail_entry(err, -E2BIG, AE_IMA_BAD_TEMPLATE, idx, rd_offset(&r),
                                   "template name longer than 255 bytes");
         if (x < 0)
-                return fail_entry(err, -EBADMSG, "ima_truncated", idx, rd_offset(&r),
+                return fail_entry(err, -EBADMSG, AE_IMA_TRUNCATED, idx, rd_offset(&r),
                                   "template name truncated");
         if (e.tmpl_name_len == 0)
-                return fail_entry(err, -EBADMSG, "ima_bad_template", idx, rd_offset(&r),
+                return fail_entry(err, -EBADMSG, AE_IMA_BAD_TEMPLATE, idx, rd_offset(&r),
                                   "empty template name");
         e.tmpl_name = (const char *)tname;
         if ((x = reader_tmpl(rd, tname, e.tmpl_name_len, &e.tmpl)) < 0)
-                return fail_entry(err, x, "ima_bad_template", idx, rd_offset(&r),
+                return fail_entry(err, x, AE_IMA_BAD_TEMPLATE, idx, rd_offset(&r),
                                   "template lookup failed");
         /*
          * The template hash covers the field data, not the template name: accepting unknown
          * names would let a relabelled entry replay fine while its fields go unread.
          */
         if (!e.tmpl.known && !rd->o.allow_unknown_templates)
-                return fail_entry(err, -EOPNOTSUPP, "ima_unknown_template", idx, rd_offset(&r),
+                return fail_entry(err, -EOPNOTSUPP, AE_IMA_UNKNOWN_TEMPLATE, idx, rd_offset(&r),
                                   "unknown template (fields other than d, n, d-ng, n-ng, sig, "
                                   "buf, d-modsig, modsig)");
         size_t data_off = rd_offset(&r);
@@ -375,14 +375,14 @@ static int next_binary(struct ima_reader *rd, struct ima_entry *ret, struct atte
                 uint32_t nlen;
 
                 if (rd_bytes(&peek, 20, &d) < 0)
-                        return fail_entry(err, -EBADMSG, "ima_truncated", idx, data_off,
+                        return fail_entry(err, -EBADMSG, AE_IMA_TRUNCATED, idx, data_off,
                                           "template 'ima' digest truncated");
                 x = rd_sized(&peek, be, IMA_LEGACY_NAME_MAX, &name, &nlen);
                 if (x == -E2BIG)
-                        return fail_entry(err, -E2BIG, "ima_name_too_long", idx, data_off + 20,
+                        return fail_entry(err, -E2BIG, AE_IMA_NAME_TOO_LONG, idx, data_off + 20,
                                           "template 'ima' name > 255 bytes");
                 if (x < 0)
-                        return fail_entry(err, -EBADMSG, "ima_truncated", idx, data_off + 20,
+                        return fail_entry(err, -EBADMSG, AE_IMA_TRUNCATED, idx, data_off + 20,
                                           "template 'ima' name truncated");
                 e.data_len = (uint32_t)(rd_offset(&peek) - data_off);
                 if (rd_bytes(&r, e.data_len, &e.data) < 0)
@@ -390,10 +390,10 @@ static int next_binary(struct ima_reader *rd, struct ima_entry *ret, struct atte
         } else {
                 x = rd_sized(&r, be, IMA_DATA_MAX, &e.data, &e.data_len);
                 if (x == -E2BIG)
-                        return fail_entry(err, -E2BIG, "ima_data_too_long", idx, data_off,
+                        return fail_entry(err, -E2BIG, AE_IMA_DATA_TOO_LONG, idx, data_off,
                                           "template data longer than 65536 bytes");
                 if (x < 0)
-                        return fail_entry(err, -EBADMSG, "ima_truncated", idx, data_off,
+                        return fail_entry(err, -EBADMSG, AE_IMA_TRUNCATED, idx, data_off,
                                           "template data truncated");
                 data_off += 4;
         }
@@ -449,8 +449,8 @@ void ima_reader_done(struct ima_reader *rd)
         rd->scratch = NULL;
 }
 
-static int fail_line(struct attest_err *err, int e, const char *code, uint64_t line, unsigned field,
-                     const char *what)
+static int fail_line(struct attest_err *err, int e, enum attest_code code, uint64_t line,
+                     unsigned field, const char *what)
 {
         return attest_fail(err, e, code, "line %" PRIu64 " field %u: %s", line, field, what);
 }
@@ -459,9 +459,9 @@ static int fail_line(struct attest_err *err, int e, const char *code, uint64_t l
 static int fail_put(struct attest_err *err, int x, uint64_t line, unsigned fn, const char *what)
 {
         if (x == -E2BIG)
-                return fail_line(err, -E2BIG, "ima_data_too_long", line, fn,
+                return fail_line(err, -E2BIG, AE_IMA_DATA_TOO_LONG, line, fn,
                                  "template data longer than 65536 bytes");
-        return fail_line(err, -EBADMSG, "ima_bad_field", line, fn, what);
+        return fail_line(err, -EBADMSG, AE_IMA_BAD_FIELD, line, fn, what);
 }
 
 /* A u32 length-prefixed hex field (d outside 'ima', sig, buf, modsig). */
@@ -517,7 +517,7 @@ static int fail_count(struct attest_err *err, uint64_t line, unsigned want, unsi
         char what[64];
 
         snprintf(what, sizeof(what), "template has %u fields, line has %u", want, got);
-        return fail_line(err, -EBADMSG, "ima_bad_line", line, 4 + got, what);
+        return fail_line(err, -EBADMSG, AE_IMA_BAD_LINE, line, 4 + got, what);
 }
 
 /*
@@ -541,41 +541,41 @@ static int next_ascii(struct ima_reader *rd, struct ima_entry *ret, struct attes
         if (tok_empty(&text))
                 return 0;
         if (idx >= rd->o.max_entries)
-                return attest_fail(err, -E2BIG, "ima_too_many_entries",
+                return attest_fail(err, -E2BIG, AE_IMA_TOO_MANY_ENTRIES,
                                    "line %" PRIu64 ": more than %" PRIu64 " entries", line,
                                    rd->o.max_entries);
         x = tok_line(&text, IMA_ASCII_LINE_MAX, 0, &ln);
         if (x == -E2BIG)
-                return fail_line(err, -E2BIG, "ima_line_too_long", line, 1,
+                return fail_line(err, -E2BIG, AE_IMA_LINE_TOO_LONG, line, 1,
                                  "line longer than the cap");
         if (x == -EBADMSG)
-                return fail_line(err, -EBADMSG, "ima_bad_line", line, 1, "NUL byte in line");
+                return fail_line(err, -EBADMSG, AE_IMA_BAD_LINE, line, 1, "NUL byte in line");
         if (x <= 0)
-                return fail_line(err, -EBADMSG, "ima_bad_line", line, 1, "no line");
+                return fail_line(err, -EBADMSG, AE_IMA_BAD_LINE, line, 1, "no line");
         if (tok_empty(&text) && rd->r.p[rd->r.left - 1] != '\n')
-                return fail_line(err, -EBADMSG, "ima_truncated", line, 1,
+                return fail_line(err, -EBADMSG, AE_IMA_TRUNCATED, line, 1,
                                  "last line has no newline");
 
         /* field 1: PCR */
         x = tok_u32(&ln, PCR_COUNT - 1, &e.pcr);
         if (x == -ERANGE)
-                return fail_line(err, -EBADMSG, "ima_bad_pcr", line, 1, "PCR index > 23");
+                return fail_line(err, -EBADMSG, AE_IMA_BAD_PCR, line, 1, "PCR index > 23");
         if (x < 0 || !tok_char(&ln, ' '))
-                return fail_line(err, -EBADMSG, "ima_bad_pcr", line, 1, "PCR is not a number");
+                return fail_line(err, -EBADMSG, AE_IMA_BAD_PCR, line, 1, "PCR is not a number");
         /* field 2: sha1 template hash */
         if (tok_field(&ln, ' ', 40, &v) < 0 || v.n != 40 || !ln.more ||
             hex_decode(v.p, v.n, e.sha1, sizeof(e.sha1), &n) < 0)
-                return fail_line(err, -EBADMSG, "ima_bad_hash", line, 2,
+                return fail_line(err, -EBADMSG, AE_IMA_BAD_HASH, line, 2,
                                  "template hash is not 40 hex digits");
         e.violation = all_zero(e.sha1, 20);
         /* field 3: template name */
         if (tok_field(&ln, ' ', IMA_TMPL_NAME_MAX, &v) < 0 || v.n == 0)
-                return fail_line(err, -EBADMSG, "ima_bad_template", line, 3,
+                return fail_line(err, -EBADMSG, AE_IMA_BAD_TEMPLATE, line, 3,
                                  "template name empty or too long");
         e.tmpl_name = v.p;
         e.tmpl_name_len = (uint32_t)v.n;
         if (reader_tmpl(rd, (const uint8_t *)v.p, e.tmpl_name_len, &e.tmpl) < 0 || !e.tmpl.known)
-                return fail_line(err, -EOPNOTSUPP, "ima_unknown_template", line, 3,
+                return fail_line(err, -EOPNOTSUPP, AE_IMA_UNKNOWN_TEMPLATE, line, 3,
                                  "template has fields the ascii log cannot be rebuilt from");
 
         /* cut the fields */
@@ -595,12 +595,12 @@ static int next_ascii(struct ima_reader *rd, struct ima_entry *ret, struct attes
                                 return fail_count(err, line, nf, got);
                 x = tok_rest(&ln, name_max, &f[name_field]);
                 if (x == -E2BIG)
-                        return fail_line(err, -E2BIG, "ima_name_too_long", line, 4 + name_field,
+                        return fail_line(err, -E2BIG, AE_IMA_NAME_TOO_LONG, line, 4 + name_field,
                                          "name longer than the cap");
                 if (x < 0)
                         return fail_count(err, line, nf, got);
         } else if (!tok_empty(&ln) || ln.more) {
-                return fail_line(err, -EBADMSG, "ima_bad_line", line, 4 + nf, "too many fields");
+                return fail_line(err, -EBADMSG, AE_IMA_BAD_LINE, line, 4 + nf, "too many fields");
         }
 
         /* rebuild the template data */
@@ -612,7 +612,7 @@ static int next_ascii(struct ima_reader *rd, struct ima_entry *ret, struct attes
                 case IMA_FIELD_D:
                         if (e.tmpl.legacy) {
                                 if (f[i].n != 40 || (x = wb_put_hex(&w, f[i].p, 40)) < 0)
-                                        return fail_line(err, -EBADMSG, "ima_bad_field", line, fn,
+                                        return fail_line(err, -EBADMSG, AE_IMA_BAD_FIELD, line, fn,
                                                          "d is not 40 hex digits");
                                 break;
                         }
@@ -638,7 +638,7 @@ static int next_ascii(struct ima_reader *rd, struct ima_entry *ret, struct attes
                                 return fail_put(err, x, line, fn, "name");
                         break;
                 default:
-                        return fail_line(err, -EOPNOTSUPP, "ima_unknown_template", line, fn,
+                        return fail_line(err, -EOPNOTSUPP, AE_IMA_UNKNOWN_TEMPLATE, line, fn,
                                          "field cannot be rebuilt");
                 }
         }
@@ -648,7 +648,7 @@ static int next_ascii(struct ima_reader *rd, struct ima_entry *ret, struct attes
                 char what[sizeof(err->msg)];
 
                 snprintf(what, sizeof(what), "%s", err ? err->msg : "malformed field");
-                return fail_line(err, -EBADMSG, err ? err->code : "ima_bad_field", line, 4, what);
+                return fail_line(err, -EBADMSG, err ? err->code : AE_IMA_BAD_FIELD, line, 4, what);
         }
         rd->r.p += tok_offset(&text);
         rd->r.left -= tok_offset(&text);
@@ -708,7 +708,7 @@ int ima_replay_extend(struct ima_replay *rp, const struct ima_entry *e, uint64_t
                         if ((x = ima_tmpl_hash(rp->h, BANK_SHA1, e, th)) < 0)
                                 return x;
                         if (memcmp(th, e->sha1, 20) != 0)
-                                return attest_fail(err, -EBADMSG, "ima_sha1_mismatch",
+                                return attest_fail(err, -EBADMSG, AE_IMA_SHA1_MISMATCH,
                                                    "entry %" PRIu64
                                                    ": logged sha1 template hash does not match "
                                                    "the template data",
@@ -744,17 +744,17 @@ int ima_boot_aggregate_check(struct hasher *h, const struct ima_entry *e,
         int b, x;
 
         if (!ima_entry_is_boot_aggregate(e) || !e->digest)
-                return attest_fail(err, -EINVAL, "ima_no_boot_aggregate",
+                return attest_fail(err, -EINVAL, AE_IMA_NO_BOOT_AGGREGATE,
                                    "entry is not a boot_aggregate");
         b = bank_from_name(e->algo, e->algo_len);
         if (b < 0)
-                return attest_fail(err, -EOPNOTSUPP, "ima_boot_aggregate_algo",
+                return attest_fail(err, -EOPNOTSUPP, AE_IMA_BOOT_AGGREGATE_ALGO,
                                    "boot_aggregate digest algorithm %.*s has no PCR bank",
                                    (int)e->algo_len, e->algo);
         last = b == BANK_SHA1 ? 7 : 9;
         for (unsigned i = 0; i <= last; i++)
                 if (!(pcrs->have[b] & (1u << i)))
-                        return attest_fail(err, -ENOENT, "ima_boot_aggregate_pcrs",
+                        return attest_fail(err, -ENOENT, AE_IMA_BOOT_AGGREGATE_PCRS,
                                            "boot_aggregate needs %s PCR %u", bank_name(b), i);
         if ((x = hasher_begin(h, b)) < 0)
                 return x;
@@ -767,7 +767,7 @@ int ima_boot_aggregate_check(struct hasher *h, const struct ima_entry *e,
                 return 0;
         hex_encode(e->digest, e->digest_len, got);
         hex_encode(agg, bank_size(b), want);
-        return attest_fail(err, -ESTALE, "ima_boot_aggregate_mismatch",
+        return attest_fail(err, -ESTALE, AE_IMA_BOOT_AGGREGATE_MISMATCH,
                            "boot_aggregate %s:%.16s... != H(%s PCR0-%u) %.16s...", bank_name(b),
                            got, bank_name(b), last, want);
 }

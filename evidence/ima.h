@@ -14,10 +14,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bank.h"
-#include "err.h"
-#include "pcrs.h"
-#include "rd.h"
+#include "evidence/bank.h"
+#include "util/err.h"
+#include "evidence/pcrs.h"
+#include "util/rd.h"
 
 /* Caps (DESIGN §3). */
 #define IMA_NAME_MAX 4096           /* entry (event or file) name, without the NUL */

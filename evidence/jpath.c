@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bank.h"
-#include "buf.h"
-#include "jpath.h"
+#include "evidence/bank.h"
+#include "util/buf.h"
+#include "evidence/jpath.h"
 
 static bool plain_char(unsigned char c)
 {
@@ -64,8 +64,8 @@ void jpath_index(char *out, const char *parent, size_t i)
         snprintf(out, JPATH_MAX, "%s[%zu]", parent, i);
 }
 
-int jpath_fail(struct attest_err *err, int e, const char *code, const char *path, const char *fmt,
-               ...)
+int jpath_fail(struct attest_err *err, int e, enum attest_code code, const char *path,
+               const char *fmt, ...)
 {
         char why[192];
         va_list ap;
@@ -76,7 +76,7 @@ int jpath_fail(struct attest_err *err, int e, const char *code, const char *path
         return attest_fail(err, e, code, "%s: %s", path, why);
 }
 
-int jpath_load(const char *buf, size_t len, size_t max, const char *code, json_t **ret,
+int jpath_load(const char *buf, size_t len, size_t max, enum attest_code code, json_t **ret,
                struct attest_err *err)
 {
         json_error_t je;
@@ -97,7 +97,7 @@ int jpath_load(const char *buf, size_t len, size_t max, const char *code, json_t
 }
 
 int jpath_object(const json_t *obj, const char *path, const char *const *allowed,
-                 const char *code_type, const char *code_unknown, struct attest_err *err)
+                 enum attest_code code_type, enum attest_code code_unknown, struct attest_err *err)
 {
         const char *key;
         json_t *v;

@@ -14,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "err.h"
+#include "util/err.h"
 
 #define JPATH_MAX 160
 
@@ -29,18 +29,19 @@ int jpath_pcr_index(const char *key, unsigned *ret) _wur_;
  * Parse buf (len bytes, at most max) as one JSON object: duplicate keys, NUL in strings and
  * anything but an object at the top are rejected. code is the error code for syntax errors.
  */
-int jpath_load(const char *buf, size_t len, size_t max, const char *code, json_t **ret,
+int jpath_load(const char *buf, size_t len, size_t max, enum attest_code code, json_t **ret,
                struct attest_err *err) _wur_;
 
 /* -EBADMSG with err "<code>" / "<path>: <why>". */
-int jpath_fail(struct attest_err *err, int e, const char *code, const char *path, const char *fmt,
-               ...) _printf_(5, 6);
+int jpath_fail(struct attest_err *err, int e, enum attest_code code, const char *path,
+               const char *fmt, ...) _printf_(5, 6);
 
 /*
  * Require obj (at path) to be an object with no key outside allowed (NULL terminated). Codes:
  * "<prefix>_type", "<prefix>_unknown_field"; prefix is e.g. "evidence".
  */
 int jpath_object(const json_t *obj, const char *path, const char *const *allowed,
-                 const char *code_type, const char *code_unknown, struct attest_err *err) _wur_;
+                 enum attest_code code_type, enum attest_code code_unknown, struct attest_err *err)
+        _wur_;
 
 #endif

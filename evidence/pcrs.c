@@ -2,9 +2,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "hex.h"
-#include "pcrs.h"
-#include "tok.h"
+#include "util/hex.h"
+#include "evidence/pcrs.h"
+#include "util/tok.h"
 
 static int bank_for_len(size_t n)
 {
@@ -34,7 +34,7 @@ int pcrs_parse(const char *text, size_t len, struct pcr_set *ret, struct attest_
         unsigned line = 0;
 
         if (len > PCR_FILE_MAX)
-                return attest_fail(err, -E2BIG, "pcrs_too_big", "PCR file of %zu bytes > %d", len,
+                return attest_fail(err, -E2BIG, AE_PCRS_TOO_BIG, "PCR file of %zu bytes > %d", len,
                                    PCR_FILE_MAX);
         memset(&s, 0, sizeof(s));
         while ((x = tok_line(&t, PCR_FILE_MAX, TOK_STRIP_CR, &ln)) != 0) {
@@ -46,7 +46,7 @@ int pcrs_parse(const char *text, size_t len, struct pcr_set *ret, struct attest_
 
                 line++;
                 if (x < 0)
-                        return attest_fail(err, -EBADMSG, "pcrs_bad_line", "line %u: NUL byte",
+                        return attest_fail(err, -EBADMSG, AE_PCRS_BAD_LINE, "line %u: NUL byte",
                                            line);
                 if (tok_rest(&ln, PCR_FILE_MAX, &rest) < 0)
                         continue; /* empty line */
@@ -60,7 +60,7 @@ int pcrs_parse(const char *text, size_t len, struct pcr_set *ret, struct attest_
                                 name = (struct span){rest.p, PCRS_BANK_NAME_MAX};
                         if (name.n > PCRS_BANK_NAME_MAX ||
                             (bank = bank_from_name(name.p, name.n)) < 0)
-                                return attest_fail(err, -EOPNOTSUPP, "pcrs_bad_bank",
+                                return attest_fail(err, -EOPNOTSUPP, AE_PCRS_BAD_BANK,
                                                    "line %u: unknown bank '%.*s'", line,
                                                    (int)name.n, name.p);
                         tok_skip_blank(&l);
@@ -70,7 +70,7 @@ int pcrs_parse(const char *text, size_t len, struct pcr_set *ret, struct attest_
                         }
                 }
                 if (tok_u32(&l, PCR_COUNT - 1, &idx) < 0)
-                        return attest_fail(err, -EBADMSG, "pcrs_bad_index",
+                        return attest_fail(err, -EBADMSG, AE_PCRS_BAD_INDEX,
                                            "line %u: expected a PCR index 0-23", line);
                 tok_skip_blank(&l);
                 if (tok_char(&l, ':')) /* YAML "N : 0xHEX" */
@@ -80,17 +80,17 @@ int pcrs_parse(const char *text, size_t len, struct pcr_set *ret, struct attest_
                         l = before_0x;
                 if (tok_rest(&l, 2 * BANK_DIGEST_MAX + 1, &hex) < 0 ||
                     hex_decode(hex.p, hex.n, buf, sizeof(buf), &n) < 0)
-                        return attest_fail(err, -EBADMSG, "pcrs_bad_value",
+                        return attest_fail(err, -EBADMSG, AE_PCRS_BAD_VALUE,
                                            "line %u: PCR %u value is not a digest in hex", line,
                                            idx);
                 if (bank < 0)
                         bank = yaml_bank >= 0 ? yaml_bank : bank_for_len(n);
                 if (bank < 0 || bank_size(bank) != n)
-                        return attest_fail(err, -EBADMSG, "pcrs_bad_value",
+                        return attest_fail(err, -EBADMSG, AE_PCRS_BAD_VALUE,
                                            "line %u: PCR %u value of %zu bytes fits no bank", line,
                                            idx, n);
                 if (s.have[bank] & (1u << idx))
-                        return attest_fail(err, -EBADMSG, "pcrs_duplicate",
+                        return attest_fail(err, -EBADMSG, AE_PCRS_DUPLICATE,
                                            "line %u: PCR %u of %s given twice", line, idx,
                                            bank_name(bank));
                 s.have[bank] |= 1u << idx;

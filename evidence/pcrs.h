@@ -6,8 +6,8 @@
 
 #include <stdint.h>
 
-#include "bank.h"
-#include "err.h"
+#include "evidence/bank.h"
+#include "util/err.h"
 
 struct pcr_set {
         uint32_t have[BANK_COUNT]; /* bit i set: v[b][i] holds PCR i of bank b */

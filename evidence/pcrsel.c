@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pcrsel.h"
-#include "tok.h"
+#include "evidence/pcrsel.h"
+#include "util/tok.h"
 
 /* longest bank name looked at ("sha256" is 6) */
 #define PCR_SEL_BANK_MAX 16

@@ -13,8 +13,8 @@
 
 #include <tss2/tss2_tpm2_types.h>
 
-#include "bank.h"
-#include "pcrs.h"
+#include "evidence/bank.h"
+#include "evidence/pcrs.h"
 
 struct pcr_sel {
         uint32_t mask[BANK_COUNT]; /* bit i set: PCR i of the bank is selected (i < PCR_COUNT) */

@@ -16,8 +16,8 @@
 #include <tss2/tss2_mu.h>
 #include <tss2/tss2_rc.h>
 
-#include "quote.h"
-#include "tpmkey.h"
+#include "evidence/quote.h"
+#include "evidence/tpmkey.h"
 
 DEFINE_CLEANUP_FUNC(EVP_PKEY_CTX *, EVP_PKEY_CTX_free)
 DEFINE_CLEANUP_FUNC(EVP_MD_CTX *, EVP_MD_CTX_free)
@@ -46,7 +46,7 @@ static int ossl_fail(struct attest_err *err, const char *what)
         if (e)
                 ERR_error_string_n(e, buf, sizeof(buf));
         ERR_clear_error();
-        return attest_fail(err, -EIO, "quote_internal", "OpenSSL %s failed: %s", what,
+        return attest_fail(err, -EIO, AE_QUOTE_INTERNAL, "OpenSSL %s failed: %s", what,
                            *buf ? buf : "no error queued");
 }
 
@@ -120,18 +120,18 @@ static int ak_rsa_check(const TPMT_PUBLIC *p, struct attest_err *err)
         uint16_t scheme = d->scheme.scheme;
 
         if (scheme != TPM2_ALG_RSASSA && scheme != TPM2_ALG_RSAPSS && scheme != TPM2_ALG_NULL)
-                return attest_fail(err, -EOPNOTSUPP, "quote_ak_alg",
+                return attest_fail(err, -EOPNOTSUPP, AE_QUOTE_AK_ALG,
                                    "RSA AK scheme %s (0x%04x): expected rsassa or rsapss",
                                    alg_name(scheme), scheme);
         if (d->keyBits < 2048 || d->keyBits > 4096 || d->keyBits % 8)
-                return attest_fail(err, -EKEYREJECTED, "quote_ak_weak",
+                return attest_fail(err, -EKEYREJECTED, AE_QUOTE_AK_WEAK,
                                    "RSA AK of %u bits: expected 2048 to 4096", d->keyBits);
         if ((unsigned)p->unique.rsa.size * 8 != d->keyBits)
-                return attest_fail(err, -EBADMSG, "quote_ak_key",
+                return attest_fail(err, -EBADMSG, AE_QUOTE_AK_KEY,
                                    "RSA modulus of %u bytes, keyBits %u says %u",
                                    p->unique.rsa.size, d->keyBits, d->keyBits / 8u);
         if (!(p->unique.rsa.buffer[0] & 0x80))
-                return attest_fail(err, -EBADMSG, "quote_ak_key",
+                return attest_fail(err, -EBADMSG, AE_QUOTE_AK_KEY,
                                    "RSA modulus is shorter than keyBits %u", d->keyBits);
         return 0;
 }
@@ -142,7 +142,7 @@ static int ak_ecc_check(const TPMT_PUBLIC *p, struct attest_err *err)
         size_t fs;
 
         if (d->scheme.scheme != TPM2_ALG_ECDSA && d->scheme.scheme != TPM2_ALG_NULL)
-                return attest_fail(err, -EOPNOTSUPP, "quote_ak_alg",
+                return attest_fail(err, -EOPNOTSUPP, AE_QUOTE_AK_ALG,
                                    "ECC AK scheme %s (0x%04x): expected ecdsa",
                                    alg_name(d->scheme.scheme), d->scheme.scheme);
         switch (d->curveID) {
@@ -153,13 +153,13 @@ static int ak_ecc_check(const TPMT_PUBLIC *p, struct attest_err *err)
                 fs = 48;
                 break;
         default:
-                return attest_fail(err, -EOPNOTSUPP, "quote_ak_curve",
+                return attest_fail(err, -EOPNOTSUPP, AE_QUOTE_AK_CURVE,
                                    "ECC AK curve 0x%04x: expected NIST P-256 (0x0003) or P-384 "
                                    "(0x0004)",
                                    d->curveID);
         }
         if (p->unique.ecc.x.size != fs || p->unique.ecc.y.size != fs)
-                return attest_fail(err, -EBADMSG, "quote_ak_key",
+                return attest_fail(err, -EBADMSG, AE_QUOTE_AK_KEY,
                                    "ECC point coordinates of %u and %u bytes, the curve's are %zu",
                                    p->unique.ecc.x.size, p->unique.ecc.y.size, fs);
         return 0;
@@ -177,8 +177,8 @@ static int ak_pkey(const TPMT_PUBLIC *p, EVP_PKEY **ret, struct attest_err *err)
         if ((e = tpmkey_pkey(p, &pkey, NULL)) < 0) {
                 ERR_clear_error();
                 if (e == -ENOMEM)
-                        return attest_fail(err, e, "quote_internal", "out of memory");
-                return attest_fail(err, -EBADMSG, "quote_ak_key",
+                        return attest_fail(err, e, AE_QUOTE_INTERNAL, "out of memory");
+                return attest_fail(err, -EBADMSG, AE_QUOTE_AK_KEY,
                                    "AK public key (%s) rejected by OpenSSL", alg_name(p->type));
         }
         if (p->type == TPM2_ALG_ECC) {
@@ -187,7 +187,7 @@ static int ak_pkey(const TPMT_PUBLIC *p, EVP_PKEY **ret, struct attest_err *err)
                         return ossl_fail(err, "EC key check");
                 if (EVP_PKEY_public_check(check) != 1) {
                         ERR_clear_error();
-                        return attest_fail(err, -EBADMSG, "quote_ak_key",
+                        return attest_fail(err, -EBADMSG, AE_QUOTE_AK_KEY,
                                            "ECC public point is not a valid key on its curve");
                 }
         }
@@ -207,39 +207,39 @@ int quote_ak_parse(const uint8_t *tpm2b_public, size_t len, struct quote_ak **re
         int b, e;
 
         if (!tpm2b_public || !ret)
-                return attest_fail(err, -EINVAL, "quote_invalid_argument", "no AK given");
+                return attest_fail(err, -EINVAL, AE_QUOTE_INVALID_ARGUMENT, "no AK given");
         if (len > QUOTE_AK_MAX)
-                return attest_fail(err, -E2BIG, "quote_ak_too_big", "AK public of %zu bytes > %d",
+                return attest_fail(err, -E2BIG, AE_QUOTE_AK_TOO_BIG, "AK public of %zu bytes > %d",
                                    len, QUOTE_AK_MAX);
         memset(&pub, 0, sizeof(pub));
         rc = Tss2_MU_TPM2B_PUBLIC_Unmarshal(tpm2b_public, len, &off, &pub);
         if (rc != TSS2_RC_SUCCESS)
-                return attest_fail(err, -EBADMSG, "quote_ak_malformed",
+                return attest_fail(err, -EBADMSG, AE_QUOTE_AK_MALFORMED,
                                    "AK public (%zu bytes) does not decode as TPM2B_PUBLIC "
                                    "(%s)",
                                    len, Tss2_RC_Decode(rc));
         if (off != len)
-                return attest_fail(err, -EBADMSG, "quote_ak_trailing",
+                return attest_fail(err, -EBADMSG, AE_QUOTE_AK_TRAILING,
                                    "AK public: %zu bytes after the TPM2B_PUBLIC of %zu", len - off,
                                    off);
         /* The name hashes the canonical TPMT_PUBLIC; accept only bytes that are exactly that. */
         if (Tss2_MU_TPM2B_PUBLIC_Marshal(&pub, again, sizeof(again), &n) != TSS2_RC_SUCCESS ||
             n != len || memcmp(again, tpm2b_public, len) != 0)
-                return attest_fail(err, -EBADMSG, "quote_ak_malformed",
+                return attest_fail(err, -EBADMSG, AE_QUOTE_AK_MALFORMED,
                                    "AK public is not a canonical TPM2B_PUBLIC encoding");
         if (pub.publicArea.type != TPM2_ALG_RSA && pub.publicArea.type != TPM2_ALG_ECC)
-                return attest_fail(err, -EOPNOTSUPP, "quote_ak_alg",
+                return attest_fail(err, -EOPNOTSUPP, AE_QUOTE_AK_ALG,
                                    "AK type %s (0x%04x): expected rsa or ecc",
                                    alg_name(pub.publicArea.type), pub.publicArea.type);
         b = bank_from_tpm_alg(pub.publicArea.nameAlg);
         if (b < 0)
-                return attest_fail(err, -EOPNOTSUPP, "quote_ak_name_alg",
+                return attest_fail(err, -EOPNOTSUPP, AE_QUOTE_AK_NAME_ALG,
                                    "AK nameAlg 0x%04x: expected sha1/sha256/sha384/sha512",
                                    pub.publicArea.nameAlg);
         TPMA_OBJECT a = pub.publicArea.objectAttributes;
         if ((a & AK_ATTRS_SET) != AK_ATTRS_SET || (a & AK_ATTRS_CLEAR)) {
                 attrs_describe(a, why, sizeof(why));
-                return attest_fail(err, -EKEYREJECTED, "quote_ak_attributes",
+                return attest_fail(err, -EKEYREJECTED, AE_QUOTE_AK_ATTRIBUTES,
                                    "AK objectAttributes 0x%08x, expected fixedTPM|fixedParent|"
                                    "sensitiveDataOrigin|restricted|sign and no decrypt: %s",
                                    a, why);
@@ -247,7 +247,7 @@ int quote_ak_parse(const uint8_t *tpm2b_public, size_t len, struct quote_ak **re
 
         ak = calloc(1, sizeof(*ak));
         if (!ak)
-                return attest_fail(err, -ENOMEM, "quote_internal", "out of memory");
+                return attest_fail(err, -ENOMEM, AE_QUOTE_INTERNAL, "out of memory");
         ak->pub = pub.publicArea;
         if ((e = ak_pkey(&ak->pub, &ak->pkey, err)) < 0)
                 return e;
@@ -298,7 +298,7 @@ static int sig_scheme(const struct quote_ak *ak, const TPMT_SIGNATURE *s, struct
         case TPM2_ALG_RSASSA:
         case TPM2_ALG_RSAPSS:
                 if (ak->pub.type != TPM2_ALG_RSA)
-                        return attest_fail(err, -EKEYREJECTED, "quote_sig_scheme",
+                        return attest_fail(err, -EKEYREJECTED, AE_QUOTE_SIG_SCHEME,
                                            "signature scheme %s with an %s AK", alg_name(s->sigAlg),
                                            alg_name(ak->pub.type));
                 hash = s->signature.rsassa.hash; /* rsapss has the same layout */
@@ -308,7 +308,7 @@ static int sig_scheme(const struct quote_ak *ak, const TPMT_SIGNATURE *s, struct
                 break;
         case TPM2_ALG_ECDSA:
                 if (ak->pub.type != TPM2_ALG_ECC)
-                        return attest_fail(err, -EKEYREJECTED, "quote_sig_scheme",
+                        return attest_fail(err, -EKEYREJECTED, AE_QUOTE_SIG_SCHEME,
                                            "signature scheme ecdsa with an %s AK",
                                            alg_name(ak->pub.type));
                 hash = s->signature.ecdsa.hash;
@@ -317,18 +317,18 @@ static int sig_scheme(const struct quote_ak *ak, const TPMT_SIGNATURE *s, struct
                         key_hash = ak->pub.parameters.eccDetail.scheme.details.anySig.hashAlg;
                 break;
         default:
-                return attest_fail(err, -EOPNOTSUPP, "quote_sig_alg",
+                return attest_fail(err, -EOPNOTSUPP, AE_QUOTE_SIG_ALG,
                                    "signature algorithm %s (0x%04x): expected rsassa, rsapss or "
                                    "ecdsa",
                                    alg_name(s->sigAlg), s->sigAlg);
         }
         if (key_scheme != TPM2_ALG_NULL && (key_scheme != s->sigAlg || key_hash != hash))
-                return attest_fail(err, -EKEYREJECTED, "quote_sig_scheme",
+                return attest_fail(err, -EKEYREJECTED, AE_QUOTE_SIG_SCHEME,
                                    "signature scheme %s-%s, the AK's is %s-%s", alg_name(s->sigAlg),
                                    alg_name(hash), alg_name(key_scheme), alg_name(key_hash));
         b = bank_from_tpm_alg(hash);
         if (b < 0 || b == BANK_SHA1)
-                return attest_fail(err, -EOPNOTSUPP, "quote_sig_alg",
+                return attest_fail(err, -EOPNOTSUPP, AE_QUOTE_SIG_ALG,
                                    "signature hash %s (0x%04x): expected sha256, sha384 or sha512",
                                    alg_name(hash), hash);
         return b;
@@ -346,7 +346,7 @@ static int sig_check(const struct quote_ak *ak, const TPMT_SIGNATURE *s, enum ba
         int r;
 
         if (!ctx)
-                return attest_fail(err, -ENOMEM, "quote_internal", "out of memory");
+                return attest_fail(err, -ENOMEM, AE_QUOTE_INTERNAL, "out of memory");
         if (EVP_DigestVerifyInit(ctx, &pctx, ak->md[b], NULL, ak->pkey) != 1)
                 return ossl_fail(err, "verify init");
         switch (s->sigAlg) {
@@ -380,7 +380,7 @@ static int sig_check(const struct quote_ak *ak, const TPMT_SIGNATURE *s, enum ba
                 }
                 dl = i2d_ECDSA_SIG(es, NULL);
                 if (dl <= 0 || (size_t)dl > sizeof(der) || i2d_ECDSA_SIG(es, &p) != dl)
-                        return attest_fail(err, -EKEYREJECTED, "quote_signature",
+                        return attest_fail(err, -EKEYREJECTED, AE_QUOTE_SIGNATURE,
                                            "ECDSA r (%u bytes) / s (%u bytes) do not fit the key",
                                            s->signature.ecdsa.signatureR.size,
                                            s->signature.ecdsa.signatureS.size);
@@ -392,7 +392,7 @@ static int sig_check(const struct quote_ak *ak, const TPMT_SIGNATURE *s, enum ba
         r = EVP_DigestVerify(ctx, sb, sl, msg, len);
         if (r != 1) {
                 ERR_clear_error();
-                return attest_fail(err, -EKEYREJECTED, "quote_signature",
+                return attest_fail(err, -EKEYREJECTED, AE_QUOTE_SIGNATURE,
                                    "%s-%s signature (%zu bytes) over the %zu attest bytes does "
                                    "not verify with the AK",
                                    alg_name(s->sigAlg), bank_name(b), sl, len);
@@ -450,13 +450,13 @@ int quote_verify(const struct quote_ak *ak, const uint8_t *attest, size_t attest
         int h, e;
 
         if (!ak || !attest || !sig || (!nonce && nonce_len) || !pcrs)
-                return attest_fail(err, -EINVAL, "quote_invalid_argument",
+                return attest_fail(err, -EINVAL, AE_QUOTE_INVALID_ARGUMENT,
                                    "quote_verify needs an AK, attest, signature and PCR values");
         if (attest_len > QUOTE_ATTEST_MAX)
-                return attest_fail(err, -E2BIG, "quote_attest_too_big", "attest of %zu bytes > %d",
+                return attest_fail(err, -E2BIG, AE_QUOTE_ATTEST_TOO_BIG, "attest of %zu bytes > %d",
                                    attest_len, QUOTE_ATTEST_MAX);
         if (sig_len > QUOTE_SIG_MAX)
-                return attest_fail(err, -E2BIG, "quote_sig_too_big", "signature of %zu bytes > %d",
+                return attest_fail(err, -E2BIG, AE_QUOTE_SIG_TOO_BIG, "signature of %zu bytes > %d",
                                    sig_len, QUOTE_SIG_MAX);
         /* A TPM2B_ATTEST: u16 size == the rest, then the TPMS_ATTEST (starting with its magic). */
         if (attest_len >= 6 && ((size_t)attest[0] << 8 | attest[1]) == attest_len - 2 &&
@@ -467,23 +467,23 @@ int quote_verify(const struct quote_ak *ak, const uint8_t *attest, size_t attest
         memset(&a, 0, sizeof(a));
         rc = Tss2_MU_TPMS_ATTEST_Unmarshal(attest, attest_len, &off, &a);
         if (rc != TSS2_RC_SUCCESS)
-                return attest_fail(err, -EBADMSG, "quote_attest_malformed",
+                return attest_fail(err, -EBADMSG, AE_QUOTE_ATTEST_MALFORMED,
                                    "attest (%zu bytes) does not decode as TPMS_ATTEST (%s)",
                                    attest_len, Tss2_RC_Decode(rc));
         if (off != attest_len)
-                return attest_fail(err, -EBADMSG, "quote_attest_trailing",
+                return attest_fail(err, -EBADMSG, AE_QUOTE_ATTEST_TRAILING,
                                    "attest: %zu bytes after the TPMS_ATTEST of %zu",
                                    attest_len - off, off);
         off = 0;
         memset(&s, 0, sizeof(s));
         rc = Tss2_MU_TPMT_SIGNATURE_Unmarshal(sig, sig_len, &off, &s);
         if (rc != TSS2_RC_SUCCESS)
-                return attest_fail(err, -EBADMSG, "quote_sig_malformed",
+                return attest_fail(err, -EBADMSG, AE_QUOTE_SIG_MALFORMED,
                                    "signature (%zu bytes) does not decode as TPMT_SIGNATURE "
                                    "(%s)",
                                    sig_len, Tss2_RC_Decode(rc));
         if (off != sig_len)
-                return attest_fail(err, -EBADMSG, "quote_sig_trailing",
+                return attest_fail(err, -EBADMSG, AE_QUOTE_SIG_TRAILING,
                                    "signature: %zu bytes after the TPMT_SIGNATURE of %zu",
                                    sig_len - off, off);
 
@@ -493,11 +493,11 @@ int quote_verify(const struct quote_ak *ak, const uint8_t *attest, size_t attest
         if ((e = sig_check(ak, &s, h, attest, attest_len, err)) < 0)
                 return e;
         if (a.magic != TPM2_GENERATED_VALUE)
-                return attest_fail(err, -EKEYREJECTED, "quote_magic",
+                return attest_fail(err, -EKEYREJECTED, AE_QUOTE_MAGIC,
                                    "attest magic 0x%08x, expected TPM_GENERATED_VALUE 0x%08x",
                                    a.magic, TPM2_GENERATED_VALUE);
         if (a.type != TPM2_ST_ATTEST_QUOTE)
-                return attest_fail(err, -EKEYREJECTED, "quote_type",
+                return attest_fail(err, -EKEYREJECTED, AE_QUOTE_TYPE,
                                    "attest type 0x%04x, expected TPM_ST_ATTEST_QUOTE 0x%04x",
                                    a.type, TPM2_ST_ATTEST_QUOTE);
         if (a.extraData.size != nonce_len ||
@@ -506,7 +506,7 @@ int quote_verify(const struct quote_ak *ak, const uint8_t *attest, size_t attest
                 hex_short(nonce, nonce_len > 4 ? 4 : nonce_len, t1, sizeof(t1));
                 hex_short(a.extraData.buffer, a.extraData.size > 4 ? 4 : a.extraData.size, t2,
                           sizeof(t2));
-                return attest_fail(err, -ESTALE, "quote_nonce",
+                return attest_fail(err, -ESTALE, AE_QUOTE_NONCE,
                                    "extraData of %u bytes (%s...) is not the nonce of %zu bytes "
                                    "(%s...)",
                                    a.extraData.size, t2, nonce_len, t1);
@@ -516,25 +516,25 @@ int quote_verify(const struct quote_ak *ak, const uint8_t *attest, size_t attest
         e = pcr_sel_from_tpml(l, &got);
         if (e == -EOPNOTSUPP)
                 return attest_fail(
-                        err, e, "quote_pcr_bank",
+                        err, e, AE_QUOTE_PCR_BANK,
                         "quoted PCR selection names a hash the verifier has no bank for");
         if (e < 0)
-                return attest_fail(err, e, "quote_pcr_selection_malformed",
+                return attest_fail(err, e, AE_QUOTE_PCR_SELECTION_MALFORMED,
                                    "quoted PCR selection selects PCR >= %d or names a bank twice",
                                    PCR_COUNT);
         if (expected && !pcr_sel_equal(expected, &got)) {
                 if (pcr_sel_format(expected, t1, sizeof(t1)) < 0 ||
                     pcr_sel_format(&got, t2, sizeof(t2)) < 0)
-                        return attest_fail(err, -EKEYREJECTED, "quote_pcr_selection",
+                        return attest_fail(err, -EKEYREJECTED, AE_QUOTE_PCR_SELECTION,
                                            "quoted PCR selection differs from the requested one");
-                return attest_fail(err, -EKEYREJECTED, "quote_pcr_selection",
+                return attest_fail(err, -EKEYREJECTED, AE_QUOTE_PCR_SELECTION,
                                    "quoted PCR selection '%s', expected '%s'", t2, t1);
         }
         for (int b = 0; b < BANK_COUNT; b++) {
                 uint32_t miss = got.mask[b] & ~pcrs->have[b];
 
                 if (miss)
-                        return attest_fail(err, -EBADMSG, "quote_pcr_missing",
+                        return attest_fail(err, -EBADMSG, AE_QUOTE_PCR_MISSING,
                                            "no value for quoted PCR %d of %s", __builtin_ctz(miss),
                                            bank_name(b));
         }
@@ -545,7 +545,7 @@ int quote_verify(const struct quote_ak *ak, const uint8_t *attest, size_t attest
                 hex_short(dig, bank_size(h), t1, 24);
                 hex_short(a.attested.quote.pcrDigest.buffer, a.attested.quote.pcrDigest.size, t2,
                           24);
-                return attest_fail(err, -EKEYREJECTED, "quote_pcr_digest",
+                return attest_fail(err, -EKEYREJECTED, AE_QUOTE_PCR_DIGEST,
                                    "pcrDigest %s (%u bytes) != %s of the PCR values %s", t2,
                                    a.attested.quote.pcrDigest.size, bank_name(h), t1);
         }

@@ -25,9 +25,9 @@
 
 #include <openssl/evp.h>
 
-#include "err.h"
-#include "pcrs.h"
-#include "pcrsel.h"
+#include "util/err.h"
+#include "evidence/pcrs.h"
+#include "evidence/pcrsel.h"
 
 /* Caps on the untrusted blobs (the TPM structures are far smaller). */
 #define QUOTE_AK_MAX 1024

@@ -6,7 +6,7 @@
 #include <openssl/param_build.h>
 #include <tss2/tss2_mu.h>
 
-#include "tpmkey.h"
+#include "evidence/tpmkey.h"
 
 DEFINE_CLEANUP_FUNC(EVP_PKEY_CTX *, EVP_PKEY_CTX_free)
 DEFINE_CLEANUP_FUNC(OSSL_PARAM_BLD *, OSSL_PARAM_BLD_free)
@@ -95,10 +95,10 @@ int tpmkey_pkey(const TPMT_PUBLIC *p, EVP_PKEY **ret, struct attest_err *err)
                 x = -EOPNOTSUPP;
         }
         if (x == -EOPNOTSUPP)
-                return attest_fail(err, x, "key_unsupported",
+                return attest_fail(err, x, AE_KEY_UNSUPPORTED,
                                    "key type 0x%04x or curve unsupported", p->type);
         if (x < 0)
-                return attest_fail(err, x, "key_invalid", "public key rejected by OpenSSL");
+                return attest_fail(err, x, AE_KEY_INVALID, "public key rejected by OpenSSL");
         return 0;
 }
 
@@ -108,13 +108,13 @@ int tpmkey_unmarshal(const uint8_t *buf, size_t len, TPM2B_PUBLIC *ret, struct a
         size_t off = 0;
 
         if (Tss2_MU_TPM2B_PUBLIC_Unmarshal(buf, len, &off, &pub) != TSS2_RC_SUCCESS)
-                return attest_fail(err, -EBADMSG, "key_malformed", "not a TPM2B_PUBLIC");
+                return attest_fail(err, -EBADMSG, AE_KEY_MALFORMED, "not a TPM2B_PUBLIC");
         if (off != len)
-                return attest_fail(err, -EBADMSG, "key_malformed",
+                return attest_fail(err, -EBADMSG, AE_KEY_MALFORMED,
                                    "%zu bytes after the TPM2B_PUBLIC", len - off);
         /* tss2-mu does not hold the size field to the public area it read */
         if (len < 2 || (size_t)(buf[0] << 8 | buf[1]) != len - 2)
-                return attest_fail(err, -EBADMSG, "key_malformed",
+                return attest_fail(err, -EBADMSG, AE_KEY_MALFORMED,
                                    "TPM2B_PUBLIC size field disagrees with its content");
         *ret = pub;
         return 0;

@@ -6,7 +6,7 @@
 #include <openssl/evp.h>
 #include <tss2/tss2_tpm2_types.h>
 
-#include "err.h"
+#include "util/err.h"
 
 DEFINE_CLEANUP_FUNC(EVP_PKEY *, EVP_PKEY_free)
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "policy-internal.h"
+#include "policy/policy-internal.h"
 
 enum result {
         R_PASS,

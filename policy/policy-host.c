@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "policy-internal.h"
+#include "policy/policy-internal.h"
 
 static bool never_permissive_holds(const struct cdata_claims *c)
 {

@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 #define WORD_MAX 32
 #define GLOB_MAX 128

@@ -5,18 +5,18 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hex.h"
-#include "jpath.h"
-#include "policy-internal.h"
+#include "util/hex.h"
+#include "evidence/jpath.h"
+#include "policy/policy-internal.h"
 
-#define C_JSON "policy_json"
-#define C_TYPE "policy_type"
-#define C_UNKNOWN "policy_unknown_field"
-#define C_MISSING "policy_missing_field"
-#define C_VALUE "policy_bad_value"
-#define C_HEX "policy_bad_hex"
-#define C_GLOB "policy_bad_glob"
-#define C_EMPTY "policy_empty_section"
+#define C_JSON AE_POLICY_JSON
+#define C_TYPE AE_POLICY_TYPE
+#define C_UNKNOWN AE_POLICY_UNKNOWN_FIELD
+#define C_MISSING AE_POLICY_MISSING_FIELD
+#define C_VALUE AE_POLICY_BAD_VALUE
+#define C_HEX AE_POLICY_BAD_HEX
+#define C_GLOB AE_POLICY_BAD_GLOB
+#define C_EMPTY AE_POLICY_EMPTY_SECTION
 
 struct policy *policy_free(struct policy *p)
 {
@@ -296,7 +296,7 @@ int policy_parse(const char *json, size_t len, struct policy **ret, struct attes
         int x;
 
         if (len > POLICY_JSON_MAX)
-                return attest_fail(err, -E2BIG, "policy_too_big", "$: document of %zu bytes > %u",
+                return attest_fail(err, -E2BIG, AE_POLICY_TOO_BIG, "$: document of %zu bytes > %u",
                                    len, POLICY_JSON_MAX);
         if ((x = jpath_load(json, len, POLICY_JSON_MAX, C_JSON, &j, err)) < 0)
                 return x;

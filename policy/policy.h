@@ -23,9 +23,9 @@
 
 #include <jansson.h>
 
-#include "err.h"
-#include "evjson.h"
-#include "verify.h"
+#include "util/err.h"
+#include "evidence/evjson.h"
+#include "verify/verify.h"
 
 #define POLICY_JSON_MAX (64u * 1024) /* DESIGN §5: non-evidence bodies */
 #define POLICY_NAME_MAX 64

@@ -34,9 +34,9 @@
 #include <openssl/sha.h>
 #include <tss2/tss2_mu.h>
 
-#include "evjson.h"
-#include "hex.h"
-#include "imagen.h"
+#include "evidence/evjson.h"
+#include "util/hex.h"
+#include "tests/lib/imagen.h"
 
 struct opts {
         const char *url, *ca, *token;

@@ -28,8 +28,8 @@
 
 #include <openssl/evp.h>
 
-#include "hex.h"
-#include "imagen.h"
+#include "util/hex.h"
+#include "tests/lib/imagen.h"
 
 extern char **environ;
 
@@ -139,7 +139,8 @@ static int replay_once(struct hasher *h, const void *log, size_t len, enum ima_f
         ima_reader_done(&rd);
         *ret_secs = now() - t0;
         if (x < 0)
-                fprintf(stderr, "bench-ima: replay failed: %s: %s\n", err.code, err.msg);
+                fprintf(stderr, "bench-ima: replay failed: %s: %s\n", attest_code_name(err.code),
+                        err.msg);
         return x;
 }
 

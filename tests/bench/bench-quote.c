@@ -11,9 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "hex.h"
-#include "pcrs.h"
-#include "quote.h"
+#include "util/hex.h"
+#include "evidence/pcrs.h"
+#include "evidence/quote.h"
 
 static int slurp(const char *dir, const char *kind, const char *name, uint8_t *buf, size_t max,
                  size_t *ret_len)
@@ -79,7 +79,7 @@ int main(int argc, char **argv)
             quote_verify(ak, attest, attest_len, sig, sig_len, nonce, nonce_len, NULL, &pcrs, NULL,
                          &err) < 0) {
                 fprintf(stderr, "bench-quote: fixture does not verify: %s: %s\n",
-                        err.code ? err.code : "-", err.msg);
+                        attest_code_name(err.code), err.msg);
                 quote_ak_free(ak);
                 return 1;
         }

@@ -10,8 +10,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "config.h"
-#include "fuzz.h"
+#include "agent/config.h"
+#include "tests/fuzz/fuzz.h"
 
 static void check_str(const struct agent_config *c, enum agent_config_key k, const char *s)
 {
@@ -58,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         x = agent_config_parse((const char *)data, size, "fuzz", &c, &err);
         if (x < 0) {
                 FUZZ_CHECK(x == -EINVAL);
-                FUZZ_CHECK(err.code != NULL);
+                FUZZ_CHECK(err.code != AE_NONE);
                 FUZZ_CHECK(memchr(err.msg, '\0', sizeof(err.msg)) != NULL);
                 FUZZ_CHECK(memcmp(&c, &before, sizeof(c)) == 0);
                 return 0;

@@ -7,8 +7,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "config.h"
-#include "fuzz.h"
+#include "daemon/config.h"
+#include "tests/fuzz/fuzz.h"
 
 static void check_str(const char *s)
 {
@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         x = config_parse((const char *)data, size, "fuzz", &c, &err);
         if (x < 0) {
                 FUZZ_CHECK(x == -EINVAL);
-                FUZZ_CHECK(err.code != NULL);
+                FUZZ_CHECK(err.code != AE_NONE);
                 FUZZ_CHECK(memchr(err.msg, '\0', sizeof(err.msg)) != NULL);
                 return 0;
         }

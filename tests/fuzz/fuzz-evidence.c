@@ -5,9 +5,9 @@
  */
 #include <string.h>
 
-#include "evjson.h"
-#include "fuzz.h"
-#include "quote.h"
+#include "evidence/evjson.h"
+#include "tests/fuzz/fuzz.h"
+#include "evidence/quote.h"
 
 #define FUZZ_IMA_MAX (1u << 20)
 
@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         x = evidence_from_json((const char *)data, size, FUZZ_IMA_MAX, &ev, &err);
         if (x < 0) {
                 FUZZ_CHECK(ev == NULL);
-                FUZZ_CHECK(err.code != NULL);
+                FUZZ_CHECK(err.code != AE_NONE);
                 FUZZ_CHECK(memchr(err.msg, '\0', sizeof(err.msg)) != NULL);
                 return 0;
         }

@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "facts.h"
-#include "fuzz.h"
+#include "agent/facts.h"
+#include "tests/fuzz/fuzz.h"
 
 static void check_printable(const char *s, size_t size)
 {

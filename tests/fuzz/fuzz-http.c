@@ -20,8 +20,8 @@
 
 #include <openssl/sha.h>
 
-#include "api.h"
-#include "fuzz.h"
+#include "daemon/api.h"
+#include "tests/fuzz/fuzz.h"
 
 static const char *const methods[] = {"GET", "POST", "PUT", "DELETE", "PATCH"};
 static const char *const auths[] = {

@@ -4,7 +4,7 @@
  * orders; every entry replayed into every bank (the sha1 bank checks the logged template hash
  * against the rebuilt data) and fed to the critical-data claims (fuzz-ima.h).
  */
-#include "fuzz-ima.h"
+#include "tests/fuzz/fuzz-ima.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,7 +4,7 @@
  * format auto-detection with a small entry cap; every entry replayed into every bank and fed to
  * the critical-data claims (fuzz-ima.h).
  */
-#include "fuzz-ima.h"
+#include "tests/fuzz/fuzz-ima.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

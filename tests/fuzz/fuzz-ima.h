@@ -11,9 +11,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "cdata.h"
-#include "fuzz.h"
-#include "ima.h"
+#include "evidence/cdata.h"
+#include "tests/fuzz/fuzz.h"
+#include "evidence/ima.h"
 
 /* Fetching the digests costs more than a small input; one hasher serves the whole run. */
 static struct hasher *fuzz_hasher(void)
@@ -115,13 +115,13 @@ static void fuzz_ima_log(struct ima_reader *rd, const uint8_t *in, size_t len)
                 if (x <= 0) {
                         FUZZ_CHECK(memcmp(&before.r, &rd->r, sizeof(rd->r)) == 0);
                         FUZZ_CHECK(before.idx == rd->idx && before.line == rd->line);
-                        FUZZ_CHECK(x == 0 || err.code != NULL);
+                        FUZZ_CHECK(x == 0 || err.code != AE_NONE);
                         break;
                 }
                 FUZZ_CHECK(x == 1 && rd->idx == idx + 1);
                 fuzz_check_entry(&e, in, len, rd->format == IMA_FORMAT_BINARY);
                 if (all_ok && ima_replay_extend(&all, &e, idx, &err) < 0) {
-                        FUZZ_CHECK(err.code != NULL);
+                        FUZZ_CHECK(err.code != AE_NONE);
                         all_ok = false;
                 }
                 x = ima_replay_extend(&other, &e, idx, &err);
@@ -132,7 +132,7 @@ static void fuzz_ima_log(struct ima_reader *rd, const uint8_t *in, size_t len)
                 }
                 err = (struct attest_err){0};
                 if (cdata_claims_feed(&claims, &e, idx, &err) < 0)
-                        FUZZ_CHECK(err.code != NULL);
+                        FUZZ_CHECK(err.code != AE_NONE);
                 fuzz_check_claims(&claims);
         }
         FUZZ_CHECK(other.entries == rd->idx);

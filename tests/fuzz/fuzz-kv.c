@@ -6,8 +6,8 @@
  */
 #include <string.h>
 
-#include "cdata.h"
-#include "fuzz.h"
+#include "evidence/cdata.h"
+#include "tests/fuzz/fuzz.h"
 
 static int key_ok(const char *k, uint32_t n)
 {
@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         x = cdata_kv_parse(data, size, &kvs, &err);
         if (x < 0) {
                 FUZZ_CHECK(x == -EBADMSG || x == -E2BIG);
-                FUZZ_CHECK(err.code != NULL);
+                FUZZ_CHECK(err.code != AE_NONE);
                 return 0;
         }
         FUZZ_CHECK(x == 0 && size > 0 && size <= CDATA_BUF_MAX);

@@ -6,8 +6,8 @@
  */
 #include <string.h>
 
-#include "fuzz.h"
-#include "pcrs.h"
+#include "tests/fuzz/fuzz.h"
+#include "evidence/pcrs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memset(&canary, 0xa5, sizeof(canary));
         x = pcrs_parse((const char *)data, size, &s, &err);
         if (x < 0) {
-                FUZZ_CHECK(err.code != NULL);
+                FUZZ_CHECK(err.code != AE_NONE);
                 FUZZ_CHECK(memcmp(&s, &canary, sizeof(s)) == 0);
                 return 0;
         }

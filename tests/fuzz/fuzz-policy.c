@@ -9,8 +9,8 @@
 
 #include <jansson.h>
 
-#include "fuzz.h"
-#include "policy.h"
+#include "tests/fuzz/fuzz.h"
+#include "policy/policy.h"
 
 static const char *const bufs[][2] = {
         {"selinux-state", "initialized=1;enforcing=0;checkreqprot=0;open_perms=1;"},
@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t i;
 
         if (policy_parse((const char *)data, size, &p, &err) < 0) {
-                FUZZ_CHECK(p == NULL && err.code != NULL);
+                FUZZ_CHECK(p == NULL && err.code != AE_NONE);
                 return 0;
         }
         FUZZ_CHECK(policy_name(p)[0] != '\0');

@@ -17,8 +17,8 @@
 
 #include <tss2/tss2_mu.h>
 
-#include "quote.h"
-#include "rd.h"
+#include "evidence/quote.h"
+#include "util/rd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -93,7 +93,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         abort(); /* every failure names its check */
 #ifdef FUZZ_REPLAY_MAIN
                 if (getenv("FUZZ_QUOTE_VERBOSE"))
-                        fprintf(stderr, "verify: %d %s\n", e, e < 0 ? err.code : "ok");
+                        fprintf(stderr, "verify: %d %s\n", e,
+                                e < 0 ? attest_code_name(err.code) : "ok");
 #endif
                 ak = quote_ak_free(ak);
         } else if (!err.code) {

@@ -6,8 +6,8 @@
  */
 #include <string.h>
 
-#include "fuzz.h"
-#include "verify.h"
+#include "tests/fuzz/fuzz.h"
+#include "verify/verify.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char *a = NULL, *b = NULL, *c = NULL;
 
         if (replay_state_from_json((const char *)data, size, &s, &err) < 0) {
-                FUZZ_CHECK(err.code != NULL);
+                FUZZ_CHECK(err.code != AE_NONE);
                 return 0;
         }
         FUZZ_CHECK(s.claims.n_selinux <= CDATA_HISTORY_MAX);

@@ -7,8 +7,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "auth.h"
-#include "fuzz.h"
+#include "daemon/auth.h"
+#include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (x < 0) {
                 FUZZ_CHECK(t == NULL);
                 FUZZ_CHECK(x == -EINVAL || x == -E2BIG || x == -ENOMEM);
-                FUZZ_CHECK(err.code != NULL || x == -ENOMEM);
+                FUZZ_CHECK(err.code != AE_NONE || x == -ENOMEM);
                 return 0;
         }
         FUZZ_CHECK(x == 0 && t != NULL && size <= AUTH_FILE_MAX);

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "imagen.h"
+#include "tests/lib/imagen.h"
 
 static const char selinux_state[] =
         "initialized=1;enforcing=1;checkreqprot=0;network_peer_controls=1;open_perms=1;"

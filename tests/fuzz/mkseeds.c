@@ -15,16 +15,16 @@
 #include <sys/stat.h>
 
 /* the agent's headers by path: its config.h shares a name with attestd's */
-#include "../../agent/config.h"
-#include "../../agent/facts.h"
-#include "auth.h"
-#include "cdata.h"
-#include "config.h"
-#include "evjson.h"
-#include "imagen.h"
-#include "pcrs.h"
-#include "policy.h"
-#include "quote.h"
+#include "agent/config.h"
+#include "agent/facts.h"
+#include "daemon/auth.h"
+#include "evidence/cdata.h"
+#include "daemon/config.h"
+#include "evidence/evjson.h"
+#include "tests/lib/imagen.h"
+#include "evidence/pcrs.h"
+#include "policy/policy.h"
+#include "evidence/quote.h"
 
 #define HASH64 "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 

@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bank.h"
-#include "imagen.h"
-#include "tpm.h"
+#include "evidence/bank.h"
+#include "tests/lib/imagen.h"
+#include "agent/tpm.h"
 
 static double now_s(void)
 {

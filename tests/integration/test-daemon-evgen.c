@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "evjson.h"
-#include "hex.h"
-#include "imagen.h"
+#include "evidence/evjson.h"
+#include "util/hex.h"
+#include "tests/lib/imagen.h"
 
 #define MAX_ENTRIES 100000
 

@@ -25,13 +25,13 @@
 #include <openssl/x509v3.h>
 #include <tss2/tss2_mu.h>
 
-#include "bank.h"
-#include "credential.h"
-#include "hex.h"
-#include "pcrs.h"
-#include "pcrsel.h"
-#include "quote.h"
-#include "tpm.h"
+#include "evidence/bank.h"
+#include "evidence/credential.h"
+#include "util/hex.h"
+#include "evidence/pcrs.h"
+#include "evidence/pcrsel.h"
+#include "evidence/quote.h"
+#include "agent/tpm.h"
 
 /* --- helpers ------------------------------------------------------------------------------- */
 
@@ -750,7 +750,7 @@ START_TEST(test_ek_cert_absent)
                 ck_assert_int_eq(tpm_ek_cert(t, alg, &der, &len, &err), -ENOENT);
                 ck_assert_ptr_null(der);
                 ck_assert_uint_eq(len, 12345);
-                ck_assert_str_eq(err.code, "tpm_no_ek_cert");
+                ck_assert_int_eq(err.code, AE_TPM_NO_EK_CERT);
                 ck_assert_ptr_nonnull(strstr(err.msg, "not defined"));
         }
         t = tpm_close(t);
@@ -990,7 +990,7 @@ static void activate(enum tpm_key_alg alg)
                                             got, &got_len, &err);
                 if (wrong_name) {
                         ck_assert_msg(r == -EKEYREJECTED, "%d %s", r, err.msg);
-                        ck_assert_str_eq(err.code, "tpm_credential_rejected");
+                        ck_assert_int_eq(err.code, AE_TPM_CREDENTIAL_REJECTED);
                         printf("%s: other AK name: %s\n", tpm_key_alg_name(alg), err.msg);
                         continue;
                 }
@@ -1058,7 +1058,7 @@ START_TEST(test_open_unreachable_tcti_fails_with_eio)
         r = tpm_open(tcti, &t, &err);
         ck_assert_int_eq(r, -EIO);
         ck_assert_ptr_null(t);
-        ck_assert_str_eq(err.code, "tpm_error");
+        ck_assert_int_eq(err.code, AE_TPM_ERROR);
         ck_assert_ptr_nonnull(strstr(err.msg, tcti));
         printf("unreachable: %s\n", err.msg);
 
@@ -1072,7 +1072,7 @@ START_TEST(test_open_unreachable_tcti_fails_with_eio)
 END_TEST
 
 /* Expect tpm_ak_load_or_create to fail naming file, and the state files to stay as they were. */
-static void expect_ak_error(const char *state, int want, const char *code, const char *file)
+static void expect_ak_error(const char *state, int want, enum attest_code code, const char *file)
 {
         _cleanup_(tpm_closep) struct tpm *t = open_tpm();
         _cleanup_free_ uint8_t *ak = NULL;
@@ -1082,10 +1082,10 @@ static void expect_ak_error(const char *state, int want, const char *code, const
 
         r = tpm_ak_load_or_create(t, state, TPM_KEY_RSA2048, &err);
         ck_assert_msg(r == want, "got %d (%s), want %d", r, err.msg, want);
-        ck_assert_str_eq(err.code, code);
+        ck_assert_int_eq(err.code, code);
         ck_assert_msg(strstr(err.msg, file), "'%s' does not name %s", err.msg, file);
         ck_assert_int_eq(tpm_ak_public(t, &ak, &len), -ENOENT);
-        printf("%s: %s\n", code, err.msg);
+        printf("%s: %s\n", attest_code_name(code), err.msg);
 }
 
 static void snapshot(const char *state, const char *name, uint8_t **ret, size_t *ret_len)
@@ -1114,7 +1114,7 @@ START_TEST(test_corrupt_ak_is_an_error_not_a_new_ak)
 
         /* truncated public */
         write_path(path, pub, pub_len - 7);
-        expect_ak_error(dir, -EBADMSG, "tpm_ak_corrupt", TPM_AK_PUB_RSA);
+        expect_ak_error(dir, -EBADMSG, AE_TPM_AK_CORRUPT, TPM_AK_PUB_RSA);
         snapshot(dir, TPM_AK_PUB_RSA, &cur, &cur_len);
         ck_assert_uint_eq(cur_len, pub_len - 7);
         free(TAKE_PTR(cur));
@@ -1125,7 +1125,7 @@ START_TEST(test_corrupt_ak_is_an_error_not_a_new_ak)
                 memcpy(longer, pub, pub_len);
                 longer[pub_len] = 0;
                 write_path(path, longer, pub_len + 1);
-                expect_ak_error(dir, -EBADMSG, "tpm_ak_corrupt", TPM_AK_PUB_RSA);
+                expect_ak_error(dir, -EBADMSG, AE_TPM_AK_CORRUPT, TPM_AK_PUB_RSA);
         }
         /* one bit of the modulus: parses, matches the template, but the TPM's integrity check
          * (the private is bound to the public's name) refuses it */
@@ -1135,7 +1135,7 @@ START_TEST(test_corrupt_ak_is_an_error_not_a_new_ak)
                 memcpy(bad, pub, pub_len);
                 bad[pub_len - 1] ^= 0x01;
                 write_path(path, bad, pub_len);
-                expect_ak_error(dir, -EBADMSG, "tpm_ak_rejected", TPM_AK_PUB_RSA);
+                expect_ak_error(dir, -EBADMSG, AE_TPM_AK_REJECTED, TPM_AK_PUB_RSA);
         }
         write_path(path, pub, pub_len);
 
@@ -1147,14 +1147,14 @@ START_TEST(test_corrupt_ak_is_an_error_not_a_new_ak)
                 memcpy(bad, priv, priv_len);
                 bad[priv_len / 2] ^= 0x40;
                 write_path(path, bad, priv_len);
-                expect_ak_error(dir, -EBADMSG, "tpm_ak_rejected", TPM_AK_PRIV_RSA);
+                expect_ak_error(dir, -EBADMSG, AE_TPM_AK_REJECTED, TPM_AK_PRIV_RSA);
                 snapshot(dir, TPM_AK_PRIV_RSA, &cur, &cur_len);
                 ck_assert_int_eq(memcmp(cur, bad, priv_len), 0); /* left alone */
                 free(TAKE_PTR(cur));
         }
         /* missing private: incomplete state, not a fresh AK */
         ck_assert_int_eq(unlink(path), 0);
-        expect_ak_error(dir, -EBADMSG, "tpm_ak_incomplete", TPM_AK_PRIV_RSA);
+        expect_ak_error(dir, -EBADMSG, AE_TPM_AK_INCOMPLETE, TPM_AK_PRIV_RSA);
         ck_assert_int_eq(access(path, F_OK), -1);
 
         /* restored, it loads again and is the same AK */
@@ -1169,7 +1169,7 @@ START_TEST(test_corrupt_ak_is_an_error_not_a_new_ak)
         }
         /* a state dir others can write to is refused */
         ck_assert_int_eq(chmod(dir, 0777), 0);
-        expect_ak_error(dir, -EINVAL, "tpm_state_dir", dir);
+        expect_ak_error(dir, -EINVAL, AE_TPM_STATE_DIR, dir);
         rm_rf(dir);
 }
 END_TEST

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ekcert.h"
+#include "evidence/ekcert.h"
 
 static size_t slurp(const char *path, uint8_t *buf, size_t max)
 {
@@ -32,7 +32,7 @@ int main(int argc, char **argv)
         cl = slurp(argv[1], cert, sizeof(cert));
         el = slurp(argv[3], ek, sizeof(ek));
         if (ekcert_verify(cert, cl, argv[2], ek, el, &err) < 0) {
-                printf("%s: %s\n", err.code, err.msg);
+                printf("%s: %s\n", attest_code_name(err.code), err.msg);
                 return 1;
         }
         printf("ok\n");

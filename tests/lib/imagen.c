@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hex.h"
-#include "imagen.h"
+#include "util/hex.h"
+#include "tests/lib/imagen.h"
 
 int imagen_init(struct imagen *g)
 {

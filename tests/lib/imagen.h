@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bank.h"
-#include "ima.h"
+#include "evidence/bank.h"
+#include "evidence/ima.h"
 
 struct imagen {
         uint8_t *bin;

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "credential.h"
+#include "evidence/credential.h"
 
 static size_t slurp(const char *path, uint8_t *buf, size_t max)
 {
@@ -40,7 +40,7 @@ int main(int argc, char **argv)
         name_len = slurp(argv[2], name, sizeof(name));
         secret_len = slurp(argv[3], secret, sizeof(secret));
         if (cred_make(ek, ek_len, name, name_len, secret, secret_len, &c, &err) < 0) {
-                fprintf(stderr, "mkcred: %s: %s\n", err.code, err.msg);
+                fprintf(stderr, "mkcred: %s: %s\n", attest_code_name(err.code), err.msg);
                 return 1;
         }
         out = fopen(argv[4], "wb");

@@ -13,9 +13,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "evjson.h"
-#include "hex.h"
-#include "ima.h"
+#include "evidence/evjson.h"
+#include "util/hex.h"
+#include "evidence/ima.h"
 
 static uint8_t *slurp(const char *path, size_t *len)
 {

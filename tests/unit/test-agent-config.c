@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "facts.h"
-#include "testutil.h"
+#include "agent/config.h"
+#include "agent/facts.h"
+#include "tests/unit/testutil.h"
 
 #define LIT(s) s, sizeof(s) - 1
 

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* The bounded writer (evidence/buf.h): exact fit, cap-1/cap/cap+1, failed appends change nothing.
+/* The bounded writer (util/buf.h): exact fit, cap-1/cap/cap+1, failed appends change nothing.
  */
 #include <check.h>
 #include <errno.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "hex.h"
-#include "testutil.h"
+#include "util/buf.h"
+#include "util/hex.h"
+#include "tests/unit/testutil.h"
 
 #define CAP 16
 

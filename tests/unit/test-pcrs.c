@@ -3,9 +3,9 @@
 #include <check.h>
 #include <errno.h>
 
-#include "pcrs.h"
-#include "pcrsel.h"
-#include "testutil.h"
+#include "evidence/pcrs.h"
+#include "evidence/pcrsel.h"
+#include "tests/unit/testutil.h"
 
 START_TEST(test_real_pcr_files_parse_by_digest_length)
 {
@@ -56,29 +56,29 @@ START_TEST(test_tpm2_pcrread_yaml_and_named_banks)
 }
 END_TEST
 
-static void expect_error(const char *t, const char *code, const char *where)
+static void expect_error(const char *t, enum attest_code code, const char *where)
 {
         struct pcr_set s;
         struct attest_err err = {0};
 
         ck_assert_msg(pcrs_parse(t, strlen(t), &s, &err) < 0, "accepted: %s", t);
-        ck_assert_str_eq(err.code, code);
+        ck_assert_int_eq(err.code, code);
         ck_assert_msg(strstr(err.msg, where), "'%s' lacks '%s'", err.msg, where);
 }
 
 START_TEST(test_pcr_file_errors_name_the_line)
 {
-        expect_error("0 00\n", "pcrs_bad_value", "line 1");
-        expect_error("0 0000000000000000000000000000000000000000\n24 00\n", "pcrs_bad_index",
+        expect_error("0 00\n", AE_PCRS_BAD_VALUE, "line 1");
+        expect_error("0 0000000000000000000000000000000000000000\n24 00\n", AE_PCRS_BAD_INDEX,
                      "line 2");
-        expect_error("x 00\n", "pcrs_bad_index", "line 1");
-        expect_error("md5:0 00000000000000000000000000000000\n", "pcrs_bad_bank", "line 1");
-        expect_error("sha256:0 0000000000000000000000000000000000000000\n", "pcrs_bad_value",
+        expect_error("x 00\n", AE_PCRS_BAD_INDEX, "line 1");
+        expect_error("md5:0 00000000000000000000000000000000\n", AE_PCRS_BAD_BANK, "line 1");
+        expect_error("sha256:0 0000000000000000000000000000000000000000\n", AE_PCRS_BAD_VALUE,
                      "line 1");
-        expect_error("1 000000000000000000000000000000000000000g\n", "pcrs_bad_value", "line 1");
+        expect_error("1 000000000000000000000000000000000000000g\n", AE_PCRS_BAD_VALUE, "line 1");
         expect_error("1 0000000000000000000000000000000000000000\n"
                      "1 0000000000000000000000000000000000000000\n",
-                     "pcrs_duplicate", "line 2");
+                     AE_PCRS_DUPLICATE, "line 2");
 }
 END_TEST
 
@@ -104,7 +104,7 @@ START_TEST(test_pcr_file_caps)
                 if (d <= 0)
                         ck_assert_uint_eq(s.have[BANK_SHA1], 1);
                 else
-                        ck_assert_str_eq(err.code, "pcrs_too_big");
+                        ck_assert_int_eq(err.code, AE_PCRS_TOO_BIG);
         }
         /* digest of 63, 64 (sha512) and 65 bytes */
         for (int d = -1; d <= 1; d++) {
@@ -118,7 +118,7 @@ START_TEST(test_pcr_file_caps)
                 if (d == 0)
                         ck_assert_uint_eq(s.have[BANK_SHA512], 1u << 5);
                 else
-                        ck_assert_str_eq(err.code, "pcrs_bad_value");
+                        ck_assert_int_eq(err.code, AE_PCRS_BAD_VALUE);
         }
         /* index 22, 23, 24 */
         for (int d = -1; d <= 1; d++) {
@@ -127,12 +127,12 @@ START_TEST(test_pcr_file_caps)
                 err = (struct attest_err){0};
                 ck_assert_int_eq(pcrs_parse(t, strlen(t), &s, &err), d <= 0 ? 0 : -EBADMSG);
                 if (d > 0)
-                        ck_assert_str_eq(err.code, "pcrs_bad_index");
+                        ck_assert_int_eq(err.code, AE_PCRS_BAD_INDEX);
         }
         /* a bank name past the cap, and huge numbers */
-        expect_error("sha256sha256sha256sha256:0 00\n", "pcrs_bad_bank", "line 1");
-        expect_error("99999999999999999999999 00\n", "pcrs_bad_index", "line 1");
-        expect_error("1 0000000000000000000000000000000000000000 junk\n", "pcrs_bad_value",
+        expect_error("sha256sha256sha256sha256:0 00\n", AE_PCRS_BAD_BANK, "line 1");
+        expect_error("99999999999999999999999 00\n", AE_PCRS_BAD_INDEX, "line 1");
+        expect_error("1 0000000000000000000000000000000000000000 junk\n", AE_PCRS_BAD_VALUE,
                      "line 1");
 }
 END_TEST

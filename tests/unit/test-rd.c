@@ -2,8 +2,8 @@
 #include <check.h>
 #include <errno.h>
 
-#include "hex.h"
-#include "rd.h"
+#include "util/hex.h"
+#include "util/rd.h"
 
 START_TEST(test_rd_reads_both_byte_orders)
 {

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* The text cursor (evidence/tok.h): caps at cap-1/cap/cap+1, failed calls change nothing. */
+/* The text cursor (util/tok.h): caps at cap-1/cap/cap+1, failed calls change nothing. */
 #include <check.h>
 #include <errno.h>
 #include <stdint.h>
 
-#include "testutil.h"
-#include "tok.h"
+#include "tests/unit/testutil.h"
+#include "util/tok.h"
 
 #define SAME(a, b) ck_assert_mem_eq(&(a), &(b), sizeof(a))
 

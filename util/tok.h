@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "macro.h"
+#include "util/macro.h"
 
 struct span {
         const char *p;

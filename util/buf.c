@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdlib.h>
 
-#include "buf.h"
+#include "util/buf.h"
 
 int wb_new(struct wb *w, size_t max)
 {

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "macro.h"
+#include "util/macro.h"
 
 struct rd {
         const uint8_t *p; /* next unread byte */

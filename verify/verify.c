@@ -6,9 +6,9 @@
 
 #include <openssl/crypto.h>
 
-#include "hex.h"
-#include "jpath.h"
-#include "verify.h"
+#include "util/hex.h"
+#include "evidence/jpath.h"
+#include "verify/verify.h"
 
 /* ---- replay state ---- */
 
@@ -186,10 +186,10 @@ int replay_state_to_json(const struct replay_state *s, char **ret)
         return 0;
 }
 
-#define S_JSON "replay_state_json"
-#define S_TYPE "replay_state_type"
-#define S_UNKNOWN "replay_state_unknown_field"
-#define S_VALUE "replay_state_bad_value"
+#define S_JSON AE_REPLAY_STATE_JSON
+#define S_TYPE AE_REPLAY_STATE_TYPE
+#define S_UNKNOWN AE_REPLAY_STATE_UNKNOWN_FIELD
+#define S_VALUE AE_REPLAY_STATE_BAD_VALUE
 
 static int sfield(const json_t *o, const char *path, const char *key, json_t **ret, char *p,
                   struct attest_err *err)
@@ -197,7 +197,7 @@ static int sfield(const json_t *o, const char *path, const char *key, json_t **r
         jpath_join(p, path, key);
         *ret = json_object_get(o, key);
         if (!*ret)
-                return jpath_fail(err, -EBADMSG, "replay_state_missing_field", p, "missing");
+                return jpath_fail(err, -EBADMSG, AE_REPLAY_STATE_MISSING_FIELD, p, "missing");
         return 0;
 }
 
@@ -437,14 +437,14 @@ int replay_state_from_json(const char *buf, size_t len, struct replay_state *ret
 
         replay_state_init(&s);
         if (len > REPLAY_STATE_JSON_MAX)
-                return attest_fail(err, -E2BIG, "replay_state_too_big",
+                return attest_fail(err, -E2BIG, AE_REPLAY_STATE_TOO_BIG,
                                    "$: document of %zu bytes > %u", len, REPLAY_STATE_JSON_MAX);
         if ((x = jpath_load(buf, len, REPLAY_STATE_JSON_MAX, S_JSON, &j, err)) < 0 ||
             (x = jpath_object(j, "$", keys, S_TYPE, S_UNKNOWN, err)) < 0 ||
             (x = suint(j, "$", "version", UINT32_MAX, &u, err)) < 0)
                 return x;
         if (u != REPLAY_STATE_VERSION)
-                return attest_fail(err, -EBADMSG, "replay_state_version",
+                return attest_fail(err, -EBADMSG, AE_REPLAY_STATE_VERSION,
                                    "$.version: %" PRIu64 " is not supported", u);
         if ((x = sbool(j, "$", "valid", &s.valid, err)) < 0)
                 return x;
@@ -533,7 +533,7 @@ static int find_prefix(const struct evidence *ev, const struct replay_state *sta
         memcpy(rp->pcr, start->pcr, sizeof(rp->pcr));
         rp->used = start->used;
         if ((x = reader_open(&rd, ev, max_entries)) < 0)
-                return attest_fail(err, x, "verify_internal", "cannot open the IMA log reader");
+                return attest_fail(err, x, AE_VERIFY_INTERNAL, "cannot open the IMA log reader");
         rdp = &rd;
         for (;;) {
                 if (pcr10_matches(rp, q, &ev->pcrs)) {
@@ -567,13 +567,13 @@ static int find_prefix(const struct evidence *ev, const struct replay_state *sta
                         continue;
                 hex_encode(ev->pcrs.v[b][IMA_PCR], bank_size(b), want);
                 hex_encode(rp->pcr[b][IMA_PCR], bank_size(b), got);
-                return attest_fail(err, -ESTALE, "ima_replay_mismatch",
+                return attest_fail(err, -ESTALE, AE_IMA_REPLAY_MISMATCH,
                                    "%" PRIu64 " stored entries + %" PRIu64
                                    " new: no prefix replays to the quoted PCR 10; quoted %s:%.16s"
                                    "..., full replay %.16s...",
                                    start->entries, n, bank_name(b), want, got);
         }
-        return attest_fail(err, -ESTALE, "ima_replay_mismatch", "no quoted PCR 10");
+        return attest_fail(err, -ESTALE, AE_IMA_REPLAY_MISMATCH, "no quoted PCR 10");
 }
 
 /* Pass 2: boot_aggregate and the claims of the n accepted entries. */
@@ -592,14 +592,14 @@ static int feed_prefix(const struct evidence *ev, const struct quote_info *q, ui
                 memcpy(quoted.v[b], ev->pcrs.v[b], sizeof(quoted.v[b]));
         }
         if ((x = reader_open(&rd, ev, n)) < 0)
-                return attest_fail(err, x, "verify_internal", "cannot open the IMA log reader");
+                return attest_fail(err, x, AE_VERIFY_INTERNAL, "cannot open the IMA log reader");
         rdp = &rd;
         for (uint64_t i = 0; i < n; i++) {
                 uint64_t idx = next->entries + i;
 
                 if ((x = ima_reader_next(&rd, &e, err)) <= 0)
                         return x < 0 ? x
-                                     : attest_fail(err, -EIO, "verify_internal",
+                                     : attest_fail(err, -EIO, AE_VERIFY_INTERNAL,
                                                    "log shorter on the second pass");
                 if (idx == 0 && ima_entry_is_boot_aggregate(&e)) {
                         next->boot_aggregate_seen = true;
@@ -629,12 +629,12 @@ int verify_evidence(const struct verify_input *in, const struct evidence *ev,
         int x;
 
         if (!in || !ev || !ret || !in->ak || !in->nonce || !in->nonce_len)
-                return attest_fail(err, -EINVAL, "verify_invalid_argument",
+                return attest_fail(err, -EINVAL, AE_VERIFY_INVALID_ARGUMENT,
                                    "missing AK, nonce or evidence");
         max_entries = in->max_entries ? in->max_entries : IMA_ENTRIES_DEFAULT;
         if (ev->nonce_len != in->nonce_len ||
             CRYPTO_memcmp(ev->nonce, in->nonce, in->nonce_len) != 0)
-                return attest_fail(err, -ESTALE, "evidence_nonce_mismatch",
+                return attest_fail(err, -ESTALE, AE_EVIDENCE_NONCE_MISMATCH,
                                    "$.nonce: not the nonce of this challenge");
         if ((x = quote_verify(in->ak, ev->attest, ev->attest_len, ev->sig, ev->sig_len, in->nonce,
                               in->nonce_len, in->sel, &ev->pcrs, &r.quote, err)) < 0)
@@ -643,18 +643,18 @@ int verify_evidence(const struct verify_input *in, const struct evidence *ev,
                 if (r.quote.sel.mask[b] & (1u << IMA_PCR))
                         quoted10 |= BANK_MASK(b);
         if (!quoted10)
-                return attest_fail(err, -EBADMSG, "verify_pcr10_not_quoted",
+                return attest_fail(err, -EBADMSG, AE_VERIFY_PCR10_NOT_QUOTED,
                                    "the quote covers PCR 10 in no bank: the IMA log is unanchored");
 
         r.rebooted = prev && (prev->reset_count != r.quote.reset_count ||
                               prev->restart_count != r.quote.restart_count);
         if (prev && !r.rebooted && r.quote.clock < prev->clock)
-                return attest_fail(err, -ESTALE, "quote_clock_rewind",
+                return attest_fail(err, -ESTALE, AE_QUOTE_CLOCK_REWIND,
                                    "TPM clock %" PRIu64 " ms is before the last quote's %" PRIu64
                                    " ms in the same boot",
                                    r.quote.clock, prev->clock);
         if (r.rebooted && ev->ima_offset != 0)
-                return attest_fail(err, -ESTALE, "ima_offset_reboot",
+                return attest_fail(err, -ESTALE, AE_IMA_OFFSET_REBOOT,
                                    "$.ima.offset: %" PRIu64
                                    ", but the quote shows a reboot (resetCount %u -> %u, "
                                    "restartCount %u -> %u): the log must be sent from entry 0",
@@ -674,14 +674,14 @@ int verify_evidence(const struct verify_input *in, const struct evidence *ev,
                                         have.mask[b] = 1u << IMA_PCR;
                         if (pcr_sel_format(&have, want, sizeof(want)) < 0)
                                 want[0] = '\0';
-                        return attest_fail(err, -ESTALE, "ima_bank_untracked",
+                        return attest_fail(err, -ESTALE, AE_IMA_BANK_UNTRACKED,
                                            "the quote covers PCR 10 in a bank the stored replay "
                                            "does not track (it has %s): reset the state and "
                                            "send the log from entry 0",
                                            want);
                 }
                 if (ev->ima_offset != prev->entries)
-                        return attest_fail(err, -ESTALE, "ima_offset_mismatch",
+                        return attest_fail(err, -ESTALE, AE_IMA_OFFSET_MISMATCH,
                                            "$.ima.offset: %" PRIu64 ", expected %" PRIu64
                                            " (entries already verified)",
                                            ev->ima_offset, prev->entries);
@@ -690,7 +690,7 @@ int verify_evidence(const struct verify_input *in, const struct evidence *ev,
         }
         if (!prev && ev->ima_offset != 0) {
                 replay_state_done(&r.next);
-                return attest_fail(err, -ESTALE, "ima_offset_mismatch",
+                return attest_fail(err, -ESTALE, AE_IMA_OFFSET_MISMATCH,
                                    "$.ima.offset: %" PRIu64 ", expected 0 (no stored state)",
                                    ev->ima_offset);
         }

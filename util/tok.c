@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
 
-#include "tok.h"
+#include "util/tok.h"
 
 int tok_line(struct tok *t, size_t max, unsigned flags, struct tok *ret)
 {

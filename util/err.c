@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "err.h"
+#include "util/err.h"
 
-int attest_fail(struct attest_err *err, int e, const char *code, const char *fmt, ...)
+int attest_fail(struct attest_err *err, int e, enum attest_code code, const char *fmt, ...)
 {
         va_list ap;
 
@@ -41,4 +41,29 @@ void attest_err_prefix(struct attest_err *err, const char *fmt, ...)
                 m = cap - n - 2;
         memcpy(err->msg + n + 2, old, m);
         err->msg[n + 2 + m] = '\0';
+}
+
+static const char *const code_names[AE__COUNT] = {[AE_NONE] = "none",
+#define ATTEST_CODE_NAME(id, name) [id] = name,
+                                                  ATTEST_CODES(ATTEST_CODE_NAME)
+#undef ATTEST_CODE_NAME
+};
+
+const char *attest_code_name(enum attest_code c)
+{
+        if ((unsigned)c >= AE__COUNT)
+                return "unknown";
+        return code_names[c];
+}
+
+bool attest_code_from_name(const char *name, enum attest_code *ret)
+{
+        if (!name)
+                return false;
+        for (unsigned i = 1; i < AE__COUNT; i++)
+                if (!strcmp(code_names[i], name)) {
+                        *ret = (enum attest_code)i;
+                        return true;
+                }
+        return false;
 }

@@ -27,11 +27,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bank.h"
-#include "cdata.h"
-#include "err.h"
-#include "evjson.h"
-#include "quote.h"
+#include "evidence/bank.h"
+#include "evidence/cdata.h"
+#include "util/err.h"
+#include "evidence/evjson.h"
+#include "evidence/quote.h"
 
 #define REPLAY_STATE_VERSION 1
 #define REPLAY_STATE_JSON_MAX (64u * 1024 * 1024)

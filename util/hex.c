@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 
-#include "buf.h"
-#include "hex.h"
+#include "util/buf.h"
+#include "util/hex.h"
 
 int hex_decode(const char *s, size_t n, uint8_t *out, size_t max, size_t *ret_len)
 {

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "macro.h"
+#include "util/macro.h"
 
 /*
  * Decode n hex digits (either case) from s into out (at most max bytes). -EBADMSG on an odd count

@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "macro.h"
+#include "util/macro.h"
 
 struct wb {
         uint8_t *p; /* storage, max bytes */
