@@ -73,12 +73,12 @@ echo "# attestd under bench-daemon (64 agents, 16 client threads, 10 entries/rou
         "on CPU 0 with --threads ${THREADS:-16}, client on CPU 1; perf ${cg[*]} for ${secs}s: $out"
 sed 's/^/# /' "$work/bench"
 echo "## share of samples by library"
-perf report -i "$out" --no-children --sort dso --stdio -g none 2>/dev/null | grep -E '^ +[0-9]' | head -14
+perf report -i "$out" --no-children --sort dso --stdio -g none 2>/dev/null | grep -E '^ +[0-9]' | awk 'NR <= 14'
 echo "## top symbols (self)"
-perf report -i "$out" --no-children --sort dso,sym --stdio -g none 2>/dev/null | grep -E '^ +[0-9]' | head -30
+perf report -i "$out" --no-children --sort dso,sym --stdio -g none 2>/dev/null | grep -E '^ +[0-9]' | awk 'NR <= 30'
 echo "## system calls (kernel time below each, share of all samples)"
 perf report -i "$out" --children --sort sym --stdio -g none 2>/dev/null |
-        grep -E '\[k\] __x64_sys_|\[k\] (schedule|finish_task_switch)' | head -16
+        grep -E '\[k\] __x64_sys_|\[k\] (schedule|finish_task_switch)' | awk 'NR <= 16'
 
 if [ "${STRACE:-0}" = 1 ]; then
         command -v strace >/dev/null || { echo "profile: strace not found"; exit 1; }
@@ -92,5 +92,5 @@ if [ "${STRACE:-0}" = 1 ]; then
         echo "## system calls per attestation (strace -c -f, $((a1 - a0)) attestations)"
         awk -v n=$((a1 - a0)) 'NR > 2 && $4 ~ /^[0-9]+$/ && n > 0 {
                 printf "%-16s %8d  %6.2f per attestation\n", $NF, $4, $4 / n }' "$work/strace" |
-                sort -k3 -rn | head -16
+                sort -k3 -rn | awk 'NR <= 16'
 fi
