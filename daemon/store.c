@@ -210,6 +210,11 @@ static const char *const stmt_sql[ST_COUNT] = {
         [ST_ROLLBACK_TO] = "ROLLBACK TO job",
 };
 
+/* page cache of each pooled connection (KiB); the writer keeps SQLite's default */
+#define STORE_POOL_CACHE_KIB 256
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 struct conn {
         sqlite3 *db;
         sqlite3_stmt *st[ST_COUNT];
@@ -589,6 +594,19 @@ int store_open(const char *path, enum store_mode mode, unsigned connections, str
                 }
                 s->nconns = i + 1;
                 if (i == 0 && (e = migrate(&s->conns[0], err)) < 0) {
+                        store_close(s);
+                        return e;
+                }
+                /*
+                 * A pooled connection's page cache is dropped whenever another connection has
+                 * committed since its last transaction: under load (hundreds of commits a
+                 * second) every read starts cold, so SQLite's default 2 MiB per connection only
+                 * grew RSS with the database (18 -> 41 MiB over 10 minutes of bench-daemon,
+                 * 16 connections) without saving a read.
+                 */
+                if (sqlite3_exec(s->conns[i].db, "PRAGMA cache_size=-" STR(STORE_POOL_CACHE_KIB),
+                                 NULL, NULL, NULL) != SQLITE_OK) {
+                        e = db_fail(s->conns[i].db, 0, err, "cache_size");
                         store_close(s);
                         return e;
                 }
