@@ -136,7 +136,14 @@ done
 awk '
         { n[$1] += $2; s[$1] += $3; c[$1] += $4; cs[$1] += $9; cc[$1] += $10; k[$1]++
           p50[$1, k[$1]] = $5; if ($6 > p99[$1]) p99[$1] = $6
+          cpr[$1, k[$1]] = $2 > 0 ? $4 * 1000 / $2 : 0
           if (!($1 in r0)) r0[$1] = $7; if ($8 > r1[$1]) r1[$1] = $8 }
+        function medc(ab,   i, j, t, a) {
+                for (i = 1; i <= k[ab]; i++) a[i] = cpr[ab, i]
+                for (i = 1; i <= k[ab]; i++) for (j = i + 1; j <= k[ab]; j++)
+                        if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+                return k[ab] % 2 ? a[(k[ab] + 1) / 2] : (a[k[ab] / 2] + a[k[ab] / 2 + 1]) / 2
+        }
         function med(ab,   i, j, t, a) {
                 for (i = 1; i <= k[ab]; i++) a[i] = p50[ab, i]
                 for (i = 1; i <= k[ab]; i++) for (j = i + 1; j <= k[ab]; j++)
@@ -151,6 +158,8 @@ awk '
                         printf "%s: %d attestations in %.1f s: %.0f/s, %.3f ms attestd CPU/attestation (%.0f %% of a core), %.1f context switches/attestation, p50 %s ms (median round), p99 %s ms (worst round), RSS %s kB at the first start, %s kB at the largest end; client %.3f ms CPU/attestation\n", \
                                 x, n[x], s[x], rate[x], cpu[x], (s[x] > 0 ? 100 * c[x] / s[x] : 0), (n[x] > 0 ? cs[x] / n[x] : 0), med(x), p99[x], r0[x], r1[x], (n[x] > 0 ? cc[x] * 1000 / n[x] : 0)
                 }
+                printf "median round CPU/attestation (less swayed by one lucky or unlucky round on a shared machine): A %.3f ms, B %.3f ms, B/A x%.2f\n", \
+                        medc("A"), medc("B"), (medc("A") > 0 ? medc("B") / medc("A") : 0)
                 if (rate["A"] > 0 && cpu["B"] > 0)
                         printf "B/A: throughput x%.2f, CPU per attestation x%.2f (A/B: B is %.2fx as efficient)\n", \
                                 rate["B"] / rate["A"], cpu["B"] / cpu["A"], cpu["A"] / cpu["B"]
