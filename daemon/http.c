@@ -484,15 +484,20 @@ static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char 
         return MHD_YES;
 }
 
-/* close: answered before the body was read; the connection ends after the response. */
-static enum MHD_Result send_resp(struct MHD_Connection *c, const struct api_resp *r, bool close)
+/*
+ * close: answered before the body was read; the connection ends after the response. The body
+ * moves into the response (no copy): r->body is NULL afterwards, api_resp_done() stays valid.
+ */
+static enum MHD_Result send_resp(struct MHD_Connection *c, struct api_resp *r, bool close)
 {
         struct MHD_Response *resp;
         enum MHD_Result ret;
 
-        resp = MHD_create_response_from_buffer(r->body_len, r->body, MHD_RESPMEM_MUST_COPY);
+        resp = MHD_create_response_from_buffer_with_free_callback(r->body_len, r->body, free);
         if (!resp)
                 return MHD_NO;
+        r->body = NULL;
+        r->body_len = 0;
         if (r->content_type)
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->content_type);
         if (r->allow)

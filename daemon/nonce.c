@@ -9,7 +9,8 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include <openssl/core_names.h>
+#include <openssl/params.h>
 #include <openssl/rand.h>
 
 #include "daemon/nonce.h"
@@ -31,6 +32,10 @@ struct nonce_store {
         uint64_t ttl;
         uint8_t key[NONCE_KEY_MAX];
         size_t key_len;
+        /* HMAC-SHA256 keyed once; every MAC works on a copy (HMAC() fetched the algorithms and
+         * re-keyed on every call: 4 % of attestd's CPU in the benchmark) */
+        EVP_MAC *mac;
+        EVP_MAC_CTX *keyed;
 };
 
 int nonce_store_new(uint64_t ttl_ms, const uint8_t *key, size_t key_len, struct nonce_store **ret)
@@ -45,6 +50,20 @@ int nonce_store_new(uint64_t ttl_ms, const uint8_t *key, size_t key_len, struct 
         s->ttl = ttl_ms;
         memcpy(s->key, key, key_len);
         s->key_len = key_len;
+        {
+                OSSL_PARAM params[] = {
+                        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256",
+                                                         0),
+                        OSSL_PARAM_construct_end(),
+                };
+
+                s->mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+                s->keyed = s->mac ? EVP_MAC_CTX_new(s->mac) : NULL;
+                if (!s->keyed || EVP_MAC_init(s->keyed, s->key, s->key_len, params) != 1) {
+                        nonce_store_free(s);
+                        return -EIO;
+                }
+        }
         *ret = s;
         return 0;
 }
@@ -53,6 +72,8 @@ struct nonce_store *nonce_store_free(struct nonce_store *s)
 {
         if (!s)
                 return NULL;
+        EVP_MAC_CTX_free(s->keyed);
+        EVP_MAC_free(s->mac);
         OPENSSL_cleanse(s, sizeof(*s));
         free(s);
         return NULL;
@@ -132,7 +153,9 @@ static int nonce_mac(const struct nonce_store *s, const char *label, const uint8
 {
         uint8_t msg[32 + NONCE_OFF_MAC1 + NONCE_AGENT_MAX], md[EVP_MAX_MD_SIZE];
         size_t ll = strlen(label) + 1, al = agent ? strlen(agent) : 0;
-        unsigned mdlen = 0;
+        size_t mdlen = 0;
+        EVP_MAC_CTX *ctx;
+        int ok;
 
         if (ll > 32 || al > NONCE_AGENT_MAX)
                 return -EINVAL;
@@ -140,9 +163,12 @@ static int nonce_mac(const struct nonce_store *s, const char *label, const uint8
         memcpy(msg + ll, head, NONCE_OFF_MAC1);
         if (al)
                 memcpy(msg + ll + NONCE_OFF_MAC1, agent, al);
-        if (!HMAC(EVP_sha256(), s->key, (int)s->key_len, msg, ll + NONCE_OFF_MAC1 + al, md,
-                  &mdlen) ||
-            mdlen < NONCE_MAC)
+        /* a copy of the keyed context: the template is shared by all threads, read only */
+        ctx = EVP_MAC_CTX_dup(s->keyed);
+        ok = ctx && EVP_MAC_update(ctx, msg, ll + NONCE_OFF_MAC1 + al) == 1 &&
+             EVP_MAC_final(ctx, md, &mdlen, sizeof(md)) == 1 && mdlen >= NONCE_MAC;
+        EVP_MAC_CTX_free(ctx);
+        if (!ok)
                 return -EIO;
         memcpy(out, md, NONCE_MAC);
         OPENSSL_cleanse(md, sizeof(md));

@@ -6,11 +6,14 @@
  * pcrDigest over the simulated PCRs, extraData = the daemon's nonce), signed with OpenSSL into a
  * TPMT_SIGNATURE; each round appends `--entries` IMA entries (imagen) that the simulated PCR 10
  * was extended with. One round = POST challenge + POST evidence. Prints attestations/s, p50/p99
- * round latency, and the daemon's RSS (--pid). Bounded by --seconds and --rounds.
+ * round latency, and, with --pid, the daemon's RSS and the CPU time it spent during the timed part
+ * (utime + stime from /proc/PID/stat, all its threads) per attestation. Bounded by --seconds and
+ * --rounds.
  *
  * bench-daemon --url URL --ca CA.pem --token ADMIN [--agents N] [--threads T] [--entries E]
  *              [--seconds S] [--rounds R] [--rsa] [--pid PID]
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -18,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -120,6 +125,9 @@ static CURL *curl_new(const struct opts *o, struct buf *resp)
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
         curl_easy_setopt(c, CURLOPT_WRITEDATA, resp);
         curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
+        /* threads: no signals (libcurl's SIGALRM timeouts are not thread safe, and each transfer
+         * cost two sigaction calls) */
+        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
         return c;
 }
@@ -366,6 +374,56 @@ static void *worker_main(void *arg)
         return NULL;
 }
 
+/* utime + stime of the process (all threads), in clock ticks; 0 when unknown. */
+static unsigned long long cpu_ticks(unsigned pid)
+{
+        char path[64], buf[1024], *p;
+        unsigned long long ut = 0, st = 0;
+        size_t n;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+        if (!pid || !(f = fopen(path, "re")))
+                return 0;
+        n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        /* after the command name in parentheses: state is field 3, utime 14, stime 15 */
+        if (!(p = strrchr(buf, ')')) ||
+            sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+                return 0;
+        return ut + st;
+}
+
+/* Context switches of all the process's threads (voluntary + involuntary); 0 when unknown. */
+static unsigned long long ctx_switches(unsigned pid)
+{
+        char path[96], line[256];
+        unsigned long long sum = 0, v;
+        struct dirent *de;
+        DIR *dir;
+
+        snprintf(path, sizeof(path), "/proc/%u/task", pid);
+        if (!pid || !(dir = opendir(path)))
+                return 0;
+        while ((de = readdir(dir))) {
+                FILE *f;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%u/task/%.20s/status", pid, de->d_name);
+                if (!(f = fopen(path, "re")))
+                        continue;
+                while (fgets(line, sizeof(line), f))
+                        if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1 ||
+                            sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
+                                sum += v;
+                fclose(f);
+        }
+        closedir(dir);
+        return sum;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
         uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -413,6 +471,8 @@ int main(int argc, char **argv)
         struct buf resp = {0};
         uint64_t t0, t1, total = 0, ok = 0, failed = 0, errors = 0, *all;
         unsigned long r0, h0, r1, h1;
+        unsigned long long c0, c1, x0, x1;
+        struct rusage u0, u1;
         size_t nall = 0;
         int c;
 
@@ -506,6 +566,9 @@ int main(int argc, char **argv)
         }
         (void)resp;
         rss(o.pid, &r0, &h0);
+        c0 = cpu_ticks(o.pid);
+        x0 = ctx_switches(o.pid);
+        getrusage(RUSAGE_SELF, &u0);
         t0 = now_us();
         for (unsigned t = 0; t < o.threads; t++) {
                 w[t] = (struct worker){
@@ -528,6 +591,9 @@ int main(int argc, char **argv)
         for (unsigned t = 0; t < o.threads; t++)
                 pthread_join(th[t], NULL);
         t1 = now_us();
+        c1 = cpu_ticks(o.pid);
+        x1 = ctx_switches(o.pid);
+        getrusage(RUSAGE_SELF, &u1);
         rss(o.pid, &r1, &h1);
         for (unsigned t = 0; t < o.threads; t++)
                 total += w[t].nlat;
@@ -553,8 +619,26 @@ int main(int argc, char **argv)
                 printf("round latency p50=%.2f ms p99=%.2f ms max=%.2f ms\n",
                        (double)all[nall / 2] / 1000, (double)all[nall * 99 / 100] / 1000,
                        (double)all[nall - 1] / 1000);
-        if (o.pid)
+        {
+                double us = (double)(u1.ru_utime.tv_sec - u0.ru_utime.tv_sec) * 1e6 +
+                            (double)(u1.ru_utime.tv_usec - u0.ru_utime.tv_usec) +
+                            (double)(u1.ru_stime.tv_sec - u0.ru_stime.tv_sec) * 1e6 +
+                            (double)(u1.ru_stime.tv_usec - u0.ru_stime.tv_usec);
+
+                /* the client's own cost: when it nears a whole core, it is the bottleneck */
+                printf("client cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n", us / 1e6,
+                       100.0 * us / (double)(t1 - t0), nall ? us / 1000.0 / (double)nall : 0.0);
+        }
+        if (o.pid) {
+                double cpu = (double)(c1 - c0) / (double)sysconf(_SC_CLK_TCK);
+
                 printf("attestd rss before=%lu kB after=%lu kB peak=%lu kB\n", r0, r1, h1);
+                printf("attestd cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n", cpu,
+                       100.0 * cpu * 1e6 / (double)(t1 - t0),
+                       nall ? cpu * 1000.0 / (double)nall : 0.0);
+                printf("attestd context switches=%llu per attestation=%.1f\n", x1 - x0,
+                       nall ? (double)(x1 - x0) / (double)nall : 0.0);
+        }
         for (unsigned i = 0; i < o.agents; i++)
                 EVP_PKEY_free(agents[i].key);
         free(all);

@@ -7,7 +7,10 @@
  * identity per EK, decommission, consumed nonces, file modes).
  */
 #include <check.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +39,26 @@ START_TEST(test_nonce_stateless_mac_ttl_and_binding)
         ck_assert_int_eq(nonce_store_new(1000, key2, sizeof(key2), &other), 0);
         ck_assert_int_eq(nonce_issue(s, "a", 5000, n, &exp), 0);
         ck_assert_uint_eq(exp, 6000);
+        /* the wire format: both tags are HMAC-SHA256 under the key, so nonces issued before an
+         * upgrade (or by another instance with the key) stay valid */
+        {
+                uint8_t msg[64], md[32];
+                unsigned mdlen = 0;
+                size_t ll = sizeof("attestd-nonce-1");
+
+                memcpy(msg, "attestd-nonce-1", ll);
+                memcpy(msg + ll, n, 14);
+                ck_assert_ptr_nonnull(
+                        HMAC(EVP_sha256(), key1, sizeof(key1), msg, ll + 14, md, &mdlen));
+                ck_assert_mem_eq(md, n + 14, 9);
+                ll = sizeof("attestd-nonce-agent-1");
+                memcpy(msg, "attestd-nonce-agent-1", ll);
+                memcpy(msg + ll, n, 14);
+                msg[ll + 14] = 'a';
+                ck_assert_ptr_nonnull(
+                        HMAC(EVP_sha256(), key1, sizeof(key1), msg, ll + 15, md, &mdlen));
+                ck_assert_mem_eq(md, n + 23, 9);
+        }
         ck_assert_int_eq(nonce_check(s, "a", n, NONCE_LEN, 5001, &got, &err), 0);
         ck_assert_uint_eq(got, 6000);
         /* checking consumes nothing: single use is the store's (store_result_add) */
@@ -505,6 +528,92 @@ START_TEST(test_store_pool)
 }
 END_TEST
 
+/*
+ * Group commit under concurrency (writer mode): WRITERS threads submit verdicts for their own
+ * agents at once, each round also a stale one (the same seq again), which fails inside a batch
+ * shared with the others. Every caller must be woken with its own result: a lost wakeup hangs
+ * (the test's timeout), a wrong one shows as a missing or extra verdict.
+ */
+#define WRITERS 8
+#define WRITER_ROUNDS 20
+struct writer_arg {
+        struct store *s;
+        char id[16];
+        int ok, stale, other;
+};
+
+static void *writer_thread(void *p)
+{
+        struct writer_arg *w = p;
+
+        for (int i = 0; i < WRITER_ROUNDS; i++) {
+                struct store_result r = {.agent = w->id,
+                                         .time = 2000 + i,
+                                         .status = "pass",
+                                         .verdict = "{}",
+                                         .next_due = 9000,
+                                         .ima_offset = (uint64_t)i,
+                                         .replay_state = (const uint8_t *)"{}",
+                                         .replay_state_len = 2};
+                int64_t id;
+                int e;
+
+                e = store_result_add(w->s, &r, (uint64_t)i, 3, &id);
+                e == 0 ? w->ok++ : w->other++;
+                e = store_result_add(w->s, &r, (uint64_t)i, 3, &id);
+                e == -ESTALE ? w->stale++ : w->other++;
+        }
+        return NULL;
+}
+
+START_TEST(test_store_writer_concurrent_callers)
+{
+        char dir[] = "/tmp/attestd-store.XXXXXX", db[64];
+        struct store *s;
+        struct attest_err err = {0};
+        struct writer_arg w[WRITERS];
+        pthread_t th[WRITERS];
+        uint64_t commits, writes;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(db, sizeof(db), "%s/t.db", dir);
+        ck_assert_int_eq(store_open(db, STORE_WRITER, 2, &s, &err), 0);
+        for (int i = 0; i < WRITERS; i++) {
+                struct store_agent a = {0};
+                uint8_t ak[4] = {1, 2, 3, 4}, name[4] = {5, 6, 7, (uint8_t)i};
+
+                w[i] = (struct writer_arg){.s = s};
+                snprintf(w[i].id, sizeof(w[i].id), "agent%d", i);
+                snprintf(a.id, sizeof(a.id), "%s", w[i].id);
+                snprintf(a.state, sizeof(a.state), "active");
+                a.ak_public = ak;
+                a.ak_public_len = sizeof(ak);
+                a.ak_name = name;
+                a.ak_name_len = sizeof(name);
+                a.created = 1000;
+                ck_assert_int_eq(store_agent_add(s, &a), 0);
+        }
+        for (int i = 0; i < WRITERS; i++)
+                ck_assert_int_eq(pthread_create(&th[i], NULL, writer_thread, &w[i]), 0);
+        for (int i = 0; i < WRITERS; i++) {
+                struct store_agent *got = NULL;
+
+                ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+                ck_assert_int_eq(w[i].ok, WRITER_ROUNDS);
+                ck_assert_int_eq(w[i].stale, WRITER_ROUNDS);
+                ck_assert_int_eq(w[i].other, 0);
+                ck_assert_int_eq(store_agent_get(s, w[i].id, &got), 0);
+                ck_assert_uint_eq(got->seq, WRITER_ROUNDS);
+                store_agent_free(got);
+        }
+        store_stats(s, &commits, &writes);
+        ck_assert_uint_eq(writes, WRITERS + 2 * WRITERS * WRITER_ROUNDS);
+        ck_assert_uint_le(commits, writes);
+        store_close(s);
+        rm_rf(dir);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("daemon");
@@ -523,6 +632,9 @@ int main(void)
         tcase_add_test(tc, test_store_refuses_a_newer_schema);
         tcase_add_test(tc, test_store_writer);
         tcase_add_test(tc, test_store_pool);
+        tcase_add_test(tc, test_store_writer_concurrent_callers);
+        /* Check's default is 4 s; fsync under load and ASan can take longer (a hang guard only) */
+        tcase_set_timeout(tc, 30);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
