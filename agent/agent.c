@@ -82,9 +82,8 @@ int agent_outcome_http(struct agent_outcome *o, const char *what, long status, j
         const char *detail = json_string_value(json_object_get(j, "detail"));
 
         log_warning("%s: HTTP %ld %s: %s", what, status, code ? code : "?", detail ? detail : "");
-        *o = (struct agent_outcome){.kind = AGENT_OUTCOME_HTTP,
-                                    .status = status,
-                                    .code = agent_api_code_from_name(code)};
+        *o = (struct agent_outcome){
+                .kind = AGENT_OUTCOME_HTTP, .status = status, .code = agent_api_code(code)};
         return -EREMOTEIO;
 }
 

@@ -249,10 +249,10 @@ static int decommissioned(const struct agent_outcome *o)
 {
         log_err("the verifier decommissioned this %s (HTTP %ld %s): not retrying; an admin must "
                 "re-admit it",
-                o->code == AGENT_API_EK_DECOMMISSIONED ? "TPM (EK)" : "agent", o->status,
-                agent_api_code_name(o->code));
+                o->code == AE_EK_DECOMMISSIONED ? "TPM (EK)" : "agent", o->status,
+                attest_code_name(o->code));
         sd_notifyf(0, "STATUS=decommissioned by the verifier (%s), not retrying\nSTOPPING=1",
-                   agent_api_code_name(o->code));
+                   attest_code_name(o->code));
         return AGENT_EXIT_DECOMMISSIONED;
 }
 

@@ -3,28 +3,11 @@
 
 #include "agent/outcome.h"
 
-static const char *const api_codes[AGENT_API_CODE_COUNT] = {
-        [AGENT_API_OTHER] = "other",
-        [AGENT_API_AGENT_NOT_FOUND] = "agent_not_found",
-        [AGENT_API_NONCE_EXPIRED] = "nonce_expired",
-        [AGENT_API_NONCE_UNKNOWN] = "nonce_unknown",
-        [AGENT_API_AGENT_DECOMMISSIONED] = "agent_decommissioned",
-        [AGENT_API_EK_DECOMMISSIONED] = "ek_decommissioned",
-};
-
-enum agent_api_code agent_api_code_from_name(const char *name)
+enum attest_code agent_api_code(const char *name)
 {
-        if (!name)
-                return AGENT_API_OTHER;
-        for (unsigned i = AGENT_API_OTHER + 1; i < AGENT_API_CODE_COUNT; i++)
-                if (strcmp(name, api_codes[i]) == 0)
-                        return (enum agent_api_code)i;
-        return AGENT_API_OTHER;
-}
+        enum attest_code c = AE_NONE;
 
-const char *agent_api_code_name(enum agent_api_code c)
-{
-        return (unsigned)c < AGENT_API_CODE_COUNT ? api_codes[c] : "?";
+        return attest_code_from_name(name, &c) ? c : AE_NONE;
 }
 
 const char *agent_outcome_kind_name(enum agent_outcome_kind k)
@@ -53,20 +36,20 @@ const char *agent_action_name(enum agent_action a)
 }
 
 /* An HTTP error answer: the code decides where one is defined, then the status class. */
-static enum agent_action http_action(enum agent_step step, long status, enum agent_api_code code)
+static enum agent_action http_action(enum agent_step step, long status, enum attest_code code)
 {
         switch (code) {
-        case AGENT_API_AGENT_DECOMMISSIONED:
-        case AGENT_API_EK_DECOMMISSIONED:
+        case AE_AGENT_DECOMMISSIONED:
+        case AE_EK_DECOMMISSIONED:
                 return AGENT_ACT_EXIT_DECOMMISSIONED;
-        case AGENT_API_AGENT_NOT_FOUND:
+        case AE_AGENT_NOT_FOUND:
                 if (status != 404)
                         break;
                 /* forgotten (DELETE) while attesting: enrol again; between enrolment and
                  * activation: enrol from the start after a back-off */
                 return step == AGENT_STEP_ROUND ? AGENT_ACT_REENROL : AGENT_ACT_BACKOFF;
-        case AGENT_API_NONCE_EXPIRED:
-        case AGENT_API_NONCE_UNKNOWN:
+        case AE_NONCE_EXPIRED:
+        case AE_NONCE_UNKNOWN:
                 if (step == AGENT_STEP_ROUND)
                         return AGENT_ACT_RECHALLENGE;
                 break;

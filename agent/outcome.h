@@ -9,6 +9,7 @@
 #ifndef AGENT_OUTCOME_H
 #define AGENT_OUTCOME_H
 
+#include "util/err.h"
 #include "util/macro.h"
 
 /* Exit statuses of attest-agent (documented in attest-agent(8)). */
@@ -19,20 +20,9 @@
  * (RestartPreventExitStatus= in attest-agent.service). */
 #define AGENT_EXIT_DECOMMISSIONED 3
 
-/* The verifier's error codes ("error" member of an error answer) the agent acts on. */
-enum agent_api_code {
-        AGENT_API_OTHER, /* none, or a code the agent has no special action for */
-        AGENT_API_AGENT_NOT_FOUND,
-        AGENT_API_NONCE_EXPIRED,
-        AGENT_API_NONCE_UNKNOWN,
-        AGENT_API_AGENT_DECOMMISSIONED,
-        AGENT_API_EK_DECOMMISSIONED,
-        AGENT_API_CODE_COUNT,
-};
-
-/* NULL or an unknown code: AGENT_API_OTHER. */
-enum agent_api_code agent_api_code_from_name(const char *name);
-const char *agent_api_code_name(enum agent_api_code c);
+/* The verifier's error code (the "error" member of an error answer) as one of ours; AE_NONE when
+ * absent or not one attestd sends. */
+enum attest_code agent_api_code(const char *name);
 
 enum agent_outcome_kind {
         AGENT_OUTCOME_DONE,      /* enrolled, or the verifier gave a verdict */
@@ -45,9 +35,9 @@ enum agent_outcome_kind {
 
 struct agent_outcome {
         enum agent_outcome_kind kind;
-        int error;                /* LOCAL, TRANSPORT, PROTOCOL: negative errno */
-        long status;              /* HTTP: the status */
-        enum agent_api_code code; /* HTTP: the verifier's error code */
+        int error;             /* LOCAL, TRANSPORT, PROTOCOL: negative errno */
+        long status;           /* HTTP: the status */
+        enum attest_code code; /* HTTP: the verifier's error code */
 };
 
 const char *agent_outcome_kind_name(enum agent_outcome_kind k);

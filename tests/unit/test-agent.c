@@ -550,10 +550,8 @@ static void teardown(void)
 static enum agent_action act(enum agent_step step, enum agent_outcome_kind kind, int error,
                              long status, const char *code)
 {
-        struct agent_outcome o = {.kind = kind,
-                                  .error = error,
-                                  .status = status,
-                                  .code = agent_api_code_from_name(code)};
+        struct agent_outcome o = {
+                .kind = kind, .error = error, .status = status, .code = agent_api_code(code)};
 
         return agent_outcome_action(step, &o);
 }
@@ -625,16 +623,14 @@ END_TEST
 
 START_TEST(test_outcome_code_names_and_exit_statuses)
 {
-        for (int c = 0; c < AGENT_API_CODE_COUNT; c++)
-                if (c != AGENT_API_OTHER)
-                        ck_assert_int_eq(agent_api_code_from_name(agent_api_code_name(c)), c);
-        ck_assert_int_eq(agent_api_code_from_name(NULL), AGENT_API_OTHER);
-        ck_assert_int_eq(agent_api_code_from_name(""), AGENT_API_OTHER);
-        ck_assert_int_eq(agent_api_code_from_name("AGENT_NOT_FOUND"), AGENT_API_OTHER);
-        ck_assert_int_eq(agent_api_code_from_name("agent_not_found "), AGENT_API_OTHER);
-        ck_assert_int_eq(agent_api_code_from_name("agent_decommissioned"),
-                         AGENT_API_AGENT_DECOMMISSIONED);
-        ck_assert_str_eq(agent_api_code_name(AGENT_API_EK_DECOMMISSIONED), "ek_decommissioned");
+        for (int c = AE_NONE + 1; c < AE__COUNT; c++)
+                ck_assert_int_eq(agent_api_code(attest_code_name((enum attest_code)c)), c);
+        ck_assert_int_eq(agent_api_code(NULL), AE_NONE);
+        ck_assert_int_eq(agent_api_code(""), AE_NONE);
+        ck_assert_int_eq(agent_api_code("AGENT_NOT_FOUND"), AE_NONE);
+        ck_assert_int_eq(agent_api_code("agent_not_found "), AE_NONE);
+        ck_assert_int_eq(agent_api_code("agent_decommissioned"), AE_AGENT_DECOMMISSIONED);
+        ck_assert_str_eq(attest_code_name(AE_EK_DECOMMISSIONED), "ek_decommissioned");
         for (int a = 0; a < AGENT_ACT_COUNT; a++)
                 ck_assert_str_ne(agent_action_name(a), "?");
         for (int k = 0; k < AGENT_OUTCOME_KIND_COUNT; k++)
