@@ -22,13 +22,16 @@ int agent_read_token(struct agent *a)
 
         if (!a->token_file)
                 return 0;
-        x = file_read(a->token_file, buf, sizeof(buf), 0, &n, NULL);
+        x = file_read(a->token_file, buf, sizeof(buf), FILE_SECRET, &n, NULL);
         if (x == 0 && (x = agent_token_parse(buf, n, a->token)) < 0)
                 log_err("%s: not one line of at most %d visible ASCII bytes", a->token_file,
                         TOKEN_MAX);
         else if (x < 0)
                 log_err("%s: %s", a->token_file,
-                        x == -E2BIG ? "longer than a token" : strerror(-x));
+                        x == -E2BIG ? "longer than a token"
+                        : x == -EPERM
+                                ? "readable by group or others: a token is a secret (chmod 600)"
+                                : strerror(-x));
         OPENSSL_cleanse(buf, sizeof(buf));
         return x < 0 ? -EINVAL : 0;
 }

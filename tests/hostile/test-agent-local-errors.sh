@@ -14,6 +14,17 @@ agent_test_args 5 "$@"
 agent_test_begin
 host_verifier
 
+# ---- an enrolment token group or others can read is refused before any request ----
+chmod 0644 enroll.token
+rc=0
+agent_exec="timeout 30" agent_cmd --state-dir st0 --timeout 5 >token.log 2>&1 || rc=$?
+[ "$rc" -ne 0 ] || fail "the agent ran with a 0644 token file: $(tail -3 token.log)"
+grep -q 'enroll.token: readable by group or others' token.log ||
+        fail "no precise error for a 0644 token: $(tail -3 token.log)"
+[ "$(count daemon.log 'enrolled \(AK')" = 0 ] || fail "the daemon saw an enrolment"
+chmod 0600 enroll.token
+ok "a 0644 enrolment token is refused (exit $rc), naming the file and the mode"
+
 start_notify
 NOTIFY_SOCKET=$PWD/notify.sock start_agent agent.log --state-dir st --timeout 10
 wait_lines agent.log '^<5>verdict: pass' 1 30

@@ -120,7 +120,7 @@ agent_tokens() {
         token ENROLL enroll
         token READER reader
         token ADMIN admin
-        printf %s "$ENROLL" >"$work/enroll.token"
+        (umask 077 && printf %s "$ENROLL" >"$work/enroll.token")
 }
 
 # ---- attestd --------------------------------------------------------------------------------
