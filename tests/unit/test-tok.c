@@ -72,6 +72,44 @@ START_TEST(test_line_errors_leave_cursor_unchanged)
 }
 END_TEST
 
+/* The newline and the NUL are found in one pass (16 bytes at a time, then byte by byte): a NUL at
+ * every position of lines shorter and longer than 16 bytes, before and after the '\n', and the
+ * precedence of "over the cap" over "holds a NUL" when no '\n' is in reach. */
+START_TEST(test_line_nul_at_every_position)
+{
+        char buf[80];
+
+        for (size_t len = 1; len < 48; len++)
+                for (size_t z = 0; z <= len + 4 && z < sizeof(buf) - 1; z++) {
+                        struct tok t, ln;
+                        /* z == len: the NUL takes the '\n''s place, no '\n' left in 80 > 64 */
+                        int want = z < len ? -EBADMSG : z == len ? -E2BIG : 1;
+
+                        memset(buf, 'a', sizeof(buf));
+                        buf[len] = '\n';
+                        buf[z] = '\0';
+                        tok_init(&t, buf, sizeof(buf));
+                        ck_assert_msg(tok_line(&t, 64, 0, &ln) == want, "len %zu, NUL at %zu", len,
+                                      z);
+                        if (want == 1)
+                                ck_assert_uint_eq(ln.left, len);
+                        else
+                                ck_assert_ptr_eq(t.p, buf); /* unchanged */
+                }
+        /* no '\n' within max + 1 bytes and a NUL: the line is over its cap */
+        memset(buf, 'a', sizeof(buf));
+        buf[3] = '\0';
+        {
+                struct tok t, ln;
+
+                tok_init(&t, buf, sizeof(buf));
+                ck_assert_int_eq(tok_line(&t, 20, 0, &ln), -E2BIG);
+                tok_init(&t, buf, 20);
+                ck_assert_int_eq(tok_line(&t, 20, 0, &ln), -EBADMSG);
+        }
+}
+END_TEST
+
 START_TEST(test_fields_and_empty_fields)
 {
         struct tok t = TOK_INIT("a  b ", 5);
@@ -218,6 +256,7 @@ static Suite *tok_suite(void)
 
         tcase_add_test(tc, test_lines_at_cap_minus_one_cap_and_cap_plus_one);
         tcase_add_test(tc, test_line_errors_leave_cursor_unchanged);
+        tcase_add_test(tc, test_line_nul_at_every_position);
         tcase_add_test(tc, test_fields_and_empty_fields);
         tcase_add_test(tc, test_field_caps);
         tcase_add_test(tc, test_words_and_blanks);
