@@ -52,9 +52,9 @@ client="$build_b/tests/bench/bench-daemon"
 work=$(mktemp -d "${BENCH_DIR:-/var/tmp}/attestd-compare.XXXXXX")
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-"$top/tests/lib/mkcerts.sh" "$work/certs" >/dev/null
-tok=$(openssl rand -hex 24)
-echo "admin $(printf %s "$tok" | sha256sum | cut -d' ' -f1) bench" >"$work/tokens"
+# shellcheck source=bench-lib.sh
+. "$top/tests/bench/bench-lib.sh"
+bench_setup
 pin_d=() pin_c=()
 if [ "${PIN:-1}" = 1 ]; then
         pin_d=(taskset -c 0)
@@ -63,34 +63,10 @@ fi
 mode=${DB_MODE:-writer}
 failed=0
 
-# start attestd of build $1 with threads $2 and extra flags $3; sets pid and port
+# start attestd of build $1 with threads $2 and extra flags $3 (split into words); sets pid, port
 start() {
-        local up=0
-        rm -f "$work"/attestd.db*
-        for _ in 1 2 3 4 5; do
-                port=$((30000 + RANDOM % 20000))
-                # shellcheck disable=SC2086
-                "${pin_d[@]}" "$1/daemon/attestd" --listen "127.0.0.1:$port" \
-                        --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
-                        --db "$work/attestd.db" --tokens "$work/tokens" --threads "$2" \
-                        --db-mode "$mode" --retain 20 --nonce-ttl 60 --interval 300 \
-                        --insecure-trust-ak $3 2>"$work/attestd.log" &
-                pid=$!
-                for _ in $(seq 100); do
-                        if curl -s --cacert "$work/certs/ca.pem" -o /dev/null \
-                                "https://127.0.0.1:$port/healthz"; then
-                                up=1
-                                break
-                        fi
-                        kill -0 "$pid" 2>/dev/null || break
-                        sleep 0.05
-                done
-                [ $up -eq 1 ] && return 0
-                wait "$pid" 2>/dev/null || true
-                pid=""
-        done
-        echo "compare: attestd ($1) did not start: $(tail -2 "$work/attestd.log")"
-        exit 1
+        # shellcheck disable=SC2086
+        bench_start "$1" "$work/attestd.log" --threads "$2" --db-mode "$mode" $3 || exit 1
 }
 
 echo "# attestd A/B: $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)," \

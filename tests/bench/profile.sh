@@ -19,27 +19,15 @@ work=$(mktemp -d "${BENCH_DIR:-/var/tmp}/attestd-profile.XXXXXX")
 out=${3:-$work/perf.data}
 pid="" cpid=""
 trap '[ -n "$cpid" ] && kill "$cpid" 2>/dev/null; [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-"$top/tests/lib/mkcerts.sh" "$work/certs" >/dev/null
-tok=$(openssl rand -hex 24)
-echo "admin $(printf %s "$tok" | sha256sum | cut -d' ' -f1) bench" >"$work/tokens"
+# shellcheck source=bench-lib.sh
+. "$top/tests/bench/bench-lib.sh"
+bench_setup
+pin_d=(taskset -c 0)
 
 start() {
-        rm -f "$work"/attestd.db*
-        port=$((30000 + RANDOM % 20000))
         # shellcheck disable=SC2086
-        taskset -c 0 "$build/daemon/attestd" --listen "127.0.0.1:$port" \
-                --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
-                --db "$work/attestd.db" --tokens "$work/tokens" --threads "${THREADS:-16}" \
-                --db-mode writer --retain 20 --nonce-ttl 60 --interval 300 --insecure-trust-ak \
-                ${EXTRA:-} 2>"$work/attestd.log" &
-        pid=$!
-        for _ in $(seq 100); do
-                curl -s --cacert "$work/certs/ca.pem" -o /dev/null "https://127.0.0.1:$port/healthz" &&
-                        return 0
-                sleep 0.05
-        done
-        echo "profile: attestd did not start: $(tail -2 "$work/attestd.log")"
-        exit 1
+        bench_start "$build" "$work/attestd.log" --threads "${THREADS:-16}" --db-mode writer \
+                ${EXTRA:-} || exit 1
 }
 load() {
         taskset -c 1 "$build/tests/bench/bench-daemon" --url "https://127.0.0.1:$port" \

@@ -16,9 +16,9 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d "${BENCH_DIR:-/var/tmp}/attestd-bench.XXXXXX")
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-"$top/tests/lib/mkcerts.sh" "$work/certs" >/dev/null
-tok=$(openssl rand -hex 24)
-echo "admin $(printf %s "$tok" | sha256sum | cut -d' ' -f1) bench" >"$work/tokens"
+# shellcheck source=bench-lib.sh
+. "$top/tests/bench/bench-lib.sh"
+bench_setup
 threads=${THREADS:-16}
 pin_d=() pin_c=()
 if [ "${PIN:-0}" = 1 ]; then
@@ -27,30 +27,8 @@ if [ "${PIN:-0}" = 1 ]; then
 fi
 echo "# attestd benchmark: $(nproc) cores, $(uname -r), attestd threads=$threads, db on $(df --output=source "$work" | tail -1)${pin_d:+, attestd pinned to CPU 0 and agents to CPU 1}"
 for mode in ${DB_MODES:-writer pool}; do
-        rm -f "$work"/attestd.db*
-        up=0
-        for _ in 1 2 3 4 5; do
-                port=$((30000 + RANDOM % 20000))
-                "${pin_d[@]}" "$build/daemon/attestd" --listen "127.0.0.1:$port" \
-                        --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
-                        --db "$work/attestd.db" --tokens "$work/tokens" --threads "$threads" \
-                        --db-mode "$mode" --retain 20 --nonce-ttl 60 --interval 300 \
-                        --insecure-trust-ak \
-                        2>"$work/attestd-$mode.log" &
-                pid=$!
-                for _ in $(seq 100); do
-                        if curl -s --cacert "$work/certs/ca.pem" -o /dev/null \
-                                "https://127.0.0.1:$port/healthz"; then
-                                up=1
-                                break
-                        fi
-                        kill -0 "$pid" 2>/dev/null || break
-                        sleep 0.05
-                done
-                [ $up -eq 1 ] && break
-                wait "$pid" 2>/dev/null || true
-        done
-        [ $up -eq 1 ] || { echo "bench: attestd did not start: $(tail -2 "$work/attestd-$mode.log")"; exit 1; }
+        bench_start "$build" "$work/attestd-$mode.log" --threads "$threads" --db-mode "$mode" ||
+                exit 1
         echo "## --db-mode $mode"
         cpu0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
         "${pin_c[@]}" /usr/bin/time -f "# bench client CPU: %U s user %S s sys, wall %e s" "$build/tests/bench/bench-daemon" --url "https://127.0.0.1:$port" --ca "$work/certs/ca.pem" \

@@ -11,20 +11,11 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d "${BENCH_DIR:-/var/tmp}/attestd-soak.XXXXXX")
 pid="" cpid=""
 trap '[ -n "$cpid" ] && kill "$cpid" 2>/dev/null; [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-"$top/tests/lib/mkcerts.sh" "$work/certs" >/dev/null
-tok=$(openssl rand -hex 24)
-echo "admin $(printf %s "$tok" | sha256sum | cut -d' ' -f1) bench" >"$work/tokens"
-port=$((30000 + RANDOM % 20000))
-taskset -c 0 "$build/daemon/attestd" --listen "127.0.0.1:$port" \
-        --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
-        --db "$work/attestd.db" --tokens "$work/tokens" --threads "${THREADS:-16}" \
-        --db-mode writer --retain 20 --nonce-ttl 60 --interval 300 --insecure-trust-ak \
-        2>"$work/attestd.log" &
-pid=$!
-for _ in $(seq 100); do
-        curl -s --cacert "$work/certs/ca.pem" -o /dev/null "https://127.0.0.1:$port/healthz" && break
-        sleep 0.05
-done
+# shellcheck source=bench-lib.sh
+. "$top/tests/bench/bench-lib.sh"
+bench_setup
+pin_d=(taskset -c 0)
+bench_start "$build" "$work/attestd.log" --threads "${THREADS:-16}" --db-mode writer || exit 1
 taskset -c 1 "$build/tests/bench/bench-daemon" --url "https://127.0.0.1:$port" \
         --ca "$work/certs/ca.pem" --token "$tok" --agents 64 --threads 16 --entries 10 \
         --seconds "$secs" --pid "$pid" >"$work/bench" 2>&1 &
