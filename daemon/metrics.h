@@ -7,7 +7,6 @@
 #ifndef ATTESTD_METRICS_H
 #define ATTESTD_METRICS_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,7 +23,6 @@ enum metrics_result {
 };
 
 #define METRICS_BUCKETS 14
-#define METRICS_CODES_MAX 96
 
 struct metrics_agents {
         uint64_t active, stale, failing, never;
