@@ -30,8 +30,9 @@ int evout_open(struct evout *o, const struct evidence *ev, const struct imalog *
                 return attest_fail(err, x,
                                    x == -EINVAL ? AE_EVIDENCE_BAD_VALUE : AE_EVIDENCE_TOO_BIG,
                                    x == -EINVAL ? "a host fact is not printable ASCII"
-                                                : "evidence envelope over %u bytes",
-                                   EVIDENCE_HEAD_MAX);
+                                                : "evidence envelope over its cap (%u bytes "
+                                                  "before the entries, %u after)",
+                                   EVIDENCE_HEAD_MAX, EVIDENCE_TAIL_MAX);
         }
         if ((x = imalog_stream_open(l, span, &o->log, err)) < 0) {
                 evout_close(o);
