@@ -57,6 +57,8 @@ static void usage(FILE *f)
                 "                       --verifier, quote a local random nonce and exit\n"
                 "  --insecure-http      allow an http:// verifier (labs on loopback only)\n"
                 "  --proc-root DIR      read /proc facts below DIR (tests)\n"
+                "  --label KEY=VALUE    an operator label of this host (repeatable)\n"
+                "  --machine-id-file F  the machine id (default /etc/machine-id)\n"
                 "  -h, --help           this text\n"
                 "\n"
                 "Signals: SIGTERM/SIGINT finish the round in flight and exit. Under systemd\n"
@@ -93,6 +95,8 @@ static const struct option options[] = {
         {"insecure-http", no_argument, NULL, OPT_KEY(AGENT_CFG_INSECURE_HTTP)},
         {"proc-root", required_argument, NULL, OPT_KEY(AGENT_CFG_PROC_ROOT)},
         {"timeout", required_argument, NULL, OPT_KEY(AGENT_CFG_TIMEOUT)},
+        {"label", required_argument, NULL, OPT_KEY(AGENT_CFG_LABEL)},
+        {"machine-id-file", required_argument, NULL, OPT_KEY(AGENT_CFG_MACHINE_ID_FILE)},
         {"help", no_argument, NULL, 'h'},
         {0},
 };
@@ -101,8 +105,8 @@ static const struct option options[] = {
 static int apply_config(struct agent *a)
 {
         const struct agent_config *c = &a->cfg;
-        static const char *const sub[4] = {"sys/kernel/osrelease", "sys/kernel/random/boot_id",
-                                           "cmdline", "config.gz"};
+        static const char *const sub[5] = {"sys/kernel/osrelease", "sys/kernel/random/boot_id",
+                                           "cmdline", "config.gz", "sys/kernel/hostname"};
 
 #define STR(k, f, dst)                                                                             \
         do {                                                                                       \
@@ -141,7 +145,10 @@ static int apply_config(struct agent *a)
                 a->facts_paths.boot_id = a->proc_paths[1];
                 a->facts_paths.cmdline = a->proc_paths[2];
                 a->facts_paths.config_gz = a->proc_paths[3];
+                a->facts_paths.hostname = a->proc_paths[4];
         }
+        if (agent_config_has(c, AGENT_CFG_MACHINE_ID_FILE))
+                a->facts_paths.machine_id = c->machine_id_file;
         return 0;
 }
 

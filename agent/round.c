@@ -56,7 +56,7 @@ static int collect(struct agent *a, const struct challenge *ch, struct evidence 
         ev->ima_format = a->log.format;
         log_debug("IMA log: %" PRIu64 " entries from %" PRIu64 " (%lld bytes)", span->count,
                   span->from, (long long)(span->end - span->start));
-        if ((x = facts_collect(a->facts_paths.osrelease ? &a->facts_paths : NULL, &f, &err)) < 0) {
+        if ((x = facts_collect(&a->facts_paths, &f, &err)) < 0) {
                 log_err("host facts: %s", err.msg);
                 return x;
         }
@@ -71,6 +71,7 @@ static int collect(struct agent *a, const struct challenge *ch, struct evidence 
         ev->host.tk_present = f.tk_present;
         snprintf(ev->host.tk_source, sizeof(ev->host.tk_source), "%s", f.tk_source);
         snprintf(ev->host.tk_origin, sizeof(ev->host.tk_origin), "%s", f.tk_origin);
+        facts_put_identity(&f, a->cfg.labels, a->cfg.n_labels, &ev->host);
         return 0;
 }
 

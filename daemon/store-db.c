@@ -84,6 +84,22 @@ static const char *const migration[STORE_SCHEMA_VERSION] = {
         "ALTER TABLE agents DROP COLUMN replay_state;"
         "ALTER TABLE agents ADD COLUMN replay_state BLOB;"
         "UPDATE agents SET ima_offset = 0;",
+        /* 4 -> 5 (issue 11): host identity; labels once as the JSON the API shows and once as
+         * rows the ?label= filter finds through an index; indexes for ?hostname= and ?status= */
+        "ALTER TABLE agents ADD COLUMN hostname TEXT;"
+        "ALTER TABLE agents ADD COLUMN machine_id TEXT;"
+        "ALTER TABLE agents ADD COLUMN labels TEXT;"
+        "CREATE TABLE agent_labels ("
+        " agent TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,"
+        " key TEXT NOT NULL,"
+        " value TEXT NOT NULL,"
+        " PRIMARY KEY (agent, key)) WITHOUT ROWID;"
+        "CREATE INDEX agent_labels_by_kv ON agent_labels(key, value, agent);"
+        "CREATE INDEX agents_by_hostname ON agents(hostname, id);"
+        "CREATE INDEX agents_by_status ON agents(last_status, id);"
+        /* the stale scan logs each agent once per transition: when (0: not marked stale) */
+        "ALTER TABLE agents ADD COLUMN stale_since INTEGER NOT NULL DEFAULT 0;"
+        "CREATE INDEX agents_by_stale ON agents(stale_since, next_due);",
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
@@ -91,23 +107,38 @@ static const char *const stmt_sql[ST_COUNT] = {
                          " ek_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         [ST_AGENT_GET] = "SELECT id, ak_public, ak_name, ek_cert, state, policy, created,"
                          " last_seen, next_due, last_status, last_policy, last_result,"
-                         " ima_offset, replay_state, seq, ek_id FROM agents WHERE id = ?1",
-        [ST_AGENT_LIST] = "SELECT id, NULL, NULL, NULL, state, policy, created, last_seen,"
-                          " next_due, last_status, last_policy, last_result, ima_offset, NULL,"
-                          " seq, ek_id FROM agents ORDER BY id",
+                         " ima_offset, replay_state, seq, ek_id, hostname, machine_id, labels"
+                         " FROM agents WHERE id = ?1",
+        [ST_AGENT_LIST] = "SELECT " STORE_AGENT_LIST_COLS " FROM agents ORDER BY id",
+        [ST_AGENT_IDENTITY] = "UPDATE agents SET hostname = coalesce(?2, hostname),"
+                              " machine_id = coalesce(?3, machine_id),"
+                              " labels = coalesce(?4, labels) WHERE id = ?1",
+        [ST_LABELS_DELETE] = "DELETE FROM agent_labels WHERE agent = ?1",
+        /* ?1 now, ?2 grace, ?3 interval (ms): active agents past due, not yet marked */
+        [ST_STALE_ANY] = "SELECT 1 FROM agents WHERE stale_since = 0 AND state = 'active' AND"
+                         " ((next_due <> 0 AND next_due + ?2 < ?1) OR"
+                         " (next_due = 0 AND created + ?3 + ?2 < ?1)) LIMIT 1",
+        [ST_STALE_MARK] = "UPDATE agents SET stale_since = ?1 WHERE stale_since = 0 AND"
+                          " state = 'active' AND ((next_due <> 0 AND next_due + ?2 < ?1) OR"
+                          " (next_due = 0 AND created + ?3 + ?2 < ?1))"
+                          " RETURNING id, hostname, last_status, last_seen",
+        [ST_LABEL_PUT] = "INSERT INTO agent_labels (agent, key, value) VALUES (?1, ?2, ?3)",
         [ST_AGENT_DELETE] = "DELETE FROM agents WHERE id = ?1",
         [ST_AGENT_SET_POLICY] = "UPDATE agents SET policy = ?2 WHERE id = ?1",
         [ST_POLICY_LIVE] = "SELECT 1 FROM policies WHERE name = ?1 AND deleted = 0 LIMIT 1",
         [ST_AGENT_COUNTS] =
-                "SELECT coalesce(sum(stale), 0),"
-                " coalesce(sum(NOT stale AND last_seen = 0), 0),"
-                " coalesce(sum(NOT stale AND last_seen <> 0 AND last_status = 'fail'), 0),"
-                " coalesce(sum(NOT stale AND last_seen <> 0 AND last_status <> 'fail'), 0)"
-                " FROM (SELECT last_seen, last_status, (CASE WHEN next_due = 0 THEN created + ?3"
-                " ELSE next_due END) + ?2 < ?1 AS stale FROM agents)",
+                "SELECT coalesce(sum(decom), 0),"
+                " coalesce(sum(NOT decom AND last_status IS 'fail'), 0),"
+                " coalesce(sum(NOT decom AND stale AND last_status IS NOT 'fail'), 0),"
+                " coalesce(sum(NOT decom AND NOT stale AND last_status IS 'pass'), 0),"
+                " coalesce(sum(NOT decom AND NOT stale AND last_status IS NULL), 0)"
+                " FROM (SELECT last_status, state = 'decommissioned' AS decom,"
+                " (CASE WHEN next_due = 0 THEN created + ?3 ELSE next_due END) + ?2 < ?1 AS stale"
+                " FROM agents)",
         [ST_AGENT_UPDATE] = "UPDATE agents SET last_seen = ?3, next_due = ?4, last_status = ?5,"
                             " last_policy = ?6, last_result = ?7, ima_offset = ?8,"
-                            " replay_state = ?9, seq = seq + 1 WHERE id = ?1 AND seq = ?2",
+                            " replay_state = ?9, seq = seq + 1, stale_since = 0"
+                            " WHERE id = ?1 AND seq = ?2",
         [ST_AGENT_EXISTS] = "SELECT 1 FROM agents WHERE id = ?1",
         [ST_AGENT_OFFSET] = "SELECT ima_offset, state FROM agents WHERE id = ?1",
         [ST_AGENT_RESET_REPLAY] = "UPDATE agents SET ima_offset = 0, seq = seq + 1"

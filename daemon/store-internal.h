@@ -59,6 +59,11 @@ enum stmt {
         ST_NONCE_PUT,
         ST_NONCE_GET,
         ST_HEALTH_PUT,
+        ST_AGENT_IDENTITY,
+        ST_LABELS_DELETE,
+        ST_LABEL_PUT,
+        ST_STALE_ANY,
+        ST_STALE_MARK,
         ST_BEGIN,
         ST_COMMIT,
         ST_ROLLBACK,
@@ -67,6 +72,11 @@ enum stmt {
         ST_ROLLBACK_TO,
         ST_COUNT,
 };
+
+/* The columns agent lists read (no blobs, no replay state), in agent_row()'s order. */
+#define STORE_AGENT_LIST_COLS                                                                      \
+        "id, NULL, NULL, NULL, state, policy, created, last_seen, next_due, last_status,"          \
+        " last_policy, last_result, ima_offset, NULL, seq, ek_id, hostname, machine_id, labels"
 
 struct conn {
         sqlite3 *db;
