@@ -16,7 +16,6 @@
 
 #define PAGES_MAX 10000 /* --all follows at most this many cursors */
 #define LABELS_MAX 16
-#define CELL_MAX 72 /* a table cell longer than this is cut with "..." */
 
 static void usage(FILE *f)
 {
@@ -156,24 +155,6 @@ static int parse(int argc, char **argv, struct args *a)
 static const char *str(const json_t *o, const char *k)
 {
         return json_string_value(json_object_get(o, k));
-}
-
-/* A JSON value as a table cell: strings bare, the rest compact JSON; cut at CELL_MAX. */
-static void cell_text(const json_t *v, char *buf, size_t n)
-{
-        _cleanup_free_ char *s = NULL;
-        const char *t;
-
-        if (!v || json_is_null(v))
-                t = "-";
-        else if (json_is_string(v))
-                t = json_string_value(v);
-        else
-                t = (s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT)) ? s : "?";
-        if (strlen(t) > CELL_MAX && n > CELL_MAX)
-                snprintf(buf, n, "%.*s...", CELL_MAX - 3, t);
-        else
-                snprintf(buf, n, "%s", t);
 }
 
 /* ---- list ---- */
@@ -403,58 +384,6 @@ static int agents_list(struct args *a)
 
 /* ---- show ---- */
 
-/* The claims of a verdict as a table, failing claims first; the top-level reason when any. */
-static void print_claims(const struct args *a, const json_t *verdict)
-{
-        static const char *const head[] = {"RESULT",   "CLAIM", "EXPECTED", "OBSERVED",
-                                           "ANCHORED", "ENTRY", "REASON"};
-        const json_t *claims = json_object_get(verdict, "claims"), *reason;
-        const json_t *unchecked = json_object_get(verdict, "sections_unchecked");
-        struct table t;
-
-        reason = json_object_get(verdict, "reason");
-        if (json_is_object(reason))
-                printf("reason:     %s: %s\n", str(reason, "code") ? str(reason, "code") : "?",
-                       str(reason, "detail") ? str(reason, "detail") : "");
-        if (json_array_size(unchecked)) {
-                _cleanup_free_ char *s = json_dumps(unchecked, JSON_COMPACT);
-
-                printf("unchecked:  %s\n", s ? s : "?");
-        }
-        if (!json_array_size(claims))
-                return;
-        putchar('\n');
-        table_init(&t, ARRAY_SIZE(head), head);
-        for (int pass = 0; pass < 2; pass++)
-                for (size_t i = 0; i < json_array_size(claims); i++) {
-                        const json_t *c = json_array_get(claims, i);
-                        const char *res = str(c, "result");
-                        bool failing = !res || strcmp(res, "pass") != 0;
-                        char e[CELL_MAX + 1], o[CELL_MAX + 1], en[24], rs[CELL_MAX + 1];
-                        const char *cells[7];
-                        enum color col[7] = {0};
-
-                        if (failing != (pass == 0))
-                                continue;
-                        cell_text(json_object_get(c, "expected"), e, sizeof(e));
-                        cell_text(json_object_get(c, "observed"), o, sizeof(o));
-                        cell_text(json_object_get(c, "entry"), en, sizeof(en));
-                        cell_text(json_object_get(c, "reason"), rs, sizeof(rs));
-                        cells[0] = res;
-                        cells[1] = str(c, "name");
-                        cells[2] = e;
-                        cells[3] = o;
-                        cells[4] = json_is_true(json_object_get(c, "anchored")) ? "yes" : "no";
-                        cells[5] = en;
-                        cells[6] = rs;
-                        col[0] = status_color(res);
-                        if (table_row(&t, cells, col) < 0)
-                                break;
-                }
-        table_print(&t, a->r.color);
-        table_done(&t);
-}
-
 static int agents_show(struct args *a, const char *id)
 {
         json_auto_t *o = NULL;
@@ -510,7 +439,7 @@ static int agents_show(struct args *a, const char *id)
                 printf("ak name:    %s\n", str(o, "ak_name"));
         v = json_object_get(o, "last_verdict");
         if (json_is_object(v))
-                print_claims(a, v);
+                print_claims(v, a->r.color);
         return good ? 0 : 1;
 }
 

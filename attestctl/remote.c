@@ -29,12 +29,16 @@ static const char tls12_ciphers[] = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES
                                     "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
                                     "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
 
-void remote_init(struct remote *r)
+bool remote_color(void)
 {
         const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
 
-        *r = (struct remote){.timeout = 30};
-        r->color = isatty(STDOUT_FILENO) && !(nc && *nc) && !(term && strcmp(term, "dumb") == 0);
+        return isatty(STDOUT_FILENO) && !(nc && *nc) && !(term && strcmp(term, "dumb") == 0);
+}
+
+void remote_init(struct remote *r)
+{
+        *r = (struct remote){.timeout = 30, .color = remote_color()};
 }
 
 void remote_done(struct remote *r)
@@ -514,4 +518,81 @@ const char *colored(const char *s, enum color c, bool color, char *buf, size_t n
                 return s;
         snprintf(buf, n, "%s%s\033[0m", color_on[c], s);
         return buf;
+}
+
+/* ---- verdicts ---- */
+
+static const char *str(const json_t *o, const char *k)
+{
+        return json_string_value(json_object_get(o, k));
+}
+
+/* A JSON value as a table cell: strings bare, the rest compact JSON; cut at CELL_MAX. */
+void cell_text(const json_t *v, char *buf, size_t n)
+{
+        _cleanup_free_ char *s = NULL;
+        const char *t;
+
+        if (!v || json_is_null(v))
+                t = "-";
+        else if (json_is_string(v))
+                t = json_string_value(v);
+        else
+                t = (s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT)) ? s : "?";
+        if (strlen(t) > CELL_MAX && n > CELL_MAX)
+                snprintf(buf, n, "%.*s...", CELL_MAX - 3, t);
+        else
+                snprintf(buf, n, "%s", t);
+}
+
+/* The claims of a verdict as a table, failing claims first; the top-level reason when any. */
+void print_claims(const json_t *verdict, bool color)
+{
+        static const char *const head[] = {"RESULT",   "CLAIM", "EXPECTED", "OBSERVED",
+                                           "ANCHORED", "ENTRY", "REASON"};
+        const json_t *claims = json_object_get(verdict, "claims"), *reason;
+        const json_t *unchecked = json_object_get(verdict, "sections_unchecked");
+        struct table t;
+
+        reason = json_object_get(verdict, "reason");
+        if (json_is_object(reason))
+                printf("reason:     %s: %s\n", str(reason, "code") ? str(reason, "code") : "?",
+                       str(reason, "detail") ? str(reason, "detail") : "");
+        if (json_array_size(unchecked)) {
+                _cleanup_free_ char *s = json_dumps(unchecked, JSON_COMPACT);
+
+                printf("unchecked:  %s\n", s ? s : "?");
+        }
+        if (!json_array_size(claims))
+                return;
+        putchar('\n');
+        table_init(&t, ARRAY_SIZE(head), head);
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < json_array_size(claims); i++) {
+                        const json_t *c = json_array_get(claims, i);
+                        const char *res = str(c, "result");
+                        bool failing = !res || strcmp(res, "pass") != 0;
+                        char e[CELL_MAX + 1], o[CELL_MAX + 1], en[24], rs[CELL_MAX + 1];
+                        const char *cells[7];
+                        enum color col[7] = {0};
+
+                        if (failing != (pass == 0))
+                                continue;
+                        cell_text(json_object_get(c, "expected"), e, sizeof(e));
+                        cell_text(json_object_get(c, "observed"), o, sizeof(o));
+                        cell_text(json_object_get(c, "entry"), en, sizeof(en));
+                        cell_text(json_object_get(c, "reason"), rs, sizeof(rs));
+                        cells[0] = res;
+                        cells[1] = str(c, "name");
+                        cells[2] = e;
+                        cells[3] = o;
+                        cells[4] = json_is_true(json_object_get(c, "anchored")) ? "yes" : "no";
+                        cells[5] = en;
+                        cells[6] = rs;
+                        col[0] = status_color(res);
+                        if (table_row(&t, cells, col) < 0)
+                                break;
+                }
+        table_print(&t, color);
+        table_done(&t);
 }

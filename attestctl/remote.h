@@ -57,6 +57,9 @@ struct remote {
         char *auth; /* "Authorization: Bearer ..." (wiped when freed) */
 };
 
+/* Colour on stdout: a terminal, NO_COLOR unset or empty, TERM not "dumb". */
+bool remote_color(void);
+
 void remote_init(struct remote *r);
 void remote_done(struct remote *r);
 
@@ -133,5 +136,17 @@ void table_done(struct table *t);
 enum color status_color(const char *s);
 /* s wrapped in the colour's escapes when color, else s; in buf. */
 const char *colored(const char *s, enum color c, bool color, char *buf, size_t n);
+
+#define CELL_MAX 72 /* a table cell longer than this is cut with "..." */
+
+/* A JSON value as a table cell: strings bare, the rest compact JSON; cut at CELL_MAX. */
+void cell_text(const json_t *v, char *buf, size_t n);
+
+/*
+ * A verdict's top-level reason and unchecked sections, then its claims as a table (RESULT CLAIM
+ * EXPECTED OBSERVED ANCHORED ENTRY REASON), failing claims first, each group in the verdict's
+ * order.
+ */
+void print_claims(const json_t *verdict, bool color);
 
 #endif
