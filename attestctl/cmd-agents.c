@@ -230,23 +230,40 @@ static int query_add(struct remote *r, char *q, size_t n, const char *key, const
         return 0;
 }
 
+static bool is_bad_query(const struct reply *p)
+{
+        json_auto_t *e = NULL;
+
+        if (p->status != 400)
+                return false;
+        e = json_loadb(p->body, p->len, 0, NULL);
+        return str(e, "error") && strcmp(str(e, "error"), "bad_query") == 0;
+}
+
 /*
- * One GET of the agent list. An attestd that predates the filters and paging answers a query
- * with 400 bad_query: -EOPNOTSUPP (not printed) when the request had one.
+ * One GET of the agent list. An attestd that predates the filters and paging answers any query
+ * with 400 bad_query: then -EOPNOTSUPP (not printed). Told apart from a bad_query about the
+ * values (an unknown --status word) by asking ?limit=1, which an attestd with paging takes: then
+ * the first answer is printed as the error it is.
  */
 static int list_page(struct remote *r, const char *path, bool query, json_t **ret)
 {
-        struct reply p = {0};
-        json_auto_t *e = NULL;
+        struct reply p = {0}, probe = {0};
         int x;
+        bool old;
 
         if (!query)
                 return remote_json(r, "GET", path, NULL, ret);
         if ((x = remote_request(r, "GET", path, NULL, &p)) < 0)
                 return x;
-        if (p.status == 400) {
-                e = json_loadb(p.body, p.len, 0, NULL);
-                if (str(e, "error") && strcmp(str(e, "error"), "bad_query") == 0) {
+        if (is_bad_query(&p)) {
+                if ((x = remote_request(r, "GET", "/v1/agents?limit=1", NULL, &probe)) < 0) {
+                        reply_done(&p);
+                        return x;
+                }
+                old = is_bad_query(&probe);
+                reply_done(&probe);
+                if (old) {
                         reply_done(&p);
                         return -EOPNOTSUPP;
                 }
@@ -288,7 +305,7 @@ static void print_agents(const struct args *a, json_t *arr)
 static int agents_list(struct args *a)
 {
         json_auto_t *all = json_array();
-        json_t *next = NULL;
+        json_auto_t *next = NULL; /* owned: the page it came from is freed */
         char q[2048] = "", path[2400];
         _cleanup_free_ char *cursor = a->cursor ? strdup(a->cursor) : NULL;
         bool paged = false;
@@ -345,7 +362,8 @@ static int agents_list(struct args *a)
                         fprintf(stderr, "attestctl: GET /v1/agents: no \"agents\" array\n");
                         return -EBADMSG;
                 }
-                next = json_object_get(o, "next");
+                json_decref(next);
+                next = json_incref(json_object_get(o, "next"));
                 paged = next != NULL;
                 json_array_foreach(arr, i, v)
                 {

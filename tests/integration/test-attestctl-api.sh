@@ -42,7 +42,7 @@ id=$(cat st/agent-id)
 ctl_reader agents list
 want_rc 0 "agents list"
 head -1 out.txt | grep -qE '^HOST +ID +STATE +VERDICT +POLICY +LAST SEEN$' || fail "list header: $(head -1 out.txt)"
-grep -qE "^- +$id +active +pass " out.txt || fail "list row: $(cat out.txt)"
+grep -qE "^[^ ]+ +$id +active +pass " out.txt || fail "list row: $(cat out.txt)"
 grep -q $'\033' out.txt && fail "colour written to a file"
 ok "agents list: aligned table with the agent (active, pass), no colour off a terminal"
 ctl_reader agents list --json
@@ -118,15 +118,15 @@ ctl_reader agents results "$id" --limit 1
 ok "agents results: the failed claim named; --limit 1 pages"
 ctl_reader agents list --status failing
 grep -qE " $id +active +fail " out.txt || fail "--status failing: $(cat out.txt)"
-ctl_reader agents list --status pass --json
-[ "$(jq '.agents | length' out.txt)" = 0 ] || fail "--status pass: $(cat out.txt)"
+ctl_reader agents list --status stale --json
+[ "$(jq '.agents | length' out.txt)" = 0 ] || fail "--status stale: $(cat out.txt)"
 ctl_reader agents list --hostname no-such-host --json
 [ "$(jq '.agents | length' out.txt)" = 0 ] || fail "--hostname: $(cat out.txt)"
 ctl_reader agents list --label role=web --json
 [ "$(jq '.agents | length' out.txt)" = 0 ] || fail "--label: $(cat out.txt)"
 ctl_reader agents list --limit 1 --all --json
 [ "$(jq -r '.agents[0].id' out.txt)" = "$id" ] || fail "--limit --all: $(cat out.txt)"
-ok "agents list --status failing/pass, --hostname, --label, --limit --all"
+ok "agents list --status failing/stale, --hostname, --label, --limit --all"
 
 # ---- 3. the server refuses --------------------------------------------------------------------
 echo "# 3. errors of the server"

@@ -89,7 +89,7 @@ want 2 "--url must be https://" "an http:// URL"
 # ---- the fake server ---------------------------------------------------------------------------
 cat >fake.py <<'PY'
 # fake.py CERT KEY PORTFILE MODE: one HTTPS answer per connection, as MODE says
-import socket, ssl, sys
+import json, socket, ssl, sys
 cert, key, portfile, mode = sys.argv[1:5]
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 ctx.load_cert_chain(cert, key)
@@ -124,6 +124,24 @@ def answer(c):
         c.sendall(ok + b'Content-Length: 14\r\n\r\n{"agents":[]}\0')
     elif mode == "partial":
         c.sendall(ok + b'Content-Length: 5000\r\n\r\n{"agents":[{"id":"a"')
+    elif mode == "fleet":  # an attestd with host identity, filters and cursor paging
+        line = head.split(b"\r\n", 1)[0].decode()
+        open(portfile + ".requests", "a").write(line + "\n")
+        path = line.split(" ")[1]
+        if "status=bogus" in path:
+            body = b'{"error":"bad_query","detail":"status: unknown state bogus"}'
+            c.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            return
+        a1 = {"id": "a1", "state": "active", "stale": False, "last_status": "pass",
+              "hostname": "web-01", "machine_id": "m1", "labels": {"role": "web"},
+              "last_seen": "2026-12-03T10:00:00Z"}
+        a2 = {"id": "a2", "state": "active", "stale": False, "last_status": "fail",
+              "hostname": "db-01", "machine_id": "m2", "labels": {"role": "db"},
+              "last_seen": "2026-12-03T10:00:01Z"}
+        page = {"agents": [a2], "next": None} if "cursor=c1" in path else {"agents": [a1], "next": "c1"}
+        body = json.dumps(page).encode()
+        c.sendall(ok + b"Content-Length: %d\r\n\r\n" % len(body) + body)
     elif mode == "html500":
         c.sendall(b"HTTP/1.1 500 Oops\r\nContent-Type: text/html\r\nContent-Length: 13\r\n\r\n<h1>oops</h1>")
     else:  # cbc12, gcm12: a good answer
@@ -178,6 +196,31 @@ want 2 "GET /v1/agents: .*(transfer closed|Connection died|end of file|partial|o
 fake html500
 fctl
 want 2 "GET /v1/agents: HTTP 500 without a JSON error body" "a 500 with an HTML body"
+
+# ---- an attestd with host identity, filters and paging (what helper fleet adds) ----------------
+echo "# filters, cursors and host names of an attestd that has them"
+fake fleet
+fctl --status failing --label role=web --hostname web-01 --limit 1
+[ $rc = 0 ] || fail "list on a paging attestd: $rc $(cat err.txt)"
+grep -qx "GET /v1/agents?status=failing&hostname=web-01&label=role%3Dweb&limit=1 HTTP/1.1" fake.port.requests ||
+        fail "filters not passed through: $(cat fake.port.requests)"
+grep -qE '^web-01 +a1 +active +pass ' out.txt && grep -qx '(more: --cursor c1, or --all)' out.txt ||
+        fail "one page: $(cat out.txt)"
+ok "--status, --label, --hostname, --limit passed to attestd; HOST column; the next cursor shown"
+fctl --all
+[ $rc = 0 ] || fail "--all: $rc $(cat err.txt)"
+grep -q "^GET /v1/agents?cursor=c1 HTTP/1.1$" fake.port.requests || fail "next not followed: $(cat fake.port.requests)"
+[ "$(sed -n '2,3p' out.txt | awk '{print $1 "/" $4}' | paste -sd' ')" = "db-01/fail web-01/pass" ] ||
+        fail "--all: both pages, failing first: $(cat out.txt)"
+fctl --all --json
+[ "$(jq -r '[.agents[].hostname, (.next | tostring)] | join(" ")' out.txt)" = "web-01 db-01 null" ] ||
+        fail "--all --json: $(cat out.txt)"
+fctl --cursor c1 --json
+[ "$(jq -r '.agents[0].id' out.txt)" = a2 ] || fail "--cursor: $(cat out.txt)"
+ok "--all follows next to the last page (failing host first), --cursor asks for one page"
+fctl --status bogus
+want 2 "GET /v1/agents\?status=bogus: 400 bad_query: status: unknown state bogus" \
+        "a filter value a paging attestd refuses (not taken for an attestd without filters)"
 kill "$fake_pid"
 wait "$fake_pid" 2>/dev/null || true
 fake_pid=""
