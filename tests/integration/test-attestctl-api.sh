@@ -45,6 +45,11 @@ head -1 out.txt | grep -qE '^HOST +ID +STATE +VERDICT +POLICY +LAST SEEN$' || fa
 grep -qE "^[^ ]+ +$id +active +pass " out.txt || fail "list row: $(cat out.txt)"
 grep -q $'\033' out.txt && fail "colour written to a file"
 ok "agents list: aligned table with the agent (active, pass), no colour off a terminal"
+# on a terminal (script(1) gives it one): colour, unless NO_COLOR is set
+tty_list() { TERM=xterm ATTESTD_TOKEN_FILE=reader.token script -qec "$ATTESTCTL agents list" /dev/null; }
+tty_list | grep -q $'\033\\[32mpass\033\\[0m' || fail "no green pass on a terminal: $(tty_list | cat -v)"
+NO_COLOR=1 tty_list | grep -q $'\033' && fail "colour with NO_COLOR set: $(NO_COLOR=1 tty_list | cat -v)"
+ok "colour on a terminal (pass in green), none with NO_COLOR"
 ctl_reader agents list --json
 want_rc 0 "agents list --json"
 [ "$(jq -r '.agents[0].id, .agents[0].last_status' out.txt | paste -sd' ')" = "$id pass" ] ||

@@ -142,6 +142,17 @@ def answer(c):
         page = {"agents": [a2], "next": None} if "cursor=c1" in path else {"agents": [a1], "next": "c1"}
         body = json.dumps(page).encode()
         c.sendall(ok + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    elif mode == "unready":  # an attestd whose store is not writable
+        if b"GET /healthz " in head:
+            body = b'{"error":"store_unavailable","detail":"database not writable: disk full"}'
+            c.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        else:
+            body = (b'attestd_agents{state="active"} 3\nattestd_agents{state="failing"} 1\n'
+                    b'attestd_agents{state="stale"} 0\nattestd_agents{state="never_attested"} 0\n'
+                    b'attestd_attestations_total{result="pass"} 7\n')
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
+                      b"Content-Length: %d\r\n\r\n" % len(body) + body)
     elif mode == "html500":
         c.sendall(b"HTTP/1.1 500 Oops\r\nContent-Type: text/html\r\nContent-Length: 13\r\n\r\n<h1>oops</h1>")
     else:  # cbc12, gcm12: a good answer
@@ -221,6 +232,15 @@ ok "--all follows next to the last page (failing host first), --cursor asks for 
 fctl --status bogus
 want 2 "GET /v1/agents\?status=bogus: 400 bad_query: status: unknown state bogus" \
         "a filter value a paging attestd refuses (not taken for an attestd without filters)"
+fake unready
+rc=0
+"$ATTESTCTL" status --url "$FURL" --ca "$CA" >out.txt 2>err.txt || rc=$?
+[ $rc = 1 ] || fail "status of an unready attestd: exit $rc, want 1: $(cat err.txt)"
+grep -q "GET /healthz: 503 store_unavailable: database not writable: disk full" err.txt ||
+        fail "status: the server's error: $(cat err.txt)"
+grep -qE "NOT READY \(store_unavailable\)" out.txt && grep -qE "^agents: +3 active, 1 failing" out.txt ||
+        fail "status of an unready attestd: $(cat out.txt)"
+ok "status of an attestd that is not ready: exit 1, its error and the metrics summary"
 kill "$fake_pid"
 wait "$fake_pid" 2>/dev/null || true
 fake_pid=""
