@@ -110,7 +110,18 @@ def answer(c):
             return
         head += d
     ok = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-    if mode == "big-cl" or mode == "big-close":
+    if mode.startswith("exact-"):  # exact-cl:N, exact-close:N: valid JSON of exactly N bytes
+        kind, n = mode[6:].split(":")
+        n = int(n)
+        body = b'{"agents":[],"pad":"' + b"x" * (n - 22) + b'"}'
+        assert len(body) == n
+        if kind == "cl":
+            c.sendall(ok + b"Content-Length: %d\r\n\r\n" % n)
+        else:
+            c.sendall(ok + b"Connection: close\r\n\r\n")
+        for i in range(0, n, 65536):
+            c.sendall(body[i:i + 65536])
+    elif mode == "big-cl" or mode == "big-close":
         body = b'{"agents":[],"pad":"' + b"x" * BIG + b'"}'
         if mode == "big-cl":
             c.sendall(ok + b"Content-Length: %d\r\n\r\n" % len(body))
@@ -194,6 +205,19 @@ want 2 "the answer is over 8388608 bytes: refused" "9 MiB of JSON with a Content
 fake big-close
 fctl
 want 2 "the answer is over 8388608 bytes: refused" "9 MiB of JSON without a Content-Length"
+cap=8388608
+for kind in cl close; do
+        for n in $((cap - 1)) $cap; do
+                fake "exact-$kind:$n"
+                fctl --json
+                [ $rc = 0 ] && [ "$(jq -r '.agents | length' out.txt)" = 0 ] ||
+                        fail "an answer of $n bytes ($kind): exit $rc $(cat err.txt)"
+        done
+        fake "exact-$kind:$((cap + 1))"
+        fctl
+        want 2 "the answer is over $cap bytes: refused" "an answer of cap+1 bytes ($kind)"
+done
+ok "answers of cap-1 and cap bytes taken, cap+1 refused, with and without Content-Length"
 fake garbage
 fctl
 want 2 "GET /v1/agents: the answer is not a JSON object" "HTML with status 200"
