@@ -76,6 +76,17 @@ ATTESTD_URL=$URL ATTESTD_CA=$CA ATTESTD_TOKEN=$READER "$ATTESTCTL" policies list
 ok "ATTESTD_URL, ATTESTD_CA, ATTESTD_TOKEN_FILE (trailing newline dropped) and ATTESTD_TOKEN"
 ctl agents list --url "$URL" --ca "$CA"
 want 2 "no token: give --token-file" "no token at all"
+# the token cap (512 bytes): at 511 and 512 it is sent (attestd does not know it: 401), at 513
+# it is refused before any request
+for n in 511 512 513; do
+        (umask 077 && head -c "$n" /dev/zero | tr '\0' a >long.token && echo >>long.token)
+        ctl agents list --url "$URL" --ca "$CA" --token-file long.token
+        if [ "$n" = 513 ]; then
+                want 2 "long.token: the token is over 512 bytes" "a token of 513 bytes"
+        else
+                want 2 "401 unauthorized" "a token of $n bytes (sent)"
+        fi
+done
 
 # ---- 2. TLS -----------------------------------------------------------------------------------
 echo "# 2. TLS"
