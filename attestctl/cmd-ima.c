@@ -20,7 +20,7 @@ static void ima_usage(FILE *f)
                 "Usage: attestctl ima show [--json] [--format auto|binary|ascii] LOG\n"
                 "       attestctl ima replay [--json] [--pcrs FILE] [--bank BANKS] [--format ...] "
                 "LOG\n"
-                "       attestctl ima hashes [--bank BANKS] [--format ...] LOG\n"
+                "       attestctl ima hashes [--json] [--bank BANKS] [--format ...] LOG\n"
                 "\n"
                 "show    print every entry: index, PCR, template, name, and the decoded critical\n"
                 "        data (selinux-state, selinux-policy-hash, kernel_version,\n"
@@ -39,8 +39,9 @@ static void ima_usage(FILE *f)
                 "output\n"
                 "  --bank BANKS  banks to replay: sha1,sha256,sha384,sha512 or all (default all)\n"
                 "  --big-endian  binary log of a big-endian host (non-canonical format)\n"
-                "  --json        show: one JSON object per entry, one per line; replay: one\n"
-                "                JSON object (pcrs, and with --pcrs the comparison and result)\n"
+                "  --json        show, hashes: one JSON object per entry, one per line;\n"
+                "                replay: one JSON object (pcrs, and with --pcrs the comparison\n"
+                "                and result)\n"
                 "  -h, --help    this text\n"
                 "\n"
                 "Exit status: 0 ok (replay --pcrs: every compared value matches); 1 the log is\n"
@@ -415,7 +416,10 @@ static int ima_hashes(const struct ima_args *a)
         while ((x = ima_reader_next(&rd, &e, &err)) > 0) {
                 const char *sep = "";
 
-                printf("%" PRIu32 ":", e.pcr);
+                if (a->json)
+                        printf("{\"index\":%" PRIu64 ",\"pcr\":%" PRIu32, rd.idx - 1, e.pcr);
+                else
+                        printf("%" PRIu32 ":", e.pcr);
                 for (int b = 0; b < BANK_COUNT; b++) {
                         uint8_t th[BANK_DIGEST_MAX];
                         char hex[2 * BANK_DIGEST_MAX + 1];
@@ -427,10 +431,13 @@ static int ima_hashes(const struct ima_args *a)
                         else if ((x = ima_tmpl_hash(h, b, &e, th)) < 0)
                                 break;
                         hex_encode(th, bank_size(b), hex);
-                        printf("%s%s=%s", sep, bank_name(b), hex);
+                        if (a->json)
+                                printf(",\"%s\":\"%s\"", bank_name(b), hex);
+                        else
+                                printf("%s%s=%s", sep, bank_name(b), hex);
                         sep = ",";
                 }
-                putchar('\n');
+                fputs(a->json ? "}\n" : "\n", stdout);
         }
         ima_reader_done(&rd);
         if (x < 0)

@@ -42,6 +42,15 @@ want_rc 1 "ima replay --json, PCR 10 wrong"
 [ "$(jq -r '[.result, .mismatches[0].bank, .mismatches[0].pcr] | join(" ")' out.txt)" = "fail sha256 10" ] ||
         fail "ima replay --json mismatch: $(cat out.txt)"
 ok "ima replay: text and --json, pass (exit 0) and a PCR mismatch (exit 1)"
+run ima hashes --bank sha1,sha256 "$D/binary_runtime_measurements"
+want_rc 0 "ima hashes"
+cp out.txt hashes.txt
+run ima hashes --json --bank sha1,sha256 "$D/binary_runtime_measurements"
+want_rc 0 "ima hashes --json"
+[ "$(jq -r '"\(.pcr):sha1=\(.sha1),sha256=\(.sha256)"' out.txt)" = "$(cat hashes.txt)" ] ||
+        fail "ima hashes --json differs from the text form: $(head -2 out.txt)"
+[ "$(jq -s 'map(.index) == [range(0; length)]' out.txt)" = true ] || fail "hashes --json index"
+ok "ima hashes --json: one object per entry, the same digests as the text form"
 
 # ---- quote check -------------------------------------------------------------------------------
 echo "# quote check"
