@@ -19,6 +19,36 @@ need script sha256sum
 test_begin
 cd "$work"
 
+# ---- flags: --help <-> man page OPTIONS --------------------------------------------------------
+# help_flags BIN: the flags of the option lines of BIN --help (an option line starts with blanks
+# and a dash; only the part before the description, which begins after two blanks, counts)
+help_flags() {
+        "$1" --help | grep -E '^ +-' | sed -E 's/^ +//; s/  .*//' |
+                grep -oE -- '--[a-z][a-z0-9-]*' | sort -u
+}
+# man_flags PAGE: the flags of the OPTIONS section's item heads (the line after each .TP)
+man_flags() {
+        awk '/^\.SH OPTIONS/ { o = 1; next } /^\.SH/ { o = 0 } o && prev == ".TP" { print }
+                { prev = $0 }' "$1" | sed 's/\\-/-/g' | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u
+}
+for pair in "attestd:$ATTESTD:attestd.8" "attest-agent:$AGENT:attest-agent.8"; do
+        IFS=: read -r name bin page <<<"$pair"
+        help_flags "$bin" >"$name.help"
+        man_flags "$TOP/docs/$page" >"$name.man"
+        [ "$(wc -l <"$name.help")" -ge 10 ] || fail "$name: only $(wc -l <"$name.help") flags in --help"
+        missing=$(comm -23 "$name.help" "$name.man" | paste -sd' ')
+        [ -z "$missing" ] || fail "$page lacks what $name --help prints: $missing"
+        more=$(comm -13 "$name.help" "$name.man" | paste -sd' ')
+        [ -z "$more" ] || fail "$page documents flags $name --help does not print: $more"
+        ok "$name: the $(wc -l <"$name.help") flags of --help are exactly those of $page"
+done
+for f in --ek-ca --insecure-trust-ak --credential-ttl; do
+        grep -qx -- "$f" attestd.man || fail "attestd.8 lacks $f"
+done
+sed 's/\\-/-/g; s/\\f[BIR]//g' "$TOP/docs/attestd.8" | tr '\n' ' ' |
+        grep -q 'Without --ek-ca every enrolment is refused' || fail "attestd.8: --ek-ca refusal"
+ok "attestd.8 documents --ek-ca (and enrolment refused without it), --insecure-trust-ak, --credential-ttl"
+
 # ---- --version --------------------------------------------------------------------------------
 for pair in "attestd:$ATTESTD" "attest-agent:$AGENT"; do
         IFS=: read -r name bin <<<"$pair"
