@@ -56,3 +56,25 @@ for pair in "attestd:$ATTESTD" "attest-agent:$AGENT"; do
         [ "$out" = "$name $VERSION" ] || fail "$name --version: '$out', want '$name $VERSION'"
 done
 ok "attestd --version and attest-agent --version: 'NAME $VERSION', exit 0"
+
+# ---- log prefixes: pipe and journal yes, terminal no ------------------------------------------
+# each program fails at once on a bad start: attestd on an unknown flag, the agent without
+# --verifier (a config file of its own, so the machine's is not read)
+: >agent.conf
+cmds=("$ATTESTD --no-such-flag" "$AGENT --config $work/agent.conf")
+for cmd in "${cmds[@]}"; do
+        name=$(basename "${cmd%% *}")
+        unset JOURNAL_STREAM
+        $cmd 2>pipe.txt >/dev/null && fail "$name: started"
+        grep -q '^<3>' pipe.txt || fail "$name on a pipe: no <3> prefix: $(head -1 pipe.txt)"
+        # script(1) gives the command a pty for stdin, stdout and stderr
+        script -qec "$cmd" /dev/null >tty.txt 2>&1 && fail "$name: started on a terminal"
+        tr -d '\r' <tty.txt >tty.log
+        grep -q '^error: ' tty.log || fail "$name on a terminal: no 'error: ': $(head -1 tty.log)"
+        grep -q '^<[0-7]>' tty.log && fail "$name on a terminal: sd-daemon prefix: $(head -1 tty.log)"
+        JOURNAL_STREAM=8:1234 script -qec "$cmd" /dev/null >journal.txt 2>&1 &&
+                fail "$name: started"
+        tr -d '\r' <journal.txt | grep -q '^<3>' ||
+                fail "$name under the journal on a terminal: no <3>: $(head -1 journal.txt)"
+        ok "$name: <3> on a pipe and under JOURNAL_STREAM, 'error: ' on a terminal"
+done
