@@ -78,3 +78,14 @@ for cmd in "${cmds[@]}"; do
                 fail "$name under the journal on a terminal: no <3>: $(head -1 journal.txt)"
         ok "$name: <3> on a pipe and under JOURNAL_STREAM, 'error: ' on a terminal"
 done
+
+# ---- a missing database directory ------------------------------------------------------------
+touch tokens
+if "$ATTESTD" --insecure-http --listen 127.0.0.1:0 --tokens tokens \
+        --db "$work/no/such/dir/attestd.db" >nodir.log 2>&1; then
+        fail "started without its database directory"
+fi
+grep -q "database directory $work/no/such/dir missing ($work/no does not exist): create it (install -d -m 0700 $work/no/such/dir)" nodir.log ||
+        fail "missing directory message: $(cat nodir.log)"
+grep -q 'unable to open database file' nodir.log && fail "SQLite's bare message: $(cat nodir.log)"
+ok "a missing database directory is named, with what to do"
