@@ -89,3 +89,50 @@ grep -q "database directory $work/no/such/dir missing ($work/no does not exist):
         fail "missing directory message: $(cat nodir.log)"
 grep -q 'unable to open database file' nodir.log && fail "SQLite's bare message: $(cat nodir.log)"
 ok "a missing database directory is named, with what to do"
+
+# ---- docs/api.md: the token hash command, /healthz ---------------------------------------------
+# the command between the api.md markers, run as it stands with TOKEN set
+sed -n '/<!-- token-hash -->/,/<!-- \/token-hash -->/p' "$TOP/docs/api.md" | sed 's/^ *//' |
+        grep -v -e '^<!--' -e '^```' >token-hash.sh || true
+[ "$(wc -l <token-hash.sh)" -ge 1 ] || fail "no token-hash command in docs/api.md"
+TOKEN=$(openssl rand -hex 32)
+hash=$(TOKEN=$TOKEN bash token-hash.sh)
+[[ $hash =~ ^[0-9a-f]{64}$ ]] || fail "token-hash command printed '$hash'"
+printf 'admin %s\n' "$hash" >"$work/tokens"
+start_attestd
+api GET /v1/agents "" "$TOKEN"
+expect 200 "" -- "the token hashed by api.md's command"
+printf 'admin %s\n' "$(echo "$TOKEN" | sha256sum | cut -d' ' -f1)" >"$work/tokens"
+kill -HUP "$daemon_pid"
+for _ in $(seq 50); do
+        api GET /v1/agents "" "$TOKEN"
+        [ "$status" = 401 ] && break
+        sleep 0.1
+done
+expect 401 unauthorized -- "the hash of the token with its trailing newline"
+api GET /healthz
+expect 200 "" -- "/healthz"
+schema=$(jq -r .schema <<<"$body")
+want=$(sed -n 's/^#define STORE_SCHEMA_VERSION \([0-9]*\).*/\1/p' "$TOP/daemon/store.h")
+[ "$schema" = "$want" ] || fail "/healthz schema $schema, want STORE_SCHEMA_VERSION $want"
+grep -qF '`{"status": "ok", "schema": N, "store": "writable"}`' "$TOP/docs/api.md" ||
+        fail "api.md does not show /healthz's answer"
+[ "$(jq -c 'keys' <<<"$body")" = '["schema","status","store"]' ] || fail "/healthz keys: $body"
+ok "/healthz answers {status, schema: $schema, store} as api.md shows"
+stop_daemon TERM
+
+# ---- docs/api.md: enrolment flow and the EK CA bundle -----------------------------------------
+api_md=$(tr '\n' ' ' <"$TOP/docs/api.md" | tr -s ' ')
+grep -q 'come with later issues' <<<"$api_md" && fail "api.md still says activation comes later"
+grep -q 'answers `201` with `"state": "pending"` and the credential' <<<"$api_md" ||
+        fail "api.md: enrolment answers pending"
+grep -q 'Without `--ek-ca` every enrolment is refused' <<<"$api_md" || fail "api.md: --ek-ca"
+# where swtpm_setup's local CA keeps the root and issuer: as the installed swtpm configures it
+conf=/etc/swtpm-localca.conf
+[ -r "$conf" ] || fail "$conf missing (swtpm's local CA configuration)"
+statedir=$(sed -n 's/^statedir *= *//p' "$conf")
+issuer=$(sed -n 's/^issuercert *= *//p' "$conf")
+[ "$issuer" = "$statedir/issuercert.pem" ] || fail "$conf: issuercert $issuer not in $statedir"
+grep -qF "\`swtpm-localca-rootca-cert.pem\` and the issuer \`issuercert.pem\` in the local CA's \`statedir\` (\`$statedir\` by default" <<<"$api_md" ||
+        fail "api.md: swtpm's EK CA files ($statedir)"
+ok "api.md: pending until activation, --ek-ca required, swtpm's EK CA in $statedir"
