@@ -60,6 +60,7 @@ static void usage(FILE *f)
                 "  --label KEY=VALUE    an operator label of this host (repeatable)\n"
                 "  --machine-id-file F  the machine id (default /etc/machine-id)\n"
                 "  -h, --help           this text\n"
+                "  --version            show the version\n"
                 "\n"
                 "Signals: SIGTERM/SIGINT finish the round in flight and exit. Under systemd\n"
                 "(Type=notify) READY=1 follows enrolment, STATUS= carries the last verdict, and "
@@ -72,9 +73,14 @@ static void usage(FILE *f)
 
 /* ---- options and config file ---- */
 
+#ifndef ATTEST_VERSION
+#define ATTEST_VERSION "0"
+#endif
+
 /* getopt's val for a key is 256 + the key (agent_config.h); 'h' is --help. */
 #define OPT_KEY(k) (256 + (k))
 #define OPT_CONFIG 512
+#define OPT_VERSION 513
 
 static const struct option options[] = {
         {"config", required_argument, NULL, OPT_CONFIG},
@@ -98,6 +104,7 @@ static const struct option options[] = {
         {"label", required_argument, NULL, OPT_KEY(AGENT_CFG_LABEL)},
         {"machine-id-file", required_argument, NULL, OPT_KEY(AGENT_CFG_MACHINE_ID_FILE)},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPT_VERSION},
         {0},
 };
 
@@ -175,6 +182,10 @@ static int parse_args(struct agent *a, int argc, char **argv)
         while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
                 if (c == 'h') {
                         usage(stdout);
+                        return 1;
+                }
+                if (c == OPT_VERSION) {
+                        printf("attest-agent %s\n", ATTEST_VERSION);
                         return 1;
                 }
                 if (c == OPT_CONFIG)

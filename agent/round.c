@@ -198,20 +198,33 @@ int agent_round(struct agent *a, long *next_due_s, struct agent_outcome *o)
                 json_decref(resp);
                 return agent_outcome_set(o, AGENT_OUTCOME_PROTOCOL, -EBADMSG);
         }
+        struct agent_verdict_line vl;
+
+        /* the verdict line names the claims that did not pass; each with its reason below it */
+        agent_verdict_begin(&vl, st, a->last_status);
+        json_array_foreach(claims, i, c)
+        {
+                const char *res = json_string_value(json_object_get(c, "result"));
+                const char *nm = json_string_value(json_object_get(c, "name"));
+
+                agent_verdict_claim(&vl, nm, res);
+        }
+        if (strcmp(st, a->last_status) != 0 || vl.failing || vl.left_out)
+                log_notice("%s", agent_verdict_end(&vl));
+        else
+                log_info("%s", agent_verdict_end(&vl));
         json_array_foreach(claims, i, c)
         {
                 const char *res = json_string_value(json_object_get(c, "result"));
 
                 if (res && strcmp(res, "pass") != 0) {
                         const char *nm = json_string_value(json_object_get(c, "name"));
+                        const char *why = json_string_value(json_object_get(c, "reason"));
 
-                        log_notice("claim %s: %s", nm ? nm : "?", res);
+                        log_info("claim %s: %s%s%s", nm ? nm : "?", res, why ? ": " : "",
+                                 why ? why : "");
                 }
         }
-        if (strcmp(st, a->last_status) != 0)
-                log_notice("verdict: %s (was %s)", st, a->last_status[0] ? a->last_status : "none");
-        else
-                log_info("verdict: %s", st);
         snprintf(a->last_status, sizeof(a->last_status), "%s", st);
         if (due) {
                 struct tm tm = {0};

@@ -480,6 +480,38 @@ int store_read(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg)
         return rc;
 }
 
+/* The database directory dir could not be made (errno e): which directory, and what to do. */
+static int store_dir_fail(const char *dir, int e, struct attest_err *err)
+{
+        char up[4096], top[4096];
+        struct stat st;
+
+        if (e != ENOENT)
+                return attest_fail(err, -e, AE_STORE_IO,
+                                   "cannot create database directory %s: %s; create it for "
+                                   "attestd's user (install -d -m 0700 %s), set "
+                                   "StateDirectory=attestd, or choose another --db",
+                                   dir, strerror(e), dir);
+        /* name the topmost directory that is missing: mkdir makes only the last one */
+        snprintf(up, sizeof(up), "%s", dir);
+        snprintf(top, sizeof(top), "%s", dir);
+        for (unsigned i = 0; i < 64; i++) {
+                char *slash = strrchr(up, '/');
+
+                if (!slash || slash == up)
+                        break;
+                *slash = '\0';
+                if (stat(up, &st) == 0)
+                        break;
+                snprintf(top, sizeof(top), "%s", up);
+        }
+        return attest_fail(err, -ENOENT, AE_STORE_IO,
+                           "database directory %s missing (%s does not exist): create it "
+                           "(install -d -m 0700 %s), set StateDirectory=attestd, or choose "
+                           "another --db",
+                           dir, top, dir);
+}
+
 /*
  * The database holds agent identities and verdicts: its directory is created 0700 when missing
  * and refused when anyone may write to it; the file is created 0600 before SQLite opens it (the
@@ -506,8 +538,7 @@ static int store_prepare_files(const char *path, struct attest_err *err)
                 snprintf(dir, sizeof(dir), ".");
         }
         if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-                return attest_fail(err, -errno, AE_STORE_IO, "creating %s: %s", dir,
-                                   strerror(errno));
+                return store_dir_fail(dir, errno, err);
         if (stat(dir, &st) < 0)
                 return attest_fail(err, -errno, AE_STORE_IO, "%s: %s", dir, strerror(errno));
         if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
