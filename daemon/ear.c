@@ -239,7 +239,7 @@ int ear_claims(const struct ear_input *in, json_t **ret)
                         json_decref(tv);
                         return -ENOMEM;
                 }
-        sub = json_pack("{s:s, s:o, s:s?, s:{s:I, s:I}}", "ear.status",
+        sub = json_pack("{s:s, s:o, s:s*, s:{s:I, s:I}}", "ear.status",
                         ear_status_name(in->a->status), "ear.trustworthiness-vector", tv,
                         "ear.appraisal-policy-id", in->policy, "attestd.result", "id",
                         (json_int_t)in->result_id, "time", (json_int_t)(in->result_time / 1000));
