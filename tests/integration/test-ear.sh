@@ -8,7 +8,8 @@
 #  2. JWKS without a token; 401 without one on /ear, 404 unknown agent, 409 ear_no_verdict for an
 #     enrolled agent that has no verdict yet, 400 for a malformed nonce
 #  3. status mapping on real rounds: no policy (none), PCR + IMA policy (affirming), a policy
-#     with an unanchored claim (warning), a wrong PCR (contraindicated); eat_nonce echoed
+#     with an unanchored claim (warning), a wrong PCR (contraindicated), evidence that fails
+#     verification (contraindicated, 99s); eat_nonce echoed
 #  4. flipped payload / signature / header bytes and the claims signed by another key: refused
 #  5. under valgrind (when ATTESTD is not built with ASan): one EAR request, no leak
 # Usage: test-ear.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP
@@ -146,6 +147,20 @@ zero=$(printf '0%.0s' $(seq 64))
 policy wrong "{\"name\":\"wrong\",\"tpm\":{\"pcrs\":{\"sha256\":{\"0\":\"$zero\"}}}}"
 round a3.log
 ear "$id" contraindicated
+
+# PCR 10 extended behind the IMA log's back: the log no longer replays to the quote, the round
+# fails verification (stored with its reason): 99 "cryptographic validation failed" everywhere
+tpm2_pcrextend "10:sha256=$(openssl rand -hex 32)" >/dev/null
+round a4.log
+api GET "/v1/agents/$id/results?limit=1" "" "$READER"
+[ "$(jq -r '.results[0].verdict.reason.code' <<<"$body")" != null ] ||
+        fail "the round did not fail verification: $body"
+ear "$id" contraindicated
+[ "$("$PY" -c 'import jwt, sys
+c = jwt.decode(open(sys.argv[1]).read(), options={"verify_signature": False})
+print(sorted(set(next(iter(c["submods"].values()))["ear.trustworthiness-vector"].values())))' \
+        token-contraindicated)" = "[99]" ] || fail "failed verification: vector not all 99"
+ok "a round that failed verification: contraindicated, 99 in every category"
 
 api GET "/v1/agents/$id/ear?nonce=short" "" "$READER"
 expect 400 bad_query -- "a nonce of fewer than 8 bytes"
