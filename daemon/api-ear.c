@@ -84,6 +84,10 @@ void api_agent_ear(struct attestd *d, const struct api_req *req, struct api_resp
         verdict_init(&v);
         if (api_query_check(d, req, r, q, ARRAY_SIZE(q)) < 0)
                 return;
+        if (req->nquery > 1) {
+                api_error(d, r, 400, AE_BAD_QUERY, "nonce given more than once");
+                return;
+        }
         for (size_t i = 0; i < req->nquery; i++)
                 nonce = req->qval[i] ? req->qval[i] : "";
         if (nonce && !ear_nonce_valid(nonce)) {

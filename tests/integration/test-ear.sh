@@ -168,6 +168,8 @@ api GET "/v1/agents/$id/ear?nonce=$(printf 'A%.0s' $(seq 87))" "" "$READER"
 expect 400 bad_query -- "a nonce of more than 64 bytes"
 api GET "/v1/agents/$id/ear?nonce=AAAAAAAAAAA%3D" "" "$READER"
 expect 400 bad_query -- "a padded nonce"
+api GET "/v1/agents/$id/ear?nonce=AAAAAAAAAAA&nonce=BBBBBBBBBBB" "" "$READER"
+expect 400 bad_query -- "two nonces"
 api GET "/v1/agents/$id/ear?limit=1" "" "$READER"
 expect 400 bad_query -- "an unknown query parameter"
 
