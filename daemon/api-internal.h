@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the API handler files share (api-router.c, api-agents.c, api-enrol.c, api-policies.c,
- * api-attest.c, api-preflight.c); not for other modules. The handlers do not include each other.
+ * api-attest.c, api-preflight.c, api-ear.c); not for other modules. The handlers do not include
+ * each other.
  */
 #ifndef ATTESTD_API_INTERNAL_H
 #define ATTESTD_API_INTERNAL_H
@@ -97,5 +98,9 @@ void api_policy_delete(struct attestd *d, const struct api_req *req, struct api_
 void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp *r,
                    const char *id);
 void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id);
+/* api-ear.c */
+void api_agent_ear(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                   const char *id);
+void api_ear_keys(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id);
 
 #endif

@@ -382,12 +382,14 @@ static const struct route routes[] = {
         {"/v1/agents/*/challenges", "POST", {{"POST", AUTH_NONE, api_challenge, false}}},
         {"/v1/agents/*/evidence", "POST", {{"POST", AUTH_NONE, api_evidence, true}}},
         {"/v1/agents/*/results", "GET", {{"GET", AUTH_READER, api_agent_results, false}}},
+        {"/v1/agents/*/ear", "GET", {{"GET", AUTH_READER, api_agent_ear, false}}},
         {"/v1/agents/*/policy", "PUT", {{"PUT", AUTH_ADMIN, api_agent_policy, false}}},
         {"/v1/agents/*/decommission",
          "POST",
          {{"POST", AUTH_ADMIN, api_agent_decommission, false}}},
         {"/v1/agents/*/readmit", "POST", {{"POST", AUTH_ADMIN, api_agent_readmit, false}}},
         {"/v1/policies", "GET", {{"GET", AUTH_READER, api_policies_list, false}}},
+        {"/v1/ear/keys", "GET", {{"GET", AUTH_NONE, api_ear_keys, false}}},
         {"/v1/policies/*",
          "GET, PUT, DELETE",
          {{"GET", AUTH_READER, api_policy_get, false},
@@ -567,7 +569,8 @@ static void dispatch(struct attestd *d, const struct api_req *req, struct api_re
                 return;
         }
         if (!strcmp(req->method, "GET") && m->fn != api_agent_results && m->fn != api_policy_get &&
-            m->fn != api_agents_list && (req->nquery || req->query_overflow)) {
+            m->fn != api_agent_ear && m->fn != api_agents_list &&
+            (req->nquery || req->query_overflow)) {
                 api_error(d, r, 400, AE_BAD_QUERY, "this resource takes no query parameters");
                 return;
         }

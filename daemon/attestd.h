@@ -21,6 +21,8 @@
 #include "daemon/ratelimit.h"
 #include "daemon/store.h"
 
+struct ear_signer;
+
 struct attestd {
         struct config cfg;
         struct store *store;
@@ -33,6 +35,7 @@ struct attestd {
         char pcr_sel_text[PCR_SEL_TEXT_MAX];
         pthread_rwlock_t tokens_lock; /* SIGHUP swaps tokens */
         struct auth_tokens *tokens;
+        struct ear_signer *ear; /* --ear-key; NULL: EAR endpoints answer 503 */
         atomic_bool draining;
         atomic_uint in_flight;
 };

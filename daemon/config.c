@@ -83,6 +83,8 @@ static const struct opt opts[] = {
          "close a connection on which no byte moved for this long (default 30)"},
         {"max-inflight-body", OPT_U64, O(max_inflight_body), 65536, 68719476736ULL, "BYTES",
          "request bodies buffered at once, all clients together; beyond: 503 (default 268435456)"},
+        {"ear-key", OPT_STR, O(ear_key), 0, 0, "FILE",
+         "EC P-256 private key (PEM, mode 0600) signing EAR results (GET /v1/agents/ID/ear)"},
         {"help", OPT_BOOL, O(help), 0, 0, NULL, "show this help"},
         {"version", OPT_BOOL, O(version), 0, 0, NULL, "show the version"},
 };

@@ -57,6 +57,7 @@ struct config {
         uint64_t body_timeout;      /* seconds from the head to the end of the response */
         uint64_t idle_timeout;      /* seconds without any byte moving */
         uint64_t max_inflight_body; /* bytes of request bodies buffered at once, all requests */
+        char ear_key[CONFIG_STR_MAX]; /* EAR signing key (PEM, P-256); "" : EAR endpoints 503 */
         bool help, version;
 };
 

@@ -18,6 +18,7 @@
 
 #include "daemon/api.h"
 #include "daemon/attestd.h"
+#include "daemon/ear.h"
 #include "daemon/http.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -137,6 +138,30 @@ static int nonce_setup(struct attestd *d)
         return e;
 }
 
+/* --ear-key: a P-256 private key (a secret: mode 0600, wiped after use, never logged). */
+static int ear_setup(struct attestd *d)
+{
+        struct attest_err err = {0};
+        char *pem = NULL;
+        size_t len = 0;
+        int e;
+
+        if (!d->cfg.ear_key[0]) {
+                log_info("no --ear-key: GET /v1/agents/ID/ear and /v1/ear/keys answer 503");
+                return 0;
+        }
+        if ((e = read_pem("ear-key", d->cfg.ear_key, FILE_SECRET, &pem, &len)) < 0)
+                return e;
+        e = ear_signer_new(pem, len, &d->ear, &err);
+        file_free_secret(pem, len);
+        if (e < 0) {
+                log_err("--ear-key %s: %s", d->cfg.ear_key, err.msg);
+                return e;
+        }
+        log_info("EAR signing key %s loaded (kid %s)", d->cfg.ear_key, ear_signer_kid(d->ear));
+        return 0;
+}
+
 static int run(struct attestd *d)
 {
         _cleanup_free_ char *cert = NULL, *client_ca = NULL;
@@ -167,7 +192,7 @@ static int run(struct attestd *d)
                 close(sfd);
                 return -EINVAL;
         }
-        if ((e = tokens_load(d, true)) < 0) {
+        if ((e = tokens_load(d, true)) < 0 || (e = ear_setup(d)) < 0) {
                 close(sfd);
                 return e;
         }
@@ -314,6 +339,7 @@ int main(int argc, char **argv)
         d.aks = akcache_free(d.aks);
         d.policies = policy_cache_free(d.policies);
         d.tokens = auth_free(d.tokens);
+        d.ear = ear_signer_free(d.ear);
         pthread_rwlock_destroy(&d.tokens_lock);
         metrics_done(&d.metrics);
         return e < 0 ? 1 : 0;

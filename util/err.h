@@ -49,6 +49,9 @@
         X(AE_CRED_CRYPTO, "cred_crypto")                                                           \
         X(AE_CREDENTIAL_EXPIRED, "credential_expired")                                             \
         X(AE_DRAINING, "draining")                                                                 \
+        X(AE_EAR_KEY, "ear_key")                                                                   \
+        X(AE_EAR_NO_VERDICT, "ear_no_verdict")                                                     \
+        X(AE_EAR_UNCONFIGURED, "ear_unconfigured")                                                 \
         X(AE_EK_CA_UNCONFIGURED, "ek_ca_unconfigured")                                             \
         X(AE_EK_CA_UNREADABLE, "ek_ca_unreadable")                                                 \
         X(AE_EK_CERT_MALFORMED, "ek_cert_malformed")                                               \

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/* EAR: appraisal, claims-set, key and ES256 signature (daemon/ear.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jwt.h>
+#include <openssl/bio.h>
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/obj_mac.h>
+#include <openssl/objects.h>
+#include <openssl/pem.h>
+
+#include "daemon/ear.h"
+#include "util/hex.h"
+
+/* ---- appraisal ---- */
+
+static const char *const status_names[] = {
+        [EAR_NONE] = "none",
+        [EAR_AFFIRMING] = "affirming",
+        [EAR_WARNING] = "warning",
+        [EAR_CONTRAINDICATED] = "contraindicated",
+};
+
+static const char *const tv_names[] = {
+        [EAR_TV_INSTANCE_IDENTITY] = "instance-identity",
+        [EAR_TV_CONFIGURATION] = "configuration",
+        [EAR_TV_EXECUTABLES] = "executables",
+        [EAR_TV_HARDWARE] = "hardware",
+};
+
+const char *ear_status_name(enum ear_status s)
+{
+        return (unsigned)s < ARRAY_SIZE(status_names) ? status_names[s] : "none";
+}
+
+const char *ear_tv_name(enum ear_tv t)
+{
+        return (unsigned)t < ARRAY_SIZE(tv_names) ? tv_names[t] : "unknown";
+}
+
+/* The vector category of a claim: DESIGN §5 (configuration: SELinux, trusted keys, CFI; hardware:
+ * the quote's PCRs; executables: IMA). The kernel release is configuration too. */
+static enum ear_tv claim_category(enum claim_id id)
+{
+        switch (id) {
+        case CLAIM_TPM_PCR:
+                return EAR_TV_HARDWARE;
+        case CLAIM_IMA_BOOT_AGGREGATE:
+                return EAR_TV_EXECUTABLES;
+        default:
+                return EAR_TV_CONFIGURATION;
+        }
+}
+
+/* affirming, warning (unanchored), contraindicated values per category */
+static const int category_values[EAR_TV__COUNT][3] = {
+        [EAR_TV_INSTANCE_IDENTITY] = {AR4SI_INSTANCE_RECOGNIZED, AR4SI_INSTANCE_RECOGNIZED,
+                                      AR4SI_CRYPTO_FAILED},
+        [EAR_TV_CONFIGURATION] = {AR4SI_CONFIG_APPROVED, AR4SI_CONFIG_UNAVAILABLE,
+                                  AR4SI_CONFIG_UNSUPPORTABLE},
+        [EAR_TV_EXECUTABLES] = {AR4SI_EXEC_APPROVED_BOOT, AR4SI_EXEC_UNRECOGNIZED,
+                                AR4SI_EXEC_CONTRAINDICATED},
+        [EAR_TV_HARDWARE] = {AR4SI_HW_GENUINE, AR4SI_HW_UNSAFE, AR4SI_HW_CONTRAINDICATED},
+};
+
+void ear_appraise(const struct verdict *v, bool verified, struct ear_appraisal *ret)
+{
+        bool seen[EAR_TV__COUNT] = {false}, bad[EAR_TV__COUNT] = {false},
+             loose[EAR_TV__COUNT] = {false};
+        bool any_bad = false, any_loose = false;
+
+        memset(ret, 0, sizeof(*ret));
+        if (!verified) {
+                for (int t = 0; t < EAR_TV__COUNT; t++)
+                        ret->tv[t] = AR4SI_CRYPTO_FAILED;
+                ret->status = EAR_CONTRAINDICATED;
+                return;
+        }
+        for (size_t i = 0; i < v->n_claims; i++) {
+                const struct verdict_claim *c = &v->claims[i];
+                enum ear_tv t = claim_category(c->id);
+
+                seen[t] = true;
+                if (c->result != CLAIM_PASS)
+                        bad[t] = any_bad = true;
+                else if (!c->anchored)
+                        loose[t] = any_loose = true;
+        }
+        ret->tv[EAR_TV_INSTANCE_IDENTITY] = AR4SI_INSTANCE_RECOGNIZED;
+        for (int t = EAR_TV_INSTANCE_IDENTITY + 1; t < EAR_TV__COUNT; t++)
+                ret->tv[t] = !seen[t]   ? AR4SI_NO_CLAIM
+                             : bad[t]   ? category_values[t][2]
+                             : loose[t] ? category_values[t][1]
+                                        : category_values[t][0];
+        if (any_bad || v->status != VERDICT_PASS)
+                ret->status = EAR_CONTRAINDICATED;
+        else if (v->n_claims == 0)
+                ret->status = EAR_NONE;
+        else if (any_loose)
+                ret->status = EAR_WARNING;
+        else
+                ret->status = EAR_AFFIRMING;
+}
+
+/* ---- the stored verdict, parsed once ---- */
+
+static int claim_from_name(const char *name, struct verdict_claim *c)
+{
+        for (int i = 0; i < CLAIM__COUNT; i++) {
+                const char *n = claim_id_name((enum claim_id)i);
+                size_t k = strlen(n);
+
+                if (strncmp(name, n, k) != 0)
+                        continue;
+                if (name[k] == '\0') {
+                        c->id = (enum claim_id)i;
+                        c->arg[0] = '\0';
+                        return 0;
+                }
+                /* "selinux.policycaps.NAME", "tpm.pcrs.BANK.N" */
+                if (name[k] == '.' && (i == CLAIM_SELINUX_POLICYCAP || i == CLAIM_TPM_PCR) &&
+                    name[k + 1] && strlen(name + k + 1) < sizeof(c->arg)) {
+                        c->id = (enum claim_id)i;
+                        snprintf(c->arg, sizeof(c->arg), "%s", name + k + 1);
+                        return 0;
+                }
+        }
+        return -EBADMSG;
+}
+
+static int result_from_name(const char *s, enum claim_result *ret)
+{
+        for (int r = CLAIM_PASS; r <= CLAIM_MISSING; r++)
+                if (!strcmp(s, claim_result_name((enum claim_result)r))) {
+                        *ret = (enum claim_result)r;
+                        return 0;
+                }
+        return -EBADMSG;
+}
+
+int ear_verdict_parse(const char *text, size_t len, struct verdict *ret, bool *ret_verified,
+                      struct attest_err *err)
+{
+        json_auto_t *o = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+        const char *status = NULL;
+        json_t *claims, *policy, *unchecked, *x;
+        size_t i;
+        int e;
+
+        if (!o || !json_is_object(o))
+                return attest_fail(err, -EBADMSG, AE_INTERNAL, "stored verdict: not a JSON object");
+        if (json_unpack(json_object_get(o, "status"), "s", &status) < 0 ||
+            (strcmp(status, "pass") && strcmp(status, "fail")))
+                return attest_fail(err, -EBADMSG, AE_INTERNAL, "stored verdict: $.status");
+        ret->status = !strcmp(status, "pass") ? VERDICT_PASS : VERDICT_FAIL;
+        policy = json_object_get(o, "policy");
+        if (json_is_string(policy))
+                snprintf(ret->policy, sizeof(ret->policy), "%s", json_string_value(policy));
+        else if (policy && !json_is_null(policy))
+                return attest_fail(err, -EBADMSG, AE_INTERNAL, "stored verdict: $.policy");
+        claims = json_object_get(o, "claims");
+        if (!json_is_array(claims))
+                return attest_fail(err, -EBADMSG, AE_INTERNAL, "stored verdict: $.claims");
+        if (json_array_size(claims) > VERDICT_CLAIMS_MAX)
+                return attest_fail(err, -E2BIG, AE_INTERNAL, "stored verdict: %zu claims > %d",
+                                   json_array_size(claims), VERDICT_CLAIMS_MAX);
+        if (json_array_size(claims)) {
+                ret->claims = calloc(json_array_size(claims), sizeof(*ret->claims));
+                if (!ret->claims)
+                        return -ENOMEM;
+                ret->cap_claims = json_array_size(claims);
+        }
+        json_array_foreach(claims, i, x)
+        {
+                struct verdict_claim *c = &ret->claims[i];
+                const char *name = NULL, *result = NULL;
+                json_t *entry = json_object_get(x, "entry");
+                int anchored = 0;
+
+                if (json_unpack(x, "{s:s, s:s, s:b}", "name", &name, "result", &result, "anchored",
+                                &anchored) < 0 ||
+                    claim_from_name(name, c) < 0 || result_from_name(result, &c->result) < 0 ||
+                    (entry && !json_is_null(entry) && !json_is_integer(entry)))
+                        return attest_fail(err, -EBADMSG, AE_INTERNAL,
+                                           "stored verdict: $.claims[%zu]", i);
+                c->anchored = anchored;
+                c->entry = json_is_integer(entry) ? (int64_t)json_integer_value(entry) : -1;
+                ret->n_claims = i + 1;
+        }
+        unchecked = json_object_get(o, "sections_unchecked");
+        json_array_foreach(unchecked, i, x)
+        {
+                for (int s = 0; s < SECTION__COUNT; s++)
+                        if (json_is_string(x) &&
+                            !strcmp(json_string_value(x), policy_section_name(s)))
+                                ret->unchecked |= 1u << s;
+        }
+        /* a round whose evidence failed verification: {"status":"fail","reason":{...}} */
+        e = json_is_object(json_object_get(o, "reason"));
+        *ret_verified = !e;
+        return 0;
+}
+
+/* ---- claims-set ---- */
+
+bool ear_nonce_valid(const char *s)
+{
+        size_t n = strnlen(s, EAR_NONCE_TEXT_MAX + 1);
+
+        /* unpadded base64url of 8..64 bytes: 11..86 characters, never 1 mod 4 */
+        if (n < 11 || n > EAR_NONCE_TEXT_MAX || n % 4 == 1)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                char c = s[i];
+
+                if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '_'))
+                        return false;
+        }
+        return true;
+}
+
+int ear_claims(const struct ear_input *in, json_t **ret)
+{
+        json_auto_t *o = NULL;
+        json_t *tv, *sub;
+
+        tv = json_object();
+        if (!tv)
+                return -ENOMEM;
+        for (int t = 0; t < EAR_TV__COUNT; t++)
+                if (json_object_set_new(tv, ear_tv_name(t), json_integer(in->a->tv[t])) < 0) {
+                        json_decref(tv);
+                        return -ENOMEM;
+                }
+        sub = json_pack("{s:s, s:o, s:s*, s:{s:I, s:I}}", "ear.status",
+                        ear_status_name(in->a->status), "ear.trustworthiness-vector", tv,
+                        "ear.appraisal-policy-id", in->policy, "attestd.result", "id",
+                        (json_int_t)in->result_id, "time", (json_int_t)(in->result_time / 1000));
+        if (!sub)
+                return -ENOMEM;
+        o = json_pack("{s:s, s:I, s:{s:s, s:s}, s:{s:o}}", "eat_profile", EAR_PROFILE, "iat",
+                      (json_int_t)in->iat, "ear.verifier-id", "developer", EAR_DEVELOPER, "build",
+                      in->build, "submods", in->agent, sub);
+        if (!o)
+                return -ENOMEM;
+        if (in->nonce && json_object_set_new(o, "eat_nonce", json_string(in->nonce)) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+/* ---- key and signature ---- */
+
+struct ear_signer {
+        char *pem; /* secret: wiped on free */
+        size_t pem_len;
+        char kid[EAR_KID_MAX + 1];
+        char x[EAR_KID_MAX + 1], y[EAR_KID_MAX + 1]; /* base64url of the 32-byte coordinates */
+};
+
+/* Unpadded base64url of n <= 48 bytes into out (at least 65 bytes). */
+static void b64url(const uint8_t *in, size_t n, char *out)
+{
+        char tmp[72];
+        size_t k = 0;
+
+        b64_encode(in, n, tmp);
+        for (size_t i = 0; tmp[i] && tmp[i] != '='; i++)
+                out[k++] = tmp[i] == '+' ? '-' : tmp[i] == '/' ? '_' : tmp[i];
+        out[k] = '\0';
+}
+
+static int no_passphrase(char *buf, int size, int rwflag, void *u)
+{
+        (void)buf;
+        (void)size;
+        (void)rwflag;
+        (void)u;
+        return -1;
+}
+
+static void pkey_freep(EVP_PKEY **p)
+{
+        EVP_PKEY_free(*p);
+}
+
+static void bn_freep(BIGNUM **p)
+{
+        BN_free(*p);
+}
+
+int ear_signer_new(const char *pem, size_t len, struct ear_signer **ret, struct attest_err *err)
+{
+        _cleanup_(pkey_freep) EVP_PKEY *k = NULL;
+        _cleanup_(bn_freep) BIGNUM *bx = NULL;
+        _cleanup_(bn_freep) BIGNUM *by = NULL;
+        _cleanup_(ear_signer_freep) struct ear_signer *s = NULL;
+        uint8_t x[32], y[32], md[32];
+        char group[64] = "", canon[160];
+        unsigned mdlen = 0;
+        size_t glen = 0;
+        BIO *b;
+
+        if (len > INT32_MAX)
+                return attest_fail(err, -EINVAL, AE_EAR_KEY, "key too large");
+        b = BIO_new_mem_buf(pem, (int)len);
+        if (!b)
+                return -ENOMEM;
+        k = PEM_read_bio_PrivateKey(b, NULL, no_passphrase, NULL);
+        BIO_free(b);
+        if (!k)
+                return attest_fail(err, -EINVAL, AE_EAR_KEY, "not an unencrypted PEM private key");
+        if (EVP_PKEY_get_base_id(k) != EVP_PKEY_EC)
+                return attest_fail(err, -EINVAL, AE_EAR_KEY,
+                                   "an %s key; ES256 needs an EC key on P-256 (prime256v1)",
+                                   EVP_PKEY_get0_type_name(k) ? EVP_PKEY_get0_type_name(k)
+                                                              : "unknown");
+        if (!EVP_PKEY_get_group_name(k, group, sizeof(group), &glen) ||
+            OBJ_sn2nid(group) != NID_X9_62_prime256v1)
+                return attest_fail(err, -EINVAL, AE_EAR_KEY,
+                                   "an EC key on curve %s; ES256 needs P-256 (prime256v1)",
+                                   group[0] ? group : "(unknown)");
+        if (!EVP_PKEY_get_bn_param(k, OSSL_PKEY_PARAM_EC_PUB_X, &bx) ||
+            !EVP_PKEY_get_bn_param(k, OSSL_PKEY_PARAM_EC_PUB_Y, &by) ||
+            BN_bn2binpad(bx, x, sizeof(x)) != (int)sizeof(x) ||
+            BN_bn2binpad(by, y, sizeof(y)) != (int)sizeof(y))
+                return attest_fail(err, -EINVAL, AE_EAR_KEY, "no public point in the key");
+        s = calloc(1, sizeof(*s));
+        if (!s || !(s->pem = malloc(len + 1)))
+                return -ENOMEM;
+        memcpy(s->pem, pem, len);
+        s->pem[len] = '\0';
+        s->pem_len = len;
+        b64url(x, sizeof(x), s->x);
+        b64url(y, sizeof(y), s->y);
+        /* RFC 7638 §3.2: the required members in lexicographic order, no white space */
+        snprintf(canon, sizeof(canon),
+                 "{\"crv\":\"P-256\",\"kty\":\"EC\",\"x\":\"%s\",\"y\":\"%s\"}", s->x, s->y);
+        if (!EVP_Digest(canon, strlen(canon), md, &mdlen, EVP_sha256(), NULL) ||
+            mdlen != sizeof(md))
+                return attest_fail(err, -EINVAL, AE_EAR_KEY, "SHA-256 failed");
+        b64url(md, sizeof(md), s->kid);
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+struct ear_signer *ear_signer_free(struct ear_signer *s)
+{
+        if (!s)
+                return NULL;
+        if (s->pem) {
+                OPENSSL_cleanse(s->pem, s->pem_len + 1);
+                free(s->pem);
+        }
+        free(s);
+        return NULL;
+}
+
+const char *ear_signer_kid(const struct ear_signer *s)
+{
+        return s->kid;
+}
+
+int ear_signer_jwks(const struct ear_signer *s, json_t **ret)
+{
+        json_t *o = json_pack("{s:[{s:s, s:s, s:s, s:s, s:s, s:s, s:s}]}", "keys", "kty", "EC",
+                              "crv", "P-256", "x", s->x, "y", s->y, "kid", s->kid, "use", "sig",
+                              "alg", "ES256");
+
+        if (!o)
+                return -ENOMEM;
+        *ret = o;
+        return 0;
+}
+
+static void jwt_freep(jwt_t **p)
+{
+        jwt_free(*p);
+}
+
+int ear_sign(const struct ear_signer *s, const json_t *claims, char **ret)
+{
+        _cleanup_(jwt_freep) jwt_t *j = NULL;
+        _cleanup_free_ char *text = json_dumps(claims, JSON_COMPACT);
+        char *tok;
+
+        if (!text || jwt_new(&j) != 0)
+                return -ENOMEM;
+        /* libjwt copies the key (and wipes its copy in jwt_free) */
+        if (jwt_set_alg(j, JWT_ALG_ES256, (const unsigned char *)s->pem, (int)s->pem_len) != 0 ||
+            jwt_add_header(j, "kid", s->kid) != 0 || jwt_add_grants_json(j, text) != 0)
+                return -EIO;
+        tok = jwt_encode_str(j);
+        if (!tok)
+                return errno == ENOMEM ? -ENOMEM : -EIO;
+        *ret = tok;
+        return 0;
+}

@@ -1,0 +1,505 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * EAR (daemon/ear.c): the status and trustworthiness-vector mapping on hand-built verdicts, the
+ * stored verdict JSON read back into the typed verdict, the claims-set, eat_nonce checks, the key
+ * (P-256 only) with its RFC 7638 thumbprint, and ES256 signatures checked with OpenSSL directly.
+ */
+#include <check.h>
+#include <errno.h>
+
+#include <openssl/bn.h>
+#include <openssl/ec.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+
+#include "daemon/ear.h"
+#include "tests/unit/testutil.h"
+#include "util/hex.h"
+
+/* ---- hand-built verdicts ---- */
+
+struct vc {
+        enum claim_id id;
+        const char *arg;
+        enum claim_result result;
+        bool anchored;
+};
+
+static void build(struct verdict *v, const struct vc *c, size_t n)
+{
+        verdict_init(v);
+        snprintf(v->policy, sizeof(v->policy), "prod@3");
+        if (n) {
+                v->claims = calloc(n, sizeof(*v->claims));
+                ck_assert_ptr_nonnull(v->claims);
+        }
+        v->n_claims = v->cap_claims = n;
+        for (size_t i = 0; i < n; i++) {
+                v->claims[i].id = c[i].id;
+                snprintf(v->claims[i].arg, sizeof(v->claims[i].arg), "%s", c[i].arg);
+                v->claims[i].result = c[i].result;
+                v->claims[i].anchored = c[i].anchored;
+                v->claims[i].entry = (int64_t)i + 1;
+                if (c[i].result != CLAIM_PASS)
+                        v->status = VERDICT_FAIL;
+        }
+}
+
+static const struct vc all_anchored[] = {
+        {CLAIM_SELINUX_ENFORCING, "", CLAIM_PASS, true},
+        {CLAIM_SELINUX_POLICYCAP, "open_perms", CLAIM_PASS, true},
+        {CLAIM_TPM_PCR, "sha256.0", CLAIM_PASS, true},
+        {CLAIM_IMA_BOOT_AGGREGATE, "", CLAIM_PASS, true},
+};
+
+static void tv_eq(const struct ear_appraisal *a, int id, int conf, int exec, int hw)
+{
+        ck_assert_int_eq(a->tv[EAR_TV_INSTANCE_IDENTITY], id);
+        ck_assert_int_eq(a->tv[EAR_TV_CONFIGURATION], conf);
+        ck_assert_int_eq(a->tv[EAR_TV_EXECUTABLES], exec);
+        ck_assert_int_eq(a->tv[EAR_TV_HARDWARE], hw);
+}
+
+START_TEST(test_status_affirming_when_every_claim_passes_anchored)
+{
+        _cleanup_(verdict_done) struct verdict v = {0};
+        struct ear_appraisal a;
+
+        build(&v, all_anchored, ARRAY_SIZE(all_anchored));
+        ear_appraise(&v, true, &a);
+        ck_assert_str_eq(ear_status_name(a.status), "affirming");
+        /* AR4SI: instance 2 recognised, configuration 2 approved, executables 3 approved boot,
+         * hardware 2 genuine */
+        tv_eq(&a, 2, 2, 3, 2);
+}
+END_TEST
+
+START_TEST(test_status_warning_when_a_passing_claim_is_unanchored)
+{
+        struct vc c[ARRAY_SIZE(all_anchored) + 1];
+        _cleanup_(verdict_done) struct verdict v = {0};
+        struct ear_appraisal a;
+
+        memcpy(c, all_anchored, sizeof(all_anchored));
+        c[ARRAY_SIZE(all_anchored)] = (struct vc){CLAIM_KERNEL_VERSION, "", CLAIM_PASS, false};
+        build(&v, c, ARRAY_SIZE(c));
+        ear_appraise(&v, true, &a);
+        ck_assert_str_eq(ear_status_name(a.status), "warning");
+        /* configuration 36: security-relevant configuration not available to the verifier
+         * (only the agent's word for it) */
+        tv_eq(&a, 2, 36, 3, 2);
+}
+END_TEST
+
+START_TEST(test_status_contraindicated_on_a_failed_or_missing_claim)
+{
+        struct vc c[ARRAY_SIZE(all_anchored)];
+        _cleanup_(verdict_done) struct verdict v = {0};
+        _cleanup_(verdict_done) struct verdict w = {0};
+        _cleanup_(verdict_done) struct verdict u = {0};
+        struct ear_appraisal a;
+
+        memcpy(c, all_anchored, sizeof(c));
+        c[2].result = CLAIM_FAIL; /* a PCR differs */
+        build(&v, c, ARRAY_SIZE(c));
+        ear_appraise(&v, true, &a);
+        ck_assert_str_eq(ear_status_name(a.status), "contraindicated");
+        tv_eq(&a, 2, 2, 3, 96);
+
+        memcpy(c, all_anchored, sizeof(c));
+        c[0].result = CLAIM_MISSING; /* nothing to judge fails too */
+        c[3].result = CLAIM_FAIL;
+        build(&w, c, ARRAY_SIZE(c));
+        ear_appraise(&w, true, &a);
+        ck_assert_str_eq(ear_status_name(a.status), "contraindicated");
+        tv_eq(&a, 2, 96, 96, 2);
+
+        /* a failing verdict whose claims all pass (cannot be made today) is still refused */
+        build(&u, all_anchored, ARRAY_SIZE(all_anchored));
+        u.status = VERDICT_FAIL;
+        ear_appraise(&u, true, &a);
+        ck_assert_str_eq(ear_status_name(a.status), "contraindicated");
+}
+END_TEST
+
+START_TEST(test_status_none_when_nothing_was_checked)
+{
+        _cleanup_(verdict_done) struct verdict v = {0};
+        struct ear_appraisal a;
+
+        build(&v, NULL, 0);
+        ear_appraise(&v, true, &a);
+        ck_assert_str_eq(ear_status_name(a.status), "none");
+        tv_eq(&a, 2, 0, 0, 0);
+}
+END_TEST
+
+START_TEST(test_unverified_round_is_contraindicated_crypto_failed)
+{
+        _cleanup_(verdict_done) struct verdict v = {0};
+        struct ear_appraisal a;
+
+        build(&v, NULL, 0);
+        v.status = VERDICT_FAIL;
+        ear_appraise(&v, false, &a);
+        ck_assert_str_eq(ear_status_name(a.status), "contraindicated");
+        tv_eq(&a, 99, 99, 99, 99);
+}
+END_TEST
+
+/* ---- the stored verdict JSON, read back ---- */
+
+START_TEST(test_stored_verdict_reads_back_typed)
+{
+        struct vc c[ARRAY_SIZE(all_anchored) + 1];
+        _cleanup_(verdict_done) struct verdict v = {0};
+        _cleanup_(verdict_done) struct verdict w = {0};
+        struct attest_err err = {0};
+        json_auto_t *o = NULL;
+        _cleanup_free_ char *text = NULL;
+        bool verified = false;
+
+        memcpy(c, all_anchored, sizeof(all_anchored));
+        c[ARRAY_SIZE(all_anchored)] = (struct vc){CLAIM_CFI_ENABLED, "", CLAIM_FAIL, false};
+        build(&v, c, ARRAY_SIZE(c));
+        v.unchecked = 1u << SECTION_KERNEL | 1u << SECTION_TRUSTED_KEYS;
+        ck_assert_int_eq(verdict_to_json(&v, &o), 0);
+        text = json_dumps(o, JSON_COMPACT);
+        ck_assert_ptr_nonnull(text);
+        verdict_init(&w);
+        ck_assert_msg(ear_verdict_parse(text, strlen(text), &w, &verified, &err) == 0, "%s",
+                      err.msg);
+        ck_assert(verified);
+        ck_assert_int_eq(w.status, VERDICT_FAIL);
+        ck_assert_str_eq(w.policy, "prod@3");
+        ck_assert_uint_eq(w.unchecked, v.unchecked);
+        ck_assert_uint_eq(w.n_claims, v.n_claims);
+        for (size_t i = 0; i < v.n_claims; i++) {
+                ck_assert_int_eq(w.claims[i].id, v.claims[i].id);
+                ck_assert_str_eq(w.claims[i].arg, v.claims[i].arg);
+                ck_assert_int_eq(w.claims[i].result, v.claims[i].result);
+                ck_assert_int_eq(w.claims[i].anchored, v.claims[i].anchored);
+                ck_assert_int_eq(w.claims[i].entry, v.claims[i].entry);
+        }
+}
+END_TEST
+
+START_TEST(test_stored_verdict_of_a_failed_verification)
+{
+        static const char t[] = "{\"status\":\"fail\",\"policy\":null,\"claims\":[],"
+                                "\"reason\":{\"code\":\"quote_signature\",\"detail\":\"x\"}}";
+        static const char nopol[] = "{\"status\":\"pass\",\"policy\":null,\"claims\":[],"
+                                    "\"note\":\"nothing checked\"}";
+        _cleanup_(verdict_done) struct verdict v = {0};
+        _cleanup_(verdict_done) struct verdict w = {0};
+        bool verified = true;
+
+        ck_assert_int_eq(ear_verdict_parse(LIT(t), &v, &verified, NULL), 0);
+        ck_assert(!verified);
+        ck_assert_int_eq(v.status, VERDICT_FAIL);
+        ck_assert_str_eq(v.policy, "");
+        ck_assert_int_eq(ear_verdict_parse(LIT(nopol), &w, &verified, NULL), 0);
+        ck_assert(verified);
+        ck_assert_uint_eq(w.n_claims, 0);
+}
+END_TEST
+
+START_TEST(test_stored_verdict_refuses_what_it_cannot_map)
+{
+        static const char *const bad[] = {
+                "[]",
+                "{\"status\":\"maybe\",\"claims\":[]}",
+                "{\"status\":\"pass\",\"claims\":{}}",
+                "{\"status\":\"pass\",\"claims\":[{\"name\":\"selinux.colour\","
+                "\"result\":\"pass\",\"anchored\":true}]}",
+                "{\"status\":\"pass\",\"claims\":[{\"name\":\"selinux.enforcing\","
+                "\"result\":\"perhaps\",\"anchored\":true}]}",
+                "{\"status\":\"pass\",\"claims\":[{\"name\":\"tpm.pcrs.\","
+                "\"result\":\"pass\",\"anchored\":true}]}",
+                "{\"status\":\"pass\",\"claims\":[{\"name\":\"kernel.version\","
+                "\"result\":\"pass\"}]}",
+        };
+
+        for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+                _cleanup_(verdict_done) struct verdict v = {0};
+                struct attest_err err = {0};
+                bool verified;
+
+                ck_assert_msg(ear_verdict_parse(bad[i], strlen(bad[i]), &v, &verified, &err) ==
+                                      -EBADMSG,
+                              "accepted %s", bad[i]);
+                ck_assert_int_eq(err.code, AE_INTERNAL);
+        }
+}
+END_TEST
+
+/* ---- claims-set and nonce ---- */
+
+START_TEST(test_claims_set_has_the_ear_shape)
+{
+        struct ear_appraisal a = {EAR_WARNING, {2, 36, 3, 2}};
+        struct ear_input in = {.agent = "web-1",
+                               .policy = "prod@3",
+                               .build = "attestd 0.1",
+                               .nonce = "AAAAAAAAAAA",
+                               .iat = 1764700000,
+                               .result_id = 42,
+                               .result_time = 1764699999123,
+                               .a = &a};
+        json_auto_t *o = NULL;
+        _cleanup_free_ char *s = NULL;
+
+        ck_assert_int_eq(ear_claims(&in, &o), 0);
+        s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+        ck_assert_str_eq(
+                s, "{\"ear.verifier-id\":{\"build\":\"attestd 0.1\",\"developer\":\"attestd\"},"
+                   "\"eat_nonce\":\"AAAAAAAAAAA\","
+                   "\"eat_profile\":\"tag:github.com,2023:veraison/ear\",\"iat\":1764700000,"
+                   "\"submods\":{\"web-1\":{\"attestd.result\":{\"id\":42,\"time\":1764699999},"
+                   "\"ear.appraisal-policy-id\":\"prod@3\",\"ear.status\":\"warning\","
+                   "\"ear.trustworthiness-vector\":{\"configuration\":36,\"executables\":3,"
+                   "\"hardware\":2,\"instance-identity\":2}}}}");
+        json_decref(TAKE_PTR(o));
+        free(TAKE_PTR(s));
+        in.nonce = NULL;
+        in.policy = NULL;
+        ck_assert_int_eq(ear_claims(&in, &o), 0);
+        ck_assert_ptr_null(json_object_get(o, "eat_nonce"));
+        ck_assert_ptr_null(json_object_get(json_object_get(json_object_get(o, "submods"), "web-1"),
+                                           "ear.appraisal-policy-id"));
+}
+END_TEST
+
+START_TEST(test_nonce_is_base64url_of_8_to_64_bytes)
+{
+        char *s;
+
+        ck_assert(ear_nonce_valid("AAAAAAAAAAA"));  /* 11 characters: 8 bytes */
+        ck_assert(!ear_nonce_valid("AAAAAAAAAA"));  /* 10: 7 bytes */
+        ck_assert(ear_nonce_valid("AAAAAAAAAAAA")); /* 12: 9 bytes */
+        ck_assert(!ear_nonce_valid("AAAAAAAAA"));   /* 9 = 1 mod 4: no byte count */
+        ck_assert(!ear_nonce_valid("AAAAAAAAAA=="));
+        ck_assert(!ear_nonce_valid("AAAAAAAA+AAA"));
+        ck_assert(!ear_nonce_valid("AAAAAAAA/AAA"));
+        ck_assert(ear_nonce_valid("AAAA-_AAAAAA"));
+        s = filled(86, 'A'); /* 64 bytes */
+        ck_assert(ear_nonce_valid(s));
+        free(s);
+        s = filled(87, 'A'); /* 65 bytes */
+        ck_assert(!ear_nonce_valid(s));
+        free(s);
+        s = filled(88, 'A');
+        ck_assert(!ear_nonce_valid(s));
+        free(s);
+}
+END_TEST
+
+/* ---- key and signature ---- */
+
+static char *pem_of(EVP_PKEY *k, size_t *ret_len)
+{
+        BIO *b = BIO_new(BIO_s_mem());
+        char *p, *s;
+        long n;
+
+        ck_assert_ptr_nonnull(b);
+        ck_assert(PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL));
+        n = BIO_get_mem_data(b, &p);
+        s = malloc((size_t)n + 1);
+        ck_assert_ptr_nonnull(s);
+        memcpy(s, p, (size_t)n);
+        s[n] = '\0';
+        *ret_len = (size_t)n;
+        BIO_free(b);
+        return s;
+}
+
+static struct ear_signer *signer_of(EVP_PKEY *k)
+{
+        struct ear_signer *s = NULL;
+        struct attest_err err = {0};
+        size_t n;
+        char *pem = pem_of(k, &n);
+
+        ck_assert_msg(ear_signer_new(pem, n, &s, &err) == 0, "%s", err.msg);
+        free(pem);
+        return s;
+}
+
+static size_t unb64url(const char *s, size_t n, uint8_t *out, size_t max)
+{
+        char t[2048];
+        size_t k = 0, got = 0;
+
+        ck_assert_uint_lt(n + 4, sizeof(t));
+        for (size_t i = 0; i < n; i++)
+                t[k++] = s[i] == '-' ? '+' : s[i] == '_' ? '/' : s[i];
+        while (k % 4)
+                t[k++] = '=';
+        ck_assert_int_eq(b64_decode(t, k, out, max, &got), 0);
+        return got;
+}
+
+/* ES256 over "header.payload" of tok with key k's public half, by OpenSSL (not libjwt). */
+static bool es256_ok(const char *tok, EVP_PKEY *k)
+{
+        const char *d1 = strchr(tok, '.'), *d2 = d1 ? strchr(d1 + 1, '.') : NULL;
+        uint8_t rs[64], der[80], *p = der;
+        ECDSA_SIG *sig = ECDSA_SIG_new();
+        EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+        int dlen, ok;
+
+        ck_assert_ptr_nonnull(d2);
+        ck_assert_uint_eq(unb64url(d2 + 1, strlen(d2 + 1), rs, sizeof(rs)), 64);
+        ck_assert(ECDSA_SIG_set0(sig, BN_bin2bn(rs, 32, NULL), BN_bin2bn(rs + 32, 32, NULL)));
+        dlen = i2d_ECDSA_SIG(sig, &p);
+        ck_assert_int_gt(dlen, 0);
+        ck_assert(EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, k));
+        ok = EVP_DigestVerify(ctx, der, (size_t)dlen, (const uint8_t *)tok, (size_t)(d2 - tok));
+        EVP_MD_CTX_free(ctx);
+        ECDSA_SIG_free(sig);
+        return ok == 1;
+}
+
+START_TEST(test_sign_es256_verifies_with_the_key_only)
+{
+        EVP_PKEY *k = EVP_EC_gen("P-256"), *other = EVP_EC_gen("P-256");
+        struct ear_signer *s;
+        json_auto_t *claims = json_pack("{s:s, s:i}", "eat_profile", EAR_PROFILE, "iat", 1);
+        json_auto_t *hdr = NULL, *payload = NULL;
+        _cleanup_free_ char *tok = NULL;
+        uint8_t buf[512];
+        size_t n;
+        const char *d1;
+
+        ck_assert_ptr_nonnull(k);
+        ck_assert_ptr_nonnull(other);
+        s = signer_of(k);
+        ck_assert_int_eq(ear_sign(s, claims, &tok), 0);
+        ck_assert(es256_ok(tok, k));
+        ck_assert(!es256_ok(tok, other));
+        /* the header names ES256 and the kid; the payload is the claims-set */
+        d1 = strchr(tok, '.');
+        n = unb64url(tok, (size_t)(d1 - tok), buf, sizeof(buf) - 1);
+        hdr = json_loadb((const char *)buf, n, 0, NULL);
+        ck_assert_ptr_nonnull(hdr);
+        ck_assert_str_eq(json_string_value(json_object_get(hdr, "alg")), "ES256");
+        ck_assert_str_eq(json_string_value(json_object_get(hdr, "kid")), ear_signer_kid(s));
+        n = unb64url(d1 + 1, (size_t)(strchr(d1 + 1, '.') - d1 - 1), buf, sizeof(buf) - 1);
+        payload = json_loadb((const char *)buf, n, 0, NULL);
+        ck_assert(json_equal(payload, claims));
+        /* a flipped payload character: the signature no longer holds */
+        tok[d1 - tok + 3] ^= 0x01;
+        ck_assert(!es256_ok(tok, k));
+        ear_signer_free(s);
+        EVP_PKEY_free(k);
+        EVP_PKEY_free(other);
+}
+END_TEST
+
+START_TEST(test_kid_is_the_rfc7638_thumbprint_and_jwks_has_the_point)
+{
+        EVP_PKEY *k = EVP_EC_gen("P-256");
+        struct ear_signer *s = signer_of(k);
+        BIGNUM *x = NULL, *y = NULL;
+        uint8_t xb[32], yb[32], got[32], md[32];
+        char canon[256], want[64], tmp[64];
+        json_auto_t *jwks = NULL;
+        json_t *key;
+        size_t k64 = 0;
+
+        ck_assert(EVP_PKEY_get_bn_param(k, "qx", &x) && EVP_PKEY_get_bn_param(k, "qy", &y));
+        ck_assert_int_eq(BN_bn2binpad(x, xb, 32), 32);
+        ck_assert_int_eq(BN_bn2binpad(y, yb, 32), 32);
+        ck_assert_int_eq(ear_signer_jwks(s, &jwks), 0);
+        ck_assert_uint_eq(json_array_size(json_object_get(jwks, "keys")), 1);
+        key = json_array_get(json_object_get(jwks, "keys"), 0);
+        ck_assert_str_eq(json_string_value(json_object_get(key, "kty")), "EC");
+        ck_assert_str_eq(json_string_value(json_object_get(key, "crv")), "P-256");
+        ck_assert_str_eq(json_string_value(json_object_get(key, "alg")), "ES256");
+        ck_assert_str_eq(json_string_value(json_object_get(key, "kid")), ear_signer_kid(s));
+        ck_assert_uint_eq(unb64url(json_string_value(json_object_get(key, "x")),
+                                   json_string_length(json_object_get(key, "x")), got, 32),
+                          32);
+        ck_assert_mem_eq(got, xb, 32);
+        ck_assert_uint_eq(unb64url(json_string_value(json_object_get(key, "y")),
+                                   json_string_length(json_object_get(key, "y")), got, 32),
+                          32);
+        ck_assert_mem_eq(got, yb, 32);
+        /* RFC 7638 §3.2: {"crv","kty","x","y"} in that order, no white space, SHA-256 */
+        snprintf(canon, sizeof(canon),
+                 "{\"crv\":\"P-256\",\"kty\":\"EC\",\"x\":\"%s\",\"y\":\"%s\"}",
+                 json_string_value(json_object_get(key, "x")),
+                 json_string_value(json_object_get(key, "y")));
+        ck_assert(EVP_Digest(canon, strlen(canon), md, NULL, EVP_sha256(), NULL));
+        b64_encode(md, 32, tmp);
+        for (size_t i = 0; tmp[i] && tmp[i] != '='; i++)
+                want[k64++] = tmp[i] == '+' ? '-' : tmp[i] == '/' ? '_' : tmp[i];
+        want[k64] = '\0';
+        ck_assert_str_eq(ear_signer_kid(s), want);
+        ck_assert_uint_eq(strlen(want), 43);
+        BN_free(x);
+        BN_free(y);
+        ear_signer_free(s);
+        EVP_PKEY_free(k);
+}
+END_TEST
+
+START_TEST(test_key_other_than_p256_is_refused)
+{
+        EVP_PKEY *keys[] = {EVP_EC_gen("P-384"), EVP_RSA_gen(2048),
+                            EVP_PKEY_Q_keygen(NULL, NULL, "ED25519")};
+        static const char *const why[] = {"secp384r1", "RSA", "ED25519"};
+        static const char garbage[] =
+                "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n";
+        struct ear_signer *s = NULL;
+        struct attest_err err = {0};
+
+        for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+                size_t n;
+                char *pem;
+
+                ck_assert_ptr_nonnull(keys[i]);
+                pem = pem_of(keys[i], &n);
+                ck_assert_int_eq(ear_signer_new(pem, n, &s, &err), -EINVAL);
+                ck_assert_int_eq(err.code, AE_EAR_KEY);
+                ck_assert_msg(strstr(err.msg, why[i]), "%s", err.msg);
+                ck_assert_ptr_null(s);
+                free(pem);
+                EVP_PKEY_free(keys[i]);
+        }
+        ck_assert_int_eq(ear_signer_new(LIT(garbage), &s, &err), -EINVAL);
+        ck_assert_int_eq(err.code, AE_EAR_KEY);
+        ck_assert_ptr_null(s);
+        ck_assert_ptr_null(ear_signer_free(NULL));
+}
+END_TEST
+
+static Suite *ear_suite(void)
+{
+        Suite *s = suite_create("ear");
+        TCase *map = tcase_create("mapping"), *key = tcase_create("key");
+
+        tcase_add_test(map, test_status_affirming_when_every_claim_passes_anchored);
+        tcase_add_test(map, test_status_warning_when_a_passing_claim_is_unanchored);
+        tcase_add_test(map, test_status_contraindicated_on_a_failed_or_missing_claim);
+        tcase_add_test(map, test_status_none_when_nothing_was_checked);
+        tcase_add_test(map, test_unverified_round_is_contraindicated_crypto_failed);
+        tcase_add_test(map, test_stored_verdict_reads_back_typed);
+        tcase_add_test(map, test_stored_verdict_of_a_failed_verification);
+        tcase_add_test(map, test_stored_verdict_refuses_what_it_cannot_map);
+        tcase_add_test(map, test_claims_set_has_the_ear_shape);
+        tcase_add_test(map, test_nonce_is_base64url_of_8_to_64_bytes);
+        tcase_add_test(key, test_sign_es256_verifies_with_the_key_only);
+        tcase_add_test(key, test_kid_is_the_rfc7638_thumbprint_and_jwks_has_the_point);
+        tcase_add_test(key, test_key_other_than_p256_is_refused);
+        tcase_set_timeout(key, 30);
+        suite_add_tcase(s, map);
+        suite_add_tcase(s, key);
+        return s;
+}
+
+int main(void)
+{
+        return tu_run(ear_suite());
+}
