@@ -115,11 +115,12 @@ static const char *const stmt_sql[ST_COUNT] = {
                               " labels = coalesce(?4, labels) WHERE id = ?1",
         [ST_LABELS_DELETE] = "DELETE FROM agent_labels WHERE agent = ?1",
         /* ?1 now, ?2 grace, ?3 interval (ms): active agents past due, not yet marked */
+        /* next_due alone on one side: a range of agents_by_stale, not a scan of the fleet */
         [ST_STALE_ANY] = "SELECT 1 FROM agents WHERE stale_since = 0 AND state = 'active' AND"
-                         " ((next_due <> 0 AND next_due + ?2 < ?1) OR"
+                         " ((next_due > 0 AND next_due < ?1 - ?2) OR"
                          " (next_due = 0 AND created + ?3 + ?2 < ?1)) LIMIT 1",
         [ST_STALE_MARK] = "UPDATE agents SET stale_since = ?1 WHERE stale_since = 0 AND"
-                          " state = 'active' AND ((next_due <> 0 AND next_due + ?2 < ?1) OR"
+                          " state = 'active' AND ((next_due > 0 AND next_due < ?1 - ?2) OR"
                           " (next_due = 0 AND created + ?3 + ?2 < ?1))"
                           " RETURNING id, hostname, last_status, last_seen",
         [ST_LABEL_PUT] = "INSERT INTO agent_labels (agent, key, value) VALUES (?1, ?2, ?3)",

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the host-facts parsers of the agent (agent/facts.c) over the same input: the
- * kernel config (facts_parse_config), /proc/cmdline (facts_parse_cmdline) and a one-line /proc
- * file (facts_parse_line). Outputs are written only on success; what they hold then is bounded,
- * NUL terminated and printable.
+ * kernel config (facts_parse_config), /proc/cmdline (facts_parse_cmdline), a one-line /proc
+ * file (facts_parse_line) and /etc/machine-id (facts_parse_machine_id). Outputs are written only on
+ * success; what they hold then is bounded, NUL terminated and printable.
  */
 #include <errno.h>
 #include <string.h>
@@ -51,6 +51,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         FUZZ_CHECK(strstr(f.cmdline, f.tk_source) != NULL);
                         FUZZ_CHECK(strcmp(f.tk_origin, "cmdline") == 0);
                 }
+        }
+
+        {
+                char mid[EVIDENCE_MACHINE_ID_LEN + 1] = "untouched";
+
+                x = facts_parse_machine_id(text, size, mid);
+                FUZZ_CHECK(x == 0 || x == -EBADMSG);
+                if (x < 0)
+                        FUZZ_CHECK(strcmp(mid, "untouched") == 0);
+                else
+                        FUZZ_CHECK(evidence_machine_id_valid(mid, strlen(mid)) &&
+                                   (size == EVIDENCE_MACHINE_ID_LEN ||
+                                    size == EVIDENCE_MACHINE_ID_LEN + 1));
         }
 
         memcpy(line, "untouched", 10);

@@ -181,7 +181,7 @@ jq -e --arg d "$first_deleted" 'all(.agents[].id; . > $d)' <<<"$body" >/dev/null
         fail "the cursor does not start after its id: $body"
 ok "a cursor stays valid after its agent was deleted"
 api GET "/v1/agents?limit=1" "" "$READER"
-[ "$(jq '.agents | length' <<<"$body")" = 1 ] && [ "$(jq -r .next <<<"$body")" != null ] ||
+{ [ "$(jq '.agents | length' <<<"$body")" = 1 ] && [ "$(jq -r .next <<<"$body")" != null ]; } ||
         fail "limit=1: $body"
 ok "limit=1: one agent and a next cursor"
 
@@ -292,7 +292,7 @@ ok "a bad label key: exit 2, 'bad.conf:3: label: key: ...'"
 printf 'label = role=web\nlabel = role=db\n' >dup.conf
 rc=0
 agent_cmd --config dup.conf --state-dir st-bad --once >dup.log 2>&1 || rc=$?
-[ $rc = 2 ] && grep -q 'dup.conf:2: label: key role given twice' dup.log ||
+{ [ $rc = 2 ] && grep -q 'dup.conf:2: label: key role given twice' dup.log; } ||
         fail "duplicate label: exit $rc: $(cat dup.log)"
 ok "a label key given twice names its line"
 echo "0123456789ABCDEF0123456789abcdef" >mid-db-01
@@ -306,7 +306,7 @@ ok "a malformed machine id is an error naming the file"
 rm -rf st-mid
 rc=0
 agent_cmd --machine-id-file mid-db-01 --state-dir st-mid --once >mid.log 2>&1 || rc=$?
-[ $rc = 2 ] && grep -q "host identity: mid-db-01: not a machine id" mid.log ||
+{ [ $rc = 2 ] && grep -q "host identity: mid-db-01: not a machine id" mid.log; } ||
         fail "enrolment with a malformed machine id: exit $rc: $(cat mid.log)"
 ok "enrolment with a malformed machine id: exit 2, naming the file"
 
