@@ -200,7 +200,23 @@ struct store {
         int64_t probe_at;
         atomic_int probe_rc;
         char probe_msg[160];
+        struct store_cache *cache; /* store-cache.c */
 };
+
+struct store_cache *store_cache_of(struct store *s)
+{
+        return s->cache;
+}
+
+void store_cache_stats(struct store *s, struct store_cache_stats *ret)
+{
+        store_cache_stats_read(s->cache, ret);
+}
+
+void store_cache_limit(struct store *s, size_t max)
+{
+        store_cache_set_max(s->cache, max);
+}
 
 static int db_fail(sqlite3 *db, int rc, struct attest_err *err, const char *what)
 {
@@ -526,7 +542,7 @@ int store_open(const char *path, enum store_mode mode, unsigned connections, str
         pthread_cond_init(&s->conn_free, NULL);
         pthread_cond_init(&s->job_ready, NULL);
         s->conns = calloc(connections, sizeof(*s->conns));
-        if (!s->conns) {
+        if (!s->conns || store_cache_new(STORE_AGENT_CACHE_MAX, &s->cache) < 0) {
                 store_close(s);
                 return -ENOMEM;
         }
@@ -588,6 +604,7 @@ struct store *store_close(struct store *s)
         for (unsigned i = 0; i < s->nconns; i++)
                 conn_close(&s->conns[i]);
         free(s->conns);
+        store_cache_free(s->cache);
         pthread_cond_destroy(&s->job_ready);
         pthread_cond_destroy(&s->conn_free);
         pthread_mutex_destroy(&s->pool_lock);

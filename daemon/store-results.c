@@ -74,8 +74,11 @@ int store_result_add(struct store *s, const struct store_result *r, uint64_t exp
         struct result_arg a = {.r = r, .seq = expect_seq, .retain = retain};
         int e = store_write(s, result_add_fn, &a);
 
-        if (e < 0)
+        if (e < 0) {
+                store_cache_agent_forget(store_cache_of(s), r->agent);
                 return e;
+        }
+        store_cache_agent_verdict(store_cache_of(s), r, expect_seq, a.id);
         if (ret_id)
                 *ret_id = a.id;
         return 0;
@@ -107,8 +110,13 @@ static int agent_reset_fn(struct conn *c, void *arg)
 int store_agent_reset_replay(struct store *s, const char *id, uint64_t expect_seq)
 {
         struct reset_arg a = {id, expect_seq};
+        int e = store_write(s, agent_reset_fn, &a);
 
-        return store_write(s, agent_reset_fn, &a);
+        if (e < 0)
+                store_cache_agent_forget(store_cache_of(s), id);
+        else
+                store_cache_agent_replay_reset(store_cache_of(s), id, expect_seq);
+        return e;
 }
 
 struct results_arg {
