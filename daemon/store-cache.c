@@ -227,7 +227,7 @@ void store_cache_agent_add(struct store_cache *c, const struct store_agent *a, u
         snprintf(e->id, sizeof(e->id), "%s", a->id);
         e->a = store_agent_dup(a);
         p = e->a ? tsearch(e, &c->tree, entry_cmp) : NULL;
-        if (!p) {
+        if (!p || *(struct agent_entry **)p != e) {
                 store_agent_free(e->a);
                 free(e);
                 goto out;
