@@ -194,6 +194,7 @@ struct store {
         pthread_cond_t job_ready;
         struct job *queue, *queue_tail;
         atomic_uint_fast64_t commits, writes; /* write transactions, writes in them */
+        atomic_uint_fast64_t wal_pages;       /* pages those commits wrote to the WAL */
         char *path;
         /* readiness probe: at most one real write per interval, the last answer cached */
         pthread_mutex_t probe_lock;
@@ -339,6 +340,16 @@ static int migrate(struct conn *c, struct attest_err *err)
         return 0;
 }
 
+/* After a commit on c (by the thread using c): the pages it wrote to the WAL. */
+static void count_wal_pages(struct store *s, struct conn *c)
+{
+        int cur = 0, hi = 0;
+
+        if (sqlite3_db_status(c->db, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 1) == SQLITE_OK &&
+            cur > 0)
+                atomic_fetch_add(&s->wal_pages, (uint64_t)cur);
+}
+
 static void *writer_main(void *arg)
 {
         struct store *s = arg;
@@ -380,6 +391,7 @@ static void *writer_main(void *arg)
                         for (struct job *j = batch; j; j = j->next)
                                 j->rc = -EIO;
                 }
+                count_wal_pages(s, &s->writer);
 
                 /* wake exactly the callers of this batch (a broadcast woke every thread
                  * waiting, also those whose jobs were still queued, to sleep again) */
@@ -451,6 +463,7 @@ int store_write(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg
                         (void)st_exec(c, ST_ROLLBACK);
                         rc = -EIO;
                 }
+                count_wal_pages(s, c);
         }
         conn_put(s, c);
         return rc;
@@ -619,6 +632,11 @@ void store_stats(struct store *s, uint64_t *ret_commits, uint64_t *ret_writes)
 {
         *ret_commits = atomic_load(&s->commits);
         *ret_writes = atomic_load(&s->writes);
+}
+
+uint64_t store_wal_pages(struct store *s)
+{
+        return atomic_load(&s->wal_pages);
 }
 
 int store_query_i64(struct conn *c, const char *sql, int64_t *ret)

@@ -72,7 +72,16 @@ struct conn {
         sqlite3 *db;
         sqlite3_stmt *st[ST_COUNT];
         struct conn *next_free;
+        int64_t nonce_purge_at; /* verdict time of this connection's last purge of nonces */
 };
+
+/*
+ * Expired consumed nonces are purged at most this often (verdict time, ms) per connection, not
+ * by every verdict: each purge touched the expiry index and a nonce leaf of its own. An expired
+ * nonce is refused by its MAC'ed expiry before the store is asked, so one left a second longer
+ * changes no answer.
+ */
+#define STORE_NONCE_PURGE_MS 1000
 
 /* The read cache (store-cache.c); the store-*.c files keep it coherent with their writes. */
 struct store_cache;

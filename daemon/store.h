@@ -40,6 +40,8 @@ DEFINE_CLEANUP_FUNC(struct store *, store_close)
 int store_schema_version(struct store *s, int *ret) _wur_;
 /* Write transactions committed and writes in them (writer mode: writes / commits = group size). */
 void store_stats(struct store *s, uint64_t *ret_commits, uint64_t *ret_writes);
+/* Pages the write transactions wrote to the WAL (SQLITE_DBSTATUS_CACHE_WRITE after each commit). */
+uint64_t store_wal_pages(struct store *s);
 /*
  * Readiness: a page-sized file written and synced beside the database and a write transaction,
  * at most once per min_interval_ms (the last answer is returned in between). 0 ready, else a

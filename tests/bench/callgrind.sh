@@ -4,7 +4,7 @@
 # (writer mode), bench-daemon's agents attest R1 rounds each, attestd stops and callgrind's total
 # is read; again with R2 rounds; (total(R2) - total(R1)) / ((R2 - R1) x AGENTS) is what one
 # attestation costs beyond start-up and enrolment. With CLIENT=1 the client is counted the same
-# way (attestd then runs natively). Prints one line per build; with OUT=DIR the R2 runs' callgrind
+# way (each build's own bench-daemon; attestd then runs natively). Prints one line per build; with OUT=DIR the R2 runs' callgrind
 # files stay in DIR (callgrind_annotate them for the functions). Figures only; not run by CI.
 #
 # Usage: tests/bench/callgrind.sh BUILD [BUILD...]      R1 (default 4), R2 (default 14), AGENTS
@@ -25,16 +25,17 @@ BENCH_START_TRIES=1200
 
 # total BUILD ROUNDS: callgrind's instruction total of attestd (or the client) over one run
 total() {
-        local build=$1 rounds=$2 out=$work/cg.$RANDOM client=()
+        local build=$1 rounds=$2 out=$work/cg.$RANDOM client=() bench=$client_b
         if [ "${CLIENT:-0}" = 1 ]; then
                 pin_d=()
                 client=(valgrind --tool=callgrind --callgrind-out-file="$out")
+                bench=$build/tests/bench/bench-daemon
         else
                 pin_d=(valgrind --tool=callgrind --callgrind-out-file="$out")
         fi
         bench_start "$build" "$work/attestd.log" --threads "${THREADS:-4}" --db-mode writer ||
                 exit 1
-        ${client[@]+"${client[@]}"} "$client_b" --url "https://127.0.0.1:$port" \
+        ${client[@]+"${client[@]}"} "$bench" --url "https://127.0.0.1:$port" \
                 --ca "$work/certs/ca.pem" --token "$tok" --agents "$agents" --threads "$cthreads" \
                 --entries 10 --rounds "$rounds" --seconds 3600 >"$work/out" 2>"$work/err" || {
                 echo "callgrind: bench-daemon failed: $(tail -2 "$work/err")" >&2
