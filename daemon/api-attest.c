@@ -192,8 +192,8 @@ static int stage_decode(struct attestd *d, const struct api_req *req, struct api
                           "%s", err.msg);
                 return e;
         }
-        /* MAC, agent and expiry first (no I/O), then whether a verified quote used it already;
-         * it is remembered only once a quote over it verifies (store_result_add) */
+        /* MAC, agent and expiry (no I/O); whether a verified quote used it already is asked
+         * when verification fails (nonce_unused) and answered by the verdict's insert otherwise */
         if ((e = nonce_check(d->nonces, rd->id, rd->ev->nonce, rd->ev->nonce_len,
                              (uint64_t)attestd_now_ms(), &rd->nonce_expires, &err)) < 0) {
                 if (e == -ESTALE)
@@ -202,14 +202,25 @@ static int stage_decode(struct attestd *d, const struct api_req *req, struct api
                         api_error(d, r, 500, AE_INTERNAL, "nonce check failed");
                 return e;
         }
-        if ((e = store_nonce_used(d->store, rd->ev->nonce)) < 0) {
-                if (e == -EALREADY)
-                        api_error(d, r, 409, AE_NONCE_REUSED, "$.nonce: nonce was already used");
-                else
-                        api_store_error(d, r, e, "nonce lookup");
-                return e;
-        }
         return 0;
+}
+
+/*
+ * A consumed nonce is remembered once a quote over it verified (store_result_add, which refuses
+ * a second use in the same transaction). A round that verifies needs no read before: the insert
+ * answers. A round whose verification failed asks here, so that a replayed submission is still
+ * refused as nonce_reused (not as whatever its stale quote or offset failed on) and changes
+ * nothing (no replay reset, no verdict).
+ */
+static int nonce_unused(struct attestd *d, struct api_resp *r, const struct round *rd)
+{
+        int e = store_nonce_used(d->store, rd->ev->nonce);
+
+        if (e == -EALREADY)
+                api_error(d, r, 409, AE_NONCE_REUSED, "$.nonce: nonce was already used");
+        else if (e < 0)
+                api_store_error(d, r, e, "nonce lookup");
+        return e;
 }
 
 /*
@@ -223,7 +234,7 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
         struct replay_state prev;
         struct verify_input in;
         struct attest_err err = {0};
-        int e;
+        int e, x;
 
         if (akcache_get(d->aks, rd->id, rd->a->ak_public, rd->a->ak_public_len, &ak, &err) < 0) {
                 log_err("agent %s: stored AK does not parse: %s", rd->id, err.msg);
@@ -255,6 +266,10 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
                 api_nomem(d, r);
                 return e;
         }
+        if ((x = nonce_unused(d, r, rd)) < 0) {
+                round_error(d, rd);
+                return x;
+        }
         if (unauthenticated(rd->err.code)) {
                 round_error(d, rd);
                 api_error(d, r, e == -EBADMSG ? 400 : 422,
@@ -262,7 +277,7 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
                 return e;
         }
         if (rd->err.code == AE_IMA_OFFSET_REBOOT) {
-                int x = store_agent_reset_replay(d->store, rd->id, rd->a->seq);
+                x = store_agent_reset_replay(d->store, rd->id, rd->a->seq);
 
                 round_error(d, rd);
                 if (x < 0 && x != -ESTALE) {

@@ -79,7 +79,10 @@ static int agent_add_fn(struct conn *c, void *arg)
 
 int store_agent_add(struct store *s, const struct store_agent *a)
 {
-        return store_write(s, agent_add_fn, (void *)a);
+        int e = store_write(s, agent_add_fn, (void *)a);
+
+        store_cache_agent_forget(store_cache_of(s), a->id);
+        return e;
 }
 /* The agent's state into buf: 0, -ENOENT when there is no such agent. */
 static int agent_state(struct conn *c, const char *id, char *buf, size_t n)
@@ -179,10 +182,13 @@ int store_agent_add_pending(struct store *s, const struct store_agent *a, const 
                             size_t ek_len, const uint8_t *cred_hash, int64_t expires)
 {
         struct pending_arg p = {a, ek_public, ek_len, cred_hash, expires, 0};
+        int e;
 
         /* credentials expire: the ones past it make room (now = their creation time) */
         p.now = a->created;
-        return store_write(s, agent_add_pending_fn, &p);
+        e = store_write(s, agent_add_pending_fn, &p);
+        store_cache_agent_forget(store_cache_of(s), a->id);
+        return e;
 }
 
 struct activate_arg {
@@ -285,11 +291,16 @@ static int agent_activate_fn(struct conn *c, void *arg)
 int store_agent_activate(struct store *s, const char *id, const uint8_t *proof_hash, int64_t now,
                          char ret_replaced[STORE_ID_MAX + 1])
 {
-        struct activate_arg a = {id, proof_hash, now, ret_replaced};
+        char replaced[STORE_ID_MAX + 1] = "";
+        struct activate_arg a = {id, proof_hash, now, replaced};
+        int e = store_write(s, agent_activate_fn, &a);
 
+        /* the agent changed, and the one whose EK it took over is gone */
+        store_cache_agent_forget(store_cache_of(s), id);
+        store_cache_agent_forget(store_cache_of(s), replaced);
         if (ret_replaced)
-                ret_replaced[0] = '\0';
-        return store_write(s, agent_activate_fn, &a);
+                snprintf(ret_replaced, STORE_ID_MAX + 1, "%s", e < 0 ? "" : replaced);
+        return e;
 }
 
 struct decom_arg {
@@ -343,15 +354,19 @@ static int agent_decom_fn(struct conn *c, void *arg)
 int store_agent_decommission(struct store *s, const char *id, int64_t now)
 {
         struct decom_arg d = {id, now, false};
+        int e = store_write(s, agent_decom_fn, &d);
 
-        return store_write(s, agent_decom_fn, &d);
+        store_cache_agent_forget(store_cache_of(s), id);
+        return e;
 }
 
 int store_agent_readmit(struct store *s, const char *id)
 {
         struct decom_arg d = {id, 0, true};
+        int e = store_write(s, agent_decom_fn, &d);
 
-        return store_write(s, agent_decom_fn, &d);
+        store_cache_agent_forget(store_cache_of(s), id);
+        return e;
 }
 
 struct ek_check_arg {
@@ -397,44 +412,39 @@ static int agent_get_fn(struct conn *c, void *arg)
 int store_agent_get(struct store *s, const char *id, struct store_agent **ret)
 {
         struct agent_get_arg g = {.id = id};
-        int e = store_read(s, agent_get_fn, &g);
+        uint64_t gen;
+        int e = store_cache_agent_get(store_cache_of(s), id, ret, &gen);
 
-        if (e < 0)
+        if (e != 0)
+                return e < 0 ? e : 0;
+        if ((e = store_read(s, agent_get_fn, &g)) < 0)
                 return e;
+        store_cache_agent_add(store_cache_of(s), g.a, gen);
         *ret = g.a;
         return 0;
 }
 
-struct offset_arg {
-        const char *id;
-        uint64_t offset;
-};
-
-static int agent_offset_fn(struct conn *c, void *arg)
-{
-        struct offset_arg *o = arg;
-        sqlite3_stmt *st;
-        char state[16];
-        int r = row_by_key(c, ST_AGENT_OFFSET, o->id, &st);
-
-        if (r <= 0)
-                return r < 0 ? r : -ENOENT;
-        o->offset = (uint64_t)sqlite3_column_int64(st, 0);
-        col_str(st, 1, state, sizeof(state));
-        sqlite3_reset(st);
-        if (!strcmp(state, "decommissioned"))
-                return -EPERM;
-        return strcmp(state, "active") == 0 ? 0 : -EACCES; /* enrolled, not yet activated */
-}
-
 int store_agent_offset(struct store *s, const char *id, uint64_t *ret)
 {
-        struct offset_arg o = {id, 0};
-        int e = store_read(s, agent_offset_fn, &o);
+        struct agent_get_arg g = {.id = id};
+        char state[16];
+        uint64_t gen, offset;
+        int e = store_cache_agent_peek(store_cache_of(s), id, &offset, state, sizeof(state), &gen);
 
-        if (e < 0)
-                return e;
-        *ret = o.offset;
+        if (e == 0) {
+                /* the whole row: the evidence that follows the challenge needs it */
+                if ((e = store_read(s, agent_get_fn, &g)) < 0)
+                        return e;
+                store_cache_agent_add(store_cache_of(s), g.a, gen);
+                offset = g.a->ima_offset;
+                snprintf(state, sizeof(state), "%s", g.a->state);
+                store_agent_free(g.a);
+        }
+        if (!strcmp(state, "decommissioned"))
+                return -EPERM;
+        if (strcmp(state, "active") != 0)
+                return -EACCES; /* enrolled, not yet activated */
+        *ret = offset;
         return 0;
 }
 
@@ -485,7 +495,10 @@ static int agent_delete_fn(struct conn *c, void *arg)
 
 int store_agent_delete(struct store *s, const char *id)
 {
-        return store_write(s, agent_delete_fn, (void *)id);
+        int e = store_write(s, agent_delete_fn, (void *)id);
+
+        store_cache_agent_forget(store_cache_of(s), id);
+        return e;
 }
 
 struct set_policy_arg {
@@ -512,8 +525,10 @@ static int agent_set_policy_fn(struct conn *c, void *arg)
 int store_agent_set_policy(struct store *s, const char *id, const char *policy)
 {
         struct set_policy_arg p = {id, policy};
+        int e = store_write(s, agent_set_policy_fn, &p);
 
-        return store_write(s, agent_set_policy_fn, &p);
+        store_cache_agent_forget(store_cache_of(s), id);
+        return e;
 }
 
 struct counts_arg {

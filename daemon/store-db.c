@@ -226,13 +226,30 @@ struct store {
         pthread_cond_t job_ready;
         struct job *queue, *queue_tail;
         atomic_uint_fast64_t commits, writes; /* write transactions, writes in them */
+        atomic_uint_fast64_t wal_pages;       /* pages those commits wrote to the WAL */
         char *path;
         /* readiness probe: at most one real write per interval, the last answer cached */
         pthread_mutex_t probe_lock;
         int64_t probe_at;
         atomic_int probe_rc;
         char probe_msg[160];
+        struct store_cache *cache; /* store-cache.c */
 };
+
+struct store_cache *store_cache_of(struct store *s)
+{
+        return s->cache;
+}
+
+void store_cache_stats(struct store *s, struct store_cache_stats *ret)
+{
+        store_cache_stats_read(s->cache, ret);
+}
+
+void store_cache_limit(struct store *s, size_t max)
+{
+        store_cache_set_max(s->cache, max);
+}
 
 static int db_fail(sqlite3 *db, int rc, struct attest_err *err, const char *what)
 {
@@ -355,6 +372,16 @@ static int migrate(struct conn *c, struct attest_err *err)
         return 0;
 }
 
+/* After a commit on c (by the thread using c): the pages it wrote to the WAL. */
+static void count_wal_pages(struct store *s, struct conn *c)
+{
+        int cur = 0, hi = 0;
+
+        if (sqlite3_db_status(c->db, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 1) == SQLITE_OK &&
+            cur > 0)
+                atomic_fetch_add(&s->wal_pages, (uint64_t)cur);
+}
+
 static void *writer_main(void *arg)
 {
         struct store *s = arg;
@@ -396,6 +423,7 @@ static void *writer_main(void *arg)
                         for (struct job *j = batch; j; j = j->next)
                                 j->rc = -EIO;
                 }
+                count_wal_pages(s, &s->writer);
 
                 /* wake exactly the callers of this batch (a broadcast woke every thread
                  * waiting, also those whose jobs were still queued, to sleep again) */
@@ -467,6 +495,7 @@ int store_write(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg
                         (void)st_exec(c, ST_ROLLBACK);
                         rc = -EIO;
                 }
+                count_wal_pages(s, c);
         }
         conn_put(s, c);
         return rc;
@@ -589,7 +618,7 @@ int store_open(const char *path, enum store_mode mode, unsigned connections, str
         pthread_cond_init(&s->conn_free, NULL);
         pthread_cond_init(&s->job_ready, NULL);
         s->conns = calloc(connections, sizeof(*s->conns));
-        if (!s->conns) {
+        if (!s->conns || store_cache_new(STORE_AGENT_CACHE_MAX, &s->cache) < 0) {
                 store_close(s);
                 return -ENOMEM;
         }
@@ -651,6 +680,7 @@ struct store *store_close(struct store *s)
         for (unsigned i = 0; i < s->nconns; i++)
                 conn_close(&s->conns[i]);
         free(s->conns);
+        store_cache_free(s->cache);
         pthread_cond_destroy(&s->job_ready);
         pthread_cond_destroy(&s->conn_free);
         pthread_mutex_destroy(&s->pool_lock);
@@ -665,6 +695,11 @@ void store_stats(struct store *s, uint64_t *ret_commits, uint64_t *ret_writes)
 {
         *ret_commits = atomic_load(&s->commits);
         *ret_writes = atomic_load(&s->writes);
+}
+
+uint64_t store_wal_pages(struct store *s)
+{
+        return atomic_load(&s->wal_pages);
 }
 
 int store_query_i64(struct conn *c, const char *sql, int64_t *ret)

@@ -82,7 +82,50 @@ struct conn {
         sqlite3 *db;
         sqlite3_stmt *st[ST_COUNT];
         struct conn *next_free;
+        int64_t nonce_purge_at; /* verdict time of this connection's last purge of nonces */
 };
+
+/*
+ * Expired consumed nonces are purged at most this often (verdict time, ms) per connection, not
+ * by every verdict: each purge touched the expiry index and a nonce leaf of its own. An expired
+ * nonce is refused by its MAC'ed expiry before the store is asked, so one left a second longer
+ * changes no answer.
+ */
+#define STORE_NONCE_PURGE_MS 1000
+
+/* The read cache (store-cache.c); the store-*.c files keep it coherent with their writes. */
+struct store_cache;
+struct store_cache *store_cache_of(struct store *s);
+int store_cache_new(size_t max, struct store_cache **ret);
+void store_cache_free(struct store_cache *c);
+void store_cache_set_max(struct store_cache *c, size_t max);
+void store_cache_stats_read(struct store_cache *c, struct store_cache_stats *ret);
+/* A deep copy (every owned pointer copied), NULL on ENOMEM. */
+struct store_agent *store_agent_dup(const struct store_agent *a);
+/*
+ * 1 with a copy of the cached row in *ret (-ENOMEM), 0 on a miss. *ret_gen (also on a hit) goes
+ * to store_cache_agent_add() with the row read from the database after a miss.
+ */
+int store_cache_agent_get(struct store_cache *c, const char *id, struct store_agent **ret,
+                          uint64_t *ret_gen);
+/* The same, only the IMA offset and the state (no copy). */
+int store_cache_agent_peek(struct store_cache *c, const char *id, uint64_t *ret_offset,
+                           char *ret_state, size_t n, uint64_t *ret_gen);
+/* Hold a copy of a, unless a write of that id came after gen was taken, or it is held already. */
+void store_cache_agent_add(struct store_cache *c, const struct store_agent *a, uint64_t gen);
+/* After a write to agent id committed (or may have): drop its row. */
+void store_cache_agent_forget(struct store_cache *c, const char *id);
+/* After store_result_add() committed: the same change to the held row (if it is at expect_seq). */
+void store_cache_agent_verdict(struct store_cache *c, const struct store_result *r,
+                               uint64_t expect_seq, int64_t result_id);
+/* After store_agent_reset_replay() committed. */
+void store_cache_agent_replay_reset(struct store_cache *c, const char *id, uint64_t expect_seq);
+/* Live policy versions: 1 with *ret_version (0: none live), 0 on a miss. */
+int store_cache_policy_get(struct store_cache *c, const char *name, int64_t *ret_version,
+                           uint64_t *ret_gen);
+void store_cache_policy_add(struct store_cache *c, const char *name, int64_t version, uint64_t gen);
+/* After any policy write committed (or may have). */
+void store_cache_policy_forget(struct store_cache *c);
 
 /* Prepare statement i on c (first use when the schema was missing at open): 0 or -EIO. */
 int store_stmt_prepare(struct conn *c, enum stmt i);

@@ -38,6 +38,7 @@ int store_policy_put(struct store *s, const char *name, const char *body, int64_
         struct policy_put_arg p = {name, body, now, 0};
         int e = store_write(s, policy_put_fn, &p);
 
+        store_cache_policy_forget(store_cache_of(s));
         if (e < 0)
                 return e;
         *ret_version = p.version;
@@ -107,10 +108,18 @@ static int policy_version_fn(struct conn *c, void *arg)
 int store_policy_version(struct store *s, const char *name, int64_t *ret_version)
 {
         struct policy_version_arg p = {name, 0};
-        int e = store_read(s, policy_version_fn, &p);
+        uint64_t gen;
+        int e = store_cache_policy_get(store_cache_of(s), name, &p.version, &gen);
 
-        if (e < 0)
-                return e;
+        if (e == 0) {
+                e = store_read(s, policy_version_fn, &p);
+                if (e < 0 && e != -ENOENT)
+                        return e;
+                /* "none live" is cached too: an agent without a policy looks up "default" */
+                store_cache_policy_add(store_cache_of(s), name, e < 0 ? 0 : p.version, gen);
+        }
+        if (p.version == 0)
+                return -ENOENT;
         *ret_version = p.version;
         return 0;
 }
@@ -163,5 +172,8 @@ static int policy_delete_fn(struct conn *c, void *arg)
 
 int store_policy_delete(struct store *s, const char *name)
 {
-        return store_write(s, policy_delete_fn, (void *)name);
+        int e = store_write(s, policy_delete_fn, (void *)name);
+
+        store_cache_policy_forget(store_cache_of(s));
+        return e;
 }

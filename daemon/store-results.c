@@ -20,9 +20,13 @@ static int result_add_fn(struct conn *c, void *arg)
 
         /* the nonce the verified quote consumed: remembered until it expires, then purged */
         if (r->nonce) {
-                st = st_get(c, ST_NONCE_PURGE);
-                if (!st || bind_i64(st, 1, r->time) < 0 || step_changes(c, st) < 0)
-                        return -EIO;
+                if (r->time - c->nonce_purge_at >= STORE_NONCE_PURGE_MS ||
+                    r->time < c->nonce_purge_at) {
+                        st = st_get(c, ST_NONCE_PURGE);
+                        if (!st || bind_i64(st, 1, r->time) < 0 || step_changes(c, st) < 0)
+                                return -EIO;
+                        c->nonce_purge_at = r->time;
+                }
                 st = st_get(c, ST_NONCE_PUT);
                 if (!st || bind_blob(st, 1, r->nonce, STORE_NONCE_LEN) < 0 ||
                     bind_i64(st, 2, r->nonce_expires) < 0)
@@ -74,8 +78,11 @@ int store_result_add(struct store *s, const struct store_result *r, uint64_t exp
         struct result_arg a = {.r = r, .seq = expect_seq, .retain = retain};
         int e = store_write(s, result_add_fn, &a);
 
-        if (e < 0)
+        if (e < 0) {
+                store_cache_agent_forget(store_cache_of(s), r->agent);
                 return e;
+        }
+        store_cache_agent_verdict(store_cache_of(s), r, expect_seq, a.id);
         if (ret_id)
                 *ret_id = a.id;
         return 0;
@@ -107,8 +114,13 @@ static int agent_reset_fn(struct conn *c, void *arg)
 int store_agent_reset_replay(struct store *s, const char *id, uint64_t expect_seq)
 {
         struct reset_arg a = {id, expect_seq};
+        int e = store_write(s, agent_reset_fn, &a);
 
-        return store_write(s, agent_reset_fn, &a);
+        if (e < 0)
+                store_cache_agent_forget(store_cache_of(s), id);
+        else
+                store_cache_agent_replay_reset(store_cache_of(s), id, expect_seq);
+        return e;
 }
 
 struct results_arg {

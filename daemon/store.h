@@ -41,11 +41,30 @@ DEFINE_CLEANUP_FUNC(struct store *, store_close)
 int store_schema_version(struct store *s, int *ret) _wur_;
 /* Write transactions committed and writes in them (writer mode: writes / commits = group size). */
 void store_stats(struct store *s, uint64_t *ret_commits, uint64_t *ret_writes);
+/* Pages the write transactions wrote to the WAL (SQLITE_DBSTATUS_CACHE_WRITE after each commit). */
+uint64_t store_wal_pages(struct store *s);
 /*
  * Readiness: a page-sized file written and synced beside the database and a write transaction,
  * at most once per min_interval_ms (the last answer is returned in between). 0 ready, else a
  * negative errno and ret_msg says what failed.
  */
+/*
+ * The read cache (store-cache.c): agent rows by id, at most STORE_AGENT_CACHE_MAX of them (least
+ * recently used dropped first), and the live version of each policy name; every write path of
+ * the store keeps it coherent, so reads on the attestation path take no SQLite read.
+ */
+#define STORE_AGENT_CACHE_MAX 16384
+struct store_cache_stats {
+        uint64_t hits, misses;     /* agent lookups */
+        uint64_t refused;          /* adds after a miss refused (a write came in between) */
+        uint64_t updates, forgets; /* entries changed in place by a verdict / dropped by a write */
+        uint64_t evictions, entries;         /* pushed out by the cap / held now */
+        uint64_t policy_hits, policy_misses; /* live-version lookups */
+};
+void store_cache_stats(struct store *s, struct store_cache_stats *ret);
+/* Cap the cached agent rows (0: cache none); drops the least recently used beyond it. */
+void store_cache_limit(struct store *s, size_t max);
+
 int store_probe(struct store *s, int64_t now, int64_t min_interval_ms, char *ret_msg, size_t n)
         _wur_;
 

@@ -11,7 +11,8 @@ bench_setup() {
 }
 
 # bench_start BUILD LOG [ATTESTD_ARGS...]: BUILD's attestd on a fresh database and a random
-# loopback port (five tries, for a port taken meanwhile), TLS, --insecure-trust-ak (the simulated
+# loopback port (five tries, for a port taken meanwhile; BENCH_START_TRIES x 50 ms for /healthz,
+# default 100), TLS, --insecure-trust-ak (the simulated
 # agents have no TPM), ARGS last; sets pid and port once /healthz answers. Returns 1 with the log's
 # tail on stderr when it did not start.
 bench_start() {
@@ -25,7 +26,7 @@ bench_start() {
                         --db "$work/attestd.db" --tokens "$work/tokens" --retain 20 \
                         --nonce-ttl 60 --interval 300 --insecure-trust-ak "$@" 2>"$log" &
                 pid=$!
-                for _ in $(seq 100); do
+                for _ in $(seq "${BENCH_START_TRIES:-100}"); do
                         curl -s --cacert "$work/certs/ca.pem" -o /dev/null \
                                 "https://127.0.0.1:$port/healthz" && return 0
                         kill -0 "$pid" 2>/dev/null || break
