@@ -651,7 +651,10 @@ int store_agent_set_identity(struct store *s, const char *id, const struct evide
 
         if (h->labels_present && (e = store_labels_json(h, a.labels, sizeof(a.labels))) < 0)
                 return e;
-        return store_write(s, agent_identity_fn, &a);
+        e = store_write(s, agent_identity_fn, &a);
+        /* the cached row carries the identity too (a round compares against it) */
+        store_cache_agent_forget(store_cache_of(s), id);
+        return e;
 }
 
 /* ---- the filtered, paged list ---- */

@@ -149,14 +149,16 @@ struct store_agent *store_agent_dup(const struct store_agent *a)
         d->last_status = NULL;
         d->last_policy = NULL;
         d->replay_state = NULL;
-        if ((a->ak_public && !(d->ak_public = memdup(a->ak_public, a->ak_public_len))) ||
-            (a->ak_name && !(d->ak_name = memdup(a->ak_name, a->ak_name_len))) ||
-            (a->ek_cert && !(d->ek_cert = memdup(a->ek_cert, a->ek_cert_len))) ||
-            (a->policy && !(d->policy = strdup(a->policy))) ||
-            (a->last_status && !(d->last_status = strdup(a->last_status))) ||
-            (a->last_policy && !(d->last_policy = strdup(a->last_policy))) ||
-            (a->replay_state &&
-             !(d->replay_state = memdup(a->replay_state, a->replay_state_len)))) {
+        d->labels = NULL;
+        if ((a->labels && !(d->labels = strdup(a->labels))) ||
+            ((a->ak_public && !(d->ak_public = memdup(a->ak_public, a->ak_public_len))) ||
+             (a->ak_name && !(d->ak_name = memdup(a->ak_name, a->ak_name_len))) ||
+             (a->ek_cert && !(d->ek_cert = memdup(a->ek_cert, a->ek_cert_len))) ||
+             (a->policy && !(d->policy = strdup(a->policy))) ||
+             (a->last_status && !(d->last_status = strdup(a->last_status))) ||
+             (a->last_policy && !(d->last_policy = strdup(a->last_policy))) ||
+             (a->replay_state &&
+              !(d->replay_state = memdup(a->replay_state, a->replay_state_len))))) {
                 store_agent_free(d);
                 return NULL;
         }
