@@ -21,6 +21,8 @@
 #include "daemon/ratelimit.h"
 #include "daemon/store.h"
 
+struct webhook; /* daemon/webhook.h */
+
 struct attestd {
         struct config cfg;
         struct store *store;
@@ -35,6 +37,7 @@ struct attestd {
         struct auth_tokens *tokens;
         atomic_bool draining;
         atomic_uint in_flight;
+        struct webhook *webhooks; /* delivery and stale scan threads (issue 11) */
 };
 
 /* Wall clock in ms since the epoch. */

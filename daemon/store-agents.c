@@ -70,7 +70,10 @@ static int agent_add_fn(struct conn *c, void *arg)
         sqlite3_reset(st);
         if (rc == SQLITE_CONSTRAINT)
                 return -EEXIST;
-        return rc == SQLITE_DONE ? 0 : -EIO;
+        if (rc != SQLITE_DONE)
+                return -EIO;
+        /* enrolled without credential activation (--insecure-trust-ak): active at once */
+        return strcmp(a->state, "active") ? 0 : outbox_on_enrolled(c, a->id, a->created);
 }
 
 int store_agent_add(struct store *s, const struct store_agent *a)
@@ -275,7 +278,7 @@ static int agent_activate_fn(struct conn *c, void *arg)
                 return -EIO;
         if (exec_by_key(c, ST_ENROL_DELETE, a->id) < 0)
                 return -EIO;
-        return 0;
+        return outbox_on_enrolled(c, a->id, a->now);
 }
 
 int store_agent_activate(struct store *s, const char *id, const uint8_t *proof_hash, int64_t now,
@@ -323,7 +326,9 @@ static int agent_decom_fn(struct conn *c, void *arg)
         }
         if (rc == SQLITE_DONE)
                 return -ENOENT;
-        /* its pending credentials die with it */
+        /* its pending credentials die with it; the event commits with the change */
+        if (outbox_on_decommission(c, d->id, d->now) < 0)
+                return -EIO;
         if (exec_by_key(c, ST_AGENT_DECOM, d->id) < 0 || exec_by_key(c, ST_ENROL_DELETE, d->id) < 0)
                 return -EIO;
         if (have_ek) {

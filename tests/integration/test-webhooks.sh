@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# Webhooks (issue 11, docs/webhooks.md) against a real attestd, real quotes from swtpm and a real
+# HTTPS receiver (tests/lib/webhook-receiver.py: verifies the HMAC itself, deduplicates by id):
+#  1. every event type arrives, signed, in order: enrolled, pass, fail (with its failing claims),
+#     pass, decommissioned; then, restarted with a short interval, enrolled, stale (once), pass
+#     with previous "stale", decommissioned
+#  2. a receiver outage: events while it is down are retried (attestd_webhook_failed_total) and
+#     all arrive, in order, once it is back
+#  3. kill -9 while a receiver refuses every delivery: after a restart all events arrive (unique
+#     ids = expected; duplicates, if any, carry the same id)
+#  4. the outbox cap: with the receiver down, events beyond --webhook-outbox-max drop the oldest
+#     (metric, log line); the receiver then gets exactly the newest
+#  5. refused configurations: an http:// URL, a secret file readable by others, no secret file
+# Run under tests/lib/swtpm-run.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+: "${TPM2TOOLS_TCTI:?run me under tests/lib/swtpm-run}"
+: "${EVGEN:?EVGEN must name test-daemon-evgen}"
+need python3 sqlite3
+test_begin webhooks
+cd "$work"
+
+persist_ak 0x81010031
+tpm2_createak -C ek.ctx -c ak2.ctx -G ecc -g sha256 -s ecdsa -u ak2.pub >/dev/null
+flush
+token ADMIN admin
+(umask 077 && openssl rand -hex 32 >secret)
+
+# ---- the receiver ----
+rx_pid="" rx_port=0
+kill_at_exit rx_pid
+mkdir rx
+# rx_start [--status CODE]: the receiver on its port (a free one the first time)
+rx_start() {
+        rm -f rx/port
+        python3 "$TOP/tests/lib/webhook-receiver.py" --cert certs/server.pem --key certs/server.key \
+                --secret secret --dir rx --port "$rx_port" "$@" 2>>rx/stderr &
+        rx_pid=$!
+        for _ in $(seq 100); do [ -s rx/port ] && break; sleep 0.05; done
+        [ -s rx/port ] || fail "the receiver did not start: $(cat rx/stderr)"
+        rx_port=$(cat rx/port)
+}
+rx_stop() { kill "$rx_pid"; wait "$rx_pid" 2>/dev/null || true; rx_pid=""; }
+received() { count rx/events.jsonl .; }
+# wait_events N SECONDS: the receiver holds N distinct valid events (bounded)
+wait_events() {
+        for _ in $(seq $(($2 * 10))); do
+                [ "$(received)" -ge "$1" ] && return 0
+                sleep 0.1
+        done
+        fail "$(received) events received within $2 s, want $1: $(jq -c '[.id,.type]' rx/events.jsonl | tr '\n' ' ')"
+}
+# types FROM: the types of the events received from the FROM-th on (1-based), space separated
+types() { tail -n +"$1" rx/events.jsonl | jq -r .type | tr '\n' ' ' | sed 's/ $//'; }
+ev() { sed -n "${1}p" rx/events.jsonl; }
+# in_order: ids strictly increase in arrival order
+in_order() {
+        jq -s -e '[.[].id] as $i | $i == ($i | sort) and ($i | unique | length) == ($i | length)' \
+                rx/events.jsonl >/dev/null || fail "events out of order: $(jq -c .id rx/events.jsonl | tr '\n' ' ')"
+}
+no_bad_signature() {
+        if grep -q ' bad ' rx/requests; then fail "a request failed the receiver's HMAC check"; fi
+}
+
+webhook_daemon() {
+        start_daemon --webhook "https://127.0.0.1:$rx_port/hook" --webhook-ca "$CA" \
+                --webhook-secret-file "$work/secret" --webhook-backoff-max 1 --webhook-timeout 5 \
+                --grace 3600 "$@"
+}
+
+# round ID [TO]: challenge, quote, submit (entries from the agent's offset to TO)
+round() {
+        local nonce offset
+        api POST "/v1/agents/$1/challenges"
+        [ "$status" = 201 ] || fail "challenge: $status $body"
+        nonce=$(jq -r .nonce <<<"$body")
+        offset=$(jq -r .ima_offset <<<"$body")
+        tpm2_quote -c "$2" -l "$SEL" -q "$nonce" -m q.attest -s q.sig -g sha256 >/dev/null
+        tpm2_pcrread "$SEL" >q.pcrs
+        flush
+        "$EVGEN" evidence "$nonce" q.attest q.sig q.pcrs log.bin "$offset" "${3:-$offset}" >ev.json
+        api POST "/v1/agents/$1/evidence" @ev.json
+        [ "$status" = 200 ] || fail "evidence: $status $body"
+}
+decom() { api POST "/v1/agents/$1/decommission" "" "$ADMIN"; expect 200 "" -- "decommission $1"; }
+readmit() { api POST "/v1/agents/$1/readmit" "" "$ADMIN"; expect 200 "" -- "readmit $1"; }
+
+"$EVGEN" gen log.bin boot kver:6.1.0 files:2
+entries=$("$EVGEN" count log.bin)
+"$EVGEN" extend log.bin 0 "$entries" | xargs -r -n 40 tpm2_pcrextend >/dev/null
+
+# ---- 1. every event type, signed, in order ----------------------------------------------------
+rx_start
+webhook_daemon
+api POST /v1/agents "{\"ak_public\":\"$(base64 -w0 ak.pub)\"}" "$ADMIN"
+expect 201 "" -- enrol agent 1
+id=$(jq -r .id <<<"$body")
+round "$id" 0x81010031 "$entries"
+[ "$(jq -r .status <<<"$body")" = pass ] || fail "first round: $body"
+api PUT /v1/policies/default '{"kernel":{"versions":["5.*"]}}' "$ADMIN"
+round "$id" 0x81010031
+[ "$(jq -r .status <<<"$body")" = fail ] || fail "a 5.* policy fails 6.1: $body"
+round "$id" 0x81010031
+[ "$(jq -r .status <<<"$body")" = fail ] || fail "still failing: $body"
+api PUT /v1/policies/default '{"kernel":{"versions":["6.*"]}}' "$ADMIN"
+round "$id" 0x81010031
+[ "$(jq -r .status <<<"$body")" = pass ] || fail "a 6.* policy passes: $body"
+round "$id" 0x81010031
+decom "$id"
+wait_events 5 20
+[ "$(types 1)" = "agent.enrolled agent.pass agent.fail agent.pass agent.decommissioned" ] ||
+        fail "event types: $(types 1)"
+[ "$(ev 2 | jq -r '[.status, .previous] | join(",")')" = "pass," ] || fail "first pass: $(ev 2)"
+[ "$(ev 3 | jq -r '[.status, .previous] | join(",")')" = "fail,pass" ] || fail "fail: $(ev 3)"
+[ "$(ev 3 | jq -r '.failing_claims | length > 0')" = true ] || fail "failing claims: $(ev 3)"
+[ "$(ev 4 | jq -r .previous)" = fail ] || fail "back to pass: $(ev 4)"
+[ "$(ev 5 | jq -r '[.agent, .previous] | join(",")')" = "$id,pass" ] || fail "decom: $(ev 5)"
+in_order
+no_bad_signature
+ok "enrolled, pass, fail ($(ev 3 | jq -c .failing_claims)), pass, decommissioned: signed, in order; no event for an unchanged verdict"
+[ "$(metric attestd_webhook_delivered_total)" = 5 ] ||
+        fail "delivered_total $(metric attestd_webhook_delivered_total)"
+[ "$(metric attestd_webhook_outbox_pending)" = 0 ] || fail "pending after delivery"
+ok "metrics: 5 delivered, 0 pending"
+
+# stale: enrolled, stale once, pass (previous stale), decommissioned
+stop_daemon
+api_restart_t0=$(date +%s)
+webhook_daemon --interval 1 --grace 3
+api POST /v1/agents "{\"ak_public\":\"$(base64 -w0 ak2.pub)\"}" "$ADMIN"
+expect 201 "" -- enrol agent 2
+id2=$(jq -r .id <<<"$body")
+wait_events 7 20
+[ "$(types 6)" = "agent.enrolled agent.stale" ] || fail "types after enrolment: $(types 6)"
+grep -q "agent $id2 is stale" daemon.log || fail "no log line for the stale agent"
+ok "agent 2 went stale: one agent.stale event and a log line ($(($(date +%s) - api_restart_t0)) s)"
+# agent 2 quotes with ak2: persist it for tpm2_quote
+tpm2_evictcontrol -C o -c ak2.ctx 0x81010032 >/dev/null
+flush
+round "$id2" 0x81010032 "$entries"
+[ "$(jq -r .status <<<"$body")" = pass ] || fail "agent 2 passes: $body"
+decom "$id2"
+wait_events 9 20
+[ "$(types 8)" = "agent.pass agent.decommissioned" ] || fail "after stale: $(types 6)"
+[ "$(ev 8 | jq -r .previous)" = stale ] || fail "pass after stale: $(ev 8)"
+[ "$(count rx/events.jsonl '"agent.stale"')" = 1 ] || fail "stale recorded more than once"
+in_order
+no_bad_signature
+ok "a stale agent's next verdict is agent.pass with previous \"stale\"; stale recorded once"
+stop_daemon
+
+# ---- 2. a receiver outage ---------------------------------------------------------------------
+webhook_daemon
+rx_stop
+for _ in 1 2 3; do readmit "$id2"; decom "$id2"; done
+for _ in $(seq 100); do
+        [ "$(metric attestd_webhook_failed_total)" -ge 1 ] && break
+        sleep 0.1
+done
+[ "$(metric attestd_webhook_failed_total)" -ge 1 ] || fail "no failed attempt while down"
+[ "$(metric attestd_webhook_outbox_pending)" = 3 ] ||
+        fail "pending while down: $(metric attestd_webhook_outbox_pending)"
+ok "receiver down: 3 events pending, $(metric attestd_webhook_failed_total) failed attempts"
+rx_start
+wait_events 12 30
+[ "$(types 10)" = "agent.decommissioned agent.decommissioned agent.decommissioned" ] ||
+        fail "after the outage: $(types 10)"
+in_order
+no_bad_signature
+ok "after the outage all 3 events arrived, in order"
+
+# ---- 3. kill -9 while deliveries fail ---------------------------------------------------------
+rx_stop
+rx_start --status 503
+for _ in 1 2 3; do readmit "$id2"; decom "$id2"; done
+for _ in $(seq 100); do grep -q ' ok 503$' rx/requests && break; sleep 0.1; done
+grep -q ' ok 503$' rx/requests || fail "no delivery attempt reached the refusing receiver"
+kill -9 "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+daemon_pid=""
+ok "attestd killed (-9) with 3 events refused by the receiver"
+rx_stop
+rx_start
+webhook_daemon
+wait_events 15 30
+[ "$(types 13)" = "agent.decommissioned agent.decommissioned agent.decommissioned" ] ||
+        fail "after kill -9: $(types 13)"
+in_order
+no_bad_signature
+req=$(grep -c ' ok 204$' rx/requests)
+ok "after kill -9 and a restart: 15 distinct events ($req acknowledged requests; a repeat carries its id)"
+
+# ---- 4. the outbox cap ------------------------------------------------------------------------
+stop_daemon
+webhook_daemon --webhook-outbox-max 3
+rx_stop
+for _ in 1 2 3 4 5 6; do readmit "$id2"; decom "$id2"; done
+[ "$(metric attestd_webhook_dropped_total)" = 3 ] ||
+        fail "dropped_total $(metric attestd_webhook_dropped_total), want 3"
+[ "$(metric attestd_webhook_outbox_pending)" -le 3 ] ||
+        fail "pending $(metric attestd_webhook_outbox_pending) above the cap"
+# the duty thread logs what was dropped since its last look, with the total
+for _ in $(seq 50); do grep -q "webhook outbox full.*(3 in all)" daemon.log && break; sleep 0.1; done
+grep -q "webhook outbox full (--webhook-outbox-max 3): .*(3 in all)" daemon.log ||
+        fail "no log line for the dropped events"
+ok "6 events with the receiver down and a cap of 3: 3 dropped (metric, log line), 3 pending"
+last=$(sqlite3 attestd.db 'SELECT max(id) FROM events')
+rx_start
+wait_events 18 30
+sleep 1.5 # nothing more may come
+[ "$(received)" = 18 ] || fail "$(received) events, want 18 (the newest 3 after the cap)"
+[ "$(tail -n 3 rx/events.jsonl | jq -r .id | tr '\n' ' ')" = "$((last - 2)) $((last - 1)) $last " ] ||
+        fail "after the cap: $(tail -n 3 rx/events.jsonl | jq -r .id | tr '\n' ' '), want the newest 3 up to $last"
+in_order
+ok "the receiver then got exactly the newest 3 events"
+stop_daemon
+
+# ---- 5. refused configurations ----------------------------------------------------------------
+refused() { # WHAT PATTERN ARGS...: attestd refuses to start, naming the cause
+        local what=$1 pat=$2 rc=0
+        shift 2
+        timeout 10 "$ATTESTD" --listen "127.0.0.1:$((40000 + RANDOM % 10000))" --insecure-http --db "$work/refused.db" \
+                --tokens "$work/tokens" --insecure-trust-ak "$@" >refused.log 2>&1 || rc=$?
+        [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "$what: attestd did not refuse (exit $rc)"
+        grep -q -- "$pat" refused.log || fail "$what: no '$pat' in: $(cat refused.log)"
+        ok "$what refused (exit $rc): $(grep -m1 -- "$pat" refused.log)"
+}
+refused "an http:// webhook" "only https://" --webhook "http://127.0.0.1:$rx_port/hook" \
+        --webhook-secret-file "$work/secret"
+cp secret secret-open
+chmod 644 secret-open
+refused "a secret file readable by others" "secret-open" --webhook "https://127.0.0.1:$rx_port/" \
+        --webhook-secret-file "$work/secret-open"
+refused "a webhook without a secret" "needs --webhook-secret-file" \
+        --webhook "https://127.0.0.1:$rx_port/"
+if grep -q "$(cat secret)" daemon-*.log daemon.log refused.log 2>/dev/null; then
+        fail "the webhook secret appears in a log"
+fi
+ok "the secret appears in no log"
+echo "# all webhook checks passed"
