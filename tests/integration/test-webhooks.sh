@@ -10,7 +10,9 @@
 #     ids = expected; duplicates, if any, carry the same id)
 #  4. the outbox cap: with the receiver down, events beyond --webhook-outbox-max drop the oldest
 #     (metric, log line); the receiver then gets exactly the newest
-#  5. refused configurations: an http:// URL, a secret file readable by others, no secret file
+#  5. a hostile receiver that never answers: each attempt ends at --webhook-timeout (counted
+#     failed), the other receiver gets its events, /healthz answers, SIGTERM stops at once
+#  6. refused configurations: an http:// URL, a secret file readable by others, no secret file
 # Run under tests/lib/swtpm-run.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
@@ -216,7 +218,40 @@ in_order
 ok "the receiver then got exactly the newest 3 events"
 stop_daemon
 
-# ---- 5. refused configurations ----------------------------------------------------------------
+# ---- 5. a hostile receiver ----------------------------------------------------------------------
+mkdir rxh
+python3 "$TOP/tests/lib/webhook-receiver.py" --cert certs/server.pem --key certs/server.key \
+        --secret secret --dir rxh --hang 2>>rxh/stderr &
+rxh_pid=$!
+kill_at_exit rxh_pid
+for _ in $(seq 100); do [ -s rxh/port ] && break; sleep 0.05; done
+[ -s rxh/port ] || fail "the hanging receiver did not start"
+webhook_daemon --webhook "https://127.0.0.1:$(cat rxh/port)/hook" --webhook-timeout 2
+failed0=$(metric attestd_webhook_failed_total)
+readmit "$id2"
+decom "$id2"
+wait_events 19 10
+for _ in $(seq 100); do [ -s rxh/requests ] && break; sleep 0.1; done
+[ -s rxh/requests ] || fail "no attempt reached the hanging receiver"
+api GET /healthz
+expect 200 "" -- /healthz while a receiver hangs
+# the ceiling the issue asks for: an attempt ends at --webhook-timeout (2 s); 15 s is generous
+for _ in $(seq 150); do
+        [ "$(metric attestd_webhook_failed_total)" -gt "$failed0" ] && break
+        sleep 0.1
+done
+[ "$(metric attestd_webhook_failed_total)" -gt "$failed0" ] ||
+        fail "an attempt to the hanging receiver did not end within 15 s (--webhook-timeout 2)"
+grep -q "webhook 127.0.0.1: event .* not delivered (attempt 1: Timeout was reached)" daemon.log ||
+        fail "no timeout logged for the hanging receiver"
+ok "a receiver that never answers: the attempt timed out, the other receiver got the event, /healthz answered"
+t0=$(date +%s%N)
+stop_daemon
+ok "SIGTERM with an attempt in flight: stopped in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+kill "$rxh_pid"
+rxh_pid=""
+
+# ---- 6. refused configurations ----------------------------------------------------------------
 refused() { # WHAT PATTERN ARGS...: attestd refuses to start, naming the cause
         local what=$1 pat=$2 rc=0
         shift 2

@@ -10,6 +10,7 @@ DIR/port         the port it listens on (written once listening)
 DIR/requests     one line per request: "<id> <signature ok|bad> <status answered>"
 DIR/events.jsonl one line per new valid event id: the body as received
 --status CODE    answer CODE instead of 204 (and then record nothing as received)
+--hang           a hostile receiver: read the request, record it, never answer
 """
 import argparse
 import hashlib
@@ -19,6 +20,7 @@ import json
 import os
 import ssl
 import sys
+import time
 
 
 def main():
@@ -29,6 +31,7 @@ def main():
     ap.add_argument("--dir", required=True)
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--status", type=int, default=204)
+    ap.add_argument("--hang", action="store_true")
     a = ap.parse_args()
 
     with open(a.secret, "rb") as f:
@@ -69,7 +72,10 @@ def main():
                 ev, eid, good = None, -1, False
             status = a.status if good else 401
             with open(os.path.join(a.dir, "requests"), "a") as f:
-                f.write("%d %s %d\n" % (eid, "ok" if good else "bad", status))
+                f.write("%d %s %d\n" % (eid, "ok" if good else "bad", 0 if a.hang else status))
+            if a.hang:
+                time.sleep(3600)
+                return
             if good and status < 300 and eid not in seen:
                 seen.add(eid)
                 with open(events, "a") as f:
