@@ -216,7 +216,7 @@ static bool post(struct receiver *r, int64_t id, const char *type, const char *b
         char sig[7 + WEBHOOK_SIG_HEX], line[64 + WEBHOOK_SIG_HEX];
         long code = 0;
         CURLcode rc;
-        bool ok;
+        bool ok, cut;
 
         if (webhook_sign((const uint8_t *)w->secret, w->secret_len, body, len, sig) < 0) {
                 snprintf(why, why_len, "signing failed");
@@ -249,9 +249,10 @@ static bool post(struct receiver *r, int64_t id, const char *type, const char *b
         curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &code);
         curl_easy_setopt(r->curl, CURLOPT_HTTPHEADER, NULL);
         curl_slist_free_all(h);
-        /* a 2xx whose body was too long to read is still an acknowledgement */
-        ok = (rc == CURLE_OK || rc == CURLE_WRITE_ERROR) && code >= 200 && code <= 299;
-        if (!ok && rc != CURLE_OK && rc != CURLE_WRITE_ERROR)
+        /* a 2xx whose answer was too long to read (announced or sent) still acknowledges */
+        cut = rc == CURLE_WRITE_ERROR || rc == CURLE_FILESIZE_EXCEEDED;
+        ok = (rc == CURLE_OK || cut) && code >= 200 && code <= 299;
+        if (!ok && rc != CURLE_OK && !cut)
                 snprintf(why, why_len, "%s", curl_easy_strerror(rc));
         else if (!ok)
                 snprintf(why, why_len, "HTTP status %ld", code);

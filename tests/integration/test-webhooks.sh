@@ -10,8 +10,9 @@
 #     ids = expected; duplicates, if any, carry the same id)
 #  4. the outbox cap: with the receiver down, events beyond --webhook-outbox-max drop the oldest
 #     (metric, log line); the receiver then gets exactly the newest
-#  5. a hostile receiver that never answers: each attempt ends at --webhook-timeout (counted
-#     failed), the other receiver gets its events, /healthz answers, SIGTERM stops at once
+#  5. hostile receivers: one never answers (each attempt ends at --webhook-timeout, counted
+#     failed), one answers 200 announcing 1 GiB (acknowledged once, the answer not read); the
+#     good receiver gets its events, /healthz answers, SIGTERM stops at once
 #  6. refused configurations: an http:// URL, a secret file readable by others, no secret file
 # Run under tests/lib/swtpm-run.
 set -euo pipefail
@@ -226,11 +227,29 @@ rxh_pid=$!
 kill_at_exit rxh_pid
 for _ in $(seq 100); do [ -s rxh/port ] && break; sleep 0.05; done
 [ -s rxh/port ] || fail "the hanging receiver did not start"
-webhook_daemon --webhook "https://127.0.0.1:$(cat rxh/port)/hook" --webhook-timeout 2
+mkdir rxg
+python3 "$TOP/tests/lib/webhook-receiver.py" --cert certs/server.pem --key certs/server.key \
+        --secret secret --dir rxg --huge 2>>rxg/stderr &
+rxg_pid=$!
+kill_at_exit rxg_pid
+for _ in $(seq 100); do [ -s rxg/port ] && break; sleep 0.05; done
+[ -s rxg/port ] || fail "the huge receiver did not start"
+webhook_daemon --webhook "https://127.0.0.1:$(cat rxh/port)/hook" --webhook-timeout 2 \
+        --webhook "https://127.0.0.1:$(cat rxg/port)/hook"
 failed0=$(metric attestd_webhook_failed_total)
+delivered0=$(metric attestd_webhook_delivered_total)
 readmit "$id2"
 decom "$id2"
 wait_events 19 10
+for _ in $(seq 100); do
+        [ "$(metric attestd_webhook_delivered_total)" -ge $((delivered0 + 2)) ] && break
+        sleep 0.1
+done
+[ "$(metric attestd_webhook_delivered_total)" -ge $((delivered0 + 2)) ] ||
+        fail "the huge answer's receiver did not count as delivered: $(cat rxg/requests)"
+sleep 1
+[ "$(count rxg/requests .)" = 1 ] || fail "the huge answer's event was sent again: $(cat rxg/requests)"
+ok "a 2xx announcing 1 GiB: acknowledged once, its answer not read"
 for _ in $(seq 100); do [ -s rxh/requests ] && break; sleep 0.1; done
 [ -s rxh/requests ] || fail "no attempt reached the hanging receiver"
 api GET /healthz
@@ -248,8 +267,8 @@ ok "a receiver that never answers: the attempt timed out, the other receiver got
 t0=$(date +%s%N)
 stop_daemon
 ok "SIGTERM with an attempt in flight: stopped in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
-kill "$rxh_pid"
-rxh_pid=""
+kill "$rxh_pid" "$rxg_pid"
+rxh_pid="" rxg_pid=""
 
 # ---- 6. refused configurations ----------------------------------------------------------------
 refused() { # WHAT PATTERN ARGS...: attestd refuses to start, naming the cause
@@ -269,6 +288,10 @@ refused "a secret file readable by others" "secret-open" --webhook "https://127.
         --webhook-secret-file "$work/secret-open"
 refused "a webhook without a secret" "needs --webhook-secret-file" \
         --webhook "https://127.0.0.1:$rx_port/"
+printf 'webhook = https://127.0.0.1:%s/a\nwebhook = http://127.0.0.1:%s/b\n' "$rx_port" "$rx_port" \
+        >bad.conf
+refused "an http:// webhook in the configuration file" "bad.conf:2: webhook: only https://" \
+        --config "$work/bad.conf" --webhook-secret-file "$work/secret"
 if grep -q "$(cat secret)" daemon-*.log daemon.log refused.log 2>/dev/null; then
         fail "the webhook secret appears in a log"
 fi

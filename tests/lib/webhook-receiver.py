@@ -11,6 +11,7 @@ DIR/requests     one line per request: "<id> <signature ok|bad> <status answered
 DIR/events.jsonl one line per new valid event id: the body as received
 --status CODE    answer CODE instead of 204 (and then record nothing as received)
 --hang           a hostile receiver: read the request, record it, never answer
+--huge           a hostile receiver: answer 200 announcing 1 GiB and send up to 64 MiB of it
 """
 import argparse
 import hashlib
@@ -32,6 +33,7 @@ def main():
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--status", type=int, default=204)
     ap.add_argument("--hang", action="store_true")
+    ap.add_argument("--huge", action="store_true")
     a = ap.parse_args()
 
     with open(a.secret, "rb") as f:
@@ -75,6 +77,17 @@ def main():
                 f.write("%d %s %d\n" % (eid, "ok" if good else "bad", 0 if a.hang else status))
             if a.hang:
                 time.sleep(3600)
+                return
+            if a.huge:
+                self.send_response(200)
+                self.send_header("Content-Length", str(1 << 30))
+                self.end_headers()
+                try:
+                    for _ in range(64):
+                        self.wfile.write(b"x" * (1 << 20))
+                except OSError:
+                    pass
+                self.close_connection = True
                 return
             if good and status < 300 and eid not in seen:
                 seen.add(eid)
