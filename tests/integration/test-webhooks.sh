@@ -276,7 +276,7 @@ refused() { # WHAT PATTERN ARGS...: attestd refuses to start, naming the cause
         shift 2
         timeout 10 "$ATTESTD" --listen "127.0.0.1:$((40000 + RANDOM % 10000))" --insecure-http --db "$work/refused.db" \
                 --tokens "$work/tokens" --insecure-trust-ak "$@" >refused.log 2>&1 || rc=$?
-        [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "$what: attestd did not refuse (exit $rc)"
+        if [ $rc -eq 0 ] || [ $rc -eq 124 ]; then fail "$what: attestd did not refuse (exit $rc)"; fi
         grep -q -- "$pat" refused.log || fail "$what: no '$pat' in: $(cat refused.log)"
         ok "$what refused (exit $rc): $(grep -m1 -- "$pat" refused.log)"
 }
@@ -292,6 +292,18 @@ printf 'webhook = https://127.0.0.1:%s/a\nwebhook = http://127.0.0.1:%s/b\n' "$r
         >bad.conf
 refused "an http:// webhook in the configuration file" "bad.conf:2: webhook: only https://" \
         --config "$work/bad.conf" --webhook-secret-file "$work/secret"
+# caps at cap-1, cap, cap+1: 8 receivers, URLs of 2047 bytes (--help parses every flag first)
+hooks=()
+for i in 1 2 3 4 5 6 7 8 9; do hooks+=(--webhook "https://127.0.0.1:$rx_port/$i"); done
+"$ATTESTD" "${hooks[@]:0:14}" --help >/dev/null || fail "7 receivers refused"
+"$ATTESTD" "${hooks[@]:0:16}" --help >/dev/null || fail "8 receivers refused"
+refused "a 9th receiver" "more than 8 receivers" "${hooks[@]}" --webhook-secret-file "$work/secret"
+url() { printf 'https://127.0.0.1/%s' "$(head -c $(($1 - 18)) /dev/zero | tr '\0' a)"; }
+[ "$(url 2047 | wc -c)" = 2047 ] || fail "url helper"
+"$ATTESTD" --webhook "$(url 2046)" --help >/dev/null || fail "a 2046-byte URL refused"
+"$ATTESTD" --webhook "$(url 2047)" --help >/dev/null || fail "a 2047-byte URL refused"
+refused "a 2048-byte URL" "URL too long" --webhook "$(url 2048)" --webhook-secret-file "$work/secret"
+ok "caps: 8 receivers and 2047-byte URLs accepted, one more refused"
 if grep -q "$(cat secret)" daemon-*.log daemon.log refused.log 2>/dev/null; then
         fail "the webhook secret appears in a log"
 fi
