@@ -36,7 +36,7 @@ struct agent {
         unsigned timeout;  /* seconds per HTTP request */
         struct facts_paths facts_paths;
         struct agent_config cfg;                       /* the file, then the flags */
-        char proc_paths[4][AGENT_CONFIG_STR_MAX + 32]; /* --proc-root's facts_paths */
+        char proc_paths[5][AGENT_CONFIG_STR_MAX + 32]; /* --proc-root's facts_paths */
         /* state */
         struct tpm *tpm;
         struct http_client *http;

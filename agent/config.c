@@ -12,7 +12,7 @@
 #include "util/num.h"
 #include "util/tok.h"
 
-enum key_type { KEY_STR, KEY_U32, KEY_BOOL, KEY_ALG, KEY_FORMAT, KEY_PCRS };
+enum key_type { KEY_STR, KEY_U32, KEY_BOOL, KEY_ALG, KEY_FORMAT, KEY_PCRS, KEY_LABEL };
 
 struct key {
         const char *name;
@@ -40,6 +40,8 @@ static const struct key keys[AGENT_CFG_KEY_COUNT] = {
         [AGENT_CFG_INSECURE_HTTP] = {"insecure-http", KEY_BOOL, O(insecure_http), 0},
         [AGENT_CFG_PROC_ROOT] = {"proc-root", KEY_STR, O(proc_root), 0},
         [AGENT_CFG_TIMEOUT] = {"timeout", KEY_U32, O(timeout), AGENT_TIMEOUT_MAX},
+        [AGENT_CFG_LABEL] = {"label", KEY_LABEL, O(labels), 0},
+        [AGENT_CFG_MACHINE_ID_FILE] = {"machine-id-file", KEY_STR, O(machine_id_file), 0},
 };
 #undef O
 
@@ -56,6 +58,41 @@ int agent_config_key_from_name(const char *name, size_t len, enum agent_config_k
                         return 0;
                 }
         return -ENOENT;
+}
+
+/* KEY=VALUE (blanks around either cut) as a new label of c. */
+static int set_label(struct agent_config *c, struct span v, struct attest_err *err)
+{
+        struct tok t = TOK_INIT(v.p, v.n);
+        struct span key, val;
+        struct evidence_label *l;
+
+        if (tok_field(&t, '=', AGENT_CONFIG_STR_MAX, &key) < 0 || !t.more ||
+            tok_rest(&t, AGENT_CONFIG_STR_MAX, &val) < 0)
+                return attest_fail(err, -EINVAL, AE_CONFIG, "label: wants KEY=VALUE");
+        key = span_trim(key);
+        val = span_trim(val);
+        if (!evidence_label_key_valid(key.p, key.n))
+                return attest_fail(err, -EINVAL, AE_CONFIG,
+                                   "label: key: wants 1..%d of [a-z0-9._-], starting with [a-z0-9]",
+                                   EVIDENCE_LABEL_KEY_MAX);
+        if (!evidence_label_value_valid(val.p, val.n))
+                return attest_fail(err, -EINVAL, AE_CONFIG,
+                                   "label: value of %.*s: wants 1..%d of [A-Za-z0-9._-]",
+                                   (int)key.n, key.p, EVIDENCE_LABEL_VALUE_MAX);
+        for (unsigned i = 0; i < c->n_labels; i++)
+                if (span_eq(key, c->labels[i].key))
+                        return attest_fail(err, -EINVAL, AE_CONFIG, "label: key %.*s given twice",
+                                           (int)key.n, key.p);
+        if (c->n_labels >= EVIDENCE_LABELS_MAX)
+                return attest_fail(err, -EINVAL, AE_CONFIG, "label: more than %d labels",
+                                   EVIDENCE_LABELS_MAX);
+        l = &c->labels[c->n_labels];
+        if (span_cstr(key, l->key, sizeof(l->key)) < 0 ||
+            span_cstr(val, l->value, sizeof(l->value)) < 0)
+                return attest_fail(err, -EINVAL, AE_CONFIG, "label: too long");
+        c->n_labels++;
+        return 0;
 }
 
 int agent_config_set(struct agent_config *c, enum agent_config_key k, const char *val, size_t len,
@@ -124,6 +161,13 @@ int agent_config_set(struct agent_config *c, enum agent_config_key k, const char
                         return attest_fail(err, -EINVAL, AE_CONFIG, "%s: wants rsa or ecc",
                                            o->name);
                 memcpy(base, &a, sizeof(a));
+                break;
+        }
+        case KEY_LABEL: {
+                int x = set_label(c, v, err);
+
+                if (x < 0)
+                        return x;
                 break;
         }
         case KEY_FORMAT: {

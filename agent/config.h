@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "evidence/evidence.h"
 #include "util/err.h"
 #include "agent/tpm.h"
 
@@ -44,6 +45,8 @@ enum agent_config_key {
         AGENT_CFG_INSECURE_HTTP,
         AGENT_CFG_PROC_ROOT,
         AGENT_CFG_TIMEOUT,
+        AGENT_CFG_LABEL,           /* repeatable: one label a line, KEY=VALUE */
+        AGENT_CFG_MACHINE_ID_FILE, /* /etc/machine-id */
         AGENT_CFG_KEY_COUNT,
 };
 
@@ -65,6 +68,11 @@ struct agent_config {
         bool once, insecure_http;
         uint32_t interval; /* 1..AGENT_INTERVAL_MAX */
         uint32_t timeout;  /* 1..AGENT_TIMEOUT_MAX */
+        char machine_id_file[AGENT_CONFIG_STR_MAX];
+        /* operator labels (`label = KEY=VALUE`, repeatable; evidence/evidence.h's syntax and
+         * caps: a bad key or value, a key given twice or one label too many is an error) */
+        unsigned n_labels;
+        struct evidence_label labels[EVIDENCE_LABELS_MAX];
 };
 
 static inline bool agent_config_has(const struct agent_config *c, enum agent_config_key k)

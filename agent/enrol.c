@@ -67,6 +67,30 @@ static int b64_member(json_t *o, const char *key, size_t max, uint8_t **ret, siz
         return 0;
 }
 
+/* {"hostname":..,"machine_id":..,"labels":{..}}: the host object's identity members (NULL on
+ * ENOMEM, which json_pack turns into a failed pack). */
+static json_t *identity_json(const struct facts *f, const struct agent_config *c)
+{
+        json_t *o = json_object(), *l = json_object();
+
+        if (!o || !l || json_object_set_new(o, "labels", l) < 0) {
+                json_decref(o);
+                json_decref(l);
+                return NULL;
+        }
+        for (unsigned i = 0; i < c->n_labels; i++)
+                if (json_object_set_new(l, c->labels[i].key, json_string(c->labels[i].value)) < 0)
+                        goto fail;
+        if ((f->hostname[0] && json_object_set_new(o, "hostname", json_string(f->hostname)) < 0) ||
+            (f->machine_id[0] &&
+             json_object_set_new(o, "machine_id", json_string(f->machine_id)) < 0))
+                goto fail;
+        return o;
+fail:
+        json_decref(o);
+        return NULL;
+}
+
 /* Enrol the AK (and activate the credential). 0 when enrolled; else negative with *o filled. */
 int agent_enrol(struct agent *a, struct agent_outcome *o)
 {
@@ -77,6 +101,7 @@ int agent_enrol(struct agent *a, struct agent_outcome *o)
         struct attest_err err = {0};
         size_t ak_len, ekpub_len, ekcert_len = 0, blob_len, secret_len, plen = TPM_CRED_MAX;
         uint8_t proof[TPM_CRED_MAX];
+        struct facts f = {0};
         char path[AGENT_CONFIG_STR_MAX + 32]; /* state_dir + "/agent-id" always fits */
         long status;
         const char *id;
@@ -95,7 +120,12 @@ int agent_enrol(struct agent *a, struct agent_outcome *o)
         if (!(ak64 = b64_of(ak, ak_len)) || !(ekpub64 = b64_of(ekpub, ekpub_len)) ||
             (ekcert && !(ekcert64 = b64_of(ekcert, ekcert_len))))
                 return agent_outcome_set(o, AGENT_OUTCOME_LOCAL, -ENOMEM);
-        req = json_pack("{s:s, s:s}", "ak_public", ak64, "ek_public", ekpub64);
+        if ((x = facts_identity(&a->facts_paths, &f, &err)) < 0) {
+                log_err("host identity: %s", err.msg);
+                return agent_outcome_set(o, AGENT_OUTCOME_LOCAL, x);
+        }
+        req = json_pack("{s:s, s:s, s:o}", "ak_public", ak64, "ek_public", ekpub64, "host",
+                        identity_json(&f, &a->cfg));
         if (!req || (ekcert64 && json_object_set_new(req, "ek_cert", json_string(ekcert64)))) {
                 json_decref(req);
                 return agent_outcome_set(o, AGENT_OUTCOME_LOCAL, -ENOMEM);

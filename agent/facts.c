@@ -197,6 +197,60 @@ static int read_config_gz(const char *path, char **ret, size_t *ret_len)
         return 0;
 }
 
+int facts_parse_machine_id(const char *text, size_t len, char out[EVIDENCE_MACHINE_ID_LEN + 1])
+{
+        if (len == EVIDENCE_MACHINE_ID_LEN + 1 && text[EVIDENCE_MACHINE_ID_LEN] == '\n')
+                len--;
+        if (!evidence_machine_id_valid(text, len))
+                return -EBADMSG;
+        memcpy(out, text, EVIDENCE_MACHINE_ID_LEN);
+        out[EVIDENCE_MACHINE_ID_LEN] = '\0';
+        return 0;
+}
+
+void facts_put_identity(const struct facts *f, const struct evidence_label *labels, unsigned n,
+                        struct evidence_host *h)
+{
+        memcpy(h->hostname, f->hostname, sizeof(h->hostname));
+        memcpy(h->machine_id, f->machine_id, sizeof(h->machine_id));
+        h->labels_present = true; /* none is a report too: the operator removed them */
+        h->n_labels = n < EVIDENCE_LABELS_MAX ? n : EVIDENCE_LABELS_MAX;
+        memcpy(h->labels, labels, h->n_labels * sizeof(*labels));
+}
+
+int facts_identity(const struct facts_paths *paths, struct facts *f, struct attest_err *err)
+{
+        const char *host_path =
+                paths && paths->hostname ? paths->hostname : "/proc/sys/kernel/hostname";
+        const char *id_path = paths && paths->machine_id ? paths->machine_id : "/etc/machine-id";
+        char host[EVIDENCE_HOSTNAME_MAX + 1] = "", id[EVIDENCE_MACHINE_ID_LEN + 2];
+        char mid[EVIDENCE_MACHINE_ID_LEN + 1] = "";
+        size_t n = 0;
+        int x;
+
+        /* the id, its newline and one byte more to see a longer file */
+        x = file_read(id_path, id, sizeof(id), 0, &n, NULL);
+        if (x == 0 && facts_parse_machine_id(id, n, mid) < 0)
+                return attest_fail(err, -EBADMSG, AE_FACTS_MACHINE_ID,
+                                   "%s: not a machine id (32 lower-case hex digits and a "
+                                   "newline; systemd-machine-id-setup writes one)",
+                                   id_path);
+        if (x < 0 && x != -ENOENT)
+                return attest_fail(err, -EBADMSG, AE_FACTS_MACHINE_ID, "%s: %s", id_path,
+                                   x == -E2BIG ? "not a machine id (longer than 33 bytes)"
+                                               : strerror(-x));
+        if (read_line_file(host_path, host, sizeof(host)) < 0 || !host[0]) {
+                if (gethostname(host, sizeof(host) - 1) < 0)
+                        host[0] = '\0';
+                host[sizeof(host) - 1] = '\0';
+        }
+        if (!evidence_hostname_valid(host, strlen(host)))
+                host[0] = '\0';
+        memcpy(f->hostname, host, sizeof(host));
+        memcpy(f->machine_id, mid, sizeof(mid));
+        return 0;
+}
+
 int facts_collect(const struct facts_paths *paths, struct facts *ret, struct attest_err *err)
 {
         static const struct facts_paths def = {
@@ -244,6 +298,8 @@ int facts_collect(const struct facts_paths *paths, struct facts *ret, struct att
         else
                 f.cfi_source[0] = '\0';
         free(cfg);
+        if ((x = facts_identity(paths, &f, err)) < 0)
+                return x;
         *ret = f;
         return 0;
 }

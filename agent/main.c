@@ -57,7 +57,10 @@ static void usage(FILE *f)
                 "                       --verifier, quote a local random nonce and exit\n"
                 "  --insecure-http      allow an http:// verifier (labs on loopback only)\n"
                 "  --proc-root DIR      read /proc facts below DIR (tests)\n"
+                "  --label KEY=VALUE    an operator label of this host (repeatable)\n"
+                "  --machine-id-file F  the machine id (default /etc/machine-id)\n"
                 "  -h, --help           this text\n"
+                "  --version            show the version\n"
                 "\n"
                 "Signals: SIGTERM/SIGINT finish the round in flight and exit. Under systemd\n"
                 "(Type=notify) READY=1 follows enrolment, STATUS= carries the last verdict, and "
@@ -70,9 +73,14 @@ static void usage(FILE *f)
 
 /* ---- options and config file ---- */
 
+#ifndef ATTEST_VERSION
+#define ATTEST_VERSION "0"
+#endif
+
 /* getopt's val for a key is 256 + the key (agent_config.h); 'h' is --help. */
 #define OPT_KEY(k) (256 + (k))
 #define OPT_CONFIG 512
+#define OPT_VERSION 513
 
 static const struct option options[] = {
         {"config", required_argument, NULL, OPT_CONFIG},
@@ -93,7 +101,10 @@ static const struct option options[] = {
         {"insecure-http", no_argument, NULL, OPT_KEY(AGENT_CFG_INSECURE_HTTP)},
         {"proc-root", required_argument, NULL, OPT_KEY(AGENT_CFG_PROC_ROOT)},
         {"timeout", required_argument, NULL, OPT_KEY(AGENT_CFG_TIMEOUT)},
+        {"label", required_argument, NULL, OPT_KEY(AGENT_CFG_LABEL)},
+        {"machine-id-file", required_argument, NULL, OPT_KEY(AGENT_CFG_MACHINE_ID_FILE)},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPT_VERSION},
         {0},
 };
 
@@ -101,8 +112,8 @@ static const struct option options[] = {
 static int apply_config(struct agent *a)
 {
         const struct agent_config *c = &a->cfg;
-        static const char *const sub[4] = {"sys/kernel/osrelease", "sys/kernel/random/boot_id",
-                                           "cmdline", "config.gz"};
+        static const char *const sub[5] = {"sys/kernel/osrelease", "sys/kernel/random/boot_id",
+                                           "cmdline", "config.gz", "sys/kernel/hostname"};
 
 #define STR(k, f, dst)                                                                             \
         do {                                                                                       \
@@ -141,7 +152,10 @@ static int apply_config(struct agent *a)
                 a->facts_paths.boot_id = a->proc_paths[1];
                 a->facts_paths.cmdline = a->proc_paths[2];
                 a->facts_paths.config_gz = a->proc_paths[3];
+                a->facts_paths.hostname = a->proc_paths[4];
         }
+        if (agent_config_has(c, AGENT_CFG_MACHINE_ID_FILE))
+                a->facts_paths.machine_id = c->machine_id_file;
         return 0;
 }
 
@@ -168,6 +182,10 @@ static int parse_args(struct agent *a, int argc, char **argv)
         while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
                 if (c == 'h') {
                         usage(stdout);
+                        return 1;
+                }
+                if (c == OPT_VERSION) {
+                        printf("attest-agent %s\n", ATTEST_VERSION);
                         return 1;
                 }
                 if (c == OPT_CONFIG)

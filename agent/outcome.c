@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "agent/outcome.h"
@@ -81,4 +84,51 @@ enum agent_action agent_outcome_action(enum agent_step step, const struct agent_
                 /* never a reason to forget the agent id or to stop for good */
                 return AGENT_ACT_BACKOFF;
         }
+}
+
+/* Append printf-style; false (the line unchanged) when it does not fit with room for "...". */
+_printf_(2, 3) static bool line_add(struct agent_verdict_line *l, const char *fmt, ...)
+{
+        size_t room = sizeof(l->text) - l->len;
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vsnprintf(l->text + l->len, room, fmt, ap);
+        va_end(ap);
+        if (n < 0 || (size_t)n >= room - 32) {
+                l->text[l->len] = '\0';
+                return false;
+        }
+        l->len += (size_t)n;
+        return true;
+}
+
+void agent_verdict_begin(struct agent_verdict_line *l, const char *status, const char *was)
+{
+        *l = (struct agent_verdict_line){0};
+        if (was && !strcmp(was, status))
+                line_add(l, "verdict: %.64s", status);
+        else
+                line_add(l, "verdict: %.64s (was %.64s)", status, was && was[0] ? was : "none");
+}
+
+void agent_verdict_claim(struct agent_verdict_line *l, const char *name, const char *result)
+{
+        if (result && !strcmp(result, "pass"))
+                return;
+        if (l->left_out == 0 && line_add(l, "%s%.96s (%.32s)", l->failing ? ", " : "; failing: ",
+                                         name ? name : "?", result ? result : "?")) {
+                l->failing++;
+                return;
+        }
+        l->left_out++;
+}
+
+const char *agent_verdict_end(struct agent_verdict_line *l)
+{
+        if (l->left_out)
+                snprintf(l->text + l->len, sizeof(l->text) - l->len, "%s... and %u more",
+                         l->failing ? ", " : "; failing: ", l->left_out);
+        return l->text;
 }

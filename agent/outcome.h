@@ -9,6 +9,8 @@
 #ifndef AGENT_OUTCOME_H
 #define AGENT_OUTCOME_H
 
+#include <stddef.h>
+
 #include "util/err.h"
 #include "util/macro.h"
 
@@ -58,6 +60,28 @@ enum agent_action {
 };
 
 const char *agent_action_name(enum agent_action a);
+
+/*
+ * The verdict line the agent logs after each round: "verdict: fail (was pass); failing:
+ * NAME (RESULT), ..." with every claim that did not pass, in the verifier's order. Names and
+ * results come from the verifier: control bytes are escaped when the line is logged. A line that
+ * would pass AGENT_VERDICT_LINE_MAX ends in "..." and says how many claims it left out.
+ */
+#define AGENT_VERDICT_LINE_MAX 1024
+
+struct agent_verdict_line {
+        char text[AGENT_VERDICT_LINE_MAX];
+        size_t len;
+        unsigned failing, left_out;
+};
+
+/* was NULL or "" when there was no verdict before (shown as "none"), or equal to status (then
+ * no "(was ...)"). */
+void agent_verdict_begin(struct agent_verdict_line *l, const char *status, const char *was);
+/* A claim of the verdict; passing ones are not shown. */
+void agent_verdict_claim(struct agent_verdict_line *l, const char *name, const char *result);
+/* The finished line (NUL terminated). */
+const char *agent_verdict_end(struct agent_verdict_line *l);
 enum agent_action agent_outcome_action(enum agent_step step, const struct agent_outcome *o);
 
 #endif

@@ -56,7 +56,7 @@ static int collect(struct agent *a, const struct challenge *ch, struct evidence 
         ev->ima_format = a->log.format;
         log_debug("IMA log: %" PRIu64 " entries from %" PRIu64 " (%lld bytes)", span->count,
                   span->from, (long long)(span->end - span->start));
-        if ((x = facts_collect(a->facts_paths.osrelease ? &a->facts_paths : NULL, &f, &err)) < 0) {
+        if ((x = facts_collect(&a->facts_paths, &f, &err)) < 0) {
                 log_err("host facts: %s", err.msg);
                 return x;
         }
@@ -71,6 +71,7 @@ static int collect(struct agent *a, const struct challenge *ch, struct evidence 
         ev->host.tk_present = f.tk_present;
         snprintf(ev->host.tk_source, sizeof(ev->host.tk_source), "%s", f.tk_source);
         snprintf(ev->host.tk_origin, sizeof(ev->host.tk_origin), "%s", f.tk_origin);
+        facts_put_identity(&f, a->cfg.labels, a->cfg.n_labels, &ev->host);
         return 0;
 }
 
@@ -197,20 +198,33 @@ int agent_round(struct agent *a, long *next_due_s, struct agent_outcome *o)
                 json_decref(resp);
                 return agent_outcome_set(o, AGENT_OUTCOME_PROTOCOL, -EBADMSG);
         }
+        struct agent_verdict_line vl;
+
+        /* the verdict line names the claims that did not pass; each with its reason below it */
+        agent_verdict_begin(&vl, st, a->last_status);
+        json_array_foreach(claims, i, c)
+        {
+                const char *res = json_string_value(json_object_get(c, "result"));
+                const char *nm = json_string_value(json_object_get(c, "name"));
+
+                agent_verdict_claim(&vl, nm, res);
+        }
+        if (strcmp(st, a->last_status) != 0 || vl.failing || vl.left_out)
+                log_notice("%s", agent_verdict_end(&vl));
+        else
+                log_info("%s", agent_verdict_end(&vl));
         json_array_foreach(claims, i, c)
         {
                 const char *res = json_string_value(json_object_get(c, "result"));
 
                 if (res && strcmp(res, "pass") != 0) {
                         const char *nm = json_string_value(json_object_get(c, "name"));
+                        const char *why = json_string_value(json_object_get(c, "reason"));
 
-                        log_notice("claim %s: %s", nm ? nm : "?", res);
+                        log_info("claim %s: %s%s%s", nm ? nm : "?", res, why ? ": " : "",
+                                 why ? why : "");
                 }
         }
-        if (strcmp(st, a->last_status) != 0)
-                log_notice("verdict: %s (was %s)", st, a->last_status[0] ? a->last_status : "none");
-        else
-                log_info("verdict: %s", st);
         snprintf(a->last_status, sizeof(a->last_status), "%s", st);
         if (due) {
                 struct tm tm = {0};

@@ -14,16 +14,25 @@ static const struct cmd {
         {"quote", cmd_quote, "check TPM 2.0 quotes"},
         {"policy", cmd_policy, "validate policies, check evidence against them, write them"},
         {"tpm", cmd_tpm, "EK certificate and PCR quotes from a TPM"},
+        {"agents", cmd_agents, "list, show, judge and retire the agents of an attestd"},
+        {"policies", cmd_policies, "the policies stored in an attestd"},
+        {"status", cmd_status, "attestd's readiness and a summary of its metrics"},
 };
 
 static void usage(FILE *f)
 {
         fprintf(f, "Usage: attestctl COMMAND [ARGS...]\n\n"
-                   "Operator tool for attestd: inspect and verify attestation evidence.\n\n"
+                   "Operator tool for attestd: inspect and verify attestation evidence offline,\n"
+                   "and run a fleet through attestd's REST API.\n\n"
                    "Commands:\n");
         for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
-                fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].summary);
-        fprintf(f, "\nRun 'attestctl COMMAND --help' for a command's options. See attestctl(1).\n");
+                fprintf(f, "  %-9s %s\n", cmds[i].name, cmds[i].summary);
+        fprintf(f, "\nOptions:\n"
+                   "  -h, --help     this text\n"
+                   "  --version      the version\n"
+                   "\nRun 'attestctl COMMAND --help' for a command's options. See attestctl(1).\n"
+                   "Exit status: 0 ok, 1 a verdict or check failed, 2 usage, file or network "
+                   "errors.\n");
 }
 
 int main(int argc, char **argv)

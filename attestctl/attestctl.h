@@ -12,6 +12,9 @@ int cmd_ima(int argc, char **argv);
 int cmd_quote(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_tpm(int argc, char **argv);
+int cmd_agents(int argc, char **argv);
+int cmd_policies(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 
 /*
  * Read a whole regular file (at most max bytes, util/file.h) into a new buffer, NUL terminated

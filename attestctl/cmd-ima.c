@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attestctl/attestctl.h"
+#include "attestctl/remote.h"
 #include "evidence/cdata.h"
 #include "util/hex.h"
 #include "evidence/ima.h"
@@ -17,8 +18,9 @@ static void ima_usage(FILE *f)
 {
         fprintf(f,
                 "Usage: attestctl ima show [--json] [--format auto|binary|ascii] LOG\n"
-                "       attestctl ima replay [--pcrs FILE] [--bank BANKS] [--format ...] LOG\n"
-                "       attestctl ima hashes [--bank BANKS] [--format ...] LOG\n"
+                "       attestctl ima replay [--json] [--pcrs FILE] [--bank BANKS] [--format ...] "
+                "LOG\n"
+                "       attestctl ima hashes [--json] [--bank BANKS] [--format ...] LOG\n"
                 "\n"
                 "show    print every entry: index, PCR, template, name, and the decoded critical\n"
                 "        data (selinux-state, selinux-policy-hash, kernel_version,\n"
@@ -37,8 +39,13 @@ static void ima_usage(FILE *f)
                 "output\n"
                 "  --bank BANKS  banks to replay: sha1,sha256,sha384,sha512 or all (default all)\n"
                 "  --big-endian  binary log of a big-endian host (non-canonical format)\n"
-                "  --json        show: one JSON object per entry, one per line\n"
-                "  -h, --help    this text\n");
+                "  --json        show, hashes: one JSON object per entry, one per line;\n"
+                "                replay: one JSON object (pcrs, and with --pcrs the comparison\n"
+                "                and result)\n"
+                "  -h, --help    this text\n"
+                "\n"
+                "Exit status: 0 ok (replay --pcrs: every compared value matches); 1 the log is\n"
+                "malformed or a value does not match; 2 usage or file errors.\n");
 }
 
 struct ima_args {
@@ -247,7 +254,7 @@ static int ima_show(const struct ima_args *a)
         int x;
 
         if (load(a, &buf, &len) < 0)
-                return 1;
+                return 2;
         if (open_reader(a, buf, len, &rd) < 0)
                 return 1;
         if (!a->json)
@@ -264,29 +271,31 @@ static int ima_replay(const struct ima_args *a)
 {
         _cleanup_free_ uint8_t *buf = NULL, *pbuf = NULL;
         _cleanup_(hasher_freep) struct hasher *h = NULL;
+        json_auto_t *out = NULL, *pcrs_out = NULL, *mism = NULL;
         struct pcr_set pcrs = {0};
         struct ima_replay rp;
         struct ima_reader rd;
         struct ima_entry e;
-        struct attest_err err = {0};
+        struct attest_err err = {0}, aerr = {0};
         bool have_pcrs = a->pcrs != NULL, agg_seen = false, agg_ok = true;
+        uint64_t agg_idx = 0;
         unsigned compared = 0, mismatched = 0;
         size_t len, plen;
         int x;
 
         if (load(a, &buf, &len) < 0)
-                return 1;
+                return 2;
         if (have_pcrs) {
                 if (ctl_read_file(a->pcrs, PCR_FILE_MAX, &pbuf, &plen) < 0)
-                        return 1;
+                        return 2;
                 if (pcrs_parse((const char *)pbuf, plen, &pcrs, &err) < 0) {
                         fprintf(stderr, "attestctl: %s: %s\n", a->pcrs, err.msg);
-                        return 1;
+                        return 2;
                 }
         }
         if ((x = hasher_new(&h)) < 0) {
                 fprintf(stderr, "attestctl: OpenSSL digests unavailable: %s\n", strerror(-x));
-                return 1;
+                return 2;
         }
         if (open_reader(a, buf, len, &rd) < 0)
                 return 1;
@@ -297,32 +306,42 @@ static int ima_replay(const struct ima_args *a)
                 if ((x = ima_replay_extend(&rp, &e, idx, &err)) < 0)
                         break;
                 if (have_pcrs && !agg_seen && ima_entry_is_boot_aggregate(&e)) {
-                        struct attest_err aerr = {0};
-
                         agg_seen = true;
-                        if (ima_boot_aggregate_check(h, &e, &pcrs, &aerr) < 0) {
-                                agg_ok = false;
-                                printf("boot_aggregate (entry %" PRIu64 "): FAIL %s\n", idx,
-                                       aerr.msg);
-                        } else {
-                                printf("boot_aggregate (entry %" PRIu64 "): ok\n", idx);
-                        }
+                        agg_idx = idx;
+                        agg_ok = ima_boot_aggregate_check(h, &e, &pcrs, &aerr) == 0;
                 }
         }
         ima_reader_done(&rd);
         if (x < 0)
                 return log_failed(a, &err);
-        printf("%" PRIu64 " entries (%" PRIu64 " violations)\n", rp.entries, rp.violations);
+        if (!(out = json_object()) || !(pcrs_out = json_object()) || !(mism = json_array()))
+                return 2;
+        if (agg_seen && !a->json) {
+                if (agg_ok)
+                        printf("boot_aggregate (entry %" PRIu64 "): ok\n", agg_idx);
+                else
+                        printf("boot_aggregate (entry %" PRIu64 "): FAIL %s\n", agg_idx, aerr.msg);
+        }
+        if (!a->json)
+                printf("%" PRIu64 " entries (%" PRIu64 " violations)\n", rp.entries, rp.violations);
         for (int b = 0; b < BANK_COUNT; b++) {
+                json_t *bank;
+
                 if (!(rp.banks & BANK_MASK(b)))
                         continue;
+                if (json_object_set_new(pcrs_out, bank_name(b), json_object()) < 0)
+                        return 2;
+                bank = json_object_get(pcrs_out, bank_name(b));
                 for (unsigned i = 0; i < PCR_COUNT; i++) {
-                        char hex[2 * BANK_DIGEST_MAX + 1];
+                        char hex[2 * BANK_DIGEST_MAX + 1], want[2 * BANK_DIGEST_MAX + 1], key[8];
                         const char *verdict = "";
 
                         if (!(rp.used & (1u << i)))
                                 continue;
                         hex_encode(rp.pcr[b][i], bank_size(b), hex);
+                        snprintf(key, sizeof(key), "%u", i);
+                        if (json_object_set_new(bank, key, json_string(hex)) < 0)
+                                return 2;
                         if (have_pcrs && pcrs.have[b] & (1u << i)) {
                                 compared++;
                                 if (memcmp(pcrs.v[b][i], rp.pcr[b][i], bank_size(b)) == 0) {
@@ -330,21 +349,53 @@ static int ima_replay(const struct ima_args *a)
                                 } else {
                                         verdict = "  MISMATCH";
                                         mismatched++;
+                                        hex_encode(pcrs.v[b][i], bank_size(b), want);
+                                        if (json_array_append_new(
+                                                    mism, json_pack("{s:s, s:i, s:s, s:s}", "bank",
+                                                                    bank_name(b), "pcr", (int)i,
+                                                                    "replayed", hex, "expected",
+                                                                    want)) < 0)
+                                                return 2;
                                 }
                         } else if (have_pcrs) {
                                 verdict = "  (not in PCR file)";
                         }
-                        printf("%s:%u %s%s\n", bank_name(b), i, hex, verdict);
+                        if (!a->json)
+                                printf("%s:%u %s%s\n", bank_name(b), i, hex, verdict);
                 }
         }
-        if (!have_pcrs)
-                return 0;
-        if (compared == 0) {
+        if (have_pcrs && compared == 0) {
                 fprintf(stderr, "attestctl: %s has none of the replayed PCRs\n", a->pcrs);
                 return 1;
         }
-        printf("%u PCR values compared, %u mismatched%s\n", compared, mismatched,
-               agg_seen ? "" : "; no boot_aggregate entry");
+        if (a->json) {
+                if (json_object_set_new(out, "entries", json_integer((json_int_t)rp.entries)) < 0 ||
+                    json_object_set_new(out, "violations",
+                                        json_integer((json_int_t)rp.violations)) < 0 ||
+                    json_object_set(out, "pcrs", pcrs_out) < 0)
+                        return 2;
+                if (have_pcrs &&
+                    (json_object_set_new(out, "compared", json_integer(compared)) < 0 ||
+                     json_object_set_new(out, "mismatched", json_integer(mismatched)) < 0 ||
+                     json_object_set(out, "mismatches", mism) < 0 ||
+                     json_object_set_new(out, "boot_aggregate",
+                                         !agg_seen ? json_null()
+                                         : agg_ok  ? json_pack("{s:I, s:b}", "entry",
+                                                               (json_int_t)agg_idx, "ok", 1)
+                                                   : json_pack("{s:I, s:b, s:s}", "entry",
+                                                               (json_int_t)agg_idx, "ok", 0,
+                                                               "detail", aerr.msg)) < 0 ||
+                     json_object_set_new(out, "result",
+                                         json_string(mismatched || !agg_ok ? "fail" : "pass")) < 0))
+                        return 2;
+                if (print_json(out) < 0)
+                        return 2;
+        } else if (have_pcrs) {
+                printf("%u PCR values compared, %u mismatched%s\n", compared, mismatched,
+                       agg_seen ? "" : "; no boot_aggregate entry");
+        }
+        if (!have_pcrs)
+                return 0;
         return mismatched || !agg_ok ? 1 : 0;
 }
 
@@ -358,12 +409,17 @@ static int ima_hashes(const struct ima_args *a)
         size_t len;
         int x;
 
-        if (load(a, &buf, &len) < 0 || hasher_new(&h) < 0 || open_reader(a, buf, len, &rd) < 0)
+        if (load(a, &buf, &len) < 0 || hasher_new(&h) < 0)
+                return 2;
+        if (open_reader(a, buf, len, &rd) < 0)
                 return 1;
         while ((x = ima_reader_next(&rd, &e, &err)) > 0) {
                 const char *sep = "";
 
-                printf("%" PRIu32 ":", e.pcr);
+                if (a->json)
+                        printf("{\"index\":%" PRIu64 ",\"pcr\":%" PRIu32, rd.idx - 1, e.pcr);
+                else
+                        printf("%" PRIu32 ":", e.pcr);
                 for (int b = 0; b < BANK_COUNT; b++) {
                         uint8_t th[BANK_DIGEST_MAX];
                         char hex[2 * BANK_DIGEST_MAX + 1];
@@ -375,10 +431,13 @@ static int ima_hashes(const struct ima_args *a)
                         else if ((x = ima_tmpl_hash(h, b, &e, th)) < 0)
                                 break;
                         hex_encode(th, bank_size(b), hex);
-                        printf("%s%s=%s", sep, bank_name(b), hex);
+                        if (a->json)
+                                printf(",\"%s\":\"%s\"", bank_name(b), hex);
+                        else
+                                printf("%s%s=%s", sep, bank_name(b), hex);
                         sep = ",";
                 }
-                putchar('\n');
+                fputs(a->json ? "}\n" : "\n", stdout);
         }
         ima_reader_done(&rd);
         if (x < 0)

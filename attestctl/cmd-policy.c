@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "attestctl/attestctl.h"
+#include "attestctl/remote.h"
 #include "evidence/evjson.h"
 #include "policy/policy.h"
 #include "evidence/quote.h"
@@ -19,15 +20,17 @@
 static void usage(FILE *f)
 {
         fprintf(f,
-                "Usage: attestctl policy validate POLICY\n"
-                "       attestctl policy check POLICY EVIDENCE --ak AK.pub [--sel SELECTION]\n"
+                "Usage: attestctl policy validate POLICY [--json]\n"
+                "       attestctl policy check POLICY EVIDENCE --ak AK.pub [--sel SELECTION] "
+                "[--json]\n"
                 "       attestctl policy from-host EVIDENCE --ak AK.pub [--name NAME] "
                 "[--sel SELECTION]\n"
                 "\n"
                 "validate   parse a policy (attestd-policy(5)); errors name the JSON path.\n"
                 "check      verify an evidence document (the agent's JSON: quote, PCRs, IMA log\n"
                 "           from entry 0, host facts) with the AK public key and the nonce it\n"
-                "           carries, then evaluate the policy; prints the verdict JSON.\n"
+                "           carries, then evaluate the policy; prints the verdict (a table of\n"
+                "           the claims, failing ones first; --json: the verdict JSON).\n"
                 "from-host  verify the evidence of a known-good host the same way and print a\n"
                 "           policy that pins its state.\n"
                 "\n"
@@ -39,6 +42,8 @@ static void usage(FILE *f)
                 "sha256:0-10+sha1:10);\n"
                 "                   default: whatever it covers\n"
                 "  --name NAME      from-host: the policy's name (default: from-host)\n"
+                "  --json           validate, check: JSON on stdout (from-host always writes\n"
+                "                   JSON, the policy)\n"
                 "  -h, --help       this text\n"
                 "\n"
                 "Exit status: validate 0 valid, 1 invalid; check 0 the verdict passes, 1 it fails\n"
@@ -48,6 +53,7 @@ static void usage(FILE *f)
 
 struct args {
         const char *ak, *sel, *name;
+        bool json;
         int npos;
         const char *pos[2];
 };
@@ -55,11 +61,9 @@ struct args {
 static int parse_args(int argc, char **argv, struct args *a)
 {
         static const struct option opts[] = {
-                {"ak", required_argument, NULL, 'k'},
-                {"sel", required_argument, NULL, 'l'},
-                {"name", required_argument, NULL, 'n'},
-                {"help", no_argument, NULL, 'h'},
-                {0},
+                {"ak", required_argument, NULL, 'k'},   {"sel", required_argument, NULL, 'l'},
+                {"name", required_argument, NULL, 'n'}, {"json", no_argument, NULL, 'j'},
+                {"help", no_argument, NULL, 'h'},       {0},
         };
         int c;
 
@@ -75,6 +79,9 @@ static int parse_args(int argc, char **argv, struct args *a)
                         break;
                 case 'n':
                         a->name = optarg;
+                        break;
+                case 'j':
+                        a->json = true;
                         break;
                 case 'h':
                         usage(stdout);
@@ -154,16 +161,6 @@ static int load_and_verify(const struct args *a, const char *ev_path, struct evi
         return 0;
 }
 
-static int print_json(const json_t *j)
-{
-        _cleanup_free_ char *s = json_dumps(j, JSON_INDENT(2));
-
-        if (!s)
-                return -ENOMEM;
-        printf("%s\n", s);
-        return fflush(stdout) == 0 ? 0 : -EIO;
-}
-
 static int do_check(const struct args *a)
 {
         _cleanup_(policy_freep) struct policy *pol = NULL;
@@ -187,7 +184,14 @@ static int do_check(const struct args *a)
                 verdict = json_pack("{s:s, s:s, s:s, s:s}", "status", "fail", "policy",
                                     policy_name(pol), "error", attest_code_name(verr.code),
                                     "detail", verr.msg);
-                if (!verdict || print_json(verdict) < 0)
+                if (!verdict)
+                        return 2;
+                if (!a->json) {
+                        printf("verdict: FAIL (policy %s)\nthe evidence does not verify: %s: %s\n",
+                               policy_name(pol), attest_code_name(verr.code), verr.msg);
+                        return fflush(stdout) == 0 ? 1 : 2;
+                }
+                if (print_json(verdict) < 0)
                         return 2;
                 return 1;
         }
@@ -215,8 +219,29 @@ static int do_check(const struct args *a)
                 fprintf(stderr, "attestctl policy check: cannot evaluate: %s\n", strerror(-x));
                 return 2;
         }
-        if (print_json(verdict) < 0)
-                return 2;
+        if (a->json) {
+                if (print_json(verdict) < 0)
+                        return 2;
+        } else {
+                json_t *ima = json_object_get(verdict, "ima");
+                char b[32];
+
+                printf("verdict: %s (policy %s)\n",
+                       colored(status == VERDICT_PASS ? "PASS" : "FAIL",
+                               status == VERDICT_PASS ? C_GREEN : C_RED, remote_color(), b,
+                               sizeof(b)),
+                       policy_name(pol));
+                printf("ima:        %lld entries replayed (%lld after the quote), boot_aggregate "
+                       "%s\n",
+                       (long long)json_integer_value(json_object_get(ima, "new_entries")),
+                       (long long)json_integer_value(json_object_get(ima, "after_quote")),
+                       !json_is_true(json_object_get(ima, "boot_aggregate_seen")) ? "not seen"
+                       : json_is_true(json_object_get(ima, "boot_aggregate_ok"))  ? "ok"
+                                                                                  : "MISMATCH");
+                print_claims(verdict, remote_color());
+                if (fflush(stdout) != 0)
+                        return 2;
+        }
         return status == VERDICT_PASS ? 0 : 1;
 }
 
@@ -282,6 +307,12 @@ int cmd_policy(int argc, char **argv)
                         return 1;
                 if (x < 0)
                         return 2;
+                if (a.json) {
+                        json_auto_t *o =
+                                json_pack("{s:b, s:s}", "valid", 1, "name", policy_name(pol));
+
+                        return o && print_json(o) == 0 ? 0 : 2;
+                }
                 printf("%s: valid policy '%s'\n", a.pos[0], policy_name(pol));
                 return 0;
         }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attestctl/attestctl.h"
+#include "attestctl/remote.h"
 #include "util/hex.h"
 #include "evidence/pcrs.h"
 #include "evidence/pcrsel.h"
@@ -16,7 +17,7 @@ static void usage(FILE *f)
 {
         fprintf(f,
                 "Usage: attestctl quote check --ak AK.pub --nonce HEX --attest FILE --sig FILE\n"
-                "                             --pcrs FILE [--sel SELECTION]\n\n"
+                "                             --pcrs FILE [--sel SELECTION] [--json]\n\n"
                 "Verify a TPM 2.0 quote: the signature with the attestation key, the nonce, the\n"
                 "PCR selection and the PCR digest against the given PCR values.\n\n"
                 "  --ak FILE       AK public area, TPM2B_PUBLIC (tpm2_createak -u, tss format);\n"
@@ -29,18 +30,30 @@ static void usage(FILE *f)
                 "                  'BANK:N HEX' lines (not the binary tpm2_quote -o file)\n"
                 "  --sel SEL       PCR selection the quote must cover, e.g. sha256:0-10+sha1:10;\n"
                 "                  default: exactly the PCRs present in --pcrs\n"
+                "  --json          the result as one JSON object: {\"valid\": true, \"ak_name\",\n"
+                "                  ...} or {\"valid\": false, \"error\": CODE, \"detail\"}\n"
                 "  -h, --help      this text\n\n"
                 "Exit status: 0 the quote is valid, 1 it is not (the failed check is printed as\n"
                 "'CODE: detail'), 2 usage or file errors.\n");
 }
 
+static const char *sig_name(uint16_t alg)
+{
+        return alg == 0x0014 ? "rsassa" : alg == 0x0016 ? "rsapss" : "ecdsa";
+}
+
 static int check(int argc, char **argv)
 {
         static const struct option opts[] = {
-                {"ak", required_argument, NULL, 'k'},     {"nonce", required_argument, NULL, 'n'},
-                {"attest", required_argument, NULL, 'm'}, {"sig", required_argument, NULL, 's'},
-                {"pcrs", required_argument, NULL, 'p'},   {"sel", required_argument, NULL, 'l'},
-                {"help", no_argument, NULL, 'h'},         {0},
+                {"ak", required_argument, NULL, 'k'},
+                {"nonce", required_argument, NULL, 'n'},
+                {"attest", required_argument, NULL, 'm'},
+                {"sig", required_argument, NULL, 's'},
+                {"pcrs", required_argument, NULL, 'p'},
+                {"sel", required_argument, NULL, 'l'},
+                {"json", no_argument, NULL, 'j'},
+                {"help", no_argument, NULL, 'h'},
+                {0},
         };
         const char *ak_path = NULL, *nonce_hex = NULL, *attest_path = NULL, *sig_path = NULL,
                    *pcrs_path = NULL, *sel_text = NULL;
@@ -53,6 +66,7 @@ static int check(int argc, char **argv)
         struct quote_info info;
         struct pcr_set pcrs;
         struct pcr_sel sel;
+        bool json = false;
         int c;
 
         optind = 1;
@@ -75,6 +89,9 @@ static int check(int argc, char **argv)
                         break;
                 case 'l':
                         sel_text = optarg;
+                        break;
+                case 'j':
+                        json = true;
                         break;
                 case 'h':
                         usage(stdout);
@@ -117,6 +134,12 @@ static int check(int argc, char **argv)
         if (quote_ak_parse(ak_buf, ak_len, &ak, &err) < 0 ||
             quote_verify(ak, attest, attest_len, sig, sig_len, nonce, nonce_len, &sel, &pcrs, &info,
                          &err) < 0) {
+                if (json) {
+                        json_auto_t *o = json_pack("{s:b, s:s, s:s}", "valid", 0, "error",
+                                                   attest_code_name(err.code), "detail", err.msg);
+
+                        return o && print_json(o) == 0 ? 1 : 2;
+                }
                 printf("quote: FAILED\n%s: %s\n", attest_code_name(err.code), err.msg);
                 return 1;
         }
@@ -124,6 +147,20 @@ static int check(int argc, char **argv)
             pcr_sel_format(&info.sel, sel_out, sizeof(sel_out)) < 0)
                 return 2;
         hex_encode(name, name_len, name_hex);
+        if (json) {
+                char fw[24], scheme[32];
+                json_auto_t *o = NULL;
+
+                snprintf(fw, sizeof(fw), "0x%016" PRIx64, info.firmware_version);
+                snprintf(scheme, sizeof(scheme), "%s-%s", sig_name(info.sig_alg),
+                         bank_name(info.hash));
+                o = json_pack("{s:b, s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:s}", "valid", 1,
+                              "ak_name", name_hex, "signature", scheme, "pcrs", sel_out, "clock",
+                              (json_int_t)info.clock, "reset_count", (json_int_t)info.reset_count,
+                              "restart_count", (json_int_t)info.restart_count, "safe", info.safe,
+                              "firmware_version", fw);
+                return o && print_json(o) == 0 ? 0 : 2;
+        }
         printf("quote: OK\n"
                "ak-name: %s\n"
                "signature: %s-%s\n"
@@ -133,12 +170,9 @@ static int check(int argc, char **argv)
                "restart-count: %" PRIu32 "\n"
                "safe: %s\n"
                "firmware-version: 0x%016" PRIx64 "\n",
-               name_hex,
-               info.sig_alg == 0x0014   ? "rsassa"
-               : info.sig_alg == 0x0016 ? "rsapss"
-                                        : "ecdsa",
-               bank_name(info.hash), sel_out, info.clock, info.reset_count, info.restart_count,
-               info.safe ? "yes" : "no", info.firmware_version);
+               name_hex, sig_name(info.sig_alg), bank_name(info.hash), sel_out, info.clock,
+               info.reset_count, info.restart_count, info.safe ? "yes" : "no",
+               info.firmware_version);
         return 0;
 }
 

@@ -11,6 +11,10 @@
 
 /* ---- agents ---- */
 
+#define API_AGENTS_LIMIT 100      /* GET /v1/agents: agents a page by default */
+#define API_AGENTS_LIMIT_MAX 1000 /* and at most (?limit=) */
+#define API_QUERY_VALUE_MAX 4096  /* a query value looked at (longer ones fail their check) */
+
 bool api_agent_stale(const struct attestd *d, const struct store_agent *a, int64_t now)
 {
         /* never attested: due one interval after enrolment */
@@ -19,52 +23,180 @@ bool api_agent_stale(const struct attestd *d, const struct store_agent *a, int64
         return now > due + (int64_t)d->cfg.grace * 1000;
 }
 
+/* The stored labels (a JSON object text the store wrote), {} before any report. */
+static json_t *labels_json(const struct store_agent *a)
+{
+        json_t *o = a->labels ? json_loads(a->labels, JSON_REJECT_DUPLICATES, NULL) : NULL;
+
+        if (o && json_is_object(o))
+                return o;
+        json_decref(o);
+        return json_object();
+}
+
 static json_t *agent_json(const struct attestd *d, const struct store_agent *a, int64_t now)
 {
         bool stale = api_agent_stale(d, a, now);
 
-        return json_pack("{s:s, s:s, s:b, s:s?, s:o, s:o, s:o, s:s?, s:s?, s:I}", "id", a->id,
-                         "state", stale ? "stale" : a->state, "stale", stale, "policy", a->policy,
-                         "created", api_time_json(a->created), "last_seen",
+        return json_pack("{s:s, s:s, s:b, s:s?, s:o, s:o, s:o, s:s?, s:s?, s:I, s:s?, s:s?, s:o}",
+                         "id", a->id, "state", stale ? "stale" : a->state, "stale", stale, "policy",
+                         a->policy, "created", api_time_json(a->created), "last_seen",
                          api_time_json(a->last_seen), "next_due", api_time_json(a->next_due),
                          "last_status", a->last_status, "last_policy", a->last_policy, "ima_offset",
-                         (json_int_t)a->ima_offset);
+                         (json_int_t)a->ima_offset, "hostname", a->hostname[0] ? a->hostname : NULL,
+                         "machine_id", a->machine_id[0] ? a->machine_id : NULL, "labels",
+                         labels_json(a));
 }
 
 struct agents_list {
         const struct attestd *d;
         json_t *arr;
         int64_t now;
+        uint64_t limit, n;
+        char last[STORE_ID_MAX + 1]; /* id of the last agent listed */
+        bool more;                   /* a row past the limit exists */
 };
 
 static int agents_list_one(const struct store_agent *a, void *arg)
 {
         struct agents_list *l = arg;
-        json_t *o = agent_json(l->d, a, l->now);
+        json_t *o;
 
+        if (l->n == l->limit) {
+                l->more = true;
+                return 0;
+        }
+        o = agent_json(l->d, a, l->now);
         if (!o || json_array_append_new(l->arr, o) < 0)
                 return -ENOMEM;
+        l->n++;
+        snprintf(l->last, sizeof(l->last), "%s", a->id);
         return 0;
 }
 
+/* How often key is among the query parameters. */
+static unsigned query_count(const struct api_req *req, const char *key)
+{
+        unsigned n = 0;
+
+        for (size_t i = 0; i < req->nquery; i++)
+                n += !strcmp(req->qkey[i], key);
+        return n;
+}
+
+/* The cursor: the hex of the last id of the previous page (opaque to clients). */
+static int cursor_parse(const char *s, char out[STORE_ID_MAX + 1])
+{
+        size_t n = strnlen(s, 2 * STORE_ID_MAX + 1), got;
+        uint8_t id[STORE_ID_MAX];
+
+        if (n == 0 || n > 2 * STORE_ID_MAX || hex_decode(s, n, id, sizeof(id), &got) < 0 ||
+            !api_id_valid((const char *)id, got))
+                return -EBADMSG;
+        memcpy(out, id, got);
+        out[got] = '\0';
+        return 0;
+}
+
+/*
+ * GET /v1/agents?status=S&label=K=V&hostname=H&limit=N&cursor=C (reader); docs/api.md. Each
+ * parameter at most once except label (at most STORE_LABEL_FILTERS_MAX, all must match); bad
+ * input is 400 bad_query naming the parameter.
+ */
 void api_agents_list(struct attestd *d, const struct api_req *req, struct api_resp *r,
                      const char *id)
 {
-        struct agents_list l = {d, json_array(), attestd_now_ms()};
+        static const char *const q[] = {"status", "label", "hostname", "limit", "cursor"};
+        static const char *const once[] = {"status", "hostname", "limit", "cursor"};
+        struct agents_list l = {.d = d, .now = attestd_now_ms(), .limit = API_AGENTS_LIMIT};
+        struct store_agent_filter f = {0};
+        char after[STORE_ID_MAX + 1], *next = NULL;
+        char lk[STORE_LABEL_FILTERS_MAX][EVIDENCE_LABEL_KEY_MAX + 1];
+        char hex[2 * STORE_ID_MAX + 1];
         int e;
 
-        (void)req;
         (void)id;
-        if (!l.arr) {
+        if (api_query_check(d, req, r, q, ARRAY_SIZE(q)) < 0)
+                return;
+        for (size_t i = 0; i < ARRAY_SIZE(once); i++)
+                if (query_count(req, once[i]) > 1) {
+                        api_error(d, r, 400, AE_BAD_QUERY, "%s: given more than once", once[i]);
+                        return;
+                }
+        if (api_query_u64(d, req, r, "limit", 1, API_AGENTS_LIMIT_MAX, &l.limit) < 0)
+                return;
+        for (size_t i = 0; i < req->nquery; i++) {
+                const char *k = req->qkey[i], *v = req->qval[i] ? req->qval[i] : "";
+                size_t vn = strnlen(v, API_QUERY_VALUE_MAX + 1);
+
+                if (!strcmp(k, "status")) {
+                        f.status = STORE_STATUS__COUNT;
+                        for (int s = 1; s < STORE_STATUS__COUNT; s++)
+                                if (!strcmp(v, store_status_name((enum store_status)s)))
+                                        f.status = (enum store_status)s;
+                        if (f.status == STORE_STATUS__COUNT) {
+                                api_error(d, r, 400, AE_BAD_QUERY,
+                                          "status: expected pending, active, decommissioned, "
+                                          "pass, fail, failing, stale or never");
+                                return;
+                        }
+                } else if (!strcmp(k, "hostname")) {
+                        if (!evidence_hostname_valid(v, vn)) {
+                                api_error(d, r, 400, AE_BAD_QUERY,
+                                          "hostname: expected 1..%d of [A-Za-z0-9._-]",
+                                          EVIDENCE_HOSTNAME_MAX);
+                                return;
+                        }
+                        f.hostname = v;
+                } else if (!strcmp(k, "cursor")) {
+                        if (cursor_parse(v, after) < 0) {
+                                api_error(d, r, 400, AE_BAD_QUERY,
+                                          "cursor: not a cursor this API returned");
+                                return;
+                        }
+                        f.after = after;
+                } else if (!strcmp(k, "label")) {
+                        const char *eq = memchr(v, '=', vn);
+                        size_t kn = eq ? (size_t)(eq - v) : 0;
+
+                        if (f.n_labels == STORE_LABEL_FILTERS_MAX) {
+                                api_error(d, r, 400, AE_BAD_QUERY, "label: at most %d",
+                                          STORE_LABEL_FILTERS_MAX);
+                                return;
+                        }
+                        if (!eq || !evidence_label_key_valid(v, kn) ||
+                            !evidence_label_value_valid(eq + 1, vn - kn - 1)) {
+                                api_error(d, r, 400, AE_BAD_QUERY,
+                                          "label: expected KEY=VALUE (key 1..%d of [a-z0-9._-], "
+                                          "value 1..%d of [A-Za-z0-9._-])",
+                                          EVIDENCE_LABEL_KEY_MAX, EVIDENCE_LABEL_VALUE_MAX);
+                                return;
+                        }
+                        memcpy(lk[f.n_labels], v, kn);
+                        lk[f.n_labels][kn] = '\0';
+                        f.label_key[f.n_labels] = lk[f.n_labels];
+                        f.label_value[f.n_labels] = eq + 1;
+                        f.n_labels++;
+                }
+        }
+        if (!(l.arr = json_array())) {
                 api_nomem(d, r);
                 return;
         }
-        if ((e = store_agent_list(d->store, agents_list_one, &l)) < 0) {
+        f.limit = l.limit + 1; /* one more: is there a next page? */
+        f.now = l.now;
+        f.grace = (int64_t)d->cfg.grace * 1000;
+        f.interval = (int64_t)d->cfg.interval * 1000;
+        if ((e = store_agent_query(d->store, &f, agents_list_one, &l)) < 0) {
                 json_decref(l.arr);
                 api_store_error(d, r, e, "agent list");
                 return;
         }
-        if (api_json(r, 200, json_pack("{s:o}", "agents", l.arr)) < 0)
+        if (l.more) {
+                hex_encode((const uint8_t *)l.last, strlen(l.last), hex);
+                next = hex;
+        }
+        if (api_json(r, 200, json_pack("{s:o, s:s?}", "agents", l.arr, "next", next)) < 0)
                 api_nomem(d, r);
 }
 
@@ -299,4 +431,25 @@ void api_agent_results(struct attestd *d, const struct api_req *req, struct api_
                                json_array_size(l.arr) == limit ? json_integer(l.last)
                                                                : json_null())) < 0)
                 api_nomem(d, r);
+}
+
+static void stale_one(const char *id, const char *hostname, const char *last_status,
+                      int64_t last_seen, void *arg)
+{
+        char seen[API_TIME_MAX];
+
+        (void)arg;
+        api_time(last_seen, seen);
+        log_notice("agent %s host %s: stale (last verdict %s, last seen %s)", id,
+                   hostname[0] ? hostname : "-", last_status ? last_status : "none",
+                   seen[0] ? seen : "never");
+}
+
+void api_stale_scan(struct attestd *d)
+{
+        int e = store_agent_stale_scan(d->store, attestd_now_ms(), (int64_t)d->cfg.grace * 1000,
+                                       (int64_t)d->cfg.interval * 1000, stale_one, NULL);
+
+        if (e < 0)
+                log_warning("stale scan: %s", strerror(-e));
 }

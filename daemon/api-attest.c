@@ -133,7 +133,9 @@ struct round {
         char ref[API_POLICY_REF_MAX];
         enum verdict_status status;
         json_t *verdict;
-        uint8_t *state; /* the next replay state, encoded */
+        uint32_t failed_claims; /* bit per enum claim_id that did not pass */
+        char failing[384];      /* their names, ", " between, for the log */
+        uint8_t *state;         /* the next replay state, encoded */
         size_t state_len;
         int64_t now, next_due, rid;
 };
@@ -305,13 +307,42 @@ static int policy_load(struct attestd *d, const struct store_agent *a, struct po
 }
 
 /* The verdict JSON (the network edge) of a round that verified or failed verification. */
-static int verdict_json(const struct round *rd, json_t **ret, enum verdict_status *ret_status)
+/* What failed, for the log line and the per-claim counters. */
+static void note_failures(struct round *rd, const struct verdict *v)
+{
+        size_t at = 0;
+
+        for (size_t i = 0; i < v->n_claims; i++) {
+                const struct verdict_claim *c = &v->claims[i];
+                char name[VERDICT_ARG_MAX + 64];
+                int w;
+
+                if (c->result == CLAIM_PASS)
+                        continue;
+                if ((unsigned)c->id < CLAIM__COUNT && (unsigned)c->id < 32)
+                        rd->failed_claims |= 1u << c->id;
+                verdict_claim_name(c, name, sizeof(name));
+                w = snprintf(rd->failing + at, sizeof(rd->failing) - at, "%s%s", at ? ", " : "",
+                             name);
+                if (w < 0 || (size_t)w >= sizeof(rd->failing) - at) {
+                        /* cut: end in "..." rather than mid-name without a word */
+                        memcpy(rd->failing + sizeof(rd->failing) - 4, "...", 4);
+                        break;
+                }
+                at += (size_t)w;
+        }
+}
+
+static int verdict_json(struct round *rd, json_t **ret, enum verdict_status *ret_status)
 {
         _cleanup_(verdict_done) struct verdict v = {0};
         struct claims c;
         int e;
 
         if (!rd->verified) {
+                snprintf(rd->failing, sizeof(rd->failing), "verification: %s: %.256s",
+                         attest_code_name(rd->err.code ? rd->err.code : AE_VERIFY_FAILED),
+                         rd->err.msg);
                 *ret_status = VERDICT_FAIL;
                 *ret = json_pack("{s:s, s:s?, s:[], s:{s:s, s:s}}", "status", "fail", "policy",
                                  rd->ref[0] ? rd->ref : NULL, "claims", "reason", "code",
@@ -331,8 +362,14 @@ static int verdict_json(const struct round *rd, json_t **ret, enum verdict_statu
             (e = policy_eval(policy_cached_policy(rd->policy), &c, &v)) < 0)
                 return e;
         snprintf(v.policy, sizeof(v.policy), "%s", rd->ref);
+        note_failures(rd, &v);
         *ret_status = v.status;
         return verdict_to_json(&v, ret);
+}
+
+static const char *round_hostname(const struct round *rd)
+{
+        return rd->ev->host.hostname[0] ? rd->ev->host.hostname : rd->a->hostname;
 }
 
 static int stage_judge(struct attestd *d, struct api_resp *r, struct round *rd)
@@ -359,6 +396,12 @@ static int stage_judge(struct attestd *d, struct api_resp *r, struct round *rd)
                 return e;
         }
         v = rd->verdict;
+        /* the verdict names the host: as this round reported it, else as last stored */
+        if (round_hostname(rd)[0] &&
+            json_object_set_new(v, "hostname", json_string(round_hostname(rd))) < 0) {
+                api_error(d, r, 500, AE_INTERNAL, "could not judge");
+                return -ENOMEM;
+        }
         if (json_object_set_new(v, "time", api_time_json(rd->now)) < 0 ||
             json_object_set_new(v, "next_due", api_time_json(rd->next_due)) < 0 ||
             (rd->verified &&
@@ -381,7 +424,7 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
 {
         _cleanup_free_ char *text = json_dumps(rd->verdict, JSON_COMPACT);
         bool pass = rd->status == VERDICT_PASS;
-        char esc[128];
+        char esc[512];
         int e;
 
         if (!text) {
@@ -420,12 +463,20 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
                 metrics_replayed(&d->metrics, rd->vr.new_entries);
         metrics_attestation(&d->metrics, pass ? METRICS_PASS : METRICS_FAIL,
                             (uint64_t)(mono_us() - rd->t0));
-        if (!pass || (rd->a->last_status && strcmp(rd->a->last_status, "pass")))
-                log_notice("agent %s: %s (%s)%s%s", rd->id, res.status,
-                           rd->ref[0] ? rd->ref : "no policy", rd->verified ? "" : ": ",
-                           rd->verified ? ""
-                                        : log_escape(rd->err.msg, sizeof(rd->err.msg), esc,
-                                                     sizeof(esc)));
+        for (unsigned c = 0; c < CLAIM__COUNT && c < 32; c++)
+                if (rd->failed_claims & (1u << c))
+                        metrics_claim_failed(&d->metrics, (enum claim_id)c);
+        /* the host's identity as it reports it now (rarely changed: written only then) */
+        if (store_agent_identity_differs(rd->a, &rd->ev->host) &&
+            (e = store_agent_set_identity(d->store, rd->id, &rd->ev->host)) < 0)
+                log_err("agent %s: storing its host identity failed: %s", rd->id, strerror(-e));
+        /* one line per verdict change (the first verdict too), naming the host and what failed */
+        if (!rd->a->last_status || strcmp(rd->a->last_status, res.status) != 0)
+                log_notice("agent %s host %s: %s -> %s (%s), policy %s", rd->id,
+                           round_hostname(rd)[0] ? round_hostname(rd) : "-",
+                           rd->a->last_status ? rd->a->last_status : "none", res.status,
+                           log_escape(rd->failing, sizeof(rd->failing), esc, sizeof(esc)),
+                           rd->ref[0] ? rd->ref : "none");
         return 0;
 }
 

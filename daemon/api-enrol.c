@@ -12,6 +12,7 @@
 #include <openssl/x509.h>
 
 #include "daemon/api-internal.h"
+#include "evidence/evjson.h"
 #include "daemon/log.h"
 #include "evidence/credential.h"
 #include "evidence/ekcert.h"
@@ -43,16 +44,19 @@ static int ek_identity(const uint8_t *ekpub, size_t len, uint8_t out[STORE_EK_ID
 
 /*
  * POST /v1/agents (role enroll): {"ak_public": b64 TPM2B_PUBLIC, "ek_public": b64 TPM2B_PUBLIC,
- * "ek_cert": b64 DER}. The EK certificate must chain to --ek-ca and certify ek_public; the AK
- * must be a restricted signing key. The answer carries a credential (TPM2_MakeCredential for the
- * EK and the AK's name) that only ActivateCredential in that TPM opens; the agent stays
- * "pending" until POST /v1/agents/{id}/activate returns it. --insecure-trust-ak skips all of
- * that (labs) and is warned about on every use.
+ * "ek_cert": b64 DER, "host": {"hostname", "machine_id", "labels"} (optional)}. The EK certificate
+ * must chain to --ek-ca and certify ek_public; the AK must be a restricted signing key. The answer
+ * carries a credential (TPM2_MakeCredential for the EK and the AK's name) that only
+ * ActivateCredential in that TPM opens; the agent stays "pending" until POST
+ * /v1/agents/{id}/activate returns it. --insecure-trust-ak skips all of that (labs) and is warned
+ * about on every use.
  */
 void api_agent_enroll(struct attestd *d, const struct api_req *req, struct api_resp *r,
                       const char *id)
 {
-        static const char *const fields[] = {"ak_public", "ek_cert", "ek_public"};
+        static const char *const fields[] = {"ak_public", "ek_cert", "ek_public", "host"};
+        _cleanup_free_ struct evidence_host *host = NULL;
+        json_t *hv;
         json_auto_t *o = NULL;
         _cleanup_free_ uint8_t *ak = NULL, *ek = NULL, *ekpub = NULL;
         _cleanup_(quote_ak_freep) struct quote_ak *qak = NULL;
@@ -72,6 +76,17 @@ void api_agent_enroll(struct attestd *d, const struct api_req *req, struct api_r
             api_b64_field(d, r, o, "ek_cert", false, EKCERT_MAX, &ek, &ek_len) < 0 ||
             api_b64_field(d, r, o, "ek_public", !trust, QUOTE_AK_MAX, &ekpub, &ekpub_len) < 0)
                 return;
+        /* the host's identity (optional): hostname, machine_id, labels as in the evidence */
+        if ((hv = json_object_get(o, "host"))) {
+                if (!(host = calloc(1, sizeof(*host)))) {
+                        api_nomem(d, r);
+                        return;
+                }
+                if ((e = evidence_host_identity_from_json(hv, "$.host", host, &err)) < 0) {
+                        api_error(d, r, 400, err.code ? err.code : AE_BAD_FIELD, "%s", err.msg);
+                        return;
+                }
+        }
         if ((e = quote_ak_parse(ak, ak_len, &qak, &err)) < 0) {
                 api_error(d, r, 400, err.code ? err.code : AE_QUOTE_AK_MALFORMED, "$.ak_public: %s",
                           err.msg);
@@ -193,7 +208,12 @@ void api_agent_enroll(struct attestd *d, const struct api_req *req, struct api_r
                 api_store_error(d, r, e, "agent insert");
                 return;
         }
-        log_info("agent %s enrolled (AK %s), %s", idhex,
+        if (host && (e = store_agent_set_identity(d->store, idhex, host)) < 0) {
+                api_store_error(d, r, e, "host identity");
+                return;
+        }
+        log_info("agent %s host %s enrolled (AK %s), %s", idhex,
+                 host && host->hostname[0] ? host->hostname : "-",
                  quote_ak_type(qak) == 0x0023 ? "ECC" : "RSA",
                  trust ? "active" : "pending credential activation");
         json_t *resp =

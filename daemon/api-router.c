@@ -280,6 +280,8 @@ int api_query_u64(struct attestd *d, const struct api_req *req, struct api_resp 
 
 /* ---- handlers: health, metrics ---- */
 
+static void routes_for_metrics(struct metrics_routes *mr);
+
 static void h_healthz(struct attestd *d, const struct api_req *req, struct api_resp *r,
                       const char *id)
 {
@@ -316,6 +318,7 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
         struct metrics_store st;
         struct policy_cache_stats pcs;
         struct metrics_policies pm;
+        struct metrics_routes mr;
         uint64_t consumed = 0;
         char *text;
         size_t len;
@@ -328,7 +331,7 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
                 api_store_error(d, r, e, "agent counts");
                 return;
         }
-        a = (struct metrics_agents){c.active, c.stale, c.failing, c.never};
+        a = (struct metrics_agents){c.active, c.stale, c.failing, c.never, c.decommissioned};
         store_stats(d->store, &st.commits, &st.writes);
         if ((e = store_nonces_used_count(d->store, &consumed)) < 0) {
                 api_store_error(d, r, e, "nonce count");
@@ -337,7 +340,8 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
         policy_cache_stats(d->policies, &pcs);
         pm = (struct metrics_policies){pcs.hits, pcs.misses, pcs.parses, pcs.evictions,
                                        pcs.entries};
-        if (metrics_render(&d->metrics, &a, &st, &pm, consumed, &text, &len) < 0) {
+        routes_for_metrics(&mr);
+        if (metrics_render(&d->metrics, &a, &st, &pm, &mr, consumed, &text, &len) < 0) {
                 api_nomem(d, r);
                 return;
         }
@@ -369,6 +373,7 @@ struct route {
 };
 
 static const struct route routes[] = {
+        /* at most METRICS_ROUTES_MAX - 1 */
         {"/healthz", "GET", {{"GET", AUTH_NONE, h_healthz, false}}},
         {"/metrics", "GET", {{"GET", AUTH_NONE, h_metrics, false}}},
         {"/v1/agents",
@@ -507,21 +512,25 @@ void api_route_info(struct attestd *d, const char *method, const char *path,
                 ret->gate = API_GATE_EXISTS;
 }
 
-void api_handle(struct attestd *d, const struct api_req *req, struct api_resp *r)
+/* Route and method found set *ret_route and *ret_method (metrics_http's labels). */
+static void dispatch(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                     size_t *ret_route, size_t *ret_method)
 {
         char id[API_ID_MAX + 1] = "";
         const struct route *rt;
         const struct method *m;
         bool bad_id;
 
-        memset(r, 0, sizeof(*r));
-        metrics_request(&d->metrics);
         rt = route_find(req->path, id, sizeof(id), &bad_id);
         if (!rt) {
                 api_error(d, r, 404, AE_NOT_FOUND, "no such resource");
                 return;
         }
         m = method_find(rt, req->method);
+        if (m) {
+                *ret_route = (size_t)(rt - routes);
+                *ret_method = (size_t)(m - rt->m);
+        }
         if (!m) {
                 api_error(d, r, 405, AE_METHOD_NOT_ALLOWED, "%s is not allowed here; allowed: %s",
                           strcmp(req->method, "OPTIONS") ? "this method" : "OPTIONS", rt->allow);
@@ -564,9 +573,40 @@ void api_handle(struct attestd *d, const struct api_req *req, struct api_resp *r
                 return;
         }
         if (!strcmp(req->method, "GET") && m->fn != api_agent_results && m->fn != api_policy_get &&
-            (req->nquery || req->query_overflow)) {
+            m->fn != api_agents_list && (req->nquery || req->query_overflow)) {
                 api_error(d, r, 400, AE_BAD_QUERY, "this resource takes no query parameters");
                 return;
         }
         m->fn(d, req, r, id);
+}
+
+static uint64_t mono_us(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+void api_handle(struct attestd *d, const struct api_req *req, struct api_resp *r)
+{
+        size_t route = SIZE_MAX, method = 0;
+        uint64_t t0 = mono_us();
+
+        memset(r, 0, sizeof(*r));
+        metrics_request(&d->metrics);
+        dispatch(d, req, r, &route, &method);
+        /* by the route table's index, never by the client's path: bounded label values */
+        metrics_http(&d->metrics, route, method, mono_us() - t0);
+}
+
+static void routes_for_metrics(struct metrics_routes *mr)
+{
+        memset(mr, 0, sizeof(*mr));
+        mr->n = ARRAY_SIZE(routes);
+        for (size_t i = 0; i < ARRAY_SIZE(routes) && i < METRICS_ROUTES_MAX - 1; i++) {
+                mr->pattern[i] = routes[i].pattern;
+                for (size_t j = 0; j < METRICS_ROUTE_METHODS && j < ARRAY_SIZE(routes[i].m); j++)
+                        mr->method[i][j] = routes[i].m[j].method;
+        }
 }

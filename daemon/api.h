@@ -56,6 +56,8 @@ int api_preflight(struct attestd *d, const char *method, const char *path,
 /* Fill *ret (status always set; body malloc'ed). */
 void api_handle(struct attestd *d, const struct api_req *req, struct api_resp *ret);
 void api_resp_done(struct api_resp *r);
+/* Log each agent that went stale since the last call, once per transition (api-agents.c). */
+void api_stale_scan(struct attestd *d);
 
 /* An error response outside api_handle (413 from the HTTP layer, 503 when draining). */
 void api_error(struct attestd *d, struct api_resp *r, unsigned status, enum attest_code code,

@@ -16,6 +16,7 @@
 #include <openssl/crypto.h>
 #include <systemd/sd-daemon.h>
 
+#include "daemon/api.h"
 #include "daemon/attestd.h"
 #include "daemon/http.h"
 #include "daemon/webhook.h"
@@ -247,7 +248,8 @@ static int run(struct attestd *d)
         for (;;) {
                 struct pollfd p = {.fd = sfd, .events = POLLIN};
                 struct signalfd_siginfo si;
-                int timeout = wd_usec ? (int)(wd_usec / 2000) : -1, r;
+                /* at least once a second: the stale scan (api_stale_scan) */
+                int timeout = wd_usec && wd_usec / 2000 < 1000 ? (int)(wd_usec / 2000) : 1000, r;
 
                 r = poll(&p, 1, timeout);
                 if (r < 0 && errno != EINTR) {
@@ -263,6 +265,7 @@ static int run(struct attestd *d)
                         else
                                 log_warning("database not answering: watchdog not pinged");
                 }
+                api_stale_scan(d);
                 if (r <= 0 || !(p.revents & POLLIN))
                         continue;
                 if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))

@@ -6,9 +6,18 @@
 
 #include "daemon/metrics.h"
 
+#ifndef ATTEST_VERSION
+#error "ATTEST_VERSION: daemon/meson.build passes the project version"
+#endif
+
 /* upper bounds in microseconds; the last bucket is +Inf */
 static const uint64_t bucket_us[METRICS_BUCKETS - 1] = {
         100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 1000000, 5000000,
+};
+
+/* request latency: upper bounds in microseconds; the last bucket is +Inf */
+static const uint64_t http_bucket_us[METRICS_HTTP_BUCKETS - 1] = {
+        500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 1000000, 5000000,
 };
 
 static const char *const result_name[METRICS_RESULT_COUNT] = {"pass", "fail", "error"};
@@ -45,6 +54,53 @@ void metrics_request(struct metrics *m)
         atomic_fetch_add(&m->requests, 1);
 }
 
+void metrics_claim_failed(struct metrics *m, enum claim_id id)
+{
+        if ((unsigned)id < CLAIM__COUNT)
+                atomic_fetch_add(&m->claim_failed[id], 1);
+}
+
+void metrics_http(struct metrics *m, size_t route, size_t method, uint64_t latency_us)
+{
+        size_t b = 0;
+
+        if (route >= METRICS_ROUTES_MAX - 1 || method >= METRICS_ROUTE_METHODS) {
+                route = METRICS_ROUTES_MAX - 1;
+                method = 0;
+        }
+        while (b < METRICS_HTTP_BUCKETS - 1 && latency_us > http_bucket_us[b])
+                b++;
+        atomic_fetch_add(&m->http[route][method].bucket[b], 1);
+        atomic_fetch_add(&m->http[route][method].count, 1);
+        atomic_fetch_add(&m->http[route][method].sum_us, latency_us);
+}
+
+/* One route's histogram series. */
+static void render_http(FILE *f, struct metrics *m, size_t r, size_t j, const char *route,
+                        const char *method)
+{
+        uint64_t cum = 0;
+
+        for (int b = 0; b < METRICS_HTTP_BUCKETS; b++) {
+                char le[32];
+
+                cum += atomic_load(&m->http[r][j].bucket[b]);
+                if (b < METRICS_HTTP_BUCKETS - 1)
+                        snprintf(le, sizeof(le), "%g", (double)http_bucket_us[b] / 1e6);
+                else
+                        snprintf(le, sizeof(le), "+Inf");
+                fprintf(f,
+                        "attestd_http_request_duration_seconds_bucket{route=\"%s\",method=\"%s\","
+                        "le=\"%s\"} %llu\n",
+                        route, method, le, (unsigned long long)cum);
+        }
+        fprintf(f,
+                "attestd_http_request_duration_seconds_sum{route=\"%s\",method=\"%s\"} %.6f\n"
+                "attestd_http_request_duration_seconds_count{route=\"%s\",method=\"%s\"} %llu\n",
+                route, method, (double)atomic_load(&m->http[r][j].sum_us) / 1e6, route, method,
+                (unsigned long long)atomic_load(&m->http[r][j].count));
+}
+
 void metrics_rejected(struct metrics *m, enum attest_code code)
 {
         if ((unsigned)code < AE__COUNT)
@@ -53,7 +109,8 @@ void metrics_rejected(struct metrics *m, enum attest_code code)
 
 int metrics_render(struct metrics *m, const struct metrics_agents *agents,
                    const struct metrics_store *store, const struct metrics_policies *policies,
-                   uint64_t nonces, char **ret, size_t *ret_len)
+                   const struct metrics_routes *routes, uint64_t nonces, char **ret,
+                   size_t *ret_len)
 {
         char *buf = NULL;
         size_t len = 0;
@@ -62,6 +119,11 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
 
         if (!f)
                 return -ENOMEM;
+        fprintf(f,
+                "# HELP attestd_build_info The attestd build answering (always 1).\n"
+                "# TYPE attestd_build_info gauge\n"
+                "attestd_build_info{version=\"%s\"} 1\n",
+                ATTEST_VERSION);
         fputs("# HELP attestd_attestations_total Evidence submissions judged, by result.\n"
               "# TYPE attestd_attestations_total counter\n",
               f);
@@ -85,14 +147,35 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
         fprintf(f, "attestd_verification_seconds_count %llu\n",
                 (unsigned long long)atomic_load(&m->latency_count));
         fprintf(f,
-                "# HELP attestd_agents Enrolled agents by state.\n"
+                "# HELP attestd_agents Enrolled agents by state, each counted once: failing (last "
+                "verdict fail, stale or not), stale (past due, not failing), active (passing), "
+                "never_attested, decommissioned.\n"
                 "# TYPE attestd_agents gauge\n"
                 "attestd_agents{state=\"active\"} %llu\n"
                 "attestd_agents{state=\"stale\"} %llu\n"
                 "attestd_agents{state=\"failing\"} %llu\n"
-                "attestd_agents{state=\"never_attested\"} %llu\n",
+                "attestd_agents{state=\"never_attested\"} %llu\n"
+                "attestd_agents{state=\"decommissioned\"} %llu\n",
                 (unsigned long long)agents->active, (unsigned long long)agents->stale,
-                (unsigned long long)agents->failing, (unsigned long long)agents->never);
+                (unsigned long long)agents->failing, (unsigned long long)agents->never,
+                (unsigned long long)agents->decommissioned);
+        fputs("# HELP attestd_claim_failures_total Claims that did not pass (fail or missing) in "
+              "judged verdicts, by claim.\n"
+              "# TYPE attestd_claim_failures_total counter\n",
+              f);
+        for (unsigned c = 0; c < CLAIM__COUNT; c++)
+                fprintf(f, "attestd_claim_failures_total{claim=\"%s\"} %llu\n",
+                        claim_id_name((enum claim_id)c),
+                        (unsigned long long)atomic_load(&m->claim_failed[c]));
+        fputs("# HELP attestd_http_request_duration_seconds Time to answer a request, by route "
+              "pattern and method (route \"none\": no route or method matched).\n"
+              "# TYPE attestd_http_request_duration_seconds histogram\n",
+              f);
+        for (size_t r = 0; routes && r < routes->n && r < METRICS_ROUTES_MAX - 1; r++)
+                for (size_t j = 0; j < METRICS_ROUTE_METHODS; j++)
+                        if (routes->method[r][j])
+                                render_http(f, m, r, j, routes->pattern[r], routes->method[r][j]);
+        render_http(f, m, METRICS_ROUTES_MAX - 1, 0, "none", "");
         fputs("# HELP attestd_rejected_requests_total Requests answered with an error, by code.\n"
               "# TYPE attestd_rejected_requests_total counter\n",
               f);

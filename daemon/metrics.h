@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "policy/verdict.h"
 #include "util/err.h"
-
 #include "util/macro.h"
 
 enum metrics_result {
@@ -24,9 +24,24 @@ enum metrics_result {
 
 #define METRICS_BUCKETS 14
 
+/*
+ * attestd_agents{state=...}: a partition of the agents (store.h struct store_counts): failing
+ * (last verdict fail, stale or not: a failing host that stops reporting stays failing, so an
+ * alert on it does not clear itself), stale (past due, last verdict not fail), active (passing,
+ * not stale), never_attested, decommissioned.
+ */
 struct metrics_agents {
-        uint64_t active, stale, failing, never;
+        uint64_t active, stale, failing, never, decommissioned;
 };
+
+/*
+ * Request latency by route: the router's route table index (api-router.c) and the method's slot
+ * in it, never the raw path, so a client cannot add label values. Route METRICS_ROUTES_MAX - 1 is
+ * "none" (no route matched, or a method the route has not).
+ */
+#define METRICS_ROUTES_MAX 24
+#define METRICS_ROUTE_METHODS 3
+#define METRICS_HTTP_BUCKETS 12
 
 struct metrics {
         atomic_uint_fast64_t attestations[METRICS_RESULT_COUNT];
@@ -34,7 +49,19 @@ struct metrics {
         atomic_uint_fast64_t latency_count, latency_sum_us;
         atomic_uint_fast64_t ima_entries_replayed;
         atomic_uint_fast64_t requests;
-        atomic_uint_fast64_t rejected[AE__COUNT]; /* by error code */
+        atomic_uint_fast64_t rejected[AE__COUNT];        /* by error code */
+        atomic_uint_fast64_t claim_failed[CLAIM__COUNT]; /* claims that did not pass, by id */
+        struct {
+                atomic_uint_fast64_t bucket[METRICS_HTTP_BUCKETS]; /* cumulative at render */
+                atomic_uint_fast64_t count, sum_us;
+        } http[METRICS_ROUTES_MAX][METRICS_ROUTE_METHODS];
+};
+
+/* The label values of route i, method slot j (NULL: not a route/method, not rendered). */
+struct metrics_routes {
+        size_t n; /* routes (without "none"), at most METRICS_ROUTES_MAX - 1 */
+        const char *pattern[METRICS_ROUTES_MAX];
+        const char *method[METRICS_ROUTES_MAX][METRICS_ROUTE_METHODS];
 };
 
 void metrics_init(struct metrics *m);
@@ -43,6 +70,9 @@ void metrics_attestation(struct metrics *m, enum metrics_result r, uint64_t late
 void metrics_replayed(struct metrics *m, uint64_t entries);
 void metrics_rejected(struct metrics *m, enum attest_code code);
 void metrics_request(struct metrics *m);
+void metrics_claim_failed(struct metrics *m, enum claim_id id);
+/* One request answered: route index (>= METRICS_ROUTES_MAX - 1: none), method slot. */
+void metrics_http(struct metrics *m, size_t route, size_t method, uint64_t latency_us);
 
 /* The exposition text, malloc'ed, in *ret (length *ret_len). */
 struct metrics_store {
@@ -56,6 +86,7 @@ struct metrics_policies {
 
 int metrics_render(struct metrics *m, const struct metrics_agents *agents,
                    const struct metrics_store *store, const struct metrics_policies *policies,
-                   uint64_t nonces_consumed, char **ret, size_t *ret_len) _wur_;
+                   const struct metrics_routes *routes, uint64_t nonces_consumed, char **ret,
+                   size_t *ret_len) _wur_;
 
 #endif

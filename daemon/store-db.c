@@ -84,14 +84,27 @@ static const char *const migration[STORE_SCHEMA_VERSION] = {
         "ALTER TABLE agents DROP COLUMN replay_state;"
         "ALTER TABLE agents ADD COLUMN replay_state BLOB;"
         "UPDATE agents SET ima_offset = 0;",
-        /* 4 -> 5: helper fleet's (host identity); a no-op on this branch, replaced at merge */
-        "",
+        /* 4 -> 5 (issue 11): host identity; labels once as the JSON the API shows and once as
+         * rows the ?label= filter finds through an index; indexes for ?hostname= and ?status= */
+        "ALTER TABLE agents ADD COLUMN hostname TEXT;"
+        "ALTER TABLE agents ADD COLUMN machine_id TEXT;"
+        "ALTER TABLE agents ADD COLUMN labels TEXT;"
+        "CREATE TABLE agent_labels ("
+        " agent TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,"
+        " key TEXT NOT NULL,"
+        " value TEXT NOT NULL,"
+        " PRIMARY KEY (agent, key)) WITHOUT ROWID;"
+        "CREATE INDEX agent_labels_by_kv ON agent_labels(key, value, agent);"
+        "CREATE INDEX agents_by_hostname ON agents(hostname, id);"
+        "CREATE INDEX agents_by_status ON agents(last_status, id);"
+        /* the stale scan logs each agent once per transition: when (0: not marked stale) */
+        "ALTER TABLE agents ADD COLUMN stale_since INTEGER NOT NULL DEFAULT 0;"
+        "CREATE INDEX agents_by_stale ON agents(stale_since, next_due);",
         /* 5 -> 6 (issue 11): the webhook outbox (daemon/store-outbox.c, docs/webhooks.md).
          * events: written in the transaction of the change that causes it; ids never reused, so
          * a receiver deduplicates by id. webhook_cursors: per receiver URL, the last event id it
          * acknowledged (delivery is in id order). outbox_meta: the cap and the events dropped by
-         * it. agents.stale_at: when the stale scan recorded the agent stale (0: not stale), with
-         * a partial index so the scan reads only active, not-yet-stale agents by next_due. */
+         * it. The stale scan's mark is schema 5's agents.stale_since. */
         "CREATE TABLE events ("
         " id INTEGER PRIMARY KEY AUTOINCREMENT,"
         " time INTEGER NOT NULL,"
@@ -109,10 +122,7 @@ static const char *const migration[STORE_SCHEMA_VERSION] = {
         " id INTEGER PRIMARY KEY CHECK (id = 1),"
         " cap INTEGER NOT NULL,"
         " dropped INTEGER NOT NULL);"
-        "INSERT INTO outbox_meta (id, cap, dropped) VALUES (1, 100000, 0);"
-        "ALTER TABLE agents ADD COLUMN stale_at INTEGER NOT NULL DEFAULT 0;"
-        "CREATE INDEX agents_stale_scan ON agents(next_due)"
-        " WHERE stale_at = 0 AND state = 'active';",
+        "INSERT INTO outbox_meta (id, cap, dropped) VALUES (1, 100000, 0);",
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
@@ -120,23 +130,38 @@ static const char *const stmt_sql[ST_COUNT] = {
                          " ek_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         [ST_AGENT_GET] = "SELECT id, ak_public, ak_name, ek_cert, state, policy, created,"
                          " last_seen, next_due, last_status, last_policy, last_result,"
-                         " ima_offset, replay_state, seq, ek_id FROM agents WHERE id = ?1",
-        [ST_AGENT_LIST] = "SELECT id, NULL, NULL, NULL, state, policy, created, last_seen,"
-                          " next_due, last_status, last_policy, last_result, ima_offset, NULL,"
-                          " seq, ek_id FROM agents ORDER BY id",
+                         " ima_offset, replay_state, seq, ek_id, hostname, machine_id, labels"
+                         " FROM agents WHERE id = ?1",
+        [ST_AGENT_LIST] = "SELECT " STORE_AGENT_LIST_COLS " FROM agents ORDER BY id",
+        [ST_AGENT_IDENTITY] = "UPDATE agents SET hostname = coalesce(?2, hostname),"
+                              " machine_id = coalesce(?3, machine_id),"
+                              " labels = coalesce(?4, labels) WHERE id = ?1",
+        [ST_LABELS_DELETE] = "DELETE FROM agent_labels WHERE agent = ?1",
+        /* ?1 now, ?2 grace, ?3 interval (ms): active agents past due, not yet marked */
+        [ST_STALE_ANY] = "SELECT 1 FROM agents WHERE stale_since = 0 AND state = 'active' AND"
+                         " ((next_due <> 0 AND next_due + ?2 < ?1) OR"
+                         " (next_due = 0 AND created + ?3 + ?2 < ?1)) LIMIT 1",
+        [ST_STALE_MARK] = "UPDATE agents SET stale_since = ?1 WHERE stale_since = 0 AND"
+                          " state = 'active' AND ((next_due <> 0 AND next_due + ?2 < ?1) OR"
+                          " (next_due = 0 AND created + ?3 + ?2 < ?1))"
+                          " RETURNING id, hostname, last_status, last_seen",
+        [ST_LABEL_PUT] = "INSERT INTO agent_labels (agent, key, value) VALUES (?1, ?2, ?3)",
         [ST_AGENT_DELETE] = "DELETE FROM agents WHERE id = ?1",
         [ST_AGENT_SET_POLICY] = "UPDATE agents SET policy = ?2 WHERE id = ?1",
         [ST_POLICY_LIVE] = "SELECT 1 FROM policies WHERE name = ?1 AND deleted = 0 LIMIT 1",
         [ST_AGENT_COUNTS] =
-                "SELECT coalesce(sum(stale), 0),"
-                " coalesce(sum(NOT stale AND last_seen = 0), 0),"
-                " coalesce(sum(NOT stale AND last_seen <> 0 AND last_status = 'fail'), 0),"
-                " coalesce(sum(NOT stale AND last_seen <> 0 AND last_status <> 'fail'), 0)"
-                " FROM (SELECT last_seen, last_status, (CASE WHEN next_due = 0 THEN created + ?3"
-                " ELSE next_due END) + ?2 < ?1 AS stale FROM agents)",
+                "SELECT coalesce(sum(decom), 0),"
+                " coalesce(sum(NOT decom AND last_status IS 'fail'), 0),"
+                " coalesce(sum(NOT decom AND stale AND last_status IS NOT 'fail'), 0),"
+                " coalesce(sum(NOT decom AND NOT stale AND last_status IS 'pass'), 0),"
+                " coalesce(sum(NOT decom AND NOT stale AND last_status IS NULL), 0)"
+                " FROM (SELECT last_status, state = 'decommissioned' AS decom,"
+                " (CASE WHEN next_due = 0 THEN created + ?3 ELSE next_due END) + ?2 < ?1 AS stale"
+                " FROM agents)",
         [ST_AGENT_UPDATE] = "UPDATE agents SET last_seen = ?3, next_due = ?4, last_status = ?5,"
                             " last_policy = ?6, last_result = ?7, ima_offset = ?8,"
-                            " replay_state = ?9, seq = seq + 1 WHERE id = ?1 AND seq = ?2",
+                            " replay_state = ?9, seq = seq + 1, stale_since = 0"
+                            " WHERE id = ?1 AND seq = ?2",
         [ST_AGENT_EXISTS] = "SELECT 1 FROM agents WHERE id = ?1",
         [ST_AGENT_OFFSET] = "SELECT ima_offset, state FROM agents WHERE id = ?1",
         [ST_AGENT_RESET_REPLAY] = "UPDATE agents SET ima_offset = 0, seq = seq + 1"
@@ -187,8 +212,7 @@ static const char *const stmt_sql[ST_COUNT] = {
         [ST_NONCE_GET] = "SELECT 1 FROM nonces_used WHERE nonce = ?1",
         [ST_HEALTH_PUT] = "INSERT OR REPLACE INTO health (id, time) VALUES (1, ?1)",
         /* the webhook outbox (daemon/store-outbox.c) */
-        [ST_OUTBOX_PREV] = "SELECT last_status, stale_at, state FROM agents WHERE id = ?1",
-        [ST_OUTBOX_UNSTALE] = "UPDATE agents SET stale_at = 0 WHERE id = ?1 AND stale_at <> 0",
+        [ST_OUTBOX_PREV] = "SELECT last_status, stale_since, state FROM agents WHERE id = ?1",
         [ST_OUTBOX_HOSTNAME] = "SELECT hostname FROM agents WHERE id = ?1",
         [ST_EVENT_ADD] = "INSERT INTO events (time, type, agent, hostname, status, previous,"
                          " claims, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -203,10 +227,6 @@ static const char *const stmt_sql[ST_COUNT] = {
                           " reason FROM events WHERE id > ?1 ORDER BY id LIMIT ?2",
         [ST_CURSOR_SET] = "UPDATE webhook_cursors SET delivered = ?2 WHERE url = ?1"
                           " AND delivered < ?2",
-        [ST_STALE_SCAN] = "SELECT id FROM agents WHERE stale_at = 0 AND state = 'active'"
-                          " AND next_due < ?1 AND (CASE WHEN next_due = 0 THEN created + ?2"
-                          " ELSE next_due END) < ?1 ORDER BY next_due LIMIT ?3",
-        [ST_STALE_MARK] = "UPDATE agents SET stale_at = ?2 WHERE id = ?1 AND stale_at = 0",
         [ST_BEGIN] = "BEGIN IMMEDIATE",
         [ST_COMMIT] = "COMMIT",
         [ST_ROLLBACK] = "ROLLBACK",
@@ -499,6 +519,38 @@ int store_read(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg)
         return rc;
 }
 
+/* The database directory dir could not be made (errno e): which directory, and what to do. */
+static int store_dir_fail(const char *dir, int e, struct attest_err *err)
+{
+        char up[4096], top[4096];
+        struct stat st;
+
+        if (e != ENOENT)
+                return attest_fail(err, -e, AE_STORE_IO,
+                                   "cannot create database directory %s: %s; create it for "
+                                   "attestd's user (install -d -m 0700 %s), set "
+                                   "StateDirectory=attestd, or choose another --db",
+                                   dir, strerror(e), dir);
+        /* name the topmost directory that is missing: mkdir makes only the last one */
+        snprintf(up, sizeof(up), "%s", dir);
+        snprintf(top, sizeof(top), "%s", dir);
+        for (unsigned i = 0; i < 64; i++) {
+                char *slash = strrchr(up, '/');
+
+                if (!slash || slash == up)
+                        break;
+                *slash = '\0';
+                if (stat(up, &st) == 0)
+                        break;
+                snprintf(top, sizeof(top), "%s", up);
+        }
+        return attest_fail(err, -ENOENT, AE_STORE_IO,
+                           "database directory %s missing (%s does not exist): create it "
+                           "(install -d -m 0700 %s), set StateDirectory=attestd, or choose "
+                           "another --db",
+                           dir, top, dir);
+}
+
 /*
  * The database holds agent identities and verdicts: its directory is created 0700 when missing
  * and refused when anyone may write to it; the file is created 0600 before SQLite opens it (the
@@ -525,8 +577,7 @@ static int store_prepare_files(const char *path, struct attest_err *err)
                 snprintf(dir, sizeof(dir), ".");
         }
         if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-                return attest_fail(err, -errno, AE_STORE_IO, "creating %s: %s", dir,
-                                   strerror(errno));
+                return store_dir_fail(dir, errno, err);
         if (stat(dir, &st) < 0)
                 return attest_fail(err, -errno, AE_STORE_IO, "%s: %s", dir, strerror(errno));
         if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))

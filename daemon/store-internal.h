@@ -59,8 +59,11 @@ enum stmt {
         ST_NONCE_PUT,
         ST_NONCE_GET,
         ST_HEALTH_PUT,
+        ST_AGENT_IDENTITY,
+        ST_LABELS_DELETE,
+        ST_LABEL_PUT,
+        ST_STALE_ANY,
         ST_OUTBOX_PREV,
-        ST_OUTBOX_UNSTALE,
         ST_OUTBOX_HOSTNAME, /* prepared on use: NULL until the schema has agents.hostname */
         ST_EVENT_ADD,
         ST_EVENT_CAP,
@@ -68,7 +71,6 @@ enum stmt {
         ST_EVENT_CAP_LOST,
         ST_EVENT_NEXT,
         ST_CURSOR_SET,
-        ST_STALE_SCAN,
         ST_STALE_MARK,
         ST_BEGIN,
         ST_COMMIT,
@@ -78,6 +80,11 @@ enum stmt {
         ST_ROLLBACK_TO,
         ST_COUNT,
 };
+
+/* The columns agent lists read (no blobs, no replay state), in agent_row()'s order. */
+#define STORE_AGENT_LIST_COLS                                                                      \
+        "id, NULL, NULL, NULL, state, policy, created, last_seen, next_due, last_status,"          \
+        " last_policy, last_result, ima_offset, NULL, seq, ek_id, hostname, machine_id, labels"
 
 struct conn {
         sqlite3 *db;
@@ -220,3 +227,5 @@ int outbox_on_verdict(struct conn *c, const char *agent, const char *status, con
                       int64_t now);
 int outbox_on_enrolled(struct conn *c, const char *agent, int64_t now);
 int outbox_on_decommission(struct conn *c, const char *agent, int64_t now);
+/* An agent the stale scan just marked (last_status NULL: no verdict yet). */
+int outbox_on_stale(struct conn *c, const char *agent, const char *last_status, int64_t now);

@@ -122,8 +122,7 @@ int outbox_on_verdict(struct conn *c, const char *agent, const char *status, con
 
         if (r <= 0)
                 return r; /* no agent: the update that follows says so */
-        if (stale && exec_by_key(c, ST_OUTBOX_UNSTALE, agent) < 0)
-                return -EIO;
+        /* the verdict's update clears the stale mark (agents.stale_since) */
         was = stale ? "stale" : prev[0] ? prev : NULL;
         if (was && !strcmp(was, status))
                 return 0; /* no change */
@@ -329,78 +328,16 @@ int store_outbox_next(struct store *s, int64_t after, unsigned limit,
         return store_read(s, next_fn, &a);
 }
 
-/* ---- the stale scan ---- */
+/* ---- the stale scan (store_agent_stale_scan marks, this records the event) ---- */
 
-struct stale_arg {
-        int64_t now, interval, grace;
-        unsigned max, n;
-        char (*ids)[STORE_ID_MAX + 1];
-};
-
-static int stale_fn(struct conn *c, void *arg)
+int outbox_on_stale(struct conn *c, const char *agent, const char *last_status, int64_t now)
 {
-        struct stale_arg *a = arg;
-        sqlite3_stmt *st = st_get(c, ST_STALE_SCAN);
-        unsigned found = 0;
-        int rc = SQLITE_DONE;
-
-        a->n = 0;
-        if (!st || bind_i64(st, 1, a->now - a->grace) < 0 || bind_i64(st, 2, a->interval) < 0 ||
-            bind_i64(st, 3, a->max) < 0)
-                return -EIO;
-        while (found < a->max && (rc = sqlite3_step(st)) == SQLITE_ROW)
-                col_str(st, 0, a->ids[found++], STORE_ID_MAX + 1);
-        sqlite3_reset(st);
-        if (found < a->max && rc != SQLITE_DONE)
-                return -EIO;
-        for (unsigned i = 0; i < found; i++) {
-                char prev[16], state[16];
-                bool stale = false;
-                int n;
-
-                if ((n = agent_prev(c, a->ids[i], prev, sizeof(prev), &stale, state,
-                                    sizeof(state))) < 0)
-                        return n;
-                st = st_get(c, ST_STALE_MARK);
-                if (!st || bind_text(st, 1, a->ids[i]) < 0 || bind_i64(st, 2, a->now) < 0 ||
-                    (n = step_changes(c, st)) < 0)
-                        return -EIO;
-                if (n == 0)
-                        continue;
-                if ((n = event_put(c, &(struct event_in){.time = a->now,
-                                                         .type = "agent.stale",
-                                                         .agent = a->ids[i],
-                                                         .status = "stale",
-                                                         .previous = prev[0] ? prev : NULL,
-                                                         .claims = "[]"})) < 0)
-                        return n;
-                if (i != a->n)
-                        memcpy(a->ids[a->n], a->ids[i], sizeof(a->ids[0]));
-                a->n++;
-        }
-        return 0;
-}
-
-int store_outbox_stale_scan(struct store *s, int64_t now, int64_t interval, int64_t grace,
-                            unsigned max, int (*fn)(const char *agent, void *arg), void *arg,
-                            unsigned *ret_n)
-{
-        struct stale_arg a = {now, interval, grace, max, 0, NULL};
-        int e;
-
-        if (max == 0)
-                return -EINVAL;
-        a.ids = calloc(max, sizeof(*a.ids));
-        if (!a.ids)
-                return -ENOMEM;
-        e = store_write(s, stale_fn, &a);
-        for (unsigned i = 0; e == 0 && fn && i < a.n; i++)
-                if (fn(a.ids[i], arg) < 0)
-                        break;
-        free(a.ids);
-        if (e == 0 && ret_n)
-                *ret_n = a.n;
-        return e;
+        return event_put(c, &(struct event_in){.time = now,
+                                               .type = "agent.stale",
+                                               .agent = agent,
+                                               .status = "stale",
+                                               .previous = last_status,
+                                               .claims = "[]"});
 }
 
 /* ---- pruning, statistics ---- */

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "evidence/evidence.h"
 #include "util/err.h"
 
 #define STORE_SCHEMA_VERSION 6
@@ -69,6 +70,10 @@ struct store_agent {
         uint8_t *replay_state; /* replay_state_encode() bytes, NULL before the first verdict */
         size_t replay_state_len;
         uint64_t seq; /* bumped by every verdict */
+        /* host identity (evidence/evidence.h syntax), as last reported; "" / NULL: never */
+        char hostname[EVIDENCE_HOSTNAME_MAX + 1];
+        char machine_id[EVIDENCE_MACHINE_ID_LEN + 1];
+        char *labels; /* a JSON object of strings, NULL before any report */
 };
 
 void store_agent_free(struct store_agent *a);
@@ -121,13 +126,83 @@ int store_agent_offset(struct store *s, const char *id, uint64_t *ret) _wur_;
 int store_agent_list(struct store *s, int (*fn)(const struct store_agent *a, void *arg), void *arg)
         _wur_;
 int store_agent_delete(struct store *s, const char *id) _wur_;
+
+/* The JSON object text of h's labels, in order ("{}" for none): n bytes at most. -E2BIG. */
+#define STORE_LABELS_JSON_MAX                                                                      \
+        (2 + EVIDENCE_LABELS_MAX * (EVIDENCE_LABEL_KEY_MAX + EVIDENCE_LABEL_VALUE_MAX + 6) + 1)
+int store_labels_json(const struct evidence_host *h, char *buf, size_t n) _wur_;
+/*
+ * Record what the host reported about itself: the host name and machine id when h has them, the
+ * labels when h->labels_present (replacing all earlier ones). 0 also when nothing changed
+ * (compare with store_agent_identity_differs() first to save the write); -ENOENT no agent.
+ */
+int store_agent_set_identity(struct store *s, const char *id, const struct evidence_host *h) _wur_;
+/* Whether h reports anything a's stored identity does not hold. */
+bool store_agent_identity_differs(const struct store_agent *a, const struct evidence_host *h);
+
+/*
+ * GET /v1/agents's filters, applied in SQL (indexes on hostname, last_status and labels), in id
+ * order from after the cursor. Status (DESIGN §5, docs/api.md), where stale means past next_due
+ * (created + interval before the first verdict) + grace:
+ *   pending, active, decommissioned  the stored state, stale or not
+ *   pass, fail                       state active, last verdict pass / fail, not stale
+ *   failing                          state active, last verdict fail, stale or not
+ *   stale                            stale (any state but decommissioned)
+ *   never                            state active, no verdict yet
+ */
+enum store_status {
+        STORE_STATUS_ANY,
+        STORE_STATUS_PENDING,
+        STORE_STATUS_ACTIVE,
+        STORE_STATUS_DECOMMISSIONED,
+        STORE_STATUS_PASS,
+        STORE_STATUS_FAIL,
+        STORE_STATUS_FAILING,
+        STORE_STATUS_STALE,
+        STORE_STATUS_NEVER,
+        STORE_STATUS__COUNT,
+};
+const char *store_status_name(enum store_status s);
+
+#define STORE_LABEL_FILTERS_MAX 4
+
+/*
+ * Mark the active agents that became stale since the last scan (once each: a verdict re-arms
+ * the mark) and call fn for each (id, host name or "", last status or NULL, last seen ms).
+ * A read first: nothing is written while no agent goes stale. Returns how many were marked.
+ */
+int store_agent_stale_scan(struct store *s, int64_t now, int64_t grace, int64_t interval,
+                           void (*fn)(const char *id, const char *hostname, const char *last_status,
+                                      int64_t last_seen, void *arg),
+                           void *arg) _wur_;
+
+struct store_agent_filter {
+        enum store_status status;
+        const char *hostname; /* NULL: any */
+        unsigned n_labels;    /* all must match (AND) */
+        const char *label_key[STORE_LABEL_FILTERS_MAX], *label_value[STORE_LABEL_FILTERS_MAX];
+        const char *after;            /* ids greater than this; NULL: from the first */
+        uint64_t limit;               /* rows at most */
+        int64_t now, grace, interval; /* ms: for stale */
+};
+/* Calls fn for each matching agent (without blobs and replay state), fn < 0 stops. */
+int store_agent_query(struct store *s, const struct store_agent_filter *f,
+                      int (*fn)(const struct store_agent *a, void *arg), void *arg) _wur_;
 /* policy NULL: back to the default. -ENOENT agent, -ENODATA no such policy. */
 int store_agent_set_policy(struct store *s, const char *id, const char *policy) _wur_;
 
+/*
+ * Agents by health, a partition of the agents that are not decommissioned (each counted once):
+ *   failing  last verdict fail, stale or not (a failing host that stops reporting stays failing)
+ *   stale    stale and last verdict not fail (passing or never attested)
+ *   active   last verdict pass, not stale
+ *   never    no verdict yet, not stale (pending agents too)
+ * plus decommissioned. Stale: past next_due (created + interval before the first verdict) +
+ * grace; times in ms.
+ */
 struct store_counts {
-        uint64_t active, stale, failing, never;
+        uint64_t active, stale, failing, never, decommissioned;
 };
-/* Stale: past next_due (created + interval before the first verdict) + grace; times in ms. */
 int store_agent_counts(struct store *s, int64_t now, int64_t grace, int64_t interval,
                        struct store_counts *ret) _wur_;
 
@@ -171,7 +246,7 @@ int store_results_list(struct store *s, const char *agent, uint64_t limit, int64
  * transaction of their change: agent.enrolled (store_agent_add of an active agent,
  * store_agent_activate), agent.pass / agent.fail (store_result_add when the status differs from
  * the previous one, the agent was stale, or it is the first verdict), agent.decommissioned
- * (store_agent_decommission), agent.stale (store_outbox_stale_scan). Event ids grow with commit
+ * (store_agent_decommission), agent.stale (store_agent_stale_scan). Event ids grow with commit
  * order (one writer at a time) and are never reused.
  */
 #define STORE_EVENT_TYPE_MAX 32
@@ -197,14 +272,6 @@ int store_outbox_next(struct store *s, int64_t after, unsigned limit,
                       int (*fn)(const struct store_event *ev, void *arg), void *arg) _wur_;
 /* Receiver url acknowledged event id (its cursor only moves forward). */
 int store_outbox_delivered(struct store *s, const char *url, int64_t id) _wur_;
-/*
- * Record agents that became stale (active, past next_due, or created + interval before their
- * first verdict, by more than grace; all ms) and not yet recorded: agent.stale events, at most
- * max per call, committed together; then fn for each (logging). *ret_n: how many.
- */
-int store_outbox_stale_scan(struct store *s, int64_t now, int64_t interval, int64_t grace,
-                            unsigned max, int (*fn)(const char *agent, void *arg), void *arg,
-                            unsigned *ret_n) _wur_;
 /* Delete events every receiver acknowledged that are older than before (ms); at most max. */
 int store_outbox_prune(struct store *s, int64_t before, unsigned max, uint64_t *ret_n) _wur_;
 

@@ -22,9 +22,8 @@
 
 #define BATCH 32             /* events read from the outbox at once per receiver */
 #define IDLE_MS 500          /* a receiver with nothing to send looks again after this */
-#define DUTY_MS 1000         /* the stale scan's period */
+#define DUTY_MS 1000         /* the duty thread's period */
 #define PRUNE_MS 60000       /* pruning's period */
-#define STALE_BATCH 256      /* agents recorded stale per transaction */
 #define PRUNE_BATCH 10000    /* events pruned per transaction */
 #define CONNECT_MAX_MS 10000 /* connecting may take at most this (and at most the timeout) */
 #define HOST_MAX 256
@@ -57,7 +56,7 @@ struct webhook {
         pthread_t duty;
         bool duty_started, curl_ready;
         uint64_t dropped_seen;
-        atomic_uint_fast64_t delivered, failed, stale_recorded;
+        atomic_uint_fast64_t delivered, failed;
 };
 
 /* ---- the event's JSON and signature ---- */
@@ -398,37 +397,20 @@ static void *receiver_main(void *arg)
         return NULL;
 }
 
-/* ---- the duty thread: stale scan, pruning, the cap's log line ---- */
-
-static int stale_logged(const char *agent, void *arg)
-{
-        struct webhook *w = arg;
-
-        atomic_fetch_add(&w->stale_recorded, 1);
-        log_notice("agent %s is stale: no evidence within its interval and grace", agent);
-        return 0;
-}
+/* ---- the duty thread: pruning, the cap's log line ---- */
 
 static void *duty_main(void *arg)
 {
         struct webhook *w = arg;
         const struct config *cfg = w->cfg;
         int64_t next_prune = 0;
-        bool warned = false;
 
         while (!stopping(w)) {
                 int64_t now = attestd_now_ms();
                 struct store_outbox_stats st;
-                unsigned n = 0;
                 uint64_t pruned = 0;
                 int e;
 
-                e = store_outbox_stale_scan(w->store, now, (int64_t)cfg->interval * 1000,
-                                            (int64_t)cfg->grace * 1000, STALE_BATCH, stale_logged,
-                                            w, &n);
-                if (e < 0 && !warned)
-                        log_err("stale scan failed: %s", strerror(-e));
-                warned = e < 0;
                 if (now >= next_prune) {
                         e = store_outbox_prune(w->store,
                                                now - (int64_t)cfg->webhook_retention * 1000,
@@ -445,7 +427,7 @@ static void *duty_main(void *arg)
                                     (unsigned long long)st.dropped);
                         w->dropped_seen = st.dropped;
                 }
-                if (n < STALE_BATCH && nap(w, DUTY_MS))
+                if (nap(w, DUTY_MS))
                         break;
         }
         return NULL;
@@ -702,15 +684,10 @@ int webhook_metrics_append(struct webhook *w, char **text, size_t *len)
                 "# HELP attestd_webhook_dropped_total Undelivered events dropped by "
                 "--webhook-outbox-max (since the database was created).\n"
                 "# TYPE attestd_webhook_dropped_total counter\n"
-                "attestd_webhook_dropped_total %llu\n"
-                "# HELP attestd_agents_stale_recorded_total Agents the stale scan found stale "
-                "(one agent.stale event each).\n"
-                "# TYPE attestd_agents_stale_recorded_total counter\n"
-                "attestd_agents_stale_recorded_total %llu\n",
+                "attestd_webhook_dropped_total %llu\n",
                 (unsigned long long)atomic_load(&w->delivered),
                 (unsigned long long)atomic_load(&w->failed), (unsigned long long)st.pending,
-                (unsigned long long)st.events, (unsigned long long)st.dropped,
-                (unsigned long long)atomic_load(&w->stale_recorded));
+                (unsigned long long)st.events, (unsigned long long)st.dropped);
         if (fclose(f) != 0) {
                 free(buf);
                 return -ENOMEM;

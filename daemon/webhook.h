@@ -6,8 +6,9 @@
  *     jittered exponential back-off until the receiver answers 2xx; its cursor in the database
  *     moves only then, so a restart resumes where delivery stopped (a receiver may see an event
  *     twice, with the same id, never lose one);
- *   - one duty thread: the stale scan (agent.stale events, once per staleness), pruning of
- *     delivered events after --webhook-retention, a log line when the outbox cap dropped events.
+ *   - one duty thread: pruning of delivered events after --webhook-retention, a log line when
+ *     the outbox cap dropped events. (agent.stale events come from the stale scan of the main
+ *     loop, store_agent_stale_scan(), in the transaction of its mark.)
  * None of it runs on the HTTP serving threads, and each receiver has its own thread, so a
  * hostile receiver (hangs, slow or huge responses, redirects) costs at most its own attempt's
  * --webhook-timeout.

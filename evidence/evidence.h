@@ -21,6 +21,73 @@
 #define EVIDENCE_CMDLINE_MAX 4096
 #define EVIDENCE_WORD_MAX 32 /* bytes of a host-fact word with its NUL (source, origin) */
 
+/*
+ * Host identity (issue 11): the host name, /etc/machine-id and the operator's labels. Reported,
+ * never anchored; the daemon stores them and lists agents by them. One syntax for every reader
+ * (agent config, evidence JSON, enrolment, the daemon's ?label= and ?hostname= filters):
+ *   host name  1..EVIDENCE_HOSTNAME_MAX bytes of [A-Za-z0-9._-]
+ *   machine id exactly EVIDENCE_MACHINE_ID_LEN lower-case hex digits
+ *   label key  1..EVIDENCE_LABEL_KEY_MAX bytes of [a-z0-9._-], starting with [a-z0-9]
+ *   label val  1..EVIDENCE_LABEL_VALUE_MAX bytes of [A-Za-z0-9._-]
+ *   at most EVIDENCE_LABELS_MAX labels, keys distinct
+ * None of these bytes needs escaping in JSON, a log line or a URL query.
+ */
+#define EVIDENCE_HOSTNAME_MAX 253 /* RFC 1035 name length */
+#define EVIDENCE_MACHINE_ID_LEN 32
+#define EVIDENCE_LABELS_MAX 32
+#define EVIDENCE_LABEL_KEY_MAX 63
+#define EVIDENCE_LABEL_VALUE_MAX 63
+
+static inline bool evidence_hostname_char(char c)
+{
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '.' || c == '_' || c == '-';
+}
+
+static inline bool evidence_hostname_valid(const char *s, size_t n)
+{
+        if (n == 0 || n > EVIDENCE_HOSTNAME_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!evidence_hostname_char(s[i]))
+                        return false;
+        return true;
+}
+
+static inline bool evidence_machine_id_valid(const char *s, size_t n)
+{
+        if (n != EVIDENCE_MACHINE_ID_LEN)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+                        return false;
+        return true;
+}
+
+static inline bool evidence_label_key_valid(const char *s, size_t n)
+{
+        if (n == 0 || n > EVIDENCE_LABEL_KEY_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                char c = s[i];
+                bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+
+                if (!alnum && (i == 0 || !(c == '.' || c == '_' || c == '-')))
+                        return false;
+        }
+        return true;
+}
+
+static inline bool evidence_label_value_valid(const char *s, size_t n)
+{
+        return n > 0 && n <= EVIDENCE_LABEL_VALUE_MAX && evidence_hostname_valid(s, n);
+}
+
+struct evidence_label {
+        char key[EVIDENCE_LABEL_KEY_MAX + 1];
+        char value[EVIDENCE_LABEL_VALUE_MAX + 1];
+};
+
 /* What the agent reports about its host; none of it is anchored by the quote. */
 struct evidence_host {
         char kernel[256]; /* "" when not reported */
@@ -32,6 +99,12 @@ struct evidence_host {
         bool tk_present;
         char tk_source[EVIDENCE_WORD_MAX]; /* trusted.source= as given: tpm, tee, ... */
         char tk_origin[EVIDENCE_WORD_MAX]; /* "cmdline" */
+        /* identity: "" / absent when not reported (older agents) */
+        char hostname[EVIDENCE_HOSTNAME_MAX + 1];
+        char machine_id[EVIDENCE_MACHINE_ID_LEN + 1];
+        bool labels_present; /* "labels" given, maybe empty: the host has no labels now */
+        unsigned n_labels;
+        struct evidence_label labels[EVIDENCE_LABELS_MAX];
 };
 
 struct evidence {

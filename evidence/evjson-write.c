@@ -174,6 +174,27 @@ int evidence_json_tail(const struct evidence_host *h, struct wb *w)
                 TRY(put_str(w, h->tk_origin));
                 TRY(wb_put_u8(w, '}'));
         }
+        if (h->hostname[0]) {
+                SEP();
+                TRY(put_key(w, "hostname"));
+                TRY(put_str(w, h->hostname));
+        }
+        if (h->machine_id[0]) {
+                SEP();
+                TRY(put_key(w, "machine_id"));
+                TRY(put_str(w, h->machine_id));
+        }
+        if (h->labels_present) {
+                SEP();
+                TRY(put_s(w, "\"labels\":{"));
+                for (unsigned i = 0; i < h->n_labels && i < EVIDENCE_LABELS_MAX; i++) {
+                        if (i)
+                                TRY(wb_put_u8(w, ','));
+                        TRY(put_key(w, h->labels[i].key));
+                        TRY(put_str(w, h->labels[i].value));
+                }
+                TRY(wb_put_u8(w, '}'));
+        }
 #undef SEP
 #undef TRY
         return put_s(w, "}}");

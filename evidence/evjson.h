@@ -7,7 +7,8 @@
  *    "ima":{"offset":N, "format":"binary"|"ascii", "entries":"B64"},
  *    "host":{"kernel":"6.1.0", "cmdline":"...", "boot_id":"UUID",
  *            "cfi":{"source":"config", "enabled":true, "permissive":false},
- *            "trusted_keys":{"source":"tpm", "origin":"cmdline"}}}
+ *            "trusted_keys":{"source":"tpm", "origin":"cmdline"},
+ *            "hostname":"web1", "machine_id":"32 HEX", "labels":{"role":"web"}}}
  *
  * Every field is bounded and validated and unknown fields are rejected at every level; "host" and
  * its members are optional, the rest is required. Errors are -EBADMSG (-E2BIG over a cap) with
@@ -19,6 +20,8 @@
 #define ATTEST_EVJSON_H
 
 #include <stddef.h>
+
+#include <jansson.h>
 
 #include "evidence/evidence.h"
 #include "util/buf.h"
@@ -41,6 +44,13 @@ int evidence_from_json(const char *buf, size_t len, size_t max_ima, struct evide
  * the closing quote. Host facts must be printable ASCII (-EINVAL); -E2BIG past the writer's cap.
  */
 int evidence_to_json(const struct evidence *ev, char **ret) _wur_;
+/*
+ * The identity members alone ("hostname", "machine_id", "labels"; any other member is
+ * evidence_unknown_field), decoded into h as in "host": the daemon's enrolment body. o is a
+ * borrowed jansson object; path names it in errors ("$.host").
+ */
+int evidence_host_identity_from_json(const json_t *o, const char *path, struct evidence_host *h,
+                                     struct attest_err *err) _wur_;
 int evidence_json_head(const struct evidence *ev, struct wb *w) _wur_;
 int evidence_json_tail(const struct evidence_host *h, struct wb *w) _wur_;
 

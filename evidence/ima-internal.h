@@ -12,6 +12,8 @@
 int ima_fail_entry(struct attest_err *err, int e, enum attest_code code, uint64_t idx, size_t off,
                    const char *what);
 bool ima_all_zero(const uint8_t *p, size_t n);
+/* name (len bytes, no ':') is a digest algorithm d-ng may name, and its digests are size bytes. */
+bool ima_digest_algo_ok(const char *name, uint32_t len, uint32_t size);
 
 /*
  * Template 'ima' at r: digest[20] | u32 len | name (at most IMA_LEGACY_NAME_MAX bytes, no NUL).

@@ -133,6 +133,20 @@ int ima_fail_entry(struct attest_err *err, int e, enum attest_code code, uint64_
         return attest_fail(err, e, code, "entry %" PRIu64 " at byte %zu: %s", idx, off, what);
 }
 
+bool ima_digest_algo_ok(const char *name, uint32_t len, uint32_t size)
+{
+        /*
+         * only the kernel's hash_algo_name[] names, each with its digest size. Names are unique,
+         * so a size mismatch may be tested first: it skips the memcmp() of most rows (that loop
+         * was a third of the binary reader's instructions).
+         */
+        for (size_t i = 0; i < ARRAY_SIZE(digest_algos); i++)
+                if (digest_algos[i].size == size && digest_algos[i].len == len &&
+                    memcmp(digest_algos[i].name, name, len) == 0)
+                        return true;
+        return false;
+}
+
 /* d-ng and d-modsig: "<algo>:\0" digest. An empty d-modsig (no modsig) is allowed by the caller. */
 static int decode_digest_ng(const uint8_t *p, uint32_t n, struct ima_entry *e)
 {
@@ -145,22 +159,13 @@ static int decode_digest_ng(const uint8_t *p, uint32_t n, struct ima_entry *e)
         if (alen == 0 || alen > 32)
                 return -EBADMSG;
         dlen = n - alen - 2;
-        /*
-         * only the kernel's hash_algo_name[] names, each with its digest size. Names are unique,
-         * so a size mismatch may be tested first: it skips the memcmp() of most rows (that loop
-         * was a third of the binary reader's instructions).
-         */
-        for (size_t i = 0; i < ARRAY_SIZE(digest_algos); i++) {
-                if (digest_algos[i].size != dlen || digest_algos[i].len != alen ||
-                    memcmp(digest_algos[i].name, p, alen) != 0)
-                        continue;
-                e->algo = (const char *)p;
-                e->algo_len = alen;
-                e->digest = nul + 1;
-                e->digest_len = dlen;
-                return 0;
-        }
-        return -EBADMSG;
+        if (!ima_digest_algo_ok((const char *)p, alen, dlen))
+                return -EBADMSG;
+        e->algo = (const char *)p;
+        e->algo_len = alen;
+        e->digest = nul + 1;
+        e->digest_len = dlen;
+        return 0;
 }
 
 /* n-ng (and n outside template 'ima'): name NUL, no NUL inside. */

@@ -67,6 +67,7 @@
         X(AE_EVIDENCE_TYPE, "evidence_type")                                                       \
         X(AE_EVIDENCE_UNKNOWN_FIELD, "evidence_unknown_field")                                     \
         X(AE_EVIDENCE_VERSION, "evidence_version")                                                 \
+        X(AE_FACTS_MACHINE_ID, "facts_machine_id")                                                 \
         X(AE_FACTS_NO_KERNEL, "facts_no_kernel")                                                   \
         X(AE_FILE, "file")                                                                         \
         X(AE_FORBIDDEN, "forbidden")                                                               \

@@ -47,12 +47,12 @@ evidence qemu61-tcb tcb.json kernel=6.1.192
 grep -q '"name": "lab"' lab.json || fail "from-host: no name"
 grep -q '"never_permissive": true' lab.json || fail "from-host: never_permissive not pinned"
 "$attestctl" policy validate lab.json >/dev/null || fail "from-host policy does not validate"
-"$attestctl" policy check lab.json good.json --ak ak.pub --sel sha256:0-10+sha1:10 >v-good.json ||
+"$attestctl" policy check lab.json good.json --ak ak.pub --sel sha256:0-10+sha1:10 --json >v-good.json ||
         fail "check good: exit $?"
 grep -q '"status": "pass"' v-good.json || fail "check good: not pass"
 grep -q '"new_entries": 6' v-good.json || fail "check good: not 6 entries replayed"
 rc=0
-"$attestctl" policy check lab.json tcb.json --ak ak.pub >v-tcb.json || rc=$?
+"$attestctl" policy check lab.json tcb.json --ak ak.pub --json >v-tcb.json || rc=$?
 [ $rc -eq 1 ] || fail "check tcb: exit $rc, want 1"
 grep -q '"status": "fail"' v-tcb.json || fail "check tcb: not fail"
 grep -q '"entry": 16' v-tcb.json || fail "check tcb: the permissive entry 16 is not named"
@@ -63,7 +63,7 @@ grep -q '"anchored": false' lab.json || fail "from-host: tk not unanchored"
 sed 's/"nonce":"\(..\)/"nonce":"00/' good.json >bad-nonce.json
 if cmp -s good.json bad-nonce.json; then sed -i 's/"nonce":"00/"nonce":"11/' bad-nonce.json; fi
 rc=0
-"$attestctl" policy check lab.json bad-nonce.json --ak ak.pub >v-bad.json || rc=$?
+"$attestctl" policy check lab.json bad-nonce.json --ak ak.pub --json >v-bad.json || rc=$?
 [ $rc -eq 1 ] || fail "tampered: exit $rc, want 1"
 grep -q '"error": "quote_nonce"' v-bad.json || fail "tampered: $(cat v-bad.json)"
 
@@ -104,7 +104,7 @@ want0=$(awk '$1 == 0 { print $2 }' "$top/tests/data/qemu61-good/pcrs-sha256.txt"
 grep -q "\"0\": \"$want0\"" real-pol.json || fail "real: PCR 0 is not the recorded boot's"
 "$attestctl" policy check real-pol.json real.json --ak ak.pub >/dev/null || fail "check real: $?"
 rc=0
-"$attestctl" policy check lab.json real.json --ak ak.pub >v-real.json || rc=$?
+"$attestctl" policy check lab.json real.json --ak ak.pub --json >v-real.json || rc=$?
 [ $rc -eq 1 ] || fail "lab policy on the real PCRs: exit $rc, want 1"
 grep -q '"name": "tpm.pcrs.sha256.0"' v-real.json || fail "no PCR 0 claim"
 echo "policy-cli: ok"

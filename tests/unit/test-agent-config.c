@@ -46,6 +46,9 @@ START_TEST(test_config_every_key_and_the_syntax)
                                    "dump-evidence = /d.json\n"
                                    "insecure-http = 1\n"
                                    "proc-root = /p\n"
+                                   "label = role=web\n"
+                                   "label =  dc = fra-1 \n"
+                                   "machine-id-file = /m\n"
                                    "timeout = 5"; /* no final newline */
         struct agent_config *c = cfg_new();
         struct attest_err err = {0};
@@ -68,6 +71,13 @@ START_TEST(test_config_every_key_and_the_syntax)
         ck_assert_str_eq(c->dump_evidence, "/d.json");
         ck_assert_str_eq(c->proc_root, "/p");
         ck_assert_uint_eq(c->timeout, 5);
+        ck_assert_str_eq(c->machine_id_file, "/m");
+        /* labels add up, in order, blanks around key and value cut */
+        ck_assert_uint_eq(c->n_labels, 2);
+        ck_assert_str_eq(c->labels[0].key, "role");
+        ck_assert_str_eq(c->labels[0].value, "web");
+        ck_assert_str_eq(c->labels[1].key, "dc");
+        ck_assert_str_eq(c->labels[1].value, "fra-1");
         /* every key by its name, and "config" is not one */
         for (int k = 0; k < AGENT_CFG_KEY_COUNT; k++) {
                 enum agent_config_key r;
@@ -122,6 +132,21 @@ START_TEST(test_config_malformed_lines_name_line_and_key)
         parse_fails(LIT("interval = 060\n"), "a.conf:1: interval: wants a number");
         parse_fails(LIT("interval = 5s\n"), "a.conf:1: interval: wants a number");
         parse_fails(LIT("timeout = 18446744073709551617\n"), "a.conf:1: timeout: wants a number");
+        /* labels: KEY=VALUE, each checked, no key twice, at most EVIDENCE_LABELS_MAX */
+        parse_fails(LIT("ca = /new\nlabel = role\n"), "a.conf:2: label: wants KEY=VALUE");
+        parse_fails(LIT("label = role=web\nlabel = Role=db\n"), "a.conf:2: label: key: wants");
+        parse_fails(LIT("label = =web\n"), "a.conf:1: label: key: wants 1..63");
+        parse_fails(LIT("label = role=\n"), "a.conf:1: label: value of role: wants");
+        parse_fails(LIT("label = role=a b\n"), "a.conf:1: label: value of role: wants");
+        parse_fails(LIT("label = role=web/1\n"), "a.conf:1: label: value of role");
+        parse_fails(LIT("label = role=web\n# x\nlabel = role=db\n"),
+                    "a.conf:3: label: key role given twice");
+        parse_fails(
+                LIT("label = k=0123456789012345678901234567890123456789012345678901234567890123\n"),
+                "a.conf:1: label: value of k: wants 1..63");
+        parse_fails(
+                LIT("label = k012345678901234567890123456789012345678901234567890123456789012=v\n"),
+                "a.conf:1: label: key: wants 1..63");
         /* a NUL byte: the old fgets/strchr parser cut the value there and went on */
         parse_fails(LIT("ca = /new\nverifier = https://good\0https://evil\n"),
                     "a.conf:2: NUL byte");
@@ -129,6 +154,30 @@ START_TEST(test_config_malformed_lines_name_line_and_key)
 END_TEST
 
 /* ---- config: caps ---- */
+
+/* Labels at cap - 1 and cap parse; one more is an error naming its line. */
+START_TEST(test_config_label_count_cap)
+{
+        char text[4096];
+        size_t n = 0;
+        struct agent_config *c = cfg_new();
+        struct attest_err err = {0};
+
+        for (int i = 0; i < EVIDENCE_LABELS_MAX; i++)
+                n += (size_t)snprintf(text + n, sizeof(text) - n, "label = k%d=v%d\n", i, i);
+        ck_assert_int_eq(
+                agent_config_parse(text, n - strlen("label = k31=v31\n"), "a.conf", c, &err), 0);
+        ck_assert_uint_eq(c->n_labels, EVIDENCE_LABELS_MAX - 1);
+        free(c);
+        c = cfg_new();
+        ck_assert_int_eq(agent_config_parse(text, n, "a.conf", c, &err), 0);
+        ck_assert_uint_eq(c->n_labels, EVIDENCE_LABELS_MAX);
+        ck_assert_str_eq(c->labels[EVIDENCE_LABELS_MAX - 1].key, "k31");
+        free(c);
+        n += (size_t)snprintf(text + n, sizeof(text) - n, "label = k99=v\n");
+        parse_fails(text, n, "a.conf:33: label: more than 32 labels");
+}
+END_TEST
 
 START_TEST(test_config_value_cap)
 {
@@ -494,6 +543,7 @@ int main(void)
         tcase_add_test(tc, test_config_every_key_and_the_syntax);
         tcase_add_test(tc, test_config_malformed_lines_name_line_and_key);
         tcase_add_test(tc, test_config_value_cap);
+        tcase_add_test(tc, test_config_label_count_cap);
         tcase_add_test(tc, test_config_line_cap);
         tcase_add_test(tc, test_config_file_cap);
         tcase_add_test(tc, test_config_number_caps);

@@ -29,9 +29,9 @@ static void put(const char *name, const void *data, size_t len, const char *mode
 
 static const char *at(const char *name)
 {
-        static char bufs[8][256];
+        static char bufs[16][256];
         static int i;
-        char *p = bufs[i++ % 8];
+        char *p = bufs[i++ % 16];
 
         snprintf(p, 256, "%s/%s", tmpdir, name);
         return p;
@@ -39,8 +39,8 @@ static const char *at(const char *name)
 
 START_TEST(test_facts_from_boot_config_and_cmdline)
 {
-        struct facts_paths p = {at("osrelease"), at("boot_id"), at("cmdline"), tmpdir,
-                                at("config.gz")};
+        struct facts_paths p = {at("osrelease"), at("boot_id"),  at("cmdline"),   tmpdir,
+                                at("config.gz"), at("hostname"), at("machine-id")};
         struct facts f;
         struct attest_err err = {0};
         static const char cfg[] = "CONFIG_FOO=y\nCONFIG_CFI_CLANG=y\n# CONFIG_CFI_PERMISSIVE is "
@@ -63,10 +63,67 @@ START_TEST(test_facts_from_boot_config_and_cmdline)
 }
 END_TEST
 
+/* Host name and machine id: read, validated; a malformed machine id is an error naming the file. */
+START_TEST(test_facts_identity)
+{
+        struct facts_paths p = {.hostname = at("hostname"), .machine_id = at("machine-id")};
+        static const struct {
+                const char *text;
+                bool ok;
+        } ids[] = {
+                {"0123456789abcdef0123456789abcdef\n", true},
+                {"0123456789abcdef0123456789abcdef", true},
+                {"0123456789ABCDEF0123456789abcdef\n", false},
+                {"0123456789abcdef0123456789abcde\n", false},
+                {"0123456789abcdef0123456789abcdef0\n", false},
+                {"0123456789abcdef0123456789abcdef\n\n", false},
+                {"0123456789abcdef0123456789abcdef\nx", false},
+                {"", false},
+                {"uninitialized\n", false},
+        };
+        struct facts f;
+        struct attest_err err = {0};
+
+        put("hostname", "web-01.example\n", 15, "w");
+        for (size_t i = 0; i < ARRAY_SIZE(ids); i++) {
+                memset(&f, 0, sizeof(f));
+                memset(&err, 0, sizeof(err));
+                put("machine-id", ids[i].text, strlen(ids[i].text), "w");
+                if (ids[i].ok) {
+                        ck_assert_msg(facts_identity(&p, &f, &err) == 0, "%zu: %s", i, err.msg);
+                        ck_assert_str_eq(f.machine_id, "0123456789abcdef0123456789abcdef");
+                        ck_assert_str_eq(f.hostname, "web-01.example");
+                        continue;
+                }
+                ck_assert_msg(facts_identity(&p, &f, &err) == -EBADMSG, "%zu accepted", i);
+                ck_assert_int_eq(err.code, AE_FACTS_MACHINE_ID);
+                ck_assert_msg(strstr(err.msg, "machine-id: not a machine id"), "%s", err.msg);
+                ck_assert_str_eq(f.machine_id, "");
+        }
+        /* a larger file is refused before it is read whole */
+        {
+                char big[4096];
+
+                memset(big, 'a', sizeof(big));
+                put("machine-id", big, sizeof(big), "w");
+                ck_assert_int_eq(facts_identity(&p, &f, &err), -EBADMSG);
+                ck_assert_msg(strstr(err.msg, "longer than 33 bytes"), "%s", err.msg);
+        }
+        /* no machine-id file: not reported, not an error */
+        p.machine_id = at("none");
+        ck_assert_int_eq(facts_identity(&p, &f, &err), 0);
+        ck_assert_str_eq(f.machine_id, "");
+        /* a host name outside [A-Za-z0-9._-] is not reported */
+        put("hostname", "web 01\n", 7, "w");
+        ck_assert_int_eq(facts_identity(&p, &f, &err), 0);
+        ck_assert_str_eq(f.hostname, "");
+}
+END_TEST
+
 START_TEST(test_facts_fall_back_to_proc_config_gz_and_absent)
 {
         struct facts_paths p = {at("osrelease"), at("none"), at("none"), at("noboot"),
-                                at("config.gz")};
+                                at("config.gz"), at("none"), at("none")};
         struct facts f;
         struct attest_err err = {0};
         static const char cfg[] = "CONFIG_CFI_CLANG=y\nCONFIG_CFI_PERMISSIVE=y\n";
@@ -96,7 +153,7 @@ END_TEST
 START_TEST(test_facts_reject_unprintable_and_spoofed_params)
 {
         struct facts_paths p = {at("osrelease"), at("none"), at("cmdline"), at("noboot"),
-                                at("none")};
+                                at("none"),      at("none"), at("none")};
         struct facts f;
         struct attest_err err = {0};
 
@@ -652,6 +709,7 @@ static Suite *agent_suite(void)
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 120); /* ASan on a shared machine: logs of several MB */
         tcase_add_test(tc, test_facts_from_boot_config_and_cmdline);
+        tcase_add_test(tc, test_facts_identity);
         tcase_add_test(tc, test_facts_fall_back_to_proc_config_gz_and_absent);
         tcase_add_test(tc, test_facts_reject_unprintable_and_spoofed_params);
         tcase_add_test(tc, test_imalog_reads_only_new_entries);

@@ -208,7 +208,8 @@ END_TEST
 START_TEST(test_metrics_text)
 {
         struct metrics m;
-        struct metrics_agents a = {1, 2, 3, 4};
+        struct metrics_agents a = {1, 2, 3, 4, 5};
+        struct metrics_routes mr = {.n = 1, .pattern = {"/v1/agents"}, .method = {{"GET"}}};
         char *t;
         size_t n;
 
@@ -222,7 +223,38 @@ START_TEST(test_metrics_text)
 
         struct metrics_policies pol = {7, 2, 3, 0, 1};
 
-        ck_assert_int_eq(metrics_render(&m, &a, &st, &pol, 5, &t, &n), 0);
+        metrics_claim_failed(&m, CLAIM_CFI_ENABLED);
+        metrics_claim_failed(&m, CLAIM_CFI_ENABLED);
+        metrics_claim_failed(&m, CLAIM__COUNT); /* out of range: dropped */
+        metrics_http(&m, 0, 0, 700);
+        metrics_http(&m, 0, 0, 2000);
+        metrics_http(&m, 0, 0, 9000000);
+        metrics_http(&m, SIZE_MAX, 0, 10); /* no route */
+        metrics_http(&m, 3, 7, 10);        /* out of range: "none" */
+        ck_assert_int_eq(metrics_render(&m, &a, &st, &pol, &mr, 5, &t, &n), 0);
+        {
+                const char *b = strstr(t, "\nattestd_build_info{version=\"");
+                const char *q = b ? strchr(b + 30, '"') : NULL;
+
+                ck_assert_msg(b && q && q > b + 30 && !strncmp(q, "\"} 1\n", 5), "%s", t);
+        }
+        ck_assert_ptr_nonnull(strstr(t, "attestd_claim_failures_total{claim=\"cfi.enabled\"} 2\n"));
+        ck_assert_ptr_nonnull(
+                strstr(t, "attestd_claim_failures_total{claim=\"cfi.anchored\"} 0\n"));
+        ck_assert_ptr_nonnull(strstr(t, "attestd_agents{state=\"decommissioned\"} 5\n"));
+        ck_assert_ptr_nonnull(strstr(t, "attestd_http_request_duration_seconds_bucket{route=\"/v1/"
+                                        "agents\",method=\"GET\",le=\"0.0005\"} 0\n"));
+        ck_assert_ptr_nonnull(strstr(t, "attestd_http_request_duration_seconds_bucket{route=\"/v1/"
+                                        "agents\",method=\"GET\",le=\"0.001\"} 1\n"));
+        ck_assert_ptr_nonnull(strstr(t, "attestd_http_request_duration_seconds_bucket{route=\"/v1/"
+                                        "agents\",method=\"GET\",le=\"0.0025\"} 2\n"));
+        ck_assert_ptr_nonnull(strstr(t, "attestd_http_request_duration_seconds_bucket{route=\"/v1/"
+                                        "agents\",method=\"GET\",le=\"+Inf\"} 3\n"));
+        ck_assert_ptr_nonnull(strstr(t, "attestd_http_request_duration_seconds_count{route=\"/v1/"
+                                        "agents\",method=\"GET\"} 3\n"));
+        ck_assert_ptr_nonnull(strstr(t,
+                                     "attestd_http_request_duration_seconds_count{route=\"none\","
+                                     "method=\"\"} 2\n"));
         ck_assert_ptr_nonnull(strstr(t, "attestd_policy_cache_hits_total 7\n"));
         ck_assert_ptr_nonnull(strstr(t, "attestd_policy_cache_misses_total 2\n"));
         ck_assert_ptr_nonnull(strstr(t, "attestd_policy_parses_total 3\n"));

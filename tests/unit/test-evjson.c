@@ -45,6 +45,15 @@ static struct evidence *sample(void)
         ev->host.tk_present = true;
         snprintf(ev->host.tk_source, sizeof(ev->host.tk_source), "tpm");
         snprintf(ev->host.tk_origin, sizeof(ev->host.tk_origin), "cmdline");
+        snprintf(ev->host.hostname, sizeof(ev->host.hostname), "web-01.fra.example");
+        snprintf(ev->host.machine_id, sizeof(ev->host.machine_id),
+                 "0123456789abcdef0123456789abcdef");
+        ev->host.labels_present = true;
+        ev->host.n_labels = 2;
+        snprintf(ev->host.labels[0].key, sizeof(ev->host.labels[0].key), "role");
+        snprintf(ev->host.labels[0].value, sizeof(ev->host.labels[0].value), "web");
+        snprintf(ev->host.labels[1].key, sizeof(ev->host.labels[1].key), "dc");
+        snprintf(ev->host.labels[1].value, sizeof(ev->host.labels[1].value), "fra-1");
         return ev;
 }
 
@@ -85,6 +94,14 @@ START_TEST(test_round_trip_keeps_every_field)
         ck_assert(b->host.tk_present);
         ck_assert_str_eq(b->host.tk_source, "tpm");
         ck_assert_str_eq(b->host.tk_origin, "cmdline");
+        ck_assert_str_eq(b->host.hostname, "web-01.fra.example");
+        ck_assert_str_eq(b->host.machine_id, "0123456789abcdef0123456789abcdef");
+        ck_assert(b->host.labels_present);
+        ck_assert_uint_eq(b->host.n_labels, 2);
+        ck_assert_str_eq(b->host.labels[0].key, "role");
+        ck_assert_str_eq(b->host.labels[0].value, "web");
+        ck_assert_str_eq(b->host.labels[1].key, "dc");
+        ck_assert_str_eq(b->host.labels[1].value, "fra-1");
         /* encoding the decoded evidence gives the same text */
         ck_assert_int_eq(evidence_to_json(b, &s2), 0);
         ck_assert_str_eq(s, s2);
@@ -110,6 +127,9 @@ START_TEST(test_minimal_evidence_without_host_or_log)
         ck_assert_int_eq(ev->ima_format, IMA_FORMAT_ASCII);
         ck_assert(!ev->host.cfi_present && !ev->host.tk_present && !ev->host.cmdline);
         ck_assert_str_eq(ev->host.kernel, "");
+        ck_assert_str_eq(ev->host.hostname, "");
+        ck_assert_str_eq(ev->host.machine_id, "");
+        ck_assert(!ev->host.labels_present && ev->host.n_labels == 0);
         ck_assert_uint_eq(ev->pcrs.have[BANK_SHA256], 1u << 10);
         evidence_free(ev);
 }
@@ -216,6 +236,27 @@ static const struct bad {
          "$.host.trusted_keys.source: empty"},
         {"host.trusted_keys.source", "\"0123456789012345678901234567890123\"", -E2BIG,
          AE_EVIDENCE_TOO_BIG, "$.host.trusted_keys.source: 34 bytes > 31"},
+        {"host.hostname", "\"a b\"", -EBADMSG, AE_EVIDENCE_BAD_VALUE,
+         "$.host.hostname: not a host name"},
+        {"host.hostname", "\"\"", -EBADMSG, AE_EVIDENCE_BAD_VALUE, "$.host.hostname: not a host"},
+        {"host.hostname", "\"web\\n1\"", -EBADMSG, AE_EVIDENCE_BAD_VALUE, "$.host.hostname: "},
+        {"host.hostname", "7", -EBADMSG, AE_EVIDENCE_TYPE, "$.host.hostname: not a string"},
+        {"host.machine_id", "\"0123456789ABCDEF0123456789abcdef\"", -EBADMSG, AE_EVIDENCE_BAD_VALUE,
+         "$.host.machine_id: not 32 lower-case hex digits"},
+        {"host.machine_id", "\"0123456789abcdef0123456789abcde\"", -EBADMSG, AE_EVIDENCE_BAD_VALUE,
+         "$.host.machine_id: not 32"},
+        {"host.machine_id", "\"0123456789abcdef0123456789abcdef0\"", -E2BIG, AE_EVIDENCE_TOO_BIG,
+         "$.host.machine_id: 33 bytes > 32"},
+        {"host.labels", "[]", -EBADMSG, AE_EVIDENCE_TYPE, "$.host.labels: not an object"},
+        {"host.labels.Role", "\"x\"", -EBADMSG, AE_EVIDENCE_BAD_VALUE,
+         "$.host.labels: label key 2: not 1..63"},
+        {"host.labels.-x", "\"x\"", -EBADMSG, AE_EVIDENCE_BAD_VALUE, "$.host.labels: label key"},
+        {"host.labels.role", "\"a b\"", -EBADMSG, AE_EVIDENCE_BAD_VALUE,
+         "$.host.labels.role: not a label value"},
+        {"host.labels.role", "\"\"", -EBADMSG, AE_EVIDENCE_BAD_VALUE, "$.host.labels.role: not"},
+        {"host.labels.role", "1", -EBADMSG, AE_EVIDENCE_TYPE, "$.host.labels.role: not a string"},
+        {"host.labels.role", "\"0123456789012345678901234567890123456789012345678901234567890123\"",
+         -E2BIG, AE_EVIDENCE_TOO_BIG, "$.host.labels.role: 64 bytes > 63"},
         {"host.trusted_keys.a b", "0", -EBADMSG, AE_EVIDENCE_UNKNOWN_FIELD,
          "$.host.trusted_keys[\"a b\"]: unknown field"},
 };
@@ -232,6 +273,62 @@ START_TEST(test_each_bad_field_is_named_by_its_path)
                       attest_code_name(err.code), attest_code_name(b->code));
         ck_assert_msg(strncmp(err.msg, b->msg, strlen(b->msg)) == 0, "%s: msg '%s', want '%s...'",
                       b->path, err.msg, b->msg);
+}
+END_TEST
+
+/* Label keys and values at their caps, and the label count at cap - 1, cap and cap + 1. */
+START_TEST(test_identity_caps)
+{
+        static const size_t counts[] = {EVIDENCE_LABELS_MAX - 1, EVIDENCE_LABELS_MAX,
+                                        EVIDENCE_LABELS_MAX + 1};
+        char host[EVIDENCE_HOSTNAME_MAX + 3], labels[8192], v[EVIDENCE_LABEL_VALUE_MAX + 3];
+        struct attest_err err = {0};
+        size_t n;
+
+        for (size_t c = 0; c < ARRAY_SIZE(counts); c++) {
+                /* keys and values at their caps: 63 bytes each */
+                n = (size_t)snprintf(labels, sizeof(labels), "{");
+                for (size_t i = 0; i < counts[c]; i++)
+                        n += (size_t)snprintf(labels + n, sizeof(labels) - n,
+                                              "%s\"k%062zu\":\"%063zu\"", i ? "," : "", i, i);
+                snprintf(labels + n, sizeof(labels) - n, "}");
+                ck_assert_int_eq(mutate("host.labels", labels, 1 << 20, &err),
+                                 counts[c] > EVIDENCE_LABELS_MAX ? -E2BIG : 0);
+        }
+        ck_assert_int_eq(err.code, AE_EVIDENCE_TOO_BIG);
+        ck_assert_msg(strstr(err.msg, "$.host.labels: 33 labels > 32"), "%s", err.msg);
+        /* a host name of 253 bytes is fine, 254 is not */
+        for (size_t len = EVIDENCE_HOSTNAME_MAX; len <= EVIDENCE_HOSTNAME_MAX + 1; len++) {
+                host[0] = '"';
+                memset(host + 1, 'a', len);
+                host[len + 1] = '\0';
+                snprintf(labels, sizeof(labels), "%s\"", host);
+                ck_assert_int_eq(mutate("host.hostname", labels, 1 << 20, &err),
+                                 len > EVIDENCE_HOSTNAME_MAX ? -E2BIG : 0);
+        }
+        /* a value of 63 bytes is fine */
+        v[0] = '"';
+        memset(v + 1, 'Z', EVIDENCE_LABEL_VALUE_MAX);
+        v[EVIDENCE_LABEL_VALUE_MAX + 1] = '"';
+        v[EVIDENCE_LABEL_VALUE_MAX + 2] = '\0';
+        ck_assert_int_eq(mutate("host.labels.role", v, 1 << 20, &err), 0);
+        /* no labels at all is a report too: the host has none now */
+        {
+                const char *j = "{\"version\":1,\"nonce\":\"00ff\",\"quote\":{\"attest\":\"AAAA\","
+                                "\"signature\":\"AAAA\",\"pcrs\":{\"sha1\":{\"10\":\""
+                                "0000000000000000000000000000000000000000\"}}},"
+                                "\"ima\":{\"offset\":0,\"format\":\"ascii\",\"entries\":\"\"},"
+                                "\"host\":{\"labels\":{}}}";
+                struct evidence *ev = NULL;
+                char *out = NULL;
+
+                ck_assert_msg(evidence_from_json(j, strlen(j), 100, &ev, &err) == 0, "%s", err.msg);
+                ck_assert(ev->host.labels_present && ev->host.n_labels == 0);
+                ck_assert_int_eq(evidence_to_json(ev, &out), 0);
+                ck_assert_str_eq(out, j);
+                free(out);
+                evidence_free(ev);
+        }
 }
 END_TEST
 
@@ -346,6 +443,7 @@ int main(void)
         tcase_add_test(tc, test_round_trip_keeps_every_field);
         tcase_add_test(tc, test_minimal_evidence_without_host_or_log);
         tcase_add_loop_test(tc, test_each_bad_field_is_named_by_its_path, 0, ARRAY_SIZE(bad));
+        tcase_add_test(tc, test_identity_caps);
         tcase_add_test(tc, test_control_bytes_in_an_unknown_key_are_escaped);
         tcase_add_test(tc, test_ima_cap_is_enforced_exactly);
         tcase_add_test(tc, test_quote_blob_caps);

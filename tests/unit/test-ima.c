@@ -3,6 +3,7 @@
  * truncation and corruption sweeps. */
 #include <check.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <openssl/evp.h>
 
 #include "util/hex.h"
@@ -125,6 +126,63 @@ START_TEST(test_real_logs_replay_to_their_pcrs_in_every_bank)
 }
 END_TEST
 
+/* Two views of one field are equal: both absent, or the same bytes. */
+static bool view_eq(const void *a, uint32_t an, const void *b, uint32_t bn)
+{
+        return an == bn && (a == NULL) == (b == NULL) && (an == 0 || memcmp(a, b, an) == 0);
+}
+
+/*
+ * The ascii reader decodes each field as it rebuilds it (no second pass over the data); the
+ * binary reader decodes the data with ima_tmpl_decode(). Every view must come out the same.
+ */
+static void assert_same_entry(const struct ima_entry *ea, const struct ima_entry *eb,
+                              const char *where, uint64_t idx)
+{
+        ck_assert_msg(ea->pcr == eb->pcr && memcmp(ea->sha1, eb->sha1, 20) == 0 &&
+                              ea->violation == eb->violation,
+                      "%s entry %" PRIu64 ": header", where, idx);
+        ck_assert_msg(ea->tmpl.legacy == eb->tmpl.legacy && ea->tmpl.nfields == eb->tmpl.nfields &&
+                              memcmp(ea->tmpl.field, eb->tmpl.field, eb->tmpl.nfields) == 0,
+                      "%s entry %" PRIu64 ": template", where, idx);
+        ck_assert_msg(view_eq(ea->data, ea->data_len, eb->data, eb->data_len),
+                      "%s entry %" PRIu64 ": data", where, idx);
+        ck_assert_msg(view_eq(ea->algo, ea->algo_len, eb->algo, eb->algo_len),
+                      "%s entry %" PRIu64 ": algo", where, idx);
+        ck_assert_msg(view_eq(ea->digest, ea->digest_len, eb->digest, eb->digest_len),
+                      "%s entry %" PRIu64 ": digest", where, idx);
+        ck_assert_msg(view_eq(ea->name, ea->name_len, eb->name, eb->name_len),
+                      "%s entry %" PRIu64 ": name", where, idx);
+        ck_assert_msg(view_eq(ea->sig, ea->sig_len, eb->sig, eb->sig_len),
+                      "%s entry %" PRIu64 ": sig", where, idx);
+        ck_assert_msg(view_eq(ea->buf, ea->buf_len, eb->buf, eb->buf_len),
+                      "%s entry %" PRIu64 ": buf", where, idx);
+}
+
+/* Read a binary and an ascii log of the same entries side by side, comparing every entry. */
+static void assert_same_logs(const uint8_t *bin, size_t blen, const char *asc, size_t alen,
+                             const char *where)
+{
+        struct ima_reader rb, ra;
+        struct ima_entry eb, ea;
+        struct attest_err err = {0};
+        int xb, xa;
+
+        ima_reader_init_binary(&rb, bin, blen, NULL);
+        ck_assert_int_eq(ima_reader_init_ascii(&ra, asc, alen, NULL), 0);
+        for (uint64_t i = 0;; i++) {
+                xb = ima_reader_next(&rb, &eb, &err);
+                ck_assert_msg(xb >= 0, "%s: %s", where, err.msg);
+                xa = ima_reader_next(&ra, &ea, &err);
+                ck_assert_msg(xa >= 0, "%s: %s", where, err.msg);
+                ck_assert_int_eq(xa, xb);
+                if (!xb)
+                        break;
+                assert_same_entry(&ea, &eb, where, i);
+        }
+        ima_reader_done(&ra);
+}
+
 /* The ascii log is rebuilt into exactly the template data of the binary log. */
 START_TEST(test_ascii_and_binary_logs_decode_to_the_same_entries)
 {
@@ -133,33 +191,12 @@ START_TEST(test_ascii_and_binary_logs_decode_to_the_same_entries)
         for (size_t i = 0; boots[i]; i++) {
                 char rel[512];
                 size_t blen, alen;
-                struct ima_reader rb, ra;
-                struct ima_entry eb, ea;
-                struct attest_err err = {0};
-                int xb, xa;
 
                 snprintf(rel, sizeof(rel), "tests/data/%s/binary_runtime_measurements", boots[i]);
                 uint8_t *bin = (uint8_t *)tu_read(rel, &blen);
                 snprintf(rel, sizeof(rel), "tests/data/%s/ascii_runtime_measurements", boots[i]);
                 char *asc = tu_read(rel, &alen);
-                ima_reader_init_binary(&rb, bin, blen, NULL);
-                ck_assert_int_eq(ima_reader_init_ascii(&ra, asc, alen, NULL), 0);
-                for (;;) {
-                        xb = ima_reader_next(&rb, &eb, &err);
-                        ck_assert_msg(xb >= 0, "%s: %s", boots[i], err.msg);
-                        xa = ima_reader_next(&ra, &ea, &err);
-                        ck_assert_msg(xa >= 0, "%s: %s", boots[i], err.msg);
-                        ck_assert_int_eq(xa, xb);
-                        if (!xb)
-                                break;
-                        ck_assert_uint_eq(ea.pcr, eb.pcr);
-                        ck_assert_int_eq(memcmp(ea.sha1, eb.sha1, 20), 0);
-                        ck_assert_uint_eq(ea.data_len, eb.data_len);
-                        ck_assert_int_eq(memcmp(ea.data, eb.data, eb.data_len), 0);
-                        ck_assert_uint_eq(ea.name_len, eb.name_len);
-                        ck_assert_int_eq(memcmp(ea.name, eb.name, eb.name_len), 0);
-                }
-                ima_reader_done(&ra);
+                assert_same_logs(bin, blen, asc, alen, boots[i]);
                 free(bin);
                 free(asc);
         }
@@ -365,6 +402,32 @@ START_TEST(test_every_template_and_multiple_pcrs)
                 memcpy(dng + 8, d32, 32);
                 ck_assert_int_eq(imagen_fields(&g, 23, "d-ng|n-ng|buf", f, 3, 0), 0);
         }
+        ck_assert_int_eq(g.entries, 9);
+        /* custom field lists: d outside template 'ima' (md5, sha1, none), two names, an empty
+         * d-modsig, a modsig of its own */
+        {
+                uint8_t d16[16], dmod[40] = "sha256:";
+                struct imagen_field md5[2] = {{IMA_FIELD_D, d16, 16}, {IMA_FIELD_N_NG, "m", 2}};
+                struct imagen_field sha1[2] = {{IMA_FIELD_D, d20, 20}, {IMA_FIELD_N_NG, "s", 2}};
+                struct imagen_field none[2] = {{IMA_FIELD_D, "", 0}, {IMA_FIELD_N, "x y", 4}};
+                struct imagen_field two[3] = {{IMA_FIELD_N_NG, "first", 6},
+                                              {IMA_FIELD_N_NG, "second name", 12},
+                                              {IMA_FIELD_SIG, "", 0}};
+                struct imagen_field mods[4] = {{IMA_FIELD_D_MODSIG, "", 0},
+                                               {IMA_FIELD_N_NG, "k.ko", 5},
+                                               {IMA_FIELD_D_MODSIG, dmod, 8 + 32},
+                                               {IMA_FIELD_MODSIG, sig, sizeof(sig)}};
+
+                memset(d16, 0x44, 16);
+                memcpy(dmod + 8, d32, 32);
+                ck_assert_int_eq(imagen_fields(&g, 10, "d|n-ng", md5, 2, 0), 0);
+                ck_assert_int_eq(imagen_fields(&g, 10, "d|n-ng", sha1, 2, 0), 0);
+                ck_assert_int_eq(imagen_fields(&g, 10, "d|n", none, 2, 0), 0);
+                ck_assert_int_eq(imagen_fields(&g, 10, "n-ng|n-ng|sig", two, 3, 0), 0);
+                ck_assert_int_eq(imagen_fields(&g, 10, "d-modsig|n-ng|d-modsig|modsig", mods, 4, 0),
+                                 0);
+        }
+        assert_same_logs(g.bin, g.bin_len, g.txt, g.txt_len, "every template");
         ck_assert_int_eq(hasher_new(&h), 0);
         ck_assert_msg(replay_buf(g.bin, g.bin_len, false, BANK_MASK_ALL, &rb, h, &err) == 0, "%s",
                       err.msg);
@@ -402,6 +465,18 @@ START_TEST(test_every_template_and_multiple_pcrs)
         ck_assert_int_eq(ima_reader_next(&rd, &e, &err), 1);
         ck_assert_uint_eq(e.pcr, 23);
         ck_assert_uint_eq(e.buf_len, 10);
+        ck_assert_int_eq(ima_reader_next(&rd, &e, &err), 1);
+        ck_assert_uint_eq(e.digest_len, 16);
+        ck_assert_int_eq(memcmp(e.algo, "md5", 3), 0);
+        ck_assert_int_eq(ima_reader_next(&rd, &e, &err), 1);
+        ck_assert_uint_eq(e.digest_len, 20);
+        ck_assert_int_eq(ima_reader_next(&rd, &e, &err), 1);
+        ck_assert_ptr_null(e.digest);
+        ck_assert_uint_eq(e.name_len, 3);
+        ck_assert_int_eq(ima_reader_next(&rd, &e, &err), 1);
+        ck_assert_uint_eq(e.name_len, strlen("second name"));
+        ck_assert_int_eq(ima_reader_next(&rd, &e, &err), 1);
+        ck_assert_uint_eq(e.tmpl.nfields, 4);
         ck_assert_int_eq(ima_reader_next(&rd, &e, &err), 0);
         hasher_free(h);
         imagen_done(&g);
@@ -544,6 +619,8 @@ START_TEST(test_entry_cap_is_enforced)
 }
 END_TEST
 
+#define D256 "sha256:6c54f2bc3953b80ac6a88d61ede827409f0eab62d1758cbeb4f19e7cb9fb5fe3"
+
 static void expect_ascii_error(const char *text, enum attest_code code, const char *where)
 {
         struct ima_reader rd;
@@ -555,7 +632,7 @@ static void expect_ascii_error(const char *text, enum attest_code code, const ch
         while ((x = ima_reader_next(&rd, &e, &err)) > 0)
                 ;
         ima_reader_done(&rd);
-        ck_assert_msg(x < 0, "accepted: %s", text);
+        ck_assert_msg(x < 0, "accepted: %.120s", text);
         ck_assert_int_eq(err.code, code);
         ck_assert_msg(strstr(err.msg, where), "message '%s' lacks '%s'", err.msg, where);
 }
@@ -581,10 +658,35 @@ START_TEST(test_ascii_errors_name_line_and_field)
                            AE_IMA_BAD_FIELD, "line 1 field 4");
         expect_ascii_error("10 a6cab0e151c5c531e3a75f6b3086fdfedda16dff ima-ng nodigest a\n",
                            AE_IMA_BAD_FIELD, "line 1 field 4");
-        expect_ascii_error("10 a6cab0e151c5c531e3a75f6b3086fdfedda16dff ima-buf sha256:00 a zz\n",
+        expect_ascii_error("10 a6cab0e151c5c531e3a75f6b3086fdfedda16dff ima-buf " D256 " a zz\n",
                            AE_IMA_BAD_FIELD, "line 1 field 6");
+        /* well-formed hex of the wrong size for its algorithm, or an algorithm IMA cannot name */
+        expect_ascii_error("10 a6cab0e151c5c531e3a75f6b3086fdfedda16dff ima-buf sha256:00 a 00\n",
+                           AE_IMA_BAD_FIELD, "line 1 field 4: digest algorithm");
+        expect_ascii_error(
+                "10 a6cab0e151c5c531e3a75f6b3086fdfedda16dff ima-ng "
+                "sha257:6c54f2bc3953b80ac6a88d61ede827409f0eab62d1758cbeb4f19e7cb9fb5fe3 a\n",
+                AE_IMA_BAD_FIELD, "line 1 field 4: digest algorithm");
         expect_ascii_error("10 a6cab0e151c5c531e3a75f6b3086fdfedda16dff ima-buf sha256:00\n",
                            AE_IMA_BAD_LINE, "line 1");
+        /* checks the binary reader makes in ima_tmpl_decode(), made on the ascii fields */
+        expect_ascii_error("10 0000000000000000000000000000000000000000 ima-ng " D256 " v\n",
+                           AE_IMA_BAD_VIOLATION, "line 1 field 4: violation");
+        expect_ascii_error("10 a6cab0e151c5c531e3a75f6b3086fdfedda16dff d|n-ng abcdef a\n",
+                           AE_IMA_BAD_FIELD, "line 1 field 4: d is not");
+        expect_ascii_error("10 a6cab0e151c5c531e3a75f6b3086fdfedda16dff ima-modsig " D256
+                           " a 00 sha257:00 00\n",
+                           AE_IMA_BAD_FIELD, "line 1 field 7: digest algorithm");
+        {
+                /* a name cut from the left (not the last n field) still has its cap */
+                static char longname[IMA_NAME_MAX + 128];
+                int k = snprintf(longname, sizeof(longname),
+                                 "10 a6cab0e151c5c531e3a75f6b3086fdfedda16dff n-ng|n-ng ");
+
+                memset(longname + k, 'n', IMA_NAME_MAX + 1);
+                memcpy(longname + k + IMA_NAME_MAX + 1, " b\n", 4);
+                expect_ascii_error(longname, AE_IMA_NAME_TOO_LONG, "line 1 field 4: name");
+        }
         /* a logged hash that does not match the rebuilt data fails the replay */
         struct hasher *h;
         struct ima_replay rp;
@@ -659,8 +761,6 @@ static int read_one(const char *s, size_t len, struct ima_entry *e, struct attes
         ima_reader_done(&rd);
         return x;
 }
-
-#define D256 "sha256:6c54f2bc3953b80ac6a88d61ede827409f0eab62d1758cbeb4f19e7cb9fb5fe3"
 
 /*
  * Issue 9 defect 2: custom templates whose digests come after a full buf field wrote past the

@@ -1,0 +1,598 @@
+/* SPDX-License-Identifier: MIT */
+/* The HTTPS client, connection options, error answers and tables of attestctl's remote commands. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <openssl/crypto.h>
+
+#include "attestctl/remote.h"
+#include "util/file.h"
+#include "util/num.h"
+
+const char remote_options_help[] =
+        "Connection (every remote command):\n"
+        "  --url URL         attestd's base URL, https://HOST:PORT (default $ATTESTD_URL)\n"
+        "  --ca FILE         the CA bundle attestd's certificate must chain to; no other CA\n"
+        "                    is trusted (default $ATTESTD_CA)\n"
+        "  --token-file FILE the bearer token, in a file not readable by group or others\n"
+        "                    (default $ATTESTD_TOKEN_FILE, else the token in $ATTESTD_TOKEN);\n"
+        "                    never on the command line\n"
+        "  --json            print the server's JSON (or a stable JSON form) instead of tables\n"
+        "  --timeout SEC     for the whole request (default 30)\n"
+        "  -h, --help        this text\n";
+
+/* TLS 1.2 suites allowed: ECDHE with AES-GCM or ChaCha20-Poly1305 (TLS 1.3's are all AEAD) */
+static const char tls12_ciphers[] = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+                                    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+                                    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+
+bool remote_color(void)
+{
+        const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+
+        return isatty(STDOUT_FILENO) && !(nc && *nc) && !(term && strcmp(term, "dumb") == 0);
+}
+
+void remote_init(struct remote *r)
+{
+        *r = (struct remote){.timeout = 30, .color = remote_color()};
+}
+
+void remote_done(struct remote *r)
+{
+        if (r->curl)
+                curl_easy_cleanup(r->curl);
+        if (r->auth) {
+                OPENSSL_cleanse(r->auth, strlen(r->auth));
+                free(r->auth);
+        }
+        r->curl = NULL;
+        r->auth = NULL;
+}
+
+int remote_opt(struct remote *r, int c, const char *arg)
+{
+        uint64_t v;
+
+        switch (c) {
+        case OPT_URL:
+                r->url = arg;
+                return 1;
+        case OPT_CA:
+                r->ca = arg;
+                return 1;
+        case OPT_TOKEN_FILE:
+                r->token_file = arg;
+                return 1;
+        case OPT_JSON:
+                r->json = true;
+                return 1;
+        case OPT_TIMEOUT:
+                if (num_u64(arg, strlen(arg), 1, 3600, &v) < 0) {
+                        fprintf(stderr, "attestctl: --timeout: seconds, 1 to 3600\n");
+                        return -EINVAL;
+                }
+                r->timeout = (long)v;
+                return 1;
+        case OPT_TOKEN:
+                /* never echo what followed: it may be the token */
+                fprintf(stderr, "attestctl: --token: a token is never taken on the command line "
+                                "(other users see it in ps); use --token-file FILE, "
+                                "ATTESTD_TOKEN_FILE or ATTESTD_TOKEN\n");
+                return -EINVAL;
+        default:
+                return 0;
+        }
+}
+
+/* A token is one line of printable ASCII without spaces; a trailing "\n" or "\r\n" is dropped. */
+static int token_check(char *t, size_t *len, const char *from)
+{
+        if (*len && t[*len - 1] == '\n')
+                t[--*len] = '\0';
+        if (*len && t[*len - 1] == '\r')
+                t[--*len] = '\0';
+        if (*len == 0) {
+                fprintf(stderr, "attestctl: %s: the token is empty\n", from);
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < *len; i++)
+                if (t[i] <= 0x20 || t[i] >= 0x7f) {
+                        fprintf(stderr,
+                                "attestctl: %s: the token must be one line of printable "
+                                "characters without spaces (byte %zu is not)\n",
+                                from, i);
+                        return -EINVAL;
+                }
+        return 0;
+}
+
+static int set_auth(struct remote *r, const char *tok, size_t len)
+{
+        size_t n = len + sizeof("Authorization: Bearer ");
+
+        if (!(r->auth = malloc(n)))
+                return -ENOMEM;
+        snprintf(r->auth, n, "Authorization: Bearer %.*s", (int)len, tok);
+        return 0;
+}
+
+static int load_token(struct remote *r)
+{
+        const char *env_file = getenv("ATTESTD_TOKEN_FILE"), *env_tok = getenv("ATTESTD_TOKEN");
+        const char *path = r->token_file ? r->token_file : env_file && *env_file ? env_file : NULL;
+        struct attest_err err = {0};
+        char *buf = NULL;
+        size_t len = 0;
+        int x;
+
+        if (!path && env_tok && *env_tok) {
+                char tmp[CTL_TOKEN_MAX + 1];
+
+                len = strlen(env_tok);
+                if (len > CTL_TOKEN_MAX) {
+                        fprintf(stderr, "attestctl: ATTESTD_TOKEN: over %d bytes\n", CTL_TOKEN_MAX);
+                        return -E2BIG;
+                }
+                memcpy(tmp, env_tok, len + 1);
+                x = token_check(tmp, &len, "ATTESTD_TOKEN");
+                if (x == 0)
+                        x = set_auth(r, tmp, len);
+                OPENSSL_cleanse(tmp, sizeof(tmp));
+                return x;
+        }
+        if (!path) {
+                fprintf(stderr, "attestctl: no token: give --token-file FILE (or set "
+                                "ATTESTD_TOKEN_FILE or ATTESTD_TOKEN)\n");
+                return -EINVAL;
+        }
+        x = file_read_alloc(path, CTL_TOKEN_MAX + 2, FILE_SECRET, &buf, &len, &err);
+        if (x == -EPERM) {
+                fprintf(stderr,
+                        "attestctl: %s: the token file must not be accessible by group or "
+                        "others (chmod 600): %s\n",
+                        path, err.msg);
+                return x;
+        }
+        if (x < 0) {
+                fprintf(stderr, "attestctl: token file: %s\n", err.msg);
+                return x;
+        }
+        x = token_check(buf, &len, path);
+        if (x == 0 && len > CTL_TOKEN_MAX) {
+                fprintf(stderr, "attestctl: %s: the token is over %d bytes\n", path, CTL_TOKEN_MAX);
+                x = -E2BIG;
+        }
+        if (x == 0)
+                x = set_auth(r, buf, len);
+        file_free_secret(buf, len);
+        return x;
+}
+
+int remote_connect(struct remote *r, bool need_token)
+{
+        CURL *h;
+        int x;
+
+        if (!r->url)
+                r->url = getenv("ATTESTD_URL");
+        if (!r->ca)
+                r->ca = getenv("ATTESTD_CA");
+        if (!r->url || !*r->url) {
+                fprintf(stderr, "attestctl: no verifier: give --url https://HOST:PORT (or set "
+                                "ATTESTD_URL)\n");
+                return -EINVAL;
+        }
+        if (strncmp(r->url, "https://", 8) != 0 || strlen(r->url) > 1024) {
+                fprintf(stderr, "attestctl: --url must be https://HOST[:PORT]\n");
+                return -EINVAL;
+        }
+        if (!r->ca || !*r->ca) {
+                fprintf(stderr, "attestctl: no CA: give --ca FILE (or set ATTESTD_CA), the CA "
+                                "attestd's certificate chains to\n");
+                return -EINVAL;
+        }
+        if (access(r->ca, R_OK) < 0) {
+                fprintf(stderr, "attestctl: --ca %s: %s\n", r->ca, strerror(errno));
+                return -errno;
+        }
+        if (need_token && (x = load_token(r)) < 0)
+                return x;
+        if (!(h = r->curl = curl_easy_init()))
+                return -ENOMEM;
+        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https");
+        curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "");
+        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, r->timeout * 1000L);
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+        curl_easy_setopt(h, CURLOPT_CAINFO, r->ca);
+        curl_easy_setopt(h, CURLOPT_CAPATH, NULL); /* pinned: this CA only */
+        curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+        if (curl_easy_setopt(h, CURLOPT_SSL_CIPHER_LIST, tls12_ciphers) != CURLE_OK) {
+                fprintf(stderr, "attestctl: libcurl refuses the AEAD cipher list\n");
+                return -ENOTSUP;
+        }
+        curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)CTL_RESPONSE_MAX);
+        return 0;
+}
+
+struct sink {
+        char *buf;
+        size_t len, cap;
+        bool overflow, nul;
+};
+
+static size_t on_data(char *p, size_t size, size_t n, void *ud)
+{
+        struct sink *s = ud;
+        size_t len = size * n;
+
+        if (len > CTL_RESPONSE_MAX - s->len) {
+                s->overflow = true;
+                return 0; /* aborts the transfer */
+        }
+        if (memchr(p, '\0', len)) {
+                s->nul = true;
+                return 0;
+        }
+        if (s->len + len + 1 > s->cap) {
+                size_t cap = s->cap ? s->cap : 4096;
+                char *nb;
+
+                while (cap < s->len + len + 1)
+                        cap *= 2;
+                if (!(nb = realloc(s->buf, cap)))
+                        return 0;
+                s->buf = nb;
+                s->cap = cap;
+        }
+        memcpy(s->buf + s->len, p, len);
+        s->len += len;
+        s->buf[s->len] = '\0';
+        return len;
+}
+
+void reply_done(struct reply *p)
+{
+        free(p->body);
+        *p = (struct reply){0};
+}
+
+int remote_request(struct remote *r, const char *method, const char *path, const char *body,
+                   struct reply *ret)
+{
+        struct curl_slist *hdr = NULL;
+        struct sink s = {0};
+        char url[2048], ebuf[CURL_ERROR_SIZE] = "";
+        CURL *h = r->curl;
+        CURLcode rc;
+
+        if ((size_t)snprintf(url, sizeof(url), "%s%s", r->url, path) >= sizeof(url)) {
+                fprintf(stderr, "attestctl: %s: URL too long\n", path);
+                return -EINVAL;
+        }
+        hdr = curl_slist_append(hdr, "Accept: application/json");
+        if (hdr && body)
+                hdr = curl_slist_append(hdr, "Content-Type: application/json");
+        if (hdr)
+                hdr = curl_slist_append(hdr, "Expect:");
+        if (hdr && r->auth)
+                hdr = curl_slist_append(hdr, r->auth);
+        if (!hdr)
+                return -ENOMEM;
+        curl_easy_setopt(h, CURLOPT_URL, url);
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+        curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
+        if (body) {
+                curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+                curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+        } else if (strcmp(method, "GET") == 0) {
+                curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+        } else if (strcmp(method, "DELETE") == 0) {
+                curl_easy_setopt(h, CURLOPT_HTTPGET, 1L); /* no body at all */
+        } else {
+                curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
+                curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
+        }
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+        rc = curl_easy_perform(h);
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+        curl_slist_free_all(hdr);
+        if (rc != CURLE_OK) {
+                free(s.buf);
+                if (s.nul)
+                        fprintf(stderr, "attestctl: %s %s: the answer holds a NUL byte: refused\n",
+                                method, path);
+                else if (s.overflow || rc == CURLE_FILESIZE_EXCEEDED)
+                        fprintf(stderr, "attestctl: %s %s: the answer is over %u bytes: refused\n",
+                                method, path, CTL_RESPONSE_MAX);
+                else
+                        fprintf(stderr, "attestctl: %s %s: %s%s\n", method, path,
+                                ebuf[0] ? ebuf : curl_easy_strerror(rc),
+                                rc == CURLE_PEER_FAILED_VERIFICATION
+                                        ? " (is --ca the CA of attestd's certificate?)"
+                                        : "");
+                return -EIO;
+        }
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &ret->status);
+        if (!s.buf && !(s.buf = calloc(1, 1)))
+                return -ENOMEM;
+        ret->body = s.buf;
+        ret->len = s.len;
+        return 0;
+}
+
+void remote_print_error(const char *method, const char *path, const struct reply *p)
+{
+        json_auto_t *j = json_loadb(p->body, p->len, JSON_REJECT_DUPLICATES, NULL);
+        const char *code = json_string_value(json_object_get(j, "error"));
+        const char *detail = json_string_value(json_object_get(j, "detail"));
+
+        if (code)
+                fprintf(stderr, "attestctl: %s %s: %ld %s: %s\n", method, path, p->status, code,
+                        detail ? detail : "");
+        else
+                fprintf(stderr, "attestctl: %s %s: HTTP %ld without a JSON error body\n", method,
+                        path, p->status);
+}
+
+int remote_json(struct remote *r, const char *method, const char *path, const char *body,
+                json_t **ret)
+{
+        struct reply p = {0};
+        int x;
+
+        *ret = NULL;
+        if ((x = remote_request(r, method, path, body, &p)) < 0)
+                return x;
+        return reply_json(method, path, &p, ret);
+}
+
+int reply_json(const char *method, const char *path, struct reply *p, json_t **ret)
+{
+        json_error_t je;
+        json_t *j;
+
+        *ret = NULL;
+        if (p->status < 200 || p->status > 299) {
+                remote_print_error(method, path, p);
+                reply_done(p);
+                return -EPROTO;
+        }
+        if (p->status == 204) {
+                reply_done(p);
+                return 0;
+        }
+        j = json_loadb(p->body, p->len, JSON_REJECT_DUPLICATES, &je);
+        reply_done(p);
+        if (!j || !json_is_object(j)) {
+                fprintf(stderr, "attestctl: %s %s: the answer is not a JSON object%s%s\n", method,
+                        path, j ? "" : ": ", j ? "" : je.text);
+                json_decref(j);
+                return -EBADMSG;
+        }
+        *ret = j;
+        return 0;
+}
+
+int print_json(const json_t *j)
+{
+        _cleanup_free_ char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+        if (!s)
+                return -ENOMEM;
+        printf("%s\n", s);
+        return fflush(stdout) == 0 ? 0 : -EIO;
+}
+
+bool remote_id_valid(const char *s)
+{
+        size_t n = strlen(s);
+
+        if (n == 0 || n > 64 || s[0] == '.' || s[0] == '-')
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                char c = s[i];
+
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_' || c == '.' || c == '-'))
+                        return false;
+        }
+        return true;
+}
+
+/* ---- tables ---- */
+
+void table_init(struct table *t, unsigned ncols, const char *const *head)
+{
+        *t = (struct table){.ncols = ncols};
+        for (unsigned i = 0; i < ncols && i < TABLE_COLS; i++)
+                t->head[i] = head[i];
+}
+
+int table_row(struct table *t, const char *const *cells, const enum color *colors)
+{
+        if (t->nrows >= TABLE_ROWS_MAX)
+                return -E2BIG;
+        if (t->nrows == t->cap) {
+                size_t cap = t->cap ? t->cap * 2 : 16;
+                char **nc = realloc(t->cells, cap * t->ncols * sizeof(*nc));
+                enum color *ncol;
+
+                if (!nc)
+                        return -ENOMEM;
+                t->cells = nc;
+                ncol = realloc(t->colors, cap * t->ncols * sizeof(*ncol));
+                if (!ncol)
+                        return -ENOMEM;
+                t->colors = ncol;
+                t->cap = cap;
+        }
+        for (unsigned i = 0; i < t->ncols; i++) {
+                char *c = strdup(cells[i] ? cells[i] : "-");
+
+                if (!c) {
+                        for (unsigned k = 0; k < i; k++)
+                                free(t->cells[t->nrows * t->ncols + k]);
+                        return -ENOMEM;
+                }
+                t->cells[t->nrows * t->ncols + i] = c;
+                t->colors[t->nrows * t->ncols + i] = colors ? colors[i] : C_NONE;
+        }
+        t->nrows++;
+        return 0;
+}
+
+static const char *const color_on[] = {"", "\033[31m", "\033[32m", "\033[33m", "\033[1m"};
+
+static void cell(const char *s, enum color c, bool color, size_t width, bool last)
+{
+        size_t n = strlen(s);
+
+        if (color && c != C_NONE)
+                printf("%s%s\033[0m", color_on[c], s);
+        else
+                fputs(s, stdout);
+        if (!last)
+                printf("%*s", (int)(width - n + 2), "");
+}
+
+void table_print(const struct table *t, bool color)
+{
+        size_t w[TABLE_COLS] = {0};
+
+        for (unsigned i = 0; i < t->ncols; i++)
+                w[i] = strlen(t->head[i]);
+        for (size_t r = 0; r < t->nrows; r++)
+                for (unsigned i = 0; i < t->ncols; i++) {
+                        size_t n = strlen(t->cells[r * t->ncols + i]);
+
+                        if (n > w[i])
+                                w[i] = n;
+                }
+        for (unsigned i = 0; i < t->ncols; i++)
+                cell(t->head[i], C_BOLD, color, w[i], i + 1 == t->ncols);
+        putchar('\n');
+        for (size_t r = 0; r < t->nrows; r++) {
+                for (unsigned i = 0; i < t->ncols; i++)
+                        cell(t->cells[r * t->ncols + i], t->colors[r * t->ncols + i], color, w[i],
+                             i + 1 == t->ncols);
+                putchar('\n');
+        }
+}
+
+void table_done(struct table *t)
+{
+        for (size_t i = 0; i < t->nrows * t->ncols; i++)
+                free(t->cells[i]);
+        free(t->cells);
+        free(t->colors);
+        *t = (struct table){0};
+}
+
+enum color status_color(const char *s)
+{
+        if (!s)
+                return C_NONE;
+        if (!strcmp(s, "fail") || !strcmp(s, "failing") || !strcmp(s, "decommissioned") ||
+            !strcmp(s, "error") || !strcmp(s, "contraindicated"))
+                return C_RED;
+        if (!strcmp(s, "stale") || !strcmp(s, "warning") || !strcmp(s, "pending"))
+                return C_YELLOW;
+        if (!strcmp(s, "pass") || !strcmp(s, "ok") || !strcmp(s, "affirming"))
+                return C_GREEN;
+        return C_NONE;
+}
+
+const char *colored(const char *s, enum color c, bool color, char *buf, size_t n)
+{
+        if (!color || c == C_NONE)
+                return s;
+        snprintf(buf, n, "%s%s\033[0m", color_on[c], s);
+        return buf;
+}
+
+/* ---- verdicts ---- */
+
+static const char *str(const json_t *o, const char *k)
+{
+        return json_string_value(json_object_get(o, k));
+}
+
+/* A JSON value as a table cell: strings bare, the rest compact JSON; cut at CELL_MAX. */
+void cell_text(const json_t *v, char *buf, size_t n)
+{
+        _cleanup_free_ char *s = NULL;
+        const char *t;
+
+        if (!v || json_is_null(v))
+                t = "-";
+        else if (json_is_string(v))
+                t = json_string_value(v);
+        else
+                t = (s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT)) ? s : "?";
+        if (strlen(t) > CELL_MAX && n > CELL_MAX)
+                snprintf(buf, n, "%.*s...", CELL_MAX - 3, t);
+        else
+                snprintf(buf, n, "%s", t);
+}
+
+/* The claims of a verdict as a table, failing claims first; the top-level reason when any. */
+void print_claims(const json_t *verdict, bool color)
+{
+        static const char *const head[] = {"RESULT",   "CLAIM", "EXPECTED", "OBSERVED",
+                                           "ANCHORED", "ENTRY", "REASON"};
+        const json_t *claims = json_object_get(verdict, "claims"), *reason;
+        const json_t *unchecked = json_object_get(verdict, "sections_unchecked");
+        struct table t;
+
+        reason = json_object_get(verdict, "reason");
+        if (json_is_object(reason))
+                printf("reason:     %s: %s\n", str(reason, "code") ? str(reason, "code") : "?",
+                       str(reason, "detail") ? str(reason, "detail") : "");
+        if (json_array_size(unchecked)) {
+                _cleanup_free_ char *s = json_dumps(unchecked, JSON_COMPACT);
+
+                printf("unchecked:  %s\n", s ? s : "?");
+        }
+        if (!json_array_size(claims))
+                return;
+        putchar('\n');
+        table_init(&t, ARRAY_SIZE(head), head);
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < json_array_size(claims); i++) {
+                        const json_t *c = json_array_get(claims, i);
+                        const char *res = str(c, "result");
+                        bool failing = !res || strcmp(res, "pass") != 0;
+                        char e[CELL_MAX + 1], o[CELL_MAX + 1], en[24], rs[CELL_MAX + 1];
+                        const char *cells[7];
+                        enum color col[7] = {0};
+
+                        if (failing != (pass == 0))
+                                continue;
+                        cell_text(json_object_get(c, "expected"), e, sizeof(e));
+                        cell_text(json_object_get(c, "observed"), o, sizeof(o));
+                        cell_text(json_object_get(c, "entry"), en, sizeof(en));
+                        cell_text(json_object_get(c, "reason"), rs, sizeof(rs));
+                        cells[0] = res;
+                        cells[1] = str(c, "name");
+                        cells[2] = e;
+                        cells[3] = o;
+                        cells[4] = json_is_true(json_object_get(c, "anchored")) ? "yes" : "no";
+                        cells[5] = en;
+                        cells[6] = rs;
+                        col[0] = status_color(res);
+                        if (table_row(&t, cells, col) < 0)
+                                break;
+                }
+        table_print(&t, color);
+        table_done(&t);
+}
