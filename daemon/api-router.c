@@ -11,6 +11,7 @@
 
 #include "daemon/api-internal.h"
 #include "daemon/log.h"
+#include "daemon/webhook.h"
 #include "util/hex.h"
 #include "util/tok.h"
 
@@ -342,6 +343,11 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
         routes_for_metrics(&mr);
         if (metrics_render(&d->metrics, &a, &st, &pm, &mr, consumed, &text, &len) < 0) {
                 api_nomem(d, r);
+                return;
+        }
+        if (d->webhooks && (e = webhook_metrics_append(d->webhooks, &text, &len)) < 0) {
+                free(text);
+                api_store_error(d, r, e, "webhook metrics");
                 return;
         }
         api_resp_text(r, 200, "text/plain; version=0.0.4", text, len);

@@ -22,6 +22,7 @@
 #include "daemon/store.h"
 
 struct ear_signer;
+struct webhook; /* daemon/webhook.h */
 
 struct attestd {
         struct config cfg;
@@ -38,6 +39,7 @@ struct attestd {
         struct ear_signer *ear; /* --ear-key; NULL: EAR endpoints answer 503 */
         atomic_bool draining;
         atomic_uint in_flight;
+        struct webhook *webhooks; /* delivery and stale scan threads (issue 11) */
 };
 
 /* Wall clock in ms since the epoch. */

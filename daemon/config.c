@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "daemon/config.h"
@@ -11,7 +12,7 @@
 #include "util/kv.h"
 #include "util/num.h"
 
-enum opt_type { OPT_STR, OPT_U64, OPT_BOOL, OPT_DBMODE };
+enum opt_type { OPT_STR, OPT_U64, OPT_BOOL, OPT_DBMODE, OPT_URL };
 
 struct opt {
         const char *name;
@@ -85,6 +86,22 @@ static const struct opt opts[] = {
          "request bodies buffered at once, all clients together; beyond: 503 (default 268435456)"},
         {"ear-key", OPT_STR, O(ear_key), 0, 0, "FILE",
          "EC P-256 private key (PEM, mode 0600) signing EAR results (GET /v1/agents/ID/ear)"},
+        /* webhooks (issue 11, docs/webhooks.md) */
+        {"webhook", OPT_URL, O(webhooks), 0, 0, "URL",
+         "send agent events to this https:// URL (repeatable, up to 8; flags replace the file's)"},
+        {"webhook-ca", OPT_STR, O(webhook_ca), 0, 0, "FILE",
+         "CA bundle (PEM) webhook receivers must chain to (default: the system's)"},
+        {"webhook-secret-file", OPT_STR, O(webhook_secret_file), 0, 0, "FILE",
+         "HMAC-SHA256 key signing webhook events (16-1024 bytes, mode 0600; needed with "
+         "--webhook)"},
+        {"webhook-timeout", OPT_U64, O(webhook_timeout), 1, 300, "SECONDS",
+         "a delivery attempt may take this long, connect to response (default 10)"},
+        {"webhook-backoff-max", OPT_U64, O(webhook_backoff_max), 1, 86400, "SECONDS",
+         "longest wait between delivery retries (exponential from 1 s, jittered; default 300)"},
+        {"webhook-outbox-max", OPT_U64, O(webhook_outbox_max), 1, 100000000, "N",
+         "events kept for delivery at most; beyond, the oldest are dropped (default 100000)"},
+        {"webhook-retention", OPT_U64, O(webhook_retention), 0, 31536000, "SECONDS",
+         "how long events delivered to every receiver are kept (default 86400)"},
         {"help", OPT_BOOL, O(help), 0, 0, NULL, "show this help"},
         {"version", OPT_BOOL, O(version), 0, 0, NULL, "show the version"},
 };
@@ -123,6 +140,38 @@ static void config_defaults(struct config *c)
         c->body_timeout = 60;
         c->idle_timeout = 30;
         c->max_inflight_body = 256u * 1024 * 1024;
+        c->webhook_timeout = 10;
+        c->webhook_backoff_max = 300;
+        c->webhook_outbox_max = 100000;
+        c->webhook_retention = 86400;
+}
+
+/* A webhook URL: https:// (any case), then printable ASCII without spaces, at most
+ * CONFIG_URL_MAX - 1 bytes; anything else is refused here (curl parses the rest at start). */
+static int url_set(struct config *c, const struct opt *o, const char *val, size_t len,
+                   struct attest_err *err)
+{
+        if (!val || len >= CONFIG_URL_MAX)
+                return attest_fail(err, -EINVAL, AE_CONFIG, "%s: URL too long", o->name);
+        if (len < 9 || strncasecmp(val, "https://", 8) != 0)
+                return attest_fail(err, -EINVAL, AE_CONFIG,
+                                   "%s: only https:// URLs are accepted (events name hosts and "
+                                   "their failing claims)",
+                                   o->name);
+        for (size_t i = 0; i < len; i++)
+                if (val[i] <= ' ' || val[i] >= 0x7f)
+                        return attest_fail(err, -EINVAL, AE_CONFIG,
+                                           "%s: a space or control byte in the URL", o->name);
+        for (unsigned i = 0; i < c->n_webhooks; i++)
+                if (strlen(c->webhooks[i]) == len && !memcmp(c->webhooks[i], val, len))
+                        return attest_fail(err, -EINVAL, AE_CONFIG, "%s: given twice", o->name);
+        if (c->n_webhooks >= CONFIG_WEBHOOKS_MAX)
+                return attest_fail(err, -EINVAL, AE_CONFIG, "%s: more than %d receivers", o->name,
+                                   CONFIG_WEBHOOKS_MAX);
+        memcpy(c->webhooks[c->n_webhooks], val, len);
+        c->webhooks[c->n_webhooks][len] = '\0';
+        c->n_webhooks++;
+        return 0;
 }
 
 static const struct opt *opt_find(const char *name, size_t len)
@@ -176,6 +225,8 @@ static int opt_set(struct config *c, const struct opt *o, const char *val, size_
                 memcpy(base, &b, sizeof(b));
                 return 0;
         }
+        case OPT_URL:
+                return url_set(c, o, val, len, err);
         case OPT_DBMODE: {
                 enum config_db_mode m;
 
@@ -246,6 +297,7 @@ int config_load(int argc, char **argv, struct config *ret, struct attest_err *er
         struct option lo[ARRAY_SIZE(opts) + 1];
         struct config c;
         const char *file = NULL;
+        bool cli_webhook = false;
         int e, idx;
 
         config_defaults(&c);
@@ -280,6 +332,11 @@ int config_load(int argc, char **argv, struct config *ret, struct attest_err *er
                 if (r == '?' || r < 0 || (size_t)r >= ARRAY_SIZE(opts))
                         return attest_fail(err, -EINVAL, AE_CONFIG, "unknown or incomplete flag %s",
                                            argv[optind - 1]);
+                /* the first --webhook flag replaces the file's list */
+                if (opts[r].type == OPT_URL && !cli_webhook) {
+                        c.n_webhooks = 0;
+                        cli_webhook = true;
+                }
                 if ((e = opt_set(&c, &opts[r], optarg, optarg ? strlen(optarg) : 0, err)) < 0) {
                         attest_err_prefix(err, "command line");
                         return e;

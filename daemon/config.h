@@ -19,6 +19,9 @@
 #define CONFIG_KEY_MAX 64                      /* a key (the longest flag name is 23) */
 #define CONFIG_LINES_MAX 65536                 /* lines, blank and comment lines included */
 
+#define CONFIG_WEBHOOKS_MAX 8 /* --webhook receivers */
+#define CONFIG_URL_MAX 2048   /* a webhook URL, with its NUL */
+
 enum config_db_mode {
         CONFIG_DB_WRITER, /* one writer thread, group commit; readers from a pool */
         CONFIG_DB_POOL,   /* one connection per worker, a transaction per request */
@@ -58,6 +61,15 @@ struct config {
         uint64_t idle_timeout;      /* seconds without any byte moving */
         uint64_t max_inflight_body; /* bytes of request bodies buffered at once, all requests */
         char ear_key[CONFIG_STR_MAX]; /* EAR signing key (PEM, P-256); "" : EAR endpoints 503 */
+        /* webhooks (issue 11, docs/webhooks.md): https:// URLs only; flags replace the file's */
+        char webhooks[CONFIG_WEBHOOKS_MAX][CONFIG_URL_MAX];
+        unsigned n_webhooks;
+        char webhook_ca[CONFIG_STR_MAX];          /* "": the system's trust store */
+        char webhook_secret_file[CONFIG_STR_MAX]; /* HMAC key, FILE_SECRET; needed with a URL */
+        uint64_t webhook_timeout;                 /* seconds per delivery attempt */
+        uint64_t webhook_backoff_max;             /* seconds between retries at most */
+        uint64_t webhook_outbox_max;              /* events kept at most (the oldest dropped) */
+        uint64_t webhook_retention;               /* seconds delivered events are kept */
         bool help, version;
 };
 

@@ -20,6 +20,7 @@
 #include "daemon/attestd.h"
 #include "daemon/ear.h"
 #include "daemon/http.h"
+#include "daemon/webhook.h"
 #include "util/file.h"
 #include "util/log.h"
 
@@ -234,6 +235,14 @@ static int run(struct attestd *d)
                 close(sfd);
                 return e;
         }
+        /* the outbox's threads (webhook delivery, stale scan) before serving */
+        if ((e = webhook_start(&d->cfg, d->store, &d->webhooks, &err)) < 0) {
+                log_err("%s", err.msg[0] ? err.msg : strerror(-e));
+                close(fd);
+                file_free_secret(key, key_len);
+                close(sfd);
+                return e;
+        }
         if (d->cfg.insecure_http && !http_socket_is_loopback(fd)) {
                 log_err("--insecure-http refused: the listening address is not loopback");
                 close(fd);
@@ -298,6 +307,7 @@ static int run(struct attestd *d)
         }
         sd_notify(0, "STOPPING=1\nSTATUS=draining");
         srv = http_stop(srv, d->cfg.drain_timeout * 1000);
+        d->webhooks = webhook_stop(d->webhooks);
         close(sfd);
         log_info("stopped");
         return 0;
@@ -333,6 +343,7 @@ int main(int argc, char **argv)
         e = policy_cache_new(POLICY_CACHE_MAX, &d.policies);
         if (e == 0)
                 e = run(&d);
+        d.webhooks = webhook_stop(d.webhooks);
         d.store = store_close(d.store);
         d.nonces = nonce_store_free(d.nonces);
         d.activation_rl = ratelimit_free(d.activation_rl);

@@ -74,7 +74,10 @@ static int agent_add_fn(struct conn *c, void *arg)
         sqlite3_reset(st);
         if (rc == SQLITE_CONSTRAINT)
                 return -EEXIST;
-        return rc == SQLITE_DONE ? 0 : -EIO;
+        if (rc != SQLITE_DONE)
+                return -EIO;
+        /* enrolled without credential activation (--insecure-trust-ak): active at once */
+        return strcmp(a->state, "active") ? 0 : outbox_on_enrolled(c, a->id, a->created);
 }
 
 int store_agent_add(struct store *s, const struct store_agent *a)
@@ -285,7 +288,7 @@ static int agent_activate_fn(struct conn *c, void *arg)
                 return -EIO;
         if (exec_by_key(c, ST_ENROL_DELETE, a->id) < 0)
                 return -EIO;
-        return 0;
+        return outbox_on_enrolled(c, a->id, a->now);
 }
 
 int store_agent_activate(struct store *s, const char *id, const uint8_t *proof_hash, int64_t now,
@@ -338,7 +341,9 @@ static int agent_decom_fn(struct conn *c, void *arg)
         }
         if (rc == SQLITE_DONE)
                 return -ENOENT;
-        /* its pending credentials die with it */
+        /* its pending credentials die with it; the event commits with the change */
+        if (outbox_on_decommission(c, d->id, d->now) < 0)
+                return -EIO;
         if (exec_by_key(c, ST_AGENT_DECOM, d->id) < 0 || exec_by_key(c, ST_ENROL_DELETE, d->id) < 0)
                 return -EIO;
         if (have_ek) {
@@ -806,6 +811,11 @@ static int stale_mark_fn(struct conn *c, void *arg)
                 /* called inside the transaction: fn only logs */
                 a->fn(id, host, have_status ? status : NULL, sqlite3_column_int64(st, 3), a->arg);
                 a->n++;
+                /* the webhook event commits with the mark (RETURNING rows are buffered) */
+                if (outbox_on_stale(c, id, have_status ? status : NULL, a->now) < 0) {
+                        sqlite3_reset(st);
+                        return -EIO;
+                }
         }
         sqlite3_reset(st);
         return rc == SQLITE_DONE ? 0 : -EIO;

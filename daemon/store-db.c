@@ -100,6 +100,29 @@ static const char *const migration[STORE_SCHEMA_VERSION] = {
         /* the stale scan logs each agent once per transition: when (0: not marked stale) */
         "ALTER TABLE agents ADD COLUMN stale_since INTEGER NOT NULL DEFAULT 0;"
         "CREATE INDEX agents_by_stale ON agents(stale_since, next_due);",
+        /* 5 -> 6 (issue 11): the webhook outbox (daemon/store-outbox.c, docs/webhooks.md).
+         * events: written in the transaction of the change that causes it; ids never reused, so
+         * a receiver deduplicates by id. webhook_cursors: per receiver URL, the last event id it
+         * acknowledged (delivery is in id order). outbox_meta: the cap and the events dropped by
+         * it. The stale scan's mark is schema 5's agents.stale_since. */
+        "CREATE TABLE events ("
+        " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+        " time INTEGER NOT NULL,"
+        " type TEXT NOT NULL,"
+        " agent TEXT NOT NULL,"
+        " hostname TEXT,"
+        " status TEXT,"
+        " previous TEXT,"
+        " claims TEXT,"
+        " reason TEXT);"
+        "CREATE TABLE webhook_cursors ("
+        " url TEXT PRIMARY KEY,"
+        " delivered INTEGER NOT NULL);"
+        "CREATE TABLE outbox_meta ("
+        " id INTEGER PRIMARY KEY CHECK (id = 1),"
+        " cap INTEGER NOT NULL,"
+        " dropped INTEGER NOT NULL);"
+        "INSERT INTO outbox_meta (id, cap, dropped) VALUES (1, 100000, 0);",
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
@@ -189,6 +212,22 @@ static const char *const stmt_sql[ST_COUNT] = {
         [ST_NONCE_PUT] = "INSERT INTO nonces_used (nonce, expires) VALUES (?1, ?2)",
         [ST_NONCE_GET] = "SELECT 1 FROM nonces_used WHERE nonce = ?1",
         [ST_HEALTH_PUT] = "INSERT OR REPLACE INTO health (id, time) VALUES (1, ?1)",
+        /* the webhook outbox (daemon/store-outbox.c) */
+        [ST_OUTBOX_PREV] = "SELECT last_status, stale_since, state FROM agents WHERE id = ?1",
+        [ST_OUTBOX_HOSTNAME] = "SELECT hostname FROM agents WHERE id = ?1",
+        [ST_EVENT_ADD] = "INSERT INTO events (time, type, agent, hostname, status, previous,"
+                         " claims, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        [ST_EVENT_CAP] = "DELETE FROM events WHERE id <= ?1 - (SELECT cap FROM outbox_meta"
+                         " WHERE id = 1)",
+        [ST_EVENT_DROPPED] = "UPDATE outbox_meta SET dropped = dropped + ?1 WHERE id = 1",
+        /* beyond the cap: the undelivered among them (delivered ones were only kept) */
+        [ST_EVENT_CAP_LOST] = "SELECT count(*) FROM events WHERE id <= ?1 - (SELECT cap FROM"
+                              " outbox_meta WHERE id = 1) AND id > (SELECT coalesce(min("
+                              "delivered), ?1) FROM webhook_cursors)",
+        [ST_EVENT_NEXT] = "SELECT id, time, type, agent, hostname, status, previous, claims,"
+                          " reason FROM events WHERE id > ?1 ORDER BY id LIMIT ?2",
+        [ST_CURSOR_SET] = "UPDATE webhook_cursors SET delivered = ?2 WHERE url = ?1"
+                          " AND delivered < ?2",
         [ST_BEGIN] = "BEGIN IMMEDIATE",
         [ST_COMMIT] = "COMMIT",
         [ST_ROLLBACK] = "ROLLBACK",

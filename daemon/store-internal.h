@@ -63,6 +63,14 @@ enum stmt {
         ST_LABELS_DELETE,
         ST_LABEL_PUT,
         ST_STALE_ANY,
+        ST_OUTBOX_PREV,
+        ST_OUTBOX_HOSTNAME, /* prepared on use: NULL until the schema has agents.hostname */
+        ST_EVENT_ADD,
+        ST_EVENT_CAP,
+        ST_EVENT_DROPPED,
+        ST_EVENT_CAP_LOST,
+        ST_EVENT_NEXT,
+        ST_CURSOR_SET,
         ST_STALE_MARK,
         ST_BEGIN,
         ST_COMMIT,
@@ -252,3 +260,15 @@ static inline int exec_by_key(struct conn *c, enum stmt i, const char *key)
                 return -EIO;
         return step_changes(c, st);
 }
+
+/*
+ * The webhook outbox (daemon/store-outbox.c): called inside the write transaction of the change
+ * that causes the event, so the event commits with it or not at all. outbox_on_verdict() and
+ * outbox_on_decommission() read the agent's previous state, so they run before its update.
+ */
+int outbox_on_verdict(struct conn *c, const char *agent, const char *status, const char *verdict,
+                      int64_t now);
+int outbox_on_enrolled(struct conn *c, const char *agent, int64_t now);
+int outbox_on_decommission(struct conn *c, const char *agent, int64_t now);
+/* An agent the stale scan just marked (last_status NULL: no verdict yet). */
+int outbox_on_stale(struct conn *c, const char *agent, const char *last_status, int64_t now);

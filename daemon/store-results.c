@@ -50,6 +50,9 @@ static int result_add_fn(struct conn *c, void *arg)
         sqlite3_reset(st);
         a->id = sqlite3_last_insert_rowid(c->db);
 
+        /* a verdict change is a webhook event, committed with the verdict or not at all */
+        if ((n = outbox_on_verdict(c, r->agent, r->status, r->verdict, r->time)) < 0)
+                return n;
         st = st_get(c, ST_AGENT_UPDATE);
         if (!st || bind_text(st, 1, r->agent) < 0 || bind_i64(st, 2, (int64_t)a->seq) < 0 ||
             bind_i64(st, 3, r->time) < 0 || bind_i64(st, 4, r->next_due) < 0 ||

@@ -21,7 +21,7 @@
 #include "evidence/evidence.h"
 #include "util/err.h"
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 #define STORE_ID_MAX 64
 #define STORE_EK_ID_LEN 32  /* SHA-256 of the EK's SubjectPublicKeyInfo (DER) */
 #define STORE_NONCE_LEN 32  /* NONCE_LEN */
@@ -259,6 +259,47 @@ int store_results_list(struct store *s, const char *agent, uint64_t limit, int64
                        int (*fn)(int64_t id, int64_t time, const char *status, const char *policy,
                                  const char *verdict, void *arg),
                        void *arg) _wur_;
+
+/*
+ * The webhook outbox (docs/webhooks.md). Events are written by the store functions above in the
+ * transaction of their change: agent.enrolled (store_agent_add of an active agent,
+ * store_agent_activate), agent.pass / agent.fail (store_result_add when the status differs from
+ * the previous one, the agent was stale, or it is the first verdict), agent.decommissioned
+ * (store_agent_decommission), agent.stale (store_agent_stale_scan). Event ids grow with commit
+ * order (one writer at a time) and are never reused.
+ */
+#define STORE_EVENT_TYPE_MAX 32
+
+/* An event row; strings borrowed for the callback only, NULL when absent. */
+struct store_event {
+        int64_t id, time;
+        const char *type, *agent, *hostname, *status, *previous;
+        const char *claims; /* JSON array of the failing claims' names, or NULL */
+        const char *reason; /* the code of a failed verification, or NULL */
+};
+
+/*
+ * At start: the outbox keeps at most cap events (an insert beyond drops the oldest, counted);
+ * the receivers are exactly urls: a new one starts after the newest event, cursors of receivers
+ * no longer configured are dropped.
+ */
+int store_outbox_setup(struct store *s, uint64_t cap, const char *const *urls, size_t n) _wur_;
+/* The last event id receiver url acknowledged (-ENOENT: not a configured receiver). */
+int store_outbox_cursor(struct store *s, const char *url, int64_t *ret) _wur_;
+/* Events with id > after, in id order, at most limit; fn < 0 stops. */
+int store_outbox_next(struct store *s, int64_t after, unsigned limit,
+                      int (*fn)(const struct store_event *ev, void *arg), void *arg) _wur_;
+/* Receiver url acknowledged event id (its cursor only moves forward). */
+int store_outbox_delivered(struct store *s, const char *url, int64_t id) _wur_;
+/* Delete events every receiver acknowledged that are older than before (ms); at most max. */
+int store_outbox_prune(struct store *s, int64_t before, unsigned max, uint64_t *ret_n) _wur_;
+
+struct store_outbox_stats {
+        uint64_t events;  /* in the outbox */
+        uint64_t pending; /* not yet acknowledged by every receiver */
+        uint64_t dropped; /* ever dropped by the cap */
+};
+int store_outbox_stats(struct store *s, struct store_outbox_stats *ret) _wur_;
 
 /* PUT: a new version (1 for a new name, max + 1 otherwise, deleted versions counted). */
 int store_policy_put(struct store *s, const char *name, const char *body, int64_t now,
