@@ -39,8 +39,9 @@ static void usage(FILE *f)
                 "bind-policy   judge the agent by policy NAME (--default: the default policy)\n"
                 "\n"
                 "Options:\n"
-                "  --status S     list: only agents in state or verdict S (failing, stale,\n"
-                "                 pass, active, pending, decommissioned)\n"
+                "  --status S     list: only agents with status S: failing (latest verdict\n"
+                "                 fail, stale or not), fail, pass (not stale), stale, never\n"
+                "                 (no verdict yet), pending, active, decommissioned\n"
                 "  --label K=V    list: only agents with label K set to V (repeatable: all)\n"
                 "  --hostname H   list: only agents of host H\n"
                 "  --limit N      list: at most N agents (a page); results: N results (1-1000)\n"
@@ -181,14 +182,23 @@ static bool agent_matches(const struct args *a, const json_t *ag)
         if (a->status) {
                 const char *st = str(ag, "state"), *last = str(ag, "last_status");
                 bool stale = json_is_true(json_object_get(ag, "stale"));
+                bool live = st && strcmp(st, "decommissioned") != 0 && strcmp(st, "pending") != 0;
+                bool lpass = last && strcmp(last, "pass") == 0;
+                bool lfail = last && strcmp(last, "fail") == 0;
                 bool m;
 
-                if (strcmp(a->status, "failing") == 0 || strcmp(a->status, "fail") == 0)
-                        m = last && strcmp(last, "fail") == 0;
+                /* attestd's meanings (docs/api.md); such an attestd reports a stale agent's
+                 * state as "stale", so pending/active/decommissioned match only fresh ones */
+                if (strcmp(a->status, "failing") == 0)
+                        m = live && lfail;
+                else if (strcmp(a->status, "fail") == 0)
+                        m = live && lfail && !stale;
+                else if (strcmp(a->status, "pass") == 0)
+                        m = live && lpass && !stale;
                 else if (strcmp(a->status, "stale") == 0)
-                        m = stale;
-                else if (strcmp(a->status, "pass") == 0 || strcmp(a->status, "passing") == 0)
-                        m = last && strcmp(last, "pass") == 0 && !stale;
+                        m = stale && live;
+                else if (strcmp(a->status, "never") == 0)
+                        m = live && !last;
                 else
                         m = st && strcmp(st, a->status) == 0;
                 if (!m)

@@ -164,6 +164,21 @@ def answer(c):
         page = {"agents": [a2], "next": None} if "cursor=c1" in path else {"agents": [a1], "next": "c1"}
         body = json.dumps(page).encode()
         c.sendall(ok + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    elif mode == "old":  # an attestd before host identity: no query parameters at all
+        line = head.split(b"\r\n", 1)[0].decode()
+        open(portfile + ".requests", "a").write(line + "\n")
+        if "?" in line.split(" ")[1]:
+            body = b'{"error":"bad_query","detail":"this resource takes no query parameters"}'
+            c.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            return
+        def ag(i, state, stale, last):
+            return {"id": i, "state": state, "stale": stale, "last_status": last}
+        page = {"agents": [ag("p1", "active", False, "pass"), ag("f1", "active", False, "fail"),
+                           ag("s1", "stale", True, "fail"), ag("n1", "active", False, None),
+                           ag("d1", "decommissioned", False, "pass")]}
+        body = json.dumps(page).encode()
+        c.sendall(ok + b"Content-Length: %d\r\n\r\n" % len(body) + body)
     elif mode == "unready":  # an attestd whose store is not writable
         if b"GET /healthz " in head:
             body = b'{"error":"store_unavailable","detail":"database not writable: disk full"}'
@@ -267,6 +282,20 @@ ok "--all follows next to the last page (failing host first), --cursor asks for 
 fctl --status bogus
 want 2 "GET /v1/agents\?status=bogus: 400 bad_query: status: unknown state bogus" \
         "a filter value a paging attestd refuses (not taken for an attestd without filters)"
+# an attestd without filters: attestctl asks for everything and filters with attestd's meanings
+fake old
+for f in "failing:f1 s1" "fail:f1" "pass:p1" "stale:s1" "never:n1" "decommissioned:d1"; do
+        fctl --status "${f%%:*}" --json
+        [ $rc = 0 ] && [ "$(jq -r '[.agents[].id] | join(" ")' out.txt)" = "${f#*:}" ] ||
+                fail "--status ${f%%:*} on an attestd without filters: $rc $(cat out.txt err.txt)"
+done
+fctl --status failing --limit 1 --json
+[ "$(jq -r '[.agents[].id] | join(" ")' out.txt)" = f1 ] || fail "--limit 1 filtered here: $(cat out.txt)"
+grep -qx "GET /v1/agents?status=failing&limit=1 HTTP/1.1" fake.port.requests &&
+        grep -qx "GET /v1/agents HTTP/1.1" fake.port.requests || fail "requests: $(cat fake.port.requests)"
+fctl --cursor c1
+want 2 "--cursor: this attestd does not page its agent list" "--cursor on an attestd without paging"
+ok "an attestd without filters: --status failing/fail/pass/stale/never/decommissioned and --limit applied by attestctl"
 fake unready
 rc=0
 "$ATTESTCTL" status --url "$FURL" --ca "$CA" >out.txt 2>err.txt || rc=$?
