@@ -275,9 +275,23 @@ static int b64_size(const char *s, size_t n, size_t *ret_pad, size_t *ret_len)
 }
 
 /*
+ * The 24 bits of a quartet of table values (each 0x80 | value when valid, 0 when not): the sum of
+ * the shifted entries is the bits plus B64_BIAS, the 0x80s shifted, since the entries only add.
+ * Valid when a & b & c & d keeps bit 7.
+ */
+#define B64_BIAS (0x80u << 18 | 0x80u << 12 | 0x80u << 6 | 0x80u)
+
+static uint32_t b64_bits(unsigned a, unsigned b, unsigned c, unsigned d)
+{
+        return (a << 18) + (b << 12) + (c << 6) + d - B64_BIAS;
+}
+
+/*
  * Check the n (> 0, a multiple of 4) characters at s and, when out is not NULL, decode them into
- * out (n / 4 * 3 - pad bytes) in the same pass: on -EBADMSG out holds part of the decode. A table
- * lookup per character, one test per call for the quartets before the last.
+ * out (n / 4 * 3 - pad bytes) in the same pass: on -EBADMSG out holds part of the decode. Per
+ * quartet before the last: four table lookups, one running test, and 4 bytes stored at once (the
+ * fourth is overwritten by the next quartet; the last quartet writes at least one byte, so the
+ * store stays inside out).
  */
 static int b64_run(const char *s, size_t n, size_t pad, uint8_t *out)
 {
@@ -286,19 +300,21 @@ static int b64_run(const char *s, size_t n, size_t pad, uint8_t *out)
         size_t o = 0, body = n - 4;
         int64_t last;
 
-        for (size_t i = 0; i < body; i += 4) {
-                unsigned a = b64val[u[i]], b = b64val[u[i + 1]], c = b64val[u[i + 2]],
-                         d = b64val[u[i + 3]];
+        if (out) {
+                for (size_t i = 0; i < body; i += 4, o += 3) {
+                        unsigned a = b64val[u[i]], b = b64val[u[i + 1]], c = b64val[u[i + 2]],
+                                 d = b64val[u[i + 3]];
+                        uint32_t w = b64_bits(a, b, c, d) << 8; /* the 3 bytes, big-endian */
 
-                ok &= a & b & c & d;
-                if (out) {
-                        uint32_t v = (a & 63) << 18 | (b & 63) << 12 | (c & 63) << 6 | (d & 63);
-
-                        out[o] = (uint8_t)(v >> 16);
-                        out[o + 1] = (uint8_t)(v >> 8);
-                        out[o + 2] = (uint8_t)v;
-                        o += 3;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                        w = __builtin_bswap32(w);
+#endif
+                        ok &= a & b & c & d;
+                        memcpy(out + o, &w, 4);
                 }
+        } else {
+                for (size_t i = 0; i < body; i += 4)
+                        ok &= b64val[u[i]] & b64val[u[i + 1]] & b64val[u[i + 2]] & b64val[u[i + 3]];
         }
         if (!ok || (last = b64_last(u + body, pad)) < 0)
                 return -EBADMSG;
