@@ -143,23 +143,25 @@ static int pcr_index(const struct jrd_str *k, unsigned *ret)
         return jpath_pcr_index(s, ret);
 }
 
-/* Keep the PCR map's first error, at parent + key, for step 2. */
-static int pcrs_fail(struct walk *w, enum attest_code code, const char *parent,
-                     const struct jrd_str *key, const char *why)
+/*
+ * Keep the PCR map's first error for step 2, at $.quote.pcrs.<bank> or, with an index key,
+ * $.quote.pcrs.<bank>.<index> (the paths are made here only: no allocation on the good path).
+ */
+static int pcrs_fail(struct walk *w, enum attest_code code, const struct jrd_str *bank,
+                     const struct jrd_str *index, const char *why)
 {
-        char p[JPATH_MAX];
+        char bp[JPATH_MAX], p[JPATH_MAX];
         int e;
 
-        if ((e = join(p, parent, key)) < 0)
+        if ((e = join(bp, "$.quote.pcrs", bank)) < 0 || (index && (e = join(p, bp, index)) < 0))
                 return e;
-        w->pcrs_e = jpath_fail(&w->pcrs_err, -EBADMSG, code, p, "%s", why);
+        w->pcrs_e = jpath_fail(&w->pcrs_err, -EBADMSG, code, index ? p : bp, "%s", why);
         return 0;
 }
 
 /* One bank's map {"0":"HEX", ...}, opened; b < 0: only read (an error was kept already). */
 static int walk_bank(struct walk *w, int b, const struct jrd_str *bname)
 {
-        char bp[JPATH_MAX] = "";
         struct jrd_str k;
         int m, e;
 
@@ -178,15 +180,13 @@ static int walk_bank(struct walk *w, int b, const struct jrd_str *bname)
                 }
                 if (b < 0 || w->pcrs_e)
                         continue;
-                if (!bp[0] && (e = join(bp, "$.quote.pcrs", bname)) < 0)
-                        return e;
                 if (pcr_index(&k, &i) < 0) {
-                        if ((e = pcrs_fail(w, C_UNKNOWN, bp, &k, "not a PCR index 0-23")) < 0)
+                        if ((e = pcrs_fail(w, C_UNKNOWN, bname, &k, "not a PCR index 0-23")) < 0)
                                 return e;
                         continue;
                 }
                 if (v.type != JRD_STRING) {
-                        if ((e = pcrs_fail(w, C_TYPE, bp, &k, "not a string")) < 0)
+                        if ((e = pcrs_fail(w, C_TYPE, bname, &k, "not a string")) < 0)
                                 return e;
                         continue;
                 }
@@ -199,7 +199,7 @@ static int walk_bank(struct walk *w, int b, const struct jrd_str *bname)
 
                         snprintf(why, sizeof(why), "not a %s digest (%zu hex digits)", bank_name(b),
                                  2 * n);
-                        if ((e = pcrs_fail(w, C_HEX, bp, &k, why)) < 0)
+                        if ((e = pcrs_fail(w, C_HEX, bname, &k, why)) < 0)
                                 return e;
                         continue;
                 }
@@ -226,9 +226,9 @@ static int walk_pcrs(struct walk *w)
                 if ((e = jrd_value(&w->r, &v)) < 0)
                         return e;
                 if (!w->pcrs_e && b < 0)
-                        e = pcrs_fail(w, C_UNKNOWN, "$.quote.pcrs", &k, "unknown PCR bank");
+                        e = pcrs_fail(w, C_UNKNOWN, &k, NULL, "unknown PCR bank");
                 else if (!w->pcrs_e && v.type != JRD_OBJECT)
-                        e = pcrs_fail(w, C_TYPE, "$.quote.pcrs", &k, "not an object");
+                        e = pcrs_fail(w, C_TYPE, &k, NULL, "not an object");
                 if (e < 0)
                         return e;
                 if (v.type == JRD_OBJECT)
