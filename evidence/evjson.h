@@ -15,6 +15,8 @@
  * err->code one of evidence_json, evidence_type, evidence_missing_field, evidence_unknown_field,
  * evidence_version, evidence_bad_hex, evidence_bad_b64, evidence_bad_value, evidence_too_big,
  * and err->msg naming the JSON path ("$.quote.pcrs.sha256.10: not hex").
+ * Decoding: evidence/evjson-read.c (the pull reader of util/json-rd.h, no jansson tree); encoding:
+ * evidence/evjson-write.c.
  */
 #ifndef ATTEST_EVJSON_H
 #define ATTEST_EVJSON_H

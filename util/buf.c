@@ -226,47 +226,42 @@ int wb_put_hex(struct wb *w, const char *s, size_t n)
         return 0;
 }
 
-static int b64val(unsigned char c)
-{
-        if (c >= 'A' && c <= 'Z')
-                return c - 'A';
-        if (c >= 'a' && c <= 'z')
-                return c - 'a' + 26;
-        if (c >= '0' && c <= '9')
-                return c - '0' + 52;
-        if (c == '+')
-                return 62;
-        if (c == '/')
-                return 63;
-        return -1;
-}
+/* 0x80 | value of each base64 character; 0 for every other byte. */
+static const uint8_t b64val[256] = {
+        ['A'] = 128, ['B'] = 129, ['C'] = 130, ['D'] = 131, ['E'] = 132, ['F'] = 133, ['G'] = 134,
+        ['H'] = 135, ['I'] = 136, ['J'] = 137, ['K'] = 138, ['L'] = 139, ['M'] = 140, ['N'] = 141,
+        ['O'] = 142, ['P'] = 143, ['Q'] = 144, ['R'] = 145, ['S'] = 146, ['T'] = 147, ['U'] = 148,
+        ['V'] = 149, ['W'] = 150, ['X'] = 151, ['Y'] = 152, ['Z'] = 153, ['a'] = 154, ['b'] = 155,
+        ['c'] = 156, ['d'] = 157, ['e'] = 158, ['f'] = 159, ['g'] = 160, ['h'] = 161, ['i'] = 162,
+        ['j'] = 163, ['k'] = 164, ['l'] = 165, ['m'] = 166, ['n'] = 167, ['o'] = 168, ['p'] = 169,
+        ['q'] = 170, ['r'] = 171, ['s'] = 172, ['t'] = 173, ['u'] = 174, ['v'] = 175, ['w'] = 176,
+        ['x'] = 177, ['y'] = 178, ['z'] = 179, ['0'] = 180, ['1'] = 181, ['2'] = 182, ['3'] = 183,
+        ['4'] = 184, ['5'] = 185, ['6'] = 186, ['7'] = 187, ['8'] = 188, ['9'] = 189, ['+'] = 190,
+        ['/'] = 191,
+};
 
-/* The 24 bits of the quartet at s[i]; '=' counts as 0 where padding is allowed. -1 malformed. */
-static int64_t b64_quartet(const char *s, size_t i, bool last, size_t pad)
+/* The 24 bits of the last quartet at s; '=' counts as 0 where padding is allowed. -1 malformed. */
+static int64_t b64_last(const unsigned char *s, size_t pad)
 {
         uint32_t v = 0;
 
         for (size_t k = 0; k < 4; k++) {
-                int c;
+                unsigned c = 0;
 
-                if (last && s[i + k] == '=' && k >= 4 - pad)
-                        c = 0;
-                else if ((c = b64val((unsigned char)s[i + k])) < 0)
+                if (!(s[k] == '=' && k >= 4 - pad) && !((c = b64val[s[k]]) & 0x80))
                         return -1;
-                v = v << 6 | (uint32_t)c;
+                v = v << 6 | (c & 63);
         }
         /* non-canonical trailing bits are rejected */
-        if (last && ((pad == 1 && (v & 0xff)) || (pad == 2 && (v & 0xffff))))
+        if ((pad == 1 && (v & 0xff)) || (pad == 2 && (v & 0xffff)))
                 return -1;
         return v;
 }
 
-/* Validated before anything is written, like wb_put_hex. */
-int wb_put_b64(struct wb *w, const char *s, size_t n)
+/* Padding and decoded size of n characters; -EBADMSG when n is not a whole number of quartets. */
+static int b64_size(const char *s, size_t n, size_t *ret_pad, size_t *ret_len)
 {
-        size_t pad = 0, len, o = 0;
-        uint8_t *out;
-        int e;
+        size_t pad = 0;
 
         if (n % 4)
                 return -EBADMSG;
@@ -274,20 +269,94 @@ int wb_put_b64(struct wb *w, const char *s, size_t n)
                 pad++;
         if (n >= 2 && s[n - 2] == '=')
                 pad++;
-        len = n / 4 * 3 - pad;
+        *ret_pad = pad;
+        *ret_len = n / 4 * 3 - pad;
+        return 0;
+}
+
+/*
+ * The 24 bits of a quartet of table values (each 0x80 | value when valid, 0 when not): the sum of
+ * the shifted entries is the bits plus B64_BIAS, the 0x80s shifted, since the entries only add.
+ * Valid when a & b & c & d keeps bit 7.
+ */
+#define B64_BIAS (0x80u << 18 | 0x80u << 12 | 0x80u << 6 | 0x80u)
+
+static uint32_t b64_bits(unsigned a, unsigned b, unsigned c, unsigned d)
+{
+        return (a << 18) + (b << 12) + (c << 6) + d - B64_BIAS;
+}
+
+/*
+ * Check the n (> 0, a multiple of 4) characters at s and, when out is not NULL, decode them into
+ * out (n / 4 * 3 - pad bytes) in the same pass: on -EBADMSG out holds part of the decode. Per
+ * quartet before the last: four table lookups, one running test, and 4 bytes stored at once (the
+ * fourth is overwritten by the next quartet; the last quartet writes at least one byte, so the
+ * store stays inside out).
+ */
+static int b64_run(const char *s, size_t n, size_t pad, uint8_t *out)
+{
+        const unsigned char *u = (const unsigned char *)s;
+        unsigned ok = 0x80;
+        size_t o = 0, body = n - 4;
+        int64_t last;
+
+        if (out) {
+                for (size_t i = 0; i < body; i += 4, o += 3) {
+                        unsigned a = b64val[u[i]], b = b64val[u[i + 1]], c = b64val[u[i + 2]],
+                                 d = b64val[u[i + 3]];
+                        uint32_t w = b64_bits(a, b, c, d) << 8; /* the 3 bytes, big-endian */
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                        w = __builtin_bswap32(w);
+#endif
+                        ok &= a & b & c & d;
+                        memcpy(out + o, &w, 4);
+                }
+        } else {
+                for (size_t i = 0; i < body; i += 4)
+                        ok &= b64val[u[i]] & b64val[u[i + 1]] & b64val[u[i + 2]] & b64val[u[i + 3]];
+        }
+        if (!ok || (last = b64_last(u + body, pad)) < 0)
+                return -EBADMSG;
+        for (int k = 2; out && k >= (int)pad; k--)
+                out[o++] = (uint8_t)(last >> (8 * k));
+        return 0;
+}
+
+/* Validated before anything is written, like wb_put_hex. */
+int wb_put_b64(struct wb *w, const char *s, size_t n)
+{
+        size_t pad, len;
+        uint8_t *out;
+        int e;
+
+        if ((e = b64_size(s, n, &pad, &len)) < 0)
+                return e;
         if (len > wb_avail(w))
                 return -E2BIG;
-        for (size_t i = 0; i < n; i += 4)
-                if (b64_quartet(s, i, i + 4 == n, pad) < 0)
-                        return -EBADMSG;
+        if (n == 0)
+                return 0;
+        if ((e = b64_run(s, n, pad, NULL)) < 0)
+                return e;
         if ((e = wb_reserve(w, len, &out)) < 0)
                 return e;
-        for (size_t i = 0; i < n; i += 4) {
-                uint32_t v = (uint32_t)b64_quartet(s, i, i + 4 == n, pad);
+        return b64_run(s, n, pad, out);
+}
 
-                for (int k = 2; k >= 0 && o < len; k--)
-                        out[o++] = (uint8_t)(v >> (8 * k));
-        }
+int wb_put_b64_scratch(struct wb *w, const char *s, size_t n)
+{
+        size_t pad, len;
+        int e;
+
+        if ((e = b64_size(s, n, &pad, &len)) < 0)
+                return e;
+        if (len > wb_avail(w))
+                return -E2BIG;
+        if (n == 0)
+                return 0;
+        if ((e = b64_run(s, n, pad, w->p + w->len)) < 0)
+                return e;
+        w->len += len;
         return 0;
 }
 

@@ -91,6 +91,13 @@ int wb_set_u32(struct wb *w, size_t off, bool big_endian, uint32_t v) _wur_;
 int wb_put_hex(struct wb *w, const char *s, size_t n) _wur_;
 /* Decode standard padded base64 (RFC 4648), canonical trailing bits only. */
 int wb_put_b64(struct wb *w, const char *s, size_t n) _wur_;
+/*
+ * The same in one pass, for a writer over scratch storage: on -EBADMSG the bytes past wb_len() may
+ * hold part of the decode (the length is unchanged, and so is everything before it). The same
+ * errors in the same order: -EBADMSG for a length that is not a multiple of 4, then -E2BIG, then
+ * -EBADMSG for a bad character.
+ */
+int wb_put_b64_scratch(struct wb *w, const char *s, size_t n) _wur_;
 
 /*
  * A u32 length-prefixed field: wb_sized_begin() writes a zero prefix and returns its mark;

@@ -33,7 +33,7 @@ int b64_decode(const char *s, size_t n, uint8_t *out, size_t max, size_t *ret_le
         struct wb w = WB_INIT(out, max);
         int e;
 
-        if ((e = wb_put_b64(&w, s, n)) < 0)
+        if ((e = wb_put_b64_scratch(&w, s, n)) < 0)
                 return e;
         *ret_len = wb_len(&w);
         return 0;

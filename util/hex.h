@@ -16,7 +16,10 @@ int hex_decode(const char *s, size_t n, uint8_t *out, size_t max, size_t *ret_le
 /* Lowercase hex of n bytes into out, which must hold 2n+1 bytes; NUL terminated. */
 void hex_encode(const uint8_t *in, size_t n, char *out);
 
-/* Standard base64 (RFC 4648, padded). Decoded size is checked against max. */
+/*
+ * Standard base64 (RFC 4648, padded, canonical trailing bits). Decoded size is checked against max.
+ * One pass: on -EBADMSG out may hold part of the decode.
+ */
 int b64_decode(const char *s, size_t n, uint8_t *out, size_t max, size_t *ret_len) _wur_;
 /* Encoded length including the NUL: 4*ceil(n/3)+1. */
 size_t b64_encoded_size(size_t n);

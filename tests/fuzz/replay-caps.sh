@@ -5,13 +5,16 @@ set -euo pipefail
 mkseeds=$1 replay=$2 target=$3
 dir=$(mktemp -d "${TMPDIR:-/tmp}/attestd-caps.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
-if [ "$target" = evidence ]; then
+seeds=$target
+if [ "$target" = evidence ] || [ "$target" = evidence-diff ]; then
+        # the differential target takes the evidence seeds
+        seeds=evidence
         "$mkseeds" "$dir" ima-ascii
         "$(dirname "$0")/mkseeds-evidence.sh" "$dir" "$(dirname "$0")/corpus/evidence/qemu61-good.json"
 else
         "$mkseeds" "$dir" "$target"
 fi
-n=$(find "$dir/$target" -type f | wc -l)
+n=$(find "$dir/$seeds" -type f | wc -l)
 [ "$n" -ge 3 ] || { echo "replay-caps: only $n seeds for $target" >&2; exit 1; }
-"$replay" "$dir/$target"
+"$replay" "$dir/$seeds"
 echo "replay-caps: $target: $n seeds at cap-1/cap/cap+1 replayed"

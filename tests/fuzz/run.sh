@@ -36,7 +36,7 @@ max_len_for() {
         config | tokens) echo 1100000 ;; # CONFIG_FILE_MAX, AUTH_FILE_MAX 1 MiB
         agent-config) echo 70000 ;; # AGENT_CONFIG_FILE_MAX 64 KiB
         facts) echo 4194400 ;;      # FACTS_CONFIG_MAX 4 MiB
-        evidence | http) echo 16777300 ;; # EVIDENCE_JSON_MAX / --max-evidence 16 MiB
+        evidence | evidence-diff | http) echo 16777300 ;; # EVIDENCE_JSON_MAX / --max-evidence 16 MiB
         replay-state) echo 8192 ;;  # REPLAY_STATE_MAX 4403 bytes
         util-kv) echo 70000 ;;      # FUZZ_KV_FILE_MAX (tests/fuzz/fuzz-util-kv.h)
         *) echo 1048576 ;;
@@ -65,6 +65,7 @@ run_one() {
         mkdir -p "$work/corpus" "$work/artifacts"
         [ -d "$top/tests/fuzz/corpus/$name" ] && cp -r "$top/tests/fuzz/corpus/$name/." "$work/corpus/"
         [ -d "$seedgen/$name" ] && cp -r "$seedgen/$name/." "$work/corpus/"
+        [ "$name" = evidence-diff ] && cp -r "$seedgen/evidence/." "$work/corpus/"
         set +e
         ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
                 ${FUZZ_PARALLEL:+nice} "$bin" -max_total_time="$seconds" -rss_limit_mb=2048 \

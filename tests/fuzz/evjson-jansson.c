@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The evidence decoder as it was before the pull reader (evidence/evjson-read.c): a jansson tree,
+ * then the fields walked in a fixed order. Kept only as the reference the differential fuzzer
+ * (fuzz-evidence-diff.c) and bench-evidence compare the reader with; the daemon no longer links it.
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "evidence/evjson.h"
+#include "tests/fuzz/evjson-jansson.h"
 #include "util/hex.h"
 #include "evidence/jpath.h"
 #include "evidence/quote.h"
@@ -387,8 +393,8 @@ static int parse_host(const json_t *o, const char *path, struct evidence_host *h
         return parse_identity(o, path, h, err);
 }
 
-int evidence_from_json(const char *buf, size_t len, size_t max_ima, struct evidence **ret,
-                       struct attest_err *err)
+int evidence_from_json_jansson(const char *buf, size_t len, size_t max_ima, struct evidence **ret,
+                               struct attest_err *err)
 {
         static const char *const keys[] = {"version", "nonce", "quote", "ima", "host", NULL};
         _cleanup_(evidence_freep) struct evidence *ev = NULL;
@@ -429,5 +435,3 @@ int evidence_from_json(const char *buf, size_t len, size_t max_ima, struct evide
         *ret = TAKE_PTR(ev);
         return 0;
 }
-
-/* ---- encoding ---- */
