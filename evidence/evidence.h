@@ -37,6 +37,11 @@
 #define EVIDENCE_LABELS_MAX 32
 #define EVIDENCE_LABEL_KEY_MAX 63
 #define EVIDENCE_LABEL_VALUE_MAX 63
+/* what a reader says a bad one is not ("not <WHAT>"), the same in every reader */
+#define EVIDENCE_HOSTNAME_WHAT "a host name (1..253 of [A-Za-z0-9._-])"
+#define EVIDENCE_MACHINE_ID_WHAT "32 lower-case hex digits"
+#define EVIDENCE_LABEL_VALUE_WHAT "a label value (1..63 of [A-Za-z0-9._-])"
+#define EVIDENCE_LABEL_KEY_WHY "label key %u: not 1..%d of [a-z0-9._-] starting with [a-z0-9]"
 
 static inline bool evidence_hostname_char(char c)
 {

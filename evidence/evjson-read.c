@@ -59,12 +59,17 @@ struct walk {
         struct obj top, quote, pcrs, ima, host, cfi, tk;
         struct slot version, nonce, attest, sig, offset, format, entries, kernel, cmdline, boot_id,
                 cfi_source, cfi_enabled, cfi_permissive, tk_source, tk_origin;
+        struct slot hostname, machine_id;
+        struct obj labels;
+        unsigned n_labels; /* members of "labels"; the first EVIDENCE_LABELS_MAX are kept */
+        struct jrd_str label_key[EVIDENCE_LABELS_MAX];
+        struct slot label_val[EVIDENCE_LABELS_MAX];
         int pcrs_e; /* the PCR map's first error, in pcrs_err */
         unsigned pcrs_count;
         struct attest_err pcrs_err;
 };
 
-enum kind { LEAF, OBJ, PCRS };
+enum kind { LEAF, OBJ, PCRS, LABELS };
 
 /* A member of an object of the schema: its value goes to the slot or object at off in the walk. */
 struct member {
@@ -89,12 +94,16 @@ static const struct member cfi_members[] = {M_LEAF("source", cfi_source),
                                             {NULL, LEAF, 0, NULL}};
 static const struct member tk_members[] = {
         M_LEAF("source", tk_source), M_LEAF("origin", tk_origin), {NULL, LEAF, 0, NULL}};
-static const struct member host_members[] = {M_LEAF("kernel", kernel),
-                                             M_LEAF("cmdline", cmdline),
-                                             M_LEAF("boot_id", boot_id),
-                                             M_OBJ("cfi", cfi, cfi_members),
-                                             M_OBJ("trusted_keys", tk, tk_members),
-                                             {NULL, LEAF, 0, NULL}};
+static const struct member host_members[] = {
+        M_LEAF("kernel", kernel),
+        M_LEAF("cmdline", cmdline),
+        M_LEAF("boot_id", boot_id),
+        M_OBJ("cfi", cfi, cfi_members),
+        M_OBJ("trusted_keys", tk, tk_members),
+        M_LEAF("hostname", hostname),
+        M_LEAF("machine_id", machine_id),
+        {"labels", LABELS, offsetof(struct walk, labels), NULL},
+        {NULL, LEAF, 0, NULL}};
 static const struct member quote_members[] = {M_LEAF("attest", attest),
                                               M_LEAF("signature", sig),
                                               {"pcrs", PCRS, offsetof(struct walk, pcrs), NULL},
@@ -241,6 +250,29 @@ static int walk_pcrs(struct walk *w)
         return m;
 }
 
+/* The labels object, opened: its members remembered in order (checked in step 2). */
+static int walk_labels(struct walk *w)
+{
+        struct jrd_str k;
+        int m, e;
+
+        while ((m = jrd_member(&w->r, &k)) > 0) {
+                struct jrd_val v;
+
+                if ((e = jrd_value(&w->r, &v)) < 0)
+                        return e;
+                if (w->n_labels < EVIDENCE_LABELS_MAX) {
+                        w->label_key[w->n_labels] = k;
+                        w->label_val[w->n_labels] =
+                                (struct slot){.present = true, .type = v.type, .s = v.s, .i = v.i};
+                }
+                w->n_labels++;
+                if ((v.type == JRD_OBJECT || v.type == JRD_ARRAY) && (e = jrd_skip(&w->r)) < 0)
+                        return e;
+        }
+        return m;
+}
+
 static const struct member *lookup(const struct member *m, const struct jrd_str *k)
 {
         for (; m->name; m++)
@@ -287,6 +319,8 @@ static int walk_obj(struct walk *w, struct obj *o, const struct member *members)
                                 e = v.type == JRD_ARRAY ? jrd_skip(&w->r) : 0;
                         else if (f->kind == PCRS)
                                 e = walk_pcrs(w);
+                        else if (f->kind == LABELS)
+                                e = walk_labels(w);
                         else
                                 e = walk_obj(w, c, f->members);
                 }
@@ -559,6 +593,57 @@ static int check_tk(const struct walk *w, struct evidence_host *h, struct attest
         return 0;
 }
 
+/* A string of the identity syntax (evidence/evidence.h) into out (cap bytes with the NUL). */
+static int ident(const struct slot *v, const char *path, bool (*valid)(const char *, size_t),
+                 const char *what, char *out, size_t cap, struct attest_err *err)
+{
+        char buf[EVIDENCE_HOSTNAME_MAX + 1];
+        const char *s = NULL;
+        size_t n = 0;
+        int x;
+
+        if (cap > sizeof(buf))
+                return -EINVAL;
+        if ((x = str(v, path, cap - 1, buf, sizeof(buf), &s, &n, err)) < 0)
+                return x;
+        if (!valid(s, n))
+                return jpath_fail(err, -EBADMSG, C_VALUE, path, "not %s", what);
+        memcpy(out, s, n);
+        out[n] = '\0';
+        return 0;
+}
+
+static int check_labels(const struct walk *w, struct evidence_host *h, struct attest_err *err)
+{
+        const char *path = "$.host.labels";
+        char p[JPATH_MAX];
+        int x;
+
+        if (!w->labels.is_obj)
+                return jpath_fail(err, -EBADMSG, C_TYPE, path, "not an object");
+        if (w->n_labels > EVIDENCE_LABELS_MAX)
+                return jpath_fail(err, -E2BIG, C_BIG, path, "%u labels > %d", w->n_labels,
+                                  EVIDENCE_LABELS_MAX);
+        for (unsigned i = 0; i < w->n_labels; i++) {
+                const struct jrd_str *k = &w->label_key[i];
+                char key[EVIDENCE_LABEL_KEY_MAX + 1];
+
+                if (k->len > EVIDENCE_LABEL_KEY_MAX || jrd_str_copy(k, key, sizeof(key)) < 0 ||
+                    !evidence_label_key_valid(key, k->len))
+                        return jpath_fail(err, -EBADMSG, C_VALUE, path, EVIDENCE_LABEL_KEY_WHY, i,
+                                          EVIDENCE_LABEL_KEY_MAX);
+                jpath_join(p, path, key);
+                if ((x = ident(&w->label_val[i], p, evidence_label_value_valid,
+                               EVIDENCE_LABEL_VALUE_WHAT, h->labels[i].value,
+                               sizeof(h->labels[i].value), err)) < 0)
+                        return x;
+                memcpy(h->labels[i].key, key, k->len + 1);
+        }
+        h->n_labels = w->n_labels;
+        h->labels_present = true;
+        return 0;
+}
+
 static int check_host(const struct walk *w, struct evidence_host *h, struct attest_err *err)
 {
         char buf[sizeof(h->kernel)];
@@ -616,6 +701,16 @@ static int check_host(const struct walk *w, struct evidence_host *h, struct atte
         if (w->cfi.present && (x = check_cfi(w, h, err)) < 0)
                 return x;
         if (w->tk.present && (x = check_tk(w, h, err)) < 0)
+                return x;
+        if (w->hostname.present &&
+            (x = ident(&w->hostname, "$.host.hostname", evidence_hostname_valid,
+                       EVIDENCE_HOSTNAME_WHAT, h->hostname, sizeof(h->hostname), err)) < 0)
+                return x;
+        if (w->machine_id.present &&
+            (x = ident(&w->machine_id, "$.host.machine_id", evidence_machine_id_valid,
+                       EVIDENCE_MACHINE_ID_WHAT, h->machine_id, sizeof(h->machine_id), err)) < 0)
+                return x;
+        if (w->labels.present && (x = check_labels(w, h, err)) < 0)
                 return x;
         return 0;
 }

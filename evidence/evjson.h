@@ -53,6 +53,9 @@ int evidence_to_json(const struct evidence *ev, char **ret) _wur_;
  */
 int evidence_host_identity_from_json(const json_t *o, const char *path, struct evidence_host *h,
                                      struct attest_err *err) _wur_;
+/* The same, without the check for other members (a reader that checked them itself). */
+int evidence_host_identity_members(const json_t *o, const char *path, struct evidence_host *h,
+                                   struct attest_err *err) _wur_;
 int evidence_json_head(const struct evidence *ev, struct wb *w) _wur_;
 int evidence_json_tail(const struct evidence_host *h, struct wb *w) _wur_;
 

@@ -246,91 +246,6 @@ static int parse_tk(const json_t *o, const char *path, struct evidence_host *h,
         return 0;
 }
 
-/* A string of the identity syntax (evidence/evidence.h) into out (cap bytes with the NUL). */
-static int ident(const json_t *v, const char *path, bool (*valid)(const char *, size_t),
-                 const char *what, char *out, size_t cap, struct attest_err *err)
-{
-        const char *s = NULL;
-        size_t n = 0;
-        int x;
-
-        if ((x = str(v, path, cap - 1, &s, &n, err)) < 0)
-                return x;
-        if (!valid(s, n))
-                return jpath_fail(err, -EBADMSG, C_VALUE, path, "not %s", what);
-        memcpy(out, s, n + 1);
-        return 0;
-}
-
-static int parse_labels(const json_t *o, const char *path, struct evidence_host *h,
-                        struct attest_err *err)
-{
-        char p[JPATH_MAX];
-        const char *key;
-        json_t *v;
-        unsigned n = 0;
-        int x;
-
-        if (!json_is_object(o))
-                return jpath_fail(err, -EBADMSG, C_TYPE, path, "not an object");
-        if (json_object_size(o) > EVIDENCE_LABELS_MAX)
-                return jpath_fail(err, -E2BIG, C_BIG, path, "%zu labels > %d", json_object_size(o),
-                                  EVIDENCE_LABELS_MAX);
-        json_object_foreach((json_t *)o, key, v)
-        {
-                size_t kn = strlen(key);
-
-                if (!evidence_label_key_valid(key, kn))
-                        return jpath_fail(err, -EBADMSG, C_VALUE, path,
-                                          "label key %u: not 1..%d of [a-z0-9._-] starting with "
-                                          "[a-z0-9]",
-                                          n, EVIDENCE_LABEL_KEY_MAX);
-                jpath_join(p, path, key);
-                if ((x = ident(v, p, evidence_label_value_valid,
-                               "a label value (1..63 of [A-Za-z0-9._-])", h->labels[n].value,
-                               sizeof(h->labels[n].value), err)) < 0)
-                        return x;
-                memcpy(h->labels[n].key, key, kn + 1);
-                n++;
-        }
-        h->n_labels = n;
-        h->labels_present = true;
-        return 0;
-}
-
-static int parse_identity(const json_t *o, const char *path, struct evidence_host *h,
-                          struct attest_err *err)
-{
-        char p[JPATH_MAX];
-        json_t *v = NULL;
-        int x;
-
-        if ((x = field(o, path, "hostname", false, &v, p, err)) < 0 ||
-            (v &&
-             (x = ident(v, p, evidence_hostname_valid, "a host name (1..253 of [A-Za-z0-9._-])",
-                        h->hostname, sizeof(h->hostname), err)) < 0))
-                return x;
-        if ((x = field(o, path, "machine_id", false, &v, p, err)) < 0 ||
-            (v && (x = ident(v, p, evidence_machine_id_valid, "32 lower-case hex digits",
-                             h->machine_id, sizeof(h->machine_id), err)) < 0))
-                return x;
-        if ((x = field(o, path, "labels", false, &v, p, err)) < 0 ||
-            (v && (x = parse_labels(v, p, h, err)) < 0))
-                return x;
-        return 0;
-}
-
-int evidence_host_identity_from_json(const json_t *o, const char *path, struct evidence_host *h,
-                                     struct attest_err *err)
-{
-        static const char *const keys[] = {"hostname", "machine_id", "labels", NULL};
-        int x;
-
-        if ((x = jpath_object(o, path, keys, C_TYPE, C_UNKNOWN, err)) < 0)
-                return x;
-        return parse_identity(o, path, h, err);
-}
-
 static int parse_host(const json_t *o, const char *path, struct evidence_host *h,
                       struct attest_err *err)
 {
@@ -390,7 +305,7 @@ static int parse_host(const json_t *o, const char *path, struct evidence_host *h
         if ((x = field(o, path, "trusted_keys", false, &v, p, err)) < 0 ||
             (v && (x = parse_tk(v, p, h, err)) < 0))
                 return x;
-        return parse_identity(o, path, h, err);
+        return evidence_host_identity_members(o, path, h, err);
 }
 
 int evidence_from_json_jansson(const char *buf, size_t len, size_t max_ima, struct evidence **ret,
