@@ -23,6 +23,8 @@ mkdir -p bin shell
 ln -s "$ATTESTD" bin/attestd
 ln -s "$AGENT" bin/attest-agent
 ln -s "$ATTESTCTL" bin/attestctl
+# the guide's python3 is Debian's (python3-jwt, python3-cryptography), not a pyenv one first in PATH
+ln -s /usr/bin/python3 bin/python3
 
 # a free loopback port for attestd (below the ephemeral range and swtpm-run's)
 for _ in $(seq 20); do
@@ -32,7 +34,11 @@ done
 
 # the guide's blocks as one script: its variables first, each block announced by its line
 awk -v vars="$work/vars.sh" '
-        BEGIN { print "set -euo pipefail"; print ". \"" vars "\"" }
+        BEGIN {
+                print "set -euo pipefail"; print ". \"" vars "\""
+                # what the guide started is stopped by the test, also when a block fails
+                print "trap '\''printf \"ID=%q\\nATTESTD_PID=%q\\nRECEIVER_PID=%q\\n\" \"${ID:-}\" \"${ATTESTD_PID:-}\" \"${RECEIVER_PID:-}\" >\"$GUIDE_OUT\"'\'' EXIT"
+        }
         /^```sh$/ { inb = 1; start = NR; first = 1; skip = 0; n++; next }
         inb && /^```$/ { inb = 0; next }
         inb && first {
@@ -49,9 +55,6 @@ awk -v vars="$work/vars.sh" '
         inb && !skip { print }
         END { if (inb) { print "echo unterminated block; exit 1" } }
 ' "$guide" >guide.sh
-cat >>guide.sh <<'EOF'
-printf 'ID=%q\nATTESTD_PID=%q\n' "$ID" "$ATTESTD_PID" >"$GUIDE_OUT"
-EOF
 blocks=$(grep -c '^```sh$' "$guide")
 skipped=$(grep -c '^echo "not run: ' guide.sh || true)
 [ "$blocks" -ge 15 ] || fail "only $blocks sh blocks in the guide"
@@ -68,11 +71,12 @@ AGENT_ETC=$work/agent-etc
 AGENT_STATE=$work/agent-state
 TCTI=$SWTPM_TCTI
 IMA_LOG=$work/ima.bin
+SRC=$TOP
 PATH=$work/bin:\$PATH
 EOF
 export GUIDE_OUT=$work/guide.out
 # attestd started by the guide: stopped at exit by its pid (the guide reports it at its end)
-at_exit 'if [ -s guide.out ]; then . ./guide.out; kill "$ATTESTD_PID" 2>/dev/null; fi'
+at_exit 'if [ -s guide.out ]; then . ./guide.out; kill $ATTESTD_PID $RECEIVER_PID 2>/dev/null; fi'
 rc=0
 (cd shell && exec bash ../guide.sh) >guide.log 2>guide.err || rc=$?
 if [ $rc != 0 ]; then
@@ -109,4 +113,23 @@ get /v1/policies ops/admin.token
         fail "the rotated-in admin token: $status $body"
 grep -q "^prod.json: valid policy 'prod'$" guide.log || fail "policy validate: $(grep -i valid guide.log)"
 ok "the tokens file holds only the rotated admin token, and it works; policy prod is stored"
+
+# section 5: the receiver got each change once, signed, in order; sections 7 and 8 added the
+# re-enrolment (enrolled, then its first verdict) and the decommission
+for _ in $(seq 100); do # delivery is asynchronous: up to 10 s for the last event
+        grep -q '"agent.decommissioned"' state/hooks/events.jsonl && break
+        sleep 0.1
+done
+types=$(jq -r .type state/hooks/events.jsonl | tr '\n' ' ')
+[ "$types" = "agent.fail agent.pass agent.enrolled agent.pass agent.decommissioned " ] ||
+        fail "webhook events: $types"
+ids=$(jq -r .id state/hooks/events.jsonl | tr '\n' ' ')
+[ "$(jq -r .id state/hooks/events.jsonl | sort -n | tr '\n' ' ')" = "$ids" ] || fail "event ids out of order: $ids"
+jq -se 'map(select(.type == "agent.fail")) | any(.[].failing_claims[]; . == "kernel.version")' \
+        state/hooks/events.jsonl >/dev/null || fail "agent.fail does not name kernel.version"
+! grep -v ' ok ' state/hooks/requests || fail "a request whose signature did not verify"
+ok "webhooks: $types(ids $ids), every signature verified by the receiver"
+# section 6: PyJWT verified the EAR against the JWKS, with the relying party's nonce
+grep -Eq '^EAR (affirming|warning) prod@[0-9]+ ' guide.log || fail "EAR: $(grep '^EAR' guide.log)"
+ok "EAR verified by PyJWT: $(grep '^EAR' guide.log | cut -d' ' -f2-3)"
 [ $fails = 0 ]
