@@ -11,6 +11,7 @@
 
 #include "agent/http.h"
 #include "util/file.h"
+#include "util/tls.h"
 
 struct http_client {
         CURL *curl;
@@ -148,6 +149,10 @@ int http_new(const struct http_opts *o, struct http_client **ret, struct attest_
                 curl_easy_setopt(h, CURLOPT_CAINFO, o->ca);
                 curl_easy_setopt(h, CURLOPT_CAPATH, NULL); /* pinned: this CA only */
                 curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+                if (curl_easy_setopt(h, CURLOPT_SSL_CIPHER_LIST, ATTEST_TLS12_CIPHERS) != CURLE_OK)
+                        return attest_fail(err, -EINVAL, AE_HTTP_START,
+                                           "libcurl refused the TLS 1.2 "
+                                           "cipher list");
                 if (o->cert) {
                         int r;
 

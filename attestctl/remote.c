@@ -11,6 +11,7 @@
 #include "attestctl/remote.h"
 #include "util/file.h"
 #include "util/num.h"
+#include "util/tls.h"
 
 const char remote_options_help[] =
         "Connection (every remote command):\n"
@@ -24,10 +25,7 @@ const char remote_options_help[] =
         "  --timeout SEC     for the whole request (default 30)\n"
         "  -h, --help        this text\n";
 
-/* TLS 1.2 suites allowed: ECDHE with AES-GCM or ChaCha20-Poly1305 (TLS 1.3's are all AEAD) */
-static const char tls12_ciphers[] = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
-                                    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
-                                    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+static const char tls12_ciphers[] = ATTEST_TLS12_CIPHERS;
 
 bool remote_color(void)
 {

@@ -16,6 +16,7 @@
 
 #include "daemon/attestd.h"
 #include "daemon/webhook.h"
+#include "util/tls.h"
 #include "util/file.h"
 #include "util/hex.h"
 #include "util/log.h"
@@ -518,6 +519,12 @@ static int receiver_init(struct webhook *w, struct receiver *r, const char *url,
         curl_easy_setopt(r->curl, CURLOPT_FOLLOWLOCATION, 0L); /* a redirect is a failure */
         curl_easy_setopt(r->curl, CURLOPT_SSL_VERIFYPEER, 1L);
         curl_easy_setopt(r->curl, CURLOPT_SSL_VERIFYHOST, 2L);
+        curl_easy_setopt(r->curl, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+        if (curl_easy_setopt(r->curl, CURLOPT_SSL_CIPHER_LIST, ATTEST_TLS12_CIPHERS) != CURLE_OK)
+                return attest_fail(err, -EINVAL, AE_CONFIG,
+                                   "--webhook %s: TLS 1.2 suites refused "
+                                   "by libcurl",
+                                   r->host);
         if (cfg->webhook_ca[0])
                 curl_easy_setopt(r->curl, CURLOPT_CAINFO, cfg->webhook_ca);
         curl_easy_setopt(r->curl, CURLOPT_TIMEOUT_MS, (long)(cfg->webhook_timeout * 1000));

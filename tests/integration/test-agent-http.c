@@ -40,7 +40,9 @@ static int free_port(void)
         return p;
 }
 
-static void start_server(bool mtls)
+enum server_mode { PLAIN, MTLS, CBC12 };
+
+static void start_server(enum server_mode mode)
 {
         char cmd[1024], path[300];
         FILE *f;
@@ -71,7 +73,12 @@ static void start_server(bool mtls)
                 snprintf(acc, sizeof(acc), "127.0.0.1:%d", port);
                 freopen("/dev/null", "w", stdout);
                 freopen("/dev/null", "w", stderr);
-                if (mtls) /* a client certificate chaining to ca.pem, or no handshake */
+                if (mode == CBC12) /* TLS 1.2 with CBC suites only: no AEAD to agree on */
+                        execlp("openssl", "openssl", "s_server", "-accept", acc, "-cert",
+                               "server.pem", "-key", "server.key", "-WWW", "-quiet", "-no_tls1_3",
+                               "-cipher", "ECDHE-ECDSA-AES128-SHA:ECDHE-RSA-AES128-SHA",
+                               (char *)NULL);
+                else if (mode == MTLS) /* a client certificate chaining to ca.pem, or none */
                         execlp("openssl", "openssl", "s_server", "-accept", acc, "-cert",
                                "server.pem", "-key", "server.key", "-WWW", "-quiet", "-Verify", "1",
                                "-verify_return_error", "-CAfile", "ca.pem", (char *)NULL);
@@ -99,13 +106,19 @@ static void start_server(bool mtls)
 static void setup(void)
 {
         ck_assert_ptr_nonnull(mkdtemp(dir));
-        start_server(false);
+        start_server(PLAIN);
 }
 
 static void setup_mtls(void)
 {
         ck_assert_ptr_nonnull(mkdtemp(dir));
-        start_server(true);
+        start_server(MTLS);
+}
+
+static void setup_cbc12(void)
+{
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        start_server(CBC12);
 }
 
 static void teardown(void)
@@ -152,6 +165,23 @@ START_TEST(test_pinned_ca_is_accepted_and_keepalive_reused)
         ck_assert_int_eq(http_new(&o, &c, &err), 0);
         for (int i = 0; i < 2; i++) /* the second on the kept-alive connection */
                 get_hello(c);
+        http_free(c);
+}
+END_TEST
+
+/* A server that offers only CBC suites over TLS 1.2 gets no handshake: AEAD suites only. */
+START_TEST(test_tls12_without_aead_is_refused)
+{
+        struct http_opts o = {.url = url, .ca = in_dir("ca.pem"), .token = "s3cret"};
+        struct http_client *c;
+        struct attest_err err = {0};
+        long status = 0;
+        char *body = NULL;
+
+        ck_assert_int_eq(http_new(&o, &c, &err), 0);
+        ck_assert_int_lt(http_request(c, "GET", "/hello.json", NULL, 0, &status, &body, &err), 0);
+        ck_assert_ptr_null(body);
+        ck_assert_int_eq(status, 0);
         http_free(c);
 }
 END_TEST
@@ -535,6 +565,7 @@ static Suite *http_suite(void)
         TCase *bo = tcase_create("backoff");
         TCase *mt = tcase_create("mtls");
         TCase *st = tcase_create("stream");
+        TCase *cbc = tcase_create("tls12-cbc");
 
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 60);
@@ -546,6 +577,10 @@ static Suite *http_suite(void)
         tcase_add_test(mt, test_mtls_client_certificate_is_presented);
         tcase_add_test(mt, test_mtls_key_readable_by_others_is_refused);
         tcase_add_test(bo, test_backoff_grows_with_jitter_and_caps);
+        tcase_add_checked_fixture(cbc, setup_cbc12, teardown);
+        tcase_set_timeout(cbc, 60);
+        tcase_add_test(cbc, test_tls12_without_aead_is_refused);
+        suite_add_tcase(s, cbc);
         tcase_set_timeout(st, 60);
         tcase_add_test(st, test_stream_body_sent_cut_and_aborted);
         suite_add_tcase(s, st);
