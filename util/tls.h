@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* TLS settings every libcurl client of the project shares (agent, attestctl, attestd's webhooks). */
+/* TLS settings every libcurl client of the project shares (agent, attestctl, attestd's webhooks).
+ */
 #ifndef ATTEST_TLS_H
 #define ATTEST_TLS_H
 
