@@ -316,6 +316,7 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
         struct store_counts c = {0};
         struct metrics_agents a;
         struct metrics_store st;
+        struct store_cache_stats cs;
         struct policy_cache_stats pcs;
         struct metrics_policies pm;
         struct metrics_routes mr;
@@ -333,6 +334,12 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
         }
         a = (struct metrics_agents){c.active, c.stale, c.failing, c.never, c.decommissioned};
         store_stats(d->store, &st.commits, &st.writes);
+        st.wal_pages = store_wal_pages(d->store);
+        store_cache_stats(d->store, &cs);
+        st.cache_hits = cs.hits;
+        st.cache_misses = cs.misses;
+        st.cache_evictions = cs.evictions;
+        st.cache_entries = cs.entries;
         if ((e = store_nonces_used_count(d->store, &consumed)) < 0) {
                 api_store_error(d, r, e, "nonce count");
                 return;

@@ -203,10 +203,30 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
                 "# HELP attestd_store_writes_total Writes committed (several per commit in writer "
                 "mode).\n"
                 "# TYPE attestd_store_writes_total counter\n"
-                "attestd_store_writes_total %llu\n",
+                "attestd_store_writes_total %llu\n"
+                "# HELP attestd_store_wal_pages_total Pages the write transactions wrote to the "
+                "WAL.\n"
+                "# TYPE attestd_store_wal_pages_total counter\n"
+                "attestd_store_wal_pages_total %llu\n"
+                "# HELP attestd_agent_cache_hits_total Agent lookups answered by the read cache.\n"
+                "# TYPE attestd_agent_cache_hits_total counter\n"
+                "attestd_agent_cache_hits_total %llu\n"
+                "# HELP attestd_agent_cache_misses_total Agent lookups that read the database.\n"
+                "# TYPE attestd_agent_cache_misses_total counter\n"
+                "attestd_agent_cache_misses_total %llu\n"
+                "# HELP attestd_agent_cache_evictions_total Agent rows pushed out of the read "
+                "cache by its cap.\n"
+                "# TYPE attestd_agent_cache_evictions_total counter\n"
+                "attestd_agent_cache_evictions_total %llu\n"
+                "# HELP attestd_agent_cache_entries Agent rows held by the read cache.\n"
+                "# TYPE attestd_agent_cache_entries gauge\n"
+                "attestd_agent_cache_entries %llu\n",
                 (unsigned long long)atomic_load(&m->ima_entries_replayed),
                 (unsigned long long)atomic_load(&m->requests), (unsigned long long)nonces,
-                (unsigned long long)store->commits, (unsigned long long)store->writes);
+                (unsigned long long)store->commits, (unsigned long long)store->writes,
+                (unsigned long long)store->wal_pages, (unsigned long long)store->cache_hits,
+                (unsigned long long)store->cache_misses, (unsigned long long)store->cache_evictions,
+                (unsigned long long)store->cache_entries);
         fprintf(f,
                 "# HELP attestd_policy_cache_hits_total Policy lookups answered by the cache of "
                 "parsed policies.\n"

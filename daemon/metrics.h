@@ -77,6 +77,9 @@ void metrics_http(struct metrics *m, size_t route, size_t method, uint64_t laten
 /* The exposition text, malloc'ed, in *ret (length *ret_len). */
 struct metrics_store {
         uint64_t commits, writes;
+        uint64_t wal_pages; /* pages the commits wrote to the WAL */
+        /* the read cache of agent rows (store-cache.c) */
+        uint64_t cache_hits, cache_misses, cache_evictions, cache_entries;
 };
 
 /* The policy cache (daemon/policy-cache.h): lookups that hit and missed, documents parsed. */

@@ -143,5 +143,16 @@ submit
 [ "$status" = 200 ] || fail "after a restart: $status $body"
 [ "$(verdict)" = "pass strict@2" ] || fail "after a restart: $body"
 ok "a restarted daemon continues from the stored offset and binding"
+
+# --- /metrics shows the cache at work: the restarted daemon's second round read the agent from
+# it (the first lookup after the start missed and filled it)
+round
+api GET /metrics
+metric() { awk -v n="$1" '$1 == n { print $2 }' <<<"$body"; }
+hits=$(metric attestd_agent_cache_hits_total) misses=$(metric attestd_agent_cache_misses_total)
+[ "${hits:-0}" -gt 0 ] && [ "${misses:-0}" -gt 0 ] && [ "$(metric attestd_agent_cache_entries)" = 1 ] ||
+        fail "agent cache metrics: hits '$hits' misses '$misses': $(grep agent_cache <<<"$body")"
+[ "$(metric attestd_store_wal_pages_total)" -gt 0 ] || fail "no WAL pages counted"
+ok "/metrics: agent cache hits $hits, misses $misses, WAL pages $(metric attestd_store_wal_pages_total)"
 stop_daemon TERM
 echo "# all agent cache checks passed"

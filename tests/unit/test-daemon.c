@@ -219,7 +219,7 @@ START_TEST(test_metrics_text)
         metrics_rejected(&m, AE_FORBIDDEN);
         metrics_rejected(&m, AE_FORBIDDEN);
         metrics_replayed(&m, 10);
-        struct metrics_store st = {3, 9};
+        struct metrics_store st = {3, 9, 40, 11, 2, 1, 5};
 
         struct metrics_policies pol = {7, 2, 3, 0, 1};
 
@@ -232,6 +232,12 @@ START_TEST(test_metrics_text)
         metrics_http(&m, SIZE_MAX, 0, 10); /* no route */
         metrics_http(&m, 3, 7, 10);        /* out of range: "none" */
         ck_assert_int_eq(metrics_render(&m, &a, &st, &pol, &mr, 5, &t, &n), 0);
+        ck_assert_msg(strstr(t, "\nattestd_store_wal_pages_total 40\n") &&
+                              strstr(t, "\nattestd_agent_cache_hits_total 11\n") &&
+                              strstr(t, "\nattestd_agent_cache_misses_total 2\n") &&
+                              strstr(t, "\nattestd_agent_cache_evictions_total 1\n") &&
+                              strstr(t, "\nattestd_agent_cache_entries 5\n"),
+                      "%s", t);
         {
                 const char *b = strstr(t, "\nattestd_build_info{version=\"");
                 const char *q = b ? strchr(b + 30, '"') : NULL;
