@@ -327,6 +327,13 @@ static bool deliver(struct receiver *r, const struct pending *p)
 
                 if (stopping(w))
                         return false;
+                /* the batch may be older than the cap's last drop: never send a dropped event */
+                if (!still_there(w, p->id)) {
+                        log_warning("webhook %s: event %lld was dropped from the full outbox "
+                                    "before delivery",
+                                    r->host, (long long)p->id);
+                        return true;
+                }
                 if (post(r, p->id, p->type, p->body, p->len, why, sizeof(why))) {
                         int e = store_outbox_delivered(w->store, r->url, p->id);
 
@@ -349,12 +356,6 @@ static bool deliver(struct receiver *r, const struct pending *p)
                             r->host, (long long)p->id, attempt, why, (long long)wait);
                 if (nap(w, wait))
                         return false;
-                if (!still_there(w, p->id)) {
-                        log_warning("webhook %s: event %lld was dropped from the full outbox "
-                                    "before delivery",
-                                    r->host, (long long)p->id);
-                        return true;
-                }
         }
 }
 
