@@ -279,8 +279,13 @@ rxh_pid="" rxg_pid=""
 refused() { # WHAT PATTERN ARGS...: attestd refuses to start, naming the cause
         local what=$1 pat=$2 rc=0
         shift 2
-        timeout 10 "$ATTESTD" --listen "127.0.0.1:$((40000 + RANDOM % 10000))" --insecure-http --db "$work/refused.db" \
-                --tokens "$work/tokens" --insecure-trust-ak "$@" >refused.log 2>&1 || rc=$?
+        for _ in 1 2 3 4 5; do # a random port may be taken: then another one
+                rc=0
+                timeout 10 "$ATTESTD" --listen "127.0.0.1:$((40000 + RANDOM % 10000))" --insecure-http \
+                        --db "$work/refused.db" --tokens "$work/tokens" --insecure-trust-ak "$@" \
+                        >refused.log 2>&1 || rc=$?
+                grep -q 'Address already in use' refused.log || break
+        done
         if [ $rc -eq 0 ] || [ $rc -eq 124 ]; then fail "$what: attestd did not refuse (exit $rc)"; fi
         grep -q -- "$pat" refused.log || fail "$what: no '$pat' in: $(cat refused.log)"
         ok "$what refused (exit $rc): $(grep -m1 -- "$pat" refused.log)"
