@@ -15,6 +15,7 @@ packages=(
         linux-source-6.1 linux-source-6.12 clang-16 lld-16 llvm-16 bc flex bison libelf-dev cpio
         xz-utils busybox-static checkpolicy qemu-system-x86
         socat
+        debhelper dpkg-dev fakeroot lintian mmdebstrap e2fsprogs
 )
 
 usage() {
@@ -88,7 +89,13 @@ test)
         stage "install Debian packages"
         deps
         stage_end
-        tests/run-all.sh
+        rc=0
+        tests/run-all.sh || rc=$?
+        # the packages from `meson dist`, lintian, and a Debian 12 guest under systemd as PID 1
+        stage "guest: packages, lintian, Debian 12 under systemd (tests/guest/run.sh)"
+        tests/guest/run.sh || rc=1
+        stage_end
+        exit $rc
         ;;
 -h | --help | help)
         usage

@@ -1,0 +1,158 @@
+#!/bin/bash
+# Runs INSIDE the guest as attest-guest-test.service (systemd is PID 1), after multi-user.target;
+# writes "ok: ..." / "not ok: ..." / "# ..." lines to /dev/ttyS1 (the host's results file), then
+# powers off. Every wait is bounded. Files from the host: /root/test/{admin,reader,reader2}.token,
+# reader2.hash, ca.pem.
+# shellcheck disable=SC2015,SC2016,SC2034 # ok || bad on purpose; sh -c expands; seq counts only
+exec >/dev/ttyS1 2>&1
+set -uo pipefail
+T=/root/test
+URL=https://127.0.0.1:8443
+ADMIN=$(cat $T/admin.token) READER=$(cat $T/reader.token)
+fails=0
+ok() { echo "ok: $*"; }
+bad() { echo "not ok: $*"; fails=$((fails + 1)); }
+prop() { systemctl show -P "$2" "$1"; }
+api() { # METHOD PATH [BODY] [TOKEN] -> $status $body
+        local b=/tmp/api.body
+        status=$(curl -s -o $b -w '%{http_code}' --max-time 60 --cacert $T/ca.pem -X "$1" \
+                ${4:+-H "Authorization: Bearer $4"} ${3:+-H 'Content-Type: application/json' --data-binary "$3"} \
+                "$URL$2") || status=000
+        body=$(cat $b 2>/dev/null)
+}
+# wait_for SECONDS CMD...: CMD succeeds within SECONDS (polled each second)
+wait_for() {
+        local n=$1 i
+        shift
+        for i in $(seq "$n"); do "$@" && return 0; sleep 1; done
+        return 1
+}
+verdicts() { journalctl -q -o cat -u attest-agent.service | grep -c '^verdict: ' || true; }
+echo "# guest: $(uname -r), systemd $(systemctl --version | head -1 | cut -d' ' -f2), up $(cut -d' ' -f1 /proc/uptime) s"
+echo "# boot: $(systemd-analyze time | head -1)"
+
+# --- the installed units: verify and exposure
+systemd-analyze verify attestd.socket attestd.service attest-agent.service >/tmp/verify.txt 2>&1 &&
+        ok "systemd-analyze verify: attestd.socket attestd.service attest-agent.service" ||
+        { bad "systemd-analyze verify"; sed 's/^/# /' /tmp/verify.txt; }
+for u in attestd.service attest-agent.service; do
+        echo "# exposure: $(systemd-analyze security "$u" 2>/dev/null | tail -1)"
+done
+s=$(systemd-analyze security attestd.service | tail -1 | grep -o 'level for attestd.service: [0-9.]*' | awk '{print $NF}')
+awk -v s="${s:-9}" 'BEGIN { exit !(s <= 1.0) }' && ok "attestd.service exposure $s <= 1.0" ||
+        bad "attestd.service exposure ${s:-?} > 1.0"
+
+# --- the Debian way: enabled by the packages; the agent's sample config stopped it (status 2)
+for u in attestd.socket attestd.service attest-agent.service; do
+        [ "$(systemctl is-enabled $u)" = enabled ] && ok "$u enabled by the package" || bad "$u not enabled"
+done
+[ "$(prop attest-agent.service ExecMainStatus)" = 2 ] && [ "$(prop attest-agent.service ActiveState)" != active ] &&
+        ok "attest-agent with the sample config: exited 2, not restarted ($(prop attest-agent.service NRestarts) restarts)" ||
+        bad "attest-agent with the sample config: $(prop attest-agent.service ActiveState) status $(prop attest-agent.service ExecMainStatus)"
+id attest-agent | grep -q '(tss)' && ok "user: $(id attest-agent)" || bad "attest-agent not in tss: $(id attest-agent)"
+echo "# IMA log: $(stat -c '%A %U:%G' /sys/kernel/security/ima/binary_runtime_measurements), tpmrm0: $(stat -c '%A %U:%G' /dev/tpmrm0)"
+
+# --- socket activation and READY
+[ "$(prop attestd.socket ActiveState)" = active ] && [ "$(prop attestd.service ActiveState)" = inactive ] &&
+        ok "before the first request: attestd.socket listening, attestd.service inactive" ||
+        bad "before the first request: socket $(prop attestd.socket ActiveState), service $(prop attestd.service ActiveState)"
+api GET /healthz
+[ "$status" = 200 ] && ok "first request: /healthz 200" || bad "first request: /healthz $status $body"
+[ "$(prop attestd.service ActiveState)" = active ] && [ "$(prop attestd.service Type)" = notify ] &&
+        ok "attestd.service socket-activated, READY (Type=notify active): $(prop attestd.service StatusText)" ||
+        bad "attestd.service after the first request: $(prop attestd.service ActiveState)"
+
+# --- the agent enrols by credential activation and attests on its interval
+cat >/etc/attest-agent/agent.conf <<CONF
+verifier = $URL
+ca = /etc/attest-agent/ca.pem
+token-file = /etc/attest-agent/enroll.token
+CONF
+t=$(date +%s)
+systemctl restart attest-agent.service
+wait_for 240 sh -c '[ "$(journalctl -q -o cat -u attest-agent.service | grep -c "^verdict: ")" -ge 1 ]' &&
+        ok "agent enrolled and attested in $(($(date +%s) - t)) s: $(journalctl -q -o cat -u attest-agent.service | grep -m1 -i 'enrol')" ||
+        { bad "no verdict from the agent in 240 s"; journalctl -q -o cat -u attest-agent.service | tail -20 | sed 's/^/# /'; }
+api GET /v1/agents "" "$READER"
+AID=$(jq -r '.agents[0].id' <<<"$body")
+echo "# agent $AID"
+echo "# STATUS: $(prop attest-agent.service StatusText)"
+prop attest-agent.service StatusText | grep -q '^last verdict: ' && ok "systemctl status shows STATUS=$(prop attest-agent.service StatusText)" ||
+        bad "agent STATUS: $(prop attest-agent.service StatusText)"
+
+# --- a policy from this very host (attestctl policy from-host), bound, and the verdict under it
+mkdir -p /tmp/dump && attest-agent --dump-evidence /tmp/dump/ev.json --state-dir /tmp/dump >/tmp/dump.log 2>&1 &&
+        attestctl policy from-host /tmp/dump/ev.json --ak /tmp/dump/ev.json.ak.pub --name guest >/tmp/policy.json 2>/tmp/policy.err &&
+        ok "attestctl policy from-host: $(jq -c . /tmp/policy.json | head -c 300)" ||
+        { bad "policy from-host"; cat /tmp/dump.log /tmp/policy.err | sed 's/^/# /'; }
+api PUT /v1/policies/guest "$(cat /tmp/policy.json)" "$ADMIN"; echo "# PUT policy: $status"
+api PUT "/v1/agents/$AID/policy" '{"policy":"guest"}' "$ADMIN"; echo "# bind: $status"
+n=$(verdicts)
+t=$(date +%s)
+wait_for 120 sh -c "[ \$(journalctl -q -o cat -u attest-agent.service | grep -c '^verdict: ') -gt $n ]" &&
+        ok "next round on the interval after $(($(date +%s) - t)) s" || bad "no round within 120 s"
+api GET "/v1/agents/$AID/results?limit=1" "" "$READER"
+echo "$body" | jq -c '.' | head -c 3000 | sed 's/^/# verdict: /'; echo
+last=$(echo "$body" | jq -r '(.results // .)[0].status // empty' 2>/dev/null)
+[ "$last" = pass ] && ok "verdict on the stock kernel under its own from-host policy: pass" ||
+        bad "verdict under the from-host policy: ${last:-?}"
+echo "$body" | jq -r '.results[0].verdict.claims[]? | "# claim \(.name): observed \(.observed), anchored \(.anchored), \(.result)"'
+echo "$body" | jq -r '"# unchecked: \(.results[0].verdict.sections_unchecked // [] | join(","))"'
+anch=$(echo "$body" | jq '[.results[0].verdict.claims[]? | select(.name | test("trusted|cfi")) | select(.anchored == true)] | length')
+[ "$anch" = 0 ] && ok "trusted keys and CFI claims unanchored on the stock kernel" ||
+        bad "trusted keys or CFI anchored on a stock kernel: $anch"
+
+# --- WatchdogSec restarts a hung attestd; store and history survive
+api GET "/v1/agents/$AID/results" "" "$READER"
+before=$(echo "$body" | jq '(.results // .) | length')
+pid=$(prop attestd.service MainPID) r0=$(prop attestd.service NRestarts)
+t=$(date +%s)
+kill -STOP "$pid"
+wait_for 120 sh -c "[ \"\$(systemctl show -P NRestarts attestd.service)\" -gt $r0 ]" &&
+        ok "kill -STOP: watchdog restarted attestd after $(($(date +%s) - t)) s (WatchdogSec=$(prop attestd.service WatchdogUSec))" ||
+        bad "no watchdog restart in 120 s"
+api GET "/v1/agents/$AID/results" "" "$READER"
+after=$(echo "$body" | jq '(.results // .) | length')
+[ "$status" = 200 ] && [ "${after:-0}" -ge "${before:-1}" ] && ok "history survived the restart: $before -> $after results" ||
+        bad "history after the restart: $status, $before -> ${after:-?}"
+
+# --- systemctl reload re-reads tokens
+api GET /v1/agents "" "$(cat $T/reader2.token)"
+s1=$status
+cat $T/reader2.hash >>/etc/attestd/tokens
+api GET /v1/agents "" "$(cat $T/reader2.token)"
+s2=$status
+systemctl reload attestd.service
+api GET /v1/agents "" "$(cat $T/reader2.token)"
+[ "$s1" = 401 ] && [ "$s2" = 401 ] && [ "$status" = 200 ] && ok "new token: $s1, appended $s2, after systemctl reload $status" ||
+        bad "token reload: $s1 $s2 $status"
+
+# --- stopping the agent mid-round finishes the round (attestd held with SIGSTOP, under the watchdog)
+n=$(verdicts)
+wait_for 60 sh -c "[ \$(journalctl -q -o cat -u attest-agent.service | grep -c '^verdict: ') -gt $n ]"
+n=$(verdicts)
+pid=$(prop attestd.service MainPID)
+kill -STOP "$pid"
+sleep 22 # the agent's next round (interval 20 s) starts and waits for the held verifier
+systemctl stop --no-block attest-agent.service
+sleep 2
+kill -CONT "$pid"
+wait_for 90 sh -c '[ "$(systemctl show -P ActiveState attest-agent.service)" = inactive ]'
+m=$(verdicts)
+[ "$m" -gt "$n" ] && [ "$(prop attest-agent.service Result)" = success ] &&
+        ok "stop mid-round: the round finished ($n -> $m verdicts), clean exit" ||
+        { bad "stop mid-round: $n -> $m verdicts, result $(prop attest-agent.service Result)"; journalctl -q -o cat -u attest-agent.service | tail -8 | sed 's/^/# /'; }
+
+# --- Restart=on-failure with back-off
+systemctl start attest-agent.service
+r0=$(prop attest-agent.service NRestarts)
+kill -SEGV "$(prop attest-agent.service MainPID)"
+t=$(date +%s)
+wait_for 60 sh -c "[ \"\$(systemctl show -P NRestarts attest-agent.service)\" -gt $r0 ] && [ \"\$(systemctl show -P ActiveState attest-agent.service)\" = active ]" &&
+        ok "SIGSEGV: restarted after $(($(date +%s) - t)) s (RestartSec=$(prop attest-agent.service RestartUSec), StartLimitBurst=$(prop attest-agent.service StartLimitBurst))" ||
+        bad "no restart after SIGSEGV"
+
+echo "# guest test: $fails failed, $(cut -d' ' -f1 /proc/uptime) s since boot"
+echo "@@GUEST-DONE $fails@@"
+sync
+systemctl poweroff --no-block
