@@ -42,7 +42,7 @@ echo "ok: packages $(cd "$out" && echo attestd_*.deb attest-agent_*.deb attestct
 
 t=$(date +%s)
 set +e
-lintian --pedantic --info --display-info --show-overrides --fail-on error,warning "$out"/*.changes >"$out/lintian.txt" 2>&1
+lintian --pedantic --display-info --show-overrides --fail-on error,warning "$out"/*.changes >"$out/lintian.txt" 2>&1
 rc=$?
 set -e
 step "lintian" "$t"

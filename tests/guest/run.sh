@@ -51,7 +51,7 @@ cp "$debs"/attestd_*.deb "$debs"/attest-agent_*.deb "$debs"/attestctl_*.deb "$ro
 # no network and no service starts in the chroot: apt resolves from the packages the base holds
 printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
 chmod 755 "$root/usr/sbin/policy-rc.d"
-chroot "$root" sh -c 'cd /tmp/debs && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-download ./*.deb' \
+chroot "$root" sh -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -q /tmp/debs/*.deb' \
         >"$work/apt.log" 2>&1 || { tail -30 "$work/apt.log" >&2; fail "apt-get install of the packages in the guest"; }
 rm -f "$root/usr/sbin/policy-rc.d"
 rm -rf "$root/tmp/debs"
