@@ -137,7 +137,7 @@ for _ in $(seq 100); do [ -S "$tpm/sock" ] && break; sleep 0.1; done
 hostport=$((30000 + RANDOM % 20000))
 t=$(date +%s)
 timeout "$GUEST_TIMEOUT" qemu-system-x86_64 -machine q35 -accel tcg -cpu max -smp 2 -m 1536 \
-        -nographic -no-reboot -monitor none \
+        -nographic -vga none -no-reboot -monitor none \
         -kernel "$work/vmlinuz" -initrd "$work/initrd" \
         -append "root=/dev/vda rw console=ttyS0 ima_policy=critical_data panic=-1 systemd.show_status=0" \
         -drive file="$work/root.img",if=virtio,format=raw \
