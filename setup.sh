@@ -24,7 +24,8 @@ Usage: $0 COMMAND
 
 Commands:
   demo    install packages, build, run the demo (see README.md)
-  test    install packages, build with ASan+UBSan, run the whole test suite
+  test    install packages, build with ASan+UBSan, run the whole test suite, then the
+          packages (meson dist, dpkg-buildpackage, lintian) in a Debian 12 guest (tests/guest)
   deps    only install the Debian packages (as root)
   build   only build (release-ish, into build/)
 USAGE
