@@ -150,17 +150,23 @@ api GET /v1/agents "" "$(cat $T/reader2.token)"
 [ "$s1" = 401 ] && [ "$s2" = 401 ] && [ "$status" = 200 ] && ok "new token: $s1, appended $s2, after systemctl reload $status" ||
         bad "token reload: $s1 $s2 $status"
 
-# --- stopping the agent mid-round finishes the round: attestd is held (SIGSTOP, 8 s: far from its
-# 30 s watchdog) across the moment the agent's next round starts (interval 20 s after a verdict)
+# --- stopping the agent mid-round finishes the round: attestd is held (SIGSTOP) just before the
+# agent's next round (20 s after a verdict) until the agent's connection to it is established
+# (the kernel completes it from the socket's backlog: /proc/net/tcp, port 8443 = 0x20FB); then
+# systemd stops the agent and attestd goes on. The hold is a few seconds: far from attestd's 30 s
+# watchdog and within the agent's 5 s connect timeout.
 n=$(verdicts)
 wait_for 60 sh -c "[ \$(journalctl -q -o cat -u attest-agent.service | grep -c '^verdict: ') -gt $n ]"
-sleep 16
+sleep 17
 n=$(verdicts)
 pid=$(prop attestd.service MainPID)
 kill -STOP "$pid"
-sleep 6 # the round starts and waits for the held verifier
+for _ in $(seq 60); do
+        awk '$3 ~ /:20FB$/ && $4 == "01" { f = 1 } END { exit !f }' /proc/net/tcp && break
+        sleep 0.2
+done
 systemctl stop --no-block attest-agent.service
-sleep 2
+sleep 0.5
 kill -CONT "$pid"
 wait_for 90 sh -c '[ "$(systemctl show -P ActiveState attest-agent.service)" = inactive ]'
 m=$(verdicts)
