@@ -16,6 +16,7 @@ packages=(
         xz-utils busybox-static checkpolicy qemu-system-x86
         socat
         libjwt-dev python3-jwt python3-cryptography
+        debhelper dpkg-dev fakeroot lintian mmdebstrap e2fsprogs
 )
 
 usage() {
@@ -24,7 +25,8 @@ Usage: $0 COMMAND
 
 Commands:
   demo    install packages, build, run the demo (see README.md)
-  test    install packages, build with ASan+UBSan, run the whole test suite
+  test    install packages, build with ASan+UBSan, run the whole test suite, then the
+          packages (meson dist, dpkg-buildpackage, lintian) in a Debian 12 guest (tests/guest)
   deps    only install the Debian packages (as root)
   build   only build (release-ish, into build/)
 USAGE
@@ -89,7 +91,13 @@ test)
         stage "install Debian packages"
         deps
         stage_end
-        tests/run-all.sh
+        rc=0
+        tests/run-all.sh || rc=$?
+        # the packages from `meson dist`, lintian, and a Debian 12 guest under systemd as PID 1
+        stage "guest: packages, lintian, Debian 12 under systemd (tests/guest/run.sh)"
+        tests/guest/run.sh || rc=1
+        stage_end
+        exit $rc
         ;;
 -h | --help | help)
         usage

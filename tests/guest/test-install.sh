@@ -49,7 +49,7 @@ for kind in sysusers.d tmpfiles.d; do
 done
 ok "installed: ${#want[@]} files and 4 snippets (units in $unitdir, snippets beside $libdir_sd)"
 [ "$(stat -c %a "$dest$sbindir/attestd")" = 755 ] || fail "attestd is not mode 0755"
-[ "$(stat -c %a "$dest$sysconfdir/attestd/attestd.conf")" = 640 ] || fail "attestd.conf is not 0640"
+[ "$(stat -c %a "$dest$sysconfdir/attestd/attestd.conf")" = 644 ] || fail "attestd.conf is not 0644 (no secret in it: attestd must read it)"
 
 # the configured places in the installed units and snippets
 grep -qx "ExecStart=$sbindir/attestd --config $sysconfdir/attestd/attestd.conf" "$dest$unitdir/attestd.service" ||
