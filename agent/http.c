@@ -11,6 +11,7 @@
 
 #include "agent/http.h"
 #include "util/file.h"
+#include "util/sink.h"
 #include "util/tls.h"
 
 struct http_client {
@@ -18,43 +19,6 @@ struct http_client {
         char *url;
         char *auth; /* "Authorization: Bearer ..." */
 };
-
-struct sink {
-        char *buf;
-        size_t len, cap;
-        bool overflow;
-        bool nul; /* a NUL byte: no JSON text has one, and the text would end there */
-};
-
-static size_t on_data(char *p, size_t size, size_t n, void *ud)
-{
-        struct sink *s = ud;
-        size_t len = size * n;
-
-        if (len > HTTP_RESPONSE_MAX - s->len) {
-                s->overflow = true;
-                return 0; /* aborts the transfer */
-        }
-        if (memchr(p, '\0', len)) {
-                s->nul = true;
-                return 0;
-        }
-        if (s->len + len + 1 > s->cap) {
-                size_t cap = s->cap ? s->cap : 4096;
-                char *nb;
-
-                while (cap < s->len + len + 1)
-                        cap *= 2;
-                if (!(nb = realloc(s->buf, cap)))
-                        return 0;
-                s->buf = nb;
-                s->cap = cap;
-        }
-        memcpy(s->buf + s->len, p, len);
-        s->len += len;
-        s->buf[s->len] = '\0';
-        return len;
-}
 
 struct http_client *http_free(struct http_client *c)
 {
@@ -194,7 +158,7 @@ static int perform(struct http_client *c, const char *method, const char *path, 
                    struct attest_err *err)
 {
         struct curl_slist *hdr = NULL;
-        struct sink s = {0};
+        struct text_sink s = {.max = HTTP_RESPONSE_MAX};
         char url[2048], ebuf[CURL_ERROR_SIZE] = "";
         CURL *h = c->curl;
         CURLcode rc;
@@ -214,7 +178,7 @@ static int perform(struct http_client *c, const char *method, const char *path, 
         curl_easy_setopt(h, CURLOPT_URL, url);
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
         curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, text_sink_write);
         curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
         curl_easy_setopt(h, CURLOPT_READFUNCTION, on_read);
         curl_easy_setopt(h, CURLOPT_READDATA, src);

@@ -10,6 +10,7 @@
 
 #include "attestctl/remote.h"
 #include "util/file.h"
+#include "util/sink.h"
 #include "util/num.h"
 #include "util/tls.h"
 
@@ -220,42 +221,6 @@ int remote_connect(struct remote *r, bool need_token)
         return 0;
 }
 
-struct sink {
-        char *buf;
-        size_t len, cap;
-        bool overflow, nul;
-};
-
-static size_t on_data(char *p, size_t size, size_t n, void *ud)
-{
-        struct sink *s = ud;
-        size_t len = size * n;
-
-        if (len > CTL_RESPONSE_MAX - s->len) {
-                s->overflow = true;
-                return 0; /* aborts the transfer */
-        }
-        if (memchr(p, '\0', len)) {
-                s->nul = true;
-                return 0;
-        }
-        if (s->len + len + 1 > s->cap) {
-                size_t cap = s->cap ? s->cap : 4096;
-                char *nb;
-
-                while (cap < s->len + len + 1)
-                        cap *= 2;
-                if (!(nb = realloc(s->buf, cap)))
-                        return 0;
-                s->buf = nb;
-                s->cap = cap;
-        }
-        memcpy(s->buf + s->len, p, len);
-        s->len += len;
-        s->buf[s->len] = '\0';
-        return len;
-}
-
 void reply_done(struct reply *p)
 {
         free(p->body);
@@ -266,7 +231,7 @@ int remote_request(struct remote *r, const char *method, const char *path, const
                    struct reply *ret)
 {
         struct curl_slist *hdr = NULL;
-        struct sink s = {0};
+        struct text_sink s = {.max = CTL_RESPONSE_MAX};
         char url[2048], ebuf[CURL_ERROR_SIZE] = "";
         CURL *h = r->curl;
         CURLcode rc;
@@ -287,7 +252,7 @@ int remote_request(struct remote *r, const char *method, const char *path, const
         curl_easy_setopt(h, CURLOPT_URL, url);
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
         curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, text_sink_write);
         curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
         if (body) {
                 curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
