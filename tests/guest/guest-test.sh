@@ -175,6 +175,29 @@ order=$(journalctl -q -o cat -u attest-agent.service | grep -E '^(Stopping attes
         ok "stop mid-round: systemd's stop, then the round's verdict ($n -> $m verdicts: $order), clean exit" ||
         { bad "stop mid-round: $n -> $m verdicts, result $(prop attest-agent.service Result), last lines: $order"; journalctl -q -o cat -u attest-agent.service | tail -8 | sed 's/^/# /'; }
 
+# --- webhooks: the packaged attestd.service has no network of its own (socket activation hands
+# it the listening socket: PrivateNetwork=yes, AF_UNIX only), so its events wait in the outbox;
+# the drop-in docs/webhooks.md gives lets it reach receivers, and after a restart the events
+# made before it (enrolment, first verdict) arrive, signed, at the receiver beside it
+mkdir -p /etc/systemd/system/attestd.service.d
+cat >/etc/systemd/system/attestd.service.d/webhooks.conf <<'CONF'
+[Service]
+PrivateNetwork=no
+RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6
+IPAddressAllow=localhost
+CONF
+systemctl daemon-reload
+systemctl restart attestd.service
+echo "# exposure with the webhook drop-in: $(systemd-analyze security attestd.service 2>/dev/null | tail -1)"
+wait_for 60 grep -q '"agent.pass"' /root/test/rx/events.jsonl
+types=$(jq -r .type /root/test/rx/events.jsonl 2>/dev/null | tr '\n' ' ')
+[ "$(jq -r .type /root/test/rx/events.jsonl | head -2 | tr '\n' ' ')" = "agent.enrolled agent.pass " ] &&
+        ! grep -qv ' ok ' /root/test/rx/requests && [ "$(jq -r .hostname /root/test/rx/events.jsonl | head -1)" = "$(cat /proc/sys/kernel/hostname)" ] &&
+        ok "webhooks: $types(every HMAC verified by the receiver, host $(cat /proc/sys/kernel/hostname))" ||
+        { bad "webhooks: events '$types', requests: $(tr '\n' '|' </root/test/rx/requests 2>/dev/null)"
+          systemctl status --no-pager -n 8 attest-webhook-receiver.service 2>&1 | sed 's/^/# /'
+          journalctl -q -o cat -u attestd.service | grep -i webhook | tail -8 | sed 's/^/# /'; }
+
 # --- Restart=on-failure with back-off
 systemctl start attest-agent.service
 r0=$(prop attest-agent.service NRestarts)

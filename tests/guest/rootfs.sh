@@ -23,6 +23,7 @@ packages=(
         libjansson4 libmicrohttpd12 libsqlite3-0 libcurl4 libssl3 libsystemd0 libgnutls30 zlib1g
         libjwt0
         ca-certificates curl openssl jq procps sqlite3 tpm2-tools
+        python3
 )
 # Debian's own entries of this machine's apt sources (deb822 and one-line), nothing else
 sources() {

@@ -78,7 +78,10 @@ sed -i '$d' "$work/tokens" # reader2 is added inside the guest, then `systemctl 
 install -m 0644 "$crt/guest.pem" "$root/etc/attestd/server.pem"
 install -m 0600 "$crt/guest.key" "$root/etc/attestd/server.key"
 install -m 0600 "$work/tokens" "$root/etc/attestd/tokens"
-chroot "$root" chown attestd:attestd /etc/attestd/server.key /etc/attestd/tokens
+openssl rand -hex 32 >"$work/webhook.secret"
+install -m 0600 "$work/webhook.secret" "$root/etc/attestd/webhook.secret"
+chroot "$root" chown attestd:attestd /etc/attestd/server.key /etc/attestd/tokens \
+        /etc/attestd/webhook.secret
 cat >"$root/etc/attestd/attestd.conf" <<CONF
 tls-cert = /etc/attestd/server.pem
 tls-key = /etc/attestd/server.key
@@ -87,7 +90,12 @@ ek-ca = /etc/attestd/ekca
 interval = 20
 grace = 60
 threads = 2
+webhook = https://127.0.0.1:9443/hook
+webhook-ca = /etc/attestd/webhook-ca.pem
+webhook-secret-file = /etc/attestd/webhook.secret
+webhook-backoff-max = 5
 CONF
+install -m 0644 "$crt/ca.pem" "$root/etc/attestd/webhook-ca.pem"
 install -m 0644 "$crt/ca.pem" "$root/etc/attest-agent/ca.pem"
 install -m 0600 "$work/enroll.token" "$root/etc/attest-agent/enroll.token"
 chroot "$root" chown attest-agent:attest-agent /etc/attest-agent/enroll.token
@@ -96,6 +104,20 @@ printf %s "$ADMIN" >"$root/root/test/admin.token"
 printf %s "$READER" >"$root/root/test/reader.token"
 printf %s "$READER2" >"$root/root/test/reader2.token"
 cp "$work/reader2.hash" "$crt/ca.pem" "$root/root/test/"
+# a webhook receiver in the guest (the suite's own: it checks each HMAC, dedups by event id), on
+# the verifier's certificate (127.0.0.1), started by systemd beside attestd
+install -m 0755 "$TOP/tests/lib/webhook-receiver.py" "$root/root/test/webhook-receiver.py"
+install -m 0600 "$crt/guest.pem" "$crt/guest.key" "$work/webhook.secret" "$root/root/test/"
+cat >"$root/etc/systemd/system/attest-webhook-receiver.service" <<'UNIT'
+[Unit]
+Description=webhook receiver of the guest test
+[Service]
+ExecStartPre=/bin/mkdir -p /root/test/rx
+ExecStart=/usr/bin/python3 /root/test/webhook-receiver.py --cert /root/test/guest.pem --key /root/test/guest.key --secret /root/test/webhook.secret --dir /root/test/rx --port 9443
+[Install]
+WantedBy=multi-user.target
+UNIT
+chroot "$root" systemctl enable -q attest-webhook-receiver.service
 install -m 0755 "$here/guest-test.sh" "$root/usr/local/sbin/attest-guest-test"
 cat >"$root/etc/systemd/system/attest-guest-test.service" <<'UNIT'
 [Unit]
