@@ -322,6 +322,9 @@ static int policy_load(struct attestd *d, const struct store_agent *a, struct po
 }
 
 /* The verdict JSON (the network edge) of a round that verified or failed verification. */
+/* round.failed_claims holds one bit per claim id: a claim added past 32 must widen it */
+_Static_assert(CLAIM__COUNT <= 32, "failed_claims is a 32-bit set of enum claim_id");
+
 /* What failed, for the log line and the per-claim counters. */
 static void note_failures(struct round *rd, const struct verdict *v)
 {
@@ -334,7 +337,7 @@ static void note_failures(struct round *rd, const struct verdict *v)
 
                 if (c->result == CLAIM_PASS)
                         continue;
-                if ((unsigned)c->id < CLAIM__COUNT && (unsigned)c->id < 32)
+                if ((unsigned)c->id < CLAIM__COUNT)
                         rd->failed_claims |= 1u << c->id;
                 verdict_claim_name(c, name, sizeof(name));
                 w = snprintf(rd->failing + at, sizeof(rd->failing) - at, "%s%s", at ? ", " : "",
@@ -478,7 +481,7 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
                 metrics_replayed(&d->metrics, rd->vr.new_entries);
         metrics_attestation(&d->metrics, pass ? METRICS_PASS : METRICS_FAIL,
                             (uint64_t)(mono_us() - rd->t0));
-        for (unsigned c = 0; c < CLAIM__COUNT && c < 32; c++)
+        for (unsigned c = 0; c < CLAIM__COUNT; c++)
                 if (rd->failed_claims & (1u << c))
                         metrics_claim_failed(&d->metrics, (enum claim_id)c);
         /* the host's identity as it reports it now (rarely changed: written only then) */
