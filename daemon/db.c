@@ -397,6 +397,7 @@ static int pg_run(struct db_stmt *st)
 {
         struct db *d = st->d;
         const char *state;
+        bool constraint;
         ExecStatusType t;
 
         if (st->persistent && !st->prepared) {
@@ -434,13 +435,12 @@ static int pg_run(struct db_stmt *st)
                 return 0;
         }
         state = PQresultErrorField(st->res, PG_DIAG_SQLSTATE);
+        /* class 23: integrity constraint violation (23505 unique, 23502 not null, ...) */
+        constraint = state && !strncmp(state, "23", 2);
         pg_msg(d, "statement");
         PQclear(st->res);
         st->res = NULL;
-        /* class 23: integrity constraint violation (23505 unique, 23502 not null, ...) */
-        if (state && !strncmp(state, "23", 2))
-                return DB_CONSTRAINT;
-        return -EIO;
+        return constraint ? DB_CONSTRAINT : -EIO;
 }
 
 int db_step(struct db_stmt *st)
