@@ -127,6 +127,12 @@ static const char *const migration[STORE_SCHEMA_VERSION] = {
         "INSERT INTO outbox_meta (id, cap, dropped) VALUES (1, 100000, 0);",
 };
 
+/*
+ * Every change of an agent's state (verdict, replay reset, decommission, readmit, policy bind,
+ * activation) bumps its seq: a verdict is recorded only at the seq its round read, so a row
+ * another instance (or another request) changed meanwhile is never written over (-ESTALE).
+ * A deleted agent has no row to update (-ENOENT).
+ */
 static const char *const stmt_sql[ST_COUNT] = {
         /* a duplicate (id or AK) inserts nothing: no error, so a PostgreSQL transaction goes on */
         [ST_AGENT_ADD] = "INSERT INTO agents (id, ak_public, ak_name, ek_cert, state, created,"
@@ -151,7 +157,7 @@ static const char *const stmt_sql[ST_COUNT] = {
                           " RETURNING id, hostname, last_status, last_seen",
         [ST_LABEL_PUT] = "INSERT INTO agent_labels (agent, key, value) VALUES (?1, ?2, ?3)",
         [ST_AGENT_DELETE] = "DELETE FROM agents WHERE id = ?1",
-        [ST_AGENT_SET_POLICY] = "UPDATE agents SET policy = ?2 WHERE id = ?1",
+        [ST_AGENT_SET_POLICY] = "UPDATE agents SET policy = ?2, seq = seq + 1 WHERE id = ?1",
         [ST_POLICY_LIVE] = "SELECT 1 FROM policies WHERE name = ?1 AND deleted = 0 LIMIT 1",
         [ST_AGENT_COUNTS] =
                 "SELECT coalesce(sum(decom), 0),"
@@ -198,8 +204,8 @@ static const char *const stmt_sql[ST_COUNT] = {
         [ST_ENROL_COUNT] = "SELECT count(*) FROM enrolments WHERE agent = ?1",
         [ST_ENROL_PURGE] = "DELETE FROM enrolments WHERE agent = ?1 AND expires < ?2",
         [ST_ENROL_LIST] = "SELECT ek_id, ek_cert FROM enrolments WHERE rowid = ?1",
-        [ST_AGENT_ACTIVATE] = "UPDATE agents SET state = 'active', ek_id = ?2, ek_cert = ?3"
-                              " WHERE id = ?1",
+        [ST_AGENT_ACTIVATE] = "UPDATE agents SET state = 'active', ek_id = ?2, ek_cert = ?3,"
+                              " seq = seq + 1 WHERE id = ?1",
         [ST_AGENT_TAKEOVER] = "SELECT id FROM agents WHERE ek_id = ?1 AND id <> ?2"
                               " AND state <> 'pending'",
         [ST_EK_DECOM_GET] = "SELECT agent FROM ek_decommissioned WHERE ek_id = ?1",
@@ -207,10 +213,11 @@ static const char *const stmt_sql[ST_COUNT] = {
                             " VALUES (?1, ?2, ?3) ON CONFLICT (ek_id) DO UPDATE SET"
                             " agent = excluded.agent, time = excluded.time",
         [ST_EK_DECOM_DELETE] = "DELETE FROM ek_decommissioned WHERE agent = ?1",
-        [ST_AGENT_DECOM] = "UPDATE agents SET prev_state = state, state = 'decommissioned'"
-                           " WHERE id = ?1 AND state <> 'decommissioned'",
+        [ST_AGENT_DECOM] = "UPDATE agents SET prev_state = state, state = 'decommissioned',"
+                           " seq = seq + 1 WHERE id = ?1 AND state <> 'decommissioned'",
         [ST_AGENT_READMIT] = "UPDATE agents SET state = coalesce(prev_state, 'active'),"
-                             " prev_state = NULL WHERE id = ?1 AND state = 'decommissioned'",
+                             " prev_state = NULL, seq = seq + 1 WHERE id = ?1 AND"
+                             " state = 'decommissioned'",
         [ST_AGENT_EK] = "SELECT ek_id FROM agents WHERE id = ?1",
         [ST_NONCE_PURGE] = "DELETE FROM nonces_used WHERE expires <= ?1",
         [ST_NONCE_PUT] = "INSERT INTO nonces_used (nonce, expires) VALUES (?1, ?2)"
