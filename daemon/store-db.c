@@ -868,6 +868,11 @@ static int store_prepare_files(const char *path, struct attest_err *err)
         return 0;
 }
 
+bool store_is_url(const char *target)
+{
+        return db_is_pg(target);
+}
+
 int store_open(const char *path, enum store_mode mode, unsigned connections, struct store **ret,
                struct attest_err *err)
 {

@@ -48,6 +48,8 @@ struct store_options {
         unsigned connections;
         int64_t wait_ms;
 };
+/* Whether target names PostgreSQL (a postgresql:// or postgres:// URL), not a SQLite file. */
+bool store_is_url(const char *target);
 int store_open_opts(const struct store_options *o, struct store **ret, struct attest_err *err)
         _wur_;
 struct store *store_close(struct store *s);
