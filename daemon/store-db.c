@@ -435,6 +435,9 @@ struct store {
         atomic_uint_fast64_t statements;            /* executions (sqlite3_step / PQexec*) */
         atomic_uint_fast64_t pool_waits, pool_busy; /* waited for a connection, gave up */
         atomic_uint_fast64_t in_use;                /* pooled connections taken */
+        /* PostgreSQL session locks this store holds (store_claim): duties of one instance */
+        pthread_mutex_t claim_lock;
+        char *claimed[STORE_CLAIMS_MAX];
         /* readiness probe: at most one real write per interval, the last answer cached */
         pthread_mutex_t probe_lock;
         int64_t probe_at;
@@ -908,6 +911,7 @@ int store_open_opts(const struct store_options *o, struct store **ret, struct at
                 return -ENOMEM;
         }
         pthread_mutex_init(&s->probe_lock, NULL);
+        pthread_mutex_init(&s->claim_lock, NULL);
         pthread_mutex_init(&s->lock, NULL);
         pthread_mutex_init(&s->pool_lock, NULL);
         pthread_cond_init(&s->conn_free, NULL);
@@ -984,6 +988,9 @@ struct store *store_close(struct store *s)
         pthread_mutex_destroy(&s->pool_lock);
         pthread_mutex_destroy(&s->lock);
         pthread_mutex_destroy(&s->probe_lock);
+        pthread_mutex_destroy(&s->claim_lock);
+        for (unsigned i = 0; i < STORE_CLAIMS_MAX; i++)
+                free(s->claimed[i]);
         free(s->path);
         if (s->password) {
                 explicit_bzero(s->password, strlen(s->password));
@@ -997,6 +1004,51 @@ void store_stats(struct store *s, uint64_t *ret_commits, uint64_t *ret_writes)
 {
         *ret_commits = atomic_load(&s->commits);
         *ret_writes = atomic_load(&s->writes);
+}
+
+static int claim_fn(struct conn *c, void *arg)
+{
+        struct db_stmt *st = NULL;
+        int rc;
+
+        /* a session lock: held while this connection lives (the store's lifetime), released by
+         * the server when the instance dies, so another instance's next claim takes it over */
+        if (db_prepare(c->db, "SELECT pg_try_advisory_lock(hashtextextended(?1, 0))", NULL, 0,
+                       false, &st) < 0)
+                return -EIO;
+        if (bind_text(st, 1, arg) < 0 || db_step(st) != DB_ROW) {
+                db_finalize(st);
+                return -EIO;
+        }
+        rc = db_col_i64(st, 0) ? 1 : 0;
+        db_finalize(st);
+        return rc;
+}
+
+int store_claim(struct store *s, const char *key)
+{
+        int rc, free_slot = -1;
+
+        if (!s->pg)
+                return 1; /* SQLite: one instance per database */
+        pthread_mutex_lock(&s->claim_lock);
+        for (int i = 0; i < STORE_CLAIMS_MAX; i++) {
+                if (s->claimed[i] && !strcmp(s->claimed[i], key)) {
+                        pthread_mutex_unlock(&s->claim_lock);
+                        return 1;
+                }
+                if (!s->claimed[i] && free_slot < 0)
+                        free_slot = i;
+        }
+        if (free_slot < 0) {
+                pthread_mutex_unlock(&s->claim_lock);
+                return -E2BIG;
+        }
+        rc = store_read(s, claim_fn, (void *)key);
+        if (rc == 1 && !(s->claimed[free_slot] = strdup(key)))
+                rc = -ENOMEM; /* the lock stays held: the next claim fails, nothing is doubled */
+        pthread_mutex_unlock(&s->claim_lock);
+        return rc;
 }
 
 void store_db_stats(struct store *s, struct store_db_stats *ret)

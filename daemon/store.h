@@ -57,6 +57,14 @@ DEFINE_CLEANUP_FUNC(struct store *, store_close)
 int store_schema_version(struct store *s, int *ret) _wur_;
 /* Write transactions committed and writes in them (writer mode: writes / commits = group size). */
 void store_stats(struct store *s, uint64_t *ret_commits, uint64_t *ret_writes);
+/*
+ * A duty only one instance on the database performs (a webhook receiver's delivery): 1 when this
+ * store holds key (taken now or before; SQLite: always), 0 when another instance does. With
+ * PostgreSQL a session advisory lock, held until this store closes or its instance dies.
+ */
+#define STORE_CLAIMS_MAX 16
+int store_claim(struct store *s, const char *key) _wur_;
+
 /* Statements executed (DB round trips on PostgreSQL) and the connection pool. */
 struct store_db_stats {
         uint64_t statements;

@@ -366,8 +366,27 @@ static void *receiver_main(void *arg)
         struct batch b = {.n = 0};
         bool warned = false;
 
+        bool held = false;
+
         while (!stopping(w)) {
-                int e = store_outbox_next(w->store, r->cursor, BATCH, batch_add, &b);
+                int e;
+
+                /* several instances on one PostgreSQL: one of them delivers to this receiver;
+                 * taking it over, continue from the cursor the previous holder acknowledged */
+                if (!held) {
+                        int c = store_claim(w->store, r->url);
+
+                        if (c <= 0) {
+                                (void)nap(w, c < 0 ? DUTY_MS : IDLE_MS);
+                                continue;
+                        }
+                        if (store_outbox_cursor(w->store, r->url, &r->cursor) < 0) {
+                                (void)nap(w, DUTY_MS);
+                                continue;
+                        }
+                        held = true;
+                }
+                e = store_outbox_next(w->store, r->cursor, BATCH, batch_add, &b);
 
                 if (e < 0) {
                         batch_clear(&b);

@@ -542,6 +542,40 @@ START_TEST(test_another_stores_policy_version_seen_within_the_bound)
 }
 END_TEST
 
+START_TEST(test_a_receiver_is_claimed_by_one_store_until_it_closes)
+{
+        struct fix f;
+        struct store *s1, *s2;
+        int c = 0;
+
+        fix_init(&f);
+        s1 = open_store(&f, STORE_WRITER);
+        s2 = open_store(&f, STORE_WRITER);
+        ck_assert_int_eq(store_claim(s1, "https://a.example/hook"), 1);
+        ck_assert_int_eq(store_claim(s1, "https://a.example/hook"), 1); /* held: still */
+        ck_assert_int_eq(store_claim(s2, "https://b.example/hook"), 1); /* another receiver */
+        if (!store_target_pg()) {
+                /* SQLite: one instance per database, every claim its own */
+                ck_assert_int_eq(store_claim(s2, "https://a.example/hook"), 1);
+        } else {
+                ck_assert_int_eq(store_claim(s2, "https://a.example/hook"), 0);
+                ck_assert_int_eq(store_claim(s1, "https://b.example/hook"), 0);
+                /* the holder goes (its sessions end): the other takes over (bounded wait) */
+                store_close(s1);
+                s1 = NULL;
+                for (int i = 0; i < 100 && c != 1; i++) {
+                        c = store_claim(s2, "https://a.example/hook");
+                        if (c != 1)
+                                usleep(20 * 1000);
+                }
+                ck_assert_int_eq(c, 1);
+        }
+        store_close(s1);
+        store_close(s2);
+        fix_done(&f);
+}
+END_TEST
+
 int main(void)
 {
         Suite *su = suite_create("store-multi");
@@ -557,6 +591,7 @@ int main(void)
         tcase_add_test(tc, test_events_from_two_stores_delivered_without_a_gap);
         tcase_add_test(tc, test_exhausted_pool_answers_busy_within_the_wait);
         tcase_add_test(tc, test_another_stores_policy_version_seen_within_the_bound);
+        tcase_add_test(tc, test_a_receiver_is_claimed_by_one_store_until_it_closes);
         suite_add_tcase(su, tc);
         sr = srunner_create(su);
         srunner_run_all(sr, CK_NORMAL);
