@@ -341,6 +341,7 @@ struct ev_reader {
         uint8_t *seen; /* by id */
         size_t max;
         int bad;
+        uint64_t reads;
 };
 
 static int ev_collect(const struct store_event *ev, void *arg)
@@ -359,8 +360,22 @@ static void *ev_reader_main(void *arg)
 {
         struct ev_reader *r = arg;
 
-        for (int i = 0; i < 100000 && !atomic_load(&r->stop); i++)
+        struct timespec t0, t;
+
+        /* concurrent with the writers until they stop: bounded by 120 s, not by a count of
+         * reads (a count ran out before slow writers finished under load, and the reader
+         * stopped early) */
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        while (!atomic_load(&r->stop)) {
+                int64_t before = r->cursor;
+
                 ck_assert_int_eq(store_outbox_next(r->s, r->cursor, 50, ev_collect, r), 0);
+                clock_gettime(CLOCK_MONOTONIC, &t);
+                ck_assert_msg(t.tv_sec - t0.tv_sec < 120, "reader: writers still running");
+                if (r->cursor == before)
+                        usleep(1000);
+                r->reads++;
+        }
         return NULL;
 }
 
@@ -415,8 +430,10 @@ START_TEST(test_events_from_two_stores_delivered_without_a_gap)
         pthread_join(t2, NULL);
         atomic_store(&rd.stop, true);
         pthread_join(tr, NULL);
-        /* the receiver catches up (a skip is an id below its cursor it never saw, not one above
-         * it not yet read) */
+        /* the reader ran the whole time (else this proved little) */
+        ck_assert_uint_gt(rd.reads, 10);
+        /* the receiver catches up after the writers stopped: the events committed after its last
+         * concurrent read (a skip is an id below its cursor it never saw) */
         for (int i = 0; i < 100; i++) {
                 int64_t before = rd.cursor;
 
