@@ -25,6 +25,7 @@ struct db {
         PGconn *pg;
         atomic_uint_fast64_t *counter;
         unsigned names; /* PostgreSQL prepared statement names: s1, s2, ... */
+        unsigned gen;   /* PostgreSQL: sessions so far (a reconnect drops prepared statements) */
         char msg[256];
 };
 
@@ -36,6 +37,7 @@ struct db_stmt {
         char *sql; /* translated to $N */
         unsigned flags;
         bool persistent, prepared;
+        unsigned gen; /* the session it was prepared in */
         char name[16];
         int nparams;
         Oid types[DB_PARAMS_MAX];
@@ -190,6 +192,21 @@ void *db_handle(struct db *d)
 bool db_ok(struct db *d)
 {
         return d->kind == DB_SQLITE || PQstatus(d->pg) == CONNECTION_OK;
+}
+
+unsigned db_session(const struct db *d)
+{
+        return __atomic_load_n(&d->gen, __ATOMIC_ACQUIRE);
+}
+
+int db_reconnect(struct db *d)
+{
+        if (d->kind == DB_SQLITE || PQstatus(d->pg) == CONNECTION_OK)
+                return 0;
+        PQreset(d->pg);
+        /* the new session has none of the old one's prepared statements nor locks */
+        __atomic_fetch_add(&d->gen, 1, __ATOMIC_RELEASE);
+        return PQstatus(d->pg) == CONNECTION_OK ? 0 : -EIO;
 }
 
 /* ---- statements ---- */
@@ -400,7 +417,7 @@ static int pg_run(struct db_stmt *st)
         bool constraint;
         ExecStatusType t;
 
-        if (st->persistent && !st->prepared) {
+        if (st->persistent && (!st->prepared || st->gen != d->gen)) {
                 PGresult *r = PQprepare(d->pg, st->name, st->sql, st->nparams, st->types);
 
                 count(d);
@@ -412,6 +429,7 @@ static int pg_run(struct db_stmt *st)
                 }
                 PQclear(r);
                 st->prepared = true;
+                st->gen = d->gen;
         }
         count(d);
         if (st->persistent)

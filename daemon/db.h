@@ -62,6 +62,10 @@ const char *db_errmsg(struct db *d);
 void *db_handle(struct db *d);
 /* Whether the connection is still usable (PostgreSQL: CONNECTION_OK). */
 bool db_ok(struct db *d);
+/* PostgreSQL: a broken connection connected again (statements re-prepared on use); 0 or -EIO. */
+int db_reconnect(struct db *d);
+/* Which session of d this is (bumped by every reconnect): session state (locks) lives in one. */
+unsigned db_session(const struct db *d);
 
 /*
  * A statement of d, prepared for reuse (persistent) or once (db_finalize after use). sql uses ?N;

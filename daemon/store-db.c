@@ -438,6 +438,8 @@ struct store {
         /* PostgreSQL session locks this store holds (store_claim): duties of one instance */
         pthread_mutex_t claim_lock;
         char *claimed[STORE_CLAIMS_MAX];
+        struct conn *claimed_on[STORE_CLAIMS_MAX];  /* the connection holding the lock */
+        unsigned claimed_session[STORE_CLAIMS_MAX]; /* and its session then */
         /* readiness probe: at most one real write per interval, the last answer cached */
         pthread_mutex_t probe_lock;
         int64_t probe_at;
@@ -643,8 +645,11 @@ static void *writer_main(void *arg)
                 pthread_mutex_unlock(&s->lock);
 
                 /* one transaction, one fsync, for the whole batch; a failing job is rolled back
-                 * to its savepoint and does not take the others with it */
-                rc = st_exec(&s->writer, ST_BEGIN);
+                 * to its savepoint and does not take the others with it. A PostgreSQL connection
+                 * that broke (server restart, failover) is connected again first. */
+                rc = db_reconnect(s->writer.db);
+                if (rc == 0)
+                        rc = st_exec(&s->writer, ST_BEGIN);
                 for (struct job *j = batch; j; j = j->next) {
                         if (rc < 0) {
                                 j->rc = rc;
@@ -720,6 +725,8 @@ static struct conn *conn_get(struct store *s)
         s->free = c->next_free;
         atomic_fetch_add(&s->in_use, 1);
         pthread_mutex_unlock(&s->pool_lock);
+        /* broken (PostgreSQL restarted): connected again; if that fails the statements fail */
+        (void)db_reconnect(c->db);
         return c;
 }
 
@@ -1006,8 +1013,15 @@ void store_stats(struct store *s, uint64_t *ret_commits, uint64_t *ret_writes)
         *ret_writes = atomic_load(&s->writes);
 }
 
+struct claim_arg {
+        const char *key;
+        struct conn *on;
+        unsigned session;
+};
+
 static int claim_fn(struct conn *c, void *arg)
 {
+        struct claim_arg *a = arg;
         struct db_stmt *st = NULL;
         int rc;
 
@@ -1016,12 +1030,14 @@ static int claim_fn(struct conn *c, void *arg)
         if (db_prepare(c->db, "SELECT pg_try_advisory_lock(hashtextextended(?1, 0))", NULL, 0,
                        false, &st) < 0)
                 return -EIO;
-        if (bind_text(st, 1, arg) < 0 || db_step(st) != DB_ROW) {
+        if (bind_text(st, 1, a->key) < 0 || db_step(st) != DB_ROW) {
                 db_finalize(st);
                 return -EIO;
         }
         rc = db_col_i64(st, 0) ? 1 : 0;
         db_finalize(st);
+        a->on = c;
+        a->session = db_session(c->db);
         return rc;
 }
 
@@ -1034,8 +1050,14 @@ int store_claim(struct store *s, const char *key)
         pthread_mutex_lock(&s->claim_lock);
         for (int i = 0; i < STORE_CLAIMS_MAX; i++) {
                 if (s->claimed[i] && !strcmp(s->claimed[i], key)) {
-                        pthread_mutex_unlock(&s->claim_lock);
-                        return 1;
+                        /* the session holding the lock ended (a reconnect): the server dropped
+                         * it, so it is claimed anew (another instance may have it now) */
+                        if (db_session(s->claimed_on[i]->db) == s->claimed_session[i]) {
+                                pthread_mutex_unlock(&s->claim_lock);
+                                return 1;
+                        }
+                        free(s->claimed[i]);
+                        s->claimed[i] = NULL;
                 }
                 if (!s->claimed[i] && free_slot < 0)
                         free_slot = i;
@@ -1044,9 +1066,18 @@ int store_claim(struct store *s, const char *key)
                 pthread_mutex_unlock(&s->claim_lock);
                 return -E2BIG;
         }
-        rc = store_read(s, claim_fn, (void *)key);
-        if (rc == 1 && !(s->claimed[free_slot] = strdup(key)))
-                rc = -ENOMEM; /* the lock stays held: the next claim fails, nothing is doubled */
+        {
+                struct claim_arg a = {key, NULL, 0};
+
+                rc = store_read(s, claim_fn, &a);
+                if (rc == 1 && !(s->claimed[free_slot] = strdup(key)))
+                        rc = -ENOMEM; /* the lock stays held: the next claim fails, nothing is
+                                       * doubled */
+                if (rc == 1) {
+                        s->claimed_on[free_slot] = a.on;
+                        s->claimed_session[free_slot] = a.session;
+                }
+        }
         pthread_mutex_unlock(&s->claim_lock);
         return rc;
 }

@@ -593,6 +593,38 @@ START_TEST(test_a_receiver_is_claimed_by_one_store_until_it_closes)
 }
 END_TEST
 
+START_TEST(test_store_reconnects_after_the_server_drops_it)
+{
+        struct fix f;
+        struct store *s;
+        struct store_agent *a = NULL;
+        int e = 0;
+
+        fix_init(&f);
+        s = open_store(&f, STORE_WRITER);
+        add_agent(s, "a", 1, 1);
+        ck_assert_int_eq(store_claim(s, "https://a.example/hook"), 1);
+        /* PostgreSQL restarted or failed over: every session of the store is gone */
+        if (store_target_pg())
+                ck_assert_int_eq(store_target_sql(f.db, "SELECT pg_terminate_backend(pid) FROM"
+                                                        " pg_stat_activity WHERE"
+                                                        " application_name = 'attestd'"),
+                                 0);
+        /* a failed statement at most once per connection, then served again */
+        for (int i = 0; i < 4 && (e = store_agent_get(s, "nobody", &a)) != -ENOENT; i++)
+                ck_assert_int_eq(e, -EIO);
+        ck_assert_int_eq(e, -ENOENT);
+        for (int i = 0; i < 4 && (e = verdict(s, "a", "pass", 0, NULL)) != 0; i++)
+                ck_assert_int_eq(e, -EIO);
+        ck_assert_int_eq(e, 0);
+        for (int i = 0; i < 4 && (e = store_claim(s, "https://a.example/hook")) != 1; i++)
+                ck_assert_int_ge(e, 0);
+        ck_assert_int_eq(e, 1);
+        store_close(s);
+        fix_done(&f);
+}
+END_TEST
+
 int main(void)
 {
         Suite *su = suite_create("store-multi");
@@ -609,6 +641,7 @@ int main(void)
         tcase_add_test(tc, test_exhausted_pool_answers_busy_within_the_wait);
         tcase_add_test(tc, test_another_stores_policy_version_seen_within_the_bound);
         tcase_add_test(tc, test_a_receiver_is_claimed_by_one_store_until_it_closes);
+        tcase_add_test(tc, test_store_reconnects_after_the_server_drops_it);
         suite_add_tcase(su, tc);
         sr = srunner_create(su);
         srunner_run_all(sr, CK_NORMAL);
