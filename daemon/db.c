@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "daemon/db.h"
+#include "util/hex.h"
 
 #define DB_PARAMS_MAX 32
 #define PG_BYTEA_OID 17
@@ -542,17 +543,6 @@ const char *db_col_text(struct db_stmt *st, int i)
         return PQgetvalue(st->res, st->row, i);
 }
 
-static int hexval(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 const uint8_t *db_col_blob(struct db_stmt *st, int i, size_t *ret_len)
 {
         const char *v;
@@ -578,14 +568,9 @@ const uint8_t *db_col_blob(struct db_stmt *st, int i, size_t *ret_len)
 
                         if (!b)
                                 return NULL;
-                        for (size_t k = 0; k < m; k++) {
-                                int hi = hexval(v[2 + 2 * k]), lo = hexval(v[3 + 2 * k]);
-
-                                if (hi < 0 || lo < 0) {
-                                        free(b);
-                                        return NULL;
-                                }
-                                b[k] = (uint8_t)(hi << 4 | lo);
+                        if (hex_decode(v + 2, n - 2, b, m, &m) < 0) {
+                                free(b);
+                                return NULL;
                         }
                         st->blob[i] = b;
                         st->blob_len[i] = m;
