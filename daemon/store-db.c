@@ -532,57 +532,44 @@ static int st_exec(struct conn *c, enum stmt i)
         return rc == DB_DONE || rc == DB_ROW ? 0 : -EIO;
 }
 
-static int migrate_sqlite(struct conn *c, struct attest_err *err)
+/* How each engine keeps its schema version; the migrations themselves are the same steps. */
+struct migrator {
+        const char *begin;         /* the transaction, locked against a concurrent migration */
+        const char *version;       /* the current version, one integer */
+        const char *set, *set_end; /* record a version: set, the number, set_end */
+        const char *const *steps;
+};
+
+static const struct migrator migrator_sqlite = {
+        .begin = "BEGIN IMMEDIATE",
+        .version = "PRAGMA user_version",
+        .set = "PRAGMA user_version = ",
+        .set_end = "",
+        .steps = migration,
+};
+
+static const struct migrator migrator_pg = {
+        .begin = "BEGIN; SELECT pg_advisory_xact_lock(" PG_LOCK_MIGRATE ");"
+                 " CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
+        .version = "SELECT coalesce(max(version), 0) FROM schema_version",
+        .set = "DELETE FROM schema_version; INSERT INTO schema_version VALUES (",
+        .set_end = ")",
+        .steps = pg_migration,
+};
+
+static int migrate(struct conn *c, struct attest_err *err)
 {
+        const struct migrator *m = c->pg ? &migrator_pg : &migrator_sqlite;
         int64_t version;
         char msg[200] = "";
 
-        if (db_exec(c->db, "BEGIN IMMEDIATE", NULL, 0) < 0)
-                return db_fail(c->db, err, "begin");
-        if (store_query_i64(c, "PRAGMA user_version", &version) < 0) {
+        if (db_exec(c->db, m->begin, msg, sizeof(msg)) < 0) {
                 (void)db_exec(c->db, "ROLLBACK", NULL, 0);
-                return db_fail(c->db, err, "user_version");
+                return attest_fail(err, -EIO, AE_STORE_IO, "begin: %s", msg[0] ? msg : "?");
         }
-        if (version > STORE_SCHEMA_VERSION) {
+        if (store_query_i64(c, m->version, &version) < 0) {
                 (void)db_exec(c->db, "ROLLBACK", NULL, 0);
-                return attest_fail(err, -EINVAL, AE_STORE_SCHEMA,
-                                   "database schema %d is newer than this attestd (%d)",
-                                   (int)version, STORE_SCHEMA_VERSION);
-        }
-        for (int v = (int)version; v < STORE_SCHEMA_VERSION; v++) {
-                char set[64];
-
-                snprintf(set, sizeof(set), "PRAGMA user_version = %d", v + 1);
-                if (db_exec(c->db, migration[v], msg, sizeof(msg)) < 0 ||
-                    db_exec(c->db, set, msg, sizeof(msg)) < 0) {
-                        int e = attest_fail(err, -EIO, AE_STORE_SCHEMA, "migration %d: %s", v + 1,
-                                            msg[0] ? msg : "?");
-
-                        (void)db_exec(c->db, "ROLLBACK", NULL, 0);
-                        return e;
-                }
-        }
-        if (db_exec(c->db, "COMMIT", NULL, 0) < 0)
-                return db_fail(c->db, err, "commit");
-        return 0;
-}
-
-static int migrate_pg(struct conn *c, struct attest_err *err)
-{
-        int64_t version;
-        char msg[200] = "";
-
-        if (db_exec(c->db,
-                    "BEGIN; SELECT pg_advisory_xact_lock(" PG_LOCK_MIGRATE ");"
-                    " CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
-                    msg, sizeof(msg)) < 0) {
-                (void)db_exec(c->db, "ROLLBACK", NULL, 0);
-                return attest_fail(err, -EIO, AE_STORE_SCHEMA, "schema_version: %s", msg);
-        }
-        if (store_query_i64(c, "SELECT coalesce(max(version), 0) FROM schema_version", &version) <
-            0) {
-                (void)db_exec(c->db, "ROLLBACK", NULL, 0);
-                return db_fail(c->db, err, "schema_version");
+                return db_fail(c->db, err, "schema version");
         }
         if (version > STORE_SCHEMA_VERSION) {
                 (void)db_exec(c->db, "ROLLBACK", NULL, 0);
@@ -593,10 +580,8 @@ static int migrate_pg(struct conn *c, struct attest_err *err)
         for (int v = (int)version; v < STORE_SCHEMA_VERSION; v++) {
                 char set[96];
 
-                snprintf(set, sizeof(set),
-                         "DELETE FROM schema_version; INSERT INTO schema_version VALUES (%d)",
-                         v + 1);
-                if (db_exec(c->db, pg_migration[v], msg, sizeof(msg)) < 0 ||
+                snprintf(set, sizeof(set), "%s%d%s", m->set, v + 1, m->set_end);
+                if (db_exec(c->db, m->steps[v], msg, sizeof(msg)) < 0 ||
                     db_exec(c->db, set, msg, sizeof(msg)) < 0) {
                         int e = attest_fail(err, -EIO, AE_STORE_SCHEMA, "migration %d: %s", v + 1,
                                             msg[0] ? msg : "?");
@@ -606,13 +591,8 @@ static int migrate_pg(struct conn *c, struct attest_err *err)
                 }
         }
         if (db_exec(c->db, "COMMIT", msg, sizeof(msg)) < 0)
-                return attest_fail(err, -EIO, AE_STORE_SCHEMA, "commit: %s", msg);
+                return attest_fail(err, -EIO, AE_STORE_IO, "commit: %s", msg[0] ? msg : "?");
         return 0;
-}
-
-static int migrate(struct conn *c, struct attest_err *err)
-{
-        return c->pg ? migrate_pg(c, err) : migrate_sqlite(c, err);
 }
 
 /* After a commit on c (by the thread using c): the pages it wrote to the WAL. */
