@@ -21,7 +21,7 @@ packages=(
         systemd systemd-sysv udev dbus linux-image-amd64 initramfs-tools e2fsprogs
         tpm-udev libtss2-esys-3.0.2-0 libtss2-mu0 libtss2-tctildr0 libtss2-rc0 libtss2-tcti-device0
         libjansson4 libmicrohttpd12 libsqlite3-0 libcurl4 libssl3 libsystemd0 libgnutls30 zlib1g
-        libjwt0
+        libjwt0 libpq5 libpcre2-8-0
         ca-certificates curl openssl jq procps sqlite3 tpm2-tools
         python3
 )
