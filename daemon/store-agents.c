@@ -22,7 +22,7 @@ void store_agent_free(struct store_agent *a)
         free(a);
 }
 
-static int agent_row(sqlite3_stmt *st, struct store_agent **ret)
+static int agent_row(struct db_stmt *st, struct store_agent **ret)
 {
         struct store_agent *a = calloc(1, sizeof(*a));
         int e = 0;
@@ -41,18 +41,15 @@ static int agent_row(sqlite3_stmt *st, struct store_agent **ret)
                 store_agent_free(a);
                 return e;
         }
-        a->created = sqlite3_column_int64(st, 6);
-        a->last_seen = sqlite3_column_int64(st, 7);
-        a->next_due = sqlite3_column_int64(st, 8);
-        a->last_result = sqlite3_column_int64(st, 11);
-        a->ima_offset = (uint64_t)sqlite3_column_int64(st, 12);
-        a->seq = (uint64_t)sqlite3_column_int64(st, 14);
+        a->created = db_col_i64(st, 6);
+        a->last_seen = db_col_i64(st, 7);
+        a->next_due = db_col_i64(st, 8);
+        a->last_result = db_col_i64(st, 11);
+        a->ima_offset = (uint64_t)db_col_i64(st, 12);
+        a->seq = (uint64_t)db_col_i64(st, 14);
         col_str(st, 16, a->hostname, sizeof(a->hostname));
         col_str(st, 17, a->machine_id, sizeof(a->machine_id));
-        if (sqlite3_column_bytes(st, 15) == (int)sizeof(a->ek_id)) {
-                memcpy(a->ek_id, sqlite3_column_blob(st, 15), sizeof(a->ek_id));
-                a->has_ek_id = true;
-        }
+        a->has_ek_id = col_blob_fixed(st, 15, a->ek_id, sizeof(a->ek_id));
         *ret = a;
         return 0;
 }
@@ -60,8 +57,8 @@ static int agent_row(sqlite3_stmt *st, struct store_agent **ret)
 static int agent_add_fn(struct conn *c, void *arg)
 {
         const struct store_agent *a = arg;
-        sqlite3_stmt *st = st_get(c, ST_AGENT_ADD);
-        int rc;
+        struct db_stmt *st = st_get(c, ST_AGENT_ADD);
+        int rc, n;
 
         if (!st || bind_text(st, 1, a->id) < 0 ||
             bind_blob(st, 2, a->ak_public, a->ak_public_len) < 0 ||
@@ -70,11 +67,13 @@ static int agent_add_fn(struct conn *c, void *arg)
             bind_i64(st, 6, a->created) < 0 ||
             bind_blob(st, 7, a->has_ek_id ? a->ek_id : NULL, sizeof(a->ek_id)) < 0)
                 return -EIO;
-        rc = sqlite3_step(st);
-        sqlite3_reset(st);
-        if (rc == SQLITE_CONSTRAINT)
+        rc = db_step(st);
+        n = db_changes(st);
+        db_reset(st);
+        /* ON CONFLICT DO NOTHING: a duplicate id or AK inserts no row */
+        if (rc == DB_CONSTRAINT || (rc == DB_DONE && n == 0))
                 return -EEXIST;
-        if (rc != SQLITE_DONE)
+        if (rc != DB_DONE)
                 return -EIO;
         /* enrolled without credential activation (--insecure-trust-ak): active at once */
         return strcmp(a->state, "active") ? 0 : outbox_on_enrolled(c, a->id, a->created);
@@ -90,20 +89,20 @@ int store_agent_add(struct store *s, const struct store_agent *a)
 /* The agent's state into buf: 0, -ENOENT when there is no such agent. */
 static int agent_state(struct conn *c, const char *id, char *buf, size_t n)
 {
-        sqlite3_stmt *st;
+        struct db_stmt *st;
         int r = row_by_key(c, ST_AGENT_STATE, id, &st);
 
         if (r <= 0)
                 return r < 0 ? r : -ENOENT;
         col_str(st, 0, buf, n);
-        sqlite3_reset(st);
+        db_reset(st);
         return 0;
 }
 
 /* The agent that decommissioned this EK into who (may be NULL): 1 when refused, 0 when not. */
 static int ek_refused(struct conn *c, const uint8_t *ek_id, char *who, size_t n)
 {
-        sqlite3_stmt *st;
+        struct db_stmt *st;
         int rc;
 
         if (!ek_id)
@@ -111,13 +110,13 @@ static int ek_refused(struct conn *c, const uint8_t *ek_id, char *who, size_t n)
         st = st_get(c, ST_EK_DECOM_GET);
         if (!st || bind_blob(st, 1, ek_id, STORE_EK_ID_LEN) < 0)
                 return -EIO;
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW && who)
+        rc = db_step(st);
+        if (rc == DB_ROW && who)
                 col_str(st, 0, who, n);
-        sqlite3_reset(st);
-        if (rc == SQLITE_ROW)
+        db_reset(st);
+        if (rc == DB_ROW)
                 return 1;
-        return rc == SQLITE_DONE ? 0 : -EIO;
+        return rc == DB_DONE ? 0 : -EIO;
 }
 
 struct pending_arg {
@@ -134,7 +133,7 @@ static int agent_add_pending_fn(struct conn *c, void *arg)
         const uint8_t *ek_id = p->a->has_ek_id ? p->a->ek_id : NULL;
         struct store_agent row = *p->a;
         char state[16];
-        sqlite3_stmt *st;
+        struct db_stmt *st;
         int e;
 
         if ((e = ek_refused(c, ek_id, NULL, 0)) != 0)
@@ -162,13 +161,13 @@ static int agent_add_pending_fn(struct conn *c, void *arg)
             step_changes(c, st) < 0)
                 return -EIO;
         st = st_get(c, ST_ENROL_COUNT);
-        if (!st || bind_text(st, 1, p->a->id) < 0 || sqlite3_step(st) != SQLITE_ROW) {
+        if (!st || bind_text(st, 1, p->a->id) < 0 || db_step(st) != DB_ROW) {
                 if (st)
-                        sqlite3_reset(st);
+                        db_reset(st);
                 return -EIO;
         }
-        e = sqlite3_column_int(st, 0);
-        sqlite3_reset(st);
+        e = (int)db_col_i64(st, 0);
+        db_reset(st);
         if (e >= STORE_PENDING_MAX)
                 return -EBUSY;
         st = st_get(c, ST_ENROL_PUT);
@@ -204,7 +203,7 @@ struct activate_arg {
 static int agent_activate_fn(struct conn *c, void *arg)
 {
         struct activate_arg *a = arg;
-        sqlite3_stmt *st;
+        struct db_stmt *st;
         char state[16], old[STORE_ID_MAX + 1];
         uint8_t ek_id[STORE_EK_ID_LEN];
         _cleanup_free_ uint8_t *ek_cert = NULL;
@@ -223,21 +222,22 @@ static int agent_activate_fn(struct conn *c, void *arg)
         if (!st || bind_text(st, 1, a->id) < 0)
                 return -EIO;
         /* every credential of the agent is compared (constant time each) */
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                bool ok = sqlite3_column_bytes(st, 0) == 32 &&
-                          CRYPTO_memcmp(sqlite3_column_blob(st, 0), a->proof_hash, 32) == 0;
-                bool alive = sqlite3_column_int64(st, 1) >= a->now;
+        while ((rc = db_step(st)) == DB_ROW) {
+                size_t hn = 0;
+                const uint8_t *h = db_col_blob(st, 0, &hn);
+                bool ok = h && hn == 32 && CRYPTO_memcmp(h, a->proof_hash, 32) == 0;
+                bool alive = db_col_i64(st, 1) >= a->now;
 
                 any = true;
                 live = live || alive;
                 if (ok && !match) {
                         match = true;
                         match_live = alive;
-                        match_row = sqlite3_column_int64(st, 2);
+                        match_row = db_col_i64(st, 2);
                 }
         }
-        sqlite3_reset(st);
-        if (rc != SQLITE_DONE)
+        db_reset(st);
+        if (rc != DB_DONE)
                 return -EIO;
         if (!any)
                 return -EALREADY;
@@ -246,17 +246,14 @@ static int agent_activate_fn(struct conn *c, void *arg)
         if (!match)
                 return live ? -EKEYREJECTED : -ETIME;
         st = st_get(c, ST_ENROL_LIST);
-        if (!st || bind_i64(st, 1, match_row) < 0 || sqlite3_step(st) != SQLITE_ROW) {
+        if (!st || bind_i64(st, 1, match_row) < 0 || db_step(st) != DB_ROW) {
                 if (st)
-                        sqlite3_reset(st);
+                        db_reset(st);
                 return -EIO;
         }
-        if (sqlite3_column_bytes(st, 0) == STORE_EK_ID_LEN) {
-                memcpy(ek_id, sqlite3_column_blob(st, 0), STORE_EK_ID_LEN);
-                have_ek = true;
-        }
+        have_ek = col_blob_fixed(st, 0, ek_id, STORE_EK_ID_LEN);
         e = col_blob(st, 1, &ek_cert, &ek_cert_len);
-        sqlite3_reset(st);
+        db_reset(st);
         if (e < 0)
                 return e;
         if ((e = ek_refused(c, have_ek ? ek_id : NULL, NULL, 0)) != 0)
@@ -267,13 +264,13 @@ static int agent_activate_fn(struct conn *c, void *arg)
                 if (!st || bind_blob(st, 1, ek_id, STORE_EK_ID_LEN) < 0 ||
                     bind_text(st, 2, a->id) < 0)
                         return -EIO;
-                rc = sqlite3_step(st);
-                if (rc == SQLITE_ROW)
+                rc = db_step(st);
+                if (rc == DB_ROW)
                         col_str(st, 0, old, sizeof(old));
-                sqlite3_reset(st);
-                if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                db_reset(st);
+                if (rc != DB_ROW && rc != DB_DONE)
                         return -EIO;
-                if (rc == SQLITE_ROW) {
+                if (rc == DB_ROW) {
                         /* at most one live identity per EK exists, so one row at most */
                         if (exec_by_key(c, ST_AGENT_DELETE, old) < 0)
                                 return -EIO;
@@ -315,20 +312,18 @@ struct decom_arg {
 static int agent_decom_fn(struct conn *c, void *arg)
 {
         struct decom_arg *d = arg;
-        sqlite3_stmt *st = st_get(c, ST_AGENT_EK);
+        struct db_stmt *st = st_get(c, ST_AGENT_EK);
         uint8_t ek_id[STORE_EK_ID_LEN];
         bool have_ek = false;
         int rc, n, m;
 
         if (!st || bind_text(st, 1, d->id) < 0)
                 return -EIO;
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW && sqlite3_column_bytes(st, 0) == STORE_EK_ID_LEN) {
-                memcpy(ek_id, sqlite3_column_blob(st, 0), STORE_EK_ID_LEN);
-                have_ek = true;
-        }
-        sqlite3_reset(st);
-        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        rc = db_step(st);
+        if (rc == DB_ROW)
+                have_ek = col_blob_fixed(st, 0, ek_id, STORE_EK_ID_LEN);
+        db_reset(st);
+        if (rc != DB_ROW && rc != DB_DONE)
                 return -EIO;
         if (d->readmit) {
                 if ((n = exec_by_key(c, ST_EK_DECOM_DELETE, d->id)) < 0 ||
@@ -336,10 +331,10 @@ static int agent_decom_fn(struct conn *c, void *arg)
                         return -EIO;
                 /* the agent may have been forgotten (DELETE) while its EK stayed refused */
                 if (n == 0 && m == 0)
-                        return rc == SQLITE_DONE ? -ENOENT : -EALREADY;
+                        return rc == DB_DONE ? -ENOENT : -EALREADY;
                 return 0;
         }
-        if (rc == SQLITE_DONE)
+        if (rc == DB_DONE)
                 return -ENOENT;
         /* its pending credentials die with it; the event commits with the change */
         if (outbox_on_decommission(c, d->id, d->now) < 0)
@@ -404,13 +399,13 @@ struct agent_get_arg {
 static int agent_get_fn(struct conn *c, void *arg)
 {
         struct agent_get_arg *g = arg;
-        sqlite3_stmt *st;
+        struct db_stmt *st;
         int e = row_by_key(c, ST_AGENT_GET, g->id, &st);
 
         if (e <= 0)
                 return e < 0 ? e : -ENOENT;
         e = agent_row(st, &g->a);
-        sqlite3_reset(st);
+        db_reset(st);
         return e;
 }
 
@@ -461,12 +456,12 @@ struct list_arg {
 static int agent_list_fn(struct conn *c, void *arg)
 {
         struct list_arg *l = arg;
-        sqlite3_stmt *st = st_get(c, ST_AGENT_LIST);
+        struct db_stmt *st = st_get(c, ST_AGENT_LIST);
         int rc, e = 0;
 
         if (!st)
                 return -EIO;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        while ((rc = db_step(st)) == DB_ROW) {
                 struct store_agent *a;
 
                 if ((e = agent_row(st, &a)) < 0)
@@ -476,9 +471,9 @@ static int agent_list_fn(struct conn *c, void *arg)
                 if (e < 0)
                         break;
         }
-        if (e == 0 && rc != SQLITE_DONE)
+        if (e == 0 && rc != DB_DONE)
                 e = -EIO;
-        sqlite3_reset(st);
+        db_reset(st);
         return e;
 }
 
@@ -513,7 +508,7 @@ struct set_policy_arg {
 static int agent_set_policy_fn(struct conn *c, void *arg)
 {
         struct set_policy_arg *p = arg;
-        sqlite3_stmt *st;
+        struct db_stmt *st;
         int n;
 
         if ((n = exists(c, ST_AGENT_EXISTS, p->id)) <= 0)
@@ -544,22 +539,22 @@ struct counts_arg {
 static int agent_counts_fn(struct conn *c, void *arg)
 {
         struct counts_arg *a = arg;
-        sqlite3_stmt *st = st_get(c, ST_AGENT_COUNTS);
+        struct db_stmt *st = st_get(c, ST_AGENT_COUNTS);
         int rc;
 
         if (!st || bind_i64(st, 1, a->now) < 0 || bind_i64(st, 2, a->grace) < 0 ||
             bind_i64(st, 3, a->interval) < 0)
                 return -EIO;
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW) {
-                a->c.decommissioned = (uint64_t)sqlite3_column_int64(st, 0);
-                a->c.failing = (uint64_t)sqlite3_column_int64(st, 1);
-                a->c.stale = (uint64_t)sqlite3_column_int64(st, 2);
-                a->c.active = (uint64_t)sqlite3_column_int64(st, 3);
-                a->c.never = (uint64_t)sqlite3_column_int64(st, 4);
+        rc = db_step(st);
+        if (rc == DB_ROW) {
+                a->c.decommissioned = (uint64_t)db_col_i64(st, 0);
+                a->c.failing = (uint64_t)db_col_i64(st, 1);
+                a->c.stale = (uint64_t)db_col_i64(st, 2);
+                a->c.active = (uint64_t)db_col_i64(st, 3);
+                a->c.never = (uint64_t)db_col_i64(st, 4);
         }
-        sqlite3_reset(st);
-        return rc == SQLITE_ROW ? 0 : -EIO;
+        db_reset(st);
+        return rc == DB_ROW ? 0 : -EIO;
 }
 
 int store_agent_counts(struct store *s, int64_t now, int64_t grace, int64_t interval,
@@ -624,7 +619,7 @@ static int agent_identity_fn(struct conn *c, void *arg)
 {
         struct identity_arg *a = arg;
         const struct evidence_host *h = a->h;
-        sqlite3_stmt *st = st_get(c, ST_AGENT_IDENTITY);
+        struct db_stmt *st = st_get(c, ST_AGENT_IDENTITY);
         int n;
 
         if (!st || bind_text(st, 1, a->id) < 0 ||
@@ -708,7 +703,7 @@ static int agent_query_fn(struct conn *c, void *arg)
         const struct store_agent_filter *f = q->f;
         char sql[1024];
         size_t n;
-        sqlite3_stmt *st = NULL;
+        struct db_stmt *st = NULL;
         int rc, e = 0, p;
 
         if ((unsigned)f->status >= STORE_STATUS__COUNT || f->n_labels > STORE_LABEL_FILTERS_MAX)
@@ -726,10 +721,10 @@ static int agent_query_fn(struct conn *c, void *arg)
                 n += (size_t)snprintf(sql + n, sizeof(sql) - n, " ORDER BY id LIMIT ?6");
         if (n >= sizeof(sql))
                 return -E2BIG;
-        if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK)
+        if (db_prepare(c->db, sql, NULL, 0, false, &st) < 0)
                 return -EIO;
         /* parameters the text does not name are simply not bound */
-        p = sqlite3_bind_parameter_count(st);
+        p = db_param_count(st);
         if ((p >= 1 && bind_i64(st, 1, f->now) < 0) || (p >= 2 && bind_i64(st, 2, f->grace) < 0) ||
             (p >= 3 && bind_i64(st, 3, f->interval) < 0) ||
             bind_text(st, 4, f->after ? f->after : "") < 0 ||
@@ -740,7 +735,7 @@ static int agent_query_fn(struct conn *c, void *arg)
                 if (bind_text(st, (int)(7 + 2 * i), f->label_key[i]) < 0 ||
                     bind_text(st, (int)(8 + 2 * i), f->label_value[i]) < 0)
                         e = -EIO;
-        while (e == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        while (e == 0 && (rc = db_step(st)) == DB_ROW) {
                 struct store_agent *a;
 
                 if ((e = agent_row(st, &a)) < 0)
@@ -748,9 +743,9 @@ static int agent_query_fn(struct conn *c, void *arg)
                 e = q->fn(a, q->arg);
                 store_agent_free(a);
         }
-        if (e == 0 && rc != SQLITE_DONE)
+        if (e == 0 && rc != DB_DONE)
                 e = -EIO;
-        sqlite3_finalize(st);
+        db_finalize(st);
         return e;
 }
 
@@ -772,7 +767,7 @@ struct stale_arg {
         int n;
 };
 
-static int stale_bind(sqlite3_stmt *st, const struct stale_arg *a)
+static int stale_bind(struct db_stmt *st, const struct stale_arg *a)
 {
         return bind_i64(st, 1, a->now) < 0 || bind_i64(st, 2, a->grace) < 0 ||
                                bind_i64(st, 3, a->interval) < 0
@@ -782,43 +777,43 @@ static int stale_bind(sqlite3_stmt *st, const struct stale_arg *a)
 
 static int stale_any_fn(struct conn *c, void *arg)
 {
-        sqlite3_stmt *st = st_get(c, ST_STALE_ANY);
+        struct db_stmt *st = st_get(c, ST_STALE_ANY);
         int rc;
 
         if (!st || stale_bind(st, arg) < 0)
                 return -EIO;
-        rc = sqlite3_step(st);
-        sqlite3_reset(st);
-        return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -EIO;
+        rc = db_step(st);
+        db_reset(st);
+        return rc == DB_ROW ? 1 : rc == DB_DONE ? 0 : -EIO;
 }
 
 static int stale_mark_fn(struct conn *c, void *arg)
 {
         struct stale_arg *a = arg;
-        sqlite3_stmt *st = st_get(c, ST_STALE_MARK);
+        struct db_stmt *st = st_get(c, ST_STALE_MARK);
         int rc;
 
         if (!st || stale_bind(st, a) < 0)
                 return -EIO;
         a->n = 0;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        while ((rc = db_step(st)) == DB_ROW) {
                 char id[STORE_ID_MAX + 1], host[EVIDENCE_HOSTNAME_MAX + 1], status[16];
-                bool have_status = sqlite3_column_type(st, 2) != SQLITE_NULL;
+                bool have_status = !db_col_null(st, 2);
 
                 col_str(st, 0, id, sizeof(id));
                 col_str(st, 1, host, sizeof(host));
                 col_str(st, 2, status, sizeof(status));
                 /* called inside the transaction: fn only logs */
-                a->fn(id, host, have_status ? status : NULL, sqlite3_column_int64(st, 3), a->arg);
+                a->fn(id, host, have_status ? status : NULL, db_col_i64(st, 3), a->arg);
                 a->n++;
                 /* the webhook event commits with the mark (RETURNING rows are buffered) */
                 if (outbox_on_stale(c, id, have_status ? status : NULL, a->now) < 0) {
-                        sqlite3_reset(st);
+                        db_reset(st);
                         return -EIO;
                 }
         }
-        sqlite3_reset(st);
-        return rc == SQLITE_DONE ? 0 : -EIO;
+        db_reset(st);
+        return rc == DB_DONE ? 0 : -EIO;
 }
 
 int store_agent_stale_scan(struct store *s, int64_t now, int64_t grace, int64_t interval,

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include <sqlite3.h>
 
 #include "daemon/store-internal.h"
@@ -125,9 +127,16 @@ static const char *const migration[STORE_SCHEMA_VERSION] = {
         "INSERT INTO outbox_meta (id, cap, dropped) VALUES (1, 100000, 0);",
 };
 
+/*
+ * Every change of an agent's state (verdict, replay reset, decommission, readmit, policy bind,
+ * activation) bumps its seq: a verdict is recorded only at the seq its round read, so a row
+ * another instance (or another request) changed meanwhile is never written over (-ESTALE).
+ * A deleted agent has no row to update (-ENOENT).
+ */
 static const char *const stmt_sql[ST_COUNT] = {
+        /* a duplicate (id or AK) inserts nothing: no error, so a PostgreSQL transaction goes on */
         [ST_AGENT_ADD] = "INSERT INTO agents (id, ak_public, ak_name, ek_cert, state, created,"
-                         " ek_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                         " ek_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING",
         [ST_AGENT_GET] = "SELECT id, ak_public, ak_name, ek_cert, state, policy, created,"
                          " last_seen, next_due, last_status, last_policy, last_result,"
                          " ima_offset, replay_state, seq, ek_id, hostname, machine_id, labels"
@@ -148,7 +157,7 @@ static const char *const stmt_sql[ST_COUNT] = {
                           " RETURNING id, hostname, last_status, last_seen",
         [ST_LABEL_PUT] = "INSERT INTO agent_labels (agent, key, value) VALUES (?1, ?2, ?3)",
         [ST_AGENT_DELETE] = "DELETE FROM agents WHERE id = ?1",
-        [ST_AGENT_SET_POLICY] = "UPDATE agents SET policy = ?2 WHERE id = ?1",
+        [ST_AGENT_SET_POLICY] = "UPDATE agents SET policy = ?2, seq = seq + 1 WHERE id = ?1",
         [ST_POLICY_LIVE] = "SELECT 1 FROM policies WHERE name = ?1 AND deleted = 0 LIMIT 1",
         [ST_AGENT_COUNTS] =
                 "SELECT coalesce(sum(decom), 0),"
@@ -195,23 +204,27 @@ static const char *const stmt_sql[ST_COUNT] = {
         [ST_ENROL_COUNT] = "SELECT count(*) FROM enrolments WHERE agent = ?1",
         [ST_ENROL_PURGE] = "DELETE FROM enrolments WHERE agent = ?1 AND expires < ?2",
         [ST_ENROL_LIST] = "SELECT ek_id, ek_cert FROM enrolments WHERE rowid = ?1",
-        [ST_AGENT_ACTIVATE] = "UPDATE agents SET state = 'active', ek_id = ?2, ek_cert = ?3"
-                              " WHERE id = ?1",
+        [ST_AGENT_ACTIVATE] = "UPDATE agents SET state = 'active', ek_id = ?2, ek_cert = ?3,"
+                              " seq = seq + 1 WHERE id = ?1",
         [ST_AGENT_TAKEOVER] = "SELECT id FROM agents WHERE ek_id = ?1 AND id <> ?2"
                               " AND state <> 'pending'",
         [ST_EK_DECOM_GET] = "SELECT agent FROM ek_decommissioned WHERE ek_id = ?1",
-        [ST_EK_DECOM_PUT] = "INSERT OR REPLACE INTO ek_decommissioned (ek_id, agent, time)"
-                            " VALUES (?1, ?2, ?3)",
+        [ST_EK_DECOM_PUT] = "INSERT INTO ek_decommissioned (ek_id, agent, time)"
+                            " VALUES (?1, ?2, ?3) ON CONFLICT (ek_id) DO UPDATE SET"
+                            " agent = excluded.agent, time = excluded.time",
         [ST_EK_DECOM_DELETE] = "DELETE FROM ek_decommissioned WHERE agent = ?1",
-        [ST_AGENT_DECOM] = "UPDATE agents SET prev_state = state, state = 'decommissioned'"
-                           " WHERE id = ?1 AND state <> 'decommissioned'",
+        [ST_AGENT_DECOM] = "UPDATE agents SET prev_state = state, state = 'decommissioned',"
+                           " seq = seq + 1 WHERE id = ?1 AND state <> 'decommissioned'",
         [ST_AGENT_READMIT] = "UPDATE agents SET state = coalesce(prev_state, 'active'),"
-                             " prev_state = NULL WHERE id = ?1 AND state = 'decommissioned'",
+                             " prev_state = NULL, seq = seq + 1 WHERE id = ?1 AND"
+                             " state = 'decommissioned'",
         [ST_AGENT_EK] = "SELECT ek_id FROM agents WHERE id = ?1",
         [ST_NONCE_PURGE] = "DELETE FROM nonces_used WHERE expires <= ?1",
-        [ST_NONCE_PUT] = "INSERT INTO nonces_used (nonce, expires) VALUES (?1, ?2)",
+        [ST_NONCE_PUT] = "INSERT INTO nonces_used (nonce, expires) VALUES (?1, ?2)"
+                         " ON CONFLICT DO NOTHING",
         [ST_NONCE_GET] = "SELECT 1 FROM nonces_used WHERE nonce = ?1",
-        [ST_HEALTH_PUT] = "INSERT OR REPLACE INTO health (id, time) VALUES (1, ?1)",
+        [ST_HEALTH_PUT] = "INSERT INTO health (id, time) VALUES (1, ?1)"
+                          " ON CONFLICT (id) DO UPDATE SET time = excluded.time",
         /* the webhook outbox (daemon/store-outbox.c) */
         [ST_OUTBOX_PREV] = "SELECT last_status, stale_since, state FROM agents WHERE id = ?1",
         [ST_OUTBOX_HOSTNAME] = "SELECT hostname FROM agents WHERE id = ?1",
@@ -228,6 +241,8 @@ static const char *const stmt_sql[ST_COUNT] = {
                           " reason FROM events WHERE id > ?1 ORDER BY id LIMIT ?2",
         [ST_CURSOR_SET] = "UPDATE webhook_cursors SET delivered = ?2 WHERE url = ?1"
                           " AND delivered < ?2",
+        [ST_EVENT_LOCK] = "SELECT 1",
+        [ST_SCHEMA_VERSION] = "PRAGMA user_version",
         [ST_BEGIN] = "BEGIN IMMEDIATE",
         [ST_COMMIT] = "COMMIT",
         [ST_ROLLBACK] = "ROLLBACK",
@@ -235,6 +250,153 @@ static const char *const stmt_sql[ST_COUNT] = {
         [ST_RELEASE] = "RELEASE job",
         [ST_ROLLBACK_TO] = "ROLLBACK TO job",
 };
+
+/*
+ * PostgreSQL: the same logical schema and version numbers, each migration[i] taking version i to
+ * i + 1 in the engine's types (INTEGER -> BIGINT, BLOB -> BYTEA, AUTOINCREMENT -> an identity
+ * column, rowid -> an id column); the version is the one row of schema_version. All pending
+ * migrations run in one transaction under an advisory lock, so instances starting at once
+ * migrate once.
+ */
+static const char *const pg_migration[STORE_SCHEMA_VERSION] = {
+        "CREATE TABLE agents ("
+        " id TEXT PRIMARY KEY,"
+        " ak_public BYTEA NOT NULL,"
+        " ak_name BYTEA NOT NULL UNIQUE,"
+        " ek_cert BYTEA,"
+        " state TEXT NOT NULL,"
+        " policy TEXT,"
+        " created BIGINT NOT NULL,"
+        " last_seen BIGINT NOT NULL DEFAULT 0,"
+        " next_due BIGINT NOT NULL DEFAULT 0,"
+        " last_status TEXT,"
+        " last_policy TEXT,"
+        " last_result BIGINT NOT NULL DEFAULT 0,"
+        " ima_offset BIGINT NOT NULL DEFAULT 0,"
+        " replay_state TEXT,"
+        " seq BIGINT NOT NULL DEFAULT 0);"
+        "CREATE TABLE policies ("
+        " name TEXT NOT NULL,"
+        " version BIGINT NOT NULL,"
+        " body TEXT NOT NULL,"
+        " created BIGINT NOT NULL,"
+        " deleted BIGINT NOT NULL DEFAULT 0,"
+        " PRIMARY KEY (name, version));"
+        "CREATE TABLE results ("
+        " id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,"
+        " agent TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,"
+        " time BIGINT NOT NULL,"
+        " status TEXT NOT NULL,"
+        " policy TEXT,"
+        " verdict TEXT NOT NULL);"
+        "CREATE INDEX results_by_agent ON results(agent, id);",
+        "CREATE TABLE enrolments ("
+        " agent TEXT PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,"
+        " ek_public BYTEA NOT NULL,"
+        " cred_hash BYTEA NOT NULL,"
+        " expires BIGINT NOT NULL);",
+        "ALTER TABLE agents ADD COLUMN ek_id BYTEA;"
+        "ALTER TABLE agents ADD COLUMN prev_state TEXT;"
+        "CREATE INDEX agents_by_ek ON agents(ek_id);"
+        "ALTER TABLE enrolments DROP CONSTRAINT enrolments_pkey;"
+        "ALTER TABLE enrolments ADD COLUMN id BIGINT GENERATED BY DEFAULT AS IDENTITY"
+        " PRIMARY KEY;"
+        "ALTER TABLE enrolments ADD COLUMN ek_id BYTEA;"
+        "ALTER TABLE enrolments ADD COLUMN ek_cert BYTEA;"
+        "CREATE INDEX enrolments_by_agent ON enrolments(agent);"
+        "CREATE TABLE ek_decommissioned ("
+        " ek_id BYTEA PRIMARY KEY,"
+        " agent TEXT NOT NULL,"
+        " time BIGINT NOT NULL);"
+        "CREATE TABLE nonces_used ("
+        " nonce BYTEA PRIMARY KEY,"
+        " expires BIGINT NOT NULL);"
+        "CREATE INDEX nonces_used_by_expiry ON nonces_used(expires);"
+        "CREATE TABLE health (id BIGINT PRIMARY KEY, time BIGINT NOT NULL);",
+        "ALTER TABLE agents DROP COLUMN replay_state;"
+        "ALTER TABLE agents ADD COLUMN replay_state BYTEA;"
+        "UPDATE agents SET ima_offset = 0;",
+        "ALTER TABLE agents ADD COLUMN hostname TEXT;"
+        "ALTER TABLE agents ADD COLUMN machine_id TEXT;"
+        "ALTER TABLE agents ADD COLUMN labels TEXT;"
+        "CREATE TABLE agent_labels ("
+        " agent TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,"
+        " key TEXT NOT NULL,"
+        " value TEXT NOT NULL,"
+        " PRIMARY KEY (agent, key));"
+        "CREATE INDEX agent_labels_by_kv ON agent_labels(key, value, agent);"
+        "CREATE INDEX agents_by_hostname ON agents(hostname, id);"
+        "CREATE INDEX agents_by_status ON agents(last_status, id);"
+        "ALTER TABLE agents ADD COLUMN stale_since BIGINT NOT NULL DEFAULT 0;"
+        "CREATE INDEX agents_by_stale ON agents(stale_since, next_due);",
+        "CREATE TABLE events ("
+        " id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,"
+        " time BIGINT NOT NULL,"
+        " type TEXT NOT NULL,"
+        " agent TEXT NOT NULL,"
+        " hostname TEXT,"
+        " status TEXT,"
+        " previous TEXT,"
+        " claims TEXT,"
+        " reason TEXT);"
+        "CREATE TABLE webhook_cursors ("
+        " url TEXT PRIMARY KEY,"
+        " delivered BIGINT NOT NULL);"
+        "CREATE TABLE outbox_meta ("
+        " id BIGINT PRIMARY KEY CHECK (id = 1),"
+        " cap BIGINT NOT NULL,"
+        " dropped BIGINT NOT NULL);"
+        "INSERT INTO outbox_meta (id, cap, dropped) VALUES (1, 100000, 0);",
+};
+
+/* advisory lock keys (pg_advisory_xact_lock): the migration, the event writers */
+#define PG_LOCK_MIGRATE "7631463249"
+#define PG_LOCK_EVENTS "7631463250"
+
+/* PostgreSQL texts where the dialect differs (NULL: the common text) */
+static const char *const stmt_pg[ST_COUNT] = {
+        [ST_AGENT_COUNTS] =
+                "SELECT count(*) FILTER (WHERE decom),"
+                " count(*) FILTER (WHERE NOT decom AND last_status IS NOT DISTINCT FROM 'fail'),"
+                " count(*) FILTER (WHERE NOT decom AND stale AND last_status IS DISTINCT FROM"
+                " 'fail'),"
+                " count(*) FILTER (WHERE NOT decom AND NOT stale AND last_status IS NOT DISTINCT"
+                " FROM 'pass'),"
+                " count(*) FILTER (WHERE NOT decom AND NOT stale AND last_status IS NULL)"
+                " FROM (SELECT last_status, state = 'decommissioned' AS decom,"
+                " (CASE WHEN next_due = 0 THEN created + ?3::bigint ELSE next_due END)"
+                " + ?2::bigint < ?1::bigint AS stale FROM agents) AS a",
+        [ST_STALE_ANY] = "SELECT 1 FROM agents WHERE stale_since = 0 AND state = 'active' AND"
+                         " ((next_due > 0 AND next_due < ?1::bigint - ?2::bigint) OR"
+                         " (next_due = 0 AND created + ?3::bigint + ?2::bigint < ?1::bigint))"
+                         " LIMIT 1",
+        [ST_STALE_MARK] = "UPDATE agents SET stale_since = ?1::bigint WHERE stale_since = 0 AND"
+                          " state = 'active' AND ((next_due > 0 AND next_due < ?1::bigint -"
+                          " ?2::bigint) OR (next_due = 0 AND created + ?3::bigint + ?2::bigint <"
+                          " ?1::bigint)) RETURNING id, hostname, last_status, last_seen",
+        [ST_RESULT_ADD] = "INSERT INTO results (agent, time, status, policy, verdict)"
+                          " VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id",
+        [ST_RESULT_PRUNE] = "DELETE FROM results WHERE agent = ?1 AND id <= (SELECT id FROM"
+                            " results WHERE agent = ?1 ORDER BY id DESC LIMIT 1 OFFSET"
+                            " ?2::bigint)",
+        [ST_ENROL_GET] = "SELECT cred_hash, expires, id FROM enrolments WHERE agent = ?1",
+        [ST_ENROL_LIST] = "SELECT ek_id, ek_cert FROM enrolments WHERE id = ?1",
+        [ST_EVENT_ADD] = "INSERT INTO events (time, type, agent, hostname, status, previous,"
+                         " claims, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
+        [ST_EVENT_CAP] = "DELETE FROM events WHERE id <= ?1::bigint - (SELECT cap FROM"
+                         " outbox_meta WHERE id = 1)",
+        [ST_EVENT_CAP_LOST] = "SELECT count(*) FROM events WHERE id <= ?1::bigint - (SELECT cap"
+                              " FROM outbox_meta WHERE id = 1) AND id > (SELECT coalesce(min("
+                              "delivered), ?1::bigint) FROM webhook_cursors)",
+        [ST_EVENT_LOCK] = "SELECT pg_advisory_xact_lock(" PG_LOCK_EVENTS ")",
+        [ST_SCHEMA_VERSION] = "SELECT coalesce(max(version), 0) FROM schema_version",
+        [ST_BEGIN] = "BEGIN",
+};
+
+static unsigned stmt_flags(enum stmt i)
+{
+        return i == ST_RESULT_ADD || i == ST_EVENT_ADD ? DB_F_LAST_ID : 0;
+}
 
 /* page cache of each pooled connection (KiB); the writer keeps SQLite's default */
 #define STORE_POOL_CACHE_KIB 256
@@ -266,7 +428,13 @@ struct store {
         struct job *queue, *queue_tail;
         atomic_uint_fast64_t commits, writes; /* write transactions, writes in them */
         atomic_uint_fast64_t wal_pages;       /* pages those commits wrote to the WAL */
-        char *path;
+        char *path;                           /* a SQLite file or a PostgreSQL URL */
+        char *password;                       /* PostgreSQL, or NULL */
+        bool pg;
+        int64_t wait_ms; /* how long a caller waits for a pooled connection (<= 0: for ever) */
+        atomic_uint_fast64_t statements;            /* executions (sqlite3_step / PQexec*) */
+        atomic_uint_fast64_t pool_waits, pool_busy; /* waited for a connection, gave up */
+        atomic_uint_fast64_t in_use;                /* pooled connections taken */
         /* readiness probe: at most one real write per interval, the last answer cached */
         pthread_mutex_t probe_lock;
         int64_t probe_at;
@@ -290,59 +458,50 @@ void store_cache_limit(struct store *s, size_t max)
         store_cache_set_max(s->cache, max);
 }
 
-static int db_fail(sqlite3 *db, int rc, struct attest_err *err, const char *what)
+static int db_fail(struct db *db, struct attest_err *err, const char *what)
 {
-        return attest_fail(err, -EIO, AE_STORE_IO, "%s: %s", what,
-                           db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        return attest_fail(err, -EIO, AE_STORE_IO, "%s: %s", what, db ? db_errmsg(db) : "?");
 }
 
 static void conn_close(struct conn *c)
 {
         for (int i = 0; i < ST_COUNT; i++)
-                sqlite3_finalize(c->st[i]);
+                db_finalize(c->st[i]);
         memset(c->st, 0, sizeof(c->st));
-        sqlite3_close(c->db);
-        c->db = NULL;
+        c->db = db_close(c->db);
 }
 
-static int conn_open(struct conn *c, const char *path, struct attest_err *err)
+static int conn_open(struct store *s, struct conn *c, struct attest_err *err)
 {
-        char *msg = NULL;
-        int rc;
+        char msg[200] = "";
+        int e;
 
         memset(c, 0, sizeof(*c));
-        rc = sqlite3_open_v2(path, &c->db,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                             NULL);
-        if (rc != SQLITE_OK) {
-                int e = db_fail(c->db, rc, err, path);
-
-                conn_close(c);
+        if ((e = db_open(s->path, s->password, &s->statements, &c->db, err)) < 0)
                 return e;
-        }
-        sqlite3_busy_timeout(c->db, 10000);
-        rc = sqlite3_exec(c->db,
-                          "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-                          " PRAGMA foreign_keys=ON;",
-                          NULL, NULL, &msg);
-        if (rc != SQLITE_OK) {
-                int e = attest_fail(err, -EIO, AE_STORE_IO, "%s: %s", path, msg ? msg : "pragma");
-
-                sqlite3_free(msg);
-                conn_close(c);
-                return e;
+        c->pg = db_kind_of(c->db) == DB_PG;
+        if (!c->pg) {
+                sqlite3_busy_timeout(db_handle(c->db), 10000);
+                if (db_exec(c->db,
+                            "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                            " PRAGMA foreign_keys=ON;",
+                            msg, sizeof(msg)) < 0) {
+                        e = attest_fail(err, -EIO, AE_STORE_IO, "%s: %s", s->path,
+                                        msg[0] ? msg : "pragma");
+                        conn_close(c);
+                        return e;
+                }
         }
         for (int i = 0; i < ST_COUNT; i++) {
-                rc = sqlite3_prepare_v3(c->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
-                                        &c->st[i], NULL);
-                if (rc != SQLITE_OK && i < ST_BEGIN) {
-                        /* before the migration the tables are missing: prepare lazily */
+                /* PostgreSQL prepares on first use; SQLite now, lazily before the migration
+                 * made the tables */
+                e = db_prepare(c->db, stmt_sql[i], stmt_pg[i], stmt_flags(i), true, &c->st[i]);
+                if (e < 0 && i < ST_BEGIN) {
                         c->st[i] = NULL;
                         continue;
                 }
-                if (rc != SQLITE_OK) {
-                        int e = db_fail(c->db, rc, err, "prepare");
-
+                if (e < 0) {
+                        e = db_fail(c->db, err, "prepare");
                         conn_close(c);
                         return e;
                 }
@@ -352,63 +511,103 @@ static int conn_open(struct conn *c, const char *path, struct attest_err *err)
 
 int store_stmt_prepare(struct conn *c, enum stmt i)
 {
-        return sqlite3_prepare_v3(c->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &c->st[i],
-                                  NULL) == SQLITE_OK
-                       ? 0
-                       : -EIO;
+        return db_prepare(c->db, stmt_sql[i], stmt_pg[i], stmt_flags(i), true, &c->st[i]) < 0 ? -EIO
+                                                                                              : 0;
 }
 
 static int st_exec(struct conn *c, enum stmt i)
 {
-        sqlite3_stmt *st = st_get(c, i);
+        struct db_stmt *st = st_get(c, i);
         int rc;
 
         if (!st)
                 return -EIO;
-        rc = sqlite3_step(st);
-        sqlite3_reset(st);
-        return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -EIO;
+        rc = db_step(st);
+        db_reset(st);
+        return rc == DB_DONE || rc == DB_ROW ? 0 : -EIO;
+}
+
+static int migrate_sqlite(struct conn *c, struct attest_err *err)
+{
+        int64_t version;
+        char msg[200] = "";
+
+        if (db_exec(c->db, "BEGIN IMMEDIATE", NULL, 0) < 0)
+                return db_fail(c->db, err, "begin");
+        if (store_query_i64(c, "PRAGMA user_version", &version) < 0) {
+                (void)db_exec(c->db, "ROLLBACK", NULL, 0);
+                return db_fail(c->db, err, "user_version");
+        }
+        if (version > STORE_SCHEMA_VERSION) {
+                (void)db_exec(c->db, "ROLLBACK", NULL, 0);
+                return attest_fail(err, -EINVAL, AE_STORE_SCHEMA,
+                                   "database schema %d is newer than this attestd (%d)",
+                                   (int)version, STORE_SCHEMA_VERSION);
+        }
+        for (int v = (int)version; v < STORE_SCHEMA_VERSION; v++) {
+                char set[64];
+
+                snprintf(set, sizeof(set), "PRAGMA user_version = %d", v + 1);
+                if (db_exec(c->db, migration[v], msg, sizeof(msg)) < 0 ||
+                    db_exec(c->db, set, msg, sizeof(msg)) < 0) {
+                        int e = attest_fail(err, -EIO, AE_STORE_SCHEMA, "migration %d: %s", v + 1,
+                                            msg[0] ? msg : "?");
+
+                        (void)db_exec(c->db, "ROLLBACK", NULL, 0);
+                        return e;
+                }
+        }
+        if (db_exec(c->db, "COMMIT", NULL, 0) < 0)
+                return db_fail(c->db, err, "commit");
+        return 0;
+}
+
+static int migrate_pg(struct conn *c, struct attest_err *err)
+{
+        int64_t version;
+        char msg[200] = "";
+
+        if (db_exec(c->db,
+                    "BEGIN; SELECT pg_advisory_xact_lock(" PG_LOCK_MIGRATE ");"
+                    " CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
+                    msg, sizeof(msg)) < 0) {
+                (void)db_exec(c->db, "ROLLBACK", NULL, 0);
+                return attest_fail(err, -EIO, AE_STORE_SCHEMA, "schema_version: %s", msg);
+        }
+        if (store_query_i64(c, "SELECT coalesce(max(version), 0) FROM schema_version", &version) <
+            0) {
+                (void)db_exec(c->db, "ROLLBACK", NULL, 0);
+                return db_fail(c->db, err, "schema_version");
+        }
+        if (version > STORE_SCHEMA_VERSION) {
+                (void)db_exec(c->db, "ROLLBACK", NULL, 0);
+                return attest_fail(err, -EINVAL, AE_STORE_SCHEMA,
+                                   "database schema %d is newer than this attestd (%d)",
+                                   (int)version, STORE_SCHEMA_VERSION);
+        }
+        for (int v = (int)version; v < STORE_SCHEMA_VERSION; v++) {
+                char set[96];
+
+                snprintf(set, sizeof(set),
+                         "DELETE FROM schema_version; INSERT INTO schema_version VALUES (%d)",
+                         v + 1);
+                if (db_exec(c->db, pg_migration[v], msg, sizeof(msg)) < 0 ||
+                    db_exec(c->db, set, msg, sizeof(msg)) < 0) {
+                        int e = attest_fail(err, -EIO, AE_STORE_SCHEMA, "migration %d: %s", v + 1,
+                                            msg[0] ? msg : "?");
+
+                        (void)db_exec(c->db, "ROLLBACK", NULL, 0);
+                        return e;
+                }
+        }
+        if (db_exec(c->db, "COMMIT", msg, sizeof(msg)) < 0)
+                return attest_fail(err, -EIO, AE_STORE_SCHEMA, "commit: %s", msg);
+        return 0;
 }
 
 static int migrate(struct conn *c, struct attest_err *err)
 {
-        sqlite3_stmt *st = NULL;
-        int version, rc;
-        char *msg = NULL;
-
-        if (sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-                return db_fail(c->db, 0, err, "begin");
-        rc = sqlite3_prepare_v2(c->db, "PRAGMA user_version", -1, &st, NULL);
-        if (rc != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
-                sqlite3_finalize(st);
-                sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
-                return db_fail(c->db, rc, err, "user_version");
-        }
-        version = sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
-        if (version > STORE_SCHEMA_VERSION) {
-                sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
-                return attest_fail(err, -EINVAL, AE_STORE_SCHEMA,
-                                   "database schema %d is newer than this attestd (%d)", version,
-                                   STORE_SCHEMA_VERSION);
-        }
-        for (int v = version; v < STORE_SCHEMA_VERSION; v++) {
-                char set[64];
-
-                snprintf(set, sizeof(set), "PRAGMA user_version = %d", v + 1);
-                if (sqlite3_exec(c->db, migration[v], NULL, NULL, &msg) != SQLITE_OK ||
-                    sqlite3_exec(c->db, set, NULL, NULL, &msg) != SQLITE_OK) {
-                        int e = attest_fail(err, -EIO, AE_STORE_SCHEMA, "migration %d: %s", v + 1,
-                                            msg ? msg : "?");
-
-                        sqlite3_free(msg);
-                        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
-                        return e;
-                }
-        }
-        if (sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-                return db_fail(c->db, 0, err, "commit");
-        return 0;
+        return c->pg ? migrate_pg(c, err) : migrate_sqlite(c, err);
 }
 
 /* After a commit on c (by the thread using c): the pages it wrote to the WAL. */
@@ -416,7 +615,9 @@ static void count_wal_pages(struct store *s, struct conn *c)
 {
         int cur = 0, hi = 0;
 
-        if (sqlite3_db_status(c->db, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 1) == SQLITE_OK &&
+        if (!c->pg &&
+            sqlite3_db_status(db_handle(c->db), SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 1) ==
+                    SQLITE_OK &&
             cur > 0)
                 atomic_fetch_add(&s->wal_pages, (uint64_t)cur);
 }
@@ -478,15 +679,43 @@ static void *writer_main(void *arg)
         return NULL;
 }
 
+/*
+ * A pooled connection; NULL when none came back within wait_ms (the pool is exhausted: the
+ * caller answers store_busy). wait_ms <= 0 waits for ever.
+ */
 static struct conn *conn_get(struct store *s)
 {
+        struct timespec until;
         struct conn *c;
 
         pthread_mutex_lock(&s->pool_lock);
-        while (!s->free)
-                pthread_cond_wait(&s->conn_free, &s->pool_lock);
+        if (!s->free) {
+                atomic_fetch_add(&s->pool_waits, 1);
+                if (s->wait_ms > 0) {
+                        clock_gettime(CLOCK_REALTIME, &until);
+                        until.tv_sec += s->wait_ms / 1000;
+                        until.tv_nsec += (long)(s->wait_ms % 1000) * 1000000L;
+                        if (until.tv_nsec >= 1000000000L) {
+                                until.tv_sec++;
+                                until.tv_nsec -= 1000000000L;
+                        }
+                }
+        }
+        while (!s->free) {
+                if (s->wait_ms <= 0) {
+                        pthread_cond_wait(&s->conn_free, &s->pool_lock);
+                        continue;
+                }
+                if (pthread_cond_timedwait(&s->conn_free, &s->pool_lock, &until) == ETIMEDOUT &&
+                    !s->free) {
+                        pthread_mutex_unlock(&s->pool_lock);
+                        atomic_fetch_add(&s->pool_busy, 1);
+                        return NULL;
+                }
+        }
         c = s->free;
         s->free = c->next_free;
+        atomic_fetch_add(&s->in_use, 1);
         pthread_mutex_unlock(&s->pool_lock);
         return c;
 }
@@ -496,6 +725,7 @@ static void conn_put(struct store *s, struct conn *c)
         pthread_mutex_lock(&s->pool_lock);
         c->next_free = s->free;
         s->free = c;
+        atomic_fetch_sub(&s->in_use, 1);
         pthread_cond_signal(&s->conn_free);
         pthread_mutex_unlock(&s->pool_lock);
 }
@@ -523,6 +753,8 @@ int store_write(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg
                 return j.rc;
         }
         c = conn_get(s);
+        if (!c)
+                return -EAGAIN;
         atomic_fetch_add(&s->commits, 1);
         atomic_fetch_add(&s->writes, 1);
         rc = st_exec(c, ST_BEGIN);
@@ -543,7 +775,11 @@ int store_write(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg
 int store_read(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg)
 {
         struct conn *c = conn_get(s);
-        int rc = fn(c, arg);
+        int rc;
+
+        if (!c)
+                return -EAGAIN;
+        rc = fn(c, arg);
 
         conn_put(s, c);
         return rc;
@@ -635,19 +871,34 @@ static int store_prepare_files(const char *path, struct attest_err *err)
 int store_open(const char *path, enum store_mode mode, unsigned connections, struct store **ret,
                struct attest_err *err)
 {
+        struct store_options o = {.target = path, .mode = mode, .connections = connections};
+
+        return store_open_opts(&o, ret, err);
+}
+
+int store_open_opts(const struct store_options *o, struct store **ret, struct attest_err *err)
+{
+        const char *path = o->target;
+        unsigned connections = o->connections;
+        enum store_mode mode = o->mode;
         struct store *s;
         int e;
 
         if (connections == 0 || connections > 1024)
                 return attest_fail(err, -EINVAL, AE_STORE_CONFIG, "connections: %u", connections);
-        if ((e = store_prepare_files(path, err)) < 0)
+        if (!db_is_pg(path) && (e = store_prepare_files(path, err)) < 0)
                 return e;
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
         s->mode = mode;
+        s->pg = db_is_pg(path);
+        s->wait_ms = o->wait_ms;
         s->path = strdup(path);
-        if (!s->path) {
+        s->password = o->password ? strdup(o->password) : NULL;
+        if (!s->path || (o->password && !s->password)) {
+                free(s->path);
+                free(s->password);
                 free(s);
                 return -ENOMEM;
         }
@@ -663,7 +914,7 @@ int store_open(const char *path, enum store_mode mode, unsigned connections, str
         }
         /* the first connection migrates before the others prepare their statements */
         for (unsigned i = 0; i < connections; i++) {
-                if ((e = conn_open(&s->conns[i], path, err)) < 0) {
+                if ((e = conn_open(s, &s->conns[i], err)) < 0) {
                         store_close(s);
                         return e;
                 }
@@ -679,9 +930,10 @@ int store_open(const char *path, enum store_mode mode, unsigned connections, str
                  * grew RSS with the database (18 -> 41 MiB over 10 minutes of bench-daemon,
                  * 16 connections) without saving a read.
                  */
-                if (sqlite3_exec(s->conns[i].db, "PRAGMA cache_size=-" STR(STORE_POOL_CACHE_KIB),
-                                 NULL, NULL, NULL) != SQLITE_OK) {
-                        e = db_fail(s->conns[i].db, 0, err, "cache_size");
+                if (!s->pg &&
+                    db_exec(s->conns[i].db, "PRAGMA cache_size=-" STR(STORE_POOL_CACHE_KIB), NULL,
+                            0) < 0) {
+                        e = db_fail(s->conns[i].db, err, "cache_size");
                         store_close(s);
                         return e;
                 }
@@ -689,7 +941,7 @@ int store_open(const char *path, enum store_mode mode, unsigned connections, str
                 s->free = &s->conns[i];
         }
         if (mode == STORE_WRITER) {
-                if ((e = conn_open(&s->writer, path, err)) < 0) {
+                if ((e = conn_open(s, &s->writer, err)) < 0) {
                         store_close(s);
                         return e;
                 }
@@ -726,6 +978,10 @@ struct store *store_close(struct store *s)
         pthread_mutex_destroy(&s->lock);
         pthread_mutex_destroy(&s->probe_lock);
         free(s->path);
+        if (s->password) {
+                explicit_bzero(s->password, strlen(s->password));
+                free(s->password);
+        }
         free(s);
         return NULL;
 }
@@ -736,6 +992,16 @@ void store_stats(struct store *s, uint64_t *ret_commits, uint64_t *ret_writes)
         *ret_writes = atomic_load(&s->writes);
 }
 
+void store_db_stats(struct store *s, struct store_db_stats *ret)
+{
+        ret->statements = atomic_load(&s->statements);
+        ret->pool_waits = atomic_load(&s->pool_waits);
+        ret->pool_exhausted = atomic_load(&s->pool_busy);
+        ret->pool_size = s->nconns;
+        ret->pool_in_use = atomic_load(&s->in_use);
+        ret->postgresql = s->pg;
+}
+
 uint64_t store_wal_pages(struct store *s)
 {
         return atomic_load(&s->wal_pages);
@@ -743,22 +1009,29 @@ uint64_t store_wal_pages(struct store *s)
 
 int store_query_i64(struct conn *c, const char *sql, int64_t *ret)
 {
-        sqlite3_stmt *st = NULL;
+        struct db_stmt *st = NULL;
         int rc = -EIO;
 
-        if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) == SQLITE_OK &&
-            sqlite3_step(st) == SQLITE_ROW) {
-                *ret = sqlite3_column_int64(st, 0);
+        if (db_prepare(c->db, sql, NULL, 0, false, &st) == 0 && db_step(st) == DB_ROW) {
+                *ret = db_col_i64(st, 0);
                 rc = 0;
         }
-        sqlite3_finalize(st);
+        db_finalize(st);
         return rc;
 }
 
 static int schema_version_fn(struct conn *c, void *arg)
 {
         int64_t v = 0;
-        int rc = store_query_i64(c, "PRAGMA user_version", &v);
+        struct db_stmt *st = st_get(c, ST_SCHEMA_VERSION);
+        int rc = -EIO;
+
+        if (st && db_step(st) == DB_ROW) {
+                v = db_col_i64(st, 0);
+                rc = 0;
+        }
+        if (st)
+                db_reset(st);
 
         if (rc == 0)
                 *(int *)arg = (int)v;
@@ -772,7 +1045,7 @@ int store_schema_version(struct store *s, int *ret)
 
 static int health_put_fn(struct conn *c, void *arg)
 {
-        sqlite3_stmt *st = st_get(c, ST_HEALTH_PUT);
+        struct db_stmt *st = st_get(c, ST_HEALTH_PUT);
 
         if (!st || bind_i64(st, 1, *(int64_t *)arg) < 0)
                 return -EIO;
@@ -835,7 +1108,7 @@ int store_probe(struct store *s, int64_t now, int64_t min_interval_ms, char *ret
                 return rc;
         }
         s->probe_msg[0] = '\0';
-        rc = probe_file(s->path, s->probe_msg, sizeof(s->probe_msg));
+        rc = s->pg ? 0 : probe_file(s->path, s->probe_msg, sizeof(s->probe_msg));
         if (rc == 0 && (rc = store_write(s, health_put_fn, &now)) < 0)
                 snprintf(s->probe_msg, sizeof(s->probe_msg), "a database write failed");
         s->probe_at = now;

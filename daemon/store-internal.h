@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sqlite3.h>
+#include "daemon/db.h"
 
 #include "daemon/store.h"
 
@@ -66,6 +66,8 @@ enum stmt {
         ST_OUTBOX_PREV,
         ST_OUTBOX_HOSTNAME, /* prepared on use: NULL until the schema has agents.hostname */
         ST_EVENT_ADD,
+        ST_EVENT_LOCK, /* PostgreSQL only */
+        ST_SCHEMA_VERSION,
         ST_EVENT_CAP,
         ST_EVENT_DROPPED,
         ST_EVENT_CAP_LOST,
@@ -87,10 +89,11 @@ enum stmt {
         " last_policy, last_result, ima_offset, NULL, seq, ek_id, hostname, machine_id, labels"
 
 struct conn {
-        sqlite3 *db;
-        sqlite3_stmt *st[ST_COUNT];
+        struct db *db;
+        struct db_stmt *st[ST_COUNT];
         struct conn *next_free;
         int64_t nonce_purge_at; /* verdict time of this connection's last purge of nonces */
+        bool pg;                /* db is PostgreSQL */
 };
 
 /*
@@ -139,12 +142,11 @@ void store_cache_policy_forget(struct store_cache *c);
 int store_stmt_prepare(struct conn *c, enum stmt i);
 
 /* The statement, reset and unbound; prepared on first use if the schema was missing at open. */
-static inline sqlite3_stmt *st_get(struct conn *c, enum stmt i)
+static inline struct db_stmt *st_get(struct conn *c, enum stmt i)
 {
         if (!c->st[i] && store_stmt_prepare(c, i) < 0)
                 return NULL;
-        sqlite3_reset(c->st[i]);
-        sqlite3_clear_bindings(c->st[i]);
+        db_clear(c->st[i]);
         return c->st[i];
 }
 
@@ -155,106 +157,116 @@ int store_read(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg)
 /* The integer in the first column of the first row of an unprepared one-off query: 0 or -EIO. */
 int store_query_i64(struct conn *c, const char *sql, int64_t *ret);
 
-static inline int bind_text(sqlite3_stmt *st, int i, const char *s)
+static inline int bind_text(struct db_stmt *st, int i, const char *s)
 {
-        if (!s)
-                return sqlite3_bind_null(st, i) == SQLITE_OK ? 0 : -EIO;
-        return sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC) == SQLITE_OK ? 0 : -EIO;
+        return db_bind_text(st, i, s);
 }
 
-static inline int bind_blob(sqlite3_stmt *st, int i, const uint8_t *p, size_t n)
+static inline int bind_blob(struct db_stmt *st, int i, const uint8_t *p, size_t n)
 {
-        if (!p)
-                return sqlite3_bind_null(st, i) == SQLITE_OK ? 0 : -EIO;
-        return sqlite3_bind_blob64(st, i, p, n, SQLITE_STATIC) == SQLITE_OK ? 0 : -EIO;
+        return db_bind_blob(st, i, p, n);
 }
 
-static inline int bind_i64(sqlite3_stmt *st, int i, int64_t v)
+static inline int bind_i64(struct db_stmt *st, int i, int64_t v)
 {
-        return sqlite3_bind_int64(st, i, v) == SQLITE_OK ? 0 : -EIO;
+        return db_bind_i64(st, i, v);
 }
 
-static inline int col_text(sqlite3_stmt *st, int i, char **ret)
+static inline int col_text(struct db_stmt *st, int i, char **ret)
 {
-        const unsigned char *t = sqlite3_column_text(st, i);
+        const char *t = db_col_text(st, i);
 
         *ret = NULL;
         if (!t)
-                return sqlite3_errcode(sqlite3_db_handle(st)) == SQLITE_NOMEM ? -ENOMEM : 0;
-        *ret = strdup((const char *)t);
+                return 0;
+        *ret = strdup(t);
         return *ret ? 0 : -ENOMEM;
 }
 
 /* A text column into buf (truncated to n - 1 bytes, "" for NULL). */
-static inline void col_str(sqlite3_stmt *st, int i, char *buf, size_t n)
+static inline void col_str(struct db_stmt *st, int i, char *buf, size_t n)
 {
-        const unsigned char *t = sqlite3_column_text(st, i);
+        const char *t = db_col_text(st, i);
 
-        snprintf(buf, n, "%s", t ? (const char *)t : "");
+        snprintf(buf, n, "%s", t ? t : "");
 }
 
-static inline int col_blob(sqlite3_stmt *st, int i, uint8_t **ret, size_t *ret_len)
+static inline int col_blob(struct db_stmt *st, int i, uint8_t **ret, size_t *ret_len)
 {
-        const void *b = sqlite3_column_blob(st, i);
-        int n = sqlite3_column_bytes(st, i);
+        size_t n = 0;
+        const uint8_t *b = db_col_blob(st, i, &n);
 
         *ret = NULL;
         *ret_len = 0;
         if (!b)
                 return 0;
-        *ret = malloc(n > 0 ? (size_t)n : 1);
+        *ret = malloc(n > 0 ? n : 1);
         if (!*ret)
                 return -ENOMEM;
-        memcpy(*ret, b, (size_t)n);
-        *ret_len = (size_t)n;
+        memcpy(*ret, b, n);
+        *ret_len = n;
         return 0;
 }
 
-static inline int step_changes(struct conn *c, sqlite3_stmt *st)
+/* A blob column of exactly n bytes copied into buf: true, else false (NULL or another size). */
+static inline bool col_blob_fixed(struct db_stmt *st, int i, uint8_t *buf, size_t n)
 {
-        int rc = sqlite3_step(st);
+        size_t len = 0;
+        const uint8_t *b = db_col_blob(st, i, &len);
 
-        sqlite3_reset(st);
-        if (rc != SQLITE_DONE)
+        if (!b || len != n)
+                return false;
+        memcpy(buf, b, n);
+        return true;
+}
+
+static inline int step_changes(struct conn *c, struct db_stmt *st)
+{
+        int rc = db_step(st), n;
+
+        (void)c;
+        n = db_changes(st);
+        db_reset(st);
+        if (rc != DB_DONE)
                 return -EIO;
-        return sqlite3_changes(c->db);
+        return n;
 }
 
 /*
  * Statement i with key bound to ?1, stepped once: 1 with the row in *ret_st (read its columns,
- * then sqlite3_reset it), 0 when there is none, -EIO.
+ * then db_reset it), 0 when there is none, -EIO.
  */
-static inline int row_by_key(struct conn *c, enum stmt i, const char *key, sqlite3_stmt **ret_st)
+static inline int row_by_key(struct conn *c, enum stmt i, const char *key, struct db_stmt **ret_st)
 {
-        sqlite3_stmt *st = st_get(c, i);
+        struct db_stmt *st = st_get(c, i);
         int rc;
 
         if (!st || bind_text(st, 1, key) < 0)
                 return -EIO;
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW) {
+        rc = db_step(st);
+        if (rc == DB_ROW) {
                 *ret_st = st;
                 return 1;
         }
-        sqlite3_reset(st);
-        return rc == SQLITE_DONE ? 0 : -EIO;
+        db_reset(st);
+        return rc == DB_DONE ? 0 : -EIO;
 }
 
 /* 1 when statement i with key bound to ?1 yields a row, 0 when not, -EIO. */
 static inline int exists(struct conn *c, enum stmt i, const char *key)
 {
-        sqlite3_stmt *st;
+        struct db_stmt *st;
         int r = row_by_key(c, i, key, &st);
 
         if (r == 1)
-                sqlite3_reset(st);
+                db_reset(st);
         return r;
 }
 
 /* Statement i (a write) with key bound to ?1: the rows it changed, or -EIO. */
 static inline int exec_by_key(struct conn *c, enum stmt i, const char *key)
 {
-        sqlite3_stmt *st = st_get(c, i);
+        struct db_stmt *st = st_get(c, i);
 
         if (!st || bind_text(st, 1, key) < 0)
                 return -EIO;

@@ -20,14 +20,14 @@ struct event_in {
 /* The agent's host name when the schema has one (helper fleet's column), else NULL. */
 static char *hostname_of(struct conn *c, const char *agent)
 {
-        sqlite3_stmt *st = st_get(c, ST_OUTBOX_HOSTNAME);
+        struct db_stmt *st = st_get(c, ST_OUTBOX_HOSTNAME);
         char *h = NULL;
 
         if (!st || bind_text(st, 1, agent) < 0)
                 return NULL;
-        if (sqlite3_step(st) == SQLITE_ROW && col_text(st, 0, &h) < 0)
+        if (db_step(st) == DB_ROW && col_text(st, 0, &h) < 0)
                 h = NULL;
-        sqlite3_reset(st);
+        db_reset(st);
         return h;
 }
 
@@ -35,10 +35,24 @@ static char *hostname_of(struct conn *c, const char *agent)
 static int event_put(struct conn *c, const struct event_in *ev)
 {
         _cleanup_free_ char *host = hostname_of(c, ev->agent);
-        sqlite3_stmt *st = st_get(c, ST_EVENT_ADD);
+        struct db_stmt *st = NULL;
         int64_t id;
         int n;
 
+        /*
+         * PostgreSQL: ids come from a sequence, and concurrent transactions of several instances
+         * could commit a lower id after a higher one, which a delivery cursor (id > cursor) would
+         * then skip for ever. Event-writing transactions take one advisory lock until they end:
+         * ids are committed in id order. (SQLite: one writer at a time already.)
+         */
+        if (c->pg && ((st = st_get(c, ST_EVENT_LOCK)) == NULL || db_step(st) != DB_ROW)) {
+                if (st)
+                        db_reset(st);
+                return -EIO;
+        }
+        if (c->pg)
+                db_reset(st);
+        st = st_get(c, ST_EVENT_ADD);
         if (!st || bind_i64(st, 1, ev->time) < 0 || bind_text(st, 2, ev->type) < 0 ||
             bind_text(st, 3, ev->agent) < 0 || bind_text(st, 4, host) < 0 ||
             bind_text(st, 5, ev->status) < 0 || bind_text(st, 6, ev->previous) < 0 ||
@@ -46,15 +60,15 @@ static int event_put(struct conn *c, const struct event_in *ev)
                 return -EIO;
         if (step_changes(c, st) != 1)
                 return -EIO;
-        id = sqlite3_last_insert_rowid(c->db);
+        id = db_last_id(st);
         st = st_get(c, ST_EVENT_CAP_LOST);
-        if (!st || bind_i64(st, 1, id) < 0 || sqlite3_step(st) != SQLITE_ROW) {
+        if (!st || bind_i64(st, 1, id) < 0 || db_step(st) != DB_ROW) {
                 if (st)
-                        sqlite3_reset(st);
+                        db_reset(st);
                 return -EIO;
         }
-        n = sqlite3_column_int(st, 0);
-        sqlite3_reset(st);
+        n = (int)db_col_i64(st, 0);
+        db_reset(st);
         st = st_get(c, ST_EVENT_CAP);
         if (!st || bind_i64(st, 1, id) < 0 || step_changes(c, st) < 0)
                 return -EIO;
@@ -70,15 +84,15 @@ static int event_put(struct conn *c, const struct event_in *ev)
 static int agent_prev(struct conn *c, const char *agent, char *status, size_t n, bool *ret_stale,
                       char *state, size_t m)
 {
-        sqlite3_stmt *st;
+        struct db_stmt *st;
         int r = row_by_key(c, ST_OUTBOX_PREV, agent, &st);
 
         if (r <= 0)
                 return r;
         col_str(st, 0, status, n);
-        *ret_stale = sqlite3_column_int64(st, 1) != 0;
+        *ret_stale = db_col_i64(st, 1) != 0;
         col_str(st, 2, state, m);
-        sqlite3_reset(st);
+        db_reset(st);
         return 1;
 }
 
@@ -173,45 +187,83 @@ struct setup_arg {
         size_t n;
 };
 
-static int exec_sql(struct conn *c, const char *sql)
+/* A one-off statement with up to two parameters (NULL text: not bound), stepped once. */
+static int once(struct conn *c, const char *sql, const char *t1, const int64_t *i1, int64_t *ret,
+                int *ret_changes)
 {
-        return sqlite3_exec(c->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+        struct db_stmt *st = NULL;
+        int rc;
+
+        if (db_prepare(c->db, sql, NULL, 0, false, &st) < 0)
+                return -EIO;
+        if ((t1 && bind_text(st, 1, t1) < 0) || (i1 && bind_i64(st, t1 ? 2 : 1, *i1) < 0)) {
+                db_finalize(st);
+                return -EIO;
+        }
+        rc = db_step(st);
+        if (rc == DB_ROW && ret)
+                *ret = db_col_i64(st, 0);
+        if (ret_changes)
+                *ret_changes = db_changes(st);
+        db_finalize(st);
+        return rc == DB_ROW ? 1 : rc == DB_DONE ? 0 : -EIO;
 }
 
 static int setup_fn(struct conn *c, void *arg)
 {
         struct setup_arg *a = arg;
-        sqlite3_stmt *st = NULL;
-        int rc = -EIO;
+        struct db_stmt *st = NULL;
+        int64_t cap = (int64_t)a->cap;
+        int rc;
 
-        /* the cursors of the configured receivers survive; others go (re-added: from now) */
-        if (exec_sql(c, "CREATE TEMP TABLE IF NOT EXISTS outbox_keep (url TEXT PRIMARY KEY);"
-                        "DELETE FROM outbox_keep;") < 0)
+        /* the cursors of the configured receivers survive (a new one starts after the newest
+         * event); others go */
+        for (size_t i = 0; i < a->n; i++)
+                if (once(c,
+                         "INSERT INTO webhook_cursors (url, delivered) SELECT ?1, (SELECT"
+                         " coalesce(max(id), 0) FROM events) WHERE true ON CONFLICT DO NOTHING",
+                         a->urls[i], NULL, NULL, NULL) < 0)
+                        return -EIO;
+        if (db_prepare(c->db, "SELECT url FROM webhook_cursors", NULL, 0, false, &st) < 0)
                 return -EIO;
-        if (sqlite3_prepare_v2(c->db, "INSERT OR IGNORE INTO outbox_keep (url) VALUES (?1)", -1,
-                               &st, NULL) != SQLITE_OK)
-                return -EIO;
-        for (size_t i = 0; i < a->n; i++) {
-                sqlite3_reset(st);
-                if (bind_text(st, 1, a->urls[i]) < 0 || sqlite3_step(st) != SQLITE_DONE)
-                        goto out;
+        /* gone receivers: collected first, deleted after (one statement at a time) */
+        {
+                char **gone = NULL;
+                size_t ngone = 0;
+
+                while ((rc = db_step(st)) == DB_ROW) {
+                        const char *u = db_col_text(st, 0);
+                        bool keep = false;
+                        char **g;
+
+                        for (size_t i = 0; u && i < a->n && !keep; i++)
+                                keep = !strcmp(u, a->urls[i]);
+                        if (keep || !u)
+                                continue;
+                        g = realloc(gone, (ngone + 1) * sizeof(*gone));
+                        if (!g || !(g[ngone] = strdup(u))) {
+                                rc = -ENOMEM;
+                                if (g)
+                                        gone = g;
+                                break;
+                        }
+                        gone = g;
+                        ngone++;
+                }
+                db_finalize(st);
+                for (size_t i = 0; rc == DB_DONE && i < ngone; i++)
+                        if (once(c, "DELETE FROM webhook_cursors WHERE url = ?1", gone[i], NULL,
+                                 NULL, NULL) < 0)
+                                rc = -EIO;
+                for (size_t i = 0; i < ngone; i++)
+                        free(gone[i]);
+                free(gone);
+                if (rc != DB_DONE)
+                        return rc < 0 ? rc : -EIO;
         }
-        sqlite3_finalize(st);
-        st = NULL;
-        if (exec_sql(c, "DELETE FROM webhook_cursors WHERE url NOT IN (SELECT url FROM"
-                        " outbox_keep);"
-                        "INSERT OR IGNORE INTO webhook_cursors (url, delivered) SELECT url,"
-                        " (SELECT coalesce(max(id), 0) FROM events) FROM outbox_keep;"
-                        "DROP TABLE outbox_keep;") < 0)
-                return -EIO;
-        if (sqlite3_prepare_v2(c->db, "UPDATE outbox_meta SET cap = ?1 WHERE id = 1", -1, &st,
-                               NULL) != SQLITE_OK ||
-            bind_i64(st, 1, (int64_t)a->cap) < 0 || sqlite3_step(st) != SQLITE_DONE)
-                goto out;
-        rc = 0;
-out:
-        sqlite3_finalize(st);
-        return rc;
+        return once(c, "UPDATE outbox_meta SET cap = ?1 WHERE id = 1", NULL, &cap, NULL, NULL) < 0
+                       ? -EIO
+                       : 0;
 }
 
 int store_outbox_setup(struct store *s, uint64_t cap, const char *const *urls, size_t n)
@@ -231,20 +283,10 @@ struct cursor_arg {
 static int cursor_fn(struct conn *c, void *arg)
 {
         struct cursor_arg *a = arg;
-        sqlite3_stmt *st = NULL;
-        int rc;
+        int rc = once(c, "SELECT delivered FROM webhook_cursors WHERE url = ?1", a->url, NULL,
+                      &a->id, NULL);
 
-        if (sqlite3_prepare_v2(c->db, "SELECT delivered FROM webhook_cursors WHERE url = ?1", -1,
-                               &st, NULL) != SQLITE_OK ||
-            bind_text(st, 1, a->url) < 0) {
-                sqlite3_finalize(st);
-                return -EIO;
-        }
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW)
-                a->id = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-        return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : -EIO;
+        return rc == 1 ? 0 : rc == 0 ? -ENOENT : -EIO;
 }
 
 int store_outbox_cursor(struct store *s, const char *url, int64_t *ret)
@@ -260,7 +302,7 @@ int store_outbox_cursor(struct store *s, const char *url, int64_t *ret)
 static int delivered_fn(struct conn *c, void *arg)
 {
         struct cursor_arg *a = arg;
-        sqlite3_stmt *st = st_get(c, ST_CURSOR_SET);
+        struct db_stmt *st = st_get(c, ST_CURSOR_SET);
 
         if (!st || bind_text(st, 1, a->url) < 0 || bind_i64(st, 2, a->id) < 0)
                 return -EIO;
@@ -281,23 +323,23 @@ struct next_arg {
         void *arg;
 };
 
-static const char *col_or_null(sqlite3_stmt *st, int i)
+static const char *col_or_null(struct db_stmt *st, int i)
 {
-        return (const char *)sqlite3_column_text(st, i);
+        return db_col_text(st, i);
 }
 
 static int next_fn(struct conn *c, void *arg)
 {
         struct next_arg *a = arg;
-        sqlite3_stmt *st = st_get(c, ST_EVENT_NEXT);
+        struct db_stmt *st = st_get(c, ST_EVENT_NEXT);
         int rc, e = 0;
 
         if (!st || bind_i64(st, 1, a->after) < 0 || bind_i64(st, 2, a->limit) < 0)
                 return -EIO;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        while ((rc = db_step(st)) == DB_ROW) {
                 struct store_event ev = {
-                        .id = sqlite3_column_int64(st, 0),
-                        .time = sqlite3_column_int64(st, 1),
+                        .id = db_col_i64(st, 0),
+                        .time = db_col_i64(st, 1),
                         .type = col_or_null(st, 2),
                         .agent = col_or_null(st, 3),
                         .hostname = col_or_null(st, 4),
@@ -314,9 +356,9 @@ static int next_fn(struct conn *c, void *arg)
                 if ((e = a->fn(&ev, a->arg)) < 0)
                         break;
         }
-        if (e == 0 && rc != SQLITE_DONE)
+        if (e == 0 && rc != DB_DONE)
                 e = -EIO;
-        sqlite3_reset(st);
+        db_reset(st);
         return e;
 }
 
@@ -351,25 +393,27 @@ struct prune_arg {
 static int prune_fn(struct conn *c, void *arg)
 {
         struct prune_arg *a = arg;
-        sqlite3_stmt *st = NULL;
-        int rc;
+        struct db_stmt *st = NULL;
+        int rc, n;
 
         /* acknowledged by every receiver: at or below the lowest cursor (no receiver: all) */
-        if (sqlite3_prepare_v2(c->db,
-                               "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE"
-                               " id <= (SELECT coalesce(min(delivered), (SELECT max(id) FROM"
-                               " events)) FROM webhook_cursors) AND time < ?1 ORDER BY id"
-                               " LIMIT ?2)",
-                               -1, &st, NULL) != SQLITE_OK ||
-            bind_i64(st, 1, a->before) < 0 || bind_i64(st, 2, a->max) < 0) {
-                sqlite3_finalize(st);
+        if (db_prepare(c->db,
+                       "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE"
+                       " id <= (SELECT coalesce(min(delivered), (SELECT max(id) FROM"
+                       " events)) FROM webhook_cursors) AND time < ?1 ORDER BY id"
+                       " LIMIT ?2)",
+                       NULL, 0, false, &st) < 0)
+                return -EIO;
+        if (bind_i64(st, 1, a->before) < 0 || bind_i64(st, 2, a->max) < 0) {
+                db_finalize(st);
                 return -EIO;
         }
-        rc = sqlite3_step(st);
-        sqlite3_finalize(st);
-        if (rc != SQLITE_DONE)
+        rc = db_step(st);
+        n = db_changes(st);
+        db_finalize(st);
+        if (rc != DB_DONE)
                 return -EIO;
-        a->n = (uint64_t)sqlite3_changes(c->db);
+        a->n = (uint64_t)n;
         return 0;
 }
 

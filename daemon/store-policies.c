@@ -12,18 +12,18 @@ struct policy_put_arg {
 static int policy_put_fn(struct conn *c, void *arg)
 {
         struct policy_put_arg *p = arg;
-        sqlite3_stmt *st = st_get(c, ST_POLICY_NEXT);
+        struct db_stmt *st = st_get(c, ST_POLICY_NEXT);
         int rc;
 
         if (!st || bind_text(st, 1, p->name) < 0)
                 return -EIO;
-        rc = sqlite3_step(st);
-        if (rc != SQLITE_ROW) {
-                sqlite3_reset(st);
+        rc = db_step(st);
+        if (rc != DB_ROW) {
+                db_reset(st);
                 return -EIO;
         }
-        p->version = sqlite3_column_int64(st, 0);
-        sqlite3_reset(st);
+        p->version = db_col_i64(st, 0);
+        db_reset(st);
         st = st_get(c, ST_POLICY_ADD);
         if (!st || bind_text(st, 1, p->name) < 0 || bind_i64(st, 2, p->version) < 0 ||
             bind_text(st, 3, p->body) < 0 || bind_i64(st, 4, p->now) < 0)
@@ -54,20 +54,20 @@ struct policy_get_arg {
 static int policy_get_fn(struct conn *c, void *arg)
 {
         struct policy_get_arg *p = arg;
-        sqlite3_stmt *st = st_get(c, p->version ? ST_POLICY_GET_VERSION : ST_POLICY_GET_LATEST);
+        struct db_stmt *st = st_get(c, p->version ? ST_POLICY_GET_VERSION : ST_POLICY_GET_LATEST);
         int rc, e;
 
         if (!st || bind_text(st, 1, p->name) < 0 || (p->version && bind_i64(st, 2, p->version) < 0))
                 return -EIO;
-        rc = sqlite3_step(st);
-        if (rc != SQLITE_ROW) {
-                sqlite3_reset(st);
-                return rc == SQLITE_DONE ? -ENOENT : -EIO;
+        rc = db_step(st);
+        if (rc != DB_ROW) {
+                db_reset(st);
+                return rc == DB_DONE ? -ENOENT : -EIO;
         }
         e = col_text(st, 0, &p->body);
-        p->version = sqlite3_column_int64(st, 1);
-        p->created = sqlite3_column_int64(st, 2);
-        sqlite3_reset(st);
+        p->version = db_col_i64(st, 1);
+        p->created = db_col_i64(st, 2);
+        db_reset(st);
         return e;
 }
 
@@ -95,13 +95,13 @@ struct policy_version_arg {
 static int policy_version_fn(struct conn *c, void *arg)
 {
         struct policy_version_arg *p = arg;
-        sqlite3_stmt *st;
+        struct db_stmt *st;
         int r = row_by_key(c, ST_POLICY_LATEST, p->name, &st);
 
         if (r <= 0)
                 return r < 0 ? r : -ENOENT;
-        p->version = sqlite3_column_int64(st, 0);
-        sqlite3_reset(st);
+        p->version = db_col_i64(st, 0);
+        db_reset(st);
         return 0;
 }
 
@@ -132,20 +132,19 @@ struct policy_list_arg {
 static int policy_list_fn(struct conn *c, void *arg)
 {
         struct policy_list_arg *l = arg;
-        sqlite3_stmt *st = st_get(c, ST_POLICY_LIST);
+        struct db_stmt *st = st_get(c, ST_POLICY_LIST);
         int rc, e = 0;
 
         if (!st)
                 return -EIO;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                e = l->fn((const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1),
-                          sqlite3_column_int64(st, 2), l->arg);
+        while ((rc = db_step(st)) == DB_ROW) {
+                e = l->fn(db_col_text(st, 0), db_col_i64(st, 1), db_col_i64(st, 2), l->arg);
                 if (e < 0)
                         break;
         }
-        if (e == 0 && rc != SQLITE_DONE)
+        if (e == 0 && rc != DB_DONE)
                 e = -EIO;
-        sqlite3_reset(st);
+        db_reset(st);
         return e;
 }
 

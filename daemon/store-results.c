@@ -15,7 +15,7 @@ static int result_add_fn(struct conn *c, void *arg)
 {
         struct result_arg *a = arg;
         const struct store_result *r = a->r;
-        sqlite3_stmt *st;
+        struct db_stmt *st;
         int n, rc;
 
         /* the nonce the verified quote consumed: remembered until it expires, then purged */
@@ -31,11 +31,14 @@ static int result_add_fn(struct conn *c, void *arg)
                 if (!st || bind_blob(st, 1, r->nonce, STORE_NONCE_LEN) < 0 ||
                     bind_i64(st, 2, r->nonce_expires) < 0)
                         return -EIO;
-                rc = sqlite3_step(st);
-                sqlite3_reset(st);
-                if (rc == SQLITE_CONSTRAINT)
+                rc = db_step(st);
+                n = db_changes(st);
+                db_reset(st);
+                /* ON CONFLICT DO NOTHING: a nonce used before inserts no row, and no statement
+                 * fails (a failed one would abort a PostgreSQL transaction) */
+                if (rc == DB_CONSTRAINT || (rc == DB_DONE && n == 0))
                         return -EALREADY;
-                if (rc != SQLITE_DONE)
+                if (rc != DB_DONE)
                         return -EIO;
         }
         st = st_get(c, ST_RESULT_ADD);
@@ -43,12 +46,12 @@ static int result_add_fn(struct conn *c, void *arg)
             bind_text(st, 3, r->status) < 0 || bind_text(st, 4, r->policy) < 0 ||
             bind_text(st, 5, r->verdict) < 0)
                 return -EIO;
-        if (sqlite3_step(st) != SQLITE_DONE) {
-                sqlite3_reset(st);
+        if (db_step(st) != DB_DONE) {
+                db_reset(st);
                 return -EIO;
         }
-        sqlite3_reset(st);
-        a->id = sqlite3_last_insert_rowid(c->db);
+        db_reset(st);
+        a->id = db_last_id(st);
 
         /* a verdict change is a webhook event, committed with the verdict or not at all */
         if ((n = outbox_on_verdict(c, r->agent, r->status, r->verdict, r->time)) < 0)
@@ -99,7 +102,7 @@ struct reset_arg {
 static int agent_reset_fn(struct conn *c, void *arg)
 {
         struct reset_arg *a = arg;
-        sqlite3_stmt *st = st_get(c, ST_AGENT_RESET_REPLAY);
+        struct db_stmt *st = st_get(c, ST_AGENT_RESET_REPLAY);
         int n;
 
         if (!st || bind_text(st, 1, a->id) < 0 || bind_i64(st, 2, (int64_t)a->seq) < 0)
@@ -138,7 +141,7 @@ struct results_arg {
 static int results_list_fn(struct conn *c, void *arg)
 {
         struct results_arg *a = arg;
-        sqlite3_stmt *st;
+        struct db_stmt *st;
         int rc, e = 0, n;
 
         if ((n = exists(c, ST_AGENT_EXISTS, a->agent)) <= 0)
@@ -148,17 +151,15 @@ static int results_list_fn(struct conn *c, void *arg)
             bind_i64(st, 2, a->before > 0 ? a->before : INT64_MAX) < 0 ||
             bind_i64(st, 3, (int64_t)a->limit) < 0)
                 return -EIO;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                e = a->fn(sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                          (const char *)sqlite3_column_text(st, 2),
-                          (const char *)sqlite3_column_text(st, 3),
-                          (const char *)sqlite3_column_text(st, 4), a->arg);
+        while ((rc = db_step(st)) == DB_ROW) {
+                e = a->fn(db_col_i64(st, 0), db_col_i64(st, 1), db_col_text(st, 2),
+                          db_col_text(st, 3), db_col_text(st, 4), a->arg);
                 if (e < 0)
                         break;
         }
-        if (e == 0 && rc != SQLITE_DONE)
+        if (e == 0 && rc != DB_DONE)
                 e = -EIO;
-        sqlite3_reset(st);
+        db_reset(st);
         return e;
 }
 
@@ -175,16 +176,16 @@ int store_results_list(struct store *s, const char *agent, uint64_t limit, int64
 static int nonce_used_fn(struct conn *c, void *arg)
 {
         const uint8_t *nonce = arg;
-        sqlite3_stmt *st = st_get(c, ST_NONCE_GET);
+        struct db_stmt *st = st_get(c, ST_NONCE_GET);
         int rc;
 
         if (!st || bind_blob(st, 1, nonce, STORE_NONCE_LEN) < 0)
                 return -EIO;
-        rc = sqlite3_step(st);
-        sqlite3_reset(st);
-        if (rc == SQLITE_ROW)
+        rc = db_step(st);
+        db_reset(st);
+        if (rc == DB_ROW)
                 return -EALREADY;
-        return rc == SQLITE_DONE ? 0 : -EIO;
+        return rc == DB_DONE ? 0 : -EIO;
 }
 
 int store_nonce_used(struct store *s, const uint8_t nonce[STORE_NONCE_LEN])

@@ -36,11 +36,34 @@ struct store;
 
 int store_open(const char *path, enum store_mode mode, unsigned connections, struct store **ret,
                struct attest_err *err) _wur_;
+/*
+ * target: a SQLite file path, or a PostgreSQL URL (postgresql://user@host:port/db, db_is_pg);
+ * password: PostgreSQL's (NULL: none; copied, wiped at close); wait_ms: how long a caller waits
+ * for a pooled connection before -EAGAIN (store_busy; <= 0: for ever).
+ */
+struct store_options {
+        const char *target;
+        const char *password;
+        enum store_mode mode;
+        unsigned connections;
+        int64_t wait_ms;
+};
+int store_open_opts(const struct store_options *o, struct store **ret, struct attest_err *err)
+        _wur_;
 struct store *store_close(struct store *s);
 DEFINE_CLEANUP_FUNC(struct store *, store_close)
 int store_schema_version(struct store *s, int *ret) _wur_;
 /* Write transactions committed and writes in them (writer mode: writes / commits = group size). */
 void store_stats(struct store *s, uint64_t *ret_commits, uint64_t *ret_writes);
+/* Statements executed (DB round trips on PostgreSQL) and the connection pool. */
+struct store_db_stats {
+        uint64_t statements;
+        uint64_t pool_waits;     /* a caller found no free connection and waited */
+        uint64_t pool_exhausted; /* ... and gave up after wait_ms (-EAGAIN, store_busy) */
+        uint64_t pool_size, pool_in_use;
+        bool postgresql;
+};
+void store_db_stats(struct store *s, struct store_db_stats *ret);
 /* Pages the write transactions wrote to the WAL (SQLITE_DBSTATUS_CACHE_WRITE after each commit). */
 uint64_t store_wal_pages(struct store *s);
 /*

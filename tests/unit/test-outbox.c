@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "daemon/store.h"
+#include "store-target.h"
 #include "daemon/webhook.h"
 #include "util/hex.h"
 
@@ -54,7 +55,7 @@ static struct store *open_tmp(enum store_mode mode, char *dir)
         char db[64];
 
         ck_assert_ptr_nonnull(mkdtemp(dir));
-        snprintf(db, sizeof(db), "%s/t.db", dir);
+        store_target(dir, "t.db", db, sizeof(db));
         ck_assert_int_eq(store_open(db, mode, 2, &s, &err), 0);
         return s;
 }

@@ -16,6 +16,7 @@
 
 #include "daemon/policy-cache.h"
 #include "daemon/store.h"
+#include "store-target.h"
 
 struct fixture {
         char dir[64], db[96];
@@ -28,7 +29,7 @@ static void fixture_open(struct fixture *f)
 
         snprintf(f->dir, sizeof(f->dir), "/tmp/attestd-pcache.XXXXXX");
         ck_assert_ptr_nonnull(mkdtemp(f->dir));
-        snprintf(f->db, sizeof(f->db), "%s/a.db", f->dir);
+        store_target(f->dir, "a.db", f->db, sizeof(f->db));
         ck_assert_int_eq(store_open(f->db, STORE_WRITER, 4, &f->s, &err), 0);
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "daemon/store-internal.h"
+#include "store-target.h"
 
 static void rm_rf(const char *dir)
 {
@@ -24,7 +25,7 @@ static void rm_rf(const char *dir)
 static void db_in_tmp(char *dir, char *db, size_t n)
 {
         ck_assert_ptr_nonnull(mkdtemp(dir));
-        ck_assert_int_lt(snprintf(db, n, "%s/t.db", dir), (int)n);
+        store_target(dir, "t.db", db, n);
 }
 
 static void agent_rec(struct store_agent *a, const char *id, const char *state, uint8_t *ak,
