@@ -10,8 +10,15 @@
  * (utime + stime from /proc/PID/stat, all its threads) per attestation. Bounded by --seconds and
  * --rounds.
  *
- * bench-daemon --url URL --ca CA.pem --token ADMIN [--agents N] [--threads T] [--entries E]
- *              [--seconds S] [--rounds R] [--rsa] [--pid PID]
+ * Several attestd instances on one database: --url repeated (at most 8); agent i attests at
+ * URL i mod n (challenge and evidence to the same one), and is enrolled there. --acks FILE writes
+ * one line per 200 the bench saw, "ID ENTRIES" (the agent's log length the verdict covered), for
+ * a test to find every acknowledged verdict in the results afterwards. With --pid (repeatable:
+ * every attestd, and the PostgreSQL server's processes) the CPU is their sum. Enrolment (not
+ * timed) runs on all --threads in parallel.
+ *
+ * bench-daemon --url URL [--url URL]... --ca CA.pem --token ADMIN [--agents N] [--threads T]
+ *              [--entries E] [--seconds S] [--rounds R] [--rsa] [--pid PID]... [--acks FILE]
  */
 #include <dirent.h>
 #include <errno.h>
@@ -38,10 +45,16 @@
 #include "util/hex.h"
 #include "tests/lib/imagen.h"
 
+#define URLS_MAX 8
+#define PIDS_MAX 64
+
 struct opts {
-        const char *url, *ca, *token;
-        unsigned agents, threads, entries, seconds, rounds, pid;
+        const char *urls[URLS_MAX], *ca, *token, *acks;
+        unsigned nurls, agents, threads, entries, seconds, rounds, npids;
+        unsigned pids[PIDS_MAX];
         bool rsa;
+        FILE *ackf;
+        pthread_mutex_t ack_lock;
 };
 
 struct agent {
@@ -65,7 +78,8 @@ struct worker {
         size_t nlat, cap;
         uint64_t ok, failed, errors;
         struct hasher *h;
-        CURL *curl;
+        CURL *curl, *curls[URLS_MAX]; /* one keep-alive connection per instance */
+        const char *url;              /* the instance of the agent at hand */
         struct curl_slist *hdr[2]; /* request headers without / with the admin token, built once */
         struct buf resp;
         atomic_bool *stop;
@@ -104,7 +118,7 @@ static long post(struct worker *w, const char *path, const char *body, bool auth
         char url[512], hdr[600];
         long code = 0;
 
-        snprintf(url, sizeof(url), "%s%s", w->o->url, path);
+        snprintf(url, sizeof(url), "%s%s", w->url ? w->url : w->o->urls[0], path);
         if (!w->hdr[auth]) {
                 w->hdr[auth] = curl_slist_append(NULL, "Content-Type: application/json");
                 if (auth) {
@@ -379,6 +393,12 @@ static int one_round(struct worker *w, struct agent *a)
                 goto out;
         snprintf(path, sizeof(path), "/v1/agents/%s/evidence", a->id);
         code = post(w, path, body, false);
+        if (code == 200 && w->o->ackf) {
+                pthread_mutex_lock((pthread_mutex_t *)&w->o->ack_lock);
+                fprintf(w->o->ackf, "%s %llu\n", a->id, (unsigned long long)a->entries);
+                fflush(w->o->ackf);
+                pthread_mutex_unlock((pthread_mutex_t *)&w->o->ack_lock);
+        }
         if (code == 200) {
                 r = json_str(w->resp.p, "status", status, sizeof(status)) == 0 &&
                                     !strcmp(status, "pass")
@@ -409,6 +429,8 @@ static void *worker_main(void *arg)
                         if (atomic_load(w->stop) || a->rounds >= w->o->rounds)
                                 return NULL;
                         t0 = now_us();
+                        w->curl = w->curls[i % w->o->nurls];
+                        w->url = w->o->urls[i % w->o->nurls];
                         r = one_round(w, a);
                         if (r < 0) {
                                 w->errors++;
@@ -423,6 +445,49 @@ static void *worker_main(void *arg)
                         w->lat[w->nlat++] = now_us() - t0;
                         n++;
                 }
+        }
+        return NULL;
+}
+
+/* Keys and enrolment of the worker's agents (agent i at URL i mod n); not timed. */
+static void *enrol_main(void *arg)
+{
+        struct worker *w = arg;
+        const struct opts *o = w->o;
+
+        for (unsigned i = w->first; i < o->agents; i += w->step) {
+                struct agent *a = &w->agents[i];
+                uint8_t pub[1024];
+                size_t pl;
+                char *b64, *body = NULL;
+                json_t *j;
+
+                w->curl = w->curls[i % o->nurls];
+                w->url = o->urls[i % o->nurls];
+                a->key = o->rsa ? EVP_RSA_gen(2048) : EVP_EC_gen("P-256");
+                if (!a->key || sign_ctx(o, a) < 0 || ak_public(o, a->key, pub, &pl) < 0)
+                        return NULL;
+                for (int p = 0; p < 10; p++)
+                        memset(a->pcr[p], p + 1, 32);
+                b64 = malloc(b64_encoded_size(pl));
+                if (!b64)
+                        return NULL;
+                b64_encode(pub, pl, b64);
+                if (asprintf(&body, "{\"ak_public\":\"%s\"}", b64) < 0) {
+                        free(b64);
+                        return NULL;
+                }
+                if (post(w, "/v1/agents", body, true) != 201) {
+                        fprintf(stderr, "bench: enrol: %s\n", w->resp.p ? w->resp.p : "");
+                        free(body);
+                        free(b64);
+                        return NULL;
+                }
+                j = json_loads(w->resp.p, 0, NULL);
+                snprintf(a->id, sizeof(a->id), "%s", json_string_value(json_object_get(j, "id")));
+                json_decref(j);
+                free(body);
+                free(b64);
         }
         return NULL;
 }
@@ -513,6 +578,7 @@ int main(int argc, char **argv)
                 {"rounds", required_argument, NULL, 'r'},
                 {"rsa", no_argument, NULL, 'R'},
                 {"pid", required_argument, NULL, 'p'},
+                {"acks", required_argument, NULL, 'A'},
                 {0},
         };
         struct opts o = {
@@ -532,7 +598,12 @@ int main(int argc, char **argv)
         while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
                 switch (c) {
                 case 'u':
-                        o.url = optarg;
+                        if (o.nurls == URLS_MAX)
+                                return 2;
+                        o.urls[o.nurls++] = optarg;
+                        break;
+                case 'A':
+                        o.acks = optarg;
                         break;
                 case 'c':
                         o.ca = optarg;
@@ -559,13 +630,15 @@ int main(int argc, char **argv)
                         o.rsa = true;
                         break;
                 case 'p':
-                        o.pid = (unsigned)strtoul(optarg, NULL, 10);
+                        if (o.npids == PIDS_MAX)
+                                return 2;
+                        o.pids[o.npids++] = (unsigned)strtoul(optarg, NULL, 10);
                         break;
                 default:
                         return 2;
                 }
         }
-        if (!o.url || !o.ca || !o.token || !o.agents || !o.threads || o.threads > o.agents) {
+        if (!o.nurls || !o.ca || !o.token || !o.agents || !o.threads || o.threads > o.agents) {
                 fprintf(stderr, "usage: see the comment at the top of bench-daemon.c\n");
                 return 2;
         }
@@ -576,7 +649,7 @@ int main(int argc, char **argv)
         if (!agents || !w || !th)
                 return 1;
 
-        /* set-up, not timed: keys and enrolment */
+        /* set-up, not timed: the policy, then keys and enrolment on every thread */
         {
                 struct worker s = {.o = &o, .resp = {0}};
 
@@ -586,53 +659,42 @@ int main(int argc, char **argv)
                          "\"never_permissive\":true}}",
                          true) == 0)
                         return 1;
-                /* PUT, not POST */
-                curl_easy_setopt(s.curl, CURLOPT_CUSTOMREQUEST, NULL);
-                for (unsigned i = 0; i < o.agents; i++) {
-                        uint8_t pub[1024];
-                        size_t pl;
-                        char *b64, *body;
-                        json_t *j;
-
-                        agents[i].key = o.rsa ? EVP_RSA_gen(2048) : EVP_EC_gen("P-256");
-                        if (!agents[i].key || sign_ctx(&o, &agents[i]) < 0 ||
-                            ak_public(&o, agents[i].key, pub, &pl) < 0)
-                                return 1;
-                        for (int p = 0; p < 10; p++)
-                                memset(agents[i].pcr[p], p + 1, 32);
-                        b64 = malloc(b64_encoded_size(pl));
-                        b64_encode(pub, pl, b64);
-                        if (asprintf(&body, "{\"ak_public\":\"%s\"}", b64) < 0)
-                                return 1;
-                        if (post(&s, "/v1/agents", body, true) != 201) {
-                                fprintf(stderr, "bench: enrol: %s\n", s.resp.p);
-                                return 1;
-                        }
-                        j = json_loads(s.resp.p, 0, NULL);
-                        snprintf(agents[i].id, sizeof(agents[i].id), "%s",
-                                 json_string_value(json_object_get(j, "id")));
-                        json_decref(j);
-                        free(body);
-                        free(b64);
-                }
                 curl_easy_cleanup(s.curl);
                 curl_slist_free_all(s.hdr[0]);
                 curl_slist_free_all(s.hdr[1]);
                 free(s.resp.p);
         }
-        (void)resp;
-        rss(o.pid, &r0, &h0);
-        c0 = cpu_ticks(o.pid);
-        x0 = ctx_switches(o.pid);
-        getrusage(RUSAGE_SELF, &u0);
-        t0 = now_us();
+        if (o.acks && !(o.ackf = fopen(o.acks, "we")))
+                return 1;
+        pthread_mutex_init(&o.ack_lock, NULL);
         for (unsigned t = 0; t < o.threads; t++) {
                 w[t] = (struct worker){
                         .o = &o, .agents = agents, .first = t, .step = o.threads, .stop = &stop};
-                if (hasher_new(&w[t].h) < 0 || !(w[t].curl = curl_new(&o, &w[t].resp)))
+                for (unsigned u = 0; u < o.nurls; u++)
+                        if (!(w[t].curls[u] = curl_new(&o, &w[t].resp)))
+                                return 1;
+                if (hasher_new(&w[t].h) < 0)
                         return 1;
-                pthread_create(&th[t], NULL, worker_main, &w[t]);
+                pthread_create(&th[t], NULL, enrol_main, &w[t]);
         }
+        for (unsigned t = 0; t < o.threads; t++)
+                pthread_join(th[t], NULL);
+        for (unsigned i = 0; i < o.agents; i++)
+                if (!agents[i].id[0]) {
+                        fprintf(stderr, "bench: agent %u not enrolled\n", i);
+                        return 1;
+                }
+        (void)resp;
+        rss(o.pids[0], &r0, &h0);
+        c0 = x0 = 0;
+        for (unsigned i = 0; i < o.npids; i++) {
+                c0 += cpu_ticks(o.pids[i]);
+                x0 += ctx_switches(o.pids[i]);
+        }
+        getrusage(RUSAGE_SELF, &u0);
+        t0 = now_us();
+        for (unsigned t = 0; t < o.threads; t++)
+                pthread_create(&th[t], NULL, worker_main, &w[t]);
         for (;;) {
                 struct timespec ts = {0, 100 * 1000 * 1000};
                 bool all_done = true;
@@ -647,10 +709,13 @@ int main(int argc, char **argv)
         for (unsigned t = 0; t < o.threads; t++)
                 pthread_join(th[t], NULL);
         t1 = now_us();
-        c1 = cpu_ticks(o.pid);
-        x1 = ctx_switches(o.pid);
+        c1 = x1 = 0;
+        for (unsigned i = 0; i < o.npids; i++) {
+                c1 += cpu_ticks(o.pids[i]);
+                x1 += ctx_switches(o.pids[i]);
+        }
         getrusage(RUSAGE_SELF, &u1);
-        rss(o.pid, &r1, &h1);
+        rss(o.pids[0], &r1, &h1);
         for (unsigned t = 0; t < o.threads; t++)
                 total += w[t].nlat;
         all = malloc((total ? total : 1) * sizeof(*all));
@@ -660,7 +725,8 @@ int main(int argc, char **argv)
                 ok += w[t].ok;
                 failed += w[t].failed;
                 errors += w[t].errors;
-                curl_easy_cleanup(w[t].curl);
+                for (unsigned u = 0; u < o.nurls; u++)
+                        curl_easy_cleanup(w[t].curls[u]);
                 curl_slist_free_all(w[t].hdr[0]);
                 curl_slist_free_all(w[t].hdr[1]);
                 hasher_free(w[t].h);
@@ -687,9 +753,12 @@ int main(int argc, char **argv)
                 printf("client cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n", us / 1e6,
                        100.0 * us / (double)(t1 - t0), nall ? us / 1000.0 / (double)nall : 0.0);
         }
-        if (o.pid) {
+        if (o.npids) {
                 double cpu = (double)(c1 - c0) / (double)sysconf(_SC_CLK_TCK);
 
+                if (o.npids > 1)
+                        printf("attestd instances=%u (cpu summed; rss of the first)\n",
+                               o.npids);
                 printf("attestd rss before=%lu kB after=%lu kB peak=%lu kB\n", r0, r1, h1);
                 printf("attestd cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n", cpu,
                        100.0 * cpu * 1e6 / (double)(t1 - t0),
@@ -697,6 +766,8 @@ int main(int argc, char **argv)
                 printf("attestd context switches=%llu per attestation=%.1f\n", x1 - x0,
                        nall ? (double)(x1 - x0) / (double)nall : 0.0);
         }
+        if (o.ackf)
+                fclose(o.ackf);
         for (unsigned i = 0; i < o.agents; i++) {
                 EVP_PKEY_CTX_free(agents[i].sign);
                 EVP_PKEY_free(agents[i].key);
