@@ -757,8 +757,7 @@ int main(int argc, char **argv)
                 double cpu = (double)(c1 - c0) / (double)sysconf(_SC_CLK_TCK);
 
                 if (o.npids > 1)
-                        printf("attestd instances=%u (cpu summed; rss of the first)\n",
-                               o.npids);
+                        printf("attestd instances=%u (cpu summed; rss of the first)\n", o.npids);
                 printf("attestd rss before=%lu kB after=%lu kB peak=%lu kB\n", r0, r1, h1);
                 printf("attestd cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n", cpu,
                        100.0 * cpu * 1e6 / (double)(t1 - t0),
