@@ -15,7 +15,12 @@
  * one line per 200 the bench saw, "ID ENTRIES" (the agent's log length the verdict covered), for
  * a test to find every acknowledged verdict in the results afterwards. With --pid (repeatable:
  * every attestd, and the PostgreSQL server's processes) the CPU is their sum. Enrolment (not
- * timed) runs on all --threads in parallel.
+ * timed) runs on all --threads in parallel. --pid-tree PID (the PostgreSQL postmaster) adds a
+ * separate CPU figure for PID and all its children (live ones, and the reaped ones through
+ * cutime/cstime). --metric NAME (repeatable) prints the growth of that /metrics counter, summed
+ * over its label sets and over every --url, per attestation of the timed part. --hook CMD runs
+ * "CMD before" and "CMD after" (sh -c) right at the edges of the timed part. HTTP bytes per
+ * attestation (request and answer heads and bodies, without TLS framing) are printed too.
  *
  * bench-daemon --url URL [--url URL]... --ca CA.pem --token ADMIN [--agents N] [--threads T]
  *              [--entries E] [--seconds S] [--rounds R] [--rsa] [--pid PID]... [--acks FILE]
@@ -51,7 +56,9 @@
 struct opts {
         const char *urls[URLS_MAX], *ca, *token, *acks;
         unsigned nurls, agents, threads, entries, seconds, rounds, npids;
-        unsigned pids[PIDS_MAX];
+        unsigned pids[PIDS_MAX], pid_tree;
+        const char *metrics[8], *hook;
+        unsigned nmetrics;
         bool rsa;
         FILE *ackf;
         pthread_mutex_t ack_lock;
@@ -77,6 +84,7 @@ struct worker {
         uint64_t *lat; /* round latencies, us */
         size_t nlat, cap;
         uint64_t ok, failed, errors;
+        uint64_t up, down; /* HTTP bytes (head and body) of the timed rounds */
         struct hasher *h;
         CURL *curl, *curls[URLS_MAX]; /* one keep-alive connection per instance */
         const char *url;              /* the instance of the agent at hand */
@@ -133,8 +141,18 @@ static long post(struct worker *w, const char *path, const char *body, bool auth
         curl_easy_setopt(w->curl, CURLOPT_HTTPHEADER, w->hdr[auth]);
         curl_easy_setopt(w->curl, CURLOPT_POSTFIELDS, body);
         curl_easy_setopt(w->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-        if (curl_easy_perform(w->curl) == CURLE_OK)
+        if (curl_easy_perform(w->curl) == CURLE_OK) {
+                curl_off_t ul = 0, dl = 0;
+                long rq = 0, hd = 0;
+
                 curl_easy_getinfo(w->curl, CURLINFO_RESPONSE_CODE, &code);
+                curl_easy_getinfo(w->curl, CURLINFO_SIZE_UPLOAD_T, &ul);
+                curl_easy_getinfo(w->curl, CURLINFO_SIZE_DOWNLOAD_T, &dl);
+                curl_easy_getinfo(w->curl, CURLINFO_REQUEST_SIZE, &rq);
+                curl_easy_getinfo(w->curl, CURLINFO_HEADER_SIZE, &hd);
+                w->up += (uint64_t)ul + (uint64_t)rq;
+                w->down += (uint64_t)dl + (uint64_t)hd;
+        }
         return code;
 }
 
@@ -513,6 +531,98 @@ static unsigned long long cpu_ticks(unsigned pid)
         return ut + st;
 }
 
+/* CPU ticks of pid and its descendants one level down: its own, its reaped children's
+ * (cutime + cstime) and its live children's (utime + stime). */
+static unsigned long long tree_ticks(unsigned pid)
+{
+        char path[64], buf[1024], *p;
+        unsigned long long ut, st, cut, cst, sum = 0;
+        struct dirent *de;
+        DIR *dir;
+        size_t n;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+        if (!pid || !(f = fopen(path, "re")))
+                return 0;
+        n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        if (!(p = strrchr(buf, ')')) ||
+            sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &ut,
+                   &st, &cut, &cst) != 4)
+                return 0;
+        sum = ut + st + cut + cst;
+        if (!(dir = opendir("/proc")))
+                return sum;
+        while ((de = readdir(dir))) {
+                unsigned ppid;
+
+                if (de->d_name[0] < '1' || de->d_name[0] > '9')
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%.20s/stat", de->d_name);
+                if (!(f = fopen(path, "re")))
+                        continue;
+                n = fread(buf, 1, sizeof(buf) - 1, f);
+                fclose(f);
+                buf[n] = 0;
+                if ((p = strrchr(buf, ')')) &&
+                    sscanf(p + 1, " %*c %u %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ppid,
+                           &ut, &st) == 3 &&
+                    ppid == pid)
+                        sum += ut + st;
+        }
+        closedir(dir);
+        return sum;
+}
+
+/* The sum of every sample of counter name on every instance's /metrics; -1 when absent. */
+static double metric_sum(const struct opts *o, const char *name)
+{
+        double sum = 0;
+        bool found = false;
+        size_t nl = strlen(name);
+
+        for (unsigned u = 0; u < o->nurls; u++) {
+                struct buf b = {0};
+                char url[512];
+                CURL *c = curl_new(o, &b);
+                const char *line;
+
+                if (!c)
+                        return -1;
+                snprintf(url, sizeof(url), "%s/metrics", o->urls[u]);
+                curl_easy_setopt(c, CURLOPT_URL, url);
+                if (curl_easy_perform(c) == CURLE_OK && b.p)
+                        for (line = b.p; line && *line;
+                             line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+                                const char *sp;
+
+                                if (strncmp(line, name, nl) != 0 ||
+                                    (line[nl] != ' ' && line[nl] != '{'))
+                                        continue;
+                                if ((sp = strchr(line, ' ')) && sp < strchrnul(line, '\n')) {
+                                        sum += strtod(sp + 1, NULL);
+                                        found = true;
+                                }
+                        }
+                curl_easy_cleanup(c);
+                free(b.p);
+        }
+        return found ? sum : -1;
+}
+
+static void run_hook(const struct opts *o, const char *when)
+{
+        char *cmd = NULL;
+
+        if (!o->hook || asprintf(&cmd, "%s %s", o->hook, when) < 0)
+                return;
+        if (system(cmd) != 0)
+                fprintf(stderr, "bench: hook %s failed\n", when);
+        free(cmd);
+}
+
 /* Context switches of all the process's threads (voluntary + involuntary); 0 when unknown. */
 static unsigned long long ctx_switches(unsigned pid)
 {
@@ -579,6 +689,9 @@ int main(int argc, char **argv)
                 {"rsa", no_argument, NULL, 'R'},
                 {"pid", required_argument, NULL, 'p'},
                 {"acks", required_argument, NULL, 'A'},
+                {"pid-tree", required_argument, NULL, 'P'},
+                {"metric", required_argument, NULL, 'M'},
+                {"hook", required_argument, NULL, 'H'},
                 {0},
         };
         struct opts o = {
@@ -588,7 +701,7 @@ int main(int argc, char **argv)
         pthread_t *th;
         atomic_bool stop = false;
         struct buf resp = {0};
-        uint64_t t0, t1, total = 0, ok = 0, failed = 0, errors = 0, *all;
+        uint64_t t0, t1, total = 0, ok = 0, failed = 0, errors = 0, *all, up = 0, down = 0;
         unsigned long r0, h0, r1, h1;
         unsigned long long c0, c1, x0, x1;
         struct rusage u0, u1;
@@ -604,6 +717,17 @@ int main(int argc, char **argv)
                         break;
                 case 'A':
                         o.acks = optarg;
+                        break;
+                case 'H':
+                        o.hook = optarg;
+                        break;
+                case 'P':
+                        o.pid_tree = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                case 'M':
+                        if (o.nmetrics == ARRAY_SIZE(o.metrics))
+                                return 2;
+                        o.metrics[o.nmetrics++] = optarg;
                         break;
                 case 'c':
                         o.ca = optarg;
@@ -677,14 +801,23 @@ int main(int argc, char **argv)
                         return 1;
                 pthread_create(&th[t], NULL, enrol_main, &w[t]);
         }
-        for (unsigned t = 0; t < o.threads; t++)
+        for (unsigned t = 0; t < o.threads; t++) {
                 pthread_join(th[t], NULL);
+                w[t].up = w[t].down = 0; /* the timed rounds' bytes only */
+        }
         for (unsigned i = 0; i < o.agents; i++)
                 if (!agents[i].id[0]) {
                         fprintf(stderr, "bench: agent %u not enrolled\n", i);
                         return 1;
                 }
         (void)resp;
+        double m0[8], m1[8];
+        unsigned long long p0, p1;
+
+        for (unsigned i = 0; i < o.nmetrics; i++)
+                m0[i] = metric_sum(&o, o.metrics[i]);
+        run_hook(&o, "before");
+        p0 = tree_ticks(o.pid_tree);
         rss(o.pids[0], &r0, &h0);
         c0 = x0 = 0;
         for (unsigned i = 0; i < o.npids; i++) {
@@ -716,6 +849,10 @@ int main(int argc, char **argv)
         }
         getrusage(RUSAGE_SELF, &u1);
         rss(o.pids[0], &r1, &h1);
+        p1 = tree_ticks(o.pid_tree);
+        run_hook(&o, "after");
+        for (unsigned i = 0; i < o.nmetrics; i++)
+                m1[i] = metric_sum(&o, o.metrics[i]);
         for (unsigned t = 0; t < o.threads; t++)
                 total += w[t].nlat;
         all = malloc((total ? total : 1) * sizeof(*all));
@@ -725,6 +862,8 @@ int main(int argc, char **argv)
                 ok += w[t].ok;
                 failed += w[t].failed;
                 errors += w[t].errors;
+                up += w[t].up;
+                down += w[t].down;
                 for (unsigned u = 0; u < o.nurls; u++)
                         curl_easy_cleanup(w[t].curls[u]);
                 curl_slist_free_all(w[t].hdr[0]);
@@ -767,6 +906,22 @@ int main(int argc, char **argv)
         }
         if (o.ackf)
                 fclose(o.ackf);
+        printf("http bytes/attestation up=%.0f down=%.0f\n", nall ? (double)up / (double)nall : 0.0,
+               nall ? (double)down / (double)nall : 0.0);
+        if (o.pid_tree) {
+                double cpu = (double)(p1 - p0) / (double)sysconf(_SC_CLK_TCK);
+
+                printf("postgres cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n", cpu,
+                       100.0 * cpu * 1e6 / (double)(t1 - t0),
+                       nall ? cpu * 1000.0 / (double)nall : 0.0);
+        }
+        for (unsigned i = 0; i < o.nmetrics; i++) {
+                if (m0[i] < 0 || m1[i] < 0)
+                        printf("metric %s: absent\n", o.metrics[i]);
+                else
+                        printf("metric %s: +%.0f per attestation=%.2f\n", o.metrics[i],
+                               m1[i] - m0[i], nall ? (m1[i] - m0[i]) / (double)nall : 0.0);
+        }
         for (unsigned i = 0; i < o.agents; i++) {
                 EVP_PKEY_CTX_free(agents[i].sign);
                 EVP_PKEY_free(agents[i].key);
