@@ -80,6 +80,15 @@ void api_nomem(struct attestd *d, struct api_resp *r)
 
 void api_store_error(struct attestd *d, struct api_resp *r, int e, const char *what)
 {
+        if (e == -EAGAIN) {
+                /* every pooled connection stayed taken for --db-wait-ms (counted by the store,
+                 * attestd_db_pool_exhausted_total): try again shortly */
+                r->retry_after = 1;
+                api_error(d, r, 503, AE_STORE_BUSY,
+                          "%s: no database connection free within %llu ms", what,
+                          (unsigned long long)d->cfg.db_wait_ms);
+                return;
+        }
         log_err("store: %s failed: %s", what, strerror(-e));
         api_error(d, r, 500, AE_STORE_FAILED, "%s failed", what);
 }
@@ -340,6 +349,16 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
         st.cache_misses = cs.misses;
         st.cache_evictions = cs.evictions;
         st.cache_entries = cs.entries;
+        {
+                struct store_db_stats ds;
+
+                store_db_stats(d->store, &ds);
+                st.db_statements = ds.statements;
+                st.pool_waits = ds.pool_waits;
+                st.pool_exhausted = ds.pool_exhausted;
+                st.pool_size = ds.pool_size;
+                st.pool_in_use = ds.pool_in_use;
+        }
         if ((e = store_nonces_used_count(d->store, &consumed)) < 0) {
                 api_store_error(d, r, e, "nonce count");
                 return;

@@ -33,12 +33,18 @@ static const struct opt opts[] = {
         {"insecure-http", OPT_BOOL, O(insecure_http), 0, 0, NULL,
          "serve plain HTTP; refused unless every listening address is loopback"},
         {"threads", OPT_U64, O(threads), 1, 1024, "N", "HTTP worker threads (default: cores)"},
-        {"db", OPT_STR, O(db), 0, 0, "FILE",
-         "SQLite database (default $STATE_DIRECTORY/attestd.db or /var/lib/attestd/attestd.db)"},
+        {"db", OPT_STR, O(db), 0, 0, "FILE|URL",
+         "SQLite database (default $STATE_DIRECTORY/attestd.db or /var/lib/attestd/attestd.db), "
+         "or PostgreSQL: postgresql://USER@HOST:PORT/DBNAME (no password in the URL)"},
+        {"db-password-file", OPT_STR, O(db_password_file), 0, 0, "FILE",
+         "PostgreSQL password (mode 0600, at most 1024 bytes, a trailing newline dropped)"},
+        {"db-wait-ms", OPT_U64, O(db_wait_ms), 1, 600000, "MS",
+         "how long a request waits for a database connection before 503 store_busy "
+         "(default 5000)"},
         {"db-mode", OPT_DBMODE, O(db_mode), 0, 0, "writer|pool",
          "writer: one writer thread with group commit (default); pool: one connection per worker"},
         {"db-connections", OPT_U64, O(db_connections), 1, 1024, "N",
-         "SQLite connections in the pool (default: threads)"},
+         "database connections in the pool of this instance (default: threads)"},
         {"retain", OPT_U64, O(retain), 1, 1000000, "N", "results kept per agent (default 100)"},
         {"tokens", OPT_STR, O(tokens), 0, 0, "FILE",
          "bearer tokens, lines `ROLE SHA256HEX [comment]` (default /etc/attestd/tokens)"},
@@ -121,6 +127,7 @@ static void config_defaults(struct config *c)
         else
                 snprintf(c->db, sizeof(c->db), "/var/lib/attestd/attestd.db");
         c->db_mode = CONFIG_DB_WRITER;
+        c->db_wait_ms = 5000;
         c->retain = 100;
         snprintf(c->tokens, sizeof(c->tokens), "/etc/attestd/tokens");
         c->nonce_ttl = 60;
@@ -292,6 +299,30 @@ static int config_file_load(struct config *c, const char *path, bool must_exist,
         return config_parse(buf, len, path, c, err);
 }
 
+/*
+ * A PostgreSQL URL carries no password (it would show in ps, in logs and in errors): that is
+ * --db-password-file's; the password file goes only with a URL.
+ */
+static int config_check_db(const struct config *c, struct attest_err *err)
+{
+        bool url = !strncmp(c->db, "postgresql://", 13) || !strncmp(c->db, "postgres://", 11);
+
+        if (url) {
+                const char *auth = c->db + (c->db[8] == 'q' ? 13 : 11);
+                size_t host = strcspn(auth, "/?");
+                const char *at = memchr(auth, '@', host);
+
+                if ((at && memchr(auth, ':', (size_t)(at - auth))) || strstr(c->db, "password="))
+                        return attest_fail(err, -EINVAL, AE_CONFIG,
+                                           "db: a password in the URL is refused (it would show "
+                                           "in ps and logs): use --db-password-file");
+        } else if (c->db_password_file[0]) {
+                return attest_fail(err, -EINVAL, AE_CONFIG,
+                                   "db-password-file: only with a postgresql:// --db");
+        }
+        return 0;
+}
+
 int config_load(int argc, char **argv, struct config *ret, struct attest_err *err)
 {
         struct option lo[ARRAY_SIZE(opts) + 1];
@@ -347,6 +378,8 @@ int config_load(int argc, char **argv, struct config *ret, struct attest_err *er
                                    argv[optind]);
         if (c.db_connections == 0)
                 c.db_connections = c.threads;
+        if ((e = config_check_db(&c, err)) < 0)
+                return e;
         *ret = c;
         return 0;
 }

@@ -37,6 +37,8 @@ struct config {
         char db[CONFIG_STR_MAX];
         enum config_db_mode db_mode;
         uint64_t db_connections;
+        char db_password_file[CONFIG_STR_MAX]; /* PostgreSQL password (FILE_SECRET); "": none */
+        uint64_t db_wait_ms; /* a request waits this long for a pooled connection, then 503 */
         uint64_t retain;
         char tokens[CONFIG_STR_MAX];
         uint64_t nonce_ttl;               /* seconds */

@@ -421,6 +421,15 @@ static int pg_run(struct db_stmt *st)
                 st->res = PQexecParams(d->pg, st->sql, st->nparams, st->types, st->vals, st->lens,
                                        st->fmts, 0);
         t = PQresultStatus(st->res);
+        /* COMMIT of a transaction a failed statement aborted answers "ROLLBACK", not an error:
+         * nothing was written, and no caller may be told otherwise */
+        if (t == PGRES_COMMAND_OK && !strcmp(st->sql, "COMMIT") &&
+            !strcmp(PQcmdStatus(st->res), "ROLLBACK")) {
+                snprintf(d->msg, sizeof(d->msg), "commit: the transaction was rolled back");
+                PQclear(st->res);
+                st->res = NULL;
+                return -EIO;
+        }
         if (t == PGRES_COMMAND_OK || t == PGRES_TUPLES_OK) {
                 const char *ct = PQcmdTuples(st->res);
 
@@ -609,6 +618,9 @@ int db_exec(struct db *d, const char *sql, char *msg, size_t n)
                 ExecStatusType t = PQresultStatus(r);
 
                 count(d);
+                if (t == PGRES_COMMAND_OK && !strcmp(sql, "COMMIT") &&
+                    !strcmp(PQcmdStatus(r), "ROLLBACK"))
+                        t = PGRES_FATAL_ERROR; /* an aborted transaction: nothing written */
                 PQclear(r);
                 if (t == PGRES_COMMAND_OK || t == PGRES_TUPLES_OK)
                         return 0;

@@ -105,6 +105,46 @@ static int listen_socket(struct attestd *d, int *ret_fd)
 }
 
 /*
+ * The store: a SQLite file or a PostgreSQL URL (no password in it: config.c refuses one), the
+ * password from --db-password-file (a secret: mode 0600, wiped after use, never logged).
+ */
+static int store_setup(struct attestd *d)
+{
+        struct store_options o = {
+                .target = d->cfg.db,
+                .mode = d->cfg.db_mode == CONFIG_DB_POOL ? STORE_POOL : STORE_WRITER,
+                .connections = (unsigned)d->cfg.db_connections,
+                .wait_ms = (int64_t)d->cfg.db_wait_ms,
+        };
+        struct attest_err err = {0};
+        char *pw = NULL;
+        size_t pw_len = 0;
+        int e;
+
+        if (d->cfg.db_password_file[0]) {
+                if ((e = file_read_alloc(d->cfg.db_password_file, 1024, FILE_SECRET, &pw, &pw_len,
+                                         &err)) < 0) {
+                        log_err("db-password-file: %s", err.msg);
+                        return e;
+                }
+                while (pw_len > 0 && (pw[pw_len - 1] == '\n' || pw[pw_len - 1] == '\r'))
+                        pw[--pw_len] = '\0';
+                if (pw_len == 0 || memchr(pw, '\0', pw_len)) {
+                        log_err("db-password-file %s: empty, or a NUL byte in it",
+                                d->cfg.db_password_file);
+                        file_free_secret(pw, pw_len);
+                        return -EINVAL;
+                }
+                o.password = pw;
+        }
+        e = store_open_opts(&o, &d->store, &err);
+        file_free_secret(pw, pw_len);
+        if (e < 0)
+                log_err("database %s: %s", d->cfg.db, err.msg);
+        return e;
+}
+
+/*
  * The nonce MAC key (DESIGN §4 "Freshness"): --nonce-key, or nonce.key in the database's
  * directory, created with 32 random bytes (0600) on first start. Never logged.
  */
@@ -117,6 +157,12 @@ static int nonce_setup(struct attestd *d)
         bool create = !d->cfg.nonce_key[0];
         int e;
 
+        if (create && store_is_url(d->cfg.db)) {
+                /* instances on one PostgreSQL answer each other's challenges: one key for all */
+                log_err("with a PostgreSQL --db, --nonce-key FILE is needed (the same key on "
+                        "every instance)");
+                return -EINVAL;
+        }
         if (create) {
                 const char *slash = strrchr(d->cfg.db, '/');
 
@@ -220,9 +266,7 @@ static int run(struct attestd *d)
                 close(sfd);
                 return -EINVAL;
         }
-        if ((e = store_open(d->cfg.db, d->cfg.db_mode == CONFIG_DB_POOL ? STORE_POOL : STORE_WRITER,
-                            (unsigned)d->cfg.db_connections, &d->store, &err)) < 0) {
-                log_err("database %s: %s", d->cfg.db, err.msg);
+        if ((e = store_setup(d)) < 0) {
                 file_free_secret(key, key_len);
                 close(sfd);
                 return e;

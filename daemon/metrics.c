@@ -228,6 +228,29 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
                 (unsigned long long)store->cache_misses, (unsigned long long)store->cache_evictions,
                 (unsigned long long)store->cache_entries);
         fprintf(f,
+                "# HELP attestd_db_statements_total Database statements executed (sqlite3_step "
+                "runs; PostgreSQL: round trips, PQexecPrepared and the like).\n"
+                "# TYPE attestd_db_statements_total counter\n"
+                "attestd_db_statements_total %llu\n"
+                "# HELP attestd_db_pool_waits_total Requests that found no free database "
+                "connection and waited.\n"
+                "# TYPE attestd_db_pool_waits_total counter\n"
+                "attestd_db_pool_waits_total %llu\n"
+                "# HELP attestd_db_pool_exhausted_total Requests answered 503 store_busy: no "
+                "connection came back within --db-wait-ms.\n"
+                "# TYPE attestd_db_pool_exhausted_total counter\n"
+                "attestd_db_pool_exhausted_total %llu\n"
+                "# HELP attestd_db_pool_connections Database connections in this instance's "
+                "pool.\n"
+                "# TYPE attestd_db_pool_connections gauge\n"
+                "attestd_db_pool_connections %llu\n"
+                "# HELP attestd_db_pool_in_use Pooled database connections taken now.\n"
+                "# TYPE attestd_db_pool_in_use gauge\n"
+                "attestd_db_pool_in_use %llu\n",
+                (unsigned long long)store->db_statements, (unsigned long long)store->pool_waits,
+                (unsigned long long)store->pool_exhausted, (unsigned long long)store->pool_size,
+                (unsigned long long)store->pool_in_use);
+        fprintf(f,
                 "# HELP attestd_policy_cache_hits_total Policy lookups answered by the cache of "
                 "parsed policies.\n"
                 "# TYPE attestd_policy_cache_hits_total counter\n"

@@ -80,6 +80,8 @@ struct metrics_store {
         uint64_t wal_pages; /* pages the commits wrote to the WAL */
         /* the read cache of agent rows (store-cache.c) */
         uint64_t cache_hits, cache_misses, cache_evictions, cache_entries;
+        /* statements executed (DB round trips with PostgreSQL), the connection pool */
+        uint64_t db_statements, pool_waits, pool_exhausted, pool_size, pool_in_use;
 };
 
 /* The policy cache (daemon/policy-cache.h): lookups that hit and missed, documents parsed. */

@@ -12,6 +12,7 @@
  * An add never replaces an entry already held (that one may be newer).
  */
 #include <pthread.h>
+#include <time.h>
 #include <search.h>
 
 #include "daemon/store-internal.h"
@@ -28,6 +29,7 @@ struct agent_entry {
 struct policy_slot {
         char name[STORE_ID_MAX + 1];
         int64_t version; /* 0: no live version (-ENOENT) */
+        int64_t at;      /* CLOCK_MONOTONIC ms when read from the database */
         bool used;
 };
 
@@ -41,7 +43,23 @@ struct store_cache {
         struct policy_slot policy[POLICY_SLOTS];
         unsigned policy_next;
         uint64_t policy_gen;
+        int64_t policy_max_age; /* ms a live version is served (0: until a local write) */
 };
+
+static int64_t mono_ms(void)
+{
+        struct timespec t;
+
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+void store_cache_set_policy_max_age(struct store_cache *c, int64_t ms)
+{
+        pthread_mutex_lock(&c->lock);
+        c->policy_max_age = ms;
+        pthread_mutex_unlock(&c->lock);
+}
 
 static void *memdup(const void *p, size_t n)
 {
@@ -351,6 +369,12 @@ int store_cache_policy_get(struct store_cache *c, const char *name, int64_t *ret
                 struct policy_slot *p = &c->policy[i];
 
                 if (p->used && !strcmp(p->name, name)) {
+                        /* several instances on one database: another one's PUT or DELETE is
+                         * seen within the bound (a miss re-reads the version) */
+                        if (c->policy_max_age > 0 && mono_ms() - p->at >= c->policy_max_age) {
+                                p->used = false;
+                                break;
+                        }
                         *ret_version = p->version;
                         r = 1;
                         break;
@@ -378,6 +402,7 @@ void store_cache_policy_add(struct store_cache *c, const char *name, int64_t ver
                 p = &c->policy[c->policy_next++ % POLICY_SLOTS];
                 snprintf(p->name, sizeof(p->name), "%s", name);
                 p->version = version;
+                p->at = mono_ms();
                 p->used = true;
         }
 out:

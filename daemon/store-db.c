@@ -868,6 +868,11 @@ static int store_prepare_files(const char *path, struct attest_err *err)
         return 0;
 }
 
+bool store_is_url(const char *target)
+{
+        return db_is_pg(target);
+}
+
 int store_open(const char *path, enum store_mode mode, unsigned connections, struct store **ret,
                struct attest_err *err)
 {
@@ -912,6 +917,8 @@ int store_open_opts(const struct store_options *o, struct store **ret, struct at
                 store_close(s);
                 return -ENOMEM;
         }
+        if (s->pg)
+                store_cache_set_policy_max_age(s->cache, STORE_PG_POLICY_MAX_AGE_MS);
         /* the first connection migrates before the others prepare their statements */
         for (unsigned i = 0; i < connections; i++) {
                 if ((e = conn_open(s, &s->conns[i], err)) < 0) {

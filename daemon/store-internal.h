@@ -110,6 +110,8 @@ struct store_cache *store_cache_of(struct store *s);
 int store_cache_new(size_t max, struct store_cache **ret);
 void store_cache_free(struct store_cache *c);
 void store_cache_set_max(struct store_cache *c, size_t max);
+/* Serve a policy's live version at most ms after it was read (0: until a local write). */
+void store_cache_set_policy_max_age(struct store_cache *c, int64_t ms);
 void store_cache_stats_read(struct store_cache *c, struct store_cache_stats *ret);
 /* A deep copy (every owned pointer copied), NULL on ENOMEM. */
 struct store_agent *store_agent_dup(const struct store_agent *a);

@@ -48,6 +48,8 @@ struct store_options {
         unsigned connections;
         int64_t wait_ms;
 };
+/* Whether target names PostgreSQL (a postgresql:// or postgres:// URL), not a SQLite file. */
+bool store_is_url(const char *target);
 int store_open_opts(const struct store_options *o, struct store **ret, struct attest_err *err)
         _wur_;
 struct store *store_close(struct store *s);
@@ -77,6 +79,13 @@ uint64_t store_wal_pages(struct store *s);
  * the store keeps it coherent, so reads on the attestation path take no SQLite read.
  */
 #define STORE_AGENT_CACHE_MAX 16384
+/*
+ * With PostgreSQL (several instances may write), a cached live policy version is served at most
+ * this long after it was read: another instance's PUT of a new version or DELETE is in effect
+ * here within it (docs/design-notes.md). With SQLite this process is the only writer: until a
+ * write.
+ */
+#define STORE_PG_POLICY_MAX_AGE_MS 1000
 struct store_cache_stats {
         uint64_t hits, misses;     /* agent lookups */
         uint64_t refused;          /* adds after a miss refused (a write came in between) */

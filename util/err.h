@@ -177,6 +177,7 @@
         X(AE_REPLAY_STATE_TRUNCATED, "replay_state_truncated")                                     \
         X(AE_REPLAY_STATE_VERSION, "replay_state_version")                                         \
         X(AE_SERVER_BUSY, "server_busy")                                                           \
+        X(AE_STORE_BUSY, "store_busy")                                                             \
         X(AE_STORE_CONFIG, "store_config")                                                         \
         X(AE_STORE_CORRUPT, "store_corrupt")                                                       \
         X(AE_STORE_FAILED, "store_failed")                                                         \

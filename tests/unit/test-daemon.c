@@ -220,7 +220,7 @@ START_TEST(test_metrics_text)
         metrics_rejected(&m, AE_FORBIDDEN);
         metrics_rejected(&m, AE_FORBIDDEN);
         metrics_replayed(&m, 10);
-        struct metrics_store st = {3, 9, 40, 11, 2, 1, 5};
+        struct metrics_store st = {3, 9, 40, 11, 2, 1, 5, 123, 4, 1, 8, 2};
 
         struct metrics_policies pol = {7, 2, 3, 0, 1};
 
@@ -237,7 +237,12 @@ START_TEST(test_metrics_text)
                               strstr(t, "\nattestd_agent_cache_hits_total 11\n") &&
                               strstr(t, "\nattestd_agent_cache_misses_total 2\n") &&
                               strstr(t, "\nattestd_agent_cache_evictions_total 1\n") &&
-                              strstr(t, "\nattestd_agent_cache_entries 5\n"),
+                              strstr(t, "\nattestd_agent_cache_entries 5\n") &&
+                              strstr(t, "\nattestd_db_statements_total 123\n") &&
+                              strstr(t, "\nattestd_db_pool_waits_total 4\n") &&
+                              strstr(t, "\nattestd_db_pool_exhausted_total 1\n") &&
+                              strstr(t, "\nattestd_db_pool_connections 8\n") &&
+                              strstr(t, "\nattestd_db_pool_in_use 2\n"),
                       "%s", t);
         {
                 const char *b = strstr(t, "\nattestd_build_info{version=\"");

@@ -1,0 +1,558 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Several stores on one database, as several attestd instances on one PostgreSQL (issue 14; run
+ * on SQLite too, where two stores are two connections' writers on one file): two rounds racing on
+ * one agent record one verdict (the other -ESTALE); a change by another store (decommission,
+ * policy bind, readmit) makes a round read before it stale; one nonce consumed once; a statement
+ * failing inside a group commit loses none of the group's other writes; events written by two
+ * stores at once are delivered in id order without skipping a late-committing lower id; an
+ * exhausted pool answers -EAGAIN (store_busy) within the wait; another store's new policy version
+ * is seen within STORE_PG_POLICY_MAX_AGE_MS.
+ */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/store.h"
+#include "store-target.h"
+
+struct fix {
+        char dir[64], db[128];
+};
+
+static void fix_init(struct fix *f)
+{
+        snprintf(f->dir, sizeof(f->dir), "/tmp/attestd-multi.XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(f->dir));
+        store_target(f->dir, "t.db", f->db, sizeof(f->db));
+}
+
+static void fix_done(struct fix *f)
+{
+        char cmd[128];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+        ck_assert_int_eq(system(cmd), 0);
+}
+
+static struct store *open_store(const struct fix *f, enum store_mode mode)
+{
+        struct attest_err err = {0};
+        struct store *s = NULL;
+
+        ck_assert_msg(store_open(f->db, mode, 2, &s, &err) == 0, "%s", err.msg);
+        return s;
+}
+
+static void add_agent(struct store *s, const char *id, uint8_t tag1, uint8_t tag2)
+{
+        uint8_t ak[4] = {1, 2, tag1, tag2}, name[4] = {5, 6, tag1, tag2};
+        struct store_agent a = {0};
+
+        snprintf(a.id, sizeof(a.id), "%s", id);
+        snprintf(a.state, sizeof(a.state), "active");
+        a.ak_public = ak;
+        a.ak_public_len = sizeof(ak);
+        a.ak_name = name;
+        a.ak_name_len = sizeof(name);
+        a.created = 1000;
+        ck_assert_int_eq(store_agent_add(s, &a), 0);
+}
+
+static uint64_t seq_of(struct store *s, const char *id)
+{
+        struct store_agent *a = NULL;
+        uint64_t seq;
+
+        ck_assert_int_eq(store_agent_get(s, id, &a), 0);
+        seq = a->seq;
+        store_agent_free(a);
+        return seq;
+}
+
+static int verdict(struct store *s, const char *agent, const char *status, uint64_t seq,
+                   const uint8_t *nonce)
+{
+        struct store_result r = {.agent = agent,
+                                 .time = 2000,
+                                 .status = status,
+                                 .verdict = "{}",
+                                 .next_due = 9000,
+                                 .nonce = nonce,
+                                 .nonce_expires = INT64_MAX / 2};
+
+        return store_result_add(s, &r, seq, 10, NULL);
+}
+
+/* ---- two rounds racing on one agent ---- */
+
+struct race {
+        struct store *s;
+        const char *agent;
+        uint64_t seq;
+        const uint8_t *nonce;
+        pthread_barrier_t *go;
+        int rc;
+};
+
+static void *race_main(void *arg)
+{
+        struct race *r = arg;
+
+        pthread_barrier_wait(r->go);
+        r->rc = verdict(r->s, r->agent, "pass", r->seq, r->nonce);
+        return NULL;
+}
+
+static void race_two(struct race *a, struct race *b)
+{
+        pthread_barrier_t go;
+        pthread_t ta, tb;
+
+        pthread_barrier_init(&go, NULL, 2);
+        a->go = b->go = &go;
+        ck_assert_int_eq(pthread_create(&ta, NULL, race_main, a), 0);
+        ck_assert_int_eq(pthread_create(&tb, NULL, race_main, b), 0);
+        pthread_join(ta, NULL);
+        pthread_join(tb, NULL);
+        pthread_barrier_destroy(&go);
+}
+
+START_TEST(test_two_stores_racing_one_agent_record_one_verdict)
+{
+        struct fix f;
+        struct store *s1, *s2;
+        int accepted = 0;
+
+        fix_init(&f);
+        s1 = open_store(&f, STORE_WRITER);
+        s2 = open_store(&f, STORE_WRITER);
+        add_agent(s1, "a", 1, 1);
+        for (int round = 0; round < 20; round++) {
+                /* both rounds read the agent (each store its own cached row), then both submit */
+                struct race r1 = {.s = s1, .agent = "a", .seq = seq_of(s1, "a")};
+                struct race r2 = {.s = s2, .agent = "a", .seq = seq_of(s2, "a")};
+
+                ck_assert_uint_eq(r1.seq, (uint64_t)round);
+                ck_assert_uint_eq(r2.seq, (uint64_t)round);
+                race_two(&r1, &r2);
+                ck_assert_msg((r1.rc == 0 && r2.rc == -ESTALE) || (r1.rc == -ESTALE && r2.rc == 0),
+                              "round %d: %d and %d, want one 0 and one -ESTALE", round, r1.rc,
+                              r2.rc);
+                accepted++;
+        }
+        ck_assert_uint_eq(seq_of(s1, "a"), 20);
+        ck_assert_int_eq(accepted, 20);
+        store_close(s1);
+        store_close(s2);
+        fix_done(&f);
+}
+END_TEST
+
+START_TEST(test_another_stores_change_makes_a_read_round_stale)
+{
+        struct fix f;
+        struct store *s1, *s2;
+        uint64_t seq;
+
+        fix_init(&f);
+        s1 = open_store(&f, STORE_WRITER);
+        s2 = open_store(&f, STORE_WRITER);
+        add_agent(s1, "a", 1, 1);
+        ck_assert_int_eq(store_policy_put(s1, "p", "{}", 1, &(int64_t){0}), 0);
+
+        /* decommissioned by another instance while this one's round was in flight */
+        seq = seq_of(s1, "a");
+        ck_assert_int_eq(store_agent_decommission(s2, "a", 3000), 0);
+        ck_assert_int_eq(verdict(s1, "a", "pass", seq, NULL), -ESTALE);
+        /* readmitted elsewhere: again a change */
+        seq = seq_of(s1, "a");
+        ck_assert_int_eq(store_agent_readmit(s2, "a"), 0);
+        ck_assert_int_eq(verdict(s1, "a", "pass", seq, NULL), -ESTALE);
+        /* a policy bound elsewhere: the round judged under the old one */
+        seq = seq_of(s1, "a");
+        ck_assert_int_eq(store_agent_set_policy(s2, "a", "p"), 0);
+        ck_assert_int_eq(verdict(s1, "a", "pass", seq, NULL), -ESTALE);
+        /* the replay reset elsewhere */
+        seq = seq_of(s1, "a");
+        ck_assert_int_eq(store_agent_reset_replay(s2, "a", seq), 0);
+        ck_assert_int_eq(verdict(s1, "a", "pass", seq, NULL), -ESTALE);
+        /* deleted elsewhere */
+        seq = seq_of(s1, "a");
+        ck_assert_int_eq(store_agent_delete(s2, "a"), 0);
+        ck_assert_int_lt(verdict(s1, "a", "pass", seq, NULL), 0);
+        store_close(s1);
+        store_close(s2);
+        fix_done(&f);
+}
+END_TEST
+
+START_TEST(test_one_nonce_consumed_once_across_stores)
+{
+        struct fix f;
+        struct store *s1, *s2;
+
+        fix_init(&f);
+        s1 = open_store(&f, STORE_WRITER);
+        s2 = open_store(&f, STORE_WRITER);
+        add_agent(s1, "a", 1, 1);
+        add_agent(s1, "b", 2, 2);
+        for (int round = 0; round < 10; round++) {
+                uint8_t nonce[STORE_NONCE_LEN];
+                struct race r1 = {.s = s1, .agent = "a", .nonce = nonce};
+                struct race r2 = {.s = s2, .agent = "b", .nonce = nonce};
+
+                memset(nonce, 0x40 + round, sizeof(nonce));
+                r1.seq = seq_of(s1, "a");
+                r2.seq = seq_of(s2, "b");
+                race_two(&r1, &r2);
+                ck_assert_msg(
+                        (r1.rc == 0 && r2.rc == -EALREADY) || (r1.rc == -EALREADY && r2.rc == 0),
+                        "round %d: %d and %d, want one 0 and one -EALREADY", round, r1.rc, r2.rc);
+                ck_assert_int_eq(store_nonce_used(s2, nonce), -EALREADY);
+        }
+        store_close(s1);
+        store_close(s2);
+        fix_done(&f);
+}
+END_TEST
+
+/* ---- a failing write inside a group commit ---- */
+
+struct job {
+        struct store *s;
+        char id[16];
+        bool bad; /* a verdict for an agent that does not exist: its INSERT fails */
+        pthread_barrier_t *go;
+        int rc;
+};
+
+static void *job_main(void *arg)
+{
+        struct job *j = arg;
+
+        pthread_barrier_wait(j->go);
+        if (j->bad) {
+                j->rc = verdict(j->s, j->id, "pass", 0, NULL);
+        } else {
+                uint8_t ak[4] = {9, 9, (uint8_t)j->id[1], (uint8_t)j->id[2]};
+                struct store_agent a = {0};
+
+                snprintf(a.id, sizeof(a.id), "%s", j->id);
+                snprintf(a.state, sizeof(a.state), "pending");
+                a.ak_public = ak;
+                a.ak_public_len = sizeof(ak);
+                a.ak_name = ak;
+                a.ak_name_len = sizeof(ak);
+                a.created = 1000;
+                j->rc = store_agent_add(j->s, &a);
+        }
+        return NULL;
+}
+
+#define JOBS 12
+
+START_TEST(test_failing_write_in_a_group_loses_no_other_write)
+{
+        struct fix f;
+        struct store *s, *check;
+        uint64_t commits, writes;
+
+        fix_init(&f);
+        s = open_store(&f, STORE_WRITER);
+        for (int round = 0; round < 6; round++) {
+                struct job j[JOBS];
+                pthread_t t[JOBS];
+                pthread_barrier_t go;
+
+                pthread_barrier_init(&go, NULL, JOBS);
+                for (int i = 0; i < JOBS; i++) {
+                        j[i] = (struct job){.s = s, .bad = i % 2 == 1, .go = &go};
+                        snprintf(j[i].id, sizeof(j[i].id), "%s%c%c", j[i].bad ? "x" : "g",
+                                 'a' + round, 'a' + i);
+                        ck_assert_int_eq(pthread_create(&t[i], NULL, job_main, &j[i]), 0);
+                }
+                for (int i = 0; i < JOBS; i++)
+                        pthread_join(t[i], NULL);
+                pthread_barrier_destroy(&go);
+                for (int i = 0; i < JOBS; i++)
+                        ck_assert_msg(j[i].bad ? j[i].rc < 0 : j[i].rc == 0, "%s: %d", j[i].id,
+                                      j[i].rc);
+        }
+        store_stats(s, &commits, &writes);
+        /* the failing writes shared transactions with the good ones (else this proves nothing) */
+        ck_assert_msg(commits < writes, "no group commit happened: %llu commits, %llu writes",
+                      (unsigned long long)commits, (unsigned long long)writes);
+        /* every good write is in the database (a fresh store: no cache) */
+        check = open_store(&f, STORE_POOL);
+        for (int round = 0; round < 6; round++)
+                for (int i = 0; i < JOBS; i += 2) {
+                        char id[16];
+                        struct store_agent *a = NULL;
+
+                        snprintf(id, sizeof(id), "g%c%c", 'a' + round, 'a' + i);
+                        ck_assert_msg(store_agent_get(check, id, &a) == 0, "%s lost", id);
+                        store_agent_free(a);
+                }
+        store_close(check);
+        store_close(s);
+        fix_done(&f);
+}
+END_TEST
+
+/* ---- events from two stores, delivered in order ---- */
+
+#define EV_AGENTS 4
+#define EV_ROUNDS 60
+
+struct ev_writer {
+        struct store *s;
+        char prefix;
+        int failed;
+};
+
+static void *ev_writer_main(void *arg)
+{
+        struct ev_writer *w = arg;
+
+        for (int r = 0; r < EV_ROUNDS; r++) {
+                /* every verdict flips the status: one event each */
+                for (int i = 0; i < EV_AGENTS; i++) {
+                        char id[8];
+
+                        snprintf(id, sizeof(id), "%c%d", w->prefix, i);
+                        if (verdict(w->s, id, r % 2 ? "fail" : "pass", (uint64_t)r, NULL) != 0)
+                                w->failed++;
+                }
+        }
+        return NULL;
+}
+
+struct ev_reader {
+        struct store *s;
+        atomic_bool stop;
+        int64_t cursor;
+        uint8_t *seen; /* by id */
+        size_t max;
+        int bad;
+};
+
+static int ev_collect(const struct store_event *ev, void *arg)
+{
+        struct ev_reader *r = arg;
+
+        if (ev->id <= r->cursor || (size_t)ev->id >= r->max)
+                r->bad++;
+        else
+                r->seen[ev->id] = 1;
+        r->cursor = ev->id; /* a receiver's cursor: acknowledged up to here */
+        return 0;
+}
+
+static void *ev_reader_main(void *arg)
+{
+        struct ev_reader *r = arg;
+
+        for (int i = 0; i < 100000; i++) {
+                bool last = atomic_load(&r->stop);
+
+                ck_assert_int_eq(store_outbox_next(r->s, r->cursor, 50, ev_collect, r), 0);
+                if (last)
+                        break;
+        }
+        return NULL;
+}
+
+static int count_ids(const struct store_event *ev, void *arg)
+{
+        struct ev_reader *all = arg;
+
+        if ((size_t)ev->id < all->max)
+                all->seen[ev->id] = 1;
+        return 0;
+}
+
+START_TEST(test_events_from_two_stores_delivered_without_a_gap)
+{
+        struct fix f;
+        struct store *s1, *s2, *rs;
+        struct ev_writer w1, w2;
+        struct ev_reader rd = {0}, all = {0};
+        pthread_t t1, t2, tr;
+        size_t missed = 0, total = 0;
+
+        fix_init(&f);
+        s1 = open_store(&f, STORE_WRITER);
+        s2 = open_store(&f, STORE_WRITER);
+        rs = open_store(&f, STORE_POOL);
+        for (int i = 0; i < EV_AGENTS; i++) {
+                char id[8];
+
+                snprintf(id, sizeof(id), "x%d", i);
+                add_agent(s1, id, 1, (uint8_t)i);
+                snprintf(id, sizeof(id), "y%d", i);
+                add_agent(s2, id, 2, (uint8_t)i);
+        }
+        rd.s = rs;
+        rd.max = 4096;
+        rd.seen = calloc(rd.max, 1);
+        all.max = rd.max;
+        all.seen = calloc(all.max, 1);
+        ck_assert(rd.seen && all.seen);
+        /* start after the enrolment events */
+        ck_assert_int_eq(store_outbox_next(rs, 0, 100, count_ids, &all), 0);
+        for (size_t i = 0; i < all.max; i++)
+                if (all.seen[i])
+                        rd.cursor = (int64_t)i;
+        memset(all.seen, 0, all.max);
+        w1 = (struct ev_writer){.s = s1, .prefix = 'x'};
+        w2 = (struct ev_writer){.s = s2, .prefix = 'y'};
+        ck_assert_int_eq(pthread_create(&tr, NULL, ev_reader_main, &rd), 0);
+        ck_assert_int_eq(pthread_create(&t1, NULL, ev_writer_main, &w1), 0);
+        ck_assert_int_eq(pthread_create(&t2, NULL, ev_writer_main, &w2), 0);
+        pthread_join(t1, NULL);
+        pthread_join(t2, NULL);
+        atomic_store(&rd.stop, true);
+        pthread_join(tr, NULL);
+        ck_assert_int_eq(w1.failed + w2.failed, 0);
+        ck_assert_int_eq(rd.bad, 0);
+        /* every event in the outbox after the start was seen by the cursor-driven reader */
+        ck_assert_int_eq(store_outbox_next(rs, 0, 4000, count_ids, &all), 0);
+        for (size_t i = (size_t)1; i < all.max; i++) {
+                if (!all.seen[i] || i <= 2 * EV_AGENTS)
+                        continue;
+                total++;
+                if (!rd.seen[i])
+                        missed++;
+        }
+        ck_assert_uint_eq(total, 2 * EV_AGENTS * EV_ROUNDS);
+        ck_assert_msg(missed == 0, "the reader's cursor skipped %zu of %zu events", missed, total);
+        free(rd.seen);
+        free(all.seen);
+        store_close(rs);
+        store_close(s1);
+        store_close(s2);
+        fix_done(&f);
+}
+END_TEST
+
+/* ---- the pool ---- */
+
+struct holder {
+        atomic_bool holding;
+};
+
+static int hold_conn(const struct store_agent *a, void *arg)
+{
+        struct holder *h = arg;
+
+        (void)a;
+        atomic_store(&h->holding, true);
+        usleep(600 * 1000);
+        return -ECANCELED;
+}
+
+struct hold_arg {
+        struct store *s;
+        struct holder h;
+};
+
+static void *hold_main(void *arg)
+{
+        struct hold_arg *a = arg;
+
+        int e = store_agent_list(a->s, hold_conn, &a->h);
+
+        return e == -ECANCELED ? NULL : (void *)1;
+}
+
+START_TEST(test_exhausted_pool_answers_busy_within_the_wait)
+{
+        struct fix f;
+        struct store_options o = {.mode = STORE_POOL, .connections = 1, .wait_ms = 100};
+        struct attest_err err = {0};
+        struct hold_arg ha = {0};
+        struct store_db_stats ds;
+        pthread_t t;
+        char *body = NULL;
+
+        fix_init(&f);
+        o.target = f.db;
+        ck_assert_msg(store_open_opts(&o, &ha.s, &err) == 0, "%s", err.msg);
+        add_agent(ha.s, "a", 1, 1);
+        ck_assert_int_eq(pthread_create(&t, NULL, hold_main, &ha), 0);
+        for (int i = 0; i < 500 && !atomic_load(&ha.h.holding); i++)
+                usleep(10 * 1000);
+        ck_assert(atomic_load(&ha.h.holding));
+        /* the one connection is held for 600 ms: a read gives up after 100 */
+        ck_assert_int_eq(store_policy_get(ha.s, "p", 0, &body, NULL, NULL), -EAGAIN);
+        store_db_stats(ha.s, &ds);
+        ck_assert_uint_eq(ds.pool_exhausted, 1);
+        ck_assert_uint_ge(ds.pool_waits, 1);
+        ck_assert_uint_eq(ds.pool_size, 1);
+        ck_assert_uint_eq(ds.pool_in_use, 1);
+        pthread_join(t, NULL);
+        /* given back: answered again */
+        ck_assert_int_eq(store_policy_get(ha.s, "p", 0, &body, NULL, NULL), -ENOENT);
+        store_db_stats(ha.s, &ds);
+        ck_assert_uint_eq(ds.pool_in_use, 0);
+        ck_assert_uint_gt(ds.statements, 0);
+        store_close(ha.s);
+        fix_done(&f);
+}
+END_TEST
+
+START_TEST(test_another_stores_policy_version_seen_within_the_bound)
+{
+        struct fix f;
+        struct store *s1, *s2;
+        int64_t v = 0;
+
+        fix_init(&f);
+        s1 = open_store(&f, STORE_WRITER);
+        s2 = open_store(&f, STORE_WRITER);
+        ck_assert_int_eq(store_policy_put(s1, "p", "{}", 1, &v), 0);
+        ck_assert_int_eq(store_policy_version(s2, "p", &v), 0);
+        ck_assert_int_eq(v, 1);
+        ck_assert_int_eq(store_policy_put(s1, "p", "{\"x\":1}", 2, &v), 0);
+        ck_assert_int_eq(v, 2);
+        usleep((STORE_PG_POLICY_MAX_AGE_MS + 100) * 1000);
+        ck_assert_int_eq(store_policy_version(s2, "p", &v), 0);
+        if (store_target_pg())
+                ck_assert_int_eq(v, 2); /* several instances: bounded staleness */
+        else
+                ck_assert_int_eq(v, 1); /* SQLite: one instance per file, cached until a write */
+        store_close(s1);
+        store_close(s2);
+        fix_done(&f);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *su = suite_create("store-multi");
+        TCase *tc = tcase_create("core");
+        SRunner *sr;
+        int failed;
+
+        tcase_set_timeout(tc, 120);
+        tcase_add_test(tc, test_two_stores_racing_one_agent_record_one_verdict);
+        tcase_add_test(tc, test_another_stores_change_makes_a_read_round_stale);
+        tcase_add_test(tc, test_one_nonce_consumed_once_across_stores);
+        tcase_add_test(tc, test_failing_write_in_a_group_loses_no_other_write);
+        tcase_add_test(tc, test_events_from_two_stores_delivered_without_a_gap);
+        tcase_add_test(tc, test_exhausted_pool_answers_busy_within_the_wait);
+        tcase_add_test(tc, test_another_stores_policy_version_seen_within_the_bound);
+        suite_add_tcase(su, tc);
+        sr = srunner_create(su);
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}
