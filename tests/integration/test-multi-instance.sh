@@ -12,6 +12,9 @@
 #  4. kill -9 of A mid-load (bench-daemon's simulated agents on A and B, the real agent on
 #     A, B, C): every verdict a client saw acknowledged (200) is in the results afterwards, and
 #     the real agent continues on B via failover, one switch line
+#  5. an instance with one database connection and --db-wait-ms 1 under 32 parallel requests:
+#     the ones that found no connection answer 503 store_busy with Retry-After, counted in
+#     attestd_db_pool_exhausted_total; the other instances answer as before
 # Usage: test-multi-instance.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP EVGEN BENCH_DAEMON
 # (re-runs itself under SWTPM_RUN --ek-cert and then under tests/lib/pg-run.sh)
 set -euo pipefail
@@ -212,4 +215,39 @@ while read -r bid want; do
 done < <(sort -u acks.txt)
 [ "$missing" = 0 ] || fail "$missing of $checked acknowledged verdicts missing after kill -9"
 ok "kill -9 of A with $acks_at_kill verdicts acknowledged: all $checked acknowledged verdicts in the results; the agent failed over to B ($nv verdicts, $nr results)"
+
+# ---- 5. pool exhaustion ----------------------------------------------------------------------
+echo "# 5. pool exhaustion: 503 store_busy and the metric"
+inst E --db-connections 1 --db-wait-ms 1 --threads 8
+busy=0 okn=0
+for batch in $(seq 5); do
+        cpids=()
+        for i in $(seq 32); do
+                curl -s -m 30 --cacert "$CA" -H "Authorization: Bearer $READER" -D "hdr-$i" \
+                        -o "pool-$i.json" -w '%{http_code}' \
+                        "https://127.0.0.1:${ports[E]}/v1/agents?limit=100" >"pool-$i.code" &
+                cpids+=($!)
+        done
+        wait "${cpids[@]}" || true
+        for i in $(seq 32); do
+                case $(cat "pool-$i.code") in
+                200) okn=$((okn + 1)) ;;
+                503)
+                        [ "$(jq -r .error "pool-$i.json")" = store_busy ] ||
+                                fail "503 without store_busy: $(cat "pool-$i.json")"
+                        grep -qi '^Retry-After: [0-9]' "hdr-$i" || fail "503 store_busy without Retry-After"
+                        busy=$((busy + 1)) ;;
+                *) fail "pool request: $(cat "pool-$i.code") $(cat "pool-$i.json")" ;;
+                esac
+        done
+        [ "$busy" -gt 0 ] && break
+done
+[ "$busy" -gt 0 ] || fail "no 503 store_busy in $((batch * 32)) parallel requests to one connection"
+at E
+exhausted=$(metric attestd_db_pool_exhausted_total)
+[ "${exhausted:-0}" -ge "$busy" ] || fail "attestd_db_pool_exhausted_total ${exhausted:-absent}, $busy answers 503"
+at B
+api GET "/v1/agents?limit=5" "" "$READER"
+expect 200 "" -- "B unaffected by E's exhausted pool"
+ok "one connection, 32 at once: $busy x 503 store_busy with Retry-After, $okn x 200, attestd_db_pool_exhausted_total $exhausted"
 sanitizer_check
