@@ -17,6 +17,7 @@ packages=(
         socat
         libjwt-dev python3-jwt python3-cryptography
         debhelper dpkg-dev fakeroot lintian mmdebstrap e2fsprogs
+        postgresql-15 libpq-dev
 )
 
 usage() {
