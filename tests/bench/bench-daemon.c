@@ -21,6 +21,9 @@
  * over its label sets and over every --url, per attestation of the timed part. --hook CMD runs
  * "CMD before" and "CMD after" (sh -c) right at the edges of the timed part. HTTP bytes per
  * attestation (request and answer heads and bodies, without TLS framing) are printed too.
+ * --phases 1,2,4: after one enrolment, one timed part per number, each with the agents spread
+ * over that many of the first URLs (a scale bench without enrolling again); the hook gets
+ * "before-N"/"after-N" then, and each part's figures follow a "phase N" line.
  *
  * bench-daemon --url URL [--url URL]... --ca CA.pem --token ADMIN [--agents N] [--threads T]
  *              [--entries E] [--seconds S] [--rounds R] [--rsa] [--pid PID]... [--acks FILE]
@@ -59,6 +62,8 @@ struct opts {
         unsigned pids[PIDS_MAX], pid_tree;
         const char *metrics[8], *hook;
         unsigned nmetrics;
+        unsigned phases[URLS_MAX], nphases; /* --phases: URLs in use per timed part */
+        _Atomic unsigned active;            /* URLs in use now */
         bool rsa;
         FILE *ackf;
         pthread_mutex_t ack_lock;
@@ -447,8 +452,8 @@ static void *worker_main(void *arg)
                         if (atomic_load(w->stop) || a->rounds >= w->o->rounds)
                                 return NULL;
                         t0 = now_us();
-                        w->curl = w->curls[i % w->o->nurls];
-                        w->url = w->o->urls[i % w->o->nurls];
+                        w->curl = w->curls[i % w->o->active];
+                        w->url = w->o->urls[i % w->o->active];
                         r = one_round(w, a);
                         if (r < 0) {
                                 w->errors++;
@@ -692,6 +697,7 @@ int main(int argc, char **argv)
                 {"pid-tree", required_argument, NULL, 'P'},
                 {"metric", required_argument, NULL, 'M'},
                 {"hook", required_argument, NULL, 'H'},
+                {"phases", required_argument, NULL, 'F'},
                 {0},
         };
         struct opts o = {
@@ -721,6 +727,18 @@ int main(int argc, char **argv)
                 case 'H':
                         o.hook = optarg;
                         break;
+                case 'F': {
+                        char *e = optarg;
+
+                        while (*e && o.nphases < URLS_MAX) {
+                                o.phases[o.nphases++] = (unsigned)strtoul(e, &e, 10);
+                                if (*e == ',')
+                                        e++;
+                                else if (*e)
+                                        return 2;
+                        }
+                        break;
+                }
                 case 'P':
                         o.pid_tree = (unsigned)strtoul(optarg, NULL, 10);
                         break;
@@ -762,6 +780,13 @@ int main(int argc, char **argv)
                         return 2;
                 }
         }
+        if (!o.nphases)
+                o.phases[o.nphases++] = o.nurls;
+        for (unsigned i = 0; i < o.nphases; i++)
+                if (!o.phases[i] || o.phases[i] > o.nurls) {
+                        fprintf(stderr, "bench: --phases: 1..%u URLs\n", o.nurls);
+                        return 2;
+                }
         if (!o.nurls || !o.ca || !o.token || !o.agents || !o.threads || o.threads > o.agents) {
                 fprintf(stderr, "usage: see the comment at the top of bench-daemon.c\n");
                 return 2;
@@ -813,57 +838,137 @@ int main(int argc, char **argv)
         (void)resp;
         double m0[8], m1[8];
         unsigned long long p0, p1;
+        unsigned long long all_errors = 0;
 
-        for (unsigned i = 0; i < o.nmetrics; i++)
-                m0[i] = metric_sum(&o, o.metrics[i]);
-        run_hook(&o, "before");
-        p0 = tree_ticks(o.pid_tree);
-        rss(o.pids[0], &r0, &h0);
-        c0 = x0 = 0;
-        for (unsigned i = 0; i < o.npids; i++) {
-                c0 += cpu_ticks(o.pids[i]);
-                x0 += ctx_switches(o.pids[i]);
-        }
-        getrusage(RUSAGE_SELF, &u0);
-        t0 = now_us();
-        for (unsigned t = 0; t < o.threads; t++)
-                pthread_create(&th[t], NULL, worker_main, &w[t]);
-        for (;;) {
-                struct timespec ts = {0, 100 * 1000 * 1000};
-                bool all_done = true;
+        for (unsigned ph = 0; ph < o.nphases; ph++) {
+                char when[32];
 
-                nanosleep(&ts, NULL);
-                for (unsigned i = 0; i < o.agents && all_done; i++)
-                        all_done = agents[i].rounds >= o.rounds;
-                if (all_done || now_us() - t0 >= (uint64_t)o.seconds * 1000000)
-                        break;
+                atomic_store(&o.active, o.phases[ph]);
+                atomic_store(&stop, false);
+                total = ok = failed = errors = up = down = 0;
+                nall = 0;
+                for (unsigned t = 0; t < o.threads; t++)
+                        w[t].nlat = w[t].ok = w[t].failed = w[t].errors = w[t].up = w[t].down = 0;
+                if (o.nphases > 1)
+                        printf("phase %u: agents over %u of %u instances\n", o.phases[ph],
+                               o.phases[ph], o.nurls);
+                if (o.nphases > 1)
+                        snprintf(when, sizeof(when), "before-%u", o.phases[ph]);
+                else
+                        snprintf(when, sizeof(when), "before");
+
+                for (unsigned i = 0; i < o.nmetrics; i++)
+                        m0[i] = metric_sum(&o, o.metrics[i]);
+                run_hook(&o, when);
+                p0 = tree_ticks(o.pid_tree);
+                rss(o.pids[0], &r0, &h0);
+                c0 = x0 = 0;
+                for (unsigned i = 0; i < o.npids; i++) {
+                        c0 += cpu_ticks(o.pids[i]);
+                        x0 += ctx_switches(o.pids[i]);
+                }
+                getrusage(RUSAGE_SELF, &u0);
+                t0 = now_us();
+                for (unsigned t = 0; t < o.threads; t++)
+                        pthread_create(&th[t], NULL, worker_main, &w[t]);
+                for (;;) {
+                        struct timespec ts = {0, 100 * 1000 * 1000};
+                        bool all_done = true;
+
+                        nanosleep(&ts, NULL);
+                        for (unsigned i = 0; i < o.agents && all_done; i++)
+                                all_done = agents[i].rounds >= o.rounds;
+                        if (all_done || now_us() - t0 >= (uint64_t)o.seconds * 1000000)
+                                break;
+                }
+                atomic_store(&stop, true);
+                for (unsigned t = 0; t < o.threads; t++)
+                        pthread_join(th[t], NULL);
+                t1 = now_us();
+                c1 = x1 = 0;
+                for (unsigned i = 0; i < o.npids; i++) {
+                        c1 += cpu_ticks(o.pids[i]);
+                        x1 += ctx_switches(o.pids[i]);
+                }
+                getrusage(RUSAGE_SELF, &u1);
+                rss(o.pids[0], &r1, &h1);
+                p1 = tree_ticks(o.pid_tree);
+                if (o.nphases > 1)
+                        snprintf(when, sizeof(when), "after-%u", o.phases[ph]);
+                else
+                        snprintf(when, sizeof(when), "after");
+                run_hook(&o, when);
+                for (unsigned i = 0; i < o.nmetrics; i++)
+                        m1[i] = metric_sum(&o, o.metrics[i]);
+                for (unsigned t = 0; t < o.threads; t++)
+                        total += w[t].nlat;
+                all = malloc((total ? total : 1) * sizeof(*all));
+                for (unsigned t = 0; t < o.threads; t++) {
+                        memcpy(all + nall, w[t].lat, w[t].nlat * sizeof(*all));
+                        nall += w[t].nlat;
+                        ok += w[t].ok;
+                        failed += w[t].failed;
+                        errors += w[t].errors;
+                        up += w[t].up;
+                        down += w[t].down;
+                }
+                qsort(all, nall, sizeof(*all), cmp_u64);
+                printf("agents=%u threads=%u entries/round=%u key=%s seconds=%.2f\n", o.agents,
+                       o.threads, o.entries, o.rsa ? "rsa2048" : "p256", (double)(t1 - t0) / 1e6);
+                printf("attestations=%llu pass=%llu fail=%llu errors=%llu rate=%.0f/s\n",
+                       (unsigned long long)nall, (unsigned long long)ok, (unsigned long long)failed,
+                       (unsigned long long)errors, (double)nall * 1e6 / (double)(t1 - t0));
+                if (nall)
+                        printf("round latency p50=%.2f ms p99=%.2f ms max=%.2f ms\n",
+                               (double)all[nall / 2] / 1000, (double)all[nall * 99 / 100] / 1000,
+                               (double)all[nall - 1] / 1000);
+                {
+                        double us = (double)(u1.ru_utime.tv_sec - u0.ru_utime.tv_sec) * 1e6 +
+                                    (double)(u1.ru_utime.tv_usec - u0.ru_utime.tv_usec) +
+                                    (double)(u1.ru_stime.tv_sec - u0.ru_stime.tv_sec) * 1e6 +
+                                    (double)(u1.ru_stime.tv_usec - u0.ru_stime.tv_usec);
+
+                        /* the client's own cost: when it nears a whole core, it is the bottleneck
+                         */
+                        printf("client cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n",
+                               us / 1e6, 100.0 * us / (double)(t1 - t0),
+                               nall ? us / 1000.0 / (double)nall : 0.0);
+                }
+                if (o.npids) {
+                        double cpu = (double)(c1 - c0) / (double)sysconf(_SC_CLK_TCK);
+
+                        if (o.npids > 1)
+                                printf("attestd instances=%u (cpu summed; rss of the first)\n",
+                                       o.npids);
+                        printf("attestd rss before=%lu kB after=%lu kB peak=%lu kB\n", r0, r1, h1);
+                        printf("attestd cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n",
+                               cpu, 100.0 * cpu * 1e6 / (double)(t1 - t0),
+                               nall ? cpu * 1000.0 / (double)nall : 0.0);
+                        printf("attestd context switches=%llu per attestation=%.1f\n", x1 - x0,
+                               nall ? (double)(x1 - x0) / (double)nall : 0.0);
+                }
+                printf("http bytes/attestation up=%.0f down=%.0f\n",
+                       nall ? (double)up / (double)nall : 0.0,
+                       nall ? (double)down / (double)nall : 0.0);
+                if (o.pid_tree) {
+                        double cpu = (double)(p1 - p0) / (double)sysconf(_SC_CLK_TCK);
+
+                        printf("postgres cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n",
+                               cpu, 100.0 * cpu * 1e6 / (double)(t1 - t0),
+                               nall ? cpu * 1000.0 / (double)nall : 0.0);
+                }
+                for (unsigned i = 0; i < o.nmetrics; i++) {
+                        if (m0[i] < 0 || m1[i] < 0)
+                                printf("metric %s: absent\n", o.metrics[i]);
+                        else
+                                printf("metric %s: +%.0f per attestation=%.2f\n", o.metrics[i],
+                                       m1[i] - m0[i], nall ? (m1[i] - m0[i]) / (double)nall : 0.0);
+                }
+                fflush(stdout);
+                free(all);
+                all_errors += errors;
         }
-        atomic_store(&stop, true);
-        for (unsigned t = 0; t < o.threads; t++)
-                pthread_join(th[t], NULL);
-        t1 = now_us();
-        c1 = x1 = 0;
-        for (unsigned i = 0; i < o.npids; i++) {
-                c1 += cpu_ticks(o.pids[i]);
-                x1 += ctx_switches(o.pids[i]);
-        }
-        getrusage(RUSAGE_SELF, &u1);
-        rss(o.pids[0], &r1, &h1);
-        p1 = tree_ticks(o.pid_tree);
-        run_hook(&o, "after");
-        for (unsigned i = 0; i < o.nmetrics; i++)
-                m1[i] = metric_sum(&o, o.metrics[i]);
-        for (unsigned t = 0; t < o.threads; t++)
-                total += w[t].nlat;
-        all = malloc((total ? total : 1) * sizeof(*all));
         for (unsigned t = 0; t < o.threads; t++) {
-                memcpy(all + nall, w[t].lat, w[t].nlat * sizeof(*all));
-                nall += w[t].nlat;
-                ok += w[t].ok;
-                failed += w[t].failed;
-                errors += w[t].errors;
-                up += w[t].up;
-                down += w[t].down;
                 for (unsigned u = 0; u < o.nurls; u++)
                         curl_easy_cleanup(w[t].curls[u]);
                 curl_slist_free_all(w[t].hdr[0]);
@@ -872,64 +977,15 @@ int main(int argc, char **argv)
                 free(w[t].lat);
                 free(w[t].resp.p);
         }
-        qsort(all, nall, sizeof(*all), cmp_u64);
-        printf("agents=%u threads=%u entries/round=%u key=%s seconds=%.2f\n", o.agents, o.threads,
-               o.entries, o.rsa ? "rsa2048" : "p256", (double)(t1 - t0) / 1e6);
-        printf("attestations=%llu pass=%llu fail=%llu errors=%llu rate=%.0f/s\n",
-               (unsigned long long)nall, (unsigned long long)ok, (unsigned long long)failed,
-               (unsigned long long)errors, (double)nall * 1e6 / (double)(t1 - t0));
-        if (nall)
-                printf("round latency p50=%.2f ms p99=%.2f ms max=%.2f ms\n",
-                       (double)all[nall / 2] / 1000, (double)all[nall * 99 / 100] / 1000,
-                       (double)all[nall - 1] / 1000);
-        {
-                double us = (double)(u1.ru_utime.tv_sec - u0.ru_utime.tv_sec) * 1e6 +
-                            (double)(u1.ru_utime.tv_usec - u0.ru_utime.tv_usec) +
-                            (double)(u1.ru_stime.tv_sec - u0.ru_stime.tv_sec) * 1e6 +
-                            (double)(u1.ru_stime.tv_usec - u0.ru_stime.tv_usec);
-
-                /* the client's own cost: when it nears a whole core, it is the bottleneck */
-                printf("client cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n", us / 1e6,
-                       100.0 * us / (double)(t1 - t0), nall ? us / 1000.0 / (double)nall : 0.0);
-        }
-        if (o.npids) {
-                double cpu = (double)(c1 - c0) / (double)sysconf(_SC_CLK_TCK);
-
-                if (o.npids > 1)
-                        printf("attestd instances=%u (cpu summed; rss of the first)\n", o.npids);
-                printf("attestd rss before=%lu kB after=%lu kB peak=%lu kB\n", r0, r1, h1);
-                printf("attestd cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n", cpu,
-                       100.0 * cpu * 1e6 / (double)(t1 - t0),
-                       nall ? cpu * 1000.0 / (double)nall : 0.0);
-                printf("attestd context switches=%llu per attestation=%.1f\n", x1 - x0,
-                       nall ? (double)(x1 - x0) / (double)nall : 0.0);
-        }
         if (o.ackf)
                 fclose(o.ackf);
-        printf("http bytes/attestation up=%.0f down=%.0f\n", nall ? (double)up / (double)nall : 0.0,
-               nall ? (double)down / (double)nall : 0.0);
-        if (o.pid_tree) {
-                double cpu = (double)(p1 - p0) / (double)sysconf(_SC_CLK_TCK);
-
-                printf("postgres cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n", cpu,
-                       100.0 * cpu * 1e6 / (double)(t1 - t0),
-                       nall ? cpu * 1000.0 / (double)nall : 0.0);
-        }
-        for (unsigned i = 0; i < o.nmetrics; i++) {
-                if (m0[i] < 0 || m1[i] < 0)
-                        printf("metric %s: absent\n", o.metrics[i]);
-                else
-                        printf("metric %s: +%.0f per attestation=%.2f\n", o.metrics[i],
-                               m1[i] - m0[i], nall ? (m1[i] - m0[i]) / (double)nall : 0.0);
-        }
         for (unsigned i = 0; i < o.agents; i++) {
                 EVP_PKEY_CTX_free(agents[i].sign);
                 EVP_PKEY_free(agents[i].key);
         }
-        free(all);
         free(agents);
         free(w);
         free(th);
         curl_global_cleanup();
-        return errors ? 1 : 0;
+        return all_errors ? 1 : 0;
 }

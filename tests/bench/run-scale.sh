@@ -7,9 +7,9 @@
 # attestation (attestd_db_statements_total, all instances), then one table side by side.
 # SQLite is one instance only: two attestd on one SQLite file are not a supported layout. The
 # instances, the database and the client share this machine's cores: compare per-core cost and
-# statements, not rates. Never fails on timing. Bounded: SCALE_BUDGET seconds in all (default
-# 175); a configuration that would end past it (judged by the last one's duration, enrolment of
-# the agents included) is left out, and said so.
+# statements, not rates. Never fails on timing. Bounded: each of the two bench-daemon runs (SQLite;
+# PostgreSQL with one enrolment and then 1, 2 and 4 instances) is killed after SCALE_BUDGET / 2
+# seconds (default 175 in all).
 # Usage: run-scale.sh BUILD_DIR [SECONDS] [AGENTS] [ENTRIES]
 #   THREADS (attestd worker threads, default 4), CLIENT_THREADS (default 8)
 set -euo pipefail
@@ -81,69 +81,69 @@ stop() {
         pids=()
 }
 
-# run NAME DB N [PG_PID]: one configuration; its row in $work/row-NAME
-run() {
-        local name=$1 db=$2 n=$3 pgpid=${4:-} args=() u p out t0
-        t0=$(date +%s)
-        if [ $((t0 - SCALE_T0 + $(cat "$work/last" 2>/dev/null || echo $((secs + 10))))) -gt "$budget" ]; then
-                echo "# $name: left out (the ${budget}s budget is spent)"
-                printf '%-14s %8s\n' "$name" "(left out: budget)" >"$work/row-$name"
-                return 0
-        fi
-        start "$db" "$n" || return 1
-        for u in "${urls[@]}"; do args+=(--url "$u"); done
-        for p in "${pids[@]}"; do args+=(--pid "$p"); done
-        [ -z "$pgpid" ] || args+=(--pid-tree "$pgpid" --hook "$work/$mode/pg-hook.sh $name")
-        echo "## $name: $n attestd on $([ -n "$pgpid" ] && echo PostgreSQL || echo SQLite)"
-        out=$("$build/tests/bench/bench-daemon" "${args[@]}" --ca certs/ca.pem --token "$tok" \
-                --agents "$agents" --threads "$cthreads" --entries "$entries" \
-                --seconds "$secs" --metric "$metric" 2>"bench-$name.err") ||
-                echo "# bench-daemon reported errors: $(sort "bench-$name.err" | uniq -c | sort -rn | head -3)"
-        sed 's/^/# /' <<<"$out"
-        stop
-        echo $(($(date +%s) - t0)) >"$work/last"
-        if [ -n "$pgpid" ]; then # write transactions, WAL and rows per attestation; sizes
-                local n_att
+# row NAME OUT [PGKEY]: the figures of one configuration (bench-daemon's lines OUT), with the
+# PostgreSQL counters the hook saved under PGKEY, printed and as a row in $work/row-NAME
+row() {
+        local name=$1 out=$2 key=${3:-} n_att x0 w0 x1 w1
+        if [ -n "$key" ]; then
                 n_att=$(grep -o 'attestations=[0-9]*' <<<"$out" | cut -d= -f2)
-                read -r x0 w0 <"pg-$name.before"
-                read -r x1 w1 <"pg-$name.after"
-                {
-                echo "# postgres: $(( (x1 - x0 - 1) )) write transactions, $(( w1 - w0 )) WAL bytes in the timed part: per attestation $(awk -v x=$((x1 - x0 - 1)) -v w=$((w1 - w0)) -v n="$n_att" 'BEGIN { if (n > 0) printf "%.2f transactions, %.0f WAL bytes", x / n, w / n }')"
-                psql_q "$name" "SELECT 'agents', count(*), pg_total_relation_size('agents') FROM agents UNION ALL SELECT 'results', count(*), pg_total_relation_size('results') FROM results UNION ALL SELECT 'nonces_used', count(*), pg_total_relation_size('nonces_used') FROM nonces_used" |
-                        awk -F'|' '{ printf "# postgres table %s: %d rows, %d bytes (%.0f bytes a row, indexes and TOAST included)\n", $1, $2, $3, $2 ? $3 / $2 : 0 }'
-                } | tee "pg-$name.txt"
-                out+=$'\n'$(cat "pg-$name.txt")
+                read -r x0 w0 <"pg-before-$key"
+                read -r x1 w1 <"pg-after-$key"
+                out+=$'\n'"# postgres: $((x1 - x0 - 1)) write transactions, $((w1 - w0)) WAL bytes in the timed part: per attestation $(awk -v x=$((x1 - x0 - 1)) -v w=$((w1 - w0)) -v n="$n_att" 'BEGIN { if (n > 0) printf "%.2f transactions, %.0f WAL bytes", x / n, w / n }')"
         fi
+        echo "## $name"
+        sed 's/^\([^#]\)/# \1/' <<<"$out"
         awk -v name="$name" '
                 /rate=/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } ; rate = f["rate"]; err = f["errors"]; sub("/s", "", rate) }
                 /round latency/ { split($3, a, "="); p50 = a[2]; split($5, b, "="); p99 = b[2] }
-                /^attestd cpu=/ { split($NF, c, "="); acpu = c[2] }
-                /^postgres cpu=/ { split($NF, c, "="); pcpu = c[2] }
-                /^metric .*per attestation=/ { split($NF, c, "="); st = c[2] }
-                /^# postgres: .* per attestation/ { xa = $(NF - 4); wal = $(NF - 2) }
+                /attestd cpu=/ { split($NF, c, "="); acpu = c[2] }
+                /postgres cpu=/ { split($NF, c, "="); pcpu = c[2] }
+                /metric .*per attestation=/ { split($NF, c, "="); st = c[2] }
+                /# postgres: .* per attestation/ { xa = $(NF - 4); wal = $(NF - 2) }
                 END { printf "%-14s %8s %8s %8s %11s %12s %7s %6s %9s %7s\n", name, rate, p50, p99, acpu,
                         pcpu == "" ? "-" : pcpu, st == "" ? "-" : st, xa == "" ? "-" : xa,
                         wal == "" ? "-" : wal, err }' <<<"$out" >"$work/row-$name"
 }
 
+# bench DB N [PG_PID]: N attestd on DB, bench-daemon over them (with PG_PID: one timed part
+# each for 1, 2 and 4 of them, after one enrolment); its output in $out
+bench() {
+        local db=$1 n=$2 pgpid=${3:-} args=() u p
+        start "$db" "$n" || return 1
+        for u in "${urls[@]}"; do args+=(--url "$u"); done
+        for p in "${pids[@]}"; do args+=(--pid "$p"); done
+        if [ -n "$pgpid" ]; then
+                args+=(--pid-tree "$pgpid" --hook "$work/$mode/pg-hook.sh" --phases 1,2,4)
+        fi
+        out=$(timeout "$((budget / 2))" "$build/tests/bench/bench-daemon" "${args[@]}" --ca certs/ca.pem --token "$tok" \
+                --agents "$agents" --threads "$cthreads" --entries "$entries" \
+                --seconds "$secs" --metric "$metric" 2>"bench-$n.err") ||
+                echo "# bench-daemon reported errors: $(sort "bench-$n.err" | uniq -c | sort -rn | head -3)"
+        stop
+}
+
 if [ "$mode" = sqlite ]; then
-        run sqlite-1 "$work/$mode/attestd.db" 1
+        bench "$work/$mode/attestd.db" 1
+        row sqlite-1 "$out"
         exit 0
 fi
-# PostgreSQL (under pg-run.sh): a fresh database per configuration
+# PostgreSQL (under pg-run.sh): one database, four instances, the agents enrolled once, then
+# 1, 2 and 4 of the instances in turn (the idle ones' CPU is counted with the busy ones')
 pgpid=$(head -1 "$PGRUN_DIR/data/postmaster.pid")
-psql_q() { # CONFIG SQL: -At output of SQL on CONFIG's database
-        "$PGRUN_BIN/psql" -h "$PGRUN_SOCK" -p "$PGRUN_PORT" -U attest -d "scale-$1" -Atc "$2"
-}
-# the hook bench-daemon runs at the edges of the timed part: the transaction id counter (one
+psql_q() { "$PGRUN_BIN/psql" -h "$PGRUN_SOCK" -p "$PGRUN_PORT" -U attest -d scale -Atc "$1"; }
+# the hook bench-daemon runs at the edges of each timed part: the transaction id counter (one
 # per write transaction; this query takes one) and the WAL position
 cat >pg-hook.sh <<HOOK
 #!/bin/sh
-"$PGRUN_BIN/psql" -h "$PGRUN_SOCK" -p "$PGRUN_PORT" -U attest -d "scale-\$1" -At -F ' ' \
-        -c "SELECT pg_current_xact_id()::text::bigint, pg_current_wal_lsn() - '0/0'" >"$work/pg/pg-\$1.\$2"
+"$PGRUN_BIN/psql" -h "$PGRUN_SOCK" -p "$PGRUN_PORT" -U attest -d scale -At -F ' ' \
+        -c "SELECT pg_current_xact_id()::text::bigint, pg_current_wal_lsn() - '0/0'" >"$work/pg/pg-\$1"
 HOOK
 chmod +x pg-hook.sh
+"$PGRUN_BIN/createdb" -h "$PGRUN_SOCK" -p "$PGRUN_PORT" -U attest scale
+bench "postgresql://attest@127.0.0.1:$PGRUN_PORT/scale" 4 "$pgpid"
 for n in 1 2 4; do
-        "$PGRUN_BIN/createdb" -h "$PGRUN_SOCK" -p "$PGRUN_PORT" -U attest "scale-postgresql-$n"
-        run "postgresql-$n" "postgresql://attest@127.0.0.1:$PGRUN_PORT/scale-postgresql-$n" "$n" "$pgpid"
+        part=$(awk -v n="$n" '/^phase / { on = ($2 == n ":") ; next } on' <<<"$out")
+        row "postgresql-$n" "$part" "$n"
 done
+psql_q "SELECT 'agents', count(*), pg_total_relation_size('agents') FROM agents UNION ALL SELECT 'results', count(*), pg_total_relation_size('results') FROM results UNION ALL SELECT 'nonces_used', count(*), pg_total_relation_size('nonces_used') FROM nonces_used" |
+        awk -F'|' '{ printf "# postgres table %s: %d rows, %d bytes (%.0f bytes a row, indexes and TOAST included)\n", $1, $2, $3, $2 ? $3 / $2 : 0 }'
