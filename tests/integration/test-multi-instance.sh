@@ -47,7 +47,7 @@ inst() {
         local name=$1
         shift
         start_attestd -n "$name" -d "$ATTEST_PG_URL" --nonce-key "$work/nonce.key" \
-                --ek-ca "$SWTPM_STATE/ca" --insecure-trust-ak --interval 2 --grace 1 \
+                --ek-ca "$SWTPM_STATE/ca" --insecure-trust-ak --interval 2 --grace 1 --retain 100000 \
                 --webhook "https://127.0.0.1:$(cat rx/port)/hook" --webhook-ca "$CA" \
                 --webhook-secret-file "$work/secret" --webhook-backoff-max 1 "$@"
         ports[$name]=$port pids[$name]=$daemon_pid
