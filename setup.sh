@@ -18,6 +18,7 @@ packages=(
         postgresql-15 libpq-dev
         libjwt-dev python3-jwt python3-cryptography
         debhelper dpkg-dev fakeroot lintian mmdebstrap e2fsprogs
+        postgresql-15 libpq-dev
 )
 
 usage() {

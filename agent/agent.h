@@ -16,6 +16,7 @@
 
 #include "agent/config.h"
 #include "agent/facts.h"
+#include "agent/failover.h"
 #include "agent/http.h"
 #include "agent/imalog.h"
 #include "agent/outcome.h"
@@ -27,19 +28,24 @@
 
 struct agent {
         /* configuration */
-        const char *verifier, *ca, *cert, *key, *token_file, *tcti, *state_dir, *ima_path;
+        const char *verifiers[AGENT_VERIFIERS_MAX]; /* in order of preference */
+        unsigned n_verifiers;
+        const char *ca, *cert, *key, *token_file, *tcti, *state_dir, *ima_path;
         const char *dump, *pcr_sel_text;
         enum ima_format ima_format;
         enum tpm_key_alg ak_alg;
         bool once, insecure_http;
-        unsigned interval; /* seconds, when the verifier gives no next_due */
-        unsigned timeout;  /* seconds per HTTP request */
+        unsigned interval;            /* seconds, when the verifier gives no next_due */
+        unsigned timeout;             /* seconds per HTTP request */
+        unsigned retry_max, failback; /* seconds (agent/failover.h) */
         struct facts_paths facts_paths;
         struct agent_config cfg;                       /* the file, then the flags */
         char proc_paths[5][AGENT_CONFIG_STR_MAX + 32]; /* --proc-root's facts_paths */
         /* state */
         struct tpm *tpm;
-        struct http_client *http;
+        struct http_client *http; /* the verifier in use: https[fo.cur] */
+        struct http_client *https[AGENT_VERIFIERS_MAX];
+        struct failover fo;
         struct imalog log;
         char id[AGENT_ID_MAX + 1];
         char token[TOKEN_MAX + 1];

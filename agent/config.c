@@ -12,7 +12,7 @@
 #include "util/num.h"
 #include "util/tok.h"
 
-enum key_type { KEY_STR, KEY_U32, KEY_BOOL, KEY_ALG, KEY_FORMAT, KEY_PCRS, KEY_LABEL };
+enum key_type { KEY_STR, KEY_U32, KEY_BOOL, KEY_ALG, KEY_FORMAT, KEY_PCRS, KEY_LABEL, KEY_URL };
 
 struct key {
         const char *name;
@@ -23,7 +23,7 @@ struct key {
 
 #define O(f) offsetof(struct agent_config, f)
 static const struct key keys[AGENT_CFG_KEY_COUNT] = {
-        [AGENT_CFG_VERIFIER] = {"verifier", KEY_STR, O(verifier), 0},
+        [AGENT_CFG_VERIFIER] = {"verifier", KEY_URL, O(verifiers), 0},
         [AGENT_CFG_CA] = {"ca", KEY_STR, O(ca), 0},
         [AGENT_CFG_CERT] = {"cert", KEY_STR, O(cert), 0},
         [AGENT_CFG_KEY] = {"key", KEY_STR, O(key), 0},
@@ -42,6 +42,8 @@ static const struct key keys[AGENT_CFG_KEY_COUNT] = {
         [AGENT_CFG_TIMEOUT] = {"timeout", KEY_U32, O(timeout), AGENT_TIMEOUT_MAX},
         [AGENT_CFG_LABEL] = {"label", KEY_LABEL, O(labels), 0},
         [AGENT_CFG_MACHINE_ID_FILE] = {"machine-id-file", KEY_STR, O(machine_id_file), 0},
+        [AGENT_CFG_RETRY_MAX] = {"retry-max", KEY_U32, O(retry_max), AGENT_RETRY_MAX_MAX},
+        [AGENT_CFG_FAILBACK] = {"failback", KEY_U32, O(failback), AGENT_FAILBACK_MAX},
 };
 #undef O
 
@@ -92,6 +94,22 @@ static int set_label(struct agent_config *c, struct span v, struct attest_err *e
             span_cstr(val, l->value, sizeof(l->value)) < 0)
                 return attest_fail(err, -EINVAL, AE_CONFIG, "label: too long");
         c->n_labels++;
+        return 0;
+}
+
+/* One more verifier URL, after those given before (their order is the order of preference). */
+static int set_verifier(struct agent_config *c, struct span v, struct attest_err *err)
+{
+        for (unsigned i = 0; i < c->n_verifiers; i++)
+                if (span_eq(v, c->verifiers[i]))
+                        return attest_fail(err, -EINVAL, AE_CONFIG, "verifier: %.*s given twice",
+                                           (int)v.n, v.p);
+        if (c->n_verifiers >= AGENT_VERIFIERS_MAX)
+                return attest_fail(err, -EINVAL, AE_CONFIG, "verifier: more than %d verifiers",
+                                   AGENT_VERIFIERS_MAX);
+        if (span_cstr(v, c->verifiers[c->n_verifiers], AGENT_CONFIG_STR_MAX) < 0)
+                return attest_fail(err, -EINVAL, AE_CONFIG, "verifier: value too long");
+        c->n_verifiers++;
         return 0;
 }
 
@@ -161,6 +179,13 @@ int agent_config_set(struct agent_config *c, enum agent_config_key k, const char
                         return attest_fail(err, -EINVAL, AE_CONFIG, "%s: wants rsa or ecc",
                                            o->name);
                 memcpy(base, &a, sizeof(a));
+                break;
+        }
+        case KEY_URL: {
+                int x = set_verifier(c, v, err);
+
+                if (x < 0)
+                        return x;
                 break;
         }
         case KEY_LABEL: {

@@ -25,6 +25,9 @@
 #define AGENT_TOKEN_MAX 256                                /* the bearer token */
 #define AGENT_TOKEN_FILE_MAX (AGENT_TOKEN_MAX + 16)        /* its file: blanks, CRLF */
 #define AGENT_ID_MAX 64                                    /* the id the verifier assigned */
+#define AGENT_VERIFIERS_MAX 8                              /* `verifier` lines / --verifier flags */
+#define AGENT_RETRY_MAX_MAX 86400                          /* --retry-max, seconds */
+#define AGENT_FAILBACK_MAX 86400                           /* --failback, seconds */
 
 /* One per key; bit (1u << key) of agent_config.set says the key was given. */
 enum agent_config_key {
@@ -47,12 +50,17 @@ enum agent_config_key {
         AGENT_CFG_TIMEOUT,
         AGENT_CFG_LABEL,           /* repeatable: one label a line, KEY=VALUE */
         AGENT_CFG_MACHINE_ID_FILE, /* /etc/machine-id */
+        AGENT_CFG_RETRY_MAX,       /* the back-off's cap, seconds */
+        AGENT_CFG_FAILBACK,        /* seconds on a later verifier before the first is tried again */
         AGENT_CFG_KEY_COUNT,
 };
 
 struct agent_config {
         uint32_t set; /* 1u << enum agent_config_key for every key given */
-        char verifier[AGENT_CONFIG_STR_MAX];
+        /* `verifier = URL`, repeatable: the verifiers in order of preference (agent/failover.h);
+         * the same URL twice or one too many is an error */
+        unsigned n_verifiers;
+        char verifiers[AGENT_VERIFIERS_MAX][AGENT_CONFIG_STR_MAX];
         char ca[AGENT_CONFIG_STR_MAX];
         char cert[AGENT_CONFIG_STR_MAX];
         char key[AGENT_CONFIG_STR_MAX];
@@ -66,8 +74,10 @@ struct agent_config {
         enum tpm_key_alg ak_alg;
         bool ima_ascii; /* --ima-format ascii */
         bool once, insecure_http;
-        uint32_t interval; /* 1..AGENT_INTERVAL_MAX */
-        uint32_t timeout;  /* 1..AGENT_TIMEOUT_MAX */
+        uint32_t interval;  /* 1..AGENT_INTERVAL_MAX */
+        uint32_t timeout;   /* 1..AGENT_TIMEOUT_MAX */
+        uint32_t retry_max; /* 1..AGENT_RETRY_MAX_MAX */
+        uint32_t failback;  /* 1..AGENT_FAILBACK_MAX */
         char machine_id_file[AGENT_CONFIG_STR_MAX];
         /* operator labels (`label = KEY=VALUE`, repeatable; evidence/evidence.h's syntax and
          * caps: a bad key or value, a key given twice or one label too many is an error) */

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,8 +18,45 @@
 struct http_client {
         CURL *curl;
         char *url;
-        char *auth; /* "Authorization: Bearer ..." */
+        char *auth;           /* "Authorization: Bearer ..." */
+        uint32_t retry_after; /* of the last answer, seconds */
 };
+
+uint32_t http_retry_after(const struct http_client *c)
+{
+        return c ? c->retry_after : 0;
+}
+
+int http_retry_after_parse(const char *line, size_t len, uint32_t *ret)
+{
+        static const char name[] = "retry-after:";
+        uint64_t v = 0;
+        size_t i = sizeof(name) - 1, digits = 0;
+
+        if (len < i || strncasecmp(line, name, i) != 0)
+                return 0;
+        while (i < len && (line[i] == ' ' || line[i] == '\t'))
+                i++;
+        for (; i < len && line[i] >= '0' && line[i] <= '9'; i++, digits++)
+                if (v <= HTTP_RETRY_AFTER_MAX)
+                        v = v * 10 + (uint64_t)(line[i] - '0');
+        while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r' || line[i] == '\n'))
+                i++;
+        if (digits == 0 || i != len)
+                return 0; /* an HTTP-date, or garbage: not honoured */
+        *ret = v > HTTP_RETRY_AFTER_MAX ? HTTP_RETRY_AFTER_MAX : (uint32_t)v;
+        return 1;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *ud)
+{
+        struct http_client *c = ud;
+        uint32_t v;
+
+        if (http_retry_after_parse(p, size * n, &v) > 0)
+                c->retry_after = v;
+        return size * n;
+}
 
 struct http_client *http_free(struct http_client *c)
 {
@@ -107,6 +145,8 @@ int http_new(const struct http_opts *o, struct http_client **ret, struct attest_
                          o->connect_timeout_ms ? o->connect_timeout_ms : 5000L);
         curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, o->timeout_ms ? o->timeout_ms : 30000L);
         curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+        curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+        curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
         if (https) {
                 curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
                 curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
@@ -175,6 +215,7 @@ static int perform(struct http_client *c, const char *method, const char *path, 
                 hdr = curl_slist_append(hdr, c->auth);
         if (!hdr)
                 return -ENOMEM;
+        c->retry_after = 0;
         curl_easy_setopt(h, CURLOPT_URL, url);
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
         curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);

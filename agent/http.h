@@ -61,6 +61,19 @@ int http_request_stream(struct http_client *c, const char *method, const char *p
                         uint64_t body_len, http_body_fn fn, void *ctx, long *ret_status,
                         char **ret_body, struct attest_err *err) _wur_;
 
+/*
+ * The Retry-After of the last answer c got, in seconds (0: none, or not delta-seconds; capped at
+ * HTTP_RETRY_AFTER_MAX). Reset by every request.
+ */
+#define HTTP_RETRY_AFTER_MAX 86400
+uint32_t http_retry_after(const struct http_client *c);
+/*
+ * One header line as libcurl hands it over ("Name: value\r\n", untrusted): 1 and *ret the
+ * seconds when it is a Retry-After with delta-seconds (1*DIGIT, RFC 9110 10.2.3; over
+ * HTTP_RETRY_AFTER_MAX is that cap), 0 when it is another header or an HTTP-date.
+ */
+int http_retry_after_parse(const char *line, size_t len, uint32_t *ret) _wur_;
+
 /* Exponential back-off with full jitter: base * 2^attempt capped at max, times a random factor
  * in [0.5, 1). */
 struct backoff {

@@ -33,7 +33,15 @@ static void usage(FILE *f)
                 "  --config FILE        config file (default /etc/attest-agent/agent.conf if "
                 "present)\n"
                 "  --verifier URL       https://host:port of attestd (required unless\n"
-                "                       --dump-evidence without a verifier)\n"
+                "                       --dump-evidence without a verifier); repeatable, up to "
+                "8,\n"
+                "                       in order of preference: the agent fails over to the "
+                "next\n"
+                "                       (the flags replace the config file's verifier lines)\n"
+                "  --retry-max SEC      cap of the back-off when no verifier answers (default "
+                "300)\n"
+                "  --failback SEC       seconds on a later verifier before the first is tried\n"
+                "                       again (default 600)\n"
                 "  --ca FILE            CA bundle the verifier's certificate must chain to "
                 "(pinned)\n"
                 "  --cert FILE, --key FILE  client certificate for mutual TLS (optional)\n"
@@ -103,6 +111,8 @@ static const struct option options[] = {
         {"timeout", required_argument, NULL, OPT_KEY(AGENT_CFG_TIMEOUT)},
         {"label", required_argument, NULL, OPT_KEY(AGENT_CFG_LABEL)},
         {"machine-id-file", required_argument, NULL, OPT_KEY(AGENT_CFG_MACHINE_ID_FILE)},
+        {"retry-max", required_argument, NULL, OPT_KEY(AGENT_CFG_RETRY_MAX)},
+        {"failback", required_argument, NULL, OPT_KEY(AGENT_CFG_FAILBACK)},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
         {0},
@@ -120,7 +130,6 @@ static int apply_config(struct agent *a)
                 if (agent_config_has(c, k))                                                        \
                         (dst) = c->f;                                                              \
         } while (0)
-        STR(AGENT_CFG_VERIFIER, verifier, a->verifier);
         STR(AGENT_CFG_CA, ca, a->ca);
         STR(AGENT_CFG_CERT, cert, a->cert);
         STR(AGENT_CFG_KEY, key, a->key);
@@ -139,6 +148,13 @@ static int apply_config(struct agent *a)
                 a->interval = c->interval;
         if (agent_config_has(c, AGENT_CFG_TIMEOUT))
                 a->timeout = c->timeout;
+        if (agent_config_has(c, AGENT_CFG_RETRY_MAX))
+                a->retry_max = c->retry_max;
+        if (agent_config_has(c, AGENT_CFG_FAILBACK))
+                a->failback = c->failback;
+        a->n_verifiers = c->n_verifiers;
+        for (unsigned i = 0; i < c->n_verifiers; i++)
+                a->verifiers[i] = c->verifiers[i];
         a->once = c->once;
         a->insecure_http = c->insecure_http;
         if (agent_config_has(c, AGENT_CFG_PROC_ROOT)) {
@@ -163,6 +179,7 @@ static int parse_args(struct agent *a, int argc, char **argv)
 {
         struct attest_err err = {0};
         const char *config = NULL;
+        bool verifier_flag = false;
         int c, x;
 
         /* the config file first, so flags override it */
@@ -190,6 +207,11 @@ static int parse_args(struct agent *a, int argc, char **argv)
                 }
                 if (c == OPT_CONFIG)
                         continue;
+                /* --verifier flags replace the file's list rather than add to it */
+                if (c == OPT_KEY(AGENT_CFG_VERIFIER) && !verifier_flag) {
+                        verifier_flag = true;
+                        a->cfg.n_verifiers = 0;
+                }
                 if (c == '?' || c < OPT_KEY(0) || c >= OPT_KEY(AGENT_CFG_KEY_COUNT)) {
                         usage(stderr);
                         return -EINVAL;
@@ -207,7 +229,7 @@ static int parse_args(struct agent *a, int argc, char **argv)
         }
         if ((x = apply_config(a)) < 0)
                 return x;
-        if (!a->verifier && !a->dump) {
+        if (!a->n_verifiers && !a->dump) {
                 log_err("--verifier is required (or --dump-evidence for an offline quote)");
                 return -EINVAL;
         }
@@ -287,11 +309,89 @@ static const char *backoff_reason(const struct agent_outcome *o)
         }
 }
 
+static uint64_t now_ms(void)
+{
+        struct timespec t;
+
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/* Verifier i as "#N (URL)" for a log line, no userinfo. */
+static const char *verifier_name(const struct agent *a, unsigned i, char *out, size_t max)
+{
+        char url[256];
+
+        snprintf(out, max, "#%u (%s)", i + 1,
+                 failover_url_display(a->verifiers[i], url, sizeof(url)));
+        return out;
+}
+
+/* The step starts on the verifier the failover rule chooses. */
+static void choose_verifier(struct agent *a)
+{
+        unsigned from = a->fo.cur;
+        char n1[300], n2[300];
+
+        if (failover_begin(&a->fo, now_ms()) == FAILOVER_BACK)
+                log_notice("verifier %s answered for %u s: back to verifier %s",
+                           verifier_name(a, from, n1, sizeof(n1)), a->failback,
+                           verifier_name(a, 0, n2, sizeof(n2)));
+        a->http = a->https[a->fo.cur];
+}
+
+/*
+ * A step failed (act BACKOFF or FAILOVER): how long to wait before the next, with the verifier
+ * for it chosen; -1 when --once should give up. One log line per switch of verifier.
+ */
+static int64_t after_failure(struct agent *a, enum agent_action act, const struct agent_outcome *o,
+                             const char *step)
+{
+        uint32_t ra = http_retry_after(a->http), d;
+        unsigned from = a->fo.cur;
+        char n1[300], n2[300], why[96];
+
+        if (o->kind == AGENT_OUTCOME_HTTP)
+                snprintf(why, sizeof(why), "HTTP %ld%s%s, Retry-After %u s", o->status,
+                         o->code ? " " : "", o->code ? attest_code_name(o->code) : "", ra);
+        else
+                snprintf(why, sizeof(why), "%s", agent_outcome_kind_name(o->kind));
+        if (act == AGENT_ACT_FAILOVER) {
+                enum failover_move m = failover_down(&a->fo, now_ms(), ra, &d);
+
+                if (m == FAILOVER_NEXT) {
+                        log_notice("verifier %s unavailable (%s): %s goes to verifier %s",
+                                   verifier_name(a, from, n1, sizeof(n1)), why, step,
+                                   verifier_name(a, a->fo.cur, n2, sizeof(n2)));
+                        if (d)
+                                log_info("verifier %s: waiting %u ms for its Retry-After",
+                                         verifier_name(a, a->fo.cur, n2, sizeof(n2)), d);
+                        return d; /* --once too: every verifier gets its chance */
+                }
+                if (a->fo.n > 1)
+                        log_notice("verifier %s unavailable (%s), and all %u since the last "
+                                   "answer: %s goes to verifier %s in %u ms",
+                                   verifier_name(a, from, n1, sizeof(n1)), why, a->fo.n, step,
+                                   verifier_name(a, a->fo.cur, n2, sizeof(n2)), d);
+        } else {
+                d = failover_refused(&a->fo, now_ms(), ra);
+        }
+        if (a->once)
+                return -1; /* --once gives up, no loop */
+        if (strcmp(step, "enrolment") == 0) {
+                sd_notifyf(0, "STATUS=enrolment failed (%s), retrying in %u s", backoff_reason(o),
+                           d / 1000);
+                log_info("enrolment: retrying in %u ms", d);
+        } else {
+                sd_notifyf(0, "STATUS=%s, retrying in %u s", backoff_reason(o), d / 1000);
+                log_info("%s: retrying in %u ms", backoff_reason(o), d);
+        }
+        return d;
+}
+
 static int run(struct agent *a)
 {
-        struct backoff bo = {.base_ms = 1000, .max_ms = 300000};
         struct http_opts ho = {
-                .url = a->verifier,
                 .ca = a->ca,
                 .cert = a->cert,
                 .key = a->key,
@@ -301,22 +401,28 @@ static int run(struct agent *a)
         struct attest_err err = {0};
         bool ready = false, rechallenged = false;
         int x, result = AGENT_EXIT_ERROR;
+        int64_t d;
 
         if ((x = agent_read_token(a)) < 0)
                 return AGENT_EXIT_ERROR;
         ho.token = a->token[0] ? a->token : NULL;
-        if ((x = http_new(&ho, &a->http, &err)) < 0) {
-                log_err("%s", err.msg);
-                return AGENT_EXIT_ERROR;
+        /* one client (and keep-alive connection) per verifier; every URL checked now */
+        for (unsigned i = 0; i < a->n_verifiers; i++) {
+                ho.url = a->verifiers[i];
+                if ((x = http_new(&ho, &a->https[i], &err)) < 0) {
+                        log_err("verifier #%u: %s", i + 1, err.msg);
+                        return AGENT_EXIT_ERROR;
+                }
         }
+        failover_init(&a->fo, a->n_verifiers, a->retry_max * 1000, a->failback * 1000);
         if (sd_watchdog_enabled(0, &a->watchdog_usec) <= 0)
                 a->watchdog_usec = 0;
         while (!a->stop) {
                 struct agent_outcome o = {0};
                 enum agent_action act;
                 long due = 0;
-                uint32_t d;
 
+                choose_verifier(a);
                 if (!a->id[0]) {
                         x = agent_load_id(a);
                         if (x < 0) {
@@ -328,18 +434,15 @@ static int run(struct agent *a)
                                 act = agent_outcome_action(AGENT_STEP_ENROL, &o);
                                 if (act == AGENT_ACT_EXIT_DECOMMISSIONED)
                                         return decommissioned(&o);
-                                if (act == AGENT_ACT_EXIT_REFUSED ||
-                                    (act != AGENT_ACT_PROCEED && a->once))
+                                if (act == AGENT_ACT_EXIT_REFUSED)
                                         return AGENT_EXIT_ERROR; /* retrying won't help */
                                 if (act != AGENT_ACT_PROCEED) {
-                                        d = backoff_next(&bo);
-                                        sd_notifyf(0,
-                                                   "STATUS=enrolment failed (%s), retrying in %u s",
-                                                   backoff_reason(&o), d / 1000);
-                                        log_info("enrolment: retrying in %u ms", d);
-                                        nap(a, d);
+                                        if ((d = after_failure(a, act, &o, "enrolment")) < 0)
+                                                return AGENT_EXIT_ERROR;
+                                        nap(a, (uint64_t)d);
                                         continue;
                                 }
+                                failover_ok(&a->fo, now_ms());
                         }
                 }
                 if (!ready) {
@@ -351,7 +454,7 @@ static int run(struct agent *a)
                 act = agent_outcome_action(AGENT_STEP_ROUND, &o);
                 switch (act) {
                 case AGENT_ACT_PROCEED:
-                        backoff_reset(&bo);
+                        failover_ok(&a->fo, now_ms());
                         rechallenged = false;
                         sd_notifyf(0, "STATUS=last verdict: %s", a->last_status);
                         result = x == 1 ? AGENT_EXIT_PASS : AGENT_EXIT_FAIL;
@@ -377,17 +480,16 @@ static int run(struct agent *a)
                                 rechallenged = true;
                                 continue;
                         }
+                        act = AGENT_ACT_BACKOFF;
                         break;
                 default:
                         break;
                 }
-                if (a->once)
-                        return AGENT_EXIT_ERROR; /* --once gives up, no loop */
-                /* a local failure, no answer, or a refusal: keep the id, back off, retry */
-                d = backoff_next(&bo);
-                sd_notifyf(0, "STATUS=%s, retrying in %u s", backoff_reason(&o), d / 1000);
-                log_info("%s: retrying in %u ms", backoff_reason(&o), d);
-                nap(a, d);
+                /* a local failure, no answer, or a refusal: keep the id; the next verifier or
+                 * a back-off (agent/failover.h) */
+                if ((d = after_failure(a, act, &o, "round")) < 0)
+                        return AGENT_EXIT_ERROR;
+                nap(a, (uint64_t)d);
         }
 done:
         sd_notify(0, "STOPPING=1");
@@ -405,6 +507,8 @@ int main(int argc, char **argv)
                 .ak_alg = TPM_KEY_RSA2048,
                 .interval = 300,
                 .timeout = 60,
+                .retry_max = 300,
+                .failback = 600,
                 .sigfd = -1,
         };
         struct attest_err err = {0};
@@ -442,14 +546,15 @@ int main(int argc, char **argv)
                 log_err("TPM: %s", err.msg);
                 goto out;
         }
-        if (!a.verifier) {
+        if (!a.n_verifiers) {
                 rc = agent_dump_offline(&a) < 0 ? AGENT_EXIT_ERROR : AGENT_EXIT_PASS;
                 goto out;
         }
         rc = run(&a);
 out:
         OPENSSL_cleanse(a.token, sizeof(a.token));
-        http_free(a.http);
+        for (unsigned i = 0; i < AGENT_VERIFIERS_MAX; i++)
+                http_free(a.https[i]);
         tpm_close(a.tpm);
         if (a.sigfd >= 0)
                 close(a.sigfd);

@@ -30,6 +30,7 @@ const char *agent_action_name(enum agent_action a)
                 [AGENT_ACT_PROCEED] = "proceed",
                 [AGENT_ACT_RECHALLENGE] = "rechallenge",
                 [AGENT_ACT_BACKOFF] = "backoff",
+                [AGENT_ACT_FAILOVER] = "failover",
                 [AGENT_ACT_REENROL] = "reenrol",
                 [AGENT_ACT_EXIT_REFUSED] = "exit-refused",
                 [AGENT_ACT_EXIT_DECOMMISSIONED] = "exit-decommissioned",
@@ -59,8 +60,12 @@ static enum agent_action http_action(enum agent_step step, long status, enum att
         default:
                 break;
         }
-        /* the verifier busy, overloaded or down behind a proxy: try again later */
-        if (status >= 500 || status == 408 || status == 429)
+        /* the verifier busy, overloaded (503 store_busy, server_busy) or down behind a proxy:
+         * another one may answer */
+        if (status >= 500)
+                return AGENT_ACT_FAILOVER;
+        /* about this agent or this request, not the verifier: try it again later */
+        if (status == 408 || status == 429)
                 return AGENT_ACT_BACKOFF;
         /* enrolment refused (bad token, EK not trusted, AK enrolled elsewhere): retrying the same
          * request cannot succeed */
@@ -77,11 +82,14 @@ enum agent_action agent_outcome_action(enum agent_step step, const struct agent_
                 return AGENT_ACT_PROCEED;
         case AGENT_OUTCOME_HTTP:
                 return http_action(step, o->status, o->code);
-        case AGENT_OUTCOME_LOCAL:
         case AGENT_OUTCOME_TRANSPORT:
         case AGENT_OUTCOME_PROTOCOL:
+                /* no answer, or none usable: the verifier's trouble, another may answer */
+                return AGENT_ACT_FAILOVER;
+        case AGENT_OUTCOME_LOCAL:
         default:
-                /* never a reason to forget the agent id or to stop for good */
+                /* this host's trouble: never a reason to forget the agent id, to stop for good
+                 * or to leave a verifier */
                 return AGENT_ACT_BACKOFF;
         }
 }

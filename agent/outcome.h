@@ -53,6 +53,8 @@ enum agent_action {
         AGENT_ACT_PROCEED,      /* done: wait for the next round */
         AGENT_ACT_RECHALLENGE,  /* the nonce expired or is unknown: a fresh challenge at once */
         AGENT_ACT_BACKOFF,      /* retry after a back-off; keep the agent id */
+        AGENT_ACT_FAILOVER,     /* no usable answer (transport, protocol, 5xx): the next verifier
+                                 * (agent/failover.h), then a back-off; keep the agent id */
         AGENT_ACT_REENROL,      /* the verifier forgot this agent (DELETE): enrol again */
         AGENT_ACT_EXIT_REFUSED, /* enrolment refused: exit AGENT_EXIT_ERROR */
         AGENT_ACT_EXIT_DECOMMISSIONED, /* exit AGENT_EXIT_DECOMMISSIONED, no retry */

@@ -10,8 +10,23 @@
  * (utime + stime from /proc/PID/stat, all its threads) per attestation. Bounded by --seconds and
  * --rounds.
  *
- * bench-daemon --url URL --ca CA.pem --token ADMIN [--agents N] [--threads T] [--entries E]
- *              [--seconds S] [--rounds R] [--rsa] [--pid PID]
+ * Several attestd instances on one database: --url repeated (at most 8); agent i attests at
+ * URL i mod n (challenge and evidence to the same one), and is enrolled there. --acks FILE writes
+ * one line per 200 the bench saw, "ID ENTRIES" (the agent's log length the verdict covered), for
+ * a test to find every acknowledged verdict in the results afterwards. With --pid (repeatable:
+ * every attestd, and the PostgreSQL server's processes) the CPU is their sum. Enrolment (not
+ * timed) runs on all --threads in parallel. --pid-tree PID (the PostgreSQL postmaster) adds a
+ * separate CPU figure for PID and all its children (live ones, and the reaped ones through
+ * cutime/cstime). --metric NAME (repeatable) prints the growth of that /metrics counter, summed
+ * over its label sets and over every --url, per attestation of the timed part. --hook CMD runs
+ * "CMD before" and "CMD after" (sh -c) right at the edges of the timed part. HTTP bytes per
+ * attestation (request and answer heads and bodies, without TLS framing) are printed too.
+ * --phases 1,2,4: after one enrolment, one timed part per number, each with the agents spread
+ * over that many of the first URLs (a scale bench without enrolling again); the hook gets
+ * "before-N"/"after-N" then, and each part's figures follow a "phase N" line.
+ *
+ * bench-daemon --url URL [--url URL]... --ca CA.pem --token ADMIN [--agents N] [--threads T]
+ *              [--entries E] [--seconds S] [--rounds R] [--rsa] [--pid PID]... [--acks FILE]
  */
 #include <dirent.h>
 #include <errno.h>
@@ -38,10 +53,20 @@
 #include "util/hex.h"
 #include "tests/lib/imagen.h"
 
+#define URLS_MAX 8
+#define PIDS_MAX 64
+
 struct opts {
-        const char *url, *ca, *token;
-        unsigned agents, threads, entries, seconds, rounds, pid;
+        const char *urls[URLS_MAX], *ca, *token, *acks;
+        unsigned nurls, agents, threads, entries, seconds, rounds, npids;
+        unsigned pids[PIDS_MAX], pid_tree;
+        const char *metrics[8], *hook;
+        unsigned nmetrics;
+        unsigned phases[URLS_MAX], nphases; /* --phases: URLs in use per timed part */
+        _Atomic unsigned active;            /* URLs in use now */
         bool rsa;
+        FILE *ackf;
+        pthread_mutex_t ack_lock;
 };
 
 struct agent {
@@ -64,8 +89,10 @@ struct worker {
         uint64_t *lat; /* round latencies, us */
         size_t nlat, cap;
         uint64_t ok, failed, errors;
+        uint64_t up, down; /* HTTP bytes (head and body) of the timed rounds */
         struct hasher *h;
-        CURL *curl;
+        CURL *curl, *curls[URLS_MAX]; /* one keep-alive connection per instance */
+        const char *url;              /* the instance of the agent at hand */
         struct curl_slist *hdr[2]; /* request headers without / with the admin token, built once */
         struct buf resp;
         atomic_bool *stop;
@@ -104,7 +131,7 @@ static long post(struct worker *w, const char *path, const char *body, bool auth
         char url[512], hdr[600];
         long code = 0;
 
-        snprintf(url, sizeof(url), "%s%s", w->o->url, path);
+        snprintf(url, sizeof(url), "%s%s", w->url ? w->url : w->o->urls[0], path);
         if (!w->hdr[auth]) {
                 w->hdr[auth] = curl_slist_append(NULL, "Content-Type: application/json");
                 if (auth) {
@@ -119,8 +146,18 @@ static long post(struct worker *w, const char *path, const char *body, bool auth
         curl_easy_setopt(w->curl, CURLOPT_HTTPHEADER, w->hdr[auth]);
         curl_easy_setopt(w->curl, CURLOPT_POSTFIELDS, body);
         curl_easy_setopt(w->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-        if (curl_easy_perform(w->curl) == CURLE_OK)
+        if (curl_easy_perform(w->curl) == CURLE_OK) {
+                curl_off_t ul = 0, dl = 0;
+                long rq = 0, hd = 0;
+
                 curl_easy_getinfo(w->curl, CURLINFO_RESPONSE_CODE, &code);
+                curl_easy_getinfo(w->curl, CURLINFO_SIZE_UPLOAD_T, &ul);
+                curl_easy_getinfo(w->curl, CURLINFO_SIZE_DOWNLOAD_T, &dl);
+                curl_easy_getinfo(w->curl, CURLINFO_REQUEST_SIZE, &rq);
+                curl_easy_getinfo(w->curl, CURLINFO_HEADER_SIZE, &hd);
+                w->up += (uint64_t)ul + (uint64_t)rq;
+                w->down += (uint64_t)dl + (uint64_t)hd;
+        }
         return code;
 }
 
@@ -379,6 +416,12 @@ static int one_round(struct worker *w, struct agent *a)
                 goto out;
         snprintf(path, sizeof(path), "/v1/agents/%s/evidence", a->id);
         code = post(w, path, body, false);
+        if (code == 200 && w->o->ackf) {
+                pthread_mutex_lock((pthread_mutex_t *)&w->o->ack_lock);
+                fprintf(w->o->ackf, "%s %llu\n", a->id, (unsigned long long)a->entries);
+                fflush(w->o->ackf);
+                pthread_mutex_unlock((pthread_mutex_t *)&w->o->ack_lock);
+        }
         if (code == 200) {
                 r = json_str(w->resp.p, "status", status, sizeof(status)) == 0 &&
                                     !strcmp(status, "pass")
@@ -409,6 +452,8 @@ static void *worker_main(void *arg)
                         if (atomic_load(w->stop) || a->rounds >= w->o->rounds)
                                 return NULL;
                         t0 = now_us();
+                        w->curl = w->curls[i % w->o->active];
+                        w->url = w->o->urls[i % w->o->active];
                         r = one_round(w, a);
                         if (r < 0) {
                                 w->errors++;
@@ -423,6 +468,49 @@ static void *worker_main(void *arg)
                         w->lat[w->nlat++] = now_us() - t0;
                         n++;
                 }
+        }
+        return NULL;
+}
+
+/* Keys and enrolment of the worker's agents (agent i at URL i mod n); not timed. */
+static void *enrol_main(void *arg)
+{
+        struct worker *w = arg;
+        const struct opts *o = w->o;
+
+        for (unsigned i = w->first; i < o->agents; i += w->step) {
+                struct agent *a = &w->agents[i];
+                uint8_t pub[1024];
+                size_t pl;
+                char *b64, *body = NULL;
+                json_t *j;
+
+                w->curl = w->curls[i % o->nurls];
+                w->url = o->urls[i % o->nurls];
+                a->key = o->rsa ? EVP_RSA_gen(2048) : EVP_EC_gen("P-256");
+                if (!a->key || sign_ctx(o, a) < 0 || ak_public(o, a->key, pub, &pl) < 0)
+                        return NULL;
+                for (int p = 0; p < 10; p++)
+                        memset(a->pcr[p], p + 1, 32);
+                b64 = malloc(b64_encoded_size(pl));
+                if (!b64)
+                        return NULL;
+                b64_encode(pub, pl, b64);
+                if (asprintf(&body, "{\"ak_public\":\"%s\"}", b64) < 0) {
+                        free(b64);
+                        return NULL;
+                }
+                if (post(w, "/v1/agents", body, true) != 201) {
+                        fprintf(stderr, "bench: enrol: %s\n", w->resp.p ? w->resp.p : "");
+                        free(body);
+                        free(b64);
+                        return NULL;
+                }
+                j = json_loads(w->resp.p, 0, NULL);
+                snprintf(a->id, sizeof(a->id), "%s", json_string_value(json_object_get(j, "id")));
+                json_decref(j);
+                free(body);
+                free(b64);
         }
         return NULL;
 }
@@ -446,6 +534,98 @@ static unsigned long long cpu_ticks(unsigned pid)
             sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
                 return 0;
         return ut + st;
+}
+
+/* CPU ticks of pid and its descendants one level down: its own, its reaped children's
+ * (cutime + cstime) and its live children's (utime + stime). */
+static unsigned long long tree_ticks(unsigned pid)
+{
+        char path[64], buf[1024], *p;
+        unsigned long long ut, st, cut, cst, sum = 0;
+        struct dirent *de;
+        DIR *dir;
+        size_t n;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+        if (!pid || !(f = fopen(path, "re")))
+                return 0;
+        n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        if (!(p = strrchr(buf, ')')) ||
+            sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &ut,
+                   &st, &cut, &cst) != 4)
+                return 0;
+        sum = ut + st + cut + cst;
+        if (!(dir = opendir("/proc")))
+                return sum;
+        while ((de = readdir(dir))) {
+                unsigned ppid;
+
+                if (de->d_name[0] < '1' || de->d_name[0] > '9')
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%.20s/stat", de->d_name);
+                if (!(f = fopen(path, "re")))
+                        continue;
+                n = fread(buf, 1, sizeof(buf) - 1, f);
+                fclose(f);
+                buf[n] = 0;
+                if ((p = strrchr(buf, ')')) &&
+                    sscanf(p + 1, " %*c %u %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ppid,
+                           &ut, &st) == 3 &&
+                    ppid == pid)
+                        sum += ut + st;
+        }
+        closedir(dir);
+        return sum;
+}
+
+/* The sum of every sample of counter name on every instance's /metrics; -1 when absent. */
+static double metric_sum(const struct opts *o, const char *name)
+{
+        double sum = 0;
+        bool found = false;
+        size_t nl = strlen(name);
+
+        for (unsigned u = 0; u < o->nurls; u++) {
+                struct buf b = {0};
+                char url[512];
+                CURL *c = curl_new(o, &b);
+                const char *line;
+
+                if (!c)
+                        return -1;
+                snprintf(url, sizeof(url), "%s/metrics", o->urls[u]);
+                curl_easy_setopt(c, CURLOPT_URL, url);
+                if (curl_easy_perform(c) == CURLE_OK && b.p)
+                        for (line = b.p; line && *line;
+                             line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+                                const char *sp;
+
+                                if (strncmp(line, name, nl) != 0 ||
+                                    (line[nl] != ' ' && line[nl] != '{'))
+                                        continue;
+                                if ((sp = strchr(line, ' ')) && sp < strchrnul(line, '\n')) {
+                                        sum += strtod(sp + 1, NULL);
+                                        found = true;
+                                }
+                        }
+                curl_easy_cleanup(c);
+                free(b.p);
+        }
+        return found ? sum : -1;
+}
+
+static void run_hook(const struct opts *o, const char *when)
+{
+        char *cmd = NULL;
+
+        if (!o->hook || asprintf(&cmd, "%s %s", o->hook, when) < 0)
+                return;
+        if (system(cmd) != 0)
+                fprintf(stderr, "bench: hook %s failed\n", when);
+        free(cmd);
 }
 
 /* Context switches of all the process's threads (voluntary + involuntary); 0 when unknown. */
@@ -513,6 +693,11 @@ int main(int argc, char **argv)
                 {"rounds", required_argument, NULL, 'r'},
                 {"rsa", no_argument, NULL, 'R'},
                 {"pid", required_argument, NULL, 'p'},
+                {"acks", required_argument, NULL, 'A'},
+                {"pid-tree", required_argument, NULL, 'P'},
+                {"metric", required_argument, NULL, 'M'},
+                {"hook", required_argument, NULL, 'H'},
+                {"phases", required_argument, NULL, 'F'},
                 {0},
         };
         struct opts o = {
@@ -522,7 +707,7 @@ int main(int argc, char **argv)
         pthread_t *th;
         atomic_bool stop = false;
         struct buf resp = {0};
-        uint64_t t0, t1, total = 0, ok = 0, failed = 0, errors = 0, *all;
+        uint64_t t0, t1, total = 0, ok = 0, failed = 0, errors = 0, *all, up = 0, down = 0;
         unsigned long r0, h0, r1, h1;
         unsigned long long c0, c1, x0, x1;
         struct rusage u0, u1;
@@ -532,7 +717,35 @@ int main(int argc, char **argv)
         while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
                 switch (c) {
                 case 'u':
-                        o.url = optarg;
+                        if (o.nurls == URLS_MAX)
+                                return 2;
+                        o.urls[o.nurls++] = optarg;
+                        break;
+                case 'A':
+                        o.acks = optarg;
+                        break;
+                case 'H':
+                        o.hook = optarg;
+                        break;
+                case 'F': {
+                        char *e = optarg;
+
+                        while (*e && o.nphases < URLS_MAX) {
+                                o.phases[o.nphases++] = (unsigned)strtoul(e, &e, 10);
+                                if (*e == ',')
+                                        e++;
+                                else if (*e)
+                                        return 2;
+                        }
+                        break;
+                }
+                case 'P':
+                        o.pid_tree = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                case 'M':
+                        if (o.nmetrics == ARRAY_SIZE(o.metrics))
+                                return 2;
+                        o.metrics[o.nmetrics++] = optarg;
                         break;
                 case 'c':
                         o.ca = optarg;
@@ -559,13 +772,22 @@ int main(int argc, char **argv)
                         o.rsa = true;
                         break;
                 case 'p':
-                        o.pid = (unsigned)strtoul(optarg, NULL, 10);
+                        if (o.npids == PIDS_MAX)
+                                return 2;
+                        o.pids[o.npids++] = (unsigned)strtoul(optarg, NULL, 10);
                         break;
                 default:
                         return 2;
                 }
         }
-        if (!o.url || !o.ca || !o.token || !o.agents || !o.threads || o.threads > o.agents) {
+        if (!o.nphases)
+                o.phases[o.nphases++] = o.nurls;
+        for (unsigned i = 0; i < o.nphases; i++)
+                if (!o.phases[i] || o.phases[i] > o.nurls) {
+                        fprintf(stderr, "bench: --phases: 1..%u URLs\n", o.nurls);
+                        return 2;
+                }
+        if (!o.nurls || !o.ca || !o.token || !o.agents || !o.threads || o.threads > o.agents) {
                 fprintf(stderr, "usage: see the comment at the top of bench-daemon.c\n");
                 return 2;
         }
@@ -576,7 +798,7 @@ int main(int argc, char **argv)
         if (!agents || !w || !th)
                 return 1;
 
-        /* set-up, not timed: keys and enrolment */
+        /* set-up, not timed: the policy, then keys and enrolment on every thread */
         {
                 struct worker s = {.o = &o, .resp = {0}};
 
@@ -586,125 +808,184 @@ int main(int argc, char **argv)
                          "\"never_permissive\":true}}",
                          true) == 0)
                         return 1;
-                /* PUT, not POST */
-                curl_easy_setopt(s.curl, CURLOPT_CUSTOMREQUEST, NULL);
-                for (unsigned i = 0; i < o.agents; i++) {
-                        uint8_t pub[1024];
-                        size_t pl;
-                        char *b64, *body;
-                        json_t *j;
-
-                        agents[i].key = o.rsa ? EVP_RSA_gen(2048) : EVP_EC_gen("P-256");
-                        if (!agents[i].key || sign_ctx(&o, &agents[i]) < 0 ||
-                            ak_public(&o, agents[i].key, pub, &pl) < 0)
-                                return 1;
-                        for (int p = 0; p < 10; p++)
-                                memset(agents[i].pcr[p], p + 1, 32);
-                        b64 = malloc(b64_encoded_size(pl));
-                        b64_encode(pub, pl, b64);
-                        if (asprintf(&body, "{\"ak_public\":\"%s\"}", b64) < 0)
-                                return 1;
-                        if (post(&s, "/v1/agents", body, true) != 201) {
-                                fprintf(stderr, "bench: enrol: %s\n", s.resp.p);
-                                return 1;
-                        }
-                        j = json_loads(s.resp.p, 0, NULL);
-                        snprintf(agents[i].id, sizeof(agents[i].id), "%s",
-                                 json_string_value(json_object_get(j, "id")));
-                        json_decref(j);
-                        free(body);
-                        free(b64);
-                }
                 curl_easy_cleanup(s.curl);
                 curl_slist_free_all(s.hdr[0]);
                 curl_slist_free_all(s.hdr[1]);
                 free(s.resp.p);
         }
-        (void)resp;
-        rss(o.pid, &r0, &h0);
-        c0 = cpu_ticks(o.pid);
-        x0 = ctx_switches(o.pid);
-        getrusage(RUSAGE_SELF, &u0);
-        t0 = now_us();
+        if (o.acks && !(o.ackf = fopen(o.acks, "we")))
+                return 1;
+        pthread_mutex_init(&o.ack_lock, NULL);
         for (unsigned t = 0; t < o.threads; t++) {
                 w[t] = (struct worker){
                         .o = &o, .agents = agents, .first = t, .step = o.threads, .stop = &stop};
-                if (hasher_new(&w[t].h) < 0 || !(w[t].curl = curl_new(&o, &w[t].resp)))
+                for (unsigned u = 0; u < o.nurls; u++)
+                        if (!(w[t].curls[u] = curl_new(&o, &w[t].resp)))
+                                return 1;
+                if (hasher_new(&w[t].h) < 0)
                         return 1;
-                pthread_create(&th[t], NULL, worker_main, &w[t]);
+                pthread_create(&th[t], NULL, enrol_main, &w[t]);
         }
-        for (;;) {
-                struct timespec ts = {0, 100 * 1000 * 1000};
-                bool all_done = true;
-
-                nanosleep(&ts, NULL);
-                for (unsigned i = 0; i < o.agents && all_done; i++)
-                        all_done = agents[i].rounds >= o.rounds;
-                if (all_done || now_us() - t0 >= (uint64_t)o.seconds * 1000000)
-                        break;
-        }
-        atomic_store(&stop, true);
-        for (unsigned t = 0; t < o.threads; t++)
-                pthread_join(th[t], NULL);
-        t1 = now_us();
-        c1 = cpu_ticks(o.pid);
-        x1 = ctx_switches(o.pid);
-        getrusage(RUSAGE_SELF, &u1);
-        rss(o.pid, &r1, &h1);
-        for (unsigned t = 0; t < o.threads; t++)
-                total += w[t].nlat;
-        all = malloc((total ? total : 1) * sizeof(*all));
         for (unsigned t = 0; t < o.threads; t++) {
-                memcpy(all + nall, w[t].lat, w[t].nlat * sizeof(*all));
-                nall += w[t].nlat;
-                ok += w[t].ok;
-                failed += w[t].failed;
-                errors += w[t].errors;
-                curl_easy_cleanup(w[t].curl);
+                pthread_join(th[t], NULL);
+                w[t].up = w[t].down = 0; /* the timed rounds' bytes only */
+        }
+        for (unsigned i = 0; i < o.agents; i++)
+                if (!agents[i].id[0]) {
+                        fprintf(stderr, "bench: agent %u not enrolled\n", i);
+                        return 1;
+                }
+        (void)resp;
+        double m0[8], m1[8];
+        unsigned long long p0, p1;
+        unsigned long long all_errors = 0;
+
+        for (unsigned ph = 0; ph < o.nphases; ph++) {
+                char when[32];
+
+                atomic_store(&o.active, o.phases[ph]);
+                atomic_store(&stop, false);
+                total = ok = failed = errors = up = down = 0;
+                nall = 0;
+                for (unsigned t = 0; t < o.threads; t++)
+                        w[t].nlat = w[t].ok = w[t].failed = w[t].errors = w[t].up = w[t].down = 0;
+                if (o.nphases > 1)
+                        printf("phase %u: agents over %u of %u instances\n", o.phases[ph],
+                               o.phases[ph], o.nurls);
+                if (o.nphases > 1)
+                        snprintf(when, sizeof(when), "before-%u", o.phases[ph]);
+                else
+                        snprintf(when, sizeof(when), "before");
+
+                for (unsigned i = 0; i < o.nmetrics; i++)
+                        m0[i] = metric_sum(&o, o.metrics[i]);
+                run_hook(&o, when);
+                p0 = tree_ticks(o.pid_tree);
+                rss(o.pids[0], &r0, &h0);
+                c0 = x0 = 0;
+                for (unsigned i = 0; i < o.npids; i++) {
+                        c0 += cpu_ticks(o.pids[i]);
+                        x0 += ctx_switches(o.pids[i]);
+                }
+                getrusage(RUSAGE_SELF, &u0);
+                t0 = now_us();
+                for (unsigned t = 0; t < o.threads; t++)
+                        pthread_create(&th[t], NULL, worker_main, &w[t]);
+                for (;;) {
+                        struct timespec ts = {0, 100 * 1000 * 1000};
+                        bool all_done = true;
+
+                        nanosleep(&ts, NULL);
+                        for (unsigned i = 0; i < o.agents && all_done; i++)
+                                all_done = agents[i].rounds >= o.rounds;
+                        if (all_done || now_us() - t0 >= (uint64_t)o.seconds * 1000000)
+                                break;
+                }
+                atomic_store(&stop, true);
+                for (unsigned t = 0; t < o.threads; t++)
+                        pthread_join(th[t], NULL);
+                t1 = now_us();
+                c1 = x1 = 0;
+                for (unsigned i = 0; i < o.npids; i++) {
+                        c1 += cpu_ticks(o.pids[i]);
+                        x1 += ctx_switches(o.pids[i]);
+                }
+                getrusage(RUSAGE_SELF, &u1);
+                rss(o.pids[0], &r1, &h1);
+                p1 = tree_ticks(o.pid_tree);
+                if (o.nphases > 1)
+                        snprintf(when, sizeof(when), "after-%u", o.phases[ph]);
+                else
+                        snprintf(when, sizeof(when), "after");
+                run_hook(&o, when);
+                for (unsigned i = 0; i < o.nmetrics; i++)
+                        m1[i] = metric_sum(&o, o.metrics[i]);
+                for (unsigned t = 0; t < o.threads; t++)
+                        total += w[t].nlat;
+                all = malloc((total ? total : 1) * sizeof(*all));
+                for (unsigned t = 0; t < o.threads; t++) {
+                        memcpy(all + nall, w[t].lat, w[t].nlat * sizeof(*all));
+                        nall += w[t].nlat;
+                        ok += w[t].ok;
+                        failed += w[t].failed;
+                        errors += w[t].errors;
+                        up += w[t].up;
+                        down += w[t].down;
+                }
+                qsort(all, nall, sizeof(*all), cmp_u64);
+                printf("agents=%u threads=%u entries/round=%u key=%s seconds=%.2f\n", o.agents,
+                       o.threads, o.entries, o.rsa ? "rsa2048" : "p256", (double)(t1 - t0) / 1e6);
+                printf("attestations=%llu pass=%llu fail=%llu errors=%llu rate=%.0f/s\n",
+                       (unsigned long long)nall, (unsigned long long)ok, (unsigned long long)failed,
+                       (unsigned long long)errors, (double)nall * 1e6 / (double)(t1 - t0));
+                if (nall)
+                        printf("round latency p50=%.2f ms p99=%.2f ms max=%.2f ms\n",
+                               (double)all[nall / 2] / 1000, (double)all[nall * 99 / 100] / 1000,
+                               (double)all[nall - 1] / 1000);
+                {
+                        double us = (double)(u1.ru_utime.tv_sec - u0.ru_utime.tv_sec) * 1e6 +
+                                    (double)(u1.ru_utime.tv_usec - u0.ru_utime.tv_usec) +
+                                    (double)(u1.ru_stime.tv_sec - u0.ru_stime.tv_sec) * 1e6 +
+                                    (double)(u1.ru_stime.tv_usec - u0.ru_stime.tv_usec);
+
+                        /* the client's own cost: when it nears a whole core, it is the bottleneck
+                         */
+                        printf("client cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n",
+                               us / 1e6, 100.0 * us / (double)(t1 - t0),
+                               nall ? us / 1000.0 / (double)nall : 0.0);
+                }
+                if (o.npids) {
+                        double cpu = (double)(c1 - c0) / (double)sysconf(_SC_CLK_TCK);
+
+                        if (o.npids > 1)
+                                printf("attestd instances=%u (cpu summed; rss of the first)\n",
+                                       o.npids);
+                        printf("attestd rss before=%lu kB after=%lu kB peak=%lu kB\n", r0, r1, h1);
+                        printf("attestd cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n",
+                               cpu, 100.0 * cpu * 1e6 / (double)(t1 - t0),
+                               nall ? cpu * 1000.0 / (double)nall : 0.0);
+                        printf("attestd context switches=%llu per attestation=%.1f\n", x1 - x0,
+                               nall ? (double)(x1 - x0) / (double)nall : 0.0);
+                }
+                printf("http bytes/attestation up=%.0f down=%.0f\n",
+                       nall ? (double)up / (double)nall : 0.0,
+                       nall ? (double)down / (double)nall : 0.0);
+                if (o.pid_tree) {
+                        double cpu = (double)(p1 - p0) / (double)sysconf(_SC_CLK_TCK);
+
+                        printf("postgres cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n",
+                               cpu, 100.0 * cpu * 1e6 / (double)(t1 - t0),
+                               nall ? cpu * 1000.0 / (double)nall : 0.0);
+                }
+                for (unsigned i = 0; i < o.nmetrics; i++) {
+                        if (m0[i] < 0 || m1[i] < 0)
+                                printf("metric %s: absent\n", o.metrics[i]);
+                        else
+                                printf("metric %s: +%.0f per attestation=%.2f\n", o.metrics[i],
+                                       m1[i] - m0[i], nall ? (m1[i] - m0[i]) / (double)nall : 0.0);
+                }
+                fflush(stdout);
+                free(all);
+                all_errors += errors;
+        }
+        for (unsigned t = 0; t < o.threads; t++) {
+                for (unsigned u = 0; u < o.nurls; u++)
+                        curl_easy_cleanup(w[t].curls[u]);
                 curl_slist_free_all(w[t].hdr[0]);
                 curl_slist_free_all(w[t].hdr[1]);
                 hasher_free(w[t].h);
                 free(w[t].lat);
                 free(w[t].resp.p);
         }
-        qsort(all, nall, sizeof(*all), cmp_u64);
-        printf("agents=%u threads=%u entries/round=%u key=%s seconds=%.2f\n", o.agents, o.threads,
-               o.entries, o.rsa ? "rsa2048" : "p256", (double)(t1 - t0) / 1e6);
-        printf("attestations=%llu pass=%llu fail=%llu errors=%llu rate=%.0f/s\n",
-               (unsigned long long)nall, (unsigned long long)ok, (unsigned long long)failed,
-               (unsigned long long)errors, (double)nall * 1e6 / (double)(t1 - t0));
-        if (nall)
-                printf("round latency p50=%.2f ms p99=%.2f ms max=%.2f ms\n",
-                       (double)all[nall / 2] / 1000, (double)all[nall * 99 / 100] / 1000,
-                       (double)all[nall - 1] / 1000);
-        {
-                double us = (double)(u1.ru_utime.tv_sec - u0.ru_utime.tv_sec) * 1e6 +
-                            (double)(u1.ru_utime.tv_usec - u0.ru_utime.tv_usec) +
-                            (double)(u1.ru_stime.tv_sec - u0.ru_stime.tv_sec) * 1e6 +
-                            (double)(u1.ru_stime.tv_usec - u0.ru_stime.tv_usec);
-
-                /* the client's own cost: when it nears a whole core, it is the bottleneck */
-                printf("client cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n", us / 1e6,
-                       100.0 * us / (double)(t1 - t0), nall ? us / 1000.0 / (double)nall : 0.0);
-        }
-        if (o.pid) {
-                double cpu = (double)(c1 - c0) / (double)sysconf(_SC_CLK_TCK);
-
-                printf("attestd rss before=%lu kB after=%lu kB peak=%lu kB\n", r0, r1, h1);
-                printf("attestd cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n", cpu,
-                       100.0 * cpu * 1e6 / (double)(t1 - t0),
-                       nall ? cpu * 1000.0 / (double)nall : 0.0);
-                printf("attestd context switches=%llu per attestation=%.1f\n", x1 - x0,
-                       nall ? (double)(x1 - x0) / (double)nall : 0.0);
-        }
+        if (o.ackf)
+                fclose(o.ackf);
         for (unsigned i = 0; i < o.agents; i++) {
                 EVP_PKEY_CTX_free(agents[i].sign);
                 EVP_PKEY_free(agents[i].key);
         }
-        free(all);
         free(agents);
         free(w);
         free(th);
         curl_global_cleanup();
-        return errors ? 1 : 0;
+        return all_errors ? 1 : 0;
 }

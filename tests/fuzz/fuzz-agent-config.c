@@ -65,7 +65,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         FUZZ_CHECK(x == 0 && size <= AGENT_CONFIG_FILE_MAX);
         FUZZ_CHECK((c.set >> AGENT_CFG_KEY_COUNT) == 0);
-        check_str(&c, AGENT_CFG_VERIFIER, c.verifier);
+        FUZZ_CHECK(c.n_verifiers <= AGENT_VERIFIERS_MAX);
+        FUZZ_CHECK((c.n_verifiers > 0) == agent_config_has(&c, AGENT_CFG_VERIFIER));
+        for (unsigned i = 0; i < c.n_verifiers; i++) {
+                FUZZ_CHECK(c.verifiers[i][0] != '\0');
+                FUZZ_CHECK(memchr(c.verifiers[i], '\0', AGENT_CONFIG_STR_MAX) != NULL);
+                for (unsigned j = 0; j < i; j++)
+                        FUZZ_CHECK(strcmp(c.verifiers[i], c.verifiers[j]) != 0);
+        }
         check_str(&c, AGENT_CFG_CA, c.ca);
         check_str(&c, AGENT_CFG_CERT, c.cert);
         check_str(&c, AGENT_CFG_KEY, c.key);
@@ -80,5 +87,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(!agent_config_has(&c, AGENT_CFG_INTERVAL) ||
                    (c.interval >= 1 && c.interval <= AGENT_INTERVAL_MAX));
         FUZZ_CHECK(c.timeout >= 1 && c.timeout <= AGENT_TIMEOUT_MAX);
+        FUZZ_CHECK(!agent_config_has(&c, AGENT_CFG_RETRY_MAX) ||
+                   (c.retry_max >= 1 && c.retry_max <= AGENT_RETRY_MAX_MAX));
+        FUZZ_CHECK(!agent_config_has(&c, AGENT_CFG_FAILBACK) ||
+                   (c.failback >= 1 && c.failback <= AGENT_FAILBACK_MAX));
         return 0;
 }

@@ -30,6 +30,9 @@ START_TEST(test_config_every_key_and_the_syntax)
                                    "\n"
                                    "\t\n"
                                    "verifier = https://127.0.0.1:8443\r\n"
+                                   "verifier = https://127.0.0.2:8443\n"
+                                   "retry-max = 30\n"
+                                   "failback = 120\n"
                                    "ca=/etc/ca.pem\n"
                                    "cert \t=  /c.pem  \n"
                                    "key = /k.pem\n"
@@ -55,7 +58,12 @@ START_TEST(test_config_every_key_and_the_syntax)
 
         ck_assert_int_eq(agent_config_parse(LIT(text), "a.conf", c, &err), 0);
         ck_assert_uint_eq(c->set, (1u << AGENT_CFG_KEY_COUNT) - 1);
-        ck_assert_str_eq(c->verifier, "https://127.0.0.1:8443");
+        /* verifiers add up, in order: the order of preference */
+        ck_assert_uint_eq(c->n_verifiers, 2);
+        ck_assert_str_eq(c->verifiers[0], "https://127.0.0.1:8443");
+        ck_assert_str_eq(c->verifiers[1], "https://127.0.0.2:8443");
+        ck_assert_uint_eq(c->retry_max, 30);
+        ck_assert_uint_eq(c->failback, 120);
         ck_assert_str_eq(c->ca, "/etc/ca.pem");
         ck_assert_str_eq(c->cert, "/c.pem");
         ck_assert_str_eq(c->key, "/k.pem");
@@ -179,6 +187,39 @@ START_TEST(test_config_label_count_cap)
 }
 END_TEST
 
+/* Verifiers at cap - 1 and cap parse, one more is an error naming its line; the same URL twice
+ * is one; a failed parse leaves the list as it was (parse_fails). */
+START_TEST(test_config_verifier_count_cap)
+{
+        char text[4096];
+        size_t n = 0, last;
+        struct agent_config *c = cfg_new();
+        struct attest_err err = {0};
+
+        for (int i = 0; i < AGENT_VERIFIERS_MAX; i++) {
+                last = n;
+                n += (size_t)snprintf(text + n, sizeof(text) - n,
+                                      "verifier = https://127.0.0.%d:8443\n", i + 1);
+        }
+        ck_assert_int_eq(agent_config_parse(text, last, "a.conf", c, &err), 0);
+        ck_assert_uint_eq(c->n_verifiers, AGENT_VERIFIERS_MAX - 1);
+        free(c);
+        c = cfg_new();
+        ck_assert_int_eq(agent_config_parse(text, n, "a.conf", c, &err), 0);
+        ck_assert_uint_eq(c->n_verifiers, AGENT_VERIFIERS_MAX);
+        ck_assert_str_eq(c->verifiers[AGENT_VERIFIERS_MAX - 1], "https://127.0.0.8:8443");
+        free(c);
+        parse_fails(text,
+                    (size_t)snprintf(text + n, sizeof(text) - n,
+                                     "verifier = https://127.0.0.99:8443\n") +
+                            n,
+                    "a.conf:9: verifier: more than 8 verifiers");
+        parse_fails(LIT("verifier = https://a:1\nverifier = https://b:1\nverifier = https://a:1\n"),
+                    "a.conf:3: verifier: https://a:1 given twice");
+        parse_fails(LIT("verifier = https://a:1\nverifier =\n"), "a.conf:2: verifier: empty value");
+}
+END_TEST
+
 START_TEST(test_config_value_cap)
 {
         size_t pre = strlen("state-dir = ");
@@ -274,7 +315,9 @@ START_TEST(test_config_number_caps)
                 enum agent_config_key k;
                 uint32_t max;
         } nums[] = {{AGENT_CFG_INTERVAL, AGENT_INTERVAL_MAX},
-                    {AGENT_CFG_TIMEOUT, AGENT_TIMEOUT_MAX}};
+                    {AGENT_CFG_TIMEOUT, AGENT_TIMEOUT_MAX},
+                    {AGENT_CFG_RETRY_MAX, AGENT_RETRY_MAX_MAX},
+                    {AGENT_CFG_FAILBACK, AGENT_FAILBACK_MAX}};
 
         for (size_t i = 0; i < ARRAY_SIZE(nums); i++)
                 for (int d = -1; d <= 1; d++) {
@@ -287,8 +330,10 @@ START_TEST(test_config_number_caps)
                         if (d <= 0) {
                                 ck_assert_int_eq(
                                         agent_config_parse(line, (size_t)n, "a.conf", c, &err), 0);
-                                ck_assert_uint_eq(nums[i].k == AGENT_CFG_INTERVAL ? c->interval
-                                                                                  : c->timeout,
+                                ck_assert_uint_eq(nums[i].k == AGENT_CFG_INTERVAL    ? c->interval
+                                                  : nums[i].k == AGENT_CFG_TIMEOUT   ? c->timeout
+                                                  : nums[i].k == AGENT_CFG_RETRY_MAX ? c->retry_max
+                                                                                     : c->failback,
                                                   nums[i].max + d);
                         } else {
                                 snprintf(want, sizeof(want),
@@ -544,6 +589,7 @@ int main(void)
         tcase_add_test(tc, test_config_malformed_lines_name_line_and_key);
         tcase_add_test(tc, test_config_value_cap);
         tcase_add_test(tc, test_config_label_count_cap);
+        tcase_add_test(tc, test_config_verifier_count_cap);
         tcase_add_test(tc, test_config_line_cap);
         tcase_add_test(tc, test_config_file_cap);
         tcase_add_test(tc, test_config_number_caps);

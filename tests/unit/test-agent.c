@@ -628,9 +628,9 @@ START_TEST(test_outcome_local_errors_never_reenrol)
                 for (int step = AGENT_STEP_ENROL; step <= AGENT_STEP_ROUND; step++) {
                         /* a missing IMA log, TPM or state-dir failure: back off, keep the id */
                         ck_act(AGENT_ACT_BACKOFF, step, AGENT_OUTCOME_LOCAL, errs[i], 0, NULL);
-                        /* no answer, or one the agent cannot use: the same */
-                        ck_act(AGENT_ACT_BACKOFF, step, AGENT_OUTCOME_TRANSPORT, errs[i], 0, NULL);
-                        ck_act(AGENT_ACT_BACKOFF, step, AGENT_OUTCOME_PROTOCOL, errs[i], 0, NULL);
+                        /* no answer, or one the agent cannot use: the next verifier */
+                        ck_act(AGENT_ACT_FAILOVER, step, AGENT_OUTCOME_TRANSPORT, errs[i], 0, NULL);
+                        ck_act(AGENT_ACT_FAILOVER, step, AGENT_OUTCOME_PROTOCOL, errs[i], 0, NULL);
                 }
         /* a stray status or code next to a local failure changes nothing */
         ck_act(AGENT_ACT_BACKOFF, AGENT_STEP_ROUND, AGENT_OUTCOME_LOCAL, -ENOENT, 404,
@@ -662,13 +662,20 @@ START_TEST(test_outcome_http_statuses_and_codes)
         ck_act(AGENT_ACT_BACKOFF, R, H, 0, 403, "agent_not_active");
         ck_act(AGENT_ACT_BACKOFF, R, H, 0, 403, "forbidden");
         ck_act(AGENT_ACT_BACKOFF, R, H, 0, 409, "agent_busy");
-        ck_act(AGENT_ACT_BACKOFF, R, H, 0, 503, "nonces_exhausted");
-        ck_act(AGENT_ACT_BACKOFF, R, H, 0, 500, NULL);
+        /* the verifier busy or broken: another one may answer */
+        ck_act(AGENT_ACT_FAILOVER, R, H, 0, 503, "nonces_exhausted");
+        ck_act(AGENT_ACT_FAILOVER, R, H, 0, 503, "store_busy");
+        ck_act(AGENT_ACT_FAILOVER, R, H, 0, 503, "server_busy");
+        ck_act(AGENT_ACT_FAILOVER, R, H, 0, 502, NULL);
+        ck_act(AGENT_ACT_FAILOVER, R, H, 0, 500, NULL);
+        /* about this agent or request: the same verifier, later */
+        ck_act(AGENT_ACT_BACKOFF, R, H, 0, 429, NULL);
+        ck_act(AGENT_ACT_BACKOFF, R, H, 0, 408, NULL);
         /* a stale nonce: one fresh challenge */
         ck_act(AGENT_ACT_RECHALLENGE, R, H, 0, 410, "nonce_expired");
         ck_act(AGENT_ACT_RECHALLENGE, R, H, 0, 409, "nonce_unknown");
         /* enrolment: the verifier down or busy is retried, a refusal is final */
-        ck_act(AGENT_ACT_BACKOFF, E, H, 0, 503, NULL);
+        ck_act(AGENT_ACT_FAILOVER, E, H, 0, 503, NULL);
         ck_act(AGENT_ACT_BACKOFF, E, H, 0, 429, NULL);
         ck_act(AGENT_ACT_BACKOFF, E, H, 0, 408, NULL);
         ck_act(AGENT_ACT_EXIT_REFUSED, E, H, 0, 401, "unauthorized");
