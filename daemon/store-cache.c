@@ -234,9 +234,11 @@ void store_cache_agent_add(struct store_cache *c, const struct store_agent *a, u
         struct agent_entry *e;
         void *p;
 
-        if (c->max == 0 || strlen(a->id) > STORE_ID_MAX)
+        if (strlen(a->id) > STORE_ID_MAX)
                 return;
         pthread_mutex_lock(&c->lock);
+        if (c->max == 0)
+                goto out;
         if (c->gen[stripe(a->id)] != gen || find(c, a->id)) {
                 c->stats.refused++;
                 goto out;

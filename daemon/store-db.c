@@ -904,7 +904,8 @@ int store_open_opts(const struct store_options *o, struct store **ret, struct at
         pthread_cond_init(&s->conn_free, NULL);
         pthread_cond_init(&s->job_ready, NULL);
         s->conns = calloc(connections, sizeof(*s->conns));
-        if (!s->conns || store_cache_new(STORE_AGENT_CACHE_MAX, &s->cache) < 0) {
+        if (!s->conns || store_cache_new(s->pg ? STORE_PG_AGENT_CACHE_MAX : STORE_AGENT_CACHE_MAX,
+                                         &s->cache) < 0) {
                 store_close(s);
                 return -ENOMEM;
         }

@@ -85,8 +85,13 @@ uint64_t store_wal_pages(struct store *s);
  * The read cache (store-cache.c): agent rows by id, at most STORE_AGENT_CACHE_MAX of them (least
  * recently used dropped first), and the live version of each policy name; every write path of
  * the store keeps it coherent, so reads on the attestation path take no SQLite read.
+ * With PostgreSQL the agent rows are not cached (STORE_PG_AGENT_CACHE_MAX): another instance may
+ * change a row at any moment (a round it accepted moves the log offset and the replay state), and
+ * a challenge answered from a stale row sends the agent the wrong offset. store_cache_limit()
+ * turns it on for a deployment known to run one instance (and for the cache's own tests).
  */
 #define STORE_AGENT_CACHE_MAX 16384
+#define STORE_PG_AGENT_CACHE_MAX 0
 /*
  * With PostgreSQL (several instances may write), a cached live policy version is served at most
  * this long after it was read: another instance's PUT of a new version or DELETE is in effect

@@ -3,7 +3,9 @@
  * The store's read cache (daemon/store-cache.c): every write path leaves what a read returns
  * equal to the database (checked against a second store on the same file, which has read nothing
  * yet), a read that raced a write does not put the old row back, the cap holds, and concurrent
- * rounds and admin writes end coherent. Real SQLite files.
+ * rounds and admin writes end coherent. Real SQLite files, or real PostgreSQL databases (suite
+ * store-pg): there the agent cache is off by default (another instance may write any row) and the
+ * tests of the cache's own workings turn it on with store_cache_limit().
  */
 #include <check.h>
 #include <pthread.h>
@@ -132,6 +134,7 @@ static void every_write_path(enum store_mode mode)
         memset(h2, 2, 32);
         db_in_tmp(dir, db, sizeof(db));
         ck_assert_int_eq(store_open(db, mode, 2, &s, &err), 0);
+        store_cache_limit(s, STORE_AGENT_CACHE_MAX);
         agent_rec(&a, "a1", "active", ak, name);
         ck_assert_int_eq(store_agent_add(s, &a), 0);
         coherent(s, db, "a1", "add");
@@ -214,6 +217,7 @@ static void every_write_path(enum store_mode mode)
         verdict(s, "new", 11, "pass", NULL, 0);
         store_close(s);
         ck_assert_int_eq(store_open(db, mode, 2, &s, &err), 0);
+        store_cache_limit(s, STORE_AGENT_CACHE_MAX);
         ck_assert_int_eq(store_agent_offset(s, "new", &offset), 0);
         ck_assert_uint_eq(offset, 11);
         coherent(s, db, "new", "reopened");
@@ -284,6 +288,7 @@ START_TEST(test_add_after_a_write_is_refused)
 
         db_in_tmp(dir, db, sizeof(db));
         ck_assert_int_eq(store_open(db, STORE_WRITER, 2, &s, &err), 0);
+        store_cache_limit(s, STORE_AGENT_CACHE_MAX);
         agent_rec(&a, "a1", "active", ak, name);
         ck_assert_int_eq(store_agent_add(s, &a), 0);
         ck_assert_int_eq(store_agent_get(s, "a1", &old), 0); /* the row before the write */
@@ -407,6 +412,7 @@ START_TEST(test_concurrent_rounds_and_admin_writes)
 
         db_in_tmp(dir, db, sizeof(db));
         ck_assert_int_eq(store_open(db, STORE_WRITER, 4, &s, &err), 0);
+        store_cache_limit(s, STORE_AGENT_CACHE_MAX);
         ck_assert_int_eq(store_policy_put(s, "p", "{}", 1, &(int64_t){0}), 0);
         for (int i = 0; i < 4; i++) {
                 w[i] = (struct worker){.s = s};
@@ -490,6 +496,53 @@ START_TEST(test_nonce_purge_at_most_once_a_second)
 }
 END_TEST
 
+/*
+ * The default per engine. SQLite: this process is the only writer, rows are served from the
+ * cache (a second read is a hit). PostgreSQL: another instance (a second store on the same
+ * database) accepts a round; the first store's next challenge must answer the new offset, so
+ * nothing is served from a cache there (the stale offset multi-instance once saw).
+ */
+START_TEST(test_default_per_engine)
+{
+        char dir[] = "/tmp/attestd-cache.XXXXXX", db[64];
+        struct store *s, *t;
+        struct attest_err err = {0};
+        struct store_agent a, *got;
+        struct store_cache_stats st;
+        uint8_t ak[4] = {1, 2, 3, 4}, name[4] = {5, 6, 7, 8};
+        uint64_t offset;
+
+        db_in_tmp(dir, db, sizeof(db));
+        ck_assert_int_eq(store_open(db, STORE_POOL, 2, &s, &err), 0);
+        agent_rec(&a, "a1", "active", ak, name);
+        ck_assert_int_eq(store_agent_add(s, &a), 0);
+        ck_assert_int_eq(store_agent_offset(s, "a1", &offset), 0);
+        ck_assert_int_eq(store_agent_offset(s, "a1", &offset), 0);
+        ck_assert_uint_eq(offset, 0);
+        store_cache_stats(s, &st);
+        if (!store_target_pg()) {
+                ck_assert_uint_ge(st.hits, 1);
+                store_close(s);
+                rm_rf(dir);
+                return;
+        }
+        ck_assert_uint_eq(st.hits, 0);
+        ck_assert_uint_eq(st.entries, 0);
+        ck_assert_int_eq(store_open(db, STORE_POOL, 2, &t, &err), 0);
+        verdict(t, "a1", 8, "pass", NULL, 0);
+        ck_assert_int_eq(store_agent_offset(s, "a1", &offset), 0);
+        ck_assert_uint_eq(offset, 8);
+        ck_assert_int_eq(store_agent_get(s, "a1", &got), 0);
+        ck_assert_uint_eq(got->ima_offset, 8);
+        store_agent_free(got);
+        ck_assert_int_eq(store_agent_decommission(t, "a1", 9000), 0);
+        ck_assert_int_eq(store_agent_offset(s, "a1", &offset), -EPERM);
+        store_close(t);
+        store_close(s);
+        rm_rf(dir);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("store-cache");
@@ -505,6 +558,7 @@ int main(void)
         tcase_add_test(tc, test_bounded);
         tcase_add_test(tc, test_concurrent_rounds_and_admin_writes);
         tcase_add_test(tc, test_nonce_purge_at_most_once_a_second);
+        tcase_add_test(tc, test_default_per_engine);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_ENV);
