@@ -42,6 +42,9 @@ int policy_from_json(const json_t *doc, struct policy **ret, struct attest_err *
 struct policy *policy_free(struct policy *p);
 DEFINE_CLEANUP_FUNC(struct policy *, policy_free)
 const char *policy_name(const struct policy *p);
+/* runtime: the ima.runtime section (policy/runtime.h), NULL when the policy has none. */
+struct rt_policy;
+const struct rt_policy *policy_runtime(const struct policy *p);
 
 /*
  * Evaluate the policy on typed claims into *ret_verdict (initialised here; release it with

@@ -452,6 +452,15 @@ static void replay_state_seeds(void)
         c->trusted_keys_seen = true;
         memset(c->trusted_keys.source_name, 'x', CDATA_WORD_MAX - 1);
         c->cfi_seen = true;
+        /* runtime: its section at its largest */
+        memset(s.runtime.ref, 'r', RT_REF_MAX);
+        s.runtime.failed = s.runtime.nfail = RT_FAILURES_CAP;
+        for (unsigned i = 0; i < RT_FAILURES_CAP; i++) {
+                s.runtime.fail[i].entry = 10 + i;
+                s.runtime.fail[i].digest_len = RT_DIGEST_MAX;
+                s.runtime.fail[i].path_len = RT_FAIL_PATH_MAX;
+                memset(s.runtime.fail[i].path, '/', RT_FAIL_PATH_MAX);
+        }
         if (replay_state_encode(&s, &b, &n) < 0 || n != REPLAY_STATE_MAX)
                 die("replay state");
         put("replay-state", "state", -1, b, n - 1);

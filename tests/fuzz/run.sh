@@ -37,7 +37,7 @@ max_len_for() {
         agent-config) echo 70000 ;; # AGENT_CONFIG_FILE_MAX 64 KiB
         facts) echo 4194400 ;;      # FACTS_CONFIG_MAX 4 MiB
         evidence | evidence-diff | http) echo 16777300 ;; # EVIDENCE_JSON_MAX / --max-evidence 16 MiB
-        replay-state) echo 8192 ;;  # REPLAY_STATE_MAX 4403 bytes
+        replay-state) echo 65536 ;; # REPLAY_STATE_MAX 25799 bytes
         util-kv) echo 70000 ;;      # FUZZ_KV_FILE_MAX (tests/fuzz/fuzz-util-kv.h)
         *) echo 1048576 ;;
         esac
