@@ -283,6 +283,10 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
          * this policy version (or the log starts again from entry 0) */
         armed = rp &&
                 (!prev.valid || rd->ev->ima_offset == 0 || !strcmp(prev.runtime.ref, rd->ref));
+        /* the log sent again from entry 0 after such a restart: judged afresh (the stored state
+         * of this boot was made under the other policy) */
+        if (armed && prev.valid && strcmp(prev.runtime.ref, rd->ref) != 0)
+                in.prev = NULL;
         if (armed) {
                 in.entry = runtime_entry;
                 in.entry_arg = rd->rt;
