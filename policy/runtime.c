@@ -139,10 +139,12 @@ struct rt_path {
         uint32_t off, len; /* in names */
 };
 
+/* the digest inline and the path's place: a lookup that passes touches the slot, this record
+ * and the path's bytes, nothing else */
 struct rt_digest {
-        uint32_t path; /* index in paths */
-        uint32_t off;  /* in bytes */
+        uint32_t path_off, path_len; /* in names */
         uint8_t algo, len;
+        uint8_t d[RT_DIGEST_MAX];
 };
 
 struct slot {
@@ -155,8 +157,6 @@ struct allowlist {
         bool present;
         char *names;
         size_t names_len;
-        uint8_t *bytes;
-        size_t bytes_len;
         struct rt_path *paths;
         size_t npaths;
         struct rt_digest *digests;
@@ -168,7 +168,6 @@ struct allowlist {
 static void allowlist_done(struct allowlist *a)
 {
         free(a->names);
-        free(a->bytes);
         free(a->paths);
         free(a->digests);
         free(a->pslots);
@@ -208,8 +207,8 @@ static const struct rt_path *path_find(const struct allowlist *a, uint64_t h, co
         }
 }
 
-static bool digest_find(const struct allowlist *a, uint64_t h, uint32_t path, unsigned algo,
-                        const uint8_t *d, size_t n)
+static bool digest_find(const struct allowlist *a, uint64_t h, const char *path, size_t pn,
+                        unsigned algo, const uint8_t *d, size_t n)
 {
         size_t i = h & a->dmask;
 
@@ -221,8 +220,9 @@ static bool digest_find(const struct allowlist *a, uint64_t h, uint32_t path, un
                 if (sl->h == h) {
                         const struct rt_digest *x = &a->digests[sl->ref - 1];
 
-                        if (x->path == path && x->algo == algo && x->len == n &&
-                            memcmp(a->bytes + x->off, d, n) == 0)
+                        if (x->algo == algo && x->len == n && x->path_len == pn &&
+                            memcmp(x->d, d, n) == 0 &&
+                            memcmp(a->names + x->path_off, path, pn) == 0)
                                 return true;
                 }
                 i = (i + 1) & a->dmask;
@@ -339,7 +339,6 @@ static int parse_allowlist(const json_t *o, const char *p, bool abs, struct allo
         a->pmask = table_size(a->npaths) - 1;
         a->dmask = table_size(total) - 1;
         if (!(a->names = malloc(names ? names : 1)) ||
-            !(a->bytes = malloc(total ? total * RT_DIGEST_MAX : 1)) ||
             !(a->paths = calloc(a->npaths ? a->npaths : 1, sizeof(*a->paths))) ||
             !(a->digests = calloc(total ? total : 1, sizeof(*a->digests))) ||
             !(a->pslots = calloc(a->pmask + 1, sizeof(*a->pslots))) ||
@@ -356,7 +355,7 @@ static int parse_allowlist(const json_t *o, const char *p, bool abs, struct allo
                 a->names_len += n;
                 slot_put(a->pslots, a->pmask, ph, (uint32_t)ni + 1);
                 for (size_t i = 0; i < json_array_size(v); i++) {
-                        uint8_t *d = a->bytes + a->bytes_len;
+                        uint8_t d[RT_DIGEST_MAX];
                         unsigned algo = 0;
                         size_t len = 0;
                         uint64_t dh;
@@ -366,13 +365,13 @@ static int parse_allowlist(const json_t *o, const char *p, bool abs, struct allo
                         if ((x = parse_digest(json_array_get(v, i), r, &algo, d, &len, err)) < 0)
                                 return x;
                         dh = digest_key(ph, algo, d, len);
-                        if (digest_find(a, dh, (uint32_t)ni, algo, d, len))
+                        if (digest_find(a, dh, key, n, algo, d, len))
                                 continue; /* listed twice: once is enough */
-                        a->digests[di] = (struct rt_digest){.path = (uint32_t)ni,
-                                                            .off = (uint32_t)a->bytes_len,
+                        a->digests[di] = (struct rt_digest){.path_off = a->paths[ni].off,
+                                                            .path_len = (uint32_t)n,
                                                             .algo = (uint8_t)algo,
                                                             .len = (uint8_t)len};
-                        a->bytes_len += len;
+                        memcpy(a->digests[di].d, d, len);
                         slot_put(a->dslots, a->dmask, dh, (uint32_t)di + 1);
                         di++;
                 }
@@ -387,11 +386,11 @@ static int allowlist_check(const struct allowlist *a, const char *name, size_t n
                            const uint8_t *d, size_t dn)
 {
         uint64_t ph = hash_bytes(name, n);
-        uint32_t idx;
 
-        if (!path_find(a, ph, name, n, &idx))
-                return -1;
-        return digest_find(a, digest_key(ph, algo, d, dn), idx, algo, d, dn) ? 1 : 0;
+        /* the passing case first: one probe of the digest set */
+        if (digest_find(a, digest_key(ph, algo, d, dn), name, n, algo, d, dn))
+                return 1;
+        return path_find(a, ph, name, n, NULL) ? 0 : -1;
 }
 
 /* ---- keys ---- */
