@@ -39,6 +39,8 @@ max_len_for() {
         evidence | evidence-diff | http) echo 16777300 ;; # EVIDENCE_JSON_MAX / --max-evidence 16 MiB
         replay-state) echo 65536 ;; # REPLAY_STATE_MAX 25799 bytes
         util-kv) echo 70000 ;;      # FUZZ_KV_FILE_MAX (tests/fuzz/fuzz-util-kv.h)
+        runtime) echo 2200000 ;;    # FUZZ_RUNTIME_MAX 2 MiB: excludes 1024 x 1024 bytes
+        runtime-sig) echo 65600 ;;  # sig_size is a u16 after a 9-byte header
         *) echo 1048576 ;;
         esac
 }
