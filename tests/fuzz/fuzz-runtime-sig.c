@@ -4,7 +4,8 @@
  * the input is the sig field of an ima-sig entry over a fixed sha256 digest, judged by a runtime
  * policy trusting one fixed EC key (the seed is evmctl's real signature by it, so the fuzzer
  * reaches the key lookup and OpenSSL's verify). No crash, no leak; a parsed header's signature
- * lies inside the input and fills it; a pass is only ever the one real signature.
+ * lies inside the input and fills it; a pass needs a well-formed header naming the trusted key
+ * and sha256 and a signature of DER's minimum size (a 1-byte seed must never pass).
  */
 #include <string.h>
 
@@ -63,6 +64,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 FUZZ_CHECK(rt_ctx_new(p, &c) == 0);
                 x = rt_eval_entry(c, &e, 1, &st, &why);
                 FUZZ_CHECK(x == RT_PASS_SIGNED || x == RT_FAIL);
+                if (x == RT_PASS_SIGNED)
+                        FUZZ_CHECK(rt_sig_parse(data, size, &s) == 0 && s.keyid == 0xd14a6f61 &&
+                                   s.hash_algo == RT_ALGO_SHA256 && s.sig_len >= 8);
                 if (x == RT_FAIL)
                         FUZZ_CHECK(why == RT_REASON_BAD_SIGNATURE || why == RT_REASON_UNKNOWN_KEY ||
                                    (why == RT_REASON_NOT_ALLOWED && size == 0));
