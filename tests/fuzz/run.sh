@@ -31,7 +31,7 @@ max_len_for() {
         ima-binary) echo 262144 ;;  # IMA_DATA_MAX 65536 per entry, several entries
         kv) echo 8192 ;;            # CDATA_BUF_MAX 4096
         pcrs) echo 300000 ;;        # PCR_FILE_MAX 262144
-        policy) echo 131072 ;;      # POLICY_JSON_MAX 65536
+        policy) echo 33554500 ;;    # POLICY_JSON_MAX 32 MiB
         quote) echo 65536 ;;        # TPM2B sizes are u16
         config | tokens) echo 1100000 ;; # CONFIG_FILE_MAX, AUTH_FILE_MAX 1 MiB
         agent-config) echo 70000 ;; # AGENT_CONFIG_FILE_MAX 64 KiB

@@ -51,6 +51,33 @@ api PUT /v1/policies/default \
 jq -e '.detail | contains("$.ima.runtime.digests[\"/usr/bin/tool-0\"][0]")' <<<"$body" >/dev/null ||
         fail "the error does not name the JSON path: $body"
 ok "PUT refuses a malformed digest naming \$.ima.runtime.digests[\"/usr/bin/tool-0\"][0]"
+
+# policy bodies up to POLICY_JSON_MAX (32 MiB, policy/policy.h): at the cap, one past it
+cap=$((32 * 1024 * 1024))
+doc='{"ima":{"runtime":{"excludes":["/tmp/.*"]}}}'
+{ printf '{'; head -c $((cap - ${#doc})) /dev/zero | tr '\0' ' '; printf '%s' "${doc:1}"; } >cap.json
+[ "$(stat -c %s cap.json)" = "$cap" ] || fail "cap.json is not $cap bytes"
+api PUT /v1/policies/big @cap.json "$ADMIN"
+expect 201 "" -- "PUT a policy body of exactly $cap bytes"
+printf ' ' >>cap.json
+api PUT /v1/policies/big @cap.json "$ADMIN"
+expect 413 body_too_large -- "PUT a policy body of $cap + 1 bytes"
+# a real-size allowlist: 100,000 paths, parsed and compiled once (the PUT), then cached
+jq -nc '{ima: {runtime: {digests: ([range(100000)] | map({key: "/usr/lib/pkg-\(. / 16 | floor)/lib\(.).so.1",
+        value: ["sha256:" + ("\(.)" | . + "0" * (64 - length))]}) | from_entries)}}}' >big.json
+parses0=$(metric attestd_policy_parses_total)
+rss0=$(awk '/^VmRSS/ { print $2 }' "/proc/$daemon_pid/status")
+t0=$(date +%s%N)
+api PUT /v1/policies/big @big.json "$ADMIN"
+t1=$(date +%s%N)
+expect 201 "" -- "PUT a 100,000-path runtime policy ($(stat -c %s big.json) bytes)"
+rss1=$(awk '/^VmRSS/ { print $2 }' "/proc/$daemon_pid/status")
+api GET /v1/policies/big "" "$READER"
+expect 200 "" -- "GET it back" >/dev/null
+[ "$(jq '.policy.ima.runtime.digests | length' <<<"$body" 2>/dev/null || jq '.ima.runtime.digests | length' <<<"$body")" = 100000 ] ||
+        fail "GET /v1/policies/big does not hold the 100,000 paths"
+[ $(($(metric attestd_policy_parses_total) - parses0)) = 1 ] || fail "the PUT parsed the policy more than once"
+ok "100,000-path policy: PUT in $(((t1 - t0) / 1000000)) ms (parse, compile, store; this build), daemon RSS +$(((rss1 - rss0) / 1024)) MiB, parsed once"
 policy /usr/bin/tool-0 /usr/bin/tool-2 /usr/bin/tool-3 /usr/bin/tool-4
 
 # ---- 1. the boot passes ------------------------------------------------------------------------
