@@ -9,7 +9,7 @@ cd "$top"
 packages=(
         build-essential meson ninja-build pkg-config clang libclang-rt-14-dev llvm clang-format
         check libssl-dev openssl libtss2-dev tpm2-tools swtpm swtpm-tools ima-evm-utils
-        libjansson-dev libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev libsqlite3-dev
+        libpcre2-dev libjansson-dev libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev libsqlite3-dev
         sqlite3 libsystemd-dev systemd zlib1g-dev curl valgrind xxd gnutls-bin time util-linux
         shellcheck jq python3 iproute2
         linux-source-6.1 linux-source-6.12 clang-16 lld-16 llvm-16 bc flex bison libelf-dev cpio

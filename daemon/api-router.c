@@ -483,6 +483,17 @@ static const struct method *method_find(const struct route *rt, const char *meth
         return NULL;
 }
 
+/* A method's body cap: evidence, a policy document (POLICY_JSON_MAX: runtime allowlists), else
+ * --max-body. */
+static size_t method_body_limit(const struct attestd *d, const struct method *m)
+{
+        if (m && m->evidence)
+                return d->cfg.max_evidence;
+        if (m && m->fn == api_policy_put)
+                return POLICY_JSON_MAX;
+        return d->cfg.max_body;
+}
+
 size_t api_body_limit(const struct attestd *d, const char *method, const char *path)
 {
         char id[API_ID_MAX + 1];
@@ -490,7 +501,7 @@ size_t api_body_limit(const struct attestd *d, const char *method, const char *p
         const struct route *rt = route_find(path, id, sizeof(id), &bad);
         const struct method *m = rt ? method_find(rt, method) : NULL;
 
-        return m && m->evidence ? d->cfg.max_evidence : d->cfg.max_body;
+        return method_body_limit(d, m);
 }
 
 static enum auth_role bearer_role(struct attestd *d, const char *h)
@@ -585,10 +596,9 @@ static void dispatch(struct attestd *d, const struct api_req *req, struct api_re
                           "ids are 1-64 of [A-Za-z0-9_.-], not starting with . or -");
                 return;
         }
-        if (req->body_len > (m->evidence ? d->cfg.max_evidence : d->cfg.max_body)) {
-                api_error(
-                        d, r, 413, AE_BODY_TOO_LARGE, "body larger than %llu bytes",
-                        (unsigned long long)(m->evidence ? d->cfg.max_evidence : d->cfg.max_body));
+        if (req->body_len > method_body_limit(d, m)) {
+                api_error(d, r, 413, AE_BODY_TOO_LARGE, "body larger than %llu bytes",
+                          (unsigned long long)method_body_limit(d, m));
                 return;
         }
         /* GET and DELETE take no body; only the routes that parse JSON look at Content-Type */

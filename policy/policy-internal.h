@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "policy/policy.h"
+#include "policy/runtime.h"
 
 #define WORD_MAX 32
 #define GLOB_MAX 128
@@ -46,6 +47,8 @@ struct policy {
         } kernel;
         struct pcr_set pcrs;
         tri require_boot_aggregate;
+        /* runtime: ima.runtime, NULL when absent (policy/runtime.h) */
+        struct rt_policy *runtime;
 };
 
 /* [A-Za-z0-9_.+~-]: names, trust sources, kernel releases. */

@@ -20,6 +20,8 @@
 
 struct policy *policy_free(struct policy *p)
 {
+        if (p)
+                rt_policy_free(p->runtime);
         free(p);
         return NULL;
 }
@@ -27,6 +29,11 @@ struct policy *policy_free(struct policy *p)
 const char *policy_name(const struct policy *p)
 {
         return p->name;
+}
+
+const struct rt_policy *policy_runtime(const struct policy *p)
+{
+        return p->runtime;
 }
 
 bool policy_glob_match(const char *g, const char *s)
@@ -260,7 +267,7 @@ int policy_from_json(const json_t *j, struct policy **ret, struct attest_err *er
         static const char *const k_cfi[] = {"enabled", "permissive", "anchored", NULL};
         static const char *const k_kernel[] = {"versions", "anchored", NULL};
         static const char *const k_tpm[] = {"pcrs", NULL};
-        static const char *const k_ima[] = {"require_boot_aggregate", NULL};
+        static const char *const k_ima[] = {"require_boot_aggregate", "runtime", NULL};
         _cleanup_(policy_freep) struct policy *pol = NULL;
         char p[JPATH_MAX], q[JPATH_MAX];
         json_t *s, *v;
@@ -358,6 +365,12 @@ int policy_from_json(const json_t *j, struct policy **ret, struct attest_err *er
                 if ((x = pbool(s, p, "require_boot_aggregate", &pol->require_boot_aggregate, err)) <
                     0)
                         return x;
+                /* runtime: the file allowlist, parsed once into its hash sets */
+                if ((v = json_object_get(s, "runtime"))) {
+                        jpath_join(q, p, "runtime");
+                        if ((x = rt_policy_from_json(v, q, &pol->runtime, err)) < 0)
+                                return x;
+                }
                 pol->has_ima = true;
         }
         *ret = TAKE_PTR(pol);

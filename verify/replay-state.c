@@ -34,10 +34,16 @@ enum {
 #define FLAGS_ALL ((1u << SELINUX_FLAG__COUNT) - 1)
 #define CAPS_ALL ((1u << SELINUX_CAP__COUNT) - 1)
 
+void rt_state_init(struct rt_state *s)
+{
+        memset(s, 0, sizeof(*s));
+}
+
 void replay_state_init(struct replay_state *s)
 {
         memset(s, 0, sizeof(*s));
         cdata_claims_init(&s->claims);
+        rt_state_init(&s->runtime);
 }
 
 /* ---- encoding ---- */
@@ -108,6 +114,41 @@ static int encode_claims(struct wb *w, const struct cdata_claims *c)
         return 0;
 }
 
+/* ---- runtime section ('R'): runtime's block ---- */
+
+enum { RT_TAG = 'R' };
+
+/* u8 'R' | u32 length | body; nothing when no runtime policy judged this boot */
+static int encode_runtime(struct wb *w, const struct rt_state *rs)
+{
+        size_t ref = strnlen(rs->ref, sizeof(rs->ref)), mark;
+        int x;
+
+        if (!ref)
+                return 0;
+        if (rs->nfail > RT_FAILURES_CAP)
+                return -EINVAL;
+        if ((x = wb_put_u8(w, RT_TAG)) < 0 || (x = wb_sized_begin(w, false, &mark)) < 0 ||
+            (x = put_sized8(w, rs->ref, ref)) < 0 || (x = put_u64le(w, rs->passed)) < 0 ||
+            (x = put_u64le(w, rs->failed)) < 0 || (x = put_u64le(w, rs->excluded)) < 0 ||
+            (x = put_u64le(w, rs->signed_ok)) < 0 || (x = put_u64le(w, rs->violations)) < 0 ||
+            (x = wb_put_u8(w, (uint8_t)rs->nfail)) < 0)
+                return x;
+        for (unsigned i = 0; i < rs->nfail; i++) {
+                const struct rt_failure *f = &rs->fail[i];
+
+                if (f->digest_len > RT_DIGEST_MAX || f->path_len > RT_FAIL_PATH_MAX)
+                        return -EINVAL;
+                if ((x = put_u64le(w, f->entry)) < 0 || (x = wb_put_u8(w, f->reason)) < 0 ||
+                    (x = wb_put_u8(w, f->algo)) < 0 ||
+                    (x = put_sized8(w, f->digest, f->digest_len)) < 0 ||
+                    (x = wb_put_u8(w, f->path_cut ? 1 : 0)) < 0 ||
+                    (x = put_sized8(w, f->path, f->path_len)) < 0)
+                        return x;
+        }
+        return wb_sized_end(w, false, mark, REPLAY_STATE_RUNTIME_MAX);
+}
+
 static int encode(struct wb *w, const struct replay_state *s)
 {
         uint8_t f = 0;
@@ -131,7 +172,9 @@ static int encode(struct wb *w, const struct replay_state *s)
                         if ((s->banks & BANK_MASK(b)) && (s->used & (1u << i)) &&
                             (x = wb_put(w, s->pcr[b][i], bank_size(b))) < 0)
                                 return x;
-        return encode_claims(w, &s->claims);
+        if ((x = encode_claims(w, &s->claims)) < 0)
+                return x;
+        return encode_runtime(w, &s->runtime);
 }
 
 int replay_state_encode(const struct replay_state *s, uint8_t **ret, size_t *ret_len)
@@ -401,6 +444,121 @@ static int decode_claims(struct dec *d, uint64_t entries, struct cdata_claims *c
         return 0;
 }
 
+/* The runtime section's body (after tag and length): every field checked. */
+static int decode_runtime(struct dec *d, uint64_t entries, struct rt_state *rs)
+{
+        const uint8_t *p;
+        uint8_t n = 0, nfail = 0;
+        size_t off;
+        int x;
+
+        off = rd_offset(&d->r);
+        if ((x = sized8(d, "runtime.ref", 1, RT_REF_MAX, &p, &n)) < 0)
+                return x;
+        for (uint8_t i = 0; i < n; i++)
+                if (p[i] < 0x21 || p[i] > 0x7e)
+                        return bad(d, off, "runtime.ref", "byte %u not printable", i);
+        memcpy(rs->ref, p, n);
+        rs->ref[n] = '\0';
+        if ((x = u64f(d, "runtime.passed", &rs->passed)) < 0 ||
+            (x = u64f(d, "runtime.failed", &rs->failed)) < 0 ||
+            (x = u64f(d, "runtime.excluded", &rs->excluded)) < 0 ||
+            (x = u64f(d, "runtime.signed", &rs->signed_ok)) < 0 ||
+            (x = u64f(d, "runtime.violations", &rs->violations)) < 0)
+                return x;
+        /* every judged entry is one of the counted outcomes (violations allowed included) */
+        if (rs->passed > entries || rs->failed > entries || rs->excluded > entries ||
+            rs->violations > entries || rs->signed_ok > rs->passed ||
+            rs->passed + rs->failed + rs->excluded > entries)
+                return bad(d, off, "runtime.counts", "counts exceed the %" PRIu64 " entries",
+                           entries);
+        off = rd_offset(&d->r);
+        if ((x = u8f(d, "runtime.nfail", &nfail)) < 0)
+                return x;
+        if (nfail > RT_FAILURES_CAP || nfail > rs->failed)
+                return bad(d, off, "runtime.nfail", "%u failures named, %" PRIu64 " counted", nfail,
+                           rs->failed);
+        rs->nfail = nfail;
+        for (unsigned i = 0; i < nfail; i++) {
+                struct rt_failure *f = &rs->fail[i];
+                uint8_t cut = 0;
+
+                memset(f, 0, sizeof(*f));
+                if ((x = entryf(d, "runtime.failure.entry", entries, &f->entry)) < 0)
+                        return x;
+                if (i && f->entry <= rs->fail[i - 1].entry)
+                        return bad(d, rd_offset(&d->r) - 8, "runtime.failure.entry",
+                                   "not after the previous failure");
+                off = rd_offset(&d->r);
+                if ((x = u8f(d, "runtime.failure.reason", &f->reason)) < 0)
+                        return x;
+                if (f->reason >= RT_REASON__COUNT)
+                        return bad(d, off, "runtime.failure.reason", "%u is no reason", f->reason);
+                if ((x = u8f(d, "runtime.failure.algo", &f->algo)) < 0 ||
+                    (x = sized8(d, "runtime.failure.digest", 0, RT_DIGEST_MAX, &p, &n)) < 0)
+                        return x;
+                memcpy(f->digest, p, n);
+                f->digest_len = n;
+                off = rd_offset(&d->r);
+                if ((x = u8f(d, "runtime.failure.flags", &cut)) < 0 ||
+                    (x = bitsf(d, "runtime.failure.flags", cut, 1, off)) < 0)
+                        return x;
+                f->path_cut = cut;
+                off = rd_offset(&d->r);
+                if ((x = sized8(d, "runtime.failure.path", 0, RT_FAIL_PATH_MAX, &p, &n)) < 0)
+                        return x;
+                if (memchr(p, '\0', n))
+                        return bad(d, off, "runtime.failure.path", "NUL in the path");
+                memcpy(f->path, p, n);
+                f->path[n] = '\0';
+                f->path_len = n;
+        }
+        return 0;
+}
+
+/* Tagged sections after the claims, each u8 tag | u32 length | body, tags ascending. */
+static int decode_sections(struct dec *d, struct replay_state *s)
+{
+        int last = -1;
+
+        while (rd_left(&d->r)) {
+                size_t off = rd_offset(&d->r), end;
+                uint8_t tag = 0;
+                uint32_t len = 0;
+                int x;
+
+                if ((x = u8f(d, "section.tag", &tag)) < 0)
+                        return x;
+                if (tag != RT_TAG)
+                        /* not a section this decoder knows: bytes after the state */
+                        return attest_fail(d->err, -EBADMSG, AE_REPLAY_STATE_TRAILING,
+                                           "byte %zu: %zu bytes after the state", off,
+                                           rd_left(&d->r) + 1);
+                if ((x = u32f(d, "section.length", &len)) < 0)
+                        return x;
+                if ((int)tag <= last)
+                        return bad(d, off, "section.tag", "tag %u after %d", tag, last);
+                last = tag;
+                if (len > rd_left(&d->r))
+                        return truncated(d, "section");
+                end = rd_offset(&d->r) + len;
+                switch (tag) {
+                case RT_TAG:
+                        x = decode_runtime(d, s->entries, &s->runtime);
+                        break;
+                default:
+                        return bad(d, off, "section.tag", "unknown section %u", tag);
+                }
+                if (x < 0)
+                        return x;
+                if (rd_offset(&d->r) != end)
+                        return bad(d, off, "section.length",
+                                   "%" PRIu32 " bytes, the section used %zu", len,
+                                   rd_offset(&d->r) - (end - len));
+        }
+        return 0;
+}
+
 int replay_state_decode(const uint8_t *buf, size_t len, struct replay_state *ret,
                         struct attest_err *err)
 {
@@ -462,7 +620,8 @@ int replay_state_decode(const uint8_t *buf, size_t len, struct replay_state *ret
                                 if ((s.banks & BANK_MASK(b)) && (s.used & (1u << i)) &&
                                     rd_copy(&d.r, s.pcr[b][i], bank_size(b)) < 0)
                                         return truncated(&d, "pcrs");
-                if ((x = decode_claims(&d, s.entries, &s.claims)) < 0)
+                if ((x = decode_claims(&d, s.entries, &s.claims)) < 0 ||
+                    (x = decode_sections(&d, &s)) < 0)
                         return x;
         }
         if (rd_left(&d.r))

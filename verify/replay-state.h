@@ -32,6 +32,46 @@
 
 #define REPLAY_STATE_VERSION 2 /* 1 was the JSON form of attestd before the typed pipeline */
 
+/* ---- ima.runtime results (policy/runtime.h evaluates, this file stores): runtime's block ---- */
+#define RT_FAILURES_CAP 64   /* failures named at most (the policy's failures_max is below) */
+#define RT_FAIL_PATH_MAX 255 /* bytes of a failure's path kept; longer ones are cut */
+#define RT_REF_MAX 95        /* the policy name@version the results were judged by */
+#define RT_DIGEST_MAX 64
+
+/* Why a file or buffer measurement failed; names in policy/runtime.c. */
+enum rt_reason {
+        RT_REASON_NOT_ALLOWED,         /* path not in the allowlist */
+        RT_REASON_DIGEST_MISMATCH,     /* path listed, digest not among its digests */
+        RT_REASON_BAD_SIGNATURE,       /* signature by a trusted key does not verify */
+        RT_REASON_UNKNOWN_KEY,         /* signature by a key the policy does not trust */
+        RT_REASON_VIOLATION,           /* an IMA violation beyond those allowed */
+        RT_REASON_KEYRING_NOT_ALLOWED, /* ima-buf key measurement not allowed for its keyring */
+        RT_REASON_BUF_NOT_ALLOWED,     /* other ima-buf event not allowed */
+        RT_REASON_UNSUPPORTED,         /* no digest or name to judge (opaque template, algo) */
+        RT_REASON__COUNT,
+};
+
+struct rt_failure {
+        uint64_t entry; /* log entry index since boot */
+        uint8_t reason; /* enum rt_reason */
+        uint8_t algo;   /* the kernel's enum hash_algo of the digest */
+        uint8_t digest_len;
+        bool path_cut;     /* the path was longer than RT_FAIL_PATH_MAX */
+        uint16_t path_len; /* bytes in path, NUL not counted */
+        uint8_t digest[RT_DIGEST_MAX];
+        char path[RT_FAIL_PATH_MAX + 1];
+};
+
+/* Counts are complete; failures hold the first nfail (at most the policy's failures_max). */
+struct rt_state {
+        char ref[RT_REF_MAX + 1]; /* "": no runtime policy judged this boot's entries */
+        uint64_t passed, failed, excluded, signed_ok, violations;
+        uint16_t nfail;
+        struct rt_failure fail[RT_FAILURES_CAP];
+};
+
+void rt_state_init(struct rt_state *s);
+
 /* Per agent and per boot. No pointers: copy it by assignment. */
 struct replay_state {
         bool valid; /* false: nothing known, replay from entry 0 */
@@ -45,6 +85,8 @@ struct replay_state {
         bool boot_aggregate_ok; /* ... and matched the quoted PCRs 0-9 (0-7 for sha1) */
         /* claims of the accepted entries on PCR 10 since boot, typed */
         struct cdata_claims claims;
+        /* runtime: the ima.runtime results since boot (section 'R') */
+        struct rt_state runtime;
 };
 
 /* Bytes of each part at its largest; REPLAY_STATE_MAX is their sum. */
@@ -54,9 +96,15 @@ struct replay_state {
 #define REPLAY_STATE_CLAIMS_MAX                                                                    \
         (1 + 8 + 8 + 1 + 8 + (8 + 1 + 1 + 4 + 4 + 4) + (8 + 4 + 1 + BANK_DIGEST_MAX) +             \
          (8 + 1 + CDATA_KERNEL_VERSION_MAX - 1) + (8 + 1 + CDATA_WORD_MAX - 1) + (8 + 1 + 1))
+/* runtime: u8 tag 'R' | u32 length | u8 ref length | ref | 5 x u64 counts | u8 nfail | failures:
+ * u64 entry | u8 reason | u8 algo | u8 digest length | digest | u8 flags (path cut) | u8 path
+ * length | path */
+#define REPLAY_STATE_RUNTIME_MAX                                                                   \
+        (1 + 4 + 1 + RT_REF_MAX + 5 * 8 + 1 +                                                      \
+         RT_FAILURES_CAP * (8 + 1 + 1 + 1 + RT_DIGEST_MAX + 1 + 1 + RT_FAIL_PATH_MAX))
 #define REPLAY_STATE_MAX                                                                           \
         (REPLAY_STATE_HEAD + REPLAY_STATE_COUNTERS + REPLAY_STATE_PCRS_MAX +                       \
-         REPLAY_STATE_CLAIMS_MAX)
+         REPLAY_STATE_CLAIMS_MAX + REPLAY_STATE_RUNTIME_MAX)
 
 void replay_state_init(struct replay_state *s);
 /*

@@ -25,6 +25,7 @@
 #include "tests/lib/imagen.h"
 #include "evidence/pcrs.h"
 #include "policy/policy.h"
+#include "policy/runtime.h"
 #include "evidence/quote.h"
 #include "verify/replay-state.h"
 
@@ -452,6 +453,15 @@ static void replay_state_seeds(void)
         c->trusted_keys_seen = true;
         memset(c->trusted_keys.source_name, 'x', CDATA_WORD_MAX - 1);
         c->cfi_seen = true;
+        /* runtime: its section at its largest */
+        memset(s.runtime.ref, 'r', RT_REF_MAX);
+        s.runtime.failed = s.runtime.nfail = RT_FAILURES_CAP;
+        for (unsigned i = 0; i < RT_FAILURES_CAP; i++) {
+                s.runtime.fail[i].entry = 10 + i;
+                s.runtime.fail[i].digest_len = RT_DIGEST_MAX;
+                s.runtime.fail[i].path_len = RT_FAIL_PATH_MAX;
+                memset(s.runtime.fail[i].path, '/', RT_FAIL_PATH_MAX);
+        }
         if (replay_state_encode(&s, &b, &n) < 0 || n != REPLAY_STATE_MAX)
                 die("replay state");
         put("replay-state", "state", -1, b, n - 1);
@@ -462,6 +472,58 @@ static void replay_state_seeds(void)
         put("replay-state", "state", 1, p1, n + 1);
         free(p1);
         free(b);
+}
+
+/* runtime: the ima.runtime caps (policy/runtime.h) at cap - 1, cap and cap + 1, as JSON text */
+static void runtime_seeds(void)
+{
+        static const char h64[] = "\"sha256:0000000000000000000000000000000000000000000000000000"
+                                  "0000000000%02x\"";
+        for (int d = -1; d <= 1; d++) {
+                size_t n, cap = 2u * 1024 * 1024, at = 0;
+                char *b = xmalloc(cap);
+
+                /* digests for one path */
+                at = (size_t)snprintf(b, cap, "{\"digests\":{\"/p\":[");
+                for (int i = 0; i < RT_DIGESTS_PER_PATH_MAX + d; i++) {
+                        if (i)
+                                b[at++] = ',';
+                        at += (size_t)snprintf(b + at, cap - at, h64, i & 0xff);
+                }
+                at += (size_t)snprintf(b + at, cap - at, "]}}");
+                put("runtime", "digests-per-path", d, b, at);
+                /* a path of the cap's length */
+                at = (size_t)snprintf(b, cap, "{\"digests\":{\"/");
+                n = RT_PATH_BYTES_MAX + (size_t)d - 1;
+                memset(b + at, 'p', n);
+                at += n;
+                at += (size_t)snprintf(b + at, cap - at, "\":[");
+                at += (size_t)snprintf(b + at, cap - at, h64, 1);
+                at += (size_t)snprintf(b + at, cap - at, "]}}");
+                put("runtime", "path-bytes", d, b, at);
+                /* excludes: count, and one of the cap's length */
+                at = (size_t)snprintf(b, cap, "{\"excludes\":[");
+                for (int i = 0; i < RT_EXCLUDES_MAX + d; i++)
+                        at += (size_t)snprintf(b + at, cap - at, "%s\"/t%d/.*\"", i ? "," : "", i);
+                at += (size_t)snprintf(b + at, cap - at, "]}");
+                put("runtime", "excludes", d, b, at);
+                at = (size_t)snprintf(b, cap, "{\"excludes\":[\"");
+                n = RT_REGEX_MAX + (size_t)d;
+                memset(b + at, 'x', n);
+                at += n;
+                at += (size_t)snprintf(b + at, cap - at, "\"]}");
+                put("runtime", "regex-bytes", d, b, at);
+                /* ignored keyrings, failures_max */
+                at = (size_t)snprintf(b, cap, "{\"ignored_keyrings\":[");
+                for (int i = 0; i < RT_IGNORED_KEYRINGS_MAX + d; i++)
+                        at += (size_t)snprintf(b + at, cap - at, "%s\".k%d\"", i ? "," : "", i);
+                at += (size_t)snprintf(b + at, cap - at, "]}");
+                put("runtime", "ignored-keyrings", d, b, at);
+                at = (size_t)snprintf(b, cap, "{\"failures_max\":%d,\"digests\":{}}",
+                                      RT_FAILURES_CAP + d);
+                put("runtime", "failures-max", d, b, at);
+                free(b);
+        }
 }
 
 int main(int argc, char **argv)
@@ -503,6 +565,8 @@ int main(int argc, char **argv)
                         quote_seeds();
                 if (all || !strcmp(t, "replay-state"))
                         replay_state_seeds();
+                if (all || !strcmp(t, "runtime"))
+                        runtime_seeds();
                 if (all || !strcmp(t, "policy") || !strcmp(t, "http") || !strcmp(t, "evidence"))
                         json_seeds(huge);
                 if (all)

@@ -20,7 +20,7 @@
 #include "tests/fuzz/fuzz.h"
 #include "util/file.h"
 
-#define REPLAY_FILE_MAX (16u * 1024 * 1024)
+#define REPLAY_FILE_MAX (33u * 1024 * 1024) /* POLICY_JSON_MAX 32 MiB seeds + 1 */
 
 static int run_file(const char *path)
 {

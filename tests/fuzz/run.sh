@@ -31,14 +31,16 @@ max_len_for() {
         ima-binary) echo 262144 ;;  # IMA_DATA_MAX 65536 per entry, several entries
         kv) echo 8192 ;;            # CDATA_BUF_MAX 4096
         pcrs) echo 300000 ;;        # PCR_FILE_MAX 262144
-        policy) echo 131072 ;;      # POLICY_JSON_MAX 65536
+        policy) echo 33554500 ;;    # POLICY_JSON_MAX 32 MiB
         quote) echo 65536 ;;        # TPM2B sizes are u16
         config | tokens) echo 1100000 ;; # CONFIG_FILE_MAX, AUTH_FILE_MAX 1 MiB
         agent-config) echo 70000 ;; # AGENT_CONFIG_FILE_MAX 64 KiB
         facts) echo 4194400 ;;      # FACTS_CONFIG_MAX 4 MiB
         evidence | evidence-diff | http) echo 16777300 ;; # EVIDENCE_JSON_MAX / --max-evidence 16 MiB
-        replay-state) echo 8192 ;;  # REPLAY_STATE_MAX 4403 bytes
+        replay-state) echo 65536 ;; # REPLAY_STATE_MAX 25799 bytes
         util-kv) echo 70000 ;;      # FUZZ_KV_FILE_MAX (tests/fuzz/fuzz-util-kv.h)
+        runtime) echo 2200000 ;;    # FUZZ_RUNTIME_MAX 2 MiB: excludes 1024 x 1024 bytes
+        runtime-sig) echo 65600 ;;  # sig_size is a u16 after a 9-byte header
         *) echo 1048576 ;;
         esac
 }

@@ -101,6 +101,50 @@ static void max_state(struct replay_state *s)
         memset(s->claims.trusted_keys.source_name, 'x', CDATA_WORD_MAX - 1);
         s->claims.trusted_keys.source_name[CDATA_WORD_MAX - 1] = '\0';
         s->claims.trusted_keys.source = TK_SOURCE_UNKNOWN;
+        /* runtime: the section at its largest */
+        s->entries = 1000;
+        memset(s->runtime.ref, 'r', RT_REF_MAX);
+        s->runtime.ref[RT_REF_MAX] = '\0';
+        s->runtime.failed = RT_FAILURES_CAP;
+        s->runtime.nfail = RT_FAILURES_CAP;
+        for (unsigned i = 0; i < RT_FAILURES_CAP; i++) {
+                struct rt_failure *f = &s->runtime.fail[i];
+
+                f->entry = 100 + i;
+                f->reason = RT_REASON_NOT_ALLOWED;
+                f->algo = 6;
+                f->digest_len = RT_DIGEST_MAX;
+                memset(f->digest, i, RT_DIGEST_MAX);
+                f->path_len = RT_FAIL_PATH_MAX;
+                memset(f->path, 'a', RT_FAIL_PATH_MAX);
+                f->path_cut = true;
+        }
+}
+
+/* runtime: a state with the runtime section's values */
+static void runtime_state(struct replay_state *s)
+{
+        small_state(s);
+        snprintf(s->runtime.ref, sizeof(s->runtime.ref), "prod@3");
+        s->runtime.passed = 20;
+        s->runtime.failed = 3;
+        s->runtime.excluded = 5;
+        s->runtime.signed_ok = 4;
+        s->runtime.violations = 2;
+        s->runtime.nfail = 2;
+        s->runtime.fail[0] = (struct rt_failure){.entry = 7,
+                                                 .reason = RT_REASON_NOT_ALLOWED,
+                                                 .algo = 4,
+                                                 .digest_len = 32,
+                                                 .path_len = 6};
+        memset(s->runtime.fail[0].digest, 0xab, 32);
+        memcpy(s->runtime.fail[0].path, "/bin/x", 7);
+        s->runtime.fail[1] = (struct rt_failure){.entry = 9,
+                                                 .reason = RT_REASON_VIOLATION,
+                                                 .algo = 4,
+                                                 .digest_len = 0,
+                                                 .path_len = 2};
+        memcpy(s->runtime.fail[1].path, "/v", 3);
 }
 
 static uint8_t *enc(const struct replay_state *s, size_t *n)
@@ -290,6 +334,52 @@ START_TEST(test_each_field_out_of_range_is_refused)
 }
 END_TEST
 
+START_TEST(test_runtime_section_round_trips_and_is_checked)
+{
+        struct replay_state s, back;
+        struct attest_err err = {0};
+        size_t n, plain;
+        uint8_t *b, *c;
+
+        small_state(&s);
+        free(enc(&s, &plain));
+        runtime_state(&s);
+        b = enc(&s, &n);
+        ck_assert_uint_gt(n, plain);
+        ck_assert_msg(replay_state_decode(b, n, &back, &err) == 0, "%s", err.msg);
+        ck_assert_str_eq(back.runtime.ref, "prod@3");
+        ck_assert_uint_eq(back.runtime.passed, 20);
+        ck_assert_uint_eq(back.runtime.failed, 3);
+        ck_assert_uint_eq(back.runtime.excluded, 5);
+        ck_assert_uint_eq(back.runtime.signed_ok, 4);
+        ck_assert_uint_eq(back.runtime.violations, 2);
+        ck_assert_uint_eq(back.runtime.nfail, 2);
+        ck_assert_int_eq(
+                memcmp(&back.runtime.fail[0], &s.runtime.fail[0], sizeof(s.runtime.fail[0])), 0);
+        ck_assert_str_eq(back.runtime.fail[1].path, "/v");
+        /* every truncation inside the section is refused */
+        for (size_t k = plain + 1; k < n; k++)
+                ck_assert_msg(replay_state_decode(b, k, &back, &err) < 0, "%zu bytes accepted", k);
+        /* a failure entry at or past the entry count, counts past the entries, a reason out of
+         * range: refused by the decoder and so by the encoder */
+        s.runtime.fail[1].entry = s.entries;
+        ck_assert_int_eq(replay_state_encode(&s, &c, &n), -EINVAL);
+        runtime_state(&s);
+        s.runtime.passed = s.entries;
+        ck_assert_int_eq(replay_state_encode(&s, &c, &n), -EINVAL);
+        runtime_state(&s);
+        s.runtime.fail[0].reason = RT_REASON__COUNT;
+        ck_assert_int_eq(replay_state_encode(&s, &c, &n), -EINVAL);
+        runtime_state(&s);
+        s.runtime.fail[1].entry = 7; /* not after the previous */
+        ck_assert_int_eq(replay_state_encode(&s, &c, &n), -EINVAL);
+        runtime_state(&s);
+        s.runtime.nfail = 4; /* more named than counted */
+        ck_assert_int_eq(replay_state_encode(&s, &c, &n), -EINVAL);
+        free(b);
+}
+END_TEST
+
 START_TEST(test_cap_at_cap_minus_one_cap_and_cap_plus_one)
 {
         struct replay_state s, out;
@@ -341,6 +431,7 @@ static Suite *replay_state_suite(void)
         tcase_add_test(tc, test_every_truncation_is_refused_and_leaves_the_output);
         tcase_add_test(tc, test_each_field_out_of_range_is_refused);
         tcase_add_test(tc, test_cap_at_cap_minus_one_cap_and_cap_plus_one);
+        tcase_add_test(tc, test_runtime_section_round_trips_and_is_checked);
         tcase_add_test(tc, test_encoder_refuses_what_the_decoder_refuses);
         suite_add_tcase(s, tc);
         return s;

@@ -1,0 +1,984 @@
+/* SPDX-License-Identifier: MIT */
+/* The ima.runtime policy section: parsing, the allowlist hash sets, excludes, keys, evaluation. */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <pcre2.h>
+
+#include "evidence/jpath.h"
+#include "policy/runtime.h"
+#include "util/hex.h"
+
+#define C_TYPE AE_POLICY_TYPE
+#define C_UNKNOWN AE_POLICY_UNKNOWN_FIELD
+#define C_VALUE AE_POLICY_BAD_VALUE
+#define C_HEX AE_POLICY_BAD_HEX
+#define C_EMPTY AE_POLICY_EMPTY_SECTION
+
+/* ---- algorithms and reasons ---- */
+
+static const struct algo {
+        unsigned id;
+        const char *name;
+        size_t size;
+        const char *md; /* OpenSSL digest name */
+} algos[] = {
+        {RT_ALGO_MD5, "md5", 16, "MD5"},
+        {RT_ALGO_SHA1, "sha1", 20, "SHA1"},
+        {RT_ALGO_SHA256, "sha256", 32, "SHA256"},
+        {RT_ALGO_SHA384, "sha384", 48, "SHA384"},
+        {RT_ALGO_SHA512, "sha512", 64, "SHA512"},
+        {RT_ALGO_SHA224, "sha224", 28, "SHA224"},
+        {RT_ALGO_SM3_256, "sm3", 32, "SM3"},
+        {RT_ALGO_SHA3_256, "sha3-256", 32, "SHA3-256"},
+        {RT_ALGO_SHA3_384, "sha3-384", 48, "SHA3-384"},
+        {RT_ALGO_SHA3_512, "sha3-512", 64, "SHA3-512"},
+};
+
+static const struct algo *algo_by_id(unsigned id)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(algos); i++)
+                if (algos[i].id == id)
+                        return &algos[i];
+        return NULL;
+}
+
+const char *rt_algo_name(unsigned algo)
+{
+        const struct algo *a = algo_by_id(algo);
+
+        return a ? a->name : NULL;
+}
+
+size_t rt_algo_size(unsigned algo)
+{
+        const struct algo *a = algo_by_id(algo);
+
+        return a ? a->size : 0;
+}
+
+unsigned rt_algo_from_name(const char *name, size_t len)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(algos); i++)
+                if (strlen(algos[i].name) == len && memcmp(algos[i].name, name, len) == 0)
+                        return algos[i].id;
+        /* the kernel's name for sm3 */
+        if (len == 7 && memcmp(name, "sm3-256", 7) == 0)
+                return RT_ALGO_SM3_256;
+        return 0;
+}
+
+static const char *const reason_names[RT_REASON__COUNT] = {
+        [RT_REASON_NOT_ALLOWED] = "not_allowed",
+        [RT_REASON_DIGEST_MISMATCH] = "digest_mismatch",
+        [RT_REASON_BAD_SIGNATURE] = "bad_signature",
+        [RT_REASON_UNKNOWN_KEY] = "unknown_key",
+        [RT_REASON_VIOLATION] = "violation",
+        [RT_REASON_KEYRING_NOT_ALLOWED] = "keyring_not_allowed",
+        [RT_REASON_BUF_NOT_ALLOWED] = "buf_not_allowed",
+        [RT_REASON_UNSUPPORTED] = "unsupported",
+};
+
+const char *rt_reason_name(enum rt_reason r)
+{
+        return (unsigned)r < RT_REASON__COUNT ? reason_names[r] : "unknown";
+}
+
+/* ---- hash sets ---- */
+
+/* 64-bit hash of bytes, 8 at a time (a multiply-xorshift mix; not keyed: the policy's keys are
+ * the admin's, lookups only probe) */
+static uint64_t mix(uint64_t h)
+{
+        h ^= h >> 32;
+        h *= 0xd6e8feb86659fd93ull;
+        h ^= h >> 32;
+        h *= 0xd6e8feb86659fd93ull;
+        h ^= h >> 32;
+        return h;
+}
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+        const uint8_t *b = p;
+        uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+
+        while (n >= 8) {
+                uint64_t w;
+
+                memcpy(&w, b, 8);
+                h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+                h ^= h >> 29;
+                b += 8;
+                n -= 8;
+        }
+        if (n) {
+                uint64_t w = 0;
+
+                memcpy(&w, b, n);
+                h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+        }
+        return mix(h);
+}
+
+static uint64_t digest_key(uint64_t path_hash, unsigned algo, const uint8_t *d, size_t n)
+{
+        return mix(path_hash ^ (hash_bytes(d, n) + algo * 0x9e3779b97f4a7c15ull));
+}
+
+struct rt_path {
+        uint32_t off, len; /* in names */
+};
+
+/* the digest inline and the path's place: a lookup that passes touches the slot, this record
+ * and the path's bytes, nothing else */
+struct rt_digest {
+        uint32_t path_off, path_len; /* in names */
+        uint8_t algo, len;
+        uint8_t d[RT_DIGEST_MAX];
+};
+
+struct slot {
+        uint64_t h;
+        uint32_t ref; /* index + 1; 0: empty */
+};
+
+/* One allowlist: names with digests (digests, keyrings or ima_buf). */
+struct allowlist {
+        bool present;
+        char *names;
+        size_t names_len;
+        struct rt_path *paths;
+        size_t npaths;
+        struct rt_digest *digests;
+        size_t ndigests;
+        struct slot *pslots, *dslots; /* power of two sizes, at most half full */
+        size_t pmask, dmask;
+};
+
+static void allowlist_done(struct allowlist *a)
+{
+        free(a->names);
+        free(a->paths);
+        free(a->digests);
+        free(a->pslots);
+        free(a->dslots);
+        memset(a, 0, sizeof(*a));
+}
+
+static size_t table_size(size_t n)
+{
+        size_t s = 16;
+
+        while (s < 2 * n)
+                s <<= 1;
+        return s;
+}
+
+static const struct rt_path *path_find(const struct allowlist *a, uint64_t h, const char *s,
+                                       size_t n, uint32_t *ret_idx)
+{
+        size_t i = h & a->pmask;
+
+        for (;;) {
+                const struct slot *sl = &a->pslots[i];
+
+                if (!sl->ref)
+                        return NULL;
+                if (sl->h == h) {
+                        const struct rt_path *p = &a->paths[sl->ref - 1];
+
+                        if (p->len == n && memcmp(a->names + p->off, s, n) == 0) {
+                                if (ret_idx)
+                                        *ret_idx = sl->ref - 1;
+                                return p;
+                        }
+                }
+                i = (i + 1) & a->pmask;
+        }
+}
+
+static bool digest_find(const struct allowlist *a, uint64_t h, const char *path, size_t pn,
+                        unsigned algo, const uint8_t *d, size_t n)
+{
+        size_t i = h & a->dmask;
+
+        for (;;) {
+                const struct slot *sl = &a->dslots[i];
+
+                if (!sl->ref)
+                        return false;
+                if (sl->h == h) {
+                        const struct rt_digest *x = &a->digests[sl->ref - 1];
+
+                        if (x->algo == algo && x->len == n && x->path_len == pn &&
+                            memcmp(x->d, d, n) == 0 &&
+                            memcmp(a->names + x->path_off, path, pn) == 0)
+                                return true;
+                }
+                i = (i + 1) & a->dmask;
+        }
+}
+
+static void slot_put(struct slot *t, size_t mask, uint64_t h, uint32_t ref)
+{
+        size_t i = h & mask;
+
+        while (t[i].ref)
+                i = (i + 1) & mask;
+        t[i].h = h;
+        t[i].ref = ref;
+}
+
+/* A digest string: "algo:HEX" or bare HEX (40/64/96/128 digits: sha1/256/384/512). */
+static int parse_digest(const json_t *v, const char *p, unsigned *ret_algo, uint8_t *out,
+                        size_t *ret_len, struct attest_err *err)
+{
+        const char *s, *colon;
+        size_t n, got = 0;
+        unsigned algo;
+
+        if (!json_is_string(v))
+                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not a string");
+        s = json_string_value(v);
+        n = json_string_length(v);
+        colon = memchr(s, ':', n);
+        if (colon) {
+                algo = rt_algo_from_name(s, (size_t)(colon - s));
+                if (!algo)
+                        return jpath_fail(err, -EBADMSG, C_VALUE, p,
+                                          "unknown digest algorithm '%.16s'", s);
+                n -= (size_t)(colon - s) + 1;
+                s = colon + 1;
+        } else {
+                switch (n) {
+                case 40:
+                        algo = RT_ALGO_SHA1;
+                        break;
+                case 64:
+                        algo = RT_ALGO_SHA256;
+                        break;
+                case 96:
+                        algo = RT_ALGO_SHA384;
+                        break;
+                case 128:
+                        algo = RT_ALGO_SHA512;
+                        break;
+                default:
+                        return jpath_fail(err, -EBADMSG, C_HEX, p,
+                                          "%zu hex digits: a bare digest has 40, 64, 96 or 128 "
+                                          "(sha1, sha256, sha384, sha512); write \"algo:HEX\" "
+                                          "for another",
+                                          n);
+                }
+        }
+        if (n != 2 * rt_algo_size(algo) || hex_decode(s, n, out, RT_DIGEST_MAX, &got) < 0 ||
+            got != rt_algo_size(algo))
+                return jpath_fail(err, -EBADMSG, C_HEX, p, "not a %s digest (%zu hex digits)",
+                                  rt_algo_name(algo), 2 * rt_algo_size(algo));
+        *ret_algo = algo;
+        *ret_len = got;
+        return 0;
+}
+
+static bool name_ok(const char *s, size_t n, bool abs)
+{
+        if (n == 0 || n > RT_PATH_BYTES_MAX || memchr(s, '\0', n))
+                return false;
+        return !abs || s[0] == '/' || (n == 14 && memcmp(s, "boot_aggregate", 14) == 0);
+}
+
+/* {"name":["digest",...],...}: abs requires absolute paths (digests), else any name. */
+static int parse_allowlist(const json_t *o, const char *p, bool abs, struct allowlist *a,
+                           struct attest_err *err)
+{
+        char q[JPATH_MAX], r[JPATH_MAX];
+        const char *key;
+        size_t total = 0, names = 0, ni = 0, di = 0;
+        json_t *v;
+
+        if (!json_is_object(o))
+                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an object");
+        if (json_object_size(o) > RT_PATHS_MAX)
+                return jpath_fail(err, -EBADMSG, C_VALUE, p, "%zu names > %d", json_object_size(o),
+                                  RT_PATHS_MAX);
+        json_object_foreach((json_t *)o, key, v)
+        {
+                size_t n = strlen(key);
+
+                jpath_join(q, p, key);
+                if (!name_ok(key, n, abs))
+                        return jpath_fail(err, -EBADMSG, C_VALUE, q,
+                                          abs ? "not an absolute path of 1-%d bytes"
+                                              : "not a name of 1-%d bytes",
+                                          RT_PATH_BYTES_MAX);
+                if (!json_is_array(v))
+                        return jpath_fail(err, -EBADMSG, C_TYPE, q, "not an array");
+                if (json_array_size(v) == 0)
+                        return jpath_fail(err, -EBADMSG, C_VALUE, q, "empty list");
+                if (json_array_size(v) > RT_DIGESTS_PER_PATH_MAX)
+                        return jpath_fail(err, -EBADMSG, C_VALUE, q, "%zu digests > %d",
+                                          json_array_size(v), RT_DIGESTS_PER_PATH_MAX);
+                total += json_array_size(v);
+                if (total > RT_DIGESTS_MAX)
+                        return jpath_fail(err, -EBADMSG, C_VALUE, q,
+                                          "more than %d digests in the list", RT_DIGESTS_MAX);
+                names += n;
+        }
+        a->present = true;
+        a->npaths = json_object_size(o);
+        a->pmask = table_size(a->npaths) - 1;
+        a->dmask = table_size(total) - 1;
+        if (!(a->names = malloc(names ? names : 1)) ||
+            !(a->paths = calloc(a->npaths ? a->npaths : 1, sizeof(*a->paths))) ||
+            !(a->digests = calloc(total ? total : 1, sizeof(*a->digests))) ||
+            !(a->pslots = calloc(a->pmask + 1, sizeof(*a->pslots))) ||
+            !(a->dslots = calloc(a->dmask + 1, sizeof(*a->dslots))))
+                return -ENOMEM;
+        json_object_foreach((json_t *)o, key, v)
+        {
+                size_t n = strlen(key);
+                uint64_t ph = hash_bytes(key, n);
+
+                jpath_join(q, p, key);
+                a->paths[ni] = (struct rt_path){.off = (uint32_t)a->names_len, .len = (uint32_t)n};
+                memcpy(a->names + a->names_len, key, n);
+                a->names_len += n;
+                slot_put(a->pslots, a->pmask, ph, (uint32_t)ni + 1);
+                for (size_t i = 0; i < json_array_size(v); i++) {
+                        uint8_t d[RT_DIGEST_MAX];
+                        unsigned algo = 0;
+                        size_t len = 0;
+                        uint64_t dh;
+                        int x;
+
+                        jpath_index(r, q, i);
+                        if ((x = parse_digest(json_array_get(v, i), r, &algo, d, &len, err)) < 0)
+                                return x;
+                        dh = digest_key(ph, algo, d, len);
+                        if (digest_find(a, dh, key, n, algo, d, len))
+                                continue; /* listed twice: once is enough */
+                        a->digests[di] = (struct rt_digest){.path_off = a->paths[ni].off,
+                                                            .path_len = (uint32_t)n,
+                                                            .algo = (uint8_t)algo,
+                                                            .len = (uint8_t)len};
+                        memcpy(a->digests[di].d, d, len);
+                        slot_put(a->dslots, a->dmask, dh, (uint32_t)di + 1);
+                        di++;
+                }
+                ni++;
+        }
+        a->ndigests = di;
+        return 0;
+}
+
+/* Is (name, algo, digest) listed? 1 yes, 0 the name is listed without it, -1 no such name. */
+static int allowlist_check(const struct allowlist *a, const char *name, size_t n, unsigned algo,
+                           const uint8_t *d, size_t dn)
+{
+        uint64_t ph = hash_bytes(name, n);
+
+        /* the passing case first: one probe of the digest set */
+        if (digest_find(a, digest_key(ph, algo, d, dn), name, n, algo, d, dn))
+                return 1;
+        return path_find(a, ph, name, n, NULL) ? 0 : -1;
+}
+
+/* ---- keys ---- */
+
+struct rt_key {
+        EVP_PKEY *pkey;
+        uint32_t keyid; /* last 4 bytes of the SHA-1 of the public key (evmctl, kernel) */
+        uint32_t skid;  /* a certificate's subject key identifier's last 4 bytes */
+        bool has_skid;
+};
+
+static int key_id(EVP_PKEY *k, uint32_t *ret)
+{
+        unsigned char *der = NULL, md[20];
+        int n;
+
+        /* RSA: the PKCS#1 RSAPublicKey; EC: the X9.62 point (i2d_PublicKey of either) */
+        n = i2d_PublicKey(k, &der);
+        if (n <= 0)
+                return -EINVAL;
+        if (!EVP_Digest(der, (size_t)n, md, NULL, EVP_sha1(), NULL)) {
+                OPENSSL_free(der);
+                return -EINVAL;
+        }
+        OPENSSL_free(der);
+        *ret = (uint32_t)md[16] << 24 | (uint32_t)md[17] << 16 | (uint32_t)md[18] << 8 | md[19];
+        return 0;
+}
+
+static int parse_key(const json_t *v, const char *p, struct rt_key *ret, struct attest_err *err)
+{
+        BIO *b;
+        X509 *cert;
+        EVP_PKEY *k = NULL;
+        size_t n;
+
+        if (!json_is_string(v))
+                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not a string");
+        n = json_string_length(v);
+        if (n == 0 || n > RT_KEY_PEM_MAX)
+                return jpath_fail(err, -EBADMSG, C_VALUE, p, "PEM of %zu bytes, want 1-%d", n,
+                                  RT_KEY_PEM_MAX);
+        if (!(b = BIO_new_mem_buf(json_string_value(v), (int)n)))
+                return -ENOMEM;
+        memset(ret, 0, sizeof(*ret));
+        if ((cert = PEM_read_bio_X509(b, NULL, NULL, NULL))) {
+                const ASN1_OCTET_STRING *skid = X509_get0_subject_key_id(cert);
+
+                if (skid && ASN1_STRING_length(skid) >= 4) {
+                        const unsigned char *s = ASN1_STRING_get0_data(skid);
+                        int l = ASN1_STRING_length(skid);
+
+                        ret->skid = (uint32_t)s[l - 4] << 24 | (uint32_t)s[l - 3] << 16 |
+                                    (uint32_t)s[l - 2] << 8 | s[l - 1];
+                        ret->has_skid = true;
+                }
+                k = X509_get_pubkey(cert);
+                X509_free(cert);
+        } else {
+                (void)BIO_reset(b);
+                k = PEM_read_bio_PUBKEY(b, NULL, NULL, NULL);
+        }
+        BIO_free(b);
+        ERR_clear_error();
+        if (!k)
+                return jpath_fail(err, -EBADMSG, C_VALUE, p,
+                                  "not a PEM X.509 certificate or public key");
+        if (EVP_PKEY_get_base_id(k) != EVP_PKEY_RSA && EVP_PKEY_get_base_id(k) != EVP_PKEY_EC) {
+                EVP_PKEY_free(k);
+                return jpath_fail(err, -EBADMSG, C_VALUE, p, "not an RSA or EC key");
+        }
+        if (key_id(k, &ret->keyid) < 0) {
+                EVP_PKEY_free(k);
+                return jpath_fail(err, -EBADMSG, C_VALUE, p, "key id not computable");
+        }
+        ret->pkey = k;
+        return 0;
+}
+
+/* ---- the section ---- */
+
+struct rt_policy {
+        struct allowlist files, keyrings, ima_buf;
+        pcre2_code *excl; /* the excludes as one alternation; NULL: none */
+        bool jit;
+        pcre2_match_context *mctx;
+        struct rt_key *keys;
+        size_t nkeys;
+        char (*ignored)[RT_KEYRING_NAME_MAX + 1];
+        size_t nignored;
+        bool ignore_all;      /* "*" in ignored_keyrings */
+        bool violations_fail; /* "fail" (default) */
+        uint64_t violations_allow;
+        unsigned failures_max;
+};
+
+struct rt_policy *rt_policy_free(struct rt_policy *p)
+{
+        if (!p)
+                return NULL;
+        allowlist_done(&p->files);
+        allowlist_done(&p->keyrings);
+        allowlist_done(&p->ima_buf);
+        pcre2_code_free(p->excl);
+        pcre2_match_context_free(p->mctx);
+        for (size_t i = 0; i < p->nkeys; i++)
+                EVP_PKEY_free(p->keys[i].pkey);
+        free(p->keys);
+        free(p->ignored);
+        free(p);
+        return NULL;
+}
+
+unsigned rt_policy_failures_max(const struct rt_policy *p)
+{
+        return p->failures_max;
+}
+
+size_t rt_policy_digest_count(const struct rt_policy *p)
+{
+        return p->files.ndigests;
+}
+
+static int parse_excludes(const json_t *a, const char *p, struct rt_policy *pol,
+                          struct attest_err *err)
+{
+        char q[JPATH_MAX];
+        size_t total = 0, at = 0;
+        _cleanup_free_ char *all = NULL;
+        int ec;
+        PCRE2_SIZE eo;
+
+        if (!json_is_array(a))
+                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an array");
+        if (json_array_size(a) > RT_EXCLUDES_MAX)
+                return jpath_fail(err, -EBADMSG, C_VALUE, p, "%zu entries > %d", json_array_size(a),
+                                  RT_EXCLUDES_MAX);
+        if (json_array_size(a) == 0)
+                return 0;
+        /* each one alone first: an error names its index and offset */
+        for (size_t i = 0; i < json_array_size(a); i++) {
+                json_t *v = json_array_get(a, i);
+                pcre2_code *c;
+                size_t n;
+
+                jpath_index(q, p, i);
+                if (!json_is_string(v))
+                        return jpath_fail(err, -EBADMSG, C_TYPE, q, "not a string");
+                n = json_string_length(v);
+                if (n == 0 || n > RT_REGEX_MAX)
+                        return jpath_fail(err, -EBADMSG, C_VALUE, q,
+                                          "regex of %zu bytes, want 1-%d", n, RT_REGEX_MAX);
+                c = pcre2_compile((PCRE2_SPTR)json_string_value(v), n, 0, &ec, &eo, NULL);
+                if (!c) {
+                        PCRE2_UCHAR msg[120];
+
+                        pcre2_get_error_message(ec, msg, sizeof(msg));
+                        return jpath_fail(err, -EBADMSG, C_VALUE, q, "not a regex: %s at byte %zu",
+                                          (const char *)msg, (size_t)eo);
+                }
+                pcre2_code_free(c);
+                total += n + 6;
+        }
+        if (!(all = malloc(total + 1)))
+                return -ENOMEM;
+        for (size_t i = 0; i < json_array_size(a); i++) {
+                json_t *v = json_array_get(a, i);
+                size_t n = json_string_length(v);
+
+                /* (?:...) keeps each alternative whole; | between */
+                memcpy(all + at, i ? "|(?:" : "(?:", i ? 4 : 3);
+                at += i ? 4 : 3;
+                memcpy(all + at, json_string_value(v), n);
+                at += n;
+                all[at++] = ')';
+        }
+        /* anchored at both ends: the whole path must match */
+        pol->excl = pcre2_compile((PCRE2_SPTR)all, at, PCRE2_ANCHORED | PCRE2_ENDANCHORED, &ec, &eo,
+                                  NULL);
+        if (!pol->excl)
+                /* e.g. an unbalanced ')' that closes our group: refuse rather than guess */
+                return jpath_fail(err, -EBADMSG, C_VALUE, p,
+                                  "the excludes do not combine into one pattern (a regex "
+                                  "closes a group it did not open?)");
+        pol->jit = pcre2_jit_compile(pol->excl, PCRE2_JIT_COMPLETE) == 0;
+        if (!(pol->mctx = pcre2_match_context_create(NULL)))
+                return -ENOMEM;
+        pcre2_set_match_limit(pol->mctx, RT_MATCH_LIMIT);
+        pcre2_set_depth_limit(pol->mctx, RT_DEPTH_LIMIT);
+        return 0;
+}
+
+static int parse_violations(const json_t *v, const char *p, struct rt_policy *pol,
+                            struct attest_err *err)
+{
+        static const char *const k[] = {"allow", NULL};
+        char q[JPATH_MAX];
+        json_t *n;
+        int x;
+
+        if (json_is_string(v)) {
+                if (strcmp(json_string_value(v), "fail") != 0)
+                        return jpath_fail(err, -EBADMSG, C_VALUE, p,
+                                          "not \"fail\" or {\"allow\":N}");
+                pol->violations_fail = true;
+                return 0;
+        }
+        if ((x = jpath_object(v, p, k, C_TYPE, C_UNKNOWN, err)) < 0)
+                return x;
+        jpath_join(q, p, "allow");
+        n = json_object_get(v, "allow");
+        if (!json_is_integer(n) || json_integer_value(n) < 0 ||
+            json_integer_value(n) > RT_VIOLATIONS_ALLOW_MAX)
+                return jpath_fail(err, -EBADMSG, n ? C_VALUE : AE_POLICY_MISSING_FIELD, q,
+                                  "not an integer 0-%d", RT_VIOLATIONS_ALLOW_MAX);
+        pol->violations_fail = false;
+        pol->violations_allow = (uint64_t)json_integer_value(n);
+        return 0;
+}
+
+int rt_policy_from_json(const json_t *o, const char *path, struct rt_policy **ret,
+                        struct attest_err *err)
+{
+        static const char *const keys[] = {"digests",    "excludes",     "keys",
+                                           "keyrings",   "ima_buf",      "ignored_keyrings",
+                                           "violations", "failures_max", NULL};
+        _cleanup_(rt_policy_freep) struct rt_policy *pol = NULL;
+        char p[JPATH_MAX], q[JPATH_MAX];
+        json_t *v;
+        int x;
+
+        if ((x = jpath_object(o, path, keys, C_TYPE, C_UNKNOWN, err)) < 0)
+                return x;
+        if (json_object_size(o) == 0)
+                return jpath_fail(err, -EBADMSG, C_EMPTY, path,
+                                  "an empty section checks nothing; leave it out");
+        if (!(pol = calloc(1, sizeof(*pol))))
+                return -ENOMEM;
+        pol->violations_fail = true;
+        pol->failures_max = RT_FAILURES_MAX_DEFAULT;
+
+        if ((v = json_object_get(o, "digests"))) {
+                jpath_join(p, path, "digests");
+                if ((x = parse_allowlist(v, p, true, &pol->files, err)) < 0)
+                        return x;
+        }
+        if ((v = json_object_get(o, "keyrings"))) {
+                jpath_join(p, path, "keyrings");
+                if ((x = parse_allowlist(v, p, false, &pol->keyrings, err)) < 0)
+                        return x;
+        }
+        if ((v = json_object_get(o, "ima_buf"))) {
+                jpath_join(p, path, "ima_buf");
+                if ((x = parse_allowlist(v, p, false, &pol->ima_buf, err)) < 0)
+                        return x;
+        }
+        if ((v = json_object_get(o, "excludes"))) {
+                jpath_join(p, path, "excludes");
+                if ((x = parse_excludes(v, p, pol, err)) < 0)
+                        return x;
+        }
+        if ((v = json_object_get(o, "keys"))) {
+                jpath_join(p, path, "keys");
+                if (!json_is_array(v))
+                        return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an array");
+                if (json_array_size(v) > RT_KEYS_MAX)
+                        return jpath_fail(err, -EBADMSG, C_VALUE, p, "%zu keys > %d",
+                                          json_array_size(v), RT_KEYS_MAX);
+                if (json_array_size(v) &&
+                    !(pol->keys = calloc(json_array_size(v), sizeof(*pol->keys))))
+                        return -ENOMEM;
+                for (size_t i = 0; i < json_array_size(v); i++) {
+                        jpath_index(q, p, i);
+                        if ((x = parse_key(json_array_get(v, i), q, &pol->keys[i], err)) < 0)
+                                return x;
+                        pol->nkeys++;
+                }
+        }
+        if ((v = json_object_get(o, "ignored_keyrings"))) {
+                jpath_join(p, path, "ignored_keyrings");
+                if (!json_is_array(v))
+                        return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an array");
+                if (json_array_size(v) > RT_IGNORED_KEYRINGS_MAX)
+                        return jpath_fail(err, -EBADMSG, C_VALUE, p, "%zu keyrings > %d",
+                                          json_array_size(v), RT_IGNORED_KEYRINGS_MAX);
+                if (json_array_size(v) &&
+                    !(pol->ignored = calloc(json_array_size(v), sizeof(*pol->ignored))))
+                        return -ENOMEM;
+                for (size_t i = 0; i < json_array_size(v); i++) {
+                        json_t *s = json_array_get(v, i);
+                        size_t n;
+
+                        jpath_index(q, p, i);
+                        if (!json_is_string(s))
+                                return jpath_fail(err, -EBADMSG, C_TYPE, q, "not a string");
+                        n = json_string_length(s);
+                        if (!name_ok(json_string_value(s), n, false) || n > RT_KEYRING_NAME_MAX)
+                                return jpath_fail(err, -EBADMSG, C_VALUE, q,
+                                                  "not a keyring name of 1-%d bytes",
+                                                  RT_KEYRING_NAME_MAX);
+                        memcpy(pol->ignored[i], json_string_value(s), n + 1);
+                        if (n == 1 && json_string_value(s)[0] == '*')
+                                pol->ignore_all = true;
+                        pol->nignored++;
+                }
+        }
+        if ((v = json_object_get(o, "violations"))) {
+                jpath_join(p, path, "violations");
+                if ((x = parse_violations(v, p, pol, err)) < 0)
+                        return x;
+        }
+        if ((v = json_object_get(o, "failures_max"))) {
+                jpath_join(p, path, "failures_max");
+                if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+                    json_integer_value(v) > RT_FAILURES_CAP)
+                        return jpath_fail(err, -EBADMSG, C_VALUE, p, "not an integer 0-%d",
+                                          RT_FAILURES_CAP);
+                pol->failures_max = (unsigned)json_integer_value(v);
+        }
+        *ret = TAKE_PTR(pol);
+        return 0;
+}
+
+/* ---- evaluation ---- */
+
+struct rt_ctx {
+        const struct rt_policy *p;
+        pcre2_match_data *md;
+};
+
+int rt_ctx_new(const struct rt_policy *p, struct rt_ctx **ret)
+{
+        struct rt_ctx *c = calloc(1, sizeof(*c));
+
+        if (!c)
+                return -ENOMEM;
+        c->p = p;
+        if (p->excl && !(c->md = pcre2_match_data_create_from_pattern(p->excl, NULL))) {
+                free(c);
+                return -ENOMEM;
+        }
+        *ret = c;
+        return 0;
+}
+
+struct rt_ctx *rt_ctx_free(struct rt_ctx *c)
+{
+        if (c) {
+                pcre2_match_data_free(c->md);
+                free(c);
+        }
+        return NULL;
+}
+
+bool rt_excluded(struct rt_ctx *c, const char *path, size_t len)
+{
+        int m;
+
+        if (!c->p->excl)
+                return false;
+        /* a match limit or any error: not excluded (the entry is judged instead) */
+        if (c->p->jit)
+                m = pcre2_jit_match(c->p->excl, (PCRE2_SPTR)path, len, 0, 0, c->md, c->p->mctx);
+        else
+                m = pcre2_match(c->p->excl, (PCRE2_SPTR)path, len, 0, 0, c->md, c->p->mctx);
+        return m >= 0;
+}
+
+int rt_sig_parse(const uint8_t *p, size_t n, struct rt_sig *ret)
+{
+        struct rt_sig s;
+
+        /* u8 type | u8 version | u8 hash_algo | be32 keyid | be16 sig_size | sig */
+        if (n < 9)
+                return -EBADMSG;
+        s.type = p[0];
+        s.version = p[1];
+        s.hash_algo = p[2];
+        s.keyid = (uint32_t)p[3] << 24 | (uint32_t)p[4] << 16 | (uint32_t)p[5] << 8 | p[6];
+        s.sig_len = (uint16_t)(p[7] << 8 | p[8]);
+        /* EVM_IMA_XATTR_DIGSIG 3, IMA_VERITY_DIGSIG 6 (v3 only) */
+        if (s.type != 3 && s.type != 6)
+                return -EBADMSG;
+        if (s.version != 2 && s.version != 3)
+                return -EOPNOTSUPP;
+        if (s.type == 6 && s.version != 3)
+                return -EBADMSG;
+        if (s.sig_len == 0 || s.sig_len != n - 9)
+                return -EBADMSG;
+        s.sig = p + 9;
+        *ret = s;
+        return 0;
+}
+
+/*
+ * Check the signature of an entry's digest (algo, d) with the trusted keys: 1 good, 0 bad
+ * (*ret_reason set), -ENOMEM. v2 signs the file digest; v3 signs the digest of struct
+ * ima_file_id {u8 hash_type (the header's type); u8 hash_algorithm; u8 hash[digest size]}.
+ */
+static int sig_check(const struct rt_policy *p, const uint8_t *sigp, size_t sign, unsigned algo,
+                     const uint8_t *d, size_t dn, enum rt_reason *ret_reason)
+{
+        const struct algo *a = algo_by_id(algo);
+        const struct rt_key *k = NULL;
+        uint8_t fid[2 + RT_DIGEST_MAX], md[EVP_MAX_MD_SIZE];
+        const uint8_t *tbs = d;
+        size_t tbs_len = dn;
+        unsigned mdlen = 0;
+        struct rt_sig s;
+        EVP_PKEY_CTX *ctx;
+        const EVP_MD *evp;
+        int r;
+
+        *ret_reason = RT_REASON_BAD_SIGNATURE;
+        if (rt_sig_parse(sigp, sign, &s) < 0)
+                return 0;
+        for (size_t i = 0; i < p->nkeys && !k; i++)
+                if (p->keys[i].keyid == s.keyid ||
+                    (p->keys[i].has_skid && p->keys[i].skid == s.keyid))
+                        k = &p->keys[i];
+        if (!k) {
+                *ret_reason = RT_REASON_UNKNOWN_KEY;
+                return 0;
+        }
+        /* the signature's hash must be the digest's (Keylime, the kernel) */
+        if (!a || s.hash_algo != algo || !(evp = EVP_get_digestbyname(a->md)))
+                return 0;
+        if (s.version == 3) {
+                fid[0] = s.type;
+                fid[1] = (uint8_t)algo;
+                memcpy(fid + 2, d, dn);
+                if (!EVP_Digest(fid, 2 + dn, md, &mdlen, evp, NULL))
+                        return -ENOMEM;
+                tbs = md;
+                tbs_len = mdlen;
+        }
+        if (!(ctx = EVP_PKEY_CTX_new(k->pkey, NULL)))
+                return -ENOMEM;
+        r = EVP_PKEY_verify_init(ctx) == 1 && EVP_PKEY_CTX_set_signature_md(ctx, evp) == 1 &&
+            EVP_PKEY_verify(ctx, s.sig, s.sig_len, tbs, tbs_len) == 1;
+        EVP_PKEY_CTX_free(ctx);
+        ERR_clear_error();
+        return r;
+}
+
+static bool ignored_keyring(const struct rt_policy *p, const char *name, size_t n)
+{
+        if (p->ignore_all)
+                return true;
+        for (size_t i = 0; i < p->nignored; i++)
+                if (strlen(p->ignored[i]) == n && memcmp(p->ignored[i], name, n) == 0)
+                        return true;
+        return false;
+}
+
+/* Does buf hold a DER public key or certificate (what the kernel measures for a key)? */
+static bool is_key(const uint8_t *b, size_t n)
+{
+        const unsigned char *q = b;
+        EVP_PKEY *k;
+        X509 *c;
+
+        if (n < 2 || b[0] != 0x30) /* a DER SEQUENCE at least */
+                return false;
+        if ((k = d2i_PUBKEY(NULL, &q, (long)n))) {
+                EVP_PKEY_free(k);
+                return true;
+        }
+        q = b;
+        if ((c = d2i_X509(NULL, &q, (long)n))) {
+                X509_free(c);
+                return true;
+        }
+        ERR_clear_error();
+        return false;
+}
+
+static void record(const struct rt_ctx *c, struct rt_state *st, const struct ima_entry *e,
+                   uint64_t idx, unsigned algo, enum rt_reason why)
+{
+        struct rt_failure *f;
+        size_t n;
+
+        st->failed++;
+        if (st->nfail >= c->p->failures_max || st->nfail >= RT_FAILURES_CAP)
+                return;
+        f = &st->fail[st->nfail++];
+        memset(f, 0, sizeof(*f));
+        f->entry = idx;
+        f->reason = (uint8_t)why;
+        f->algo = (uint8_t)algo;
+        if (e->digest && e->digest_len <= RT_DIGEST_MAX) {
+                f->digest_len = (uint8_t)e->digest_len;
+                memcpy(f->digest, e->digest, e->digest_len);
+        }
+        n = e->name ? e->name_len : 0;
+        f->path_cut = n > RT_FAIL_PATH_MAX;
+        if (f->path_cut)
+                n = RT_FAIL_PATH_MAX;
+        if (n)
+                memcpy(f->path, e->name, n);
+        f->path[n] = '\0';
+        f->path_len = (uint16_t)n;
+}
+
+static int fail(const struct rt_ctx *c, struct rt_state *st, const struct ima_entry *e,
+                uint64_t idx, unsigned algo, enum rt_reason why, enum rt_reason *ret_reason)
+{
+        record(c, st, e, idx, algo, why);
+        if (ret_reason)
+                *ret_reason = why;
+        return RT_FAIL;
+}
+
+int rt_eval_entry(struct rt_ctx *c, const struct ima_entry *e, uint64_t idx, struct rt_state *st,
+                  enum rt_reason *ret_reason)
+{
+        const struct rt_policy *p = c->p;
+        unsigned algo = 0;
+        int r;
+
+        if (e->algo)
+                algo = rt_algo_from_name(e->algo, e->algo_len);
+        if (e->violation) {
+                st->violations++;
+                if (!p->violations_fail && st->violations <= p->violations_allow)
+                        return RT_VIOLATION_ALLOWED;
+                return fail(c, st, e, idx, algo, RT_REASON_VIOLATION, ret_reason);
+        }
+        if (!e->tmpl.known || !e->name || !e->digest || !algo)
+                return fail(c, st, e, idx, algo, RT_REASON_UNSUPPORTED, ret_reason);
+        /* ima-buf: the event name is a keyring or an event, the digest that of the buffer */
+        if (e->buf && e->buf_len && !e->sig) {
+                const char *name = e->name;
+                size_t n = e->name_len;
+
+                if (p->keyrings.present) {
+                        r = allowlist_check(&p->keyrings, name, n, algo, e->digest, e->digest_len);
+                        if (r == 1)
+                                goto pass;
+                }
+                if (ignored_keyring(p, name, n) && is_key(e->buf, e->buf_len))
+                        goto excluded;
+                if (p->ima_buf.present) {
+                        r = allowlist_check(&p->ima_buf, name, n, algo, e->digest, e->digest_len);
+                        if (r == 1)
+                                goto pass;
+                }
+                if (is_key(e->buf, e->buf_len))
+                        return fail(c, st, e, idx, algo, RT_REASON_KEYRING_NOT_ALLOWED, ret_reason);
+                /* critical data the policy does not list: its own sections judge it */
+                if (!p->ima_buf.present)
+                        goto excluded;
+                return fail(c, st, e, idx, algo, RT_REASON_BUF_NOT_ALLOWED, ret_reason);
+        }
+        if (idx == 0 && ima_entry_is_boot_aggregate(e) &&
+            allowlist_check(&p->files, e->name, e->name_len, algo, e->digest, e->digest_len) < 0)
+                goto excluded; /* judged by ima.require_boot_aggregate */
+        if (rt_excluded(c, e->name, e->name_len))
+                goto excluded;
+        {
+                enum rt_reason sig_why = RT_REASON__COUNT;
+
+                if (e->sig && e->sig_len && p->nkeys) {
+                        r = sig_check(p, e->sig, e->sig_len, algo, e->digest, e->digest_len,
+                                      &sig_why);
+                        if (r < 0)
+                                return r;
+                        if (r == 1) {
+                                st->signed_ok++;
+                                st->passed++;
+                                return RT_PASS_SIGNED;
+                        }
+                }
+                r = p->files.present ? allowlist_check(&p->files, e->name, e->name_len, algo,
+                                                       e->digest, e->digest_len)
+                                     : -1;
+                if (r == 1)
+                        goto pass;
+                if (sig_why != RT_REASON__COUNT)
+                        return fail(c, st, e, idx, algo, sig_why, ret_reason);
+                return fail(c, st, e, idx, algo,
+                            r == 0 ? RT_REASON_DIGEST_MISMATCH : RT_REASON_NOT_ALLOWED, ret_reason);
+        }
+pass:
+        st->passed++;
+        return RT_PASS;
+excluded:
+        st->excluded++;
+        return RT_EXCLUDED;
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ima.runtime policy section (attestd-policy(5)): which file measurements a host may show.
+ *
+ *   "runtime":{"digests":{"/abs/path":["sha256:HEX","HEX",...]},   bare hex: algorithm by length
+ *              "excludes":["REGEX",...],        PCRE2, anchored to the whole path
+ *              "keys":["PEM",...],              X.509 certificates or public keys (ima-sig v2/v3)
+ *              "keyrings":{".ima":["HEX"]},      key measurements (ima-buf) allowed per keyring
+ *              "ima_buf":{"EVENT":["HEX"]},      other ima-buf events allowed
+ *              "ignored_keyrings":["KEYRING"],
+ *              "violations":"fail" | {"allow":N},
+ *              "failures_max":32}
+ *
+ * Parsed once into an immutable struct rt_policy (shared by every round that uses the cached
+ * policy): allowlists as open-addressing hash sets over (path, algorithm, digest) in flat arrays,
+ * the excludes as one PCRE2 pattern (JIT when available) with match and depth limits, the keys as
+ * OpenSSL public keys with their v2 key ids. Evaluation needs a per-round context (rt_ctx: the
+ * PCRE2 match data) and allocates nothing per entry outside OpenSSL's signature check.
+ *
+ * Semantics follow Keylime's runtime-policy check: a valid signature by a trusted key passes an
+ * ima-sig/ima-modsig entry; otherwise its digest must be listed for its path.
+ */
+#ifndef ATTEST_RUNTIME_H
+#define ATTEST_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "evidence/ima.h"
+#include "util/err.h"
+#include "verify/replay-state.h"
+
+/* Caps: every count and size of the section. */
+#define RT_PATHS_MAX 500000    /* paths in digests (and events in keyrings, ima_buf) */
+#define RT_PATH_BYTES_MAX 4096 /* a path: IMA_NAME_MAX */
+#define RT_DIGESTS_PER_PATH_MAX 64
+#define RT_DIGESTS_MAX 1000000 /* digests in one allowlist, all paths */
+#define RT_EXCLUDES_MAX 1024
+#define RT_REGEX_MAX 1024 /* bytes of one exclude */
+#define RT_KEYS_MAX 64
+#define RT_KEY_PEM_MAX 16384 /* bytes of one PEM */
+#define RT_IGNORED_KEYRINGS_MAX 64
+#define RT_KEYRING_NAME_MAX 255
+#define RT_VIOLATIONS_ALLOW_MAX 1000000
+#define RT_FAILURES_MAX_DEFAULT 32
+/* PCRE2 limits: a pathological exclude stops here and the path is judged, not excluded */
+#define RT_MATCH_LIMIT 100000
+#define RT_DEPTH_LIMIT 1000
+
+/* The kernel's enum hash_algo numbers (include/uapi/linux/hash_info.h). */
+enum rt_algo {
+        RT_ALGO_MD5 = 1,
+        RT_ALGO_SHA1 = 2,
+        RT_ALGO_SHA256 = 4,
+        RT_ALGO_SHA384 = 5,
+        RT_ALGO_SHA512 = 6,
+        RT_ALGO_SHA224 = 7,
+        RT_ALGO_SM3_256 = 17,
+        RT_ALGO_SHA3_256 = 20,
+        RT_ALGO_SHA3_384 = 21,
+        RT_ALGO_SHA3_512 = 22,
+};
+
+struct rt_policy;
+struct rt_ctx;
+
+/* Parse the section o found at path ("$.ima.runtime"); err names the JSON path. */
+int rt_policy_from_json(const json_t *o, const char *path, struct rt_policy **ret,
+                        struct attest_err *err) _wur_;
+struct rt_policy *rt_policy_free(struct rt_policy *p);
+DEFINE_CLEANUP_FUNC(struct rt_policy *, rt_policy_free)
+unsigned rt_policy_failures_max(const struct rt_policy *p);
+size_t rt_policy_digest_count(const struct rt_policy *p);
+
+/* Per-round evaluation context (the PCRE2 match data); p must outlive it. */
+int rt_ctx_new(const struct rt_policy *p, struct rt_ctx **ret) _wur_;
+struct rt_ctx *rt_ctx_free(struct rt_ctx *c);
+DEFINE_CLEANUP_FUNC(struct rt_ctx *, rt_ctx_free)
+
+/* What one entry came to. */
+enum rt_outcome {
+        RT_PASS,
+        RT_PASS_SIGNED,
+        RT_EXCLUDED,
+        RT_VIOLATION_ALLOWED,
+        RT_FAIL,
+};
+
+/*
+ * Judge entry e (number idx since boot) and add it to st: counts, and the failure while fewer
+ * than failures_max are named. *ret_reason (may be NULL) is set for RT_FAIL. Returns the outcome
+ * (>= 0); -ENOMEM only when OpenSSL could not allocate for a signature check.
+ */
+int rt_eval_entry(struct rt_ctx *c, const struct ima_entry *e, uint64_t idx, struct rt_state *st,
+                  enum rt_reason *ret_reason) _wur_;
+
+/* Whether path is excluded (the whole path matches an exclude). */
+bool rt_excluded(struct rt_ctx *c, const char *path, size_t len);
+
+const char *rt_reason_name(enum rt_reason r);
+/* "sha256" for RT_ALGO_SHA256; NULL for a number the table does not know. */
+const char *rt_algo_name(unsigned algo);
+/* The algorithm of a log's digest name ("sha256"); 0 when unknown. */
+unsigned rt_algo_from_name(const char *name, size_t len);
+size_t rt_algo_size(unsigned algo);
+
+/*
+ * The IMA signature header (struct signature_v2_hdr, big-endian: u8 type | u8 version |
+ * u8 hash_algo | u32 keyid | u16 sig_size | sig), as the sig or modsig field carries it.
+ * 0 with *ret filled (sig borrowed); -EBADMSG malformed, -EOPNOTSUPP version not 2 or 3.
+ */
+struct rt_sig {
+        uint8_t type, version, hash_algo;
+        uint32_t keyid;
+        const uint8_t *sig;
+        uint16_t sig_len;
+};
+int rt_sig_parse(const uint8_t *p, size_t n, struct rt_sig *ret) _wur_;
+
+#endif
