@@ -12,6 +12,7 @@
 #include "daemon/policy-cache.h"
 #include "evidence/evjson.h"
 #include "policy/policy.h"
+#include "policy/runtime.h"
 #include "policy/verdict.h"
 #include "util/hex.h"
 #include "verify/claims.h"
@@ -130,6 +131,7 @@ struct round {
         bool verified;
         struct verify_result vr;
         struct policy_cached *policy; /* parsed, from the cache; NULL: none bound, no "default" */
+        struct rt_ctx *rt;            /* runtime: this round's ima.runtime context, if any */
         char ref[API_POLICY_REF_MAX];
         enum verdict_status status;
         json_t *verdict;
@@ -147,6 +149,7 @@ static void round_done(struct round *rd)
         if (rd->verified)
                 verify_result_done(&rd->vr);
         policy_cached_unref(rd->policy);
+        rt_ctx_free(rd->rt);
         json_decref(rd->verdict);
         free(rd->state);
 }
@@ -223,6 +226,19 @@ static int nonce_unused(struct attestd *d, struct api_resp *r, const struct roun
         return e;
 }
 
+/* runtime: the verify pass's per-entry hook, judging each new entry against ima.runtime */
+static int runtime_entry(void *arg, const struct ima_entry *e, uint64_t idx, struct rt_state *st)
+{
+        int x = rt_eval_entry(arg, e, idx, st, NULL);
+
+        return x < 0 ? x : 0;
+}
+
+static const struct rt_policy *round_runtime(const struct round *rd)
+{
+        return rd->policy ? policy_runtime(policy_cached_policy(rd->policy)) : NULL;
+}
+
 /*
  * Verify against the stored state. A failure that says the evidence is not this agent's fresh
  * quote, or that its state moved on, refuses the round (answered here, < 0); other failures are
@@ -234,8 +250,14 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
         struct replay_state prev;
         struct verify_input in;
         struct attest_err err = {0};
+        const struct rt_policy *rp = round_runtime(rd);
+        bool armed = false;
         int e, x;
 
+        if (rp && rt_ctx_new(rp, &rd->rt) < 0) {
+                api_nomem(d, r);
+                return -ENOMEM;
+        }
         if (akcache_get(d->aks, rd->id, rd->a->ak_public, rd->a->ak_public_len, &ak, &err) < 0) {
                 log_err("agent %s: stored AK does not parse: %s", rd->id, err.msg);
                 api_error(d, r, 500, AE_STORE_CORRUPT, "stored AK of %s is unusable", rd->id);
@@ -257,11 +279,50 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
                 .prev = &prev,
                 .max_entries = d->cfg.max_entries,
         };
+        /* runtime: judge the new entries in the same pass, when the stored results were made by
+         * this policy version (or the log starts again from entry 0) */
+        armed = rp &&
+                (!prev.valid || rd->ev->ima_offset == 0 || !strcmp(prev.runtime.ref, rd->ref));
+        /* the log sent again from entry 0 after such a restart: judged afresh (the stored state
+         * of this boot was made under the other policy) */
+        if (armed && prev.valid && strcmp(prev.runtime.ref, rd->ref) != 0)
+                in.prev = NULL;
+        if (armed) {
+                in.entry = runtime_entry;
+                in.entry_arg = rd->rt;
+        }
         e = verify_evidence(&in, rd->ev, &rd->vr, &rd->err);
         akcache_put(d->aks, ak);
         rd->verified = e == 0;
-        if (e == 0)
+        if (e == 0 && rp && !armed) {
+                /* runtime: another policy judged the earlier entries; start again from 0 */
+                verify_result_done(&rd->vr);
+                rd->verified = false;
+                round_error(d, rd);
+                /* a replayed submission resets nothing */
+                if ((x = nonce_unused(d, r, rd)) < 0)
+                        return x;
+                x = store_agent_reset_replay(d->store, rd->id, rd->a->seq);
+                if (x < 0 && x != -ESTALE) {
+                        api_store_error(d, r, x, "replay reset");
+                        return x;
+                }
+                log_notice("agent %s: runtime policy now %s (was %s): replay restarts from entry 0",
+                           rd->id, rd->ref, prev.runtime.ref[0] ? prev.runtime.ref : "none");
+                api_error(d, r, 409, AE_RUNTIME_POLICY_CHANGED,
+                          "the runtime policy is now %s: the log must be judged from entry 0; ask "
+                          "a new challenge",
+                          rd->ref);
+                return -ESTALE;
+        }
+        if (e == 0) {
+                if (rp)
+                        snprintf(rd->vr.next.runtime.ref, sizeof(rd->vr.next.runtime.ref), "%s",
+                                 rd->ref);
+                else
+                        rt_state_init(&rd->vr.next.runtime);
                 return 0;
+        }
         if (e == -ENOMEM) {
                 api_nomem(d, r);
                 return e;
@@ -390,9 +451,9 @@ static const char *round_hostname(const struct round *rd)
         return rd->ev->host.hostname[0] ? rd->ev->host.hostname : rd->a->hostname;
 }
 
-static int stage_judge(struct attestd *d, struct api_resp *r, struct round *rd)
+/* The policy before verification: its ima.runtime section judges entries in the verify pass. */
+static int stage_policy(struct attestd *d, struct api_resp *r, struct round *rd)
 {
-        json_t *v;
         int e;
 
         if ((e = policy_load(d, rd->a, &rd->policy, rd->ref)) < 0) {
@@ -405,6 +466,14 @@ static int stage_judge(struct attestd *d, struct api_resp *r, struct round *rd)
                         api_store_error(d, r, e, "policy lookup");
                 return e;
         }
+        return 0;
+}
+
+static int stage_judge(struct attestd *d, struct api_resp *r, struct round *rd)
+{
+        json_t *v;
+        int e;
+
         rd->now = attestd_now_ms();
         rd->next_due = rd->now + (int64_t)d->cfg.interval * 1000;
         if ((e = verdict_json(rd, &rd->verdict, &rd->status)) < 0 ||
@@ -517,7 +586,8 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
         _cleanup_(round_done) struct round rd = {.id = id, .t0 = mono_us()};
 
         if (stage_gate(d, req, r, &rd) < 0 || stage_decode(d, req, r, &rd) < 0 ||
-            stage_verify(d, r, &rd) < 0 || stage_judge(d, r, &rd) < 0 || stage_store(d, r, &rd) < 0)
+            stage_policy(d, r, &rd) < 0 || stage_verify(d, r, &rd) < 0 ||
+            stage_judge(d, r, &rd) < 0 || stage_store(d, r, &rd) < 0)
                 return;
         stage_respond(d, r, &rd);
 }

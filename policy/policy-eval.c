@@ -337,6 +337,42 @@ static void eval_ima(struct eval *ev, const struct policy *p, const struct claim
               c->boot_aggregate_why[0] ? ": " : "", c->boot_aggregate_why);
 }
 
+/* runtime: ima.runtime passes when no judged entry failed since boot */
+static void eval_runtime(struct eval *ev, const struct policy *p, const struct claims *c)
+{
+        const struct rt_state *st = c->runtime;
+        struct claim_src src = {.present = true, .anchored = true, .entry = -1};
+        char obs[VERDICT_STRING_MAX];
+
+        if (!p->runtime)
+                return;
+        if (!st) {
+                claim(ev, CLAIM_IMA_RUNTIME, NULL, vstr("0 failed"), vnull(), CLAIM_MISSING,
+                      &nowhere, "the log's entries were not judged by this runtime policy");
+                return;
+        }
+        ev->v->runtime = st;
+        snprintf(obs, sizeof(obs), "%" PRIu64 " failed", st->failed);
+        if (!st->failed) {
+                claim(ev, CLAIM_IMA_RUNTIME, NULL, vstr("0 failed"), vstr(obs), CLAIM_PASS, &src,
+                      NULL);
+                return;
+        }
+        if (st->nfail) {
+                const struct rt_failure *f = &st->fail[0];
+
+                src.entry = (int64_t)f->entry;
+                claim(ev, CLAIM_IMA_RUNTIME, NULL, vstr("0 failed"), vstr(obs), CLAIM_FAIL, &src,
+                      "%" PRIu64 " entries failed since boot; first: entry %" PRIu64
+                      " %.200s%s (%s)",
+                      st->failed, f->entry, f->path, f->path_cut ? "..." : "",
+                      rt_reason_name((enum rt_reason)f->reason));
+                return;
+        }
+        claim(ev, CLAIM_IMA_RUNTIME, NULL, vstr("0 failed"), vstr(obs), CLAIM_FAIL, &src,
+              "%" PRIu64 " entries failed since boot (failures_max 0: none named)", st->failed);
+}
+
 int policy_eval(const struct policy *p, const struct claims *c, struct verdict *ret_verdict)
 {
         struct verdict v;
@@ -361,8 +397,10 @@ int policy_eval(const struct policy *p, const struct claims *c, struct verdict *
                 eval_kernel(&ev, p, c);
         if (p->has_tpm)
                 eval_tpm(&ev, p, c);
-        if (p->has_ima)
+        if (p->has_ima) {
                 eval_ima(&ev, p, c);
+                eval_runtime(&ev, p, c);
+        }
         for (unsigned s = 0; s < SECTION__COUNT; s++)
                 if (!has[s])
                         v.unchecked |= 1u << s;

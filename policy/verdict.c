@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/runtime.h"
 #include "policy/verdict.h"
 #include "util/hex.h"
 
@@ -132,6 +133,35 @@ static json_t *claim_json(const struct verdict_claim *c)
         return TAKE_PTR(o);
 }
 
+/* runtime: {"passed":N,...,"failures":[...]} */
+static json_t *runtime_json(const struct rt_state *st)
+{
+        json_auto_t *o = NULL, *a = json_array();
+
+        if (!a)
+                return NULL;
+        for (unsigned i = 0; i < st->nfail && i < RT_FAILURES_CAP; i++) {
+                const struct rt_failure *f = &st->fail[i];
+                char d[16 + 2 * RT_DIGEST_MAX + 1], path[RT_FAIL_PATH_MAX + 4];
+                const char *an = rt_algo_name(f->algo);
+                int w = snprintf(d, sizeof(d), "%s:", an ? an : "unknown");
+
+                hex_encode(f->digest, f->digest_len < RT_DIGEST_MAX ? f->digest_len : RT_DIGEST_MAX,
+                           d + w);
+                snprintf(path, sizeof(path), "%s%s", f->path, f->path_cut ? "..." : "");
+                if (json_array_append_new(
+                            a, json_pack("{s:I, s:s%, s:s, s:s}", "entry", (json_int_t)f->entry,
+                                         "path", path, strlen(path), "digest", d, "reason",
+                                         rt_reason_name((enum rt_reason)f->reason))) < 0)
+                        return NULL;
+        }
+        o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:O}", "passed", (json_int_t)st->passed, "failed",
+                      (json_int_t)st->failed, "excluded", (json_int_t)st->excluded, "signed",
+                      (json_int_t)st->signed_ok, "violations", (json_int_t)st->violations,
+                      "failures", a);
+        return TAKE_PTR(o);
+}
+
 int verdict_to_json(const struct verdict *v, json_t **ret)
 {
         json_auto_t *o = json_object(), *claims = json_array(), *unchecked = json_array();
@@ -148,7 +178,8 @@ int verdict_to_json(const struct verdict *v, json_t **ret)
         if (json_object_set(o, "claims", claims) < 0 ||
             json_object_set_new(o, "status", json_string(verdict_status_name(v->status))) < 0 ||
             json_object_set_new(o, "policy", json_string(v->policy)) < 0 ||
-            json_object_set(o, "sections_unchecked", unchecked) < 0)
+            json_object_set(o, "sections_unchecked", unchecked) < 0 ||
+            (v->runtime && json_object_set_new(o, "runtime", runtime_json(v->runtime)) < 0))
                 return -ENOMEM;
         *ret = TAKE_PTR(o);
         return 0;

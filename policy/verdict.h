@@ -7,7 +7,10 @@
  *    "claims":[{"name":"selinux.enforcing", "expected":true, "observed":true,
  *               "result":"pass"|"fail"|"missing", "anchored":true, "entry":4,
  *               "reason":"..." (fail and missing only)}, ...],
- *    "sections_unchecked":["cfi", ...]}
+ *    "sections_unchecked":["cfi", ...],
+ *    "runtime":{"passed":N, "failed":N, "excluded":N, "signed":N, "violations":N,
+ *               "failures":[{"entry":N, "path":"/bin/x", "digest":"sha256:HEX",
+ *                            "reason":"not_allowed"}, ...]}}   (ima.runtime policies only)
  */
 #ifndef ATTEST_VERDICT_H
 #define ATTEST_VERDICT_H
@@ -21,6 +24,7 @@
 #include "evidence/bank.h"
 #include "evidence/cdata.h"
 #include "util/err.h"
+#include "verify/replay-state.h"
 
 enum verdict_status {
         VERDICT_PASS,
@@ -60,7 +64,9 @@ enum policy_section {
         X(CLAIM_KERNEL_VERSION, "kernel.version")                                                  \
         X(CLAIM_KERNEL_ANCHORED, "kernel.anchored")                                                \
         X(CLAIM_TPM_PCR, "tpm.pcrs") /* + ".BANK.N" */                                             \
-        X(CLAIM_IMA_BOOT_AGGREGATE, "ima.boot_aggregate")
+        X(CLAIM_IMA_BOOT_AGGREGATE, "ima.boot_aggregate")                                          \
+        /* runtime: every file and ima-buf measurement against ima.runtime */                      \
+        X(CLAIM_IMA_RUNTIME, "ima.runtime")
 
 enum claim_id {
 #define CLAIM_ID_ENUM(id, name) id,
@@ -120,6 +126,8 @@ struct verdict {
         struct verdict_claim *claims;    /* owned (verdict_done) */
         size_t n_claims, cap_claims;
         unsigned unchecked; /* bit per enum policy_section the policy does not have */
+        /* runtime: the ima.runtime results (borrowed from the claims); NULL: not checked */
+        const struct rt_state *runtime;
 };
 
 void verdict_init(struct verdict *v);

@@ -176,6 +176,7 @@
         X(AE_REPLAY_STATE_TRAILING, "replay_state_trailing")                                       \
         X(AE_REPLAY_STATE_TRUNCATED, "replay_state_truncated")                                     \
         X(AE_REPLAY_STATE_VERSION, "replay_state_version")                                         \
+        X(AE_RUNTIME_POLICY_CHANGED, "runtime_policy_changed")                                     \
         X(AE_SERVER_BUSY, "server_busy")                                                           \
         X(AE_STORE_CONFIG, "store_config")                                                         \
         X(AE_STORE_CORRUPT, "store_corrupt")                                                       \

@@ -97,5 +97,6 @@ int claims_from_verified(const struct verify_result *vr, const struct evidence *
         }
         claims_build(&vr->next.claims, &ev->host, &quoted, vr->boot_aggregate_seen,
                      vr->boot_aggregate_ok, vr->boot_aggregate_err.msg, ret);
+        ret->runtime = vr->next.runtime.ref[0] ? &vr->next.runtime : NULL; /* runtime */
         return 0;
 }

@@ -15,6 +15,7 @@
 #include "evidence/evidence.h"
 #include "evidence/pcrs.h"
 #include "util/err.h"
+#include "verify/replay-state.h"
 
 struct verify_result;
 
@@ -55,6 +56,10 @@ struct claims {
         /* this boot's entry 0 */
         bool boot_aggregate_seen, boot_aggregate_ok;
         char boot_aggregate_why[256]; /* why not ok, when seen */
+
+        /* runtime: the ima.runtime results of this boot's entries (counts, first failures),
+         * borrowed from the verify result's next state; NULL when no runtime policy judged them */
+        const struct rt_state *runtime;
 };
 
 /*

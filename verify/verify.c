@@ -104,9 +104,9 @@ static int find_prefix(const struct evidence *ev, const struct replay_state *sta
 }
 
 /* Pass 2: boot_aggregate and the claims of the n accepted entries. */
-static int feed_prefix(const struct evidence *ev, const struct quote_info *q, uint64_t n,
-                       struct hasher *h, struct replay_state *next, struct attest_err *ba_err,
-                       struct attest_err *err)
+static int feed_prefix(const struct verify_input *in, const struct evidence *ev,
+                       const struct quote_info *q, uint64_t n, struct hasher *h,
+                       struct replay_state *next, struct attest_err *ba_err, struct attest_err *err)
 {
         struct ima_reader rd;
         _cleanup_(ima_reader_donep) struct ima_reader *rdp = NULL;
@@ -133,6 +133,10 @@ static int feed_prefix(const struct evidence *ev, const struct quote_info *q, ui
                         next->boot_aggregate_ok =
                                 ima_boot_aggregate_check(h, &e, &quoted, ba_err) == 0;
                 }
+                /* runtime: the per-entry hook sees every accepted entry */
+                if (in->entry && (x = in->entry(in->entry_arg, &e, idx, &next->runtime)) < 0)
+                        return attest_fail(err, x, AE_VERIFY_INTERNAL,
+                                           "entry %" PRIu64 ": the runtime check failed", idx);
                 if (e.pcr != IMA_PCR)
                         continue; /* only PCR 10 is checked against the quote: no claims */
                 if ((x = cdata_claims_feed(&next->claims, &e, idx, err)) < 0) {
@@ -222,8 +226,8 @@ int verify_evidence(const struct verify_input *in, const struct evidence *ev,
         if ((x = hasher_new(&h)) < 0 ||
             (x = find_prefix(ev, &r.next, &r.quote, max_entries, h, &rp, &r.new_entries, &total,
                              err)) < 0 ||
-            (x = feed_prefix(ev, &r.quote, r.new_entries, h, &r.next, &r.boot_aggregate_err, err)) <
-                    0)
+            (x = feed_prefix(in, ev, &r.quote, r.new_entries, h, &r.next, &r.boot_aggregate_err,
+                             err)) < 0)
                 return x;
         r.extra_entries = total - r.new_entries;
         memcpy(r.next.pcr, rp.pcr, sizeof(r.next.pcr));

@@ -41,6 +41,15 @@ struct verify_input {
         const struct pcr_sel *sel;       /* selection asked for; NULL: any */
         const struct replay_state *prev; /* NULL or !valid: replay from entry 0 */
         uint64_t max_entries;            /* entries per submission; 0: IMA_ENTRIES_DEFAULT */
+        /*
+         * runtime: optional, called once for every entry this round accepts (the new entries of
+         * the matching prefix, in log order, idx counted from the boot's entry 0), in the pass
+         * that feeds the claims: no second parse. st is the runtime state carried in the result's
+         * next state (empty again after a reboot). A negative return stops verification with
+         * that errno (verify_internal).
+         */
+        int (*entry)(void *arg, const struct ima_entry *e, uint64_t idx, struct rt_state *st);
+        void *entry_arg;
 };
 
 struct verify_result {
