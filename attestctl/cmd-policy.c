@@ -18,6 +18,7 @@
 #include "evidence/evjson.h"
 #include "policy/policy.h"
 #include "evidence/quote.h"
+#include "policy/runtime.h"
 #include "util/num.h"
 #include "verify/verify.h"
 
@@ -199,9 +200,21 @@ static int load_policy(const char *path, struct policy **ret)
         return 0;
 }
 
-/* Load and verify: 0 verified, 1 verification failed (printed), negative on other errors. */
-static int load_and_verify(const struct args *a, const char *ev_path, struct evidence **ret_ev,
-                           struct verify_result *ret_vr, struct attest_err *verr)
+/* ima.runtime: each accepted entry judged in the replay pass, as attestd does */
+static int runtime_entry(void *arg, const struct ima_entry *e, uint64_t idx, struct rt_state *st)
+{
+        int x = rt_eval_entry(arg, e, idx, st, NULL);
+
+        return x < 0 ? x : 0;
+}
+
+/*
+ * Load and verify: 0 verified, 1 verification failed (printed), negative on other errors. With
+ * rt (the policy's ima.runtime context, or NULL) every accepted entry is judged too.
+ */
+static int load_and_verify(const struct args *a, const char *ev_path, struct rt_ctx *rt,
+                           const char *ref, struct evidence **ret_ev, struct verify_result *ret_vr,
+                           struct attest_err *verr)
 {
         _cleanup_free_ uint8_t *evbuf = NULL, *akbuf = NULL;
         _cleanup_(evidence_freep) struct evidence *ev = NULL;
@@ -236,9 +249,13 @@ static int load_and_verify(const struct args *a, const char *ev_path, struct evi
                 .nonce = ev->nonce,
                 .nonce_len = ev->nonce_len,
                 .sel = a->sel ? &sel : NULL,
+                .entry = rt ? runtime_entry : NULL,
+                .entry_arg = rt,
         };
         if ((x = verify_evidence(&in, ev, ret_vr, verr)) < 0)
                 return 1;
+        if (rt)
+                snprintf(ret_vr->next.runtime.ref, sizeof(ret_vr->next.runtime.ref), "%s", ref);
         *ret_ev = TAKE_PTR(ev);
         return 0;
 }
@@ -246,6 +263,7 @@ static int load_and_verify(const struct args *a, const char *ev_path, struct evi
 static int do_check(const struct args *a)
 {
         _cleanup_(policy_freep) struct policy *pol = NULL;
+        _cleanup_(rt_ctx_freep) struct rt_ctx *rt = NULL;
         _cleanup_(evidence_freep) struct evidence *ev = NULL;
         struct verify_result vr;
         struct attest_err verr = {0};
@@ -258,7 +276,9 @@ static int do_check(const struct args *a)
         }
         if (load_policy(a->pos[0], &pol) < 0)
                 return 2;
-        x = load_and_verify(a, a->pos[1], &ev, &vr, &verr);
+        if (policy_runtime(pol) && rt_ctx_new(policy_runtime(pol), &rt) < 0)
+                return 2;
+        x = load_and_verify(a, a->pos[1], rt, policy_name(pol), &ev, &vr, &verr);
         if (x < 0)
                 return 2;
         if (x == 1) {
@@ -382,7 +402,7 @@ static int do_from_host(const struct args *a)
                 usage(stderr);
                 return 2;
         }
-        x = load_and_verify(a, a->pos[0], &ev, &vr, &verr);
+        x = load_and_verify(a, a->pos[0], NULL, NULL, &ev, &vr, &verr);
         if (x < 0)
                 return 2;
         if (x == 1) {

@@ -5,9 +5,11 @@
 # defence is shown by the input that needs it (a changed digest, Python's prefix-match excludes,
 # violations, ima-buf events, every refusal with its JSON path, the caps at cap-1/cap/cap+1);
 # policies generated from a log pass it and fail exactly the path taken out; --rootfs hashes a
-# directory without following links. Usage: test-keylime-import.sh ATTESTCTL TOP
+# directory without following links. Under tests/lib/swtpm-run with MKEVIDENCE, the same through
+# verified evidence and attestctl policy check (the ima.runtime claim of the verdict).
+# Usage: test-keylime-import.sh ATTESTCTL TOP [MKEVIDENCE]
 set -euo pipefail
-ctl=$(realpath "$1") top=$(realpath "$2")
+ctl=$(realpath "$1") top=$(realpath "$2") mkev=${3:+$(realpath "$3")}
 data=$top/tests/data
 tmp=$(mktemp -d /tmp/test-keylime-import.XXXXXX)
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$tmp"' EXIT
@@ -232,6 +234,51 @@ run 2 "$ctl" policy from-host --runtime --ima-log "$data/qemu61-tcb/binary_runti
         --rootfs root --rootfs-max 1
 grep -q 'more than 1 files' err.txt || fail "--rootfs-max: $(cat err.txt)"
 ok "--rootfs hashes regular files only, follows no link, honours --exclude, --rootfs-alg, --rootfs-max"
+
+# ---- through verified evidence: from-host EVIDENCE --runtime and policy check ----
+if [ -n "$mkev" ]; then
+        [ -n "${SWTPM_CTRL_PORT:-}" ] || fail "MKEVIDENCE given: run under tests/lib/swtpm-run"
+        sel="sha256:0,1,2,3,4,5,6,7,8,9,10+sha1:10"
+        tpm2_createek -c ek.ctx -G rsa -u ek.pub >/dev/null
+        tpm2_flushcontext -t >/dev/null
+        tpm2_createak -C ek.ctx -c ak.ctx -G rsa -g sha256 -s rsassa -u ak.pub >/dev/null
+        tpm2_flushcontext -t >/dev/null
+        tpm2_flushcontext -s >/dev/null
+        tpm2_evictcontrol -C o -c ak.ctx 0x81010003 >/dev/null
+        # the qemu61-tcb log extended into PCR 10 of a fresh boot, quoted
+        tpm2_shutdown -c
+        swtpm_ioctl --tcp "127.0.0.1:$SWTPM_CTRL_PORT" -i
+        tpm2_startup -c
+        # shellcheck disable=SC2046
+        tpm2_pcrextend $("$mkev" extends "$data/qemu61-tcb/binary_runtime_measurements")
+        nonce=$(openssl rand -hex 32)
+        tpm2_quote -c 0x81010003 -l "$sel" -q "$nonce" -m q.attest -s q.sig -g sha256 >/dev/null
+        tpm2_pcrread "$sel" >q.pcrs
+        "$mkev" json "$nonce" q.attest q.sig q.pcrs \
+                "$data/qemu61-tcb/binary_runtime_measurements" kernel=6.1.192 >tcb-ev.json
+        run 0 "$ctl" policy from-host tcb-ev.json --ak ak.pub --runtime --name lab
+        cp out.txt lab.json
+        jq -e '.ima.runtime.digests["/bin/hello.sh"] != null and .ima.runtime.violations ==
+                {"allow": 2} and .selinux != null' lab.json >/dev/null ||
+                fail "from-host --runtime: $(head -c 400 lab.json)"
+        run 0 "$ctl" policy check lab.json tcb-ev.json --ak ak.pub --json
+        jq -e '.status == "pass" and ([.claims[] | select(.name == "ima.runtime")][0].result
+                == "pass")' out.txt >/dev/null || fail "lab on its own evidence: $(cat out.txt)"
+        jq 'del(.ima.runtime.digests["/bin/hello.sh"])' lab.json >cut.json
+        run 1 "$ctl" policy check cut.json tcb-ev.json --ak ak.pub --json
+        jq -e '.status == "fail" and .runtime.failed == 1 and .runtime.failures[0].entry == 15 and
+                .runtime.failures[0].path == "/bin/hello.sh" and
+                .runtime.failures[0].reason == "not_allowed"' out.txt >/dev/null ||
+                fail "lab without /bin/hello.sh: $(cat out.txt)"
+        # the imported Keylime policy judges the same evidence (its boot_aggregate requirement
+        # left out: this swtpm's PCR 0-9 are not the recorded firmware's)
+        jq 'del(.ima.require_boot_aggregate)' tcb-sha256.json >kl.json
+        run 0 "$ctl" policy check kl.json tcb-ev.json --ak ak.pub --json
+        jq -e '.status == "pass" and .runtime.passed == 13 and .runtime.excluded == 5' out.txt \
+                >/dev/null || fail "imported policy on the evidence: $(cat out.txt)"
+        ok "through verified evidence: from-host --runtime passes, without /bin/hello.sh fails" \
+                "entry 15 only; the imported Keylime policy passes"
+fi
 
 # usage errors
 run 2 "$ctl" policy from-host --ima-log "$data/qemu61-tcb/binary_runtime_measurements"
