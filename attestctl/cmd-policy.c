@@ -11,11 +11,18 @@
 #include <jansson.h>
 
 #include "attestctl/attestctl.h"
+#include "attestctl/cmd-keylime.h"
+#include "attestctl/keylime.h"
+#include "evidence/jpath.h"
 #include "attestctl/remote.h"
 #include "evidence/evjson.h"
 #include "policy/policy.h"
 #include "evidence/quote.h"
+#include "policy/runtime.h"
+#include "util/num.h"
 #include "verify/verify.h"
+
+#define CTL_IMA_LOG_MAX (1024u << 20) /* --ima-log: 1 GiB, well above a million entries */
 
 static void usage(FILE *f)
 {
@@ -25,6 +32,12 @@ static void usage(FILE *f)
                 "[--json]\n"
                 "       attestctl policy from-host EVIDENCE --ak AK.pub [--name NAME] "
                 "[--sel SELECTION]\n"
+                "                 [--runtime [RUNTIME OPTIONS]]\n"
+                "       attestctl policy from-host --runtime --ima-log LOG [--name NAME] "
+                "[RUNTIME OPTIONS]\n"
+                "       attestctl policy import-keylime FILE [--name NAME] [-o OUT] "
+                "[--violations V]\n"
+                "       attestctl policy runtime-check POLICY LOG [--entries] [--time]\n"
                 "\n"
                 "validate   parse a policy (attestd-policy(5)); errors name the JSON path.\n"
                 "check      verify an evidence document (the agent's JSON: quote, PCRs, IMA log\n"
@@ -32,7 +45,14 @@ static void usage(FILE *f)
                 "           carries, then evaluate the policy; prints the verdict (a table of\n"
                 "           the claims, failing ones first; --json: the verdict JSON).\n"
                 "from-host  verify the evidence of a known-good host the same way and print a\n"
-                "           policy that pins its state.\n"
+                "           policy that pins its state; --runtime adds the ima.runtime section\n"
+                "           (every path in the IMA log with the digests seen for it, key and\n"
+                "           ima-buf measurements, as Keylime's create_runtime_policy does).\n"
+                "           With --ima-log instead of EVIDENCE: only ima.runtime, from a log\n"
+                "           file (binary or ascii), nothing verified.\n"
+                "import-keylime  convert a Keylime runtime policy (see its own --help).\n"
+                "runtime-check   judge an IMA log by a policy's ima.runtime, offline (see its\n"
+                "           own --help).\n"
                 "\n"
                 "Options:\n"
                 "  --ak FILE        AK public area, TPM2B_PUBLIC (tpm2_createak -u); required by\n"
@@ -44,6 +64,19 @@ static void usage(FILE *f)
                 "  --name NAME      from-host: the policy's name (default: from-host)\n"
                 "  --json           validate, check: JSON on stdout (from-host always writes\n"
                 "                   JSON, the policy)\n"
+                "Runtime options (from-host --runtime):\n"
+                "  --runtime        write the ima.runtime section too\n"
+                "  --ima-log LOG    the known-good IMA log file, without evidence\n"
+                "  --exclude REGEX  a PCRE2 pattern matched against the whole path: those\n"
+                "                   paths are left out and excluded by the policy (repeatable)\n"
+                "  --rootfs DIR     add the digest of every regular file below DIR, as the path\n"
+                "                   \"/\" + its path below DIR: symbolic links are never\n"
+                "                   followed, other file systems not entered\n"
+                "  --rootfs-alg ALG the digest for --rootfs: sha1, sha256 (default), sha384,\n"
+                "                   sha512 (the log's ima_hash)\n"
+                "  --rootfs-max N   hash at most N files, else fail (default 1000000)\n"
+                "  --violations V   fail, or allow N violation entries (default: as many as\n"
+                "                   the log holds, \"fail\" when it holds none)\n"
                 "  -h, --help       this text\n"
                 "\n"
                 "Exit status: validate 0 valid, 1 invalid; check 0 the verdict passes, 1 it fails\n"
@@ -52,22 +85,33 @@ static void usage(FILE *f)
 }
 
 struct args {
-        const char *ak, *sel, *name;
-        bool json;
+        const char *ak, *sel, *name, *ima_log;
+        bool json, runtime;
         int npos;
         const char *pos[2];
+        struct ctl_runtime_opts rt;
 };
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
         static const struct option opts[] = {
-                {"ak", required_argument, NULL, 'k'},   {"sel", required_argument, NULL, 'l'},
-                {"name", required_argument, NULL, 'n'}, {"json", no_argument, NULL, 'j'},
-                {"help", no_argument, NULL, 'h'},       {0},
+                {"ak", required_argument, NULL, 'k'},
+                {"sel", required_argument, NULL, 'l'},
+                {"name", required_argument, NULL, 'n'},
+                {"json", no_argument, NULL, 'j'},
+                {"runtime", no_argument, NULL, 'r'},
+                {"ima-log", required_argument, NULL, 'L'},
+                {"exclude", required_argument, NULL, 'x'},
+                {"rootfs", required_argument, NULL, 'R'},
+                {"rootfs-alg", required_argument, NULL, 'A'},
+                {"rootfs-max", required_argument, NULL, 'M'},
+                {"violations", required_argument, NULL, 'V'},
+                {"help", no_argument, NULL, 'h'},
+                {0},
         };
         int c;
 
-        *a = (struct args){.name = "from-host"};
+        *a = (struct args){.name = "from-host", .rt.rootfs_max = CTL_ROOTFS_MAX_DEFAULT};
         optind = 1;
         while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
                 switch (c) {
@@ -82,6 +126,41 @@ static int parse_args(int argc, char **argv, struct args *a)
                         break;
                 case 'j':
                         a->json = true;
+                        break;
+                case 'r':
+                        a->runtime = true;
+                        break;
+                case 'L':
+                        a->ima_log = optarg;
+                        break;
+                case 'x':
+                        if (a->rt.nexcludes == CTL_EXCLUDES_MAX) {
+                                fprintf(stderr, "attestctl policy: more than %d --exclude\n",
+                                        CTL_EXCLUDES_MAX);
+                                return -EINVAL;
+                        }
+                        a->rt.excludes[a->rt.nexcludes++] = optarg;
+                        break;
+                case 'R':
+                        a->rt.rootfs = optarg;
+                        break;
+                case 'A':
+                        a->rt.rootfs_alg = optarg;
+                        break;
+                case 'M':
+                        if (num_u64(optarg, strlen(optarg), 1, UINT32_MAX, &a->rt.rootfs_max) < 0) {
+                                fprintf(stderr, "attestctl policy: --rootfs-max: 1-%u\n",
+                                        UINT32_MAX);
+                                return -EINVAL;
+                        }
+                        break;
+                case 'V':
+                        if (ctl_parse_violations(optarg, &a->rt.violations_allow) < 0) {
+                                fprintf(stderr, "attestctl policy: --violations: 'fail' or "
+                                                "a count\n");
+                                return -EINVAL;
+                        }
+                        a->rt.violations_set = true;
                         break;
                 case 'h':
                         usage(stdout);
@@ -101,25 +180,41 @@ static int parse_args(int argc, char **argv, struct args *a)
         return 0;
 }
 
+/* A policy file: up to KEYLIME_JSON_MAX, since ima.runtime may list a distribution's files. */
 static int load_policy(const char *path, struct policy **ret)
 {
         _cleanup_free_ uint8_t *buf = NULL;
         struct attest_err err = {0};
+        json_auto_t *doc = NULL;
         size_t len;
         int x;
 
-        if ((x = ctl_read_file(path, POLICY_JSON_MAX, &buf, &len)) < 0)
+        if ((x = ctl_read_file(path, KEYLIME_JSON_MAX, &buf, &len)) < 0)
                 return x;
-        if ((x = policy_parse((const char *)buf, len, ret, &err)) < 0) {
+        if ((x = jpath_load((const char *)buf, len, KEYLIME_JSON_MAX, AE_POLICY_JSON, &doc, &err)) <
+                    0 ||
+            (x = policy_from_json(doc, ret, &err)) < 0) {
                 fprintf(stderr, "%s: %s: %s\n", path, attest_code_name(err.code), err.msg);
                 return x;
         }
         return 0;
 }
 
-/* Load and verify: 0 verified, 1 verification failed (printed), negative on other errors. */
-static int load_and_verify(const struct args *a, const char *ev_path, struct evidence **ret_ev,
-                           struct verify_result *ret_vr, struct attest_err *verr)
+/* ima.runtime: each accepted entry judged in the replay pass, as attestd does */
+static int runtime_entry(void *arg, const struct ima_entry *e, uint64_t idx, struct rt_state *st)
+{
+        int x = rt_eval_entry(arg, e, idx, st, NULL);
+
+        return x < 0 ? x : 0;
+}
+
+/*
+ * Load and verify: 0 verified, 1 verification failed (printed), negative on other errors. With
+ * rt (the policy's ima.runtime context, or NULL) every accepted entry is judged too.
+ */
+static int load_and_verify(const struct args *a, const char *ev_path, struct rt_ctx *rt,
+                           const char *ref, struct evidence **ret_ev, struct verify_result *ret_vr,
+                           struct attest_err *verr)
 {
         _cleanup_free_ uint8_t *evbuf = NULL, *akbuf = NULL;
         _cleanup_(evidence_freep) struct evidence *ev = NULL;
@@ -154,9 +249,13 @@ static int load_and_verify(const struct args *a, const char *ev_path, struct evi
                 .nonce = ev->nonce,
                 .nonce_len = ev->nonce_len,
                 .sel = a->sel ? &sel : NULL,
+                .entry = rt ? runtime_entry : NULL,
+                .entry_arg = rt,
         };
         if ((x = verify_evidence(&in, ev, ret_vr, verr)) < 0)
                 return 1;
+        if (rt)
+                snprintf(ret_vr->next.runtime.ref, sizeof(ret_vr->next.runtime.ref), "%s", ref);
         *ret_ev = TAKE_PTR(ev);
         return 0;
 }
@@ -164,6 +263,7 @@ static int load_and_verify(const struct args *a, const char *ev_path, struct evi
 static int do_check(const struct args *a)
 {
         _cleanup_(policy_freep) struct policy *pol = NULL;
+        _cleanup_(rt_ctx_freep) struct rt_ctx *rt = NULL;
         _cleanup_(evidence_freep) struct evidence *ev = NULL;
         struct verify_result vr;
         struct attest_err verr = {0};
@@ -176,7 +276,9 @@ static int do_check(const struct args *a)
         }
         if (load_policy(a->pos[0], &pol) < 0)
                 return 2;
-        x = load_and_verify(a, a->pos[1], &ev, &vr, &verr);
+        if (policy_runtime(pol) && rt_ctx_new(policy_runtime(pol), &rt) < 0)
+                return 2;
+        x = load_and_verify(a, a->pos[1], rt, policy_name(pol), &ev, &vr, &verr);
         if (x < 0)
                 return 2;
         if (x == 1) {
@@ -245,19 +347,62 @@ static int do_check(const struct args *a)
         return status == VERDICT_PASS ? 0 : 1;
 }
 
+/* A policy that must load with attestd's own parser before it is printed. */
+static int print_policy(const json_t *pol)
+{
+        _cleanup_(policy_freep) struct policy *p = NULL;
+        struct attest_err err = {0};
+
+        if (policy_from_json(pol, &p, &err) < 0) {
+                fprintf(stderr,
+                        "attestctl policy from-host: the policy written does not load: "
+                        "%s: %s\n",
+                        attest_code_name(err.code), err.msg);
+                return -EBADMSG;
+        }
+        return print_json(pol);
+}
+
+static int from_log(const struct args *a)
+{
+        _cleanup_free_ uint8_t *log = NULL;
+        json_auto_t *rt = NULL, *pol = NULL;
+        size_t len;
+
+        if (a->npos != 0 || a->ak || a->sel) {
+                usage(stderr);
+                return 2;
+        }
+        if (ctl_read_file(a->ima_log, CTL_IMA_LOG_MAX, &log, &len) < 0)
+                return 2;
+        if (ctl_runtime_section(log, len, &a->rt, &rt) < 0)
+                return 2;
+        pol = json_pack("{s:s, s:{s:O}}", "name", a->name, "ima", "runtime", rt);
+        if (!pol || print_policy(pol) < 0)
+                return 2;
+        return 0;
+}
+
 static int do_from_host(const struct args *a)
 {
         _cleanup_(evidence_freep) struct evidence *ev = NULL;
         struct verify_result vr;
         struct attest_err verr = {0};
-        json_auto_t *pol = NULL;
+        json_auto_t *pol = NULL, *rt = NULL;
         int x;
 
+        if ((a->rt.nexcludes || a->rt.rootfs || a->rt.violations_set || a->ima_log) &&
+            !a->runtime) {
+                fprintf(stderr, "attestctl policy from-host: runtime options need --runtime\n");
+                return 2;
+        }
+        if (a->ima_log)
+                return from_log(a);
         if (a->npos != 1) {
                 usage(stderr);
                 return 2;
         }
-        x = load_and_verify(a, a->pos[0], &ev, &vr, &verr);
+        x = load_and_verify(a, a->pos[0], NULL, NULL, &ev, &vr, &verr);
         if (x < 0)
                 return 2;
         if (x == 1) {
@@ -278,7 +423,29 @@ static int do_from_host(const struct args *a)
                         a->name);
                 return 2;
         }
-        if (x < 0 || print_json(pol) < 0)
+        if (x < 0)
+                return 2;
+        if (a->runtime) {
+                json_t *ima;
+
+                /* the verified log: the evidence carries it from entry 0 */
+                if (ev->ima_offset != 0 || !ev->ima) {
+                        fprintf(stderr, "attestctl policy from-host: --runtime needs the IMA log "
+                                        "from entry 0 in the evidence\n");
+                        return 2;
+                }
+                if (ctl_runtime_section(ev->ima, ev->ima_len, &a->rt, &rt) < 0)
+                        return 2;
+                ima = json_object_get(pol, "ima");
+                if (!ima) {
+                        if (json_object_set_new(pol, "ima", json_object()) < 0)
+                                return 2;
+                        ima = json_object_get(pol, "ima");
+                }
+                if (json_object_set(ima, "runtime", rt) < 0)
+                        return 2;
+        }
+        if (print_policy(pol) < 0)
                 return 2;
         return 0;
 }
@@ -292,13 +459,17 @@ int cmd_policy(int argc, char **argv)
                 usage(argc < 2 ? stderr : stdout);
                 return argc < 2 ? 2 : 0;
         }
+        if (strcmp(argv[1], "import-keylime") == 0)
+                return ctl_policy_import_keylime(argc - 1, argv + 1);
+        if (strcmp(argv[1], "runtime-check") == 0)
+                return ctl_policy_runtime_check(argc - 1, argv + 1);
         x = parse_args(argc - 1, argv + 1, &a);
         if (x)
                 return x > 0 ? 0 : 2;
         if (strcmp(argv[1], "validate") == 0) {
                 _cleanup_(policy_freep) struct policy *pol = NULL;
 
-                if (a.npos != 1 || a.ak || a.sel) {
+                if (a.npos != 1 || a.ak || a.sel || a.runtime || a.ima_log) {
                         usage(stderr);
                         return 2;
                 }

@@ -5,7 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <openssl/x509.h>
+
+#include "evidence/ima.h"
+#include "policy/policy-host.h"
 #include "policy/policy-internal.h"
+#include "util/hex.h"
 
 static bool never_permissive_holds(const struct claims *c)
 {
@@ -121,5 +126,200 @@ int policy_from_host(const struct claims *c, const char *name, json_t **ret_poli
         if (!ok)
                 return -ENOMEM;
         *ret_policy = TAKE_PTR(pol);
+        return 0;
+}
+
+/* ---- ima.runtime from a known-good log ---- */
+
+/* {..., key: [...]} : the array at key, created when absent; NULL when key is not UTF-8. */
+static json_t *list_at(json_t *o, const char *key, size_t n, int *ret)
+{
+        json_t *a = json_object_getn(o, key, n);
+
+        *ret = 0;
+        if (a)
+                return a;
+        if (!(a = json_array())) {
+                *ret = -ENOMEM;
+                return NULL;
+        }
+        if (json_object_setn_new(o, key, n, a) < 0) {
+                /* jansson refuses keys that are not UTF-8 (and then frees a) */
+                *ret = -EINVAL;
+                return NULL;
+        }
+        return a;
+}
+
+/* Append s (a NUL terminated digest string) to a unless there: 1, 0 there, -ENOSPC a is full,
+ * -ENOMEM. */
+static int list_add(json_t *a, const char *s)
+{
+        size_t i;
+        json_t *v;
+
+        json_array_foreach(a, i, v) if (strcmp(json_string_value(v), s) == 0) return 0;
+        if (json_array_size(a) >= POLICY_RUNTIME_DIGESTS_PER_PATH)
+                return -ENOSPC;
+        return json_array_append_new(a, json_string(s)) == 0 ? 1 : -ENOMEM;
+}
+
+static json_t *section_of(json_t *rt, const char *key)
+{
+        json_t *o = json_object_get(rt, key);
+
+        if (o)
+                return o;
+        o = json_object();
+        if (o && json_object_set_new(rt, key, o) < 0)
+                return NULL;
+        return o;
+}
+
+/* s = [alg ":"] hex(d); out holds "sha512:" + 128 digits + NUL. */
+static int digest_str(const char *alg, size_t alg_len, const uint8_t *d, size_t n, char *out,
+                      size_t size)
+{
+        if (n == 0 || n > BANK_DIGEST_MAX || alg_len > 15 || alg_len + 1 + 2 * n + 1 > size)
+                return -EINVAL;
+        if (alg_len) {
+                memcpy(out, alg, alg_len);
+                out[alg_len++] = ':';
+        }
+        hex_encode(d, n, out + alg_len);
+        out[alg_len + 2 * n] = '\0';
+        return 0;
+}
+
+int policy_runtime_add_digest(json_t *rt, const char *path, size_t path_len, const char *alg,
+                              const uint8_t *digest, size_t n)
+{
+        char s[16 + 2 * BANK_DIGEST_MAX + 2];
+        json_t *digests, *a;
+        int x;
+
+        if (!rt || !path || path_len == 0 || !alg)
+                return -EINVAL;
+        if ((x = digest_str(alg, strlen(alg), digest, n, s, sizeof(s))) < 0)
+                return x;
+        if (!(digests = section_of(rt, "digests")))
+                return -ENOMEM;
+        if (!(a = list_at(digests, path, path_len, &x)))
+                return x;
+        return list_add(a, s);
+}
+
+/* A key measurement (func=KEY_CHECK): the buffer is one DER X.509 certificate. */
+static bool buf_is_certificate(const uint8_t *p, size_t n)
+{
+        const unsigned char *q = p;
+        X509 *x;
+        bool whole;
+
+        if (n == 0 || n > LONG_MAX)
+                return false;
+        x = d2i_X509(NULL, &q, (long)n);
+        whole = x && q == p + n;
+        X509_free(x);
+        return whole;
+}
+
+static int read_entries(struct ima_reader *rd, json_t *rt, policy_exclude_fn exclude, void *ctx,
+                        struct policy_runtime_stats *st, struct attest_err *err)
+{
+        struct ima_entry e;
+        int x;
+
+        while ((x = ima_reader_next(rd, &e, err)) == 1) {
+                char s[16 + 2 * BANK_DIGEST_MAX + 2];
+                json_t *sec, *a;
+                bool key;
+
+                st->entries++;
+                if (e.violation) {
+                        st->violations++;
+                        continue;
+                }
+                if (!e.digest || !e.name) {
+                        st->opaque++;
+                        continue;
+                }
+                if (ima_entry_is_boot_aggregate(&e)) {
+                        st->boot_aggregate++;
+                        continue;
+                }
+                if (exclude && exclude(ctx, e.name, e.name_len)) {
+                        st->excluded++;
+                        continue;
+                }
+                if (!e.buf || e.buf_len == 0) {
+                        /* a file: path -> "alg:hex" ('ima' has no algorithm field: sha1) */
+                        char alg[16] = "sha1";
+
+                        if (e.algo_len) {
+                                if (e.algo_len >= sizeof(alg)) {
+                                        st->opaque++;
+                                        continue;
+                                }
+                                memcpy(alg, e.algo, e.algo_len);
+                                alg[e.algo_len] = '\0';
+                        }
+                        x = policy_runtime_add_digest(rt, e.name, e.name_len, alg, e.digest,
+                                                      e.digest_len);
+                        if (x == -EINVAL)
+                                st->not_utf8++;
+                        else if (x == -ENOSPC)
+                                st->over_cap++;
+                        else if (x < 0)
+                                return x;
+                        else
+                                st->files++;
+                        continue;
+                }
+                /* ima-buf: a key for its keyring, else an event by name; bare hex */
+                key = buf_is_certificate(e.buf, e.buf_len);
+                if (!(sec = section_of(rt, key ? "keyrings" : "ima_buf")) ||
+                    digest_str("", 0, e.digest, e.digest_len, s, sizeof(s)) < 0)
+                        return -ENOMEM;
+                if (!(a = list_at(sec, e.name, e.name_len, &x))) {
+                        if (x != -EINVAL)
+                                return x;
+                        st->not_utf8++;
+                        continue;
+                }
+                if ((x = list_add(a, s)) == -ENOSPC) {
+                        st->over_cap++;
+                        continue;
+                }
+                if (x < 0)
+                        return x;
+                if (key)
+                        st->keys++;
+                else
+                        st->bufs++;
+        }
+        return x;
+}
+
+int policy_runtime_from_log(const uint8_t *log, size_t len, policy_exclude_fn exclude, void *ctx,
+                            json_t **ret_runtime, struct policy_runtime_stats *ret_stats,
+                            struct attest_err *err)
+{
+        json_auto_t *rt = json_object();
+        struct policy_runtime_stats st = {0};
+        struct ima_reader rd;
+        int x;
+
+        if (!rt)
+                return -ENOMEM;
+        if ((x = ima_reader_init_auto(&rd, log, len, NULL)) < 0)
+                return attest_fail(err, x, AE_IMA_BAD_LINE, "cannot read the log");
+        x = read_entries(&rd, rt, exclude, ctx, &st, err);
+        ima_reader_done(&rd);
+        if (x < 0)
+                return x;
+        if (ret_stats)
+                *ret_stats = st;
+        *ret_runtime = TAKE_PTR(rt);
         return 0;
 }

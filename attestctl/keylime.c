@@ -1,0 +1,720 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Keylime runtime policy -> attestd ima.runtime (keylime.h). The field meanings come from
+ * Keylime's documentation and schema (keylime/ima/ima.py RUNTIME_POLICY_SCHEMA,
+ * IMA_KEYRING_JSON_SCHEMA); the code is ours.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/bio.h>
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <pcre2.h>
+
+#include "attestctl/keylime.h"
+#include "evidence/jpath.h"
+#include "util/buf.h"
+#include "util/hex.h"
+#include "policy/runtime.h"
+
+#define C_JSON AE_POLICY_JSON
+#define C_TYPE AE_POLICY_TYPE
+#define C_UNKNOWN AE_POLICY_UNKNOWN_FIELD
+#define C_MISSING AE_POLICY_MISSING_FIELD
+#define C_VALUE AE_POLICY_BAD_VALUE
+#define C_HEX AE_POLICY_BAD_HEX
+#define C_BIG AE_POLICY_TOO_BIG
+
+static void note(struct keylime_notes *n, const char *fmt, ...) _printf_(2, 3);
+static void note(struct keylime_notes *n, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (!n)
+                return;
+        if (n->n == KEYLIME_NOTES_MAX) {
+                n->dropped++;
+                return;
+        }
+        va_start(ap, fmt);
+        vsnprintf(n->msg[n->n++], sizeof(n->msg[0]), fmt, ap);
+        va_end(ap);
+}
+
+/* ---- excludes: Python re (re.match) -> PCRE2 matched against the whole path ---- */
+
+int keylime_exclude_to_pcre(const char *py, size_t n, char *out, size_t size, const char **ret_why)
+{
+        struct wb w;
+        bool in_class = false;
+        size_t class_start = 0;
+        int e = 0;
+
+        if (size == 0)
+                return -E2BIG;
+        wb_init(&w, out, size - 1);
+        e = wb_put(&w, "(?:", 3);
+        for (size_t i = 0; i < n && e == 0; i++) {
+                char c = py[i];
+
+                if (c == '\0') {
+                        *ret_why = "a NUL byte";
+                        return -EBADMSG;
+                }
+                if (c == '\\') {
+                        if (i + 1 >= n) {
+                                *ret_why = "a trailing backslash";
+                                return -EBADMSG;
+                        }
+                        char d = py[++i];
+                        if (!in_class && d == 'Z') {
+                                /* Python's \Z is the very end; PCRE2's is \z */
+                                e = wb_put(&w, "\\z", 2);
+                                continue;
+                        }
+                        if (!in_class && d >= '1' && d <= '9') {
+                                /* Keylime joins the excludes as "(R1)|(R2)...": group numbers
+                                 * inside one regex mean another group there than here */
+                                *ret_why = "a numbered back-reference (Keylime renumbers groups "
+                                           "when it joins the excludes; use (?P<name>...))";
+                                return -EBADMSG;
+                        }
+                        if ((e = wb_put_u8(&w, (uint8_t)c)) == 0)
+                                e = wb_put_u8(&w, (uint8_t)d);
+                        continue;
+                }
+                if (in_class) {
+                        if (c == ']' && i != class_start)
+                                in_class = false;
+                        e = wb_put_u8(&w, (uint8_t)c);
+                        continue;
+                }
+                if (c == '[') {
+                        in_class = true;
+                        class_start = i + 1;
+                        if (class_start < n && py[class_start] == '^')
+                                class_start++;
+                } else if (c == '{' && i + 1 < n && py[i + 1] == ',') {
+                        /* Python reads "{,n}" as "{0,n}"; PCRE2 10.42 as literal text */
+                        e = wb_put(&w, "{0", 2);
+                        continue;
+                }
+                e = wb_put_u8(&w, (uint8_t)c);
+        }
+        /* re.match anchors at the start only: the rest of the path is free */
+        if (e == 0)
+                e = wb_put(&w, ")[\\s\\S]*", 9);
+        if (e < 0)
+                return -E2BIG;
+        out[wb_len(&w)] = '\0';
+        return 0;
+}
+
+static int exclude_check(const char *pat, const char *p, struct attest_err *err)
+{
+        int ecode;
+        PCRE2_SIZE eoff;
+        pcre2_code *re =
+                pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED, 0, &ecode, &eoff, NULL);
+        PCRE2_UCHAR msg[128];
+
+        if (re) {
+                pcre2_code_free(re);
+                return 0;
+        }
+        if (pcre2_get_error_message(ecode, msg, sizeof(msg)) < 0)
+                snprintf((char *)msg, sizeof(msg), "error %d", ecode);
+        return jpath_fail(err, -EBADMSG, C_VALUE, p, "not a regex PCRE2 reads alike: %s", msg);
+}
+
+/* ---- digests ---- */
+
+static const struct {
+        const char *name;
+        size_t hexlen;
+} algos[] = {{"sha1", 40}, {"sha256", 64}, {"sha384", 96}, {"sha512", 128}};
+
+static bool lower_hex(const char *s, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+                        return false;
+        return true;
+}
+
+static bool hexlen_known(size_t n)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(algos); i++)
+                if (algos[i].hexlen == n)
+                        return true;
+        return false;
+}
+
+/* One digest string of a list: bare lowercase hex of a known length, or "alg:hex". */
+static int digest_check(const json_t *v, const char *p, struct attest_err *err)
+{
+        const char *s, *colon;
+        size_t n;
+
+        if (!json_is_string(v))
+                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not a string");
+        s = json_string_value(v);
+        n = json_string_length(v);
+        colon = memchr(s, ':', n);
+        if (colon) {
+                size_t an = (size_t)(colon - s), hn = n - an - 1;
+
+                for (size_t i = 0; i < ARRAY_SIZE(algos); i++)
+                        if (strlen(algos[i].name) == an && memcmp(algos[i].name, s, an) == 0) {
+                                if (hn != algos[i].hexlen || !lower_hex(colon + 1, hn))
+                                        return jpath_fail(err, -EBADMSG, C_HEX, p,
+                                                          "not %zu lowercase hex digits after "
+                                                          "'%s:'",
+                                                          algos[i].hexlen, algos[i].name);
+                                return 0;
+                        }
+                return jpath_fail(err, -EBADMSG, C_HEX, p,
+                                  "unknown algorithm prefix (sha1, sha256, sha384, sha512)");
+        }
+        if (!lower_hex(s, n))
+                return jpath_fail(err, -EBADMSG, C_HEX, p,
+                                  "not lowercase hex (Keylime's schema: ^[0-9a-f]{40,128}$)");
+        if (!hexlen_known(n))
+                return jpath_fail(err, -EBADMSG, C_HEX, p,
+                                  "%zu hex digits: not a sha1 (40), sha256 (64), sha384 (96) or "
+                                  "sha512 (128) digest",
+                                  n);
+        return 0;
+}
+
+struct ctx {
+        struct attest_err *err;
+        struct keylime_notes *notes;
+        struct keylime_stats st;
+        size_t total_digests;
+};
+
+/*
+ * A Keylime "digests-object" ({name: [hex, ...]}, lists of 1..KEYLIME_LIST_MAX) at path p into a
+ * new object of the same shape; *ret_names and *ret_digests count what it holds.
+ */
+static int digests_object(struct ctx *c, const json_t *o, const char *p, bool files,
+                          size_t name_max, size_t max_names, json_t **ret, size_t *ret_names,
+                          size_t *ret_digests)
+{
+        json_auto_t *out = json_object();
+        const char *key;
+        json_t *v;
+        size_t names = 0, digests = 0;
+
+        if (!out)
+                return -ENOMEM;
+        if (!json_is_object(o))
+                return jpath_fail(c->err, -EBADMSG, C_TYPE, p, "not an object");
+        if (json_object_size(o) > max_names)
+                return jpath_fail(c->err, -E2BIG, C_BIG, p, "%zu names > %zu", json_object_size(o),
+                                  max_names);
+        json_object_foreach((json_t *)o, key, v)
+        {
+                char q[JPATH_MAX], r[JPATH_MAX];
+                size_t kn = strlen(key), len;
+                int x;
+
+                jpath_join(q, p, key);
+                if (kn == 0 || kn > name_max)
+                        return jpath_fail(c->err, -EBADMSG, C_VALUE, q,
+                                          "name of %zu bytes, want 1-%zu", kn, name_max);
+                if (!json_is_array(v))
+                        return jpath_fail(c->err, -EBADMSG, C_TYPE, q, "not an array");
+                len = json_array_size(v);
+                if (len == 0)
+                        return jpath_fail(c->err, -EBADMSG, C_VALUE, q,
+                                          "empty list (Keylime's schema: minItems 1)");
+                if (len > KEYLIME_LIST_MAX)
+                        return jpath_fail(c->err, -E2BIG, C_BIG, q, "%zu digests > %u", len,
+                                          KEYLIME_LIST_MAX);
+                if (c->total_digests + len > KEYLIME_DIGESTS_MAX)
+                        return jpath_fail(c->err, -E2BIG, C_BIG, q,
+                                          "more than %u digests in the policy",
+                                          KEYLIME_DIGESTS_MAX);
+                for (size_t i = 0; i < len; i++) {
+                        jpath_index(r, q, i);
+                        if ((x = digest_check(json_array_get(v, i), r, c->err)) < 0)
+                                return x;
+                }
+                if (files && strcmp(key, "boot_aggregate") == 0) {
+                        c->st.dropped_boot_aggregate += len;
+                        continue;
+                }
+                if (files && key[0] != '/') {
+                        if (c->st.dropped_names++ == 0)
+                                note(c->notes,
+                                     "%s: not an absolute path: not carried (attestd lists files "
+                                     "by absolute path; such an entry fails)",
+                                     q);
+                        continue;
+                }
+                /* the same strings, checked: shared, not copied */
+                if (json_object_set(out, key, v) < 0)
+                        return -ENOMEM;
+                names++;
+                digests += len;
+                c->total_digests += len;
+        }
+        *ret = TAKE_PTR(out);
+        *ret_names = names;
+        *ret_digests = digests;
+        return 0;
+}
+
+/* ---- verification keys: Keylime's ImaKeyring JSON {"keyids":[int], "pubkeys":[b64 DER]} ---- */
+
+/* Keylime's (and evmctl's) key id v2: the low 4 bytes of SHA-1 over the PKCS#1 RSA key or the
+ * uncompressed EC point. */
+static int keyid_v2(EVP_PKEY *k, uint32_t *ret)
+{
+        unsigned char md[20];
+        unsigned char *der = NULL;
+        int n, id = EVP_PKEY_get_base_id(k);
+
+        if (id == EVP_PKEY_EC &&
+            EVP_PKEY_set_utf8_string_param(k, OSSL_PKEY_PARAM_EC_POINT_CONVERSION_FORMAT,
+                                           "uncompressed") != 1)
+                return -EBADMSG;
+        n = i2d_PublicKey(k, &der);
+        if (n <= 0)
+                return -EBADMSG;
+        if (!EVP_Digest(der, (size_t)n, md, NULL, EVP_sha1(), NULL)) {
+                OPENSSL_free(der);
+                return -ENOMEM;
+        }
+        OPENSSL_free(der);
+        *ret = (uint32_t)md[16] << 24 | (uint32_t)md[17] << 16 | (uint32_t)md[18] << 8 | md[19];
+        return 0;
+}
+
+static void evp_pkey_freep(EVP_PKEY **p)
+{
+        EVP_PKEY_free(*p);
+}
+
+static void bio_freep(BIO **p)
+{
+        BIO_free(*p);
+}
+
+/* One base64 DER public key (and its recorded key id, or -1) as a PEM string. */
+static int key_to_pem(struct ctx *c, const json_t *v, int64_t keyid, const char *p, json_t **ret)
+{
+        _cleanup_free_ uint8_t *der = NULL;
+        _cleanup_(evp_pkey_freep) EVP_PKEY *k = NULL;
+        _cleanup_(bio_freep) BIO *bio = NULL;
+        const unsigned char *q;
+        const char *s;
+        char *pem;
+        size_t n, dlen;
+        long plen;
+        uint32_t own;
+        int x, id;
+
+        if (!json_is_string(v))
+                return jpath_fail(c->err, -EBADMSG, C_TYPE, p, "not a string");
+        s = json_string_value(v);
+        n = json_string_length(v);
+        if (n == 0 || n > b64_encoded_size(KEYLIME_KEY_DER_MAX))
+                return jpath_fail(c->err, -EBADMSG, C_VALUE, p,
+                                  "%zu base64 bytes, want a DER key of 1-%u bytes", n,
+                                  KEYLIME_KEY_DER_MAX);
+        if (!(der = malloc(KEYLIME_KEY_DER_MAX)))
+                return -ENOMEM;
+        if (b64_decode(s, n, der, KEYLIME_KEY_DER_MAX, &dlen) < 0 || dlen == 0)
+                return jpath_fail(c->err, -EBADMSG, C_VALUE, p, "not base64");
+        q = der;
+        k = d2i_PUBKEY(NULL, &q, (long)dlen);
+        if (!k || q != der + dlen)
+                return jpath_fail(c->err, -EBADMSG, C_VALUE, p, "not one DER SubjectPublicKeyInfo");
+        id = EVP_PKEY_get_base_id(k);
+        if (id != EVP_PKEY_RSA && id != EVP_PKEY_EC)
+                return jpath_fail(c->err, -EOPNOTSUPP, C_VALUE, p,
+                                  "neither an RSA nor an EC key (what Keylime accepts)");
+        if ((x = keyid_v2(k, &own)) < 0)
+                return jpath_fail(c->err, x, C_VALUE, p, "cannot encode the key");
+        /* Keylime treats a recorded key id 0 as none */
+        if (keyid > 0 && (uint32_t)keyid != own)
+                return jpath_fail(c->err, -EOPNOTSUPP, C_VALUE, p,
+                                  "recorded key id 0x%08" PRIx32 " is not the key's own "
+                                  "(0x%08" PRIx32 "): it came from a certificate's subject key "
+                                  "identifier; give attestd that X.509 certificate instead",
+                                  (uint32_t)keyid, own);
+        if (!(bio = BIO_new(BIO_s_mem())) || PEM_write_bio_PUBKEY(bio, k) != 1)
+                return -ENOMEM;
+        plen = BIO_get_mem_data(bio, &pem);
+        if (plen <= 0 || !(*ret = json_stringn(pem, (size_t)plen)))
+                return -ENOMEM;
+        return 0;
+}
+
+static int verification_keys(struct ctx *c, const json_t *v, json_t **ret)
+{
+        static const char *const keys[] = {"meta", "keyids", "pubkeys", NULL};
+        static const char *const meta_keys[] = {"version", NULL};
+        const char *p = "$[\"verification-keys\"]";
+        char q[JPATH_MAX], r[JPATH_MAX];
+        json_auto_t *doc = NULL, *out = NULL;
+        json_t *ids, *pubs, *m;
+        json_error_t je;
+        size_t n;
+        int x;
+
+        *ret = NULL;
+        if (!json_is_string(v))
+                return jpath_fail(c->err, -EBADMSG, C_TYPE, p, "not a string");
+        n = json_string_length(v);
+        if (n == 0)
+                return 0;
+        if (n > KEYLIME_KEYS_JSON_MAX)
+                return jpath_fail(c->err, -E2BIG, C_BIG, p, "%zu bytes > %u", n,
+                                  KEYLIME_KEYS_JSON_MAX);
+        doc = json_loadb(json_string_value(v), n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+        /* Keylime reads a JSON string holding the keyring JSON too (a database's encoding) */
+        if (doc && json_is_string(doc)) {
+                json_t *inner = json_loadb(json_string_value(doc), json_string_length(doc),
+                                           JSON_REJECT_DUPLICATES, &je);
+
+                json_decref(doc);
+                doc = inner;
+        }
+        if (!doc)
+                return jpath_fail(c->err, -EBADMSG, C_JSON, p,
+                                  "the string is not JSON: line %d column %d: %s", je.line,
+                                  je.column, je.text);
+        if ((x = jpath_object(doc, p, keys, C_TYPE, C_UNKNOWN, c->err)) < 0)
+                return x;
+        if ((m = json_object_get(doc, "meta"))) {
+                json_t *ver;
+
+                jpath_join(q, p, "meta");
+                if ((x = jpath_object(m, q, meta_keys, C_TYPE, C_UNKNOWN, c->err)) < 0)
+                        return x;
+                ver = json_object_get(m, "version");
+                jpath_join(r, q, "version");
+                if (!ver)
+                        return jpath_fail(c->err, -EBADMSG, C_MISSING, r, "missing");
+                if (!json_is_integer(ver) || json_integer_value(ver) < 1)
+                        return jpath_fail(c->err, -EBADMSG, C_VALUE, r, "not an integer >= 1");
+        }
+        ids = json_object_get(doc, "keyids");
+        pubs = json_object_get(doc, "pubkeys");
+        jpath_join(q, p, "keyids");
+        if (!ids)
+                return jpath_fail(c->err, -EBADMSG, C_MISSING, q, "missing");
+        if (!json_is_array(ids))
+                return jpath_fail(c->err, -EBADMSG, C_TYPE, q, "not an array");
+        jpath_join(q, p, "pubkeys");
+        if (!pubs)
+                return jpath_fail(c->err, -EBADMSG, C_MISSING, q, "missing");
+        if (!json_is_array(pubs))
+                return jpath_fail(c->err, -EBADMSG, C_TYPE, q, "not an array");
+        if (json_array_size(pubs) > KEYLIME_KEYS_MAX)
+                return jpath_fail(c->err, -E2BIG, C_BIG, q, "%zu keys > %u", json_array_size(pubs),
+                                  KEYLIME_KEYS_MAX);
+        if (json_array_size(ids) > json_array_size(pubs)) {
+                jpath_join(q, p, "keyids");
+                return jpath_fail(c->err, -EBADMSG, C_VALUE, q, "%zu key ids for %zu keys",
+                                  json_array_size(ids), json_array_size(pubs));
+        }
+        if (!(out = json_array()))
+                return -ENOMEM;
+        for (size_t i = 0; i < json_array_size(pubs); i++) {
+                json_t *id = json_array_get(ids, i), *pem = NULL;
+                int64_t keyid = -1;
+
+                if (id) {
+                        jpath_join(q, p, "keyids");
+                        jpath_index(r, q, i);
+                        if (!json_is_integer(id))
+                                return jpath_fail(c->err, -EBADMSG, C_TYPE, r, "not an integer");
+                        keyid = json_integer_value(id);
+                        if (keyid < 0 || keyid > UINT32_MAX)
+                                return jpath_fail(c->err, -EBADMSG, C_VALUE, r,
+                                                  "not a 32-bit key id");
+                }
+                jpath_join(q, p, "pubkeys");
+                jpath_index(r, q, i);
+                if ((x = key_to_pem(c, json_array_get(pubs, i), keyid, r, &pem)) < 0)
+                        return x;
+                if (json_array_append_new(out, pem) < 0)
+                        return -ENOMEM;
+        }
+        c->st.keys = json_array_size(out);
+        if (json_array_size(out) == 0) {
+                note(c->notes, "%s: an empty keyring (no keys)", p);
+                return 0;
+        }
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
+/* ---- the document ---- */
+
+static bool name_ok(const char *s)
+{
+        size_t n = strlen(s);
+
+        if (n == 0 || n > 64)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                char ch = s[i];
+
+                if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                      (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.' ||
+                      ch == '+' || ch == '~'))
+                        return false;
+        }
+        return true;
+}
+
+static int need(struct ctx *c, const json_t *o, const char *path, const char *key, json_t **ret)
+{
+        char p[JPATH_MAX];
+
+        *ret = json_object_get(o, key);
+        if (*ret)
+                return 0;
+        jpath_join(p, path, key);
+        return jpath_fail(c->err, -EBADMSG, C_MISSING, p, "missing (Keylime's schema requires it)");
+}
+
+static int parse_meta(struct ctx *c, const json_t *m)
+{
+        static const char *const keys[] = {"version", "generator", "timestamp", NULL};
+        json_t *v;
+        int x;
+
+        if ((x = jpath_object(m, "$.meta", keys, C_TYPE, C_UNKNOWN, c->err)) < 0 ||
+            (x = need(c, m, "$.meta", "version", &v)) < 0)
+                return x;
+        if (!json_is_integer(v))
+                return jpath_fail(c->err, -EBADMSG, C_TYPE, "$.meta.version", "not an integer");
+        if (json_integer_value(v) != 1)
+                return jpath_fail(c->err, -EOPNOTSUPP, C_VALUE, "$.meta.version",
+                                  "version %" PRId64 ": only runtime-policy version 1 is known",
+                                  (int64_t)json_integer_value(v));
+        if ((x = need(c, m, "$.meta", "generator", &v)) < 0)
+                return x;
+        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 3)
+                return jpath_fail(c->err, -EBADMSG, C_VALUE, "$.meta.generator",
+                                  "not an integer 0-3");
+        v = json_object_get(m, "timestamp");
+        if (v && !json_is_string(v))
+                return jpath_fail(c->err, -EBADMSG, C_TYPE, "$.meta.timestamp", "not a string");
+        return 0;
+}
+
+static int parse_excludes(struct ctx *c, const json_t *a, json_t **ret)
+{
+        json_auto_t *out = json_array();
+        _cleanup_free_ char *pat = NULL;
+        size_t patmax = KEYLIME_EXCLUDE_MAX + 1;
+        int x;
+
+        if (!out || !(pat = malloc(patmax)))
+                return -ENOMEM;
+        if (!json_is_array(a))
+                return jpath_fail(c->err, -EBADMSG, C_TYPE, "$.excludes", "not an array");
+        if (json_array_size(a) > KEYLIME_EXCLUDES_MAX)
+                return jpath_fail(c->err, -E2BIG, C_BIG, "$.excludes", "%zu regexes > %u",
+                                  json_array_size(a), KEYLIME_EXCLUDES_MAX);
+        for (size_t i = 0; i < json_array_size(a); i++) {
+                json_t *v = json_array_get(a, i);
+                const char *why = NULL;
+                char p[JPATH_MAX];
+
+                jpath_index(p, "$.excludes", i);
+                if (!json_is_string(v))
+                        return jpath_fail(c->err, -EBADMSG, C_TYPE, p, "not a string");
+                if (json_string_length(v) == 0)
+                        /* Python: "()" joined in matches every path: refuse, not guess */
+                        return jpath_fail(c->err, -EBADMSG, C_VALUE, p,
+                                          "an empty regex excludes every path");
+                x = keylime_exclude_to_pcre(json_string_value(v), json_string_length(v), pat,
+                                            patmax, &why);
+                if (x == -EBADMSG)
+                        return jpath_fail(c->err, x, C_VALUE, p, "%s", why);
+                if (x < 0)
+                        return jpath_fail(c->err, x, C_BIG, p,
+                                          "longer than %u bytes once translated to PCRE2",
+                                          KEYLIME_EXCLUDE_MAX);
+                if ((x = exclude_check(pat, p, c->err)) < 0)
+                        return x;
+                if (json_array_append_new(out, json_string(pat)) < 0)
+                        return -ENOMEM;
+        }
+        c->st.excludes = json_array_size(out);
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
+static int parse_ima(struct ctx *c, const json_t *o, json_t **ret_ignored)
+{
+        static const char *const keys[] = {"ignored_keyrings", "log_hash_alg", "dm_policy", NULL};
+        json_auto_t *ign = json_array();
+        json_t *v;
+        int x;
+
+        *ret_ignored = NULL;
+        if (!ign)
+                return -ENOMEM;
+        if ((x = jpath_object(o, "$.ima", keys, C_TYPE, C_UNKNOWN, c->err)) < 0)
+                return x;
+        if ((x = need(c, o, "$.ima", "dm_policy", &v)) < 0)
+                return x;
+        if (!json_is_null(v))
+                return jpath_fail(c->err, -EOPNOTSUPP, C_VALUE, "$.ima.dm_policy",
+                                  "device-mapper policies are not supported by attestd; the "
+                                  "import stops here rather than drop it");
+        if ((x = need(c, o, "$.ima", "log_hash_alg", &v)) < 0)
+                return x;
+        if (!json_is_string(v))
+                return jpath_fail(c->err, -EBADMSG, C_TYPE, "$.ima.log_hash_alg", "not a string");
+        bool known = false;
+        for (size_t i = 0; i < ARRAY_SIZE(algos); i++)
+                if (strcmp(json_string_value(v), algos[i].name) == 0)
+                        known = true;
+        if (!known)
+                return jpath_fail(c->err, -EBADMSG, C_VALUE, "$.ima.log_hash_alg",
+                                  "not sha1, sha256, sha384 or sha512");
+        if (strcmp(json_string_value(v), "sha1") != 0)
+                note(c->notes,
+                     "$.ima.log_hash_alg %s not carried: attestd takes each entry's template "
+                     "hash algorithm from the log itself",
+                     json_string_value(v));
+        if ((x = need(c, o, "$.ima", "ignored_keyrings", &v)) < 0)
+                return x;
+        if (!json_is_array(v))
+                return jpath_fail(c->err, -EBADMSG, C_TYPE, "$.ima.ignored_keyrings",
+                                  "not an array");
+        if (json_array_size(v) > KEYLIME_KEYRINGS_MAX)
+                return jpath_fail(c->err, -E2BIG, C_BIG, "$.ima.ignored_keyrings",
+                                  "%zu keyrings > %u", json_array_size(v), KEYLIME_KEYRINGS_MAX);
+        for (size_t i = 0; i < json_array_size(v); i++) {
+                json_t *k = json_array_get(v, i);
+                char p[JPATH_MAX];
+
+                jpath_index(p, "$.ima.ignored_keyrings", i);
+                if (!json_is_string(k))
+                        return jpath_fail(c->err, -EBADMSG, C_TYPE, p, "not a string");
+                if (json_string_length(k) == 0 || json_string_length(k) > KEYLIME_KEYRING_NAME_MAX)
+                        return jpath_fail(c->err, -EBADMSG, C_VALUE, p,
+                                          "keyring name of %zu bytes, want 1-%u",
+                                          json_string_length(k), KEYLIME_KEYRING_NAME_MAX);
+                if (json_array_append(ign, k) < 0)
+                        return -ENOMEM;
+        }
+        c->st.ignored_keyrings = json_array_size(ign);
+        if (json_array_size(ign))
+                *ret_ignored = TAKE_PTR(ign);
+        return 0;
+}
+
+int keylime_import(const char *json, size_t len, const struct keylime_opts *o, json_t **ret_policy,
+                   struct keylime_stats *ret_stats, struct keylime_notes *notes,
+                   struct attest_err *err)
+{
+        static const char *const keys[] = {"meta",     "release",           "digests",
+                                           "excludes", "keyrings",          "ima",
+                                           "ima-buf",  "verification-keys", NULL};
+        json_auto_t *doc = NULL, *digests = NULL, *excl = NULL, *rings = NULL, *bufs = NULL,
+                    *vkeys = NULL, *ignored = NULL, *rt = NULL, *pol = NULL;
+        struct ctx c = {.err = err, .notes = notes};
+        json_t *v;
+        int x;
+
+        if (!json || !o || !o->name || !ret_policy || o->violations_allow > KEYLIME_VIOLATIONS_MAX)
+                return -EINVAL;
+        if (!name_ok(o->name))
+                return attest_fail(err, -EINVAL, AE_POLICY_BAD_VALUE,
+                                   "name '%s' is not [A-Za-z0-9_.+~-]{1,64}", o->name);
+        if ((x = jpath_load(json, len, KEYLIME_JSON_MAX, C_JSON, &doc, err)) < 0)
+                return x;
+        /* what attestd does not read: said so, never guessed at */
+        if (json_object_get(doc, "payload") && !json_object_get(doc, "digests"))
+                return jpath_fail(err, -EOPNOTSUPP, C_VALUE, "$.payload",
+                                  "a DSSE envelope (a signed policy): check its signature with "
+                                  "Keylime's tools and import the payload");
+        if (!json_object_get(doc, "digests") &&
+            (json_object_get(doc, "hashes") || json_object_get(doc, "exclude")))
+                return jpath_fail(err, -EOPNOTSUPP, C_VALUE, "$",
+                                  "a legacy Keylime allowlist: convert it to a runtime policy "
+                                  "with keylime_convert_runtime_policy first");
+        if ((x = jpath_object(doc, "$", keys, C_TYPE, C_UNKNOWN, err)) < 0)
+                return x;
+        for (size_t i = 0; keys[i]; i++)
+                if ((x = need(&c, doc, "$", keys[i], &v)) < 0)
+                        return x;
+
+        if ((x = parse_meta(&c, json_object_get(doc, "meta"))) < 0)
+                return x;
+        v = json_object_get(doc, "release");
+        if (!json_is_integer(v) || json_integer_value(v) < 0)
+                return jpath_fail(err, -EBADMSG, C_VALUE, "$.release", "not an integer >= 0");
+
+        if ((x = digests_object(&c, json_object_get(doc, "digests"), "$.digests", true,
+                                KEYLIME_NAME_MAX, KEYLIME_NAMES_MAX, &digests, &c.st.names,
+                                &c.st.digests)) < 0 ||
+            (x = parse_excludes(&c, json_object_get(doc, "excludes"), &excl)) < 0 ||
+            (x = digests_object(&c, json_object_get(doc, "keyrings"), "$.keyrings", false,
+                                KEYLIME_KEYRING_NAME_MAX, KEYLIME_KEYRINGS_MAX, &rings,
+                                &c.st.keyrings, &c.st.keyring_digests)) < 0 ||
+            (x = parse_ima(&c, json_object_get(doc, "ima"), &ignored)) < 0 ||
+            (x = digests_object(&c, json_object_get(doc, "ima-buf"), "$[\"ima-buf\"]", false,
+                                KEYLIME_NAME_MAX, KEYLIME_NAMES_MAX, &bufs, &c.st.buf_names,
+                                &c.st.buf_digests)) < 0 ||
+            (x = verification_keys(&c, json_object_get(doc, "verification-keys"), &vkeys)) < 0)
+                return x;
+
+        if (!(rt = json_object()) || json_object_set(rt, "digests", digests) < 0)
+                return -ENOMEM;
+        if (json_array_size(excl) && json_object_set(rt, "excludes", excl) < 0)
+                return -ENOMEM;
+        if (vkeys && json_object_set(rt, "keys", vkeys) < 0)
+                return -ENOMEM;
+        /* even empty: Keylime fails a key or ima-buf event its lists do not name */
+        if (json_object_set(rt, "keyrings", rings) < 0 || json_object_set(rt, "ima_buf", bufs) < 0)
+                return -ENOMEM;
+        if (ignored && json_object_set(rt, "ignored_keyrings", ignored) < 0)
+                return -ENOMEM;
+        if (json_object_set_new(
+                    rt, "violations",
+                    o->violations_allow < 0
+                            ? json_string("fail")
+                            : json_pack("{s:I}", "allow", (json_int_t)o->violations_allow)) < 0)
+                return -ENOMEM;
+        pol = json_pack("{s:s, s:{s:b, s:O}}", "name", o->name, "ima", "require_boot_aggregate", 1,
+                        "runtime", rt);
+        if (!pol)
+                return -ENOMEM;
+        if (c.st.dropped_names)
+                note(notes, "$.digests: %zu names that are not absolute paths not carried",
+                     c.st.dropped_names);
+        if (c.st.dropped_boot_aggregate)
+                note(notes,
+                     "$.digests.boot_aggregate: %zu digests not carried: attestd checks the "
+                     "boot_aggregate entry against the quoted PCRs (ima.require_boot_aggregate)",
+                     c.st.dropped_boot_aggregate);
+        if (json_object_get(json_object_get(doc, "meta"), "timestamp") ||
+            json_integer_value(json_object_get(doc, "release")) != 0)
+                note(notes, "$.meta and $.release are metadata: not carried");
+        if (ret_stats)
+                *ret_stats = c.st;
+        *ret_policy = TAKE_PTR(pol);
+        return 0;
+}
