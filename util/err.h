@@ -31,6 +31,7 @@
         X(AE_BAD_QUERY, "bad_query")                                                               \
         X(AE_BAD_REQUEST, "bad_request")                                                           \
         X(AE_BOOT_OFFSET_MISMATCH, "boot_offset_mismatch")                                         \
+        X(AE_BOOT_OFFSET_REBOOT, "boot_offset_reboot")                                             \
         X(AE_BOOT_REPLAY_MISMATCH, "boot_replay_mismatch")                                         \
         X(AE_BODY_TOO_LARGE, "body_too_large")                                                     \
         X(AE_CDATA_BAD_FLAG, "cdata_bad_flag")                                                     \

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/buf.h"
 #include "util/hex.h"
+#include "util/rd.h"
 #include "verify/boot.h"
 
 static const char *const var_names[BOOT_VAR__COUNT] = {"PK", "KEK", "db", "dbx"};
@@ -264,5 +266,272 @@ int boot_verify(const struct evidence *ev, const struct pcr_sel *sel, const stru
                 return x;
         *next = s;
         *res = r;
+        return 0;
+}
+
+/* ---- the replay-state section ---- */
+
+enum {
+        BF_SB_SEEN = 1u << 0,
+        BF_SB = 1u << 1,
+        BF_LOC = 1u << 2,
+        BF_ALL = (1u << 3) - 1,
+};
+
+static int put_u64(struct wb *w, uint64_t v)
+{
+        int x = wb_put_u32le(w, (uint32_t)v);
+
+        return x < 0 ? x : wb_put_u32le(w, (uint32_t)(v >> 32));
+}
+
+static int put_u16(struct wb *w, uint16_t v)
+{
+        int x = wb_put_u8(w, (uint8_t)v);
+
+        return x < 0 ? x : wb_put_u8(w, (uint8_t)(v >> 8));
+}
+
+int boot_state_put(struct wb *w, const struct boot_state *s)
+{
+        const struct boot_claims *c = &s->claims;
+        size_t mark;
+        uint8_t f = 0;
+        int x = 0;
+
+        if (!s->valid)
+                return 0;
+#define TRY(e)                                                                                     \
+        do {                                                                                       \
+                if ((x = (e)) < 0)                                                                 \
+                        return x;                                                                  \
+        } while (0)
+        TRY(wb_put_u8(w, BOOT_STATE_TAG));
+        mark = wb_len(w);
+        TRY(wb_put_u32le(w, 0));
+        TRY(put_u64(w, s->offset));
+        TRY(put_u64(w, s->entries));
+        TRY(wb_put_u8(w, (uint8_t)s->spec.n_algs));
+        for (unsigned i = 0; i < s->spec.n_algs && i < TCGLOG_ALGS_MAX; i++) {
+                TRY(put_u16(w, s->spec.algs[i].alg_id));
+                TRY(put_u16(w, s->spec.algs[i].size));
+        }
+        TRY(wb_put_u32le(w, s->spec.platform_class));
+        TRY(wb_put_u8(w, s->spec.version_minor));
+        TRY(wb_put_u8(w, s->spec.version_major));
+        TRY(wb_put_u8(w, s->spec.errata));
+        TRY(wb_put_u8(w, s->spec.uintn_size));
+        for (int b = 0; b < BANK_COUNT; b++)
+                for (unsigned i = 0; (s->banks & BANK_MASK(b)) && i < BOOT_PCRS; i++)
+                        TRY(wb_put(w, s->pcr[b][i], bank_size((enum bank)b)));
+        f |= c->secureboot_seen ? BF_SB_SEEN : 0;
+        f |= c->secureboot ? BF_SB : 0;
+        f |= c->locality_seen ? BF_LOC : 0;
+        TRY(wb_put_u8(w, f));
+        if (c->secureboot_seen)
+                TRY(put_u64(w, c->secureboot_entry));
+        TRY(wb_put_u8(w, c->vars_seen));
+        for (int i = 0; i < BOOT_VAR__COUNT; i++)
+                if (c->vars_seen & (1u << i)) {
+                        TRY(put_u64(w, c->var_entry[i]));
+                        TRY(wb_put(w, c->var_sha256[i], 32));
+                }
+        TRY(wb_put_u32le(w, c->apps_total));
+        TRY(wb_put_u8(w, c->n_apps));
+        for (unsigned i = 0; i < c->n_apps && i < BOOT_APPS_MAX; i++) {
+                if (c->apps[i].bank >= BANK_COUNT)
+                        return -EINVAL;
+                TRY(put_u64(w, c->apps[i].entry));
+                TRY(wb_put_u8(w, c->apps[i].bank));
+                TRY(wb_put(w, c->apps[i].digest, bank_size((enum bank)c->apps[i].bank)));
+        }
+        TRY(wb_put_u8(w, c->separators));
+        TRY(wb_put_u8(w, c->separator_errors));
+        if (c->locality_seen) {
+                TRY(wb_put_u8(w, c->locality));
+                TRY(put_u64(w, c->locality_entry));
+        }
+#undef TRY
+        return wb_set_u32(w, mark, false, (uint32_t)(wb_len(w) - mark - 4));
+}
+
+struct bdec {
+        struct rd r;
+        size_t off; /* of the payload in the whole state */
+        struct attest_err *err;
+};
+
+static int btrunc(struct bdec *d, const char *field)
+{
+        return attest_fail(d->err, -EBADMSG, AE_REPLAY_STATE_TRUNCATED,
+                           "byte %zu (boot.%s): truncated, %zu bytes left",
+                           d->off + rd_offset(&d->r), field, rd_left(&d->r));
+}
+
+static int bbad(struct bdec *d, size_t at, const char *field, const char *why)
+{
+        return attest_fail(d->err, -EBADMSG, AE_REPLAY_STATE_BAD_VALUE, "byte %zu (boot.%s): %s",
+                           d->off + at, field, why);
+}
+
+static int bu8(struct bdec *d, const char *field, uint8_t *ret)
+{
+        return rd_u8(&d->r, ret) < 0 ? btrunc(d, field) : 0;
+}
+
+static int bu16(struct bdec *d, const char *field, uint16_t *ret)
+{
+        return rd_u16le(&d->r, ret) < 0 ? btrunc(d, field) : 0;
+}
+
+static int bu32(struct bdec *d, const char *field, uint32_t *ret)
+{
+        return rd_u32le(&d->r, ret) < 0 ? btrunc(d, field) : 0;
+}
+
+/* A u64 at most max. */
+static int bu64(struct bdec *d, const char *field, uint64_t max, uint64_t *ret)
+{
+        size_t at = rd_offset(&d->r);
+
+        if (rd_u64le(&d->r, ret) < 0)
+                return btrunc(d, field);
+        if (*ret > max)
+                return bbad(d, at, field, "out of range");
+        return 0;
+}
+
+static int bbytes(struct bdec *d, const char *field, void *out, size_t n)
+{
+        return rd_copy(&d->r, out, n) < 0 ? btrunc(d, field) : 0;
+}
+
+static int get_spec(struct bdec *d, struct boot_state *s)
+{
+        uint8_t n = 0;
+        size_t at = rd_offset(&d->r);
+        int x;
+
+        if ((x = bu8(d, "n_algs", &n)) < 0)
+                return x;
+        if (n == 0 || n > TCGLOG_ALGS_MAX)
+                return bbad(d, at, "n_algs", "not in 1-8");
+        s->spec.n_algs = n;
+        for (unsigned i = 0; i < n; i++) {
+                struct tcglog_alg *a = &s->spec.algs[i];
+                int b;
+
+                at = rd_offset(&d->r);
+                if ((x = bu16(d, "alg", &a->alg_id)) < 0 || (x = bu16(d, "alg", &a->size)) < 0)
+                        return x;
+                b = bank_from_tpm_alg(a->alg_id);
+                if (a->size == 0 || a->size > TCGLOG_DIGEST_MAX ||
+                    (b >= 0 && bank_size((enum bank)b) != a->size))
+                        return bbad(d, at, "alg", "bad digest size");
+                for (unsigned j = 0; j < i; j++)
+                        if (s->spec.algs[j].alg_id == a->alg_id)
+                                return bbad(d, at, "alg", "listed twice");
+                a->bank = b < 0 ? -1 : b;
+                if (b >= 0)
+                        s->banks |= BANK_MASK(b);
+        }
+        if ((x = bu32(d, "platform_class", &s->spec.platform_class)) < 0 ||
+            (x = bu8(d, "spec", &s->spec.version_minor)) < 0 ||
+            (x = bu8(d, "spec", &s->spec.version_major)) < 0 ||
+            (x = bu8(d, "spec", &s->spec.errata)) < 0 ||
+            (x = bu8(d, "spec", &s->spec.uintn_size)) < 0)
+                return x;
+        return 0;
+}
+
+static int get_claims(struct bdec *d, struct boot_state *s)
+{
+        struct boot_claims *c = &s->claims;
+        uint64_t below = s->entries - 1;
+        size_t at = rd_offset(&d->r);
+        uint8_t f = 0;
+        int x;
+
+        if ((x = bu8(d, "flags", &f)) < 0)
+                return x;
+        if ((f & ~BF_ALL) || ((f & BF_SB) && !(f & BF_SB_SEEN)))
+                return bbad(d, at, "flags", "unknown bits or secureboot without seen");
+        c->secureboot_seen = f & BF_SB_SEEN;
+        c->secureboot = f & BF_SB;
+        c->locality_seen = f & BF_LOC;
+        if (c->secureboot_seen &&
+            (x = bu64(d, "secureboot_entry", below, &c->secureboot_entry)) < 0)
+                return x;
+        at = rd_offset(&d->r);
+        if ((x = bu8(d, "vars", &c->vars_seen)) < 0)
+                return x;
+        if (c->vars_seen >> BOOT_VAR__COUNT)
+                return bbad(d, at, "vars", "unknown bits");
+        for (int i = 0; i < BOOT_VAR__COUNT; i++)
+                if ((c->vars_seen & (1u << i)) &&
+                    ((x = bu64(d, "var_entry", below, &c->var_entry[i])) < 0 ||
+                     (x = bbytes(d, "var_sha256", c->var_sha256[i], 32)) < 0))
+                        return x;
+        if ((x = bu32(d, "apps_total", &c->apps_total)) < 0)
+                return x;
+        at = rd_offset(&d->r);
+        if ((x = bu8(d, "apps", &c->n_apps)) < 0)
+                return x;
+        if (c->n_apps > BOOT_APPS_MAX || c->n_apps > c->apps_total || c->apps_total > s->entries)
+                return bbad(d, at, "apps", "more kept than allowed or seen");
+        for (unsigned i = 0; i < c->n_apps; i++) {
+                struct boot_app *a = &c->apps[i];
+
+                if ((x = bu64(d, "app_entry", below, &a->entry)) < 0)
+                        return x;
+                at = rd_offset(&d->r);
+                if ((x = bu8(d, "app_bank", &a->bank)) < 0)
+                        return x;
+                if (a->bank >= BANK_COUNT || !(s->banks & BANK_MASK(a->bank)))
+                        return bbad(d, at, "app_bank", "not a bank of the log");
+                if ((x = bbytes(d, "app_digest", a->digest, bank_size((enum bank)a->bank))) < 0)
+                        return x;
+        }
+        if ((x = bu8(d, "separators", &c->separators)) < 0)
+                return x;
+        at = rd_offset(&d->r);
+        if ((x = bu8(d, "separator_errors", &c->separator_errors)) < 0)
+                return x;
+        if (c->separator_errors & ~c->separators)
+                return bbad(d, at, "separator_errors", "error without a separator");
+        if (c->locality_seen && ((x = bu8(d, "locality", &c->locality)) < 0 ||
+                                 (x = bu64(d, "locality_entry", below, &c->locality_entry)) < 0))
+                return x;
+        return 0;
+}
+
+int boot_state_get(const uint8_t *p, size_t n, size_t off, struct boot_state *ret,
+                   struct attest_err *err)
+{
+        struct bdec d = {.r = RD_INIT(p, n), .off = off, .err = err};
+        struct boot_state s;
+        size_t at;
+        int x;
+
+        boot_state_init(&s);
+        if ((x = bu64(&d, "offset", INT64_MAX, &s.offset)) < 0)
+                return x;
+        at = rd_offset(&d.r);
+        if ((x = bu64(&d, "entries", TCGLOG_ENTRIES_MAX, &s.entries)) < 0)
+                return x;
+        if (s.entries == 0 || s.entries > s.offset)
+                return bbad(&d, at, "entries", "no entry, or more entries than bytes");
+        if ((x = get_spec(&d, &s)) < 0)
+                return x;
+        for (int b = 0; b < BANK_COUNT; b++)
+                for (unsigned i = 0; (s.banks & BANK_MASK(b)) && i < BOOT_PCRS; i++)
+                        if ((x = bbytes(&d, "pcrs", s.pcr[b][i], bank_size((enum bank)b))) < 0)
+                                return x;
+        if ((x = get_claims(&d, &s)) < 0)
+                return x;
+        if (rd_left(&d.r))
+                return bbad(&d, rd_offset(&d.r), "end", "bytes after the section");
+        s.valid = true;
+        *ret = s;
         return 0;
 }

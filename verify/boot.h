@@ -81,6 +81,29 @@ struct boot_result {
 };
 
 void boot_state_init(struct boot_state *s);
+
+/*
+ * The state's section of the stored replay state (verify/replay-state.c), little-endian:
+ *   u8 tag 'B' | u32 length of the rest |
+ *   u64 offset | u64 entries | u8 n_algs | {u16 alg, u16 size}[n_algs] | u32 platformClass |
+ *   u8 specVersionMinor | u8 specVersionMajor | u8 specErrata | u8 uintnSize |
+ *   for each bank the algorithms name (enum bank order): PCR 0-7 |
+ *   u8 flags (1 secureboot seen, 2 secureboot, 4 locality seen) | [u64 secureboot entry] |
+ *   u8 variables seen | per variable seen: u64 entry, 32 bytes sha256 |
+ *   u32 applications | u8 kept | per kept: u64 entry, u8 bank, digest |
+ *   u8 separators | u8 separator errors | [u8 locality | u64 entry]
+ * Only a valid state is written. Decoding checks every field as the rest of the state is checked.
+ */
+#define BOOT_STATE_TAG 'B'
+#define BOOT_STATE_SECTION_MAX                                                                     \
+        (1 + 4 + 8 + 8 + 1 + 4 * TCGLOG_ALGS_MAX + 4 + 4 + BOOT_PCRS * (20 + 32 + 48 + 64) + 1 +   \
+         8 + 1 + BOOT_VAR__COUNT * (8 + 32) + 4 + 1 + BOOT_APPS_MAX * (8 + 1 + BANK_DIGEST_MAX) +  \
+         1 + 1 + 1 + 8)
+struct wb;
+int boot_state_put(struct wb *w, const struct boot_state *s) _wur_;
+/* The section's payload (after tag and length), at byte off of the whole state. */
+int boot_state_get(const uint8_t *p, size_t n, size_t off, struct boot_state *ret,
+                   struct attest_err *err) _wur_;
 /*
  * One round: prev is the stored state (NULL or !valid: none), sel/pcrs the verified quote's
  * selection and the PCR values it covers. *next and *res are written only on success.
