@@ -367,6 +367,9 @@ static void boot_app_claim(struct eval *ev, const struct claims *c, enum claim_i
                                     .n = list->n};
         struct claim_src src = boot_src(c, BOOT_APP_PCR, a->entry);
         char text[BOOT_POLICY_APP_TEXT];
+
+        /* the digest is anchored only when its own bank was compared with the quote */
+        src.anchored = src.anchored && (c->boot_banks & BANK_MASK(a->bank));
         bool ok = false;
 
         app_text(a, text, sizeof(text));

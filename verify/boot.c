@@ -35,6 +35,32 @@ static int bad_event(struct attest_err *err, const struct tcglog_event *e, const
                            "entry %" PRIu64 " at byte %" PRIu64 ": %s", e->index, e->offset, what);
 }
 
+/*
+ * The event's digests must be the hashes of its data (PFP: EV_SEPARATOR, and
+ * EV_EFI_VARIABLE_DRIVER_CONFIG over the whole UEFI_VARIABLE_DATA) in every bank the log carries:
+ * otherwise the data a claim reads is not what the replay anchors.
+ */
+static int data_bound(struct hasher *h, unsigned banks, const struct tcglog_event *e,
+                      struct attest_err *err)
+{
+        for (int b = 0; b < BANK_COUNT; b++) {
+                const struct tcglog_digest *d = tcglog_event_digest(e, (enum bank)b);
+                uint8_t md[BANK_DIGEST_MAX];
+                int x;
+
+                if (!(banks & BANK_MASK(b)) || !d)
+                        continue;
+                if ((x = hasher_digest(h, (enum bank)b, e->data, e->size, md)) < 0)
+                        return attest_fail(err, x, AE_VERIFY_INTERNAL, "hash failed");
+                if (memcmp(md, d->p, d->size) != 0)
+                        return attest_fail(err, -EBADMSG, AE_TCGLOG_BAD_EVENT,
+                                           "entry %" PRIu64 " at byte %" PRIu64
+                                           ": its %s digest is not the hash of its data",
+                                           e->index, e->offset, bank_name((enum bank)b));
+        }
+        return 0;
+}
+
 /* SecureBoot, PK, KEK, db, dbx: their GUIDs and names (UEFI 2.x, PFP "PCR[7]" events). */
 static int var_claim(struct boot_claims *c, struct hasher *h, const struct tcglog_event *e,
                      struct attest_err *err)
@@ -117,12 +143,18 @@ static int claims_feed(struct boot_state *s, struct hasher *h, const struct tcgl
                 return 0;
         switch (e->type) {
         case EV_SEPARATOR:
+                if ((x = data_bound(h, s->banks, e, err)) < 0)
+                        return x;
                 c->separators |= (uint8_t)(1u << e->pcr);
                 if (e->size == 4 && memcmp(e->data, "\xff\xff\xff\xff", 4) == 0)
                         c->separator_errors |= (uint8_t)(1u << e->pcr);
                 return 0;
         case EV_EFI_VARIABLE_DRIVER_CONFIG:
-                return e->pcr == BOOT_SB_PCR ? var_claim(c, h, e, err) : 0;
+                if (e->pcr != BOOT_SB_PCR)
+                        return 0;
+                if ((x = data_bound(h, s->banks, e, err)) < 0)
+                        return x;
+                return var_claim(c, h, e, err);
         case EV_EFI_BOOT_SERVICES_APPLICATION:
                 return e->pcr == BOOT_APP_PCR ? app_claim(c, s->banks, e, err) : 0;
         default:

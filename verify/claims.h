@@ -62,6 +62,8 @@ struct claims {
          * quoted value this round; entries are the log's entry numbers. */
         bool boot_present;    /* a firmware event log was read this boot */
         uint8_t boot_matched; /* PCRs 0-7 compared with the quote and equal */
+        unsigned boot_banks;  /* BANK_MASK of the banks compared: an application's digest is
+                               * anchored only in one of them */
         struct boot_claims boot;
 };
 

@@ -358,6 +358,38 @@ START_TEST(test_every_error_names_entry_and_byte)
 }
 END_TEST
 
+/*
+ * The data a claim reads must be what the digests cover: a SecureBoot variable flipped to 1 under
+ * the digests of 0 (so that the replay still matches) is refused, as is a changed separator.
+ */
+START_TEST(test_claim_data_must_match_its_digests)
+{
+        struct tlg g;
+        struct boot_state s;
+        struct attest_err err = {0};
+        uint8_t off = 0;
+
+        tlg_begin(&g, NULL, NULL, 0);
+        tlg_efi_var(&g, 7, EV_EFI_VARIABLE_DRIVER_CONFIG, tcglog_guid_global, "SecureBoot", &off,
+                    1);
+        ck_assert_int_eq(replay(g.buf, g.len, &s, &err), 0);
+        ck_assert(s.claims.secureboot_seen && !s.claims.secureboot);
+        g.buf[g.len - 1] = 1; /* the variable's data byte, digests unchanged */
+        ck_assert_int_eq(replay(g.buf, g.len, &s, &err), -EBADMSG);
+        ck_assert_int_eq(err.code, AE_TCGLOG_BAD_EVENT);
+        ck_assert_msg(strstr(err.msg, "entry 1 at byte 69: its sha1 digest is not the hash of its "
+                                      "data"),
+                      "%s", err.msg);
+        tlg_free(&g);
+        tlg_begin(&g, NULL, NULL, 0);
+        tlg_event(&g, 3, EV_SEPARATOR, "\0\0\0\0", 4);
+        g.buf[g.len - 1] = 0xff;
+        ck_assert_int_eq(replay(g.buf, g.len, &s, &err), -EBADMSG);
+        ck_assert_int_eq(err.code, AE_TCGLOG_BAD_EVENT);
+        tlg_free(&g);
+}
+END_TEST
+
 /* Truncated at every byte: an error naming an entry, never a crash or a success past a cut. */
 START_TEST(test_truncation_at_every_byte)
 {
@@ -530,6 +562,7 @@ static Suite *tcglog_suite(void)
         tcase_add_test(tc, test_incremental_rounds_and_offsets);
         tcase_add_test(tc, test_every_error_names_entry_and_byte);
         tcase_add_test(tc, test_truncation_at_every_byte);
+        tcase_add_test(tc, test_claim_data_must_match_its_digests);
         tcase_add_test(tc, test_failed_read_leaves_reader_unchanged);
         tcase_add_test(tc, test_event_size_cap);
         tcase_add_test(tc, test_algorithm_count_cap);
