@@ -244,6 +244,19 @@ int cmd_tcglog(int argc, char **argv)
                 }
                 json_object_set_new(pcrs, bank_name((enum bank)b), bo);
         }
+        {
+                json_t *algs = json_array();
+
+                for (unsigned i = 0; i < s.spec.n_algs; i++)
+                        json_array_append_new(algs, json_pack("{s:i, s:i}", "algorithm_id",
+                                                              s.spec.algs[i].alg_id, "digest_size",
+                                                              s.spec.algs[i].size));
+                json_object_set_new(out, "spec",
+                                    json_pack("{s:o, s:i, s:i, s:i}", "algorithms", algs,
+                                              "platform_class", (int)s.spec.platform_class,
+                                              "version_major", s.spec.version_major,
+                                              "version_minor", s.spec.version_minor));
+        }
         json_object_set_new(out, "claims", claims_json(&s));
         json_object_set_new(out, "entries", json_integer((json_int_t)lr.index));
         if (json) {
