@@ -548,6 +548,30 @@ START_TEST(test_efi_variable_names)
         e.size -= 1;
         ck_assert_int_eq(tcglog_efi_var_parse(&e, &v), -EBADMSG);
         tlg_free(&g);
+        /* VariableDataLength 1 with 2 bytes after the name: trailing bytes are refused */
+        {
+                uint8_t raw[16 + 8 + 8 + 2 + 2] = {0};
+
+                raw[16] = 1; /* UnicodeNameLength 1 */
+                raw[24] = 1; /* VariableDataLength 1 */
+                raw[32] = 'X';
+                tlg_begin(&g, NULL, NULL, 0);
+                tlg_event(&g, 7, EV_EFI_VARIABLE_DRIVER_CONFIG, raw, sizeof(raw));
+                tcglog_reader_init(&lr, g.buf, g.len);
+                ck_assert_int_eq(tcglog_next(&lr, &e, NULL), 1);
+                ck_assert_int_eq(tcglog_next(&lr, &e, NULL), 1);
+                ck_assert_int_eq(tcglog_efi_var_parse(&e, &v), -EBADMSG);
+                raw[24] = 2; /* exact: accepted */
+                tlg_free(&g);
+                tlg_begin(&g, NULL, NULL, 0);
+                tlg_event(&g, 7, EV_EFI_VARIABLE_DRIVER_CONFIG, raw, sizeof(raw));
+                tcglog_reader_init(&lr, g.buf, g.len);
+                ck_assert_int_eq(tcglog_next(&lr, &e, NULL), 1);
+                ck_assert_int_eq(tcglog_next(&lr, &e, NULL), 1);
+                ck_assert_int_eq(tcglog_efi_var_parse(&e, &v), 0);
+                ck_assert_str_eq(v.name, "X");
+                tlg_free(&g);
+        }
 }
 END_TEST
 
