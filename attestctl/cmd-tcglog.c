@@ -64,8 +64,10 @@ static json_t *decoded_json(const struct tcglog_event *e, struct hasher *h)
         struct tcglog_efi_var v;
         struct tcglog_efi_image img;
         uint8_t loc = 0, sha[32];
-        char hex[2 * 32 + 1];
+        char hex[2 * 32 + 1], text[256];
 
+        if (tcglog_event_text(e, text, sizeof(text)) > 0)
+                return json_pack("{s:s}", "text", text);
         switch (e->type) {
         case EV_EFI_VARIABLE_DRIVER_CONFIG:
         case EV_EFI_VARIABLE_BOOT:

@@ -340,6 +340,36 @@ int tcglog_efi_image_parse(const struct tcglog_event *e, struct tcglog_efi_image
         return 0;
 }
 
+int tcglog_event_text(const struct tcglog_event *e, char *out, size_t n)
+{
+        bool utf16 = e->type == EV_S_CRTM_VERSION;
+        size_t w = utf16 ? 2 : 1, chars, k = 0;
+
+        if (!n)
+                return 0;
+        out[0] = '\0';
+        if (e->type != EV_ACTION && e->type != EV_EFI_ACTION && e->type != EV_POST_CODE && !utf16)
+                return 0;
+        if (!e->size || e->size % w)
+                return 0;
+        chars = e->size / w;
+        for (size_t i = 0; i < chars; i++) {
+                uint16_t c =
+                        utf16 ? (uint16_t)(e->data[2 * i] | e->data[2 * i + 1] << 8) : e->data[i];
+
+                if (c == 0 && i == chars - 1)
+                        break; /* the terminating NUL */
+                if (c < 0x20 || c > 0x7e) {
+                        out[0] = '\0';
+                        return 0;
+                }
+                if (k + 1 < n)
+                        out[k++] = (char)c;
+        }
+        out[k] = '\0';
+        return 1;
+}
+
 int tcglog_startup_locality(const struct tcglog_event *e, uint8_t *ret)
 {
         if (e->type != EV_NO_ACTION || e->index == 0 || e->size < 16 ||

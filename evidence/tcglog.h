@@ -158,6 +158,13 @@ struct tcglog_efi_image {
 };
 int tcglog_efi_image_parse(const struct tcglog_event *e, struct tcglog_efi_image *ret) _wur_;
 
+/*
+ * The text of EV_ACTION, EV_EFI_ACTION, EV_POST_CODE (ASCII, a trailing NUL allowed) and
+ * EV_S_CRTM_VERSION (UTF-16LE, NUL terminated, ASCII characters): 1 with the printable text in
+ * out (n bytes with its NUL; cut to fit), 0 for another type or bytes that are not such text.
+ */
+int tcglog_event_text(const struct tcglog_event *e, char *out, size_t n) _wur_;
+
 /* EV_NO_ACTION "StartupLocality\0" + u8 locality: 1 with *ret set, 0 for another event. */
 int tcglog_startup_locality(const struct tcglog_event *e, uint8_t *ret) _wur_;
 

@@ -29,6 +29,12 @@ static void check_event(const struct tcglog_event *e, const uint8_t *data, size_
         if (tcglog_efi_image_parse(e, &img) == 0)
                 FUZZ_CHECK(!img.device_path_len ||
                            fuzz_within(img.device_path, (size_t)img.device_path_len, data, size));
+        {
+                char t[32];
+
+                if (tcglog_event_text(e, t, sizeof(t)) > 0)
+                        FUZZ_CHECK(strlen(t) < sizeof(t));
+        }
         if (tcglog_startup_locality(e, &loc) > 0)
                 FUZZ_CHECK(e->type == EV_NO_ACTION && e->size == 17 && loc == e->data[16]);
 }

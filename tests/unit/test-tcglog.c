@@ -605,6 +605,36 @@ START_TEST(test_efi_variable_names)
 }
 END_TEST
 
+START_TEST(test_event_text)
+{
+        struct tlg g;
+        struct tcglog_reader lr;
+        struct tcglog_event e;
+        char t[8];
+
+        tlg_begin(&g, NULL, NULL, 0);
+        tlg_event(&g, 0, EV_S_CRTM_VERSION, "1\0.\0\x30\0\0\0", 8); /* UTF-16 "1.0" */
+        tlg_event(&g, 4, EV_EFI_ACTION, "Calling EFI Application", 23);
+        tlg_event(&g, 0, EV_POST_CODE, "ab\n", 3);                    /* not printable */
+        tlg_event(&g, 0, EV_S_CRTM_VERSION, "\0\0\0\0\0\0\0\0\0", 9); /* odd size */
+        tlg_event(&g, 0, EV_SEPARATOR, "\0\0\0\0", 4);
+        tcglog_reader_init(&lr, g.buf, g.len);
+        ck_assert_int_eq(tcglog_next(&lr, &e, NULL), 1);
+        ck_assert_int_eq(tcglog_next(&lr, &e, NULL), 1);
+        ck_assert_int_eq(tcglog_event_text(&e, t, sizeof(t)), 1);
+        ck_assert_str_eq(t, "1.0");
+        ck_assert_int_eq(tcglog_next(&lr, &e, NULL), 1);
+        ck_assert_int_eq(tcglog_event_text(&e, t, sizeof(t)), 1);
+        ck_assert_str_eq(t, "Calling"); /* cut to the buffer */
+        for (int i = 0; i < 3; i++) {
+                ck_assert_int_eq(tcglog_next(&lr, &e, NULL), 1);
+                ck_assert_int_eq(tcglog_event_text(&e, t, sizeof(t)), 0);
+                ck_assert_str_eq(t, "");
+        }
+        tlg_free(&g);
+}
+END_TEST
+
 static Suite *tcglog_suite(void)
 {
         Suite *s = suite_create("tcglog");
@@ -622,6 +652,7 @@ static Suite *tcglog_suite(void)
         tcase_add_test(tc, test_algorithm_count_cap);
         tcase_add_test(tc, test_entry_count_cap);
         tcase_add_test(tc, test_efi_variable_names);
+        tcase_add_test(tc, test_event_text);
         suite_add_tcase(s, tc);
         return s;
 }
