@@ -31,7 +31,7 @@ static void usage(FILE *f)
                 "       attestctl policy check POLICY EVIDENCE --ak AK.pub [--sel SELECTION] "
                 "[--json]\n"
                 "       attestctl policy from-host EVIDENCE --ak AK.pub [--name NAME] "
-                "[--sel SELECTION]\n"
+                "[--sel SELECTION] [--boot]\n"
                 "                 [--runtime [RUNTIME OPTIONS]]\n"
                 "       attestctl policy from-host --runtime --ima-log LOG [--name NAME] "
                 "[RUNTIME OPTIONS]\n"
@@ -62,6 +62,8 @@ static void usage(FILE *f)
                 "sha256:0-10+sha1:10);\n"
                 "                   default: whatever it covers\n"
                 "  --name NAME      from-host: the policy's name (default: from-host)\n"
+                "  --boot           from-host: add the \"boot\" section from the evidence's\n"
+                "                   firmware event log (boot_log)\n"
                 "  --json           validate, check: JSON on stdout (from-host always writes\n"
                 "                   JSON, the policy)\n"
                 "Runtime options (from-host --runtime):\n"
@@ -87,6 +89,7 @@ static void usage(FILE *f)
 struct args {
         const char *ak, *sel, *name, *ima_log;
         bool json, runtime;
+        bool boot; /* from-host --boot */
         int npos;
         const char *pos[2];
         struct ctl_runtime_opts rt;
@@ -106,6 +109,7 @@ static int parse_args(int argc, char **argv, struct args *a)
                 {"rootfs-alg", required_argument, NULL, 'A'},
                 {"rootfs-max", required_argument, NULL, 'M'},
                 {"violations", required_argument, NULL, 'V'},
+                {"boot", no_argument, NULL, 'B'},
                 {"help", no_argument, NULL, 'h'},
                 {0},
         };
@@ -161,6 +165,9 @@ static int parse_args(int argc, char **argv, struct args *a)
                                 return -EINVAL;
                         }
                         a->rt.violations_set = true;
+                        break;
+                case 'B':
+                        a->boot = true;
                         break;
                 case 'h':
                         usage(stdout);
@@ -383,6 +390,20 @@ static int from_log(const struct args *a)
         return 0;
 }
 
+/* --boot: the "boot" section from the firmware event log (policy/policy-host-boot.c). */
+static int from_host_boot(const struct claims *c, json_t *pol)
+{
+        json_t *s = NULL;
+        int x = policy_boot_from_host(c, &s);
+
+        if (x == -ENODATA)
+                fprintf(stderr, "attestctl policy from-host: --boot: the evidence has no "
+                                "firmware event log (boot_log)\n");
+        if (x < 0)
+                return x;
+        return json_object_set_new(pol, "boot", s) < 0 ? -ENOMEM : 0;
+}
+
 static int do_from_host(const struct args *a)
 {
         _cleanup_(evidence_freep) struct evidence *ev = NULL;
@@ -415,6 +436,8 @@ static int do_from_host(const struct args *a)
         x = claims_from_verified(&vr, ev, &c);
         if (x == 0)
                 x = policy_from_host(&c, a->name, &pol);
+        if (x == 0 && a->boot)
+                x = from_host_boot(&c, pol);
         verify_result_done(&vr);
         if (x == -EINVAL) {
                 fprintf(stderr,

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "policy/boot.h"
 #include "policy/policy.h"
 #include "policy/runtime.h"
 
@@ -49,6 +50,8 @@ struct policy {
         tri require_boot_aggregate;
         /* runtime: ima.runtime, NULL when absent (policy/runtime.h) */
         struct rt_policy *runtime;
+        /* bootv: the "boot" section, NULL when absent (policy/boot.h) */
+        struct boot_policy *boot;
 };
 
 /* [A-Za-z0-9_.+~-]: names, trust sources, kernel releases. */

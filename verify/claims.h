@@ -16,6 +16,7 @@
 #include "evidence/pcrs.h"
 #include "util/err.h"
 #include "verify/replay-state.h"
+#include "verify/boot.h"
 
 struct verify_result;
 
@@ -60,6 +61,14 @@ struct claims {
         /* runtime: the ima.runtime results of this boot's entries (counts, first failures),
          * borrowed from the verify result's next state; NULL when no runtime policy judged them */
         const struct rt_state *runtime;
+        /* bootv: measured boot, from the firmware event log (verify/boot.h). A claim from PCR p
+         * is anchored when boot_matched has bit p: the log's replay of PCR p equalled the
+         * quoted value this round; entries are the log's entry numbers. */
+        bool boot_present;    /* a firmware event log was read this boot */
+        uint8_t boot_matched; /* PCRs 0-7 compared with the quote and equal */
+        unsigned boot_banks;  /* BANK_MASK of the banks compared: an application's digest is
+                               * anchored only in one of them */
+        struct boot_claims boot;
 };
 
 /*

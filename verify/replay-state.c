@@ -174,6 +174,9 @@ static int encode(struct wb *w, const struct replay_state *s)
                                 return x;
         if ((x = encode_claims(w, &s->claims)) < 0)
                 return x;
+        /* the tagged sections in increasing tag order: 'B' (boot), then 'R' (runtime) */
+        if ((x = boot_state_put(w, &s->boot)) < 0)
+                return x;
         return encode_runtime(w, &s->runtime);
 }
 
@@ -523,26 +526,31 @@ static int decode_sections(struct dec *d, struct replay_state *s)
 
         while (rd_left(&d->r)) {
                 size_t off = rd_offset(&d->r), end;
+                const uint8_t *p;
                 uint8_t tag = 0;
                 uint32_t len = 0;
                 int x;
 
-                if ((x = u8f(d, "section.tag", &tag)) < 0)
-                        return x;
-                if (tag != RT_TAG)
-                        /* not a section this decoder knows: bytes after the state */
+                /* what is no known section is bytes after the state */
+                if (d->r.p[0] != BOOT_STATE_TAG && d->r.p[0] != RT_TAG)
                         return attest_fail(d->err, -EBADMSG, AE_REPLAY_STATE_TRAILING,
                                            "byte %zu: %zu bytes after the state", off,
-                                           rd_left(&d->r) + 1);
-                if ((x = u32f(d, "section.length", &len)) < 0)
+                                           rd_left(&d->r));
+                if ((x = u8f(d, "section.tag", &tag)) < 0 ||
+                    (x = u32f(d, "section.length", &len)) < 0)
                         return x;
                 if ((int)tag <= last)
-                        return bad(d, off, "section.tag", "tag %u after %d", tag, last);
+                        return bad(d, off, "section.tag", "tag 0x%02x after 0x%02x", tag, last);
                 last = tag;
                 if (len > rd_left(&d->r))
                         return truncated(d, "section");
                 end = rd_offset(&d->r) + len;
                 switch (tag) {
+                case BOOT_STATE_TAG:
+                        if (rd_bytes(&d->r, len, &p) < 0)
+                                return truncated(d, "section");
+                        x = boot_state_get(p, len, off + 5, &s->boot, d->err);
+                        break;
                 case RT_TAG:
                         x = decode_runtime(d, s->entries, &s->runtime);
                         break;
@@ -622,6 +630,8 @@ int replay_state_decode(const uint8_t *buf, size_t len, struct replay_state *ret
                                         return truncated(&d, "pcrs");
                 if ((x = decode_claims(&d, s.entries, &s.claims)) < 0 ||
                     (x = decode_sections(&d, &s)) < 0)
+                        return x;
+                if ((x = decode_sections(&d, &s)) < 0)
                         return x;
         }
         if (rd_left(&d.r))
