@@ -29,6 +29,15 @@ options:
   --smp N          virtual CPUs (default 1)
   --mem MB         guest memory (default 512)
   --timeout SEC    limit for the QEMU run (default 180); the whole run fails past it
+  --firmware FW    seabios (default: QEMU's BIOS; the kernel is not measured), ovmf (UEFI,
+                   Secure Boot off: OVMF_CODE_4M.fd + OVMF_VARS_4M.fd) or ovmf-sb (UEFI with
+                   Secure Boot on and SMM: OVMF_CODE_4M.secboot.fd + OVMF_VARS_4M.snakeoil.fd,
+                   whose PK, KEK and db hold Debian's snakeoil certificate; the kernel is signed
+                   with the snakeoil key by sbsign into DIR/bzImage.signed first). With OVMF the
+                   kernel goes in by fw_cfg (-kernel/-initrd/-append) and OVMF starts it with
+                   LoadImage, which measures it into PCR 4 as EV_EFI_BOOT_SERVICES_APPLICATION and
+                   checks it against db; the kernel needs the EFI stub (kernel/build.sh --efi).
+                   The variable store is copied to DIR/ovmf-vars.fd.
 
 live attestation (kernel/README.md, "Live attestation"):
   --agent FILE     put attest-agent and its libraries in the initramfs (kernel/initramfs.sh)
@@ -56,6 +65,7 @@ accel=tcg
 smp=1
 mem=512
 tmo=180
+firmware=seabios
 agent=
 adds=()
 ekca=
@@ -72,6 +82,7 @@ while [ $# -gt 0 ]; do
         --smp) smp=${2:?}; shift ;;
         --mem) mem=${2:?}; shift ;;
         --timeout) tmo=${2:?}; shift ;;
+        --firmware) firmware=${2:?}; shift ;;
         --agent) agent=${2:?}; shift ;;
         --add) adds+=(--add "${2:?}"); shift ;;
         --ek-ca) ekca=${2:?}; shift ;;
@@ -90,6 +101,7 @@ if [ -z "$scenario" ] || [ -z "$out" ]; then
 fi
 [ -f "$scenario" ] || die "scenario $scenario not found"
 case $accel in tcg | kvm) ;; *) die "--accel wants tcg or kvm" ;; esac
+case $firmware in seabios | ovmf | ovmf-sb) ;; *) die "--firmware wants seabios, ovmf or ovmf-sb" ;; esac
 for n in "$smp" "$mem" "$tmo" ${netport:+"$netport"}; do
         case $n in '' | *[!0-9]*) die "'$n' is not a number" ;; esac
 done
@@ -198,12 +210,37 @@ if [ "$control" = 1 ]; then
         ctl_opt=(-chardev pipe,id=ctl,path="$out/ctl" -serial chardev:ctl)
 fi
 
-log "booting '$name' ($accel, timeout ${tmo}s): $cmdline"
+# Firmware: SeaBIOS (QEMU's default), or OVMF from pflash with a private copy of its variables.
+fw_opt=()
+machine=q35
+if [ "$firmware" != seabios ]; then
+        ovmf=${OVMF_DIR:-/usr/share/OVMF}
+        code=$ovmf/OVMF_CODE_4M.fd vars=$ovmf/OVMF_VARS_4M.fd
+        if [ "$firmware" = ovmf-sb ]; then
+                code=$ovmf/OVMF_CODE_4M.secboot.fd vars=$ovmf/OVMF_VARS_4M.snakeoil.fd
+                need sbsign
+                sbkey=${SNAKEOIL_DIR:-/usr/share/ovmf}/PkKek-1-snakeoil
+                [ -f "$sbkey.key" ] && [ -f "$sbkey.pem" ] || die "no $sbkey.key/.pem (apt-get install ovmf)"
+                sbsign --key "$sbkey.key" --cert "$sbkey.pem" --output "$out/bzImage.signed" \
+                        "$kernel" >"$out/sbsign.log" 2>&1 || die "sbsign failed (see $out/sbsign.log)"
+                kernel=$out/bzImage.signed
+                # the secure-boot build keeps its variables in SMM-protected flash
+                machine=q35,smm=on
+                fw_opt=(-global driver=cfi.pflash01,property=secure,value=on)
+        fi
+        [ -f "$code" ] && [ -f "$vars" ] || die "no $code or $vars (apt-get install ovmf)"
+        cp "$vars" "$out/ovmf-vars.fd"
+        # shellcheck disable=SC2054 # QEMU's option syntax
+        fw_opt+=(-drive "if=pflash,format=raw,unit=0,readonly=on,file=$code"
+                -drive "if=pflash,format=raw,unit=1,file=$out/ovmf-vars.fd")
+fi
+
+log "booting '$name' ($accel, $firmware, timeout ${tmo}s): $cmdline"
 printf '%s\n' "$cmdline" >"$out/cmdline.requested"
 t=$(now)
 rc=0
 timeout --kill-after=10 "$tmo" qemu-system-x86_64 \
-        -machine q35 -accel "$accel" -smp "$smp" -m "$mem" \
+        -machine "$machine" -accel "$accel" -smp "$smp" -m "$mem" ${fw_opt[@]+"${fw_opt[@]}"} \
         -nodefaults -no-user-config -display none -no-reboot "${net_opt[@]}" \
         -serial file:"$out/console.log" ${ctl_opt[@]+"${ctl_opt[@]}"} -monitor none \
         -chardev socket,id=chrtpm,path="$tpmdir/swtpm-sock" \
