@@ -19,7 +19,7 @@
 
 void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id)
 {
-        uint64_t offset;
+        uint64_t offset, boot_offset = 0;
         json_auto_t *o = NULL;
         uint8_t nonce[NONCE_LEN];
         char hex[2 * NONCE_LEN + 1];
@@ -48,10 +48,12 @@ void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp
                 return;
         }
         hex_encode(nonce, sizeof(nonce), hex);
+        /* boot_offset: bytes of the firmware event log the verifier holds for this boot */
         if (api_json(r, 201,
-                     json_pack("{s:s, s:o, s:I, s:s}", "nonce", hex, "expires",
+                     json_pack("{s:s, s:o, s:I, s:I, s:s}", "nonce", hex, "expires",
                                api_time_json((int64_t)expires), "ima_offset", (json_int_t)offset,
-                               "pcr_selection", d->pcr_sel_text)) < 0)
+                               "boot_offset", (json_int_t)boot_offset, "pcr_selection",
+                               d->pcr_sel_text)) < 0)
                 api_nomem(d, r);
 }
 

@@ -11,6 +11,7 @@ struct evidence *evidence_free(struct evidence *ev)
         free(ev->sig);
         free(ev->ima);
         free(ev->host.cmdline);
+        free(ev->boot_log);
         free(ev);
         return NULL;
 }

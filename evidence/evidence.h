@@ -20,6 +20,12 @@
 #define EVIDENCE_NONCE_MAX 64
 #define EVIDENCE_CMDLINE_MAX 4096
 #define EVIDENCE_WORD_MAX 32 /* bytes of a host-fact word with its NUL (source, origin) */
+/*
+ * The TCG2 firmware event log (binary_bios_measurements) travels like the IMA log: the bytes from
+ * boot_offset on, at most EVIDENCE_BOOT_LOG_MAX decoded bytes per submission (a UEFI log with
+ * Secure Boot is 30-60 KiB; the cap leaves room for large db/dbx variables).
+ */
+#define EVIDENCE_BOOT_LOG_MAX (1u << 20)
 
 /*
  * Host identity (issue 11): the host name, /etc/machine-id and the operator's labels. Reported,
@@ -125,6 +131,11 @@ struct evidence {
         uint8_t *ima; /* log entries from ima_offset; NULL when none */
         size_t ima_len;
         struct evidence_host host;
+        /* the firmware event log from byte boot_offset; NULL: not sent (non-NULL when sent
+         * with no new bytes: boot_log_len 0) */
+        uint64_t boot_offset;
+        uint8_t *boot_log;
+        size_t boot_log_len;
 };
 
 /* Frees the owned buffers and ev itself; accepts NULL and half-built evidence. */

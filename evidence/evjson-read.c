@@ -56,10 +56,11 @@ struct obj {
 struct walk {
         struct jrd r;
         struct evidence *ev;
-        struct obj top, quote, pcrs, ima, host, cfi, tk;
+        struct obj top, quote, pcrs, ima, host, cfi, tk, boot;
         struct slot version, nonce, attest, sig, offset, format, entries, kernel, cmdline, boot_id,
                 cfi_source, cfi_enabled, cfi_permissive, tk_source, tk_origin;
         struct slot hostname, machine_id;
+        struct slot boot_offset, boot_data;
         struct obj labels;
         unsigned n_labels; /* members of "labels"; the first EVIDENCE_LABELS_MAX are kept */
         struct jrd_str label_key[EVIDENCE_LABELS_MAX];
@@ -112,10 +113,15 @@ static const struct member ima_members[] = {M_LEAF("offset", offset),
                                             M_LEAF("format", format),
                                             M_LEAF("entries", entries),
                                             {NULL, LEAF, 0, NULL}};
-static const struct member top_members[] = {
-        M_LEAF("version", version),           M_LEAF("nonce", nonce),
-        M_OBJ("quote", quote, quote_members), M_OBJ("ima", ima, ima_members),
-        M_OBJ("host", host, host_members),    {NULL, LEAF, 0, NULL}};
+static const struct member boot_members[] = {
+        M_LEAF("offset", boot_offset), M_LEAF("data", boot_data), {NULL, LEAF, 0, NULL}};
+static const struct member top_members[] = {M_LEAF("version", version),
+                                            M_LEAF("nonce", nonce),
+                                            M_OBJ("quote", quote, quote_members),
+                                            M_OBJ("ima", ima, ima_members),
+                                            M_OBJ("boot_log", boot, boot_members),
+                                            M_OBJ("host", host, host_members),
+                                            {NULL, LEAF, 0, NULL}};
 
 /* ---- step 1: the walk ---- */
 
@@ -555,6 +561,29 @@ static int check_ima(const struct walk *w, size_t max_ima, struct evidence *ev,
         return 0;
 }
 
+/* "boot_log": sent means non-NULL, also with no new bytes ("data":""). */
+static int check_boot(const struct walk *w, struct evidence *ev, struct attest_err *err)
+{
+        int x;
+
+        if ((x = object(&w->boot, "$.boot_log", err)) < 0)
+                return x;
+        if ((x = field(&w->boot_offset, "$.boot_log.offset", err)) < 0)
+                return x;
+        if (w->boot_offset.type != JRD_INT)
+                return jpath_fail(err, -EBADMSG, C_TYPE, "$.boot_log.offset", "not an integer");
+        if (w->boot_offset.i < 0)
+                return jpath_fail(err, -EBADMSG, C_VALUE, "$.boot_log.offset", "negative");
+        ev->boot_offset = (uint64_t)w->boot_offset.i;
+        if ((x = field(&w->boot_data, "$.boot_log.data", err)) < 0 ||
+            (x = b64field(&w->boot_data, "$.boot_log.data", EVIDENCE_BOOT_LOG_MAX, &ev->boot_log,
+                          &ev->boot_log_len, err)) < 0)
+                return x;
+        if (!ev->boot_log && !(ev->boot_log = malloc(1)))
+                return -ENOMEM;
+        return 0;
+}
+
 static int check_cfi(const struct walk *w, struct evidence_host *h, struct attest_err *err)
 {
         int x;
@@ -739,6 +768,8 @@ static int check(const struct walk *w, size_t max_ima, struct evidence *ev, stru
         if (!w->ima.present)
                 return jpath_fail(err, -EBADMSG, C_MISSING, "$.ima", "missing");
         if ((x = check_ima(w, max_ima, ev, err)) < 0)
+                return x;
+        if (w->boot.present && (x = check_boot(w, ev, err)) < 0)
                 return x;
         if (w->host.present && (x = check_host(w, &ev->host, err)) < 0)
                 return x;

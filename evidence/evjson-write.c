@@ -77,7 +77,15 @@ static int put_bool(struct wb *w, bool b)
         return put_s(w, b ? "true" : "false");
 }
 
-/* {"version":1,"nonce":..,"quote":{..},"ima":{"offset":N,"format":"..","entries":" */
+size_t evidence_json_head_max(const struct evidence *ev)
+{
+        return EVIDENCE_HEAD_MAX + (ev->boot_log ? b64_encoded_size(ev->boot_log_len) : 0);
+}
+
+/*
+ * {"version":1,"nonce":..,"quote":{..},["boot_log":{"offset":N,"data":".."},]
+ *  "ima":{"offset":N,"format":"..","entries":"
+ */
 int evidence_json_head(const struct evidence *ev, struct wb *w)
 {
         char num[32];
@@ -120,8 +128,19 @@ int evidence_json_head(const struct evidence *ev, struct wb *w)
                 }
                 TRY(wb_put_u8(w, '}'));
         }
+        TRY(put_s(w, "}},"));
+        if (ev->boot_log) {
+                if (ev->boot_log_len > EVIDENCE_BOOT_LOG_MAX)
+                        return -E2BIG;
+                snprintf(num, sizeof(num), "%" PRIu64, ev->boot_offset);
+                TRY(put_s(w, "\"boot_log\":{\"offset\":"));
+                TRY(put_s(w, num));
+                TRY(put_s(w, ",\"data\":\""));
+                TRY(put_b64(w, ev->boot_log, ev->boot_log_len));
+                TRY(put_s(w, "\"},"));
+        }
         snprintf(num, sizeof(num), "%" PRIu64, ev->ima_offset);
-        TRY(put_s(w, "}},\"ima\":{\"offset\":"));
+        TRY(put_s(w, "\"ima\":{\"offset\":"));
         TRY(put_s(w, num));
         TRY(put_s(w, ev->ima_format == IMA_FORMAT_ASCII ? ",\"format\":\"ascii\""
                                                         : ",\"format\":\"binary\""));
@@ -208,8 +227,8 @@ int evidence_to_json(const struct evidence *ev, char **ret)
 
         if (ev->ima_len > EVIDENCE_JSON_MAX)
                 return -E2BIG;
-        if ((x = wb_new(&w,
-                        EVIDENCE_HEAD_MAX + b64_encoded_size(ev->ima_len) + EVIDENCE_TAIL_MAX)) < 0)
+        if ((x = wb_new(&w, evidence_json_head_max(ev) + b64_encoded_size(ev->ima_len) +
+                                    EVIDENCE_TAIL_MAX)) < 0)
                 return x;
         x = evidence_json_head(ev, &w);
         if (x == 0 && ev->ima_len)

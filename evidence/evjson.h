@@ -5,6 +5,7 @@
  *   {"version":1, "nonce":"HEX",
  *    "quote":{"attest":"B64", "signature":"B64", "pcrs":{"sha256":{"0":"HEX", ...}, ...}},
  *    "ima":{"offset":N, "format":"binary"|"ascii", "entries":"B64"},
+ *    "boot_log":{"offset":N, "data":"B64"},
  *    "host":{"kernel":"6.1.0", "cmdline":"...", "boot_id":"UUID",
  *            "cfi":{"source":"config", "enabled":true, "permissive":false},
  *            "trusted_keys":{"source":"tpm", "origin":"cmdline"},
@@ -56,6 +57,11 @@ int evidence_host_identity_from_json(const json_t *o, const char *path, struct e
 /* The same, without the check for other members (a reader that checked them itself). */
 int evidence_host_identity_members(const json_t *o, const char *path, struct evidence_host *h,
                                    struct attest_err *err) _wur_;
+/*
+ * The head holds the firmware event log (ev->boot_log, at most EVIDENCE_BOOT_LOG_MAX bytes, else
+ * -E2BIG): a writer for it needs evidence_json_head_max(ev) bytes, EVIDENCE_HEAD_MAX without one.
+ */
+size_t evidence_json_head_max(const struct evidence *ev);
 int evidence_json_head(const struct evidence *ev, struct wb *w) _wur_;
 int evidence_json_tail(const struct evidence_host *h, struct wb *w) _wur_;
 

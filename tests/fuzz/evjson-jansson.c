@@ -203,6 +203,31 @@ static int parse_ima(const json_t *o, const char *path, size_t max_ima, struct e
         return 0;
 }
 
+static int parse_boot(const json_t *o, const char *path, struct evidence *ev,
+                      struct attest_err *err)
+{
+        static const char *const keys[] = {"offset", "data", NULL};
+        char p[JPATH_MAX];
+        json_t *v = NULL;
+        int x;
+
+        if ((x = jpath_object(o, path, keys, C_TYPE, C_UNKNOWN, err)) < 0)
+                return x;
+        if ((x = field(o, path, "offset", true, &v, p, err)) < 0)
+                return x;
+        if (!json_is_integer(v))
+                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an integer");
+        if (json_integer_value(v) < 0)
+                return jpath_fail(err, -EBADMSG, C_VALUE, p, "negative");
+        ev->boot_offset = (uint64_t)json_integer_value(v);
+        if ((x = field(o, path, "data", true, &v, p, err)) < 0 ||
+            (x = b64field(v, p, EVIDENCE_BOOT_LOG_MAX, &ev->boot_log, &ev->boot_log_len, err)) < 0)
+                return x;
+        if (!ev->boot_log && !(ev->boot_log = malloc(1)))
+                return -ENOMEM;
+        return 0;
+}
+
 static int parse_cfi(const json_t *o, const char *path, struct evidence_host *h,
                      struct attest_err *err)
 {
@@ -311,7 +336,8 @@ static int parse_host(const json_t *o, const char *path, struct evidence_host *h
 int evidence_from_json_jansson(const char *buf, size_t len, size_t max_ima, struct evidence **ret,
                                struct attest_err *err)
 {
-        static const char *const keys[] = {"version", "nonce", "quote", "ima", "host", NULL};
+        static const char *const keys[] = {"version",  "nonce", "quote", "ima",
+                                           "boot_log", "host",  NULL};
         _cleanup_(evidence_freep) struct evidence *ev = NULL;
         json_auto_t *j = NULL;
         char p[JPATH_MAX];
@@ -343,6 +369,9 @@ int evidence_from_json_jansson(const char *buf, size_t len, size_t max_ima, stru
                 return x;
         if ((x = field(j, "$", "ima", true, &v, p, err)) < 0 ||
             (x = parse_ima(v, p, max_ima, ev, err)) < 0)
+                return x;
+        if ((x = field(j, "$", "boot_log", false, &v, p, err)) < 0 ||
+            (v && (x = parse_boot(v, p, ev, err)) < 0))
                 return x;
         if ((x = field(j, "$", "host", false, &v, p, err)) < 0 ||
             (v && (x = parse_host(v, p, &ev->host, err)) < 0))

@@ -32,6 +32,8 @@ static void check_same(const struct evidence *a, const struct evidence *b)
         FUZZ_CHECK(a->ima_offset == b->ima_offset);
         FUZZ_CHECK(a->ima_format == b->ima_format);
         FUZZ_CHECK(same_bytes(a->ima, a->ima_len, b->ima, b->ima_len));
+        FUZZ_CHECK(a->boot_offset == b->boot_offset);
+        FUZZ_CHECK(same_bytes(a->boot_log, a->boot_log_len, b->boot_log, b->boot_log_len));
         FUZZ_CHECK(memcmp(x->kernel, y->kernel, sizeof(x->kernel)) == 0);
         FUZZ_CHECK((x->cmdline == NULL) == (y->cmdline == NULL));
         FUZZ_CHECK(!x->cmdline || strcmp(x->cmdline, y->cmdline) == 0);

@@ -35,6 +35,11 @@ static struct evidence *sample(void)
         ev->ima = malloc(ev->ima_len);
         for (size_t i = 0; i < ev->ima_len; i++)
                 ev->ima[i] = (uint8_t)(i * 7);
+        ev->boot_offset = 5;
+        ev->boot_log_len = 301;
+        ev->boot_log = malloc(ev->boot_log_len);
+        for (size_t i = 0; i < ev->boot_log_len; i++)
+                ev->boot_log[i] = (uint8_t)(i * 13 + 1);
         snprintf(ev->host.kernel, sizeof(ev->host.kernel), "6.1.0-attest");
         ev->host.cmdline = strdup("console=ttyS0 ima_policy=tcb trusted.source=tpm");
         snprintf(ev->host.boot_id, sizeof(ev->host.boot_id),
@@ -86,6 +91,9 @@ START_TEST(test_round_trip_keeps_every_field)
         ck_assert_int_eq(b->ima_format, IMA_FORMAT_BINARY);
         ck_assert_uint_eq(b->ima_len, a->ima_len);
         ck_assert_mem_eq(b->ima, a->ima, a->ima_len);
+        ck_assert_uint_eq(b->boot_offset, 5);
+        ck_assert_uint_eq(b->boot_log_len, a->boot_log_len);
+        ck_assert_mem_eq(b->boot_log, a->boot_log, a->boot_log_len);
         ck_assert_str_eq(b->host.kernel, a->host.kernel);
         ck_assert_str_eq(b->host.cmdline, a->host.cmdline);
         ck_assert_str_eq(b->host.boot_id, a->host.boot_id);
@@ -218,6 +226,16 @@ static const struct bad {
         {"ima.format", "\"yaml\"", -EBADMSG, AE_EVIDENCE_BAD_VALUE, "$.ima.format: "},
         {"ima.entries", "\"@@@@\"", -EBADMSG, AE_EVIDENCE_BAD_B64, "$.ima.entries: not base64"},
         {"ima.y", "0", -EBADMSG, AE_EVIDENCE_UNKNOWN_FIELD, "$.ima.y: unknown field"},
+        {"boot_log", "[]", -EBADMSG, AE_EVIDENCE_TYPE, "$.boot_log: not an object"},
+        {"boot_log.x", "1", -EBADMSG, AE_EVIDENCE_UNKNOWN_FIELD, "$.boot_log.x: unknown field"},
+        {"boot_log.offset", NULL, -EBADMSG, AE_EVIDENCE_MISSING_FIELD,
+         "$.boot_log.offset: missing"},
+        {"boot_log.offset", "-1", -EBADMSG, AE_EVIDENCE_BAD_VALUE, "$.boot_log.offset: negative"},
+        {"boot_log.offset", "\"0\"", -EBADMSG, AE_EVIDENCE_TYPE,
+         "$.boot_log.offset: not an integer"},
+        {"boot_log.data", NULL, -EBADMSG, AE_EVIDENCE_MISSING_FIELD, "$.boot_log.data: missing"},
+        {"boot_log.data", "\"AB==\"", -EBADMSG, AE_EVIDENCE_BAD_B64, "$.boot_log.data: not base64"},
+        {"boot_log.data", "7", -EBADMSG, AE_EVIDENCE_TYPE, "$.boot_log.data: not a string"},
         {"host", "\"x\"", -EBADMSG, AE_EVIDENCE_TYPE, "$.host: not an object"},
         {"host.z", "0", -EBADMSG, AE_EVIDENCE_UNKNOWN_FIELD, "$.host.z: unknown field"},
         {"host.kernel", "\"6.1 0\"", -EBADMSG, AE_EVIDENCE_BAD_VALUE, "$.host.kernel: byte 3"},
@@ -357,6 +375,64 @@ START_TEST(test_ima_cap_is_enforced_exactly)
 }
 END_TEST
 
+/*
+ * The firmware event log: EVIDENCE_BOOT_LOG_MAX decoded bytes at cap - 1 and cap pass, cap + 1 is
+ * evidence_too_big; "data":"" is a log sent with no new bytes (non-NULL), no "boot_log" is NULL.
+ */
+START_TEST(test_boot_log_cap_and_presence)
+{
+        static const size_t sizes[] = {EVIDENCE_BOOT_LOG_MAX - 1, EVIDENCE_BOOT_LOG_MAX,
+                                       EVIDENCE_BOOT_LOG_MAX + 1};
+        struct attest_err err = {0};
+
+        for (size_t k = 0; k < ARRAY_SIZE(sizes); k++) {
+                size_t n = sizes[k], e = b64_encoded_size(n);
+                uint8_t *raw = calloc(1, n);
+                char *v = malloc(e + 2);
+
+                b64_encode(raw, n, v + 1);
+                v[0] = '"';
+                v[e] = '"';
+                v[e + 1] = '\0';
+                ck_assert_int_eq(mutate("boot_log.data", v, 1 << 20, &err),
+                                 n > EVIDENCE_BOOT_LOG_MAX ? -E2BIG : 0);
+                free(raw);
+                free(v);
+        }
+        ck_assert_int_eq(err.code, AE_EVIDENCE_TOO_BIG);
+        ck_assert_str_eq(err.msg, "$.boot_log.data: decodes to more than 1048576 bytes");
+        {
+                const char *j = "{\"version\":1,\"nonce\":\"00ff\",\"quote\":{\"attest\":\"AAAA\","
+                                "\"signature\":\"AAAA\",\"pcrs\":{\"sha1\":{\"10\":\""
+                                "0000000000000000000000000000000000000000\"}}},"
+                                "\"boot_log\":{\"offset\":4096,\"data\":\"\"},"
+                                "\"ima\":{\"offset\":0,\"format\":\"ascii\",\"entries\":\"\"},"
+                                "\"host\":{}}";
+                struct evidence *ev = NULL;
+                char *out = NULL;
+
+                ck_assert_msg(evidence_from_json(j, strlen(j), 100, &ev, &err) == 0, "%s", err.msg);
+                ck_assert_ptr_nonnull(ev->boot_log);
+                ck_assert_uint_eq(ev->boot_log_len, 0);
+                ck_assert_uint_eq(ev->boot_offset, 4096);
+                ck_assert_int_eq(evidence_to_json(ev, &out), 0);
+                ck_assert_str_eq(out, j);
+                free(out);
+                /* not sent: NULL, and the writer leaves it out */
+                free(ev->boot_log);
+                ev->boot_log = NULL;
+                ck_assert_int_eq(evidence_to_json(ev, &out), 0);
+                ck_assert_ptr_null(strstr(out, "boot_log"));
+                free(out);
+                /* the writer refuses a log over the cap */
+                ev->boot_log_len = EVIDENCE_BOOT_LOG_MAX + 1;
+                ck_assert_ptr_nonnull(ev->boot_log = calloc(1, ev->boot_log_len));
+                ck_assert_int_eq(evidence_to_json(ev, &out), -E2BIG);
+                evidence_free(ev);
+        }
+}
+END_TEST
+
 START_TEST(test_quote_blob_caps)
 {
         struct attest_err err = {0};
@@ -447,6 +523,7 @@ int main(void)
         tcase_add_test(tc, test_control_bytes_in_an_unknown_key_are_escaped);
         tcase_add_test(tc, test_ima_cap_is_enforced_exactly);
         tcase_add_test(tc, test_quote_blob_caps);
+        tcase_add_test(tc, test_boot_log_cap_and_presence);
         tcase_add_test(tc, test_document_cap_and_null_err);
         tcase_add_test(tc, test_syntax_errors_and_non_objects);
         tcase_add_test(tc, test_every_truncation_fails_cleanly);
