@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "agent/bootlog.h"
 #include "agent/config.h"
 #include "agent/facts.h"
 #include "agent/http.h"
@@ -29,6 +30,7 @@ struct agent {
         /* configuration */
         const char *verifier, *ca, *cert, *key, *token_file, *tcti, *state_dir, *ima_path;
         const char *dump, *pcr_sel_text;
+        const char *boot_log_path; /* the firmware event log; NULL: not sent (boot-log = none) */
         enum ima_format ima_format;
         enum tpm_key_alg ak_alg;
         bool once, insecure_http;

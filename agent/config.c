@@ -42,6 +42,7 @@ static const struct key keys[AGENT_CFG_KEY_COUNT] = {
         [AGENT_CFG_TIMEOUT] = {"timeout", KEY_U32, O(timeout), AGENT_TIMEOUT_MAX},
         [AGENT_CFG_LABEL] = {"label", KEY_LABEL, O(labels), 0},
         [AGENT_CFG_MACHINE_ID_FILE] = {"machine-id-file", KEY_STR, O(machine_id_file), 0},
+        [AGENT_CFG_BOOT_LOG] = {"boot-log", KEY_STR, O(boot_log), 0},
 };
 #undef O
 

@@ -47,6 +47,7 @@ enum agent_config_key {
         AGENT_CFG_TIMEOUT,
         AGENT_CFG_LABEL,           /* repeatable: one label a line, KEY=VALUE */
         AGENT_CFG_MACHINE_ID_FILE, /* /etc/machine-id */
+        AGENT_CFG_BOOT_LOG,        /* the firmware event log, or "none" */
         AGENT_CFG_KEY_COUNT,
 };
 
@@ -69,6 +70,7 @@ struct agent_config {
         uint32_t interval; /* 1..AGENT_INTERVAL_MAX */
         uint32_t timeout;  /* 1..AGENT_TIMEOUT_MAX */
         char machine_id_file[AGENT_CONFIG_STR_MAX];
+        char boot_log[AGENT_CONFIG_STR_MAX]; /* a path, or "none": not sent */
         /* operator labels (`label = KEY=VALUE`, repeatable; evidence/evidence.h's syntax and
          * caps: a bad key or value, a key given twice or one label too many is an error) */
         unsigned n_labels;
