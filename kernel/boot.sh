@@ -22,14 +22,16 @@ DIR also gets swtpm.log, qemu.log, initramfs.cpio.gz and times.txt (stage second
 options:
   --scenario FILE  scenario (kernel/scenarios/*.scn, see kernel/initramfs.sh --help)
   --out DIR        output folder (created; must be empty or absent)
-  --kernel FILE    bzImage (default: kernel/build.sh's cached build; its mdp is used too)
+  --kernel FILE    bzImage (default: kernel/build.sh's cached build, with the arguments of the
+                   scenario's 'kernel ARGS...' line if any; its mdp is used too)
   --accel A        tcg (default) or kvm. On the project's machines /dev/kvm exists but does not
                    work (the guest makes no progress until the timeout; -cpu host aborts on
                    MSR 0x10a), and TCG boots a scenario in 4-12 s, so tcg is the default.
   --smp N          virtual CPUs (default 1)
   --mem MB         guest memory (default 512)
   --timeout SEC    limit for the QEMU run (default 180); the whole run fails past it
-  --firmware FW    seabios (default: QEMU's BIOS; the kernel is not measured), ovmf (UEFI,
+  --firmware FW    seabios (default, or the scenario's 'firmware FW' line: QEMU's BIOS; the
+                   kernel is not measured), ovmf (UEFI,
                    Secure Boot off: OVMF_CODE_4M.fd + OVMF_VARS_4M.fd) or ovmf-sb (UEFI with
                    Secure Boot on and SMM: OVMF_CODE_4M.secboot.fd + OVMF_VARS_4M.snakeoil.fd,
                    whose PK, KEK and db hold Debian's snakeoil certificate; the kernel is signed
@@ -65,7 +67,7 @@ accel=tcg
 smp=1
 mem=512
 tmo=180
-firmware=seabios
+firmware=
 agent=
 adds=()
 ekca=
@@ -101,7 +103,12 @@ if [ -z "$scenario" ] || [ -z "$out" ]; then
 fi
 [ -f "$scenario" ] || die "scenario $scenario not found"
 case $accel in tcg | kvm) ;; *) die "--accel wants tcg or kvm" ;; esac
+# The scenario may name its firmware ('firmware FW') and its kernel ('kernel BUILD-ARGS...', the
+# arguments of kernel/build.sh); the options win.
+[ -n "$firmware" ] || firmware=$(sed -n 's/^[ \t]*firmware[ \t][ \t]*\([^ \t]*\).*/\1/p' "$scenario" | tail -n1)
+firmware=${firmware:-seabios}
 case $firmware in seabios | ovmf | ovmf-sb) ;; *) die "--firmware wants seabios, ovmf or ovmf-sb" ;; esac
+read -r -a build_args <<<"$(sed -n 's/^[ \t]*kernel[ \t][ \t]*//p' "$scenario" | tail -n1)"
 for n in "$smp" "$mem" "$tmo" ${netport:+"$netport"}; do
         case $n in '' | *[!0-9]*) die "'$n' is not a number" ;; esac
 done
@@ -124,7 +131,7 @@ mark() {
 t=$(now)
 mdp_opt=()
 if [ -z "$kernel" ]; then
-        kernel=$("$KERNEL_DIR/build.sh") || die "kernel/build.sh failed"
+        kernel=$("$KERNEL_DIR/build.sh" ${build_args[@]+"${build_args[@]}"}) || die "kernel/build.sh failed"
         mdp_opt=(--mdp "$(dirname "$kernel")/mdp")
 elif [ -x "$(dirname "$kernel")/mdp" ]; then
         mdp_opt=(--mdp "$(dirname "$kernel")/mdp")
