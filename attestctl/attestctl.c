@@ -14,6 +14,7 @@ static const struct cmd {
         {"quote", cmd_quote, "check TPM 2.0 quotes"},
         {"policy", cmd_policy, "validate policies, check evidence against them, write them"},
         {"tpm", cmd_tpm, "EK certificate and PCR quotes from a TPM"},
+        {"tcglog", cmd_tcglog, "parse and replay a TCG2 firmware event log"},
         {"agents", cmd_agents, "list, show, judge and retire the agents of an attestd"},
         {"policies", cmd_policies, "the policies stored in an attestd"},
         {"status", cmd_status, "attestd's readiness and a summary of its metrics"},

@@ -15,6 +15,7 @@ int cmd_tpm(int argc, char **argv);
 int cmd_agents(int argc, char **argv);
 int cmd_policies(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_tcglog(int argc, char **argv);
 
 /*
  * Read a whole regular file (at most max bytes, util/file.h) into a new buffer, NUL terminated

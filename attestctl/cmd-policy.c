@@ -24,7 +24,7 @@ static void usage(FILE *f)
                 "       attestctl policy check POLICY EVIDENCE --ak AK.pub [--sel SELECTION] "
                 "[--json]\n"
                 "       attestctl policy from-host EVIDENCE --ak AK.pub [--name NAME] "
-                "[--sel SELECTION]\n"
+                "[--sel SELECTION] [--boot]\n"
                 "\n"
                 "validate   parse a policy (attestd-policy(5)); errors name the JSON path.\n"
                 "check      verify an evidence document (the agent's JSON: quote, PCRs, IMA log\n"
@@ -42,6 +42,8 @@ static void usage(FILE *f)
                 "sha256:0-10+sha1:10);\n"
                 "                   default: whatever it covers\n"
                 "  --name NAME      from-host: the policy's name (default: from-host)\n"
+                "  --boot           from-host: add the \"boot\" section from the evidence's\n"
+                "                   firmware event log (boot_log)\n"
                 "  --json           validate, check: JSON on stdout (from-host always writes\n"
                 "                   JSON, the policy)\n"
                 "  -h, --help       this text\n"
@@ -54,6 +56,7 @@ static void usage(FILE *f)
 struct args {
         const char *ak, *sel, *name;
         bool json;
+        bool boot; /* from-host --boot */
         int npos;
         const char *pos[2];
 };
@@ -61,9 +64,13 @@ struct args {
 static int parse_args(int argc, char **argv, struct args *a)
 {
         static const struct option opts[] = {
-                {"ak", required_argument, NULL, 'k'},   {"sel", required_argument, NULL, 'l'},
-                {"name", required_argument, NULL, 'n'}, {"json", no_argument, NULL, 'j'},
-                {"help", no_argument, NULL, 'h'},       {0},
+                {"ak", required_argument, NULL, 'k'},
+                {"sel", required_argument, NULL, 'l'},
+                {"name", required_argument, NULL, 'n'},
+                {"json", no_argument, NULL, 'j'},
+                {"boot", no_argument, NULL, 'B'},
+                {"help", no_argument, NULL, 'h'},
+                {0},
         };
         int c;
 
@@ -82,6 +89,9 @@ static int parse_args(int argc, char **argv, struct args *a)
                         break;
                 case 'j':
                         a->json = true;
+                        break;
+                case 'B':
+                        a->boot = true;
                         break;
                 case 'h':
                         usage(stdout);
@@ -245,6 +255,20 @@ static int do_check(const struct args *a)
         return status == VERDICT_PASS ? 0 : 1;
 }
 
+/* --boot: the "boot" section from the firmware event log (policy/policy-host-boot.c). */
+static int from_host_boot(const struct claims *c, json_t *pol)
+{
+        json_t *s = NULL;
+        int x = policy_boot_from_host(c, &s);
+
+        if (x == -ENODATA)
+                fprintf(stderr, "attestctl policy from-host: --boot: the evidence has no "
+                                "firmware event log (boot_log)\n");
+        if (x < 0)
+                return x;
+        return json_object_set_new(pol, "boot", s) < 0 ? -ENOMEM : 0;
+}
+
 static int do_from_host(const struct args *a)
 {
         _cleanup_(evidence_freep) struct evidence *ev = NULL;
@@ -270,6 +294,8 @@ static int do_from_host(const struct args *a)
         x = claims_from_verified(&vr, ev, &c);
         if (x == 0)
                 x = policy_from_host(&c, a->name, &pol);
+        if (x == 0 && a->boot && (x = from_host_boot(&c, pol)) < 0)
+                return 2;
         verify_result_done(&vr);
         if (x == -EINVAL) {
                 fprintf(stderr,

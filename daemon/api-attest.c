@@ -17,6 +17,26 @@
 #include "verify/claims.h"
 #include "verify/verify.h"
 
+/*
+ * The bytes of the firmware event log the stored state holds (verify/boot.h): 0 without a
+ * state, and whenever the IMA replay restarts (ima_offset 0: a new boot or a reset).
+ */
+static int challenge_boot_offset(struct attestd *d, const char *id, uint64_t *ret)
+{
+        _cleanup_(store_agent_freep) struct store_agent *a = NULL;
+        struct replay_state s;
+        int e;
+
+        *ret = 0;
+        if ((e = store_agent_get(d->store, id, &a)) < 0)
+                return e;
+        if (a->replay_state &&
+            replay_state_decode(a->replay_state, a->replay_state_len, &s, NULL) == 0 &&
+            s.boot.valid)
+                *ret = s.boot.offset;
+        return 0;
+}
+
 void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id)
 {
         uint64_t offset, boot_offset = 0;
@@ -39,6 +59,10 @@ void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp
                                   "agent %s was decommissioned by an administrator", id);
                 else
                         api_store_error(d, r, e, "agent lookup");
+                return;
+        }
+        if (offset && (e = challenge_boot_offset(d, id, &boot_offset)) < 0) {
+                api_store_error(d, r, e, "agent lookup");
                 return;
         }
         /* stateless: nothing is stored, so anonymous challenges exhaust nothing */
@@ -278,7 +302,7 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
                           rd->err.code ? rd->err.code : AE_QUOTE_INVALID, "%s", rd->err.msg);
                 return e;
         }
-        if (rd->err.code == AE_IMA_OFFSET_REBOOT) {
+        if (rd->err.code == AE_IMA_OFFSET_REBOOT || rd->err.code == AE_BOOT_OFFSET_REBOOT) {
                 x = store_agent_reset_replay(d->store, rd->id, rd->a->seq);
 
                 round_error(d, rd);
@@ -291,7 +315,8 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
                 return e;
         }
         /* the agent's state moved on (another submission came first): refused, not judged */
-        if (rd->err.code == AE_IMA_OFFSET_MISMATCH || rd->err.code == AE_QUOTE_CLOCK_REWIND) {
+        if (rd->err.code == AE_IMA_OFFSET_MISMATCH || rd->err.code == AE_QUOTE_CLOCK_REWIND ||
+            rd->err.code == AE_BOOT_OFFSET_MISMATCH) {
                 round_error(d, rd);
                 api_error(d, r, 409, rd->err.code, "%s", rd->err.msg);
                 return e;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "policy/policy-internal.h"
+#include "util/hex.h"
 
 /* The verdict being built; oom is sticky. */
 struct eval {
@@ -337,6 +338,182 @@ static void eval_ima(struct eval *ev, const struct policy *p, const struct claim
               c->boot_aggregate_why[0] ? ": " : "", c->boot_aggregate_why);
 }
 
+/* ---- bootv: measured boot ---- */
+
+/* Where a claim of the firmware event log comes from: anchored when its PCR matched the quote. */
+static struct claim_src boot_src(const struct claims *c, unsigned pcr, uint64_t entry)
+{
+        return (struct claim_src){
+                .present = true, .anchored = (c->boot_matched >> pcr) & 1, .entry = (int64_t)entry};
+}
+
+static void app_text(const struct boot_app *a, char *out, size_t n)
+{
+        size_t k;
+
+        snprintf(out, n, "%s:", bank_name((enum bank)a->bank));
+        k = strlen(out);
+        if (n > k + 2 * bank_size((enum bank)a->bank))
+                hex_encode(a->digest, bank_size((enum bank)a->bank), out + k);
+}
+
+static void boot_app_claim(struct eval *ev, const struct claims *c, enum claim_id id,
+                           const char *arg, const struct boot_policy_apps *list, unsigned i)
+{
+        const struct boot_app *a = &c->boot.apps[i];
+        struct verdict_value exp = {.kind = VV_STRINGS,
+                                    .strs = list->text[0],
+                                    .stride = sizeof(list->text[0]),
+                                    .n = list->n};
+        struct claim_src src = boot_src(c, BOOT_APP_PCR, a->entry);
+        char text[BOOT_POLICY_APP_TEXT];
+
+        /* the digest is anchored only when its own bank was compared with the quote */
+        src.anchored = src.anchored && (c->boot_banks & BANK_MASK(a->bank));
+        bool ok = false;
+
+        app_text(a, text, sizeof(text));
+        for (unsigned k = 0; k < list->n; k++)
+                if (list->bank[k] == a->bank &&
+                    memcmp(list->digest[k], a->digest, bank_size((enum bank)a->bank)) == 0)
+                        ok = true;
+        claim(ev, id, arg, exp, vstr(text), ok ? CLAIM_PASS : CLAIM_FAIL, &src,
+              "entry %" PRIu64 ": boot application %u (PCR 4) is not in the accepted list",
+              a->entry, i);
+}
+
+static void eval_boot_apps(struct eval *ev, const struct boot_policy *bp, const struct claims *c)
+{
+        const struct boot_claims *b = &c->boot;
+        char arg[16];
+
+        if (!bp->loaders.set && !bp->kernels.set)
+                return;
+        if (b->apps_total > b->n_apps) {
+                /* more than kept: what ran after the last kept one is unknown */
+                struct claim_src src = boot_src(c, BOOT_APP_PCR, b->apps[b->n_apps - 1].entry);
+
+                claim(ev, bp->kernels.set ? CLAIM_BOOT_KERNEL : CLAIM_BOOT_BOOTLOADER, NULL,
+                      vnull(), vnull(), CLAIM_FAIL, &src,
+                      "%" PRIu32 " boot applications on PCR 4, more than the %d judged",
+                      b->apps_total, BOOT_APPS_MAX);
+                return;
+        }
+        if (!b->n_apps) {
+                if (bp->loaders.set)
+                        claim(ev, CLAIM_BOOT_BOOTLOADER, NULL, vnull(), vnull(), CLAIM_MISSING,
+                              &nowhere,
+                              "no EV_EFI_BOOT_SERVICES_APPLICATION on PCR 4 in the firmware "
+                              "event log");
+                if (bp->kernels.set)
+                        claim(ev, CLAIM_BOOT_KERNEL, NULL, vnull(), vnull(), CLAIM_MISSING,
+                              &nowhere,
+                              "no EV_EFI_BOOT_SERVICES_APPLICATION on PCR 4 in the firmware "
+                              "event log");
+                return;
+        }
+        /* the applications in order: every one but the last is a boot loader, the last the
+         * kernel (an EFI-stub kernel or UKI started by the firmware is alone) */
+        for (unsigned i = 0; bp->loaders.set && i + 1 < b->n_apps; i++) {
+                snprintf(arg, sizeof(arg), "%u", i);
+                boot_app_claim(ev, c, CLAIM_BOOT_BOOTLOADER, arg, &bp->loaders, i);
+        }
+        if (bp->kernels.set)
+                boot_app_claim(ev, c, CLAIM_BOOT_KERNEL, NULL, &bp->kernels, b->n_apps - 1u);
+}
+
+static void eval_boot(struct eval *ev, const struct boot_policy *bp, const struct claims *c)
+{
+        const struct boot_claims *b = &c->boot;
+        static const char no_log[] = "no firmware event log (boot_log) this boot";
+        struct claim_src src;
+        char loc[4];
+
+        if (!c->boot_present) {
+                /* one claim says it: nothing else can be judged */
+                claim(ev, CLAIM_BOOT_PCRS_REPLAY, NULL, vbool(true), vnull(), CLAIM_MISSING,
+                      &nowhere, "%s", no_log);
+                return;
+        }
+        if (bp->pcrs_replay == 1) {
+                src = (struct claim_src){.present = true, .anchored = true, .entry = -1};
+                claim(ev, CLAIM_BOOT_PCRS_REPLAY, NULL, vbool(true), vbool(c->boot_matched == 0xff),
+                      c->boot_matched == 0xff ? CLAIM_PASS : CLAIM_FAIL, &src,
+                      "the quote did not cover PCR 0-7 in a bank the log carries (matched: "
+                      "0x%02x)",
+                      c->boot_matched);
+        }
+        if (bp->secureboot >= 0) {
+                if (!b->secureboot_seen)
+                        claim(ev, CLAIM_BOOT_SECUREBOOT, NULL, vbool(bp->secureboot), vnull(),
+                              CLAIM_MISSING, &nowhere,
+                              "no SecureBoot variable (EV_EFI_VARIABLE_DRIVER_CONFIG, PCR 7) in "
+                              "the firmware event log");
+                else {
+                        src = boot_src(c, BOOT_SB_PCR, b->secureboot_entry);
+                        claim(ev, CLAIM_BOOT_SECUREBOOT, NULL, vbool(bp->secureboot),
+                              vbool(b->secureboot),
+                              b->secureboot == (bool)bp->secureboot ? CLAIM_PASS : CLAIM_FAIL, &src,
+                              "entry %" PRIu64 ": SecureBoot=%d", b->secureboot_entry,
+                              b->secureboot);
+                }
+        }
+        for (int k = 0; k < BOOT_VAR__COUNT; k++) {
+                struct verdict_value exp = {.kind = VV_HEXES,
+                                            .hexes = &bp->var[k][0][0],
+                                            .lens = bp->var_len,
+                                            .stride = sizeof(bp->var[k][0]),
+                                            .n = bp->nvar[k]};
+                const char *name = boot_var_name((enum boot_var)k);
+                bool ok = false;
+
+                if (!bp->var_set[k])
+                        continue;
+                if (!(b->vars_seen & (1u << k))) {
+                        claim(ev, CLAIM_BOOT_VARIABLE, name, exp, vnull(), CLAIM_MISSING, &nowhere,
+                              "no %s variable measured on PCR 7", name);
+                        continue;
+                }
+                for (unsigned i = 0; i < bp->nvar[k]; i++)
+                        if (memcmp(bp->var[k][i], b->var_sha256[k], 32) == 0)
+                                ok = true;
+                src = boot_src(c, BOOT_SB_PCR, b->var_entry[k]);
+                claim(ev, CLAIM_BOOT_VARIABLE, name, exp, vhex(b->var_sha256[k], 32),
+                      ok ? CLAIM_PASS : CLAIM_FAIL, &src,
+                      "entry %" PRIu64 ": the sha256 of %s is not in the accepted list",
+                      b->var_entry[k], name);
+        }
+        eval_boot_apps(ev, bp, c);
+        if (bp->separators >= 0) {
+                src = (struct claim_src){
+                        .present = true, .anchored = c->boot_matched == 0xff, .entry = -1};
+                claim(ev, CLAIM_BOOT_SEPARATORS, NULL, vbool(bp->separators),
+                      vbool(b->separators == 0xff),
+                      (b->separators == 0xff) == (bool)bp->separators ? CLAIM_PASS : CLAIM_FAIL,
+                      &src, "EV_SEPARATOR on PCRs 0x%02x of 0-7", b->separators);
+        }
+        if (bp->locality_set) {
+                struct verdict_value exp = {.kind = VV_STRINGS,
+                                            .strs = bp->locality[0],
+                                            .stride = sizeof(bp->locality[0]),
+                                            .n = bp->nlocality};
+                /* PFP: without a StartupLocality event the platform started at locality 0 */
+                uint8_t l = b->locality_seen ? b->locality : 0;
+                bool ok = false;
+
+                for (unsigned i = 0; i < bp->nlocality; i++)
+                        ok |= bp->locality_v[i] == l;
+                src = b->locality_seen ? boot_src(c, 0, b->locality_entry)
+                                       : (struct claim_src){.present = true,
+                                                            .anchored = c->boot_matched & 1,
+                                                            .entry = -1};
+                snprintf(loc, sizeof(loc), "%u", l);
+                claim(ev, CLAIM_BOOT_STARTUP_LOCALITY, NULL, exp, vstr(loc),
+                      ok ? CLAIM_PASS : CLAIM_FAIL, &src, "startup locality %u%s", l,
+                      b->locality_seen ? "" : " (no StartupLocality event)");
+        }
+}
+
 int policy_eval(const struct policy *p, const struct claims *c, struct verdict *ret_verdict)
 {
         struct verdict v;
@@ -345,6 +522,7 @@ int policy_eval(const struct policy *p, const struct claims *c, struct verdict *
                 [SECTION_SELINUX] = p && p->has_selinux, [SECTION_TRUSTED_KEYS] = p && p->has_tk,
                 [SECTION_CFI] = p && p->has_cfi,         [SECTION_KERNEL] = p && p->has_kernel,
                 [SECTION_TPM] = p && p->has_tpm,         [SECTION_IMA] = p && p->has_ima,
+                [SECTION_BOOT] = p && p->boot,
         };
 
         if (!p || !c || !ret_verdict)
@@ -363,6 +541,8 @@ int policy_eval(const struct policy *p, const struct claims *c, struct verdict *
                 eval_tpm(&ev, p, c);
         if (p->has_ima)
                 eval_ima(&ev, p, c);
+        if (p->boot)
+                eval_boot(&ev, p->boot, c);
         for (unsigned s = 0; s < SECTION__COUNT; s++)
                 if (!has[s])
                         v.unchecked |= 1u << s;

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "policy/boot.h"
 #include "policy/policy.h"
 
 #define WORD_MAX 32
@@ -46,6 +47,8 @@ struct policy {
         } kernel;
         struct pcr_set pcrs;
         tri require_boot_aggregate;
+        /* bootv: the "boot" section, NULL when absent (policy/boot.h) */
+        struct boot_policy *boot;
 };
 
 /* [A-Za-z0-9_.+~-]: names, trust sources, kernel releases. */

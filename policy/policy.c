@@ -20,6 +20,8 @@
 
 struct policy *policy_free(struct policy *p)
 {
+        if (p)
+                boot_policy_free(p->boot);
         free(p);
         return NULL;
 }
@@ -251,8 +253,8 @@ int policy_parse(const char *json, size_t len, struct policy **ret, struct attes
 
 int policy_from_json(const json_t *j, struct policy **ret, struct attest_err *err)
 {
-        static const char *const top[] = {"name",   "selinux", "trusted_keys", "cfi",
-                                          "kernel", "tpm",     "ima",          NULL};
+        static const char *const top[] = {"name", "selinux", "trusted_keys", "cfi", "kernel",
+                                          "tpm",  "ima",     "boot",         NULL};
         static const char *const k_selinux[] = {"initialized", "enforcing",     "checkreqprot",
                                                 "policycaps",  "policy_sha256", "never_permissive",
                                                 NULL};
@@ -360,6 +362,10 @@ int policy_from_json(const json_t *j, struct policy **ret, struct attest_err *er
                         return x;
                 pol->has_ima = true;
         }
+        /* bootv: measured boot, parsed in policy/boot.c */
+        if ((s = json_object_get(j, "boot")) &&
+            (x = boot_policy_from_json(s, "$.boot", &pol->boot, err)) < 0)
+                return x;
         *ret = TAKE_PTR(pol);
         return 0;
 }

@@ -60,6 +60,13 @@ int policy_eval(const struct policy *p, const struct claims *c, struct verdict *
  */
 int policy_from_host(const struct claims *c, const char *name, json_t **ret_policy) _wur_;
 
+/*
+ * bootv: the "boot" section pinning a known-good host's measured boot (policy/policy-host-boot.c):
+ * pcrs_replay when PCR 0-7 matched, Secure Boot, the PK/KEK/db/dbx digests, the boot loaders and
+ * kernel, separators, startup locality. -ENODATA when the host sent no firmware event log.
+ */
+int policy_boot_from_host(const struct claims *c, json_t **ret_section) _wur_;
+
 /* Glob match as the policy uses it: '*' any run, '?' one byte, everything else literal. */
 bool policy_glob_match(const char *glob, const char *s);
 

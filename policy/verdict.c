@@ -24,6 +24,7 @@ static const char *const section_names[] = {
         [SECTION_SELINUX] = "selinux", [SECTION_TRUSTED_KEYS] = "trusted_keys",
         [SECTION_CFI] = "cfi",         [SECTION_KERNEL] = "kernel",
         [SECTION_TPM] = "tpm",         [SECTION_IMA] = "ima",
+        [SECTION_BOOT] = "boot",
 };
 
 const char *claim_id_name(enum claim_id id)

@@ -41,6 +41,7 @@ enum policy_section {
         SECTION_KERNEL,
         SECTION_TPM,
         SECTION_IMA,
+        SECTION_BOOT,
         SECTION__COUNT,
 };
 
@@ -60,7 +61,15 @@ enum policy_section {
         X(CLAIM_KERNEL_VERSION, "kernel.version")                                                  \
         X(CLAIM_KERNEL_ANCHORED, "kernel.anchored")                                                \
         X(CLAIM_TPM_PCR, "tpm.pcrs") /* + ".BANK.N" */                                             \
-        X(CLAIM_IMA_BOOT_AGGREGATE, "ima.boot_aggregate")
+        X(CLAIM_IMA_BOOT_AGGREGATE, "ima.boot_aggregate")                                          \
+        /* bootv: measured boot (the policy's "boot" section) */                                   \
+        X(CLAIM_BOOT_PCRS_REPLAY, "boot.pcrs_replay")                                              \
+        X(CLAIM_BOOT_SECUREBOOT, "boot.secureboot")                                                \
+        X(CLAIM_BOOT_VARIABLE, "boot.variables")     /* + ".PK" ... */                             \
+        X(CLAIM_BOOT_BOOTLOADER, "boot.bootloaders") /* + ".N": the N-th application */            \
+        X(CLAIM_BOOT_KERNEL, "boot.kernels")                                                       \
+        X(CLAIM_BOOT_SEPARATORS, "boot.separators")                                                \
+        X(CLAIM_BOOT_STARTUP_LOCALITY, "boot.startup_locality")
 
 enum claim_id {
 #define CLAIM_ID_ENUM(id, name) id,

@@ -30,6 +30,9 @@
         X(AE_BAD_JSON, "bad_json")                                                                 \
         X(AE_BAD_QUERY, "bad_query")                                                               \
         X(AE_BAD_REQUEST, "bad_request")                                                           \
+        X(AE_BOOT_OFFSET_MISMATCH, "boot_offset_mismatch")                                         \
+        X(AE_BOOT_OFFSET_REBOOT, "boot_offset_reboot")                                             \
+        X(AE_BOOT_REPLAY_MISMATCH, "boot_replay_mismatch")                                         \
         X(AE_BODY_TOO_LARGE, "body_too_large")                                                     \
         X(AE_CDATA_BAD_FLAG, "cdata_bad_flag")                                                     \
         X(AE_CDATA_BAD_KERNEL_VERSION, "cdata_bad_kernel_version")                                 \
@@ -183,6 +186,12 @@
         X(AE_STORE_IO, "store_io")                                                                 \
         X(AE_STORE_SCHEMA, "store_schema")                                                         \
         X(AE_STORE_UNAVAILABLE, "store_unavailable")                                               \
+        X(AE_TCGLOG_BAD_DIGEST, "tcglog_bad_digest")                                               \
+        X(AE_TCGLOG_BAD_EVENT, "tcglog_bad_event")                                                 \
+        X(AE_TCGLOG_BAD_PCR, "tcglog_bad_pcr")                                                     \
+        X(AE_TCGLOG_BAD_SPECID, "tcglog_bad_specid")                                               \
+        X(AE_TCGLOG_TOO_BIG, "tcglog_too_big")                                                     \
+        X(AE_TCGLOG_TRUNCATED, "tcglog_truncated")                                                 \
         X(AE_TOKENS_BAD_HASH, "tokens_bad_hash")                                                   \
         X(AE_TOKENS_BAD_LINE, "tokens_bad_line")                                                   \
         X(AE_TOKENS_BAD_ROLE, "tokens_bad_role")                                                   \

@@ -15,6 +15,7 @@
 #include "evidence/evidence.h"
 #include "evidence/pcrs.h"
 #include "util/err.h"
+#include "verify/boot.h"
 
 struct verify_result;
 
@@ -55,6 +56,15 @@ struct claims {
         /* this boot's entry 0 */
         bool boot_aggregate_seen, boot_aggregate_ok;
         char boot_aggregate_why[256]; /* why not ok, when seen */
+
+        /* bootv: measured boot, from the firmware event log (verify/boot.h). A claim from PCR p
+         * is anchored when boot_matched has bit p: the log's replay of PCR p equalled the
+         * quoted value this round; entries are the log's entry numbers. */
+        bool boot_present;    /* a firmware event log was read this boot */
+        uint8_t boot_matched; /* PCRs 0-7 compared with the quote and equal */
+        unsigned boot_banks;  /* BANK_MASK of the banks compared: an application's digest is
+                               * anchored only in one of them */
+        struct boot_claims boot;
 };
 
 /*

@@ -131,7 +131,9 @@ static int encode(struct wb *w, const struct replay_state *s)
                         if ((s->banks & BANK_MASK(b)) && (s->used & (1u << i)) &&
                             (x = wb_put(w, s->pcr[b][i], bank_size(b))) < 0)
                                 return x;
-        return encode_claims(w, &s->claims);
+        if ((x = encode_claims(w, &s->claims)) < 0)
+                return x;
+        return boot_state_put(w, &s->boot);
 }
 
 int replay_state_encode(const struct replay_state *s, uint8_t **ret, size_t *ret_len)
@@ -401,6 +403,37 @@ static int decode_claims(struct dec *d, uint64_t entries, struct cdata_claims *c
         return 0;
 }
 
+/* The tagged sections after the claims: each known tag at most once, in increasing order. */
+static int decode_sections(struct dec *d, struct replay_state *s)
+{
+        int last = -1;
+
+        while (rd_left(&d->r)) {
+                size_t off = rd_offset(&d->r);
+                const uint8_t *p;
+                uint8_t tag = 0;
+                uint32_t n = 0;
+                int x;
+
+                /* what is no known section is bytes after the state */
+                if (rd_left(&d->r) < 5 || (d->r.p[0] != BOOT_STATE_TAG))
+                        return attest_fail(d->err, -EBADMSG, AE_REPLAY_STATE_TRAILING,
+                                           "byte %zu: %zu bytes after the state", off,
+                                           rd_left(&d->r));
+                if ((x = u8f(d, "section.tag", &tag)) < 0 ||
+                    (x = u32f(d, "section.length", &n)) < 0)
+                        return x;
+                if ((int)tag <= last)
+                        return bad(d, off, "section.tag", "tag 0x%02x after 0x%02x", tag, last);
+                last = tag;
+                if (rd_bytes(&d->r, n, &p) < 0)
+                        return truncated(d, "section");
+                if ((x = boot_state_get(p, n, off + 5, &s->boot, d->err)) < 0)
+                        return x;
+        }
+        return 0;
+}
+
 int replay_state_decode(const uint8_t *buf, size_t len, struct replay_state *ret,
                         struct attest_err *err)
 {
@@ -463,6 +496,8 @@ int replay_state_decode(const uint8_t *buf, size_t len, struct replay_state *ret
                                     rd_copy(&d.r, s.pcr[b][i], bank_size(b)) < 0)
                                         return truncated(&d, "pcrs");
                 if ((x = decode_claims(&d, s.entries, &s.claims)) < 0)
+                        return x;
+                if ((x = decode_sections(&d, &s)) < 0)
                         return x;
         }
         if (rd_left(&d.r))

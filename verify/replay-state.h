@@ -14,6 +14,8 @@
  *   [kernel version: u64 entry | u8 len | len bytes]
  *   [trusted keys: u64 entry | u8 len | len bytes of the source word]
  *   [cfi: u64 entry | u8 bits (enabled, permissive) | u8 mode]
+ *   then tagged sections, each at most once, in tag order: u8 tag | u32 length | length bytes
+ *     'B' measured boot (verify/boot.h: boot_state_put)
  *
  * Decoding validates every field (ranges, unused bits zero, entries below the entry count, words
  * and versions by their character sets) and the exact length; errors name the byte offset and
@@ -29,6 +31,7 @@
 #include "evidence/bank.h"
 #include "evidence/cdata.h"
 #include "util/err.h"
+#include "verify/boot.h"
 
 #define REPLAY_STATE_VERSION 2 /* 1 was the JSON form of attestd before the typed pipeline */
 
@@ -45,6 +48,8 @@ struct replay_state {
         bool boot_aggregate_ok; /* ... and matched the quoted PCRs 0-9 (0-7 for sha1) */
         /* claims of the accepted entries on PCR 10 since boot, typed */
         struct cdata_claims claims;
+        /* bootv: the firmware event log's replay and claims this boot (section 'B') */
+        struct boot_state boot;
 };
 
 /* Bytes of each part at its largest; REPLAY_STATE_MAX is their sum. */
@@ -56,7 +61,7 @@ struct replay_state {
          (8 + 1 + CDATA_KERNEL_VERSION_MAX - 1) + (8 + 1 + CDATA_WORD_MAX - 1) + (8 + 1 + 1))
 #define REPLAY_STATE_MAX                                                                           \
         (REPLAY_STATE_HEAD + REPLAY_STATE_COUNTERS + REPLAY_STATE_PCRS_MAX +                       \
-         REPLAY_STATE_CLAIMS_MAX)
+         REPLAY_STATE_CLAIMS_MAX + BOOT_STATE_SECTION_MAX)
 
 void replay_state_init(struct replay_state *s);
 /*

@@ -144,6 +144,29 @@ static int feed_prefix(const struct evidence *ev, const struct quote_info *q, ui
         return 0;
 }
 
+/*
+ * The firmware event log (verify/boot.c): after a reboot it must come from byte 0; the stored
+ * replay of PCR 0-7 goes on from prev (NULL after a reboot).
+ */
+static int verify_boot(const struct evidence *ev, const struct replay_state *prev, bool rebooted,
+                       struct verify_result *r, struct attest_err *err)
+{
+        struct boot_state next;
+        int x;
+
+        if (rebooted && ev->boot_log && ev->boot_offset != 0)
+                return attest_fail(err, -ESTALE, AE_BOOT_OFFSET_REBOOT,
+                                   "$.boot_log.offset: %" PRIu64
+                                   ", but the quote shows a reboot: the firmware event log must "
+                                   "be sent from byte 0",
+                                   ev->boot_offset);
+        if ((x = boot_verify(ev, &r->quote.sel, &ev->pcrs, prev && !rebooted ? &prev->boot : NULL,
+                             &next, &r->boot, err)) < 0)
+                return x;
+        r->next.boot = next;
+        return 0;
+}
+
 int verify_evidence(const struct verify_input *in, const struct evidence *ev,
                     struct verify_result *ret, struct attest_err *err)
 {
@@ -234,6 +257,8 @@ int verify_evidence(const struct verify_input *in, const struct evidence *ev,
         r.next.clock = r.quote.clock;
         r.boot_aggregate_seen = r.next.boot_aggregate_seen;
         r.boot_aggregate_ok = r.next.boot_aggregate_ok;
+        if ((x = verify_boot(ev, prev, r.rebooted, &r, err)) < 0)
+                return x;
         *ret = r;
         return 0;
 }

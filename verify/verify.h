@@ -20,6 +20,9 @@
  *   -ESTALE  ima_bank_untracked        the quote covers PCR 10 in a bank the stored state does
  *                                      not replay (the selection grew); reset, send from 0
  *   -ESTALE  ima_replay_mismatch       no prefix of the new entries replays to the quoted PCR 10
+ *   -ESTALE  boot_offset_reboot        the quote shows a reboot but boot_log.offset is not 0: as
+ *                                      ima_offset_reboot
+ *   and those of boot_verify() (verify/boot.h) for the firmware event log
  */
 #ifndef ATTEST_VERIFY_H
 #define ATTEST_VERIFY_H
@@ -32,6 +35,7 @@
 #include "util/err.h"
 #include "evidence/evidence.h"
 #include "evidence/quote.h"
+#include "verify/boot.h"
 #include "verify/replay-state.h"
 
 struct verify_input {
@@ -51,6 +55,7 @@ struct verify_result {
         bool rebooted;            /* resetCount/restartCount differ from prev */
         bool boot_aggregate_seen, boot_aggregate_ok; /* this boot's entry 0, as in next */
         struct attest_err boot_aggregate_err;        /* why not ok, when seen */
+        struct boot_result boot; /* the firmware event log's round (state in next.boot) */
 };
 
 /* Verify ev; fills *ret only on success. verify_result_done releases what a result may own

@@ -26,6 +26,7 @@
 #include "evidence/pcrs.h"
 #include "policy/policy.h"
 #include "evidence/quote.h"
+#include "tests/lib/tcglogen.h"
 #include "verify/replay-state.h"
 
 #define HASH64 "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
@@ -452,6 +453,27 @@ static void replay_state_seeds(void)
         c->trusted_keys_seen = true;
         memset(c->trusted_keys.source_name, 'x', CDATA_WORD_MAX - 1);
         c->cfi_seen = true;
+        /* the measured-boot section at its largest: 8 algorithms, every claim */
+        {
+                static const uint16_t algs[8][2] = {{0x0004, 20}, {0x000b, 32}, {0x000c, 48},
+                                                    {0x000d, 64}, {0x0012, 32}, {0x0027, 32},
+                                                    {0x0028, 48}, {0x0029, 64}};
+                struct boot_state *bs = &s.boot;
+
+                bs->valid = true;
+                bs->offset = 70000;
+                bs->entries = 900;
+                bs->spec.n_algs = 8;
+                for (int i = 0; i < 8; i++)
+                        bs->spec.algs[i] =
+                                (struct tcglog_alg){.alg_id = algs[i][0], .size = algs[i][1]};
+                bs->banks = BANK_MASK_ALL;
+                bs->claims.secureboot_seen = bs->claims.locality_seen = true;
+                bs->claims.vars_seen = (1u << BOOT_VAR__COUNT) - 1;
+                bs->claims.apps_total = bs->claims.n_apps = BOOT_APPS_MAX;
+                for (int i = 0; i < BOOT_APPS_MAX; i++)
+                        bs->claims.apps[i].bank = BANK_SHA512;
+        }
         if (replay_state_encode(&s, &b, &n) < 0 || n != REPLAY_STATE_MAX)
                 die("replay state");
         put("replay-state", "state", -1, b, n - 1);
@@ -462,6 +484,38 @@ static void replay_state_seeds(void)
         put("replay-state", "state", 1, p1, n + 1);
         free(p1);
         free(b);
+}
+
+/* Firmware event logs at the reader's caps: event size, algorithms, entries. */
+static void tcglog_seeds(void)
+{
+        static const uint16_t algs[9] = {0x0004, 0x000b, 0x000c, 0x000d, 0x0012,
+                                         0x0027, 0x0028, 0x0029, 0x0010};
+        static const uint16_t sizes[9] = {20, 32, 48, 64, 32, 32, 48, 64, 32};
+        uint8_t *zeros = (uint8_t *)xmalloc(TCGLOG_EVENT_MAX + 1);
+
+        memset(zeros, 0, TCGLOG_EVENT_MAX + 1);
+        for (int d = -1; d <= 1; d++) {
+                struct tlg g;
+
+                tlg_begin(&g, NULL, NULL, 0);
+                tlg_event(&g, 2, EV_EFI_HANDOFF_TABLES2, zeros, (size_t)(TCGLOG_EVENT_MAX + d));
+                tlg_event(&g, 0, EV_SEPARATOR, zeros, 4);
+                put("tcglog", "event", d, g.buf, g.len);
+                tlg_free(&g);
+                tlg_begin(&g, algs, sizes, (unsigned)(TCGLOG_ALGS_MAX + d));
+                tlg_event(&g, 0, EV_SEPARATOR, zeros, 4);
+                tlg_event(&g, 7, EV_SEPARATOR, zeros, 4);
+                tlg_event(&g, 4, EV_SEPARATOR, zeros, 4);
+                put("tcglog", "algs", d, g.buf, g.len);
+                tlg_free(&g);
+                tlg_begin(&g, algs, sizes, 1);
+                for (unsigned i = 1; i < (unsigned)(TCGLOG_ENTRIES_MAX + d); i++)
+                        tlg_event(&g, i % 8, EV_SEPARATOR, zeros, 4);
+                put("tcglog", "entries", d, g.buf, g.len);
+                tlg_free(&g);
+        }
+        free(zeros);
 }
 
 int main(int argc, char **argv)
@@ -503,6 +557,8 @@ int main(int argc, char **argv)
                         quote_seeds();
                 if (all || !strcmp(t, "replay-state"))
                         replay_state_seeds();
+                if (all || !strcmp(t, "tcglog"))
+                        tcglog_seeds();
                 if (all || !strcmp(t, "policy") || !strcmp(t, "http") || !strcmp(t, "evidence"))
                         json_seeds(huge);
                 if (all)

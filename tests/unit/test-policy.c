@@ -457,9 +457,10 @@ START_TEST(test_full_policy_on_a_real_boot)
                 json_string_value(json_object_get(find_claim(v, "kernel.version"), "observed")),
                 "6.1.192");
         json_t *un = json_object_get(v, "sections_unchecked");
-        ck_assert_uint_eq(json_array_size(un), 2);
+        ck_assert_uint_eq(json_array_size(un), 3);
         ck_assert_str_eq(json_string_value(json_array_get(un, 0)), "trusted_keys");
         ck_assert_str_eq(json_string_value(json_array_get(un, 1)), "cfi");
+        ck_assert_str_eq(json_string_value(json_array_get(un, 2)), "boot");
         free(s);
         json_decref(v);
         host_done(&good);
@@ -677,7 +678,7 @@ START_TEST(test_absent_sections_are_listed_unchecked)
         json_t *v = eval("{\"name\":\"empty\"}", &h);
         ck_assert_str_eq(status(v), "pass");
         ck_assert_uint_eq(json_array_size(json_object_get(v, "claims")), 0);
-        ck_assert_uint_eq(json_array_size(json_object_get(v, "sections_unchecked")), 6);
+        ck_assert_uint_eq(json_array_size(json_object_get(v, "sections_unchecked")), 7);
         json_decref(v);
         /* a missing selinux-state makes the selinux claims "missing", which fails */
         replay_state_init(&h.vr.next);

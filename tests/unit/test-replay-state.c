@@ -90,9 +90,50 @@ enum {
 };
 
 /* The largest state: every bank, every PCR, the longest values. */
+/* A measured-boot section at its largest: 8 algorithms (the 4 banks), every claim. */
+static void max_boot(struct boot_state *b)
+{
+        static const uint16_t algs[8][2] = {{0x0004, 20}, {0x000b, 32}, {0x000c, 48}, {0x000d, 64},
+                                            {0x0012, 32}, {0x0027, 32}, {0x0028, 48}, {0x0029, 64}};
+
+        boot_state_init(b);
+        b->valid = true;
+        b->offset = 70000;
+        b->entries = 900;
+        b->spec.n_algs = 8;
+        for (int i = 0; i < 8; i++)
+                b->spec.algs[i] = (struct tcglog_alg){.alg_id = algs[i][0], .size = algs[i][1]};
+        b->spec.version_major = 2;
+        b->spec.uintn_size = 2;
+        b->banks = BANK_MASK_ALL;
+        for (int k = 0; k < BANK_COUNT; k++)
+                for (int i = 0; i < BOOT_PCRS; i++)
+                        memset(b->pcr[k][i], 0x50 + i, bank_size((enum bank)k));
+        b->claims.secureboot_seen = b->claims.secureboot = true;
+        b->claims.secureboot_entry = 20;
+        b->claims.vars_seen = (1u << BOOT_VAR__COUNT) - 1;
+        for (int i = 0; i < BOOT_VAR__COUNT; i++) {
+                b->claims.var_entry[i] = 21 + (uint64_t)i;
+                memset(b->claims.var_sha256[i], 0x30 + i, 32);
+        }
+        b->claims.apps_total = 9;
+        b->claims.n_apps = BOOT_APPS_MAX;
+        for (int i = 0; i < BOOT_APPS_MAX; i++) {
+                b->claims.apps[i].entry = 100 + (uint64_t)i;
+                b->claims.apps[i].bank = BANK_SHA512;
+                memset(b->claims.apps[i].digest, 0xa0 + i, 64);
+        }
+        b->claims.separators = 0xff;
+        b->claims.separator_errors = 0x01;
+        b->claims.locality_seen = true;
+        b->claims.locality = 3;
+        b->claims.locality_entry = 1;
+}
+
 static void max_state(struct replay_state *s)
 {
         small_state(s);
+        max_boot(&s->boot);
         s->banks = BANK_MASK_ALL;
         s->used = (1u << PCR_COUNT) - 1;
         s->claims.policy_hash_len = BANK_DIGEST_MAX;
@@ -332,6 +373,70 @@ START_TEST(test_encoder_refuses_what_the_decoder_refuses)
 }
 END_TEST
 
+/* The measured-boot section: kept whole, and each bad field refused with its name. */
+START_TEST(test_boot_section_round_trip_and_bad_fields)
+{
+        struct replay_state s, back;
+        struct attest_err err = {0};
+        uint8_t *b, *c;
+        size_t n, n0, at;
+
+        small_state(&s);
+        b = enc(&s, &n0);
+        free(b);
+        max_boot(&s.boot);
+        b = enc(&s, &n);
+        ck_assert_uint_eq(n, n0 + BOOT_STATE_SECTION_MAX);
+        ck_assert_int_eq(b[n0], 'B');
+        ck_assert_msg(replay_state_decode(b, n, &back, &err) == 0, "%s", err.msg);
+        ck_assert(back.boot.valid);
+        ck_assert_uint_eq(back.boot.offset, 70000);
+        ck_assert_uint_eq(back.boot.entries, 900);
+        ck_assert_uint_eq(back.boot.banks, BANK_MASK_ALL);
+        ck_assert_mem_eq(back.boot.pcr, s.boot.pcr, sizeof(s.boot.pcr));
+        ck_assert_mem_eq(&back.boot.claims, &s.boot.claims, sizeof(s.boot.claims));
+        /* an invalid boot state is not written */
+        s.boot.valid = false;
+        c = enc(&s, &n);
+        ck_assert_uint_eq(n, n0);
+        free(c);
+        /* each field checked: the entry count (after tag, length, offset) */
+        c = malloc(n0 + BOOT_STATE_SECTION_MAX);
+        at = n0 + 5 + 8;
+        memcpy(c, b, n0 + BOOT_STATE_SECTION_MAX);
+        memset(c + at, 0, 8);
+        ck_assert_int_eq(replay_state_decode(c, n0 + BOOT_STATE_SECTION_MAX, &back, &err),
+                         -EBADMSG);
+        ck_assert_int_eq(err.code, AE_REPLAY_STATE_BAD_VALUE);
+        ck_assert_msg(strstr(err.msg, "(boot.entries)"), "%s", err.msg);
+        /* the number of algorithms */
+        memcpy(c, b, n0 + BOOT_STATE_SECTION_MAX);
+        c[n0 + 5 + 16] = 9;
+        ck_assert_int_eq(replay_state_decode(c, n0 + BOOT_STATE_SECTION_MAX, &back, &err),
+                         -EBADMSG);
+        ck_assert_msg(strstr(err.msg, "(boot.n_algs)"), "%s", err.msg);
+        /* a sha256 digest size that is not 32 */
+        memcpy(c, b, n0 + BOOT_STATE_SECTION_MAX);
+        c[n0 + 5 + 17 + 4 + 2] = 31;
+        ck_assert_int_eq(replay_state_decode(c, n0 + BOOT_STATE_SECTION_MAX, &back, &err),
+                         -EBADMSG);
+        ck_assert_msg(strstr(err.msg, "(boot.alg)"), "%s", err.msg);
+        /* the section twice */
+        free(c);
+        c = malloc(n0 + 2 * BOOT_STATE_SECTION_MAX);
+        memcpy(c, b, n0 + BOOT_STATE_SECTION_MAX);
+        memcpy(c + n0 + BOOT_STATE_SECTION_MAX, b + n0, BOOT_STATE_SECTION_MAX);
+        ck_assert_int_eq(replay_state_decode(c, n0 + 2 * BOOT_STATE_SECTION_MAX, &back, &err),
+                         -EBADMSG);
+        ck_assert_msg(strstr(err.msg, "(section.tag)"), "%s", err.msg);
+        /* truncated inside the section: every length */
+        for (size_t k = n0 + 1; k < n0 + BOOT_STATE_SECTION_MAX; k++)
+                ck_assert_int_eq(replay_state_decode(b, k, &back, &err), -EBADMSG);
+        free(c);
+        free(b);
+}
+END_TEST
+
 static Suite *replay_state_suite(void)
 {
         Suite *s = suite_create("replay-state");
@@ -342,6 +447,7 @@ static Suite *replay_state_suite(void)
         tcase_add_test(tc, test_each_field_out_of_range_is_refused);
         tcase_add_test(tc, test_cap_at_cap_minus_one_cap_and_cap_plus_one);
         tcase_add_test(tc, test_encoder_refuses_what_the_decoder_refuses);
+        tcase_add_test(tc, test_boot_section_round_trip_and_bad_fields);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -192,7 +192,8 @@ START_TEST(test_cfi_kernel_tpm_ima_from_claims)
         ck_assert_int_eq(k->entry, 0);
         ck_assert_str_eq(k->reason,
                          "boot_aggregate (entry 0) did not match the quoted PCRs: PCR 3 differs");
-        ck_assert_uint_eq(v.unchecked, 1u << SECTION_SELINUX | 1u << SECTION_TRUSTED_KEYS);
+        ck_assert_uint_eq(v.unchecked,
+                          1u << SECTION_SELINUX | 1u << SECTION_TRUSTED_KEYS | 1u << SECTION_BOOT);
         verdict_done(&v);
 }
 END_TEST
@@ -225,7 +226,7 @@ START_TEST(test_verdict_json_has_the_api_shape)
                    "{\"name\":\"kernel.version\",\"expected\":[\"6.1.*\",\"5.15.*\"],"
                    "\"observed\":\"6.1.192\",\"result\":\"pass\",\"anchored\":true,\"entry\":1}],"
                    "\"status\":\"fail\",\"policy\":\"prod@3\","
-                   "\"sections_unchecked\":[\"trusted_keys\",\"cfi\",\"tpm\",\"ima\"]}");
+                   "\"sections_unchecked\":[\"trusted_keys\",\"cfi\",\"tpm\",\"ima\",\"boot\"]}");
         free(s);
         json_decref(j);
         verdict_done(&v);
