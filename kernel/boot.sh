@@ -217,20 +217,40 @@ if [ "$control" = 1 ]; then
         ctl_opt=(-chardev pipe,id=ctl,path="$out/ctl" -serial chardev:ctl)
 fi
 
-# Firmware: SeaBIOS (QEMU's default), or OVMF from pflash with a private copy of its variables.
+# Firmware: SeaBIOS (QEMU's default) with the kernel by fw_cfg, or OVMF from pflash with a private
+# copy of its variables, booting an ESP disk. Not -kernel with OVMF: Debian 12's OVMF (2022.11)
+# then starts the kernel through its legacy loader when LoadImage fails, which neither measures
+# it nor checks its signature (an unsigned kernel boots with Secure Boot on; no
+# EV_EFI_BOOT_SERVICES_APPLICATION in the log; seen here 2026-12-03). From the ESP the firmware
+# starts systemd-boot (EFI/BOOT/BOOTX64.EFI) and systemd-boot the kernel, both with LoadImage:
+# each measured into PCR 4 as EV_EFI_BOOT_SERVICES_APPLICATION (boot loader, then kernel) and,
+# with Secure Boot, checked against db.
 fw_opt=()
+boot_opt=(-kernel "$kernel" -initrd "$out/initramfs.cpio.gz" -append "$cmdline")
 machine=q35
 if [ "$firmware" != seabios ]; then
+        need mkfs.vfat mmd mcopy
         ovmf=${OVMF_DIR:-/usr/share/OVMF}
         code=$ovmf/OVMF_CODE_4M.fd vars=$ovmf/OVMF_VARS_4M.fd
+        sdboot=${SDBOOT:-/usr/lib/systemd/boot/efi/systemd-bootx64.efi}
+        [ -f "$sdboot" ] || die "no $sdboot (apt-get install systemd-boot-efi)"
+        cp "$sdboot" "$out/systemd-bootx64.efi"
+        sdboot=$out/systemd-bootx64.efi
         if [ "$firmware" = ovmf-sb ]; then
                 code=$ovmf/OVMF_CODE_4M.secboot.fd vars=$ovmf/OVMF_VARS_4M.snakeoil.fd
-                need sbsign
+                need sbsign openssl
                 sbkey=${SNAKEOIL_DIR:-/usr/share/ovmf}/PkKek-1-snakeoil
                 [ -f "$sbkey.key" ] && [ -f "$sbkey.pem" ] || die "no $sbkey.key/.pem (apt-get install ovmf)"
-                sbsign --key "$sbkey.key" --cert "$sbkey.pem" --output "$out/bzImage.signed" \
+                # Debian's snakeoil key is encrypted with the passphrase "snakeoil" (a public test
+                # key: its whole point is that everybody has it)
+                openssl pkey -in "$sbkey.key" -passin pass:snakeoil -out "$tpmdir/snakeoil.key" ||
+                        die "cannot decrypt $sbkey.key"
+                sbsign --key "$tpmdir/snakeoil.key" --cert "$sbkey.pem" --output "$out/bzImage.signed" \
                         "$kernel" >"$out/sbsign.log" 2>&1 || die "sbsign failed (see $out/sbsign.log)"
                 kernel=$out/bzImage.signed
+                sbsign --key "$tpmdir/snakeoil.key" --cert "$sbkey.pem" --output "$sdboot.signed" \
+                        "$sdboot" >>"$out/sbsign.log" 2>&1 || die "sbsign failed (see $out/sbsign.log)"
+                sdboot=$sdboot.signed
                 # the secure-boot build keeps its variables in SMM-protected flash
                 machine=q35,smm=on
                 fw_opt=(-global driver=cfi.pflash01,property=secure,value=on)
@@ -240,6 +260,23 @@ if [ "$firmware" != seabios ]; then
         # shellcheck disable=SC2054 # QEMU's option syntax
         fw_opt+=(-drive "if=pflash,format=raw,unit=0,readonly=on,file=$code"
                 -drive "if=pflash,format=raw,unit=1,file=$out/ovmf-vars.fd")
+        # the ESP: FAT, sized for the kernel and the initramfs (the agent's is ~25 MB)
+        kb=$((($(stat -c %s "$kernel") + $(stat -c %s "$out/initramfs.cpio.gz") + $(stat -c %s "$sdboot")) / 1024 + 4096))
+        esp=$out/esp.img
+        mkfs.vfat -C -n ATTESTESP "$esp" "$kb" >/dev/null || die "mkfs.vfat failed"
+        printf 'default attest.conf\ntimeout 0\neditor no\n' >"$tpmdir/loader.conf"
+        printf 'title attestd test kernel\nlinux /bzImage.efi\ninitrd /initrd.img\noptions %s\n' \
+                "$cmdline" >"$tpmdir/attest.conf"
+        export MTOOLS_SKIP_CHECK=1
+        mmd -i "$esp" ::/EFI ::/EFI/BOOT ::/loader ::/loader/entries &&
+                mcopy -i "$esp" "$sdboot" ::/EFI/BOOT/BOOTX64.EFI &&
+                mcopy -i "$esp" "$kernel" ::/bzImage.efi &&
+                mcopy -i "$esp" "$out/initramfs.cpio.gz" ::/initrd.img &&
+                mcopy -i "$esp" "$tpmdir/loader.conf" ::/loader/loader.conf &&
+                mcopy -i "$esp" "$tpmdir/attest.conf" ::/loader/entries/attest.conf ||
+                die "mtools: cannot fill the ESP $esp"
+        # shellcheck disable=SC2054
+        boot_opt=(-drive "if=none,id=esp,format=raw,file=$esp" -device virtio-blk-pci,drive=esp)
 fi
 
 log "booting '$name' ($accel, $firmware, timeout ${tmo}s): $cmdline"
@@ -252,7 +289,7 @@ timeout --kill-after=10 "$tmo" qemu-system-x86_64 \
         -serial file:"$out/console.log" ${ctl_opt[@]+"${ctl_opt[@]}"} -monitor none \
         -chardev socket,id=chrtpm,path="$tpmdir/swtpm-sock" \
         -tpmdev emulator,id=tpm0,chardev=chrtpm -device tpm-tis,tpmdev=tpm0 \
-        -kernel "$kernel" -initrd "$out/initramfs.cpio.gz" -append "$cmdline" \
+        "${boot_opt[@]}" \
         >"$out/qemu.log" 2>&1 || rc=$?
 boot_s=$(elapsed "$t")
 mark boot "$boot_s"
