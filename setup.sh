@@ -15,7 +15,7 @@ packages=(
         linux-source-6.1 linux-source-6.12 clang-16 lld-16 llvm-16 bc flex bison libelf-dev cpio
         xz-utils busybox-static checkpolicy qemu-system-x86
         socat
-        ovmf sbsigntool keyutils attr
+        ovmf sbsigntool keyutils attr systemd-boot-efi mtools dosfstools
         libjwt-dev python3-jwt python3-cryptography
         debhelper dpkg-dev fakeroot lintian mmdebstrap e2fsprogs
 )

@@ -240,7 +240,9 @@ if [ "$firmware" != seabios ]; then
                 code=$ovmf/OVMF_CODE_4M.secboot.fd vars=$ovmf/OVMF_VARS_4M.snakeoil.fd
                 need sbsign openssl
                 sbkey=${SNAKEOIL_DIR:-/usr/share/ovmf}/PkKek-1-snakeoil
-                [ -f "$sbkey.key" ] && [ -f "$sbkey.pem" ] || die "no $sbkey.key/.pem (apt-get install ovmf)"
+                if [ ! -f "$sbkey.key" ] || [ ! -f "$sbkey.pem" ]; then
+                        die "no $sbkey.key/.pem (apt-get install ovmf)"
+                fi
                 # Debian's snakeoil key is encrypted with the passphrase "snakeoil" (a public test
                 # key: its whole point is that everybody has it)
                 openssl pkey -in "$sbkey.key" -passin pass:snakeoil -out "$tpmdir/snakeoil.key" ||
@@ -253,9 +255,12 @@ if [ "$firmware" != seabios ]; then
                 sdboot=$sdboot.signed
                 # the secure-boot build keeps its variables in SMM-protected flash
                 machine=q35,smm=on
+                # shellcheck disable=SC2054 # QEMU's option syntax
                 fw_opt=(-global driver=cfi.pflash01,property=secure,value=on)
         fi
-        [ -f "$code" ] && [ -f "$vars" ] || die "no $code or $vars (apt-get install ovmf)"
+        if [ ! -f "$code" ] || [ ! -f "$vars" ]; then
+                die "no $code or $vars (apt-get install ovmf)"
+        fi
         cp "$vars" "$out/ovmf-vars.fd"
         # shellcheck disable=SC2054 # QEMU's option syntax
         fw_opt+=(-drive "if=pflash,format=raw,unit=0,readonly=on,file=$code"
@@ -268,13 +273,14 @@ if [ "$firmware" != seabios ]; then
         printf 'title attestd test kernel\nlinux /bzImage.efi\ninitrd /initrd.img\noptions %s\n' \
                 "$cmdline" >"$tpmdir/attest.conf"
         export MTOOLS_SKIP_CHECK=1
-        mmd -i "$esp" ::/EFI ::/EFI/BOOT ::/loader ::/loader/entries &&
+        if ! { mmd -i "$esp" ::/EFI ::/EFI/BOOT ::/loader ::/loader/entries &&
                 mcopy -i "$esp" "$sdboot" ::/EFI/BOOT/BOOTX64.EFI &&
                 mcopy -i "$esp" "$kernel" ::/bzImage.efi &&
                 mcopy -i "$esp" "$out/initramfs.cpio.gz" ::/initrd.img &&
                 mcopy -i "$esp" "$tpmdir/loader.conf" ::/loader/loader.conf &&
-                mcopy -i "$esp" "$tpmdir/attest.conf" ::/loader/entries/attest.conf ||
+                mcopy -i "$esp" "$tpmdir/attest.conf" ::/loader/entries/attest.conf; }; then
                 die "mtools: cannot fill the ESP $esp"
+        fi
         # shellcheck disable=SC2054
         boot_opt=(-drive "if=none,id=esp,format=raw,file=$esp" -device virtio-blk-pci,drive=esp)
 fi

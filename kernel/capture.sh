@@ -79,7 +79,8 @@ for name in "$@"; do
                 k=$run/bzImage.signed l=$run/systemd-bootx64.efi.signed sb=1
                 [ -f "$k" ] || sb=0
                 [ -f "$l" ] || l=$run/systemd-bootx64.efi
-                [ -f "$k" ] || k=$("$KERNEL_DIR/build.sh" $(sed -n 's/^[ \t]*kernel[ \t][ \t]*//p' "$scn" | tail -n1))
+                read -r -a bargs <<<"$(sed -n 's/^[ \t]*kernel[ \t][ \t]*//p' "$scn" | tail -n1)"
+                [ -f "$k" ] || k=$("$KERNEL_DIR/build.sh" ${bargs[@]+"${bargs[@]}"})
                 {
                         echo "secureboot $sb"
                         echo "bootloader_authenticode_sha256 $("$KERNEL_DIR/pe-hash.py" "$l" | cut -d' ' -f1)"

@@ -48,7 +48,7 @@ check_firmware() {
                 want=$(awk -v p="$pcr" '$1 == p { print $2 }' "$d/pcrs-$bank.txt")
                 if [ "$hex" = "$want" ]; then n=$((n + 1)); else bad "$name: $bank PCR $pcr: tpm2_eventlog $hex, TPM $want"; fi
         done < <(eventlog_pcrs "$tmp/$name.yaml")
-        k=$(ls "$d"/pcrs-*.txt | wc -l)
+        k=$(find "$d" -maxdepth 1 -name 'pcrs-*.txt' | wc -l)
         if [ "$n" = $((8 * k)) ]; then
                 ok "$name: tpm2_eventlog replays PCR 0-7 of $k banks to the TPM's values ($n of $n)"
         else
