@@ -60,8 +60,11 @@ for name in "$@"; do
         sz=$(wc -c <"$run/binary_runtime_measurements")
         [ "$sz" -le "$max" ] || die "$name: binary log is $sz bytes, over $max"
         "$KERNEL_DIR/check-log.sh" "$run" || die "$name: checks failed, nothing copied (run: $run)"
+        # a hand-written README.md (how the data was made) stays
+        [ -f "$dest/$name/README.md" ] && cp "$dest/$name/README.md" "$run/README.keep"
         rm -rf "${dest:?}/$name"
         mkdir -p "$dest/$name"
+        [ -f "$run/README.keep" ] && mv "$run/README.keep" "$dest/$name/README.md"
         for f in "${files[@]}"; do
                 cp "$run/$f" "$dest/$name/$f"
         done
