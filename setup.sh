@@ -16,9 +16,9 @@ packages=(
         xz-utils busybox-static checkpolicy qemu-system-x86
         socat
         postgresql-15 libpq-dev
+        ovmf sbsigntool keyutils attr systemd-boot-efi mtools dosfstools
         libjwt-dev python3-jwt python3-cryptography
         debhelper dpkg-dev fakeroot lintian mmdebstrap e2fsprogs
-        postgresql-15 libpq-dev
 )
 
 usage() {

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "agent/bootlog.h"
 #include "agent/config.h"
 #include "agent/facts.h"
 #include "agent/failover.h"
@@ -32,6 +33,7 @@ struct agent {
         unsigned n_verifiers;
         const char *ca, *cert, *key, *token_file, *tcti, *state_dir, *ima_path;
         const char *dump, *pcr_sel_text;
+        const char *boot_log_path; /* the firmware event log; NULL: not sent (boot-log = none) */
         enum ima_format ima_format;
         enum tpm_key_alg ak_alg;
         bool once, insecure_http;

@@ -44,6 +44,7 @@ static const struct key keys[AGENT_CFG_KEY_COUNT] = {
         [AGENT_CFG_MACHINE_ID_FILE] = {"machine-id-file", KEY_STR, O(machine_id_file), 0},
         [AGENT_CFG_RETRY_MAX] = {"retry-max", KEY_U32, O(retry_max), AGENT_RETRY_MAX_MAX},
         [AGENT_CFG_FAILBACK] = {"failback", KEY_U32, O(failback), AGENT_FAILBACK_MAX},
+        [AGENT_CFG_BOOT_LOG] = {"boot-log", KEY_STR, O(boot_log), 0},
 };
 #undef O
 

@@ -52,6 +52,7 @@ enum agent_config_key {
         AGENT_CFG_MACHINE_ID_FILE, /* /etc/machine-id */
         AGENT_CFG_RETRY_MAX,       /* the back-off's cap, seconds */
         AGENT_CFG_FAILBACK,        /* seconds on a later verifier before the first is tried again */
+        AGENT_CFG_BOOT_LOG,        /* the firmware event log, or "none" */
         AGENT_CFG_KEY_COUNT,
 };
 
@@ -79,6 +80,7 @@ struct agent_config {
         uint32_t retry_max; /* 1..AGENT_RETRY_MAX_MAX */
         uint32_t failback;  /* 1..AGENT_FAILBACK_MAX */
         char machine_id_file[AGENT_CONFIG_STR_MAX];
+        char boot_log[AGENT_CONFIG_STR_MAX]; /* a path, or "none": not sent */
         /* operator labels (`label = KEY=VALUE`, repeatable; evidence/evidence.h's syntax and
          * caps: a bad key or value, a key given twice or one label too many is an error) */
         unsigned n_labels;

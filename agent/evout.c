@@ -17,8 +17,9 @@ int evout_open(struct evout *o, const struct evidence *ev, const struct imalog *
         *o = (struct evout){.phase = PHASE_HEAD};
         if (ev->ima || ev->ima_len || span->end < span->start)
                 return attest_fail(err, -EINVAL, AE_INTERNAL, "entries given twice");
-        if (wb_new(&o->head, EVIDENCE_HEAD_MAX) < 0 || wb_new(&o->tail, EVIDENCE_TAIL_MAX) < 0 ||
-            !(o->raw = malloc(EVOUT_RAW)) || !(o->b64 = malloc(EVOUT_RAW / 3 * 4 + 1))) {
+        if (wb_new(&o->head, evidence_json_head_max(ev)) < 0 ||
+            wb_new(&o->tail, EVIDENCE_TAIL_MAX) < 0 || !(o->raw = malloc(EVOUT_RAW)) ||
+            !(o->b64 = malloc(EVOUT_RAW / 3 * 4 + 1))) {
                 evout_close(o);
                 return attest_fail(err, -ENOMEM, AE_INTERNAL, "out of memory");
         }

@@ -53,6 +53,7 @@ static void usage(FILE *f)
                 "  --ak-alg rsa|ecc     attestation key algorithm (default rsa)\n"
                 "  --ima-log PATH       IMA log (default the binary securityfs log)\n"
                 "  --ima-format binary|ascii  format of --ima-log (default binary)\n"
+                "  --boot-log PATH|none firmware event log (default the securityfs TCG log)\n"
                 "  --pcrs SEL           PCR selection when the verifier names none (sha256:0-10)\n"
                 "  --interval SEC       seconds between rounds without a next_due (default 300)\n"
                 "  --timeout SEC        seconds one request to the verifier may take (default 60)\n"
@@ -113,6 +114,7 @@ static const struct option options[] = {
         {"machine-id-file", required_argument, NULL, OPT_KEY(AGENT_CFG_MACHINE_ID_FILE)},
         {"retry-max", required_argument, NULL, OPT_KEY(AGENT_CFG_RETRY_MAX)},
         {"failback", required_argument, NULL, OPT_KEY(AGENT_CFG_FAILBACK)},
+        {"boot-log", required_argument, NULL, OPT_KEY(AGENT_CFG_BOOT_LOG)},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
         {0},
@@ -139,7 +141,10 @@ static int apply_config(struct agent *a)
         STR(AGENT_CFG_IMA_LOG, ima_log, a->ima_path);
         STR(AGENT_CFG_PCRS, pcrs, a->pcr_sel_text);
         STR(AGENT_CFG_DUMP_EVIDENCE, dump_evidence, a->dump);
+        STR(AGENT_CFG_BOOT_LOG, boot_log, a->boot_log_path);
 #undef STR
+        if (a->boot_log_path && strcmp(a->boot_log_path, "none") == 0)
+                a->boot_log_path = NULL;
         if (agent_config_has(c, AGENT_CFG_AK_ALG))
                 a->ak_alg = c->ak_alg;
         if (agent_config_has(c, AGENT_CFG_IMA_FORMAT))
@@ -503,6 +508,7 @@ int main(int argc, char **argv)
                 .tcti = NULL,
                 .state_dir = "/var/lib/attest-agent",
                 .ima_path = IMALOG_BINARY_PATH,
+                .boot_log_path = BOOTLOG_PATH,
                 .ima_format = IMA_FORMAT_BINARY,
                 .ak_alg = TPM_KEY_RSA2048,
                 .interval = 300,

@@ -22,7 +22,33 @@ struct challenge {
         size_t nonce_len;
         uint64_t ima_offset;
         struct pcr_sel sel;
+        bool boot_asked; /* the verifier named a boot_offset: it reads "boot_log" */
+        uint64_t boot_offset;
 };
+
+/*
+ * The firmware event log from the challenge's boot_offset into ev (agent/bootlog.h). Not sent
+ * when the verifier did not ask (an attestd without measured boot would refuse the member), when
+ * boot-log = none, or when the log cannot be read: the round goes on without it (a boot policy
+ * then fails on the missing log, in the verdict), with a warning unless there is no log at all.
+ */
+static void collect_boot_log(const struct agent *a, const struct challenge *ch, struct evidence *ev)
+{
+        struct attest_err err = {0};
+        int x;
+
+        if (!ch->boot_asked || !a->boot_log_path)
+                return;
+        x = bootlog_read(a->boot_log_path, 0, ch->boot_offset, &ev->boot_offset, &ev->boot_log,
+                         &ev->boot_log_len, &err);
+        if (x == -ENOENT)
+                log_debug("firmware event log: %s: not sent", err.msg);
+        else if (x < 0)
+                log_warning("firmware event log: %s: not sent", err.msg);
+        else
+                log_debug("firmware event log: %zu bytes from %" PRIu64, ev->boot_log_len,
+                          ev->boot_offset);
+}
 
 /*
  * Quote first, then read the IMA log. The kernel appends a measurement to the log before it
@@ -54,6 +80,7 @@ static int collect(struct agent *a, const struct challenge *ch, struct evidence 
         }
         ev->ima_offset = span->from;
         ev->ima_format = a->log.format;
+        collect_boot_log(a, ch, ev);
         log_debug("IMA log: %" PRIu64 " entries from %" PRIu64 " (%lld bytes)", span->count,
                   span->from, (long long)(span->end - span->start));
         if ((x = facts_collect(&a->facts_paths, &f, &err)) < 0) {
@@ -110,7 +137,7 @@ static int dump_evidence(struct agent *a, const struct evidence *ev, const struc
 
 static int get_challenge(struct agent *a, struct challenge *ch, struct agent_outcome *o)
 {
-        json_t *resp = NULL;
+        json_t *resp = NULL, *boot;
         const char *nonce, *sel;
         char path[256];
         long status;
@@ -132,7 +159,8 @@ static int get_challenge(struct agent *a, struct challenge *ch, struct agent_out
         nonce = json_string_value(json_object_get(resp, "nonce"));
         sel = json_string_value(json_object_get(resp, "pcr_selection"));
         off = json_integer_value(json_object_get(resp, "ima_offset"));
-        if (!nonce ||
+        boot = json_object_get(resp, "boot_offset");
+        if (!nonce || (boot && (!json_is_integer(boot) || json_integer_value(boot) < 0)) ||
             hex_decode(nonce, strlen(nonce), ch->nonce, sizeof(ch->nonce), &ch->nonce_len) < 0 ||
             ch->nonce_len == 0 || off < 0 ||
             pcr_sel_parse(sel ? sel : (a->pcr_sel_text ? a->pcr_sel_text : "sha256:0-10"),
@@ -142,6 +170,8 @@ static int get_challenge(struct agent *a, struct challenge *ch, struct agent_out
                 return agent_outcome_set(o, AGENT_OUTCOME_PROTOCOL, -EBADMSG);
         }
         ch->ima_offset = (uint64_t)off;
+        ch->boot_asked = boot != NULL;
+        ch->boot_offset = boot ? (uint64_t)json_integer_value(boot) : 0;
         json_decref(resp);
         return 0;
 }
@@ -255,7 +285,7 @@ int agent_round(struct agent *a, long *next_due_s, struct agent_outcome *o)
 int agent_dump_offline(struct agent *a)
 {
         _cleanup_(evidence_freep) struct evidence *ev = calloc(1, sizeof(*ev));
-        struct challenge ch = {.nonce_len = 32};
+        struct challenge ch = {.nonce_len = 32, .boot_asked = true}; /* the whole boot log */
         struct imalog_span span;
         int x;
 

@@ -22,13 +22,24 @@ DIR also gets swtpm.log, qemu.log, initramfs.cpio.gz and times.txt (stage second
 options:
   --scenario FILE  scenario (kernel/scenarios/*.scn, see kernel/initramfs.sh --help)
   --out DIR        output folder (created; must be empty or absent)
-  --kernel FILE    bzImage (default: kernel/build.sh's cached build; its mdp is used too)
+  --kernel FILE    bzImage (default: kernel/build.sh's cached build, with the arguments of the
+                   scenario's 'kernel ARGS...' line if any; its mdp is used too)
   --accel A        tcg (default) or kvm. On the project's machines /dev/kvm exists but does not
                    work (the guest makes no progress until the timeout; -cpu host aborts on
                    MSR 0x10a), and TCG boots a scenario in 4-12 s, so tcg is the default.
   --smp N          virtual CPUs (default 1)
   --mem MB         guest memory (default 512)
   --timeout SEC    limit for the QEMU run (default 180); the whole run fails past it
+  --firmware FW    seabios (default, or the scenario's 'firmware FW' line: QEMU's BIOS; the
+                   kernel is not measured), ovmf (UEFI,
+                   Secure Boot off: OVMF_CODE_4M.fd + OVMF_VARS_4M.fd) or ovmf-sb (UEFI with
+                   Secure Boot on and SMM: OVMF_CODE_4M.secboot.fd + OVMF_VARS_4M.snakeoil.fd,
+                   whose PK, KEK and db hold Debian's snakeoil certificate; the kernel is signed
+                   with the snakeoil key by sbsign into DIR/bzImage.signed first). With OVMF the
+                   kernel goes in by fw_cfg (-kernel/-initrd/-append) and OVMF starts it with
+                   LoadImage, which measures it into PCR 4 as EV_EFI_BOOT_SERVICES_APPLICATION and
+                   checks it against db; the kernel needs the EFI stub (kernel/build.sh --efi).
+                   The variable store is copied to DIR/ovmf-vars.fd.
 
 live attestation (kernel/README.md, "Live attestation"):
   --agent FILE     put attest-agent and its libraries in the initramfs (kernel/initramfs.sh)
@@ -56,6 +67,7 @@ accel=tcg
 smp=1
 mem=512
 tmo=180
+firmware=
 agent=
 adds=()
 ekca=
@@ -72,6 +84,7 @@ while [ $# -gt 0 ]; do
         --smp) smp=${2:?}; shift ;;
         --mem) mem=${2:?}; shift ;;
         --timeout) tmo=${2:?}; shift ;;
+        --firmware) firmware=${2:?}; shift ;;
         --agent) agent=${2:?}; shift ;;
         --add) adds+=(--add "${2:?}"); shift ;;
         --ek-ca) ekca=${2:?}; shift ;;
@@ -90,6 +103,12 @@ if [ -z "$scenario" ] || [ -z "$out" ]; then
 fi
 [ -f "$scenario" ] || die "scenario $scenario not found"
 case $accel in tcg | kvm) ;; *) die "--accel wants tcg or kvm" ;; esac
+# The scenario may name its firmware ('firmware FW') and its kernel ('kernel BUILD-ARGS...', the
+# arguments of kernel/build.sh); the options win.
+[ -n "$firmware" ] || firmware=$(sed -n 's/^[ \t]*firmware[ \t][ \t]*\([^ \t]*\).*/\1/p' "$scenario" | tail -n1)
+firmware=${firmware:-seabios}
+case $firmware in seabios | ovmf | ovmf-sb) ;; *) die "--firmware wants seabios, ovmf or ovmf-sb" ;; esac
+read -r -a build_args <<<"$(sed -n 's/^[ \t]*kernel[ \t][ \t]*//p' "$scenario" | tail -n1)"
 for n in "$smp" "$mem" "$tmo" ${netport:+"$netport"}; do
         case $n in '' | *[!0-9]*) die "'$n' is not a number" ;; esac
 done
@@ -112,7 +131,7 @@ mark() {
 t=$(now)
 mdp_opt=()
 if [ -z "$kernel" ]; then
-        kernel=$("$KERNEL_DIR/build.sh") || die "kernel/build.sh failed"
+        kernel=$("$KERNEL_DIR/build.sh" ${build_args[@]+"${build_args[@]}"}) || die "kernel/build.sh failed"
         mdp_opt=(--mdp "$(dirname "$kernel")/mdp")
 elif [ -x "$(dirname "$kernel")/mdp" ]; then
         mdp_opt=(--mdp "$(dirname "$kernel")/mdp")
@@ -198,17 +217,85 @@ if [ "$control" = 1 ]; then
         ctl_opt=(-chardev pipe,id=ctl,path="$out/ctl" -serial chardev:ctl)
 fi
 
-log "booting '$name' ($accel, timeout ${tmo}s): $cmdline"
+# Firmware: SeaBIOS (QEMU's default) with the kernel by fw_cfg, or OVMF from pflash with a private
+# copy of its variables, booting an ESP disk. Not -kernel with OVMF: Debian 12's OVMF (2022.11)
+# then starts the kernel through its legacy loader when LoadImage fails, which neither measures
+# it nor checks its signature (an unsigned kernel boots with Secure Boot on; no
+# EV_EFI_BOOT_SERVICES_APPLICATION in the log; seen here 2026-12-03). From the ESP the firmware
+# starts systemd-boot (EFI/BOOT/BOOTX64.EFI) and systemd-boot the kernel, both with LoadImage:
+# each measured into PCR 4 as EV_EFI_BOOT_SERVICES_APPLICATION (boot loader, then kernel) and,
+# with Secure Boot, checked against db.
+fw_opt=()
+boot_opt=(-kernel "$kernel" -initrd "$out/initramfs.cpio.gz" -append "$cmdline")
+machine=q35
+if [ "$firmware" != seabios ]; then
+        need mkfs.vfat mmd mcopy
+        ovmf=${OVMF_DIR:-/usr/share/OVMF}
+        code=$ovmf/OVMF_CODE_4M.fd vars=$ovmf/OVMF_VARS_4M.fd
+        sdboot=${SDBOOT:-/usr/lib/systemd/boot/efi/systemd-bootx64.efi}
+        [ -f "$sdboot" ] || die "no $sdboot (apt-get install systemd-boot-efi)"
+        cp "$sdboot" "$out/systemd-bootx64.efi"
+        sdboot=$out/systemd-bootx64.efi
+        if [ "$firmware" = ovmf-sb ]; then
+                code=$ovmf/OVMF_CODE_4M.secboot.fd vars=$ovmf/OVMF_VARS_4M.snakeoil.fd
+                need sbsign openssl
+                sbkey=${SNAKEOIL_DIR:-/usr/share/ovmf}/PkKek-1-snakeoil
+                if [ ! -f "$sbkey.key" ] || [ ! -f "$sbkey.pem" ]; then
+                        die "no $sbkey.key/.pem (apt-get install ovmf)"
+                fi
+                # Debian's snakeoil key is encrypted with the passphrase "snakeoil" (a public test
+                # key: its whole point is that everybody has it)
+                openssl pkey -in "$sbkey.key" -passin pass:snakeoil -out "$tpmdir/snakeoil.key" ||
+                        die "cannot decrypt $sbkey.key"
+                sbsign --key "$tpmdir/snakeoil.key" --cert "$sbkey.pem" --output "$out/bzImage.signed" \
+                        "$kernel" >"$out/sbsign.log" 2>&1 || die "sbsign failed (see $out/sbsign.log)"
+                kernel=$out/bzImage.signed
+                sbsign --key "$tpmdir/snakeoil.key" --cert "$sbkey.pem" --output "$sdboot.signed" \
+                        "$sdboot" >>"$out/sbsign.log" 2>&1 || die "sbsign failed (see $out/sbsign.log)"
+                sdboot=$sdboot.signed
+                # the secure-boot build keeps its variables in SMM-protected flash
+                machine=q35,smm=on
+                # shellcheck disable=SC2054 # QEMU's option syntax
+                fw_opt=(-global driver=cfi.pflash01,property=secure,value=on)
+        fi
+        if [ ! -f "$code" ] || [ ! -f "$vars" ]; then
+                die "no $code or $vars (apt-get install ovmf)"
+        fi
+        cp "$vars" "$out/ovmf-vars.fd"
+        # shellcheck disable=SC2054 # QEMU's option syntax
+        fw_opt+=(-drive "if=pflash,format=raw,unit=0,readonly=on,file=$code"
+                -drive "if=pflash,format=raw,unit=1,file=$out/ovmf-vars.fd")
+        # the ESP: FAT, sized for the kernel and the initramfs (the agent's is ~25 MB)
+        kb=$((($(stat -c %s "$kernel") + $(stat -c %s "$out/initramfs.cpio.gz") + $(stat -c %s "$sdboot")) / 1024 + 4096))
+        esp=$out/esp.img
+        mkfs.vfat -C -n ATTESTESP "$esp" "$kb" >/dev/null || die "mkfs.vfat failed"
+        printf 'default attest.conf\ntimeout 0\neditor no\n' >"$tpmdir/loader.conf"
+        printf 'title attestd test kernel\nlinux /bzImage.efi\ninitrd /initrd.img\noptions %s\n' \
+                "$cmdline" >"$tpmdir/attest.conf"
+        export MTOOLS_SKIP_CHECK=1
+        if ! { mmd -i "$esp" ::/EFI ::/EFI/BOOT ::/loader ::/loader/entries &&
+                mcopy -i "$esp" "$sdboot" ::/EFI/BOOT/BOOTX64.EFI &&
+                mcopy -i "$esp" "$kernel" ::/bzImage.efi &&
+                mcopy -i "$esp" "$out/initramfs.cpio.gz" ::/initrd.img &&
+                mcopy -i "$esp" "$tpmdir/loader.conf" ::/loader/loader.conf &&
+                mcopy -i "$esp" "$tpmdir/attest.conf" ::/loader/entries/attest.conf; }; then
+                die "mtools: cannot fill the ESP $esp"
+        fi
+        # shellcheck disable=SC2054
+        boot_opt=(-drive "if=none,id=esp,format=raw,file=$esp" -device virtio-blk-pci,drive=esp)
+fi
+
+log "booting '$name' ($accel, $firmware, timeout ${tmo}s): $cmdline"
 printf '%s\n' "$cmdline" >"$out/cmdline.requested"
 t=$(now)
 rc=0
 timeout --kill-after=10 "$tmo" qemu-system-x86_64 \
-        -machine q35 -accel "$accel" -smp "$smp" -m "$mem" \
+        -machine "$machine" -accel "$accel" -smp "$smp" -m "$mem" ${fw_opt[@]+"${fw_opt[@]}"} \
         -nodefaults -no-user-config -display none -no-reboot "${net_opt[@]}" \
         -serial file:"$out/console.log" ${ctl_opt[@]+"${ctl_opt[@]}"} -monitor none \
         -chardev socket,id=chrtpm,path="$tpmdir/swtpm-sock" \
         -tpmdev emulator,id=tpm0,chardev=chrtpm -device tpm-tis,tpmdev=tpm0 \
-        -kernel "$kernel" -initrd "$out/initramfs.cpio.gz" -append "$cmdline" \
+        "${boot_opt[@]}" \
         >"$out/qemu.log" 2>&1 || rc=$?
 boot_s=$(elapsed "$t")
 mark boot "$boot_s"

@@ -30,6 +30,10 @@ options:
                   adds kernel/config/kcfi.config, CONFIG_CFI_CLANG=y)
   --permissive    with clang: also kernel/config/kcfi-permissive.config (CONFIG_CFI_PERMISSIVE=y)
   --unpatched     apply no patches (the mainline behaviour, for comparison)
+  --efi           also kernel/config/efi.config: the EFI stub, for UEFI boots with OVMF
+                  (kernel/boot-ovmf.sh); a kernel of its own in the cache
+  --ima-sig       also kernel/config/ima-sig.config: IMA appraisal and signature keys, tmpfs
+                  xattrs (signed files, template ima-sig)
   --source FILE   source tarball (default /usr/src/linux-source-<version>.tar.xz)
   --config FILE   base config (default kernel/config/attest.config)
   --patches DIR   patch folder (default kernel/patches/<version>; missing or empty is fine)
@@ -50,6 +54,8 @@ version=6.1
 cc=gcc
 permissive=0
 unpatched=0
+efi=0
+imasig=0
 src=
 config=$KERNEL_DIR/config/attest.config
 patches=
@@ -65,6 +71,8 @@ while [ $# -gt 0 ]; do
         --cc) cc=${2:?}; shift ;;
         --permissive) permissive=1 ;;
         --unpatched) unpatched=1 ;;
+        --efi) efi=1 ;;
+        --ima-sig) imasig=1 ;;
         --source) src=${2:?}; shift ;;
         --config) config=${2:?}; shift ;;
         --patches) patches=${2:?}; shift ;;
@@ -109,6 +117,8 @@ clang-16)
         ;;
 *) die "--cc wants gcc or clang-16, not '$cc'" ;;
 esac
+[ "$efi" = 0 ] || fragments+=("$KERNEL_DIR/config/efi.config")
+[ "$imasig" = 0 ] || fragments+=("$KERNEL_DIR/config/ima-sig.config")
 for f in ${fragments[@]+"${fragments[@]}"}; do
         [ -f "$f" ] || die "config fragment $f not found"
 done

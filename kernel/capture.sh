@@ -60,13 +60,35 @@ for name in "$@"; do
         sz=$(wc -c <"$run/binary_runtime_measurements")
         [ "$sz" -le "$max" ] || die "$name: binary log is $sz bytes, over $max"
         "$KERNEL_DIR/check-log.sh" "$run" || die "$name: checks failed, nothing copied (run: $run)"
+        # a hand-written README.md (how the data was made) stays
+        [ -f "$dest/$name/README.md" ] && cp "$dest/$name/README.md" "$run/README.keep"
         rm -rf "${dest:?}/$name"
         mkdir -p "$dest/$name"
+        [ -f "$run/README.keep" ] && mv "$run/README.keep" "$dest/$name/README.md"
         for f in "${files[@]}"; do
                 cp "$run/$f" "$dest/$name/$f"
         done
         if [ -f "$run/selinux_policy" ] && grep -q ' selinux-policy-hash ' "$run/ascii_runtime_measurements"; then
                 cp "$run/selinux_policy" "$dest/$name/selinux_policy"
+        fi
+        # signed files: the certificate of the test key that signed them
+        for f in ima-cert.pem ima-cert.der; do
+                [ -f "$run/$f" ] && cp "$run/$f" "$dest/$name/$f"
+        done
+        # UEFI boots: what the firmware log must show (tests/kernel/check-boot-data.sh), from the
+        # very images booted: Secure Boot, and the Authenticode digests of systemd-boot and the
+        # kernel (kernel/pe-hash.py)
+        if [ -f "$run/esp.img" ]; then
+                k=$run/bzImage.signed l=$run/systemd-bootx64.efi.signed sb=1
+                [ -f "$k" ] || sb=0
+                [ -f "$l" ] || l=$run/systemd-bootx64.efi
+                read -r -a bargs <<<"$(sed -n 's/^[ \t]*kernel[ \t][ \t]*//p' "$scn" | tail -n1)"
+                [ -f "$k" ] || k=$("$KERNEL_DIR/build.sh" ${bargs[@]+"${bargs[@]}"})
+                {
+                        echo "secureboot $sb"
+                        echo "bootloader_authenticode_sha256 $("$KERNEL_DIR/pe-hash.py" "$l" | cut -d' ' -f1)"
+                        echo "kernel_authenticode_sha256 $("$KERNEL_DIR/pe-hash.py" "$k" | cut -d' ' -f1)"
+                } >"$dest/$name/expect.txt"
         fi
         log "$name: $(wc -l <"$run/ascii_runtime_measurements") entries, $sz bytes -> $dest/$name (run $run)"
 done

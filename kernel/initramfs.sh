@@ -22,6 +22,16 @@ Scenario file (kernel/scenarios/*.scn), one directive a line, # comments:
   cmdline ARGS...   kernel arguments (read by kernel/boot.sh, ignored here)
   step STEP ARGS... a step for /init (see kernel/guest/init for the list)
   rule RULE...      a line of the run-time IMA policy (the 'ima-policy' step writes them)
+  signed PATH KEY [tampered]
+                    a file PATH (absolute, created with fixed text) signed with
+                    'evmctl ima_sign --hashalgo sha256' by KEY: 'trusted' (its certificate goes
+                    to /etc/attest/export/ima-cert.der and .pem, for the 'ima-keys' step and the
+                    capture) or 'other' (a key nobody trusts); 'tampered': the text changes after
+                    signing. The signature's hex is listed in /etc/attest/signed (PATH HEX) for
+                    the 'ima-sign' step: cpio carries no xattrs, so the guest sets security.ima.
+                    Both keys are made at build time (RSA-2048, test keys, never kept).
+  firmware FW, kernel ARGS...
+                    read by kernel/boot.sh (the firmware, kernel/build.sh's arguments), not here
 
 For live attestation (kernel/README.md, "Live attestation") the image can also carry the agent:
   --agent FILE      attest-agent as /bin/attest-agent, with every shared library ldd lists for it
@@ -94,7 +104,9 @@ done
 # Validate the scenario before building anything.
 awk '
         /^[ \t]*(#|$)/ { next }
-        $1 == "cmdline" || $1 == "step" || $1 == "rule" { next }
+        $1 == "cmdline" || $1 == "step" || $1 == "rule" || $1 == "firmware" || $1 == "kernel" { next }
+        $1 == "signed" && NF >= 3 && $2 ~ /^\/[A-Za-z0-9._\/-]+$/ && ($3 == "trusted" || $3 == "other") &&
+                (NF == 3 || (NF == 4 && $4 == "tampered")) { next }
         { printf "%s:%d: unknown directive \"%s\"\n", FILENAME, FNR, $1; bad = 1 }
         END { exit bad }' "$scenario" >&2 || die "bad scenario $scenario"
 
@@ -105,7 +117,7 @@ mkdir -p "$root"/{bin,dev,proc,sys,run,data,etc/selinux,etc/attest}
 
 cp "$busybox" "$root/bin/busybox"
 for a in sh cat dd echo tr cut wc sha256sum base64 mount poweroff sleep dmesg uname ip stty cp \
-        mkdir nc awk; do
+        mkdir nc awk chown; do
         ln -s busybox "$root/bin/$a"
 done
 install -m 0755 "$KERNEL_DIR/guest/init" "$root/init"
@@ -143,6 +155,45 @@ for a in ${adds[@]+"${adds[@]}"}; do
         mkdir -p "$root$(dirname "${a#*:}")"
         cp -L "${a%%:*}" "$root${a#*:}"
 done
+
+# Signed files: keys made now (test keys, gone with $work), signatures by evmctl, applied in the
+# guest by the 'ima-sign' step with setfattr (attr), the certificate loaded by 'ima-keys' with
+# keyctl (keyutils): both copied with their libraries.
+if grep -q '^[ \t]*signed[ \t]' "$scenario"; then
+        need evmctl openssl setfattr keyctl ldd xxd
+        keys=$work/keys
+        mkdir -p "$keys" "$root/etc/attest/export"
+        for k in trusted other; do
+                openssl req -x509 -newkey rsa:2048 -nodes -keyout "$keys/$k.key" -days 3650 \
+                        -subj "/CN=attestd IMA test key ($k)/O=attestd tests" \
+                        -addext basicConstraints=critical,CA:FALSE \
+                        -addext keyUsage=critical,digitalSignature \
+                        -addext subjectKeyIdentifier=hash -out "$keys/$k.pem" 2>/dev/null ||
+                        die "openssl: test key $k"
+        done
+        cp "$keys/trusted.pem" "$root/etc/attest/export/ima-cert.pem"
+        openssl x509 -in "$keys/trusted.pem" -outform DER -out "$root/etc/attest/export/ima-cert.der"
+        : >"$root/etc/attest/signed"
+        while read -r _ path key tamper; do
+                mkdir -p "$root$(dirname "$path")"
+                printf 'attestd signed file %s\n' "$path" >"$root$path"
+                # shellcheck disable=SC2016 # $0 is for the guest's shell
+                case $path in */bin/* | *.sh) printf '#!/bin/sh\necho "signed: $0"\n' >"$root$path"
+                                             chmod 0755 "$root$path" ;; esac
+                evmctl ima_sign --hashalgo sha256 --key "$keys/$key.key" --sigfile "$root$path" \
+                        >/dev/null 2>&1 || die "evmctl ima_sign $path"
+                [ -s "$root$path.sig" ] || die "evmctl wrote no $path.sig"
+                printf '%s %s\n' "$path" "$(xxd -p "$root$path.sig" | tr -d '\n')" >>"$root/etc/attest/signed"
+                rm -f "$root$path.sig"
+                [ "$tamper" != tampered ] || printf 'changed after signing\n' >>"$root$path"
+        done < <(sed -n 's/^[ \t]*\(signed[ \t].*\)/\1/p' "$scenario")
+        for t in "$(command -v setfattr)" "$(command -v keyctl)"; do
+                cp -L "$t" "$root/bin/${t##*/}"
+                for l in $(ldd "$t" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+                        copy_lib "$l"
+                done
+        done
+fi
 
 # Steps and run-time IMA policy, straight from the scenario.
 sed -n 's/^[ \t]*step[ \t][ \t]*//p' "$scenario" >"$root/etc/attest/steps"

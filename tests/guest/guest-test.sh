@@ -58,6 +58,7 @@ done
         { bad "attest-agent with the sample config: $(prop attest-agent.service ActiveState) status $(prop attest-agent.service ExecMainStatus), condition $(prop attest-agent.service ConditionResult)"
           systemctl status --no-pager -n 10 attest-agent.service 2>&1 | sed 's/^/# /'; }
 echo "# IMA log: $(stat -c '%A %U:%G' /sys/kernel/security/ima/binary_runtime_measurements), tpmrm0: $(stat -c '%A %U:%G' /dev/tpmrm0)"
+echo "# firmware event log: $(stat -c '%A %U:%G' /sys/kernel/security/tpm0/binary_bios_measurements 2>/dev/null || echo absent)"
 
 # --- socket activation and READY
 [ "$(prop attestd.socket ActiveState)" = active ] && [ "$(prop attestd.service ActiveState)" = inactive ] &&

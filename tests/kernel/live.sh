@@ -21,6 +21,10 @@
 #             demands anchored claims fails, saying they were not measured
 #   forgery   a forged cfi-state line in place of the kernel's, in a copy of the log the agent
 #             reads, fails the replay; appended after the quoted entries, it is never counted
+#   ovmf      UEFI (OVMF) with Secure Boot on, the EFI-stub kernel signed with the snakeoil key
+#             (kernel/build.sh --efi): the agent sends the firmware event log in round 1 and
+#             nothing in round 2; the boot claims show Secure Boot on and, as the kernel, the
+#             signed image's Authenticode hash (kernel/pe-hash.py), anchored on PCR 4/7
 # The scenario files are kernel/scenarios/live-<SCENARIO>.scn.
 # Needs: what kernel/boot.sh needs (qemu-system-x86, swtpm, swtpm-tools, socat, busybox-static,
 # checkpolicy), curl, jq, openssl, xxd. Environment: BOOT_TIMEOUT (QEMU limit, default 240 s),
@@ -357,6 +361,38 @@ forgery)
         want "round 2 cfi.enabled" "$(c 2 cfi.enabled result)/$(c 2 cfi.enabled observed)/$(c 2 cfi.enabled entry)" "fail/false/$cfi"
         want "round 3 (the kernel's log) new entries" "$(v 3 .ima.new_entries)" 0
         want "round 3 cfi.enabled" "$(c 3 cfi.enabled result)/$(c 3 cfi.enabled observed)" fail/false
+        ;;
+ovmf)
+        # the policy needs the booted kernel's digest: the guest waits until it is in place
+        on_wait() {
+                [ "$1" = policy ] || fail "unexpected wait-host $1"
+                [ -f "$out/bzImage.signed" ] || fail "kernel/boot.sh signed no kernel"
+                KH=$("$TOP/kernel/pe-hash.py" "$out/bzImage.signed" | cut -d' ' -f1)
+                put_policy default "{\"name\":\"default\",\"boot\":{\"secureboot\":true,
+                        \"pcrs_replay\":true,\"kernels\":[\"sha256:$KH\"],\"separators\":true}}"
+        }
+        boot
+        rounds 2 0 0
+        fw=$(wc -c <"$out/binary_bios_measurements")
+        grep -q 'secureboot: Secure boot enabled' "$out/dmesg.txt" ||
+                fail "the guest's kernel did not see Secure Boot on"
+        ok "guest: $(grep -m1 'secureboot:' "$out/dmesg.txt"), firmware log $fw bytes"
+        # the agent's own evidence log lines: the whole firmware log, then nothing
+        want "round 1 status" "$(v 1 .status)" pass
+        want "round 1 policy" "$(v 1 .policy)" default@1
+        want "round 1 boot.secureboot" "$(c 1 boot.secureboot result)/$(c 1 boot.secureboot observed)/$(c 1 boot.secureboot anchored)" pass/true/true
+        want "round 1 boot.kernels" "$(c 1 boot.kernels result)/$(c 1 boot.kernels observed)/$(c 1 boot.kernels anchored)" "pass/sha256:$KH/true"
+        want "round 1 boot.pcrs_replay" "$(c 1 boot.pcrs_replay result)" pass
+        want "round 1 boot.separators" "$(c 1 boot.separators result)" pass
+        # the kernel digest is the signed kernel's Authenticode hash, which the firmware logged
+        tpm2_eventlog "$out/binary_bios_measurements" >"$work/eventlog.yaml" ||
+                fail "tpm2_eventlog cannot read the guest's firmware log"
+        grep -q "Digest: \"$KH\"" "$work/eventlog.yaml" ||
+                fail "tpm2_eventlog finds no event with digest $KH in the guest's firmware log"
+        ok "boot.kernels observed sha256:$KH = kernel/pe-hash.py of the signed bzImage = the firmware log's EV_EFI_BOOT_SERVICES_APPLICATION"
+        want "round 2 status" "$(v 2 .status)" pass
+        want "round 2 boot.secureboot" "$(c 2 boot.secureboot result)/$(c 2 boot.secureboot observed)" pass/true
+        want "round 2 boot.kernels" "$(c 2 boot.kernels observed)" "sha256:$KH"
         ;;
 *) fail "unknown scenario $scn" ;;
 esac

@@ -5,12 +5,13 @@
 # host. Prints every build's and boot's time; exits non-zero when any build or scenario fails.
 #   BUILD  a meson build folder with daemon/attestd and agent/attest-agent (default build-rel)
 # Environment: KERNEL_BUILD (default kernel/build.sh of this tree), ATTEST_CACHE (kernel cache),
-# KERNEL_SCENARIOS (default: all, space separated: gcc selinux forgery clang unpatched gcc-6.12).
+# KERNEL_SCENARIOS (default: all, space separated: gcc selinux forgery clang unpatched gcc-6.12
+# ovmf).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(realpath "${1:-$top/build-rel}")
 kbuild=${KERNEL_BUILD:-$top/kernel/build.sh}
-scenarios=${KERNEL_SCENARIOS:-gcc selinux forgery clang unpatched gcc-6.12}
+scenarios=${KERNEL_SCENARIOS:-gcc selinux forgery clang unpatched gcc-6.12 ovmf}
 failed=0
 t0=$(date +%s)
 
@@ -43,6 +44,7 @@ need_kernel() { # SCENARIO -> kernel name
         clang) echo clang-6.1 ;;
         unpatched) echo unpatched-6.1 ;;
         gcc-6.12) echo gcc-6.12 ;;
+        ovmf) echo efi-6.1 ;;
         *) echo "unknown" ;;
         esac
 }
@@ -52,6 +54,7 @@ for s in $scenarios; do want[$(need_kernel "$s")]=1; done
 [ -z "${want[clang-6.1]:-}" ] || kernel clang-6.1 --cc clang-16
 [ -z "${want[unpatched-6.1]:-}" ] || kernel unpatched-6.1 --unpatched
 [ -z "${want[gcc-6.12]:-}" ] || kernel gcc-6.12 --version 6.12
+[ -z "${want[efi-6.1]:-}" ] || kernel efi-6.1 --efi --ima-sig
 
 for s in $scenarios; do
         k=$(need_kernel "$s")

@@ -52,6 +52,7 @@ START_TEST(test_config_every_key_and_the_syntax)
                                    "label = role=web\n"
                                    "label =  dc = fra-1 \n"
                                    "machine-id-file = /m\n"
+                                   "boot-log = none\n"
                                    "timeout = 5"; /* no final newline */
         struct agent_config *c = cfg_new();
         struct attest_err err = {0};
@@ -72,6 +73,7 @@ START_TEST(test_config_every_key_and_the_syntax)
         ck_assert_str_eq(c->state_dir, "/var/lib/x");
         ck_assert_int_eq(c->ak_alg, TPM_KEY_ECCP256); /* a later line wins */
         ck_assert_str_eq(c->ima_log, "/ima");
+        ck_assert_str_eq(c->boot_log, "none");
         ck_assert(c->ima_ascii);
         ck_assert_str_eq(c->pcrs, "sha256:0-7+sha1:10");
         ck_assert_uint_eq(c->interval, 60);
