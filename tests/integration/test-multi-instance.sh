@@ -15,6 +15,9 @@
 #  5. an instance with one database connection and --db-wait-ms 1 under 32 parallel requests:
 #     the ones that found no connection answer 503 store_busy with Retry-After, counted in
 #     attestd_db_pool_exhausted_total; the other instances answer as before
+#  6. clients that vanish while waiting for a database connection: the instance's one connection
+#     held by a request blocked on a table lock (psql), eight clients queued behind it give up;
+#     after the lock goes the instance answers every request, no connection stays taken
 # Usage: test-multi-instance.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP EVGEN BENCH_DAEMON
 # (re-runs itself under SWTPM_RUN --ek-cert and then under tests/lib/pg-run.sh)
 set -euo pipefail
@@ -255,4 +258,42 @@ at B
 api GET "/v1/agents?limit=5" "" "$READER"
 expect 200 "" -- "B unaffected by E's exhausted pool"
 ok "one connection, 32 at once: $busy x 503 store_busy with Retry-After, $okn x 200, attestd_db_pool_exhausted_total $exhausted"
+
+# ---- 6. clients vanishing while they wait for the pool -------------------------------------------
+echo "# 6. clients that give up while waiting for a database connection"
+inst F --db-connections 1 --db-wait-ms 20000 --threads 8
+at F
+waits0=$(metric attestd_db_pool_waits_total)
+psql -q -X "$ATTEST_PG_URL" -c "BEGIN; LOCK TABLE agents IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(4); COMMIT;" \
+        >lock.out 2>&1 &
+lock_pid=$!
+sleep 0.5
+# the holder: takes F's one connection and blocks on the lock
+curl -s -m 30 --cacert "$CA" -H "Authorization: Bearer $READER" -o holder.json -w '%{http_code}' \
+        "https://127.0.0.1:${ports[F]}/v1/agents?limit=5" >holder.code &
+holder=$!
+sleep 0.5
+gone=()
+for i in $(seq 8); do
+        curl -s -m 1 --cacert "$CA" -H "Authorization: Bearer $READER" -o /dev/null \
+                "https://127.0.0.1:${ports[F]}/v1/agents?limit=5" >/dev/null &
+        gone+=($!)
+done
+for c in "${gone[@]}"; do
+        if wait "$c"; then fail "a client expected to give up got its answer within 1 s (the lock did not hold)"; fi
+done
+wait "$lock_pid" || fail "psql lock: $(cat lock.out)"
+wait "$holder" || true
+[ "$(cat holder.code)" = 200 ] || fail "the request behind the lock: $(cat holder.code) $(cat holder.json)"
+waits=$(metric attestd_db_pool_waits_total)
+[ "$((waits - waits0))" -ge 8 ] || fail "attestd_db_pool_waits_total went $waits0 -> $waits: the 8 clients did not wait for the pool"
+# every queued request of a vanished client has run and given its connection back
+for _ in $(seq 100); do [ "$(metric attestd_db_pool_in_use)" = 0 ] && break; sleep 0.1; done
+[ "$(metric attestd_db_pool_in_use)" = 0 ] || fail "attestd_db_pool_in_use $(metric attestd_db_pool_in_use) after the clients left"
+for i in $(seq 20); do
+        api GET "/v1/agents?limit=5" "" "$READER"
+        [ "$status" = 200 ] || fail "request $i after the vanished clients: $status $body"
+done
+kill -0 "${pids[F]}" || fail "F exited"
+ok "8 clients gave up while queued for F's one connection ($((waits - waits0)) pool waits): the holder got 200 after the lock, the pool is free (in_use 0), 20 requests after all 200"
 sanitizer_check
