@@ -7,6 +7,7 @@
 
 #include "evidence/jpath.h"
 #include "policy/boot.h"
+#include "policy/policy-internal.h"
 #include "util/hex.h"
 
 #define C_TYPE AE_POLICY_TYPE
@@ -19,22 +20,6 @@ struct boot_policy *boot_policy_free(struct boot_policy *p)
 {
         free(p);
         return NULL;
-}
-
-static int tri_bool(const json_t *o, const char *path, const char *key, signed char *ret,
-                    struct attest_err *err)
-{
-        json_t *v = json_object_get(o, key);
-        char p[JPATH_MAX];
-
-        *ret = -1;
-        if (!v)
-                return 0;
-        jpath_join(p, path, key);
-        if (!json_is_boolean(v))
-                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not a boolean");
-        *ret = json_is_true(v);
-        return 0;
 }
 
 /* An array of 1..max members. */
@@ -182,18 +167,15 @@ int boot_policy_from_json(const json_t *o, const char *path, struct boot_policy 
         json_t *v;
         int x;
 
-        if ((x = jpath_object(o, path, keys, C_TYPE, C_UNKNOWN, err)) < 0)
+        if ((x = policy_section_object(o, path, keys, err)) < 0)
                 return x;
-        if (json_object_size(o) == 0)
-                return jpath_fail(err, -EBADMSG, C_EMPTY, path,
-                                  "an empty section checks nothing; leave it out");
         if (!(bp = calloc(1, sizeof(*bp))))
                 return -ENOMEM;
         for (size_t i = 0; i < BOOT_POLICY_DIGESTS_MAX; i++)
                 bp->var_len[i] = 32;
-        if ((x = tri_bool(o, path, "secureboot", &bp->secureboot, err)) < 0 ||
-            (x = tri_bool(o, path, "pcrs_replay", &bp->pcrs_replay, err)) < 0 ||
-            (x = tri_bool(o, path, "separators", &bp->separators, err)) < 0)
+        if ((x = policy_tri_bool(o, path, "secureboot", &bp->secureboot, err)) < 0 ||
+            (x = policy_tri_bool(o, path, "pcrs_replay", &bp->pcrs_replay, err)) < 0 ||
+            (x = policy_tri_bool(o, path, "separators", &bp->separators, err)) < 0)
                 return x;
         if ((v = json_object_get(o, "variables"))) {
                 jpath_join(p, path, "variables");

@@ -54,6 +54,15 @@ struct policy {
         struct boot_policy *boot;
 };
 
+/*
+ * A policy section at path: an object of the allowed keys only (NULL-terminated), and not empty
+ * (an empty section checks nothing: refused, C_EMPTY).
+ */
+int policy_section_object(const json_t *o, const char *path, const char *const *keys,
+                          struct attest_err *err);
+/* An optional boolean member key of o: *ret -1 when absent, else 0 or 1. */
+int policy_tri_bool(const json_t *o, const char *path, const char *key, tri *ret,
+                    struct attest_err *err);
 /* [A-Za-z0-9_.+~-]: names, trust sources, kernel releases. */
 bool policy_word_char(char c);
 /* Lowercase hex of n bytes (at most BANK_DIGEST_MAX) as a new JSON string. */

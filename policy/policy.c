@@ -64,8 +64,8 @@ bool policy_glob_match(const char *g, const char *s)
 
 /* ---- parsing ---- */
 
-static int pbool(const json_t *o, const char *path, const char *key, tri *ret,
-                 struct attest_err *err)
+int policy_tri_bool(const json_t *o, const char *path, const char *key, tri *ret,
+                    struct attest_err *err)
 {
         json_t *v = json_object_get(o, key);
         char p[JPATH_MAX];
@@ -139,12 +139,22 @@ static int section(const json_t *root, const char *key, const char *const *keys,
         jpath_join(p, "$", key);
         if (!v)
                 return 0;
-        if ((x = jpath_object(v, p, keys, C_TYPE, C_UNKNOWN, err)) < 0)
+        if ((x = policy_section_object(v, p, keys, err)) < 0)
                 return x;
-        if (json_object_size(v) == 0)
-                return jpath_fail(err, -EBADMSG, C_EMPTY, p,
-                                  "an empty section checks nothing; leave it out");
         *ret = v;
+        return 0;
+}
+
+int policy_section_object(const json_t *o, const char *path, const char *const *keys,
+                          struct attest_err *err)
+{
+        int x;
+
+        if ((x = jpath_object(o, path, keys, C_TYPE, C_UNKNOWN, err)) < 0)
+                return x;
+        if (json_object_size(o) == 0)
+                return jpath_fail(err, -EBADMSG, C_EMPTY, path,
+                                  "an empty section checks nothing; leave it out");
         return 0;
 }
 
@@ -156,10 +166,11 @@ static int parse_selinux(const json_t *o, const char *path, struct policy *pol,
         json_t *v, *a;
         int x;
 
-        if ((x = pbool(o, path, "initialized", &pol->selinux.initialized, err)) < 0 ||
-            (x = pbool(o, path, "enforcing", &pol->selinux.enforcing, err)) < 0 ||
-            (x = pbool(o, path, "checkreqprot", &pol->selinux.checkreqprot, err)) < 0 ||
-            (x = pbool(o, path, "never_permissive", &pol->selinux.never_permissive, err)) < 0)
+        if ((x = policy_tri_bool(o, path, "initialized", &pol->selinux.initialized, err)) < 0 ||
+            (x = policy_tri_bool(o, path, "enforcing", &pol->selinux.enforcing, err)) < 0 ||
+            (x = policy_tri_bool(o, path, "checkreqprot", &pol->selinux.checkreqprot, err)) < 0 ||
+            (x = policy_tri_bool(o, path, "never_permissive", &pol->selinux.never_permissive,
+                                 err)) < 0)
                 return x;
         if ((a = json_object_get(o, "policycaps"))) {
                 jpath_join(p, path, "policycaps");
@@ -301,7 +312,7 @@ int policy_from_json(const json_t *j, struct policy **ret, struct attest_err *er
                         return attest_fail(err, -EBADMSG, C_MISSING, "%s.sources: missing", p);
                 if ((x = parse_words(s, p, "sources", POLICY_SOURCES_MAX, pol->tk.source,
                                      &pol->tk.nsources, err)) < 0 ||
-                    (x = pbool(s, p, "anchored", &pol->tk.anchored, err)) < 0)
+                    (x = policy_tri_bool(s, p, "anchored", &pol->tk.anchored, err)) < 0)
                         return x;
                 for (unsigned i = 0; i < pol->tk.nsources; i++) {
                         const char *w = pol->tk.source[i];
@@ -321,9 +332,9 @@ int policy_from_json(const json_t *j, struct policy **ret, struct attest_err *er
         if ((x = section(j, "cfi", k_cfi, &s, p, err)) < 0)
                 return x;
         if (s) {
-                if ((x = pbool(s, p, "enabled", &pol->cfi.enabled, err)) < 0 ||
-                    (x = pbool(s, p, "permissive", &pol->cfi.permissive, err)) < 0 ||
-                    (x = pbool(s, p, "anchored", &pol->cfi.anchored, err)) < 0)
+                if ((x = policy_tri_bool(s, p, "enabled", &pol->cfi.enabled, err)) < 0 ||
+                    (x = policy_tri_bool(s, p, "permissive", &pol->cfi.permissive, err)) < 0 ||
+                    (x = policy_tri_bool(s, p, "anchored", &pol->cfi.anchored, err)) < 0)
                         return x;
                 pol->has_cfi = true;
         }
@@ -346,7 +357,7 @@ int policy_from_json(const json_t *j, struct policy **ret, struct attest_err *er
                                 return x;
                 }
                 pol->kernel.nversions = (unsigned)json_array_size(a);
-                if ((x = pbool(s, p, "anchored", &pol->kernel.anchored, err)) < 0)
+                if ((x = policy_tri_bool(s, p, "anchored", &pol->kernel.anchored, err)) < 0)
                         return x;
                 pol->has_kernel = true;
         }
@@ -364,8 +375,8 @@ int policy_from_json(const json_t *j, struct policy **ret, struct attest_err *er
         if ((x = section(j, "ima", k_ima, &s, p, err)) < 0)
                 return x;
         if (s) {
-                if ((x = pbool(s, p, "require_boot_aggregate", &pol->require_boot_aggregate, err)) <
-                    0)
+                if ((x = policy_tri_bool(s, p, "require_boot_aggregate",
+                                         &pol->require_boot_aggregate, err)) < 0)
                         return x;
                 /* runtime: the file allowlist, parsed once into its hash sets */
                 if ((v = json_object_get(s, "runtime"))) {
