@@ -22,19 +22,6 @@ struct boot_policy *boot_policy_free(struct boot_policy *p)
         return NULL;
 }
 
-/* An array of 1..max members. */
-static int list(const json_t *v, const char *p, size_t max, struct attest_err *err)
-{
-        if (!json_is_array(v))
-                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an array");
-        if (json_array_size(v) == 0)
-                return jpath_fail(err, -EBADMSG, C_VALUE, p, "empty list");
-        if (json_array_size(v) > max)
-                return jpath_fail(err, -EBADMSG, C_VALUE, p, "%zu entries > %zu",
-                                  json_array_size(v), max);
-        return 0;
-}
-
 /* Exactly n bytes of hex (either case) into out. */
 static bool hexn(const char *s, size_t len, size_t n, uint8_t *out)
 {
@@ -61,7 +48,7 @@ static int parse_vars(const json_t *o, const char *path, struct boot_policy *bp,
                 if (!a)
                         continue;
                 jpath_join(p, path, boot_var_name((enum boot_var)k));
-                if ((x = list(a, p, BOOT_POLICY_DIGESTS_MAX, err)) < 0)
+                if ((x = policy_list(a, p, BOOT_POLICY_DIGESTS_MAX, err)) < 0)
                         return x;
                 for (size_t i = 0; i < json_array_size(a); i++) {
                         json_t *h = json_array_get(a, i);
@@ -90,7 +77,7 @@ static int parse_apps(const json_t *a, const char *p, struct boot_policy_apps *o
         char q[JPATH_MAX];
         int x;
 
-        if ((x = list(a, p, BOOT_POLICY_DIGESTS_MAX, err)) < 0)
+        if ((x = policy_list(a, p, BOOT_POLICY_DIGESTS_MAX, err)) < 0)
                 return x;
         for (size_t i = 0; i < json_array_size(a); i++) {
                 json_t *v = json_array_get(a, i);
@@ -132,7 +119,7 @@ static int parse_locality(const json_t *a, const char *p, struct boot_policy *bp
         char q[JPATH_MAX];
         int x;
 
-        if ((x = list(a, p, BOOT_POLICY_LOCALITY_MAX + 1, err)) < 0)
+        if ((x = policy_list(a, p, BOOT_POLICY_LOCALITY_MAX + 1, err)) < 0)
                 return x;
         for (size_t i = 0; i < json_array_size(a); i++) {
                 json_t *v = json_array_get(a, i);

@@ -60,6 +60,8 @@ struct policy {
  */
 int policy_section_object(const json_t *o, const char *path, const char *const *keys,
                           struct attest_err *err);
+/* v at p: an array of 1..max members. */
+int policy_list(const json_t *v, const char *p, size_t max, struct attest_err *err);
 /* An optional boolean member key of o: *ret -1 when absent, else 0 or 1. */
 int policy_tri_bool(const json_t *o, const char *path, const char *key, tri *ret,
                     struct attest_err *err);

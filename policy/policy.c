@@ -117,7 +117,17 @@ static int parray(const json_t *o, const char *path, const char *key, size_t max
 {
         json_t *v = json_object_get(o, key);
 
+        int x;
+
         jpath_join(p, path, key);
+        if ((x = policy_list(v, p, max, err)) < 0)
+                return x;
+        *ret = v;
+        return 0;
+}
+
+int policy_list(const json_t *v, const char *p, size_t max, struct attest_err *err)
+{
         if (!json_is_array(v))
                 return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an array");
         if (json_array_size(v) == 0)
@@ -125,7 +135,6 @@ static int parray(const json_t *o, const char *path, const char *key, size_t max
         if (json_array_size(v) > max)
                 return jpath_fail(err, -EBADMSG, C_VALUE, p, "%zu entries > %zu",
                                   json_array_size(v), max);
-        *ret = v;
         return 0;
 }
 
