@@ -53,6 +53,7 @@ static void note(struct keylime_notes *n, const char *fmt, ...)
 
 int keylime_exclude_to_pcre(const char *py, size_t n, char *out, size_t size, const char **ret_why)
 {
+        static const char free_rest[] = ")[\\s\\S]*";
         struct wb w;
         bool in_class = false;
         size_t class_start = 0;
@@ -111,7 +112,7 @@ int keylime_exclude_to_pcre(const char *py, size_t n, char *out, size_t size, co
         }
         /* re.match anchors at the start only: the rest of the path is free */
         if (e == 0)
-                e = wb_put(&w, ")[\\s\\S]*", 9);
+                e = wb_put(&w, free_rest, sizeof(free_rest) - 1);
         if (e < 0)
                 return -E2BIG;
         out[wb_len(&w)] = '\0';
