@@ -920,7 +920,7 @@ static int modsig_judge(const struct rt_policy *p, CMS_ContentInfo *cms, unsigne
                         const uint8_t *d, size_t dn, enum rt_modsig_why *why)
 {
         const struct algo *a = algo_by_id(algo);
-        STACK_OF(CMS_SignerInfo) *sis;
+        STACK_OF(CMS_SignerInfo) * sis;
         CMS_SignerInfo *si;
         const struct rt_key *k;
         X509_ALGOR *dig = NULL, *sig = NULL;
@@ -991,8 +991,8 @@ static int modsig_judge(const struct rt_policy *p, CMS_ContentInfo *cms, unsigne
                 sv = CMS_SignerInfo_get0_signature(si);
                 r = sv && EVP_PKEY_verify_init(ctx) == 1 &&
                     EVP_PKEY_CTX_set_signature_md(ctx, evp) == 1 &&
-                    EVP_PKEY_verify(ctx, ASN1_STRING_get0_data(sv),
-                                    (size_t)ASN1_STRING_length(sv), d, dn) == 1;
+                    EVP_PKEY_verify(ctx, ASN1_STRING_get0_data(sv), (size_t)ASN1_STRING_length(sv),
+                                    d, dn) == 1;
                 EVP_PKEY_CTX_free(ctx);
         }
         if (r)
@@ -1172,9 +1172,8 @@ int rt_eval_entry(struct rt_ctx *c, const struct ima_entry *e, uint64_t idx, str
                         if (r == 1)
                                 goto signed_ok;
                         if (sig_why != RT_REASON_BAD_SIGNATURE)
-                                sig_why = mw == RT_MODSIG_UNKNOWN_SIGNER
-                                                  ? RT_REASON_UNKNOWN_KEY
-                                                  : RT_REASON_BAD_SIGNATURE;
+                                sig_why = mw == RT_MODSIG_UNKNOWN_SIGNER ? RT_REASON_UNKNOWN_KEY
+                                                                         : RT_REASON_BAD_SIGNATURE;
                 }
                 r = p->files.present ? allowlist_check(&p->files, e->name, e->name_len, algo,
                                                        e->digest, e->digest_len)

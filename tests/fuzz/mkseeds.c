@@ -557,7 +557,8 @@ static void runtime_seeds(void)
  * bytes, real CMS signatures (sign-file's flags) by the certificate tests/fuzz/fuzz-runtime-sig.c
  * trusts, over its module content; an unsigned attribute pads each to its size. The key is a
  * test key, made for these seeds only. */
-static const char fuzz_modsig_key[] = "-----BEGIN PRIVATE KEY-----\n"
+static const char fuzz_modsig_key[] =
+        "-----BEGIN PRIVATE KEY-----\n"
         "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQCr+MH0XDTGwoB8\n"
         "nWh48VAV+oikMFnLq5rrKix063sCWKwbOMRiIpLW9jRmoEdvtosI5GSyyBzZERqW\n"
         "OyoUWv9VGXuFJA9hlqu8n3PthzZyCSHBQQCB/Ek9qIVVEVl7bj/bfaRYB9iopNO7\n"
@@ -585,7 +586,8 @@ static const char fuzz_modsig_key[] = "-----BEGIN PRIVATE KEY-----\n"
         "2mRXQoIko+rVNPf2xTOnD1fCVBLM8Vskn+6Z7L692PH9txpC2oM6lcfoQCP46rKG\n"
         "bT27By4vnPHBVsji4DvYDKU=\n"
         "-----END PRIVATE KEY-----\n";
-static const char fuzz_modsig_cert[] = "-----BEGIN CERTIFICATE-----\n"
+static const char fuzz_modsig_cert[] =
+        "-----BEGIN CERTIFICATE-----\n"
         "MIIDHzCCAgegAwIBAgIUbwR23o1z205O+r4KzIMDi1+GKWIwDQYJKoZIhvcNAQEL\n"
         "BQAwHjEcMBoGA1UEAwwTYXR0ZXN0ZC1mdXp6LW1vZHNpZzAgFw0yNjEyMDMyMzU0\n"
         "MzZaGA8yMTI2MTEwOTIzNTQzNlowHjEcMBoGA1UEAwwTYXR0ZXN0ZC1mdXp6LW1v\n"
@@ -620,8 +622,8 @@ static uint8_t *modsig_sized(EVP_PKEY *k, X509 *c, size_t pad, size_t *ret_len)
             !(si = CMS_add1_signer(cms, c, k, EVP_sha256(),
                                    CMS_NOCERTS | CMS_BINARY | CMS_NOSMIMECAP | CMS_NOATTR)) ||
             CMS_final(cms, in, NULL, f) != 1 ||
-            CMS_unsigned_add1_attr_by_NID(si, NID_pkcs9_unstructuredAddress, V_ASN1_OCTET_STRING,
-                                          z, (int)pad) != 1 ||
+            CMS_unsigned_add1_attr_by_NID(si, NID_pkcs9_unstructuredAddress, V_ASN1_OCTET_STRING, z,
+                                          (int)pad) != 1 ||
             (n = i2d_CMS_ContentInfo(cms, &der)) <= 0)
                 die("modsig seed");
         out = (uint8_t *)xmalloc((size_t)n);

@@ -619,7 +619,8 @@ static size_t modsig_make(const struct signer *s, const EVP_MD *md, const void *
                           unsigned flags, size_t pad, uint8_t **ret)
 {
         unsigned f = CMS_NOCERTS | CMS_BINARY | CMS_PARTIAL | (flags & MS_EMBED ? 0 : CMS_DETACHED);
-        unsigned af = CMS_NOCERTS | CMS_BINARY | CMS_NOSMIMECAP | (flags & MS_ATTRS ? 0 : CMS_NOATTR);
+        unsigned af =
+                CMS_NOCERTS | CMS_BINARY | CMS_NOSMIMECAP | (flags & MS_ATTRS ? 0 : CMS_NOATTR);
         BIO *in = BIO_new_mem_buf(content, (int)n);
         CMS_ContentInfo *cms = CMS_sign(NULL, NULL, NULL, NULL, f);
         CMS_SignerInfo *si = NULL;
