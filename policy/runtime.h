@@ -4,7 +4,8 @@
  *
  *   "runtime":{"digests":{"/abs/path":["sha256:HEX","HEX",...]},   bare hex: algorithm by length
  *              "excludes":["REGEX",...],        PCRE2, anchored to the whole path
- *              "keys":["PEM",...],              X.509 certificates or public keys (ima-sig v2/v3)
+ *              "keys":["PEM",...],              X.509 certificates or public keys (ima-sig v2/v3,
+ *                                               ima-modsig PKCS#7)
  *              "keyrings":{".ima":["HEX"]},      key measurements (ima-buf) allowed per keyring
  *              "ima_buf":{"EVENT":["HEX"]},      other ima-buf events allowed
  *              "ignored_keyrings":["KEYRING"],
