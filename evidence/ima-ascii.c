@@ -211,7 +211,17 @@ static int put_one(struct rebuild *b, enum ima_field fld, struct span v, struct 
         case IMA_FIELD_D_MODSIG:
                 if (v.n == 0) /* no modsig: an empty field */
                         return put_sized(b, 0, NULL) < 0 ? fail_data_cap(b) : 0;
-                return put_digest_ng(b, v, NULL);
+                {
+                        struct ima_entry tmp = {0};
+
+                        if ((x = put_digest_ng(b, v, &tmp)) < 0)
+                                return x;
+                        e->modsig_algo = tmp.algo;
+                        e->modsig_algo_len = tmp.algo_len;
+                        e->modsig_digest = tmp.digest;
+                        e->modsig_digest_len = tmp.digest_len;
+                        return 0;
+                }
         case IMA_FIELD_N:
         case IMA_FIELD_N_NG:
                 return put_name(b, v, e->tmpl.legacy, e);
@@ -228,7 +238,11 @@ static int put_one(struct rebuild *b, enum ima_field fld, struct span v, struct 
                 e->buf_len = n;
                 return 0;
         case IMA_FIELD_MODSIG:
-                return put_hex_field(b, v, &p, &n);
+                if ((x = put_hex_field(b, v, &p, &n)) < 0)
+                        return x;
+                e->modsig = n ? p : NULL;
+                e->modsig_len = n;
+                return 0;
         default:
                 return fail_field(b, -EOPNOTSUPP, AE_IMA_UNKNOWN_TEMPLATE,
                                   "field cannot be rebuilt");

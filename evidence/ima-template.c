@@ -274,7 +274,12 @@ int ima_tmpl_decode(struct ima_entry *e, bool big_endian, uint64_t idx, size_t b
                 case IMA_FIELD_D_MODSIG:
                         if (n) {
                                 struct ima_entry tmp = {0};
+
                                 x = decode_digest_ng(p, n, &tmp);
+                                e->modsig_algo = tmp.algo;
+                                e->modsig_algo_len = tmp.algo_len;
+                                e->modsig_digest = tmp.digest;
+                                e->modsig_digest_len = tmp.digest_len;
                         }
                         break;
                 case IMA_FIELD_N:
@@ -290,6 +295,9 @@ int ima_tmpl_decode(struct ima_entry *e, bool big_endian, uint64_t idx, size_t b
                         e->buf_len = n;
                         break;
                 case IMA_FIELD_MODSIG:
+                        e->modsig = n ? p : NULL;
+                        e->modsig_len = n;
+                        break;
                 default:
                         break;
                 }

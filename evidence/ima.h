@@ -73,6 +73,14 @@ struct ima_entry {
         uint32_t sig_len;
         const uint8_t *buf;
         uint32_t buf_len;
+        /* d-modsig ("sha256", digest of the file without its appended signature) and modsig (the
+         * appended PKCS#7 DER); NULL/0 when the template lacks them or they are empty */
+        const char *modsig_algo;
+        uint32_t modsig_algo_len;
+        const uint8_t *modsig_digest;
+        uint32_t modsig_digest_len;
+        const uint8_t *modsig;
+        uint32_t modsig_len;
 };
 
 struct ima_log_opts {

@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include <openssl/bio.h>
+#include <openssl/cms.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/objects.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
@@ -400,9 +402,14 @@ struct rt_key {
         uint32_t keyid; /* last 4 bytes of the SHA-1 of the public key (evmctl, kernel) */
         uint32_t skid;  /* a certificate's subject key identifier's last 4 bytes */
         bool has_skid;
+        /* modsig: the certificate (its issuer, serial and SKID name a CMS signer), or for a bare
+         * key an empty X509 holding only the key (OpenSSL's CMS verify takes the key from one) */
+        X509 *x509;
+        bool is_cert;
+        uint8_t kid[20]; /* SHA-1 of the public key bits: RFC 5280 4.2.1.2 method (1) */
 };
 
-static int key_id(EVP_PKEY *k, uint32_t *ret)
+static int key_id(EVP_PKEY *k, uint32_t *ret, uint8_t kid[20])
 {
         unsigned char *der = NULL, md[20];
         int n;
@@ -416,6 +423,7 @@ static int key_id(EVP_PKEY *k, uint32_t *ret)
                 return -EINVAL;
         }
         OPENSSL_free(der);
+        memcpy(kid, md, 20);
         *ret = (uint32_t)md[16] << 24 | (uint32_t)md[17] << 16 | (uint32_t)md[18] << 8 | md[19];
         return 0;
 }
@@ -448,25 +456,27 @@ static int parse_key(const json_t *v, const char *p, struct rt_key *ret, struct 
                         ret->has_skid = true;
                 }
                 k = X509_get_pubkey(cert);
-                X509_free(cert);
+                ret->x509 = cert;
+                ret->is_cert = true;
         } else {
                 (void)BIO_reset(b);
                 k = PEM_read_bio_PUBKEY(b, NULL, NULL, NULL);
         }
         BIO_free(b);
         ERR_clear_error();
+        /* from here on ret owns what it holds (rt_policy_free releases it) */
+        ret->pkey = k;
         if (!k)
                 return jpath_fail(err, -EBADMSG, C_VALUE, p,
                                   "not a PEM X.509 certificate or public key");
-        if (EVP_PKEY_get_base_id(k) != EVP_PKEY_RSA && EVP_PKEY_get_base_id(k) != EVP_PKEY_EC) {
-                EVP_PKEY_free(k);
+        if (EVP_PKEY_get_base_id(k) != EVP_PKEY_RSA && EVP_PKEY_get_base_id(k) != EVP_PKEY_EC)
                 return jpath_fail(err, -EBADMSG, C_VALUE, p, "not an RSA or EC key");
-        }
-        if (key_id(k, &ret->keyid) < 0) {
-                EVP_PKEY_free(k);
+        if (key_id(k, &ret->keyid, ret->kid) < 0)
                 return jpath_fail(err, -EBADMSG, C_VALUE, p, "key id not computable");
+        if (!ret->x509 && (!(ret->x509 = X509_new()) || X509_set_pubkey(ret->x509, k) != 1)) {
+                ERR_clear_error();
+                return -ENOMEM;
         }
-        ret->pkey = k;
         return 0;
 }
 
@@ -496,8 +506,10 @@ struct rt_policy *rt_policy_free(struct rt_policy *p)
         allowlist_done(&p->ima_buf);
         pcre2_code_free(p->excl);
         pcre2_match_context_free(p->mctx);
-        for (size_t i = 0; i < p->nkeys; i++)
+        for (size_t i = 0; i < p->nkeys; i++) {
                 EVP_PKEY_free(p->keys[i].pkey);
+                X509_free(p->keys[i].x509);
+        }
         free(p->keys);
         free(p->ignored);
         free(p);
@@ -664,9 +676,10 @@ int rt_policy_from_json(const json_t *o, const char *path, struct rt_policy **re
                         return -ENOMEM;
                 for (size_t i = 0; i < json_array_size(v); i++) {
                         jpath_index(q, p, i);
+                        /* counted first: a half-parsed key is released with the policy */
+                        pol->nkeys++;
                         if ((x = parse_key(json_array_get(v, i), q, &pol->keys[i], err)) < 0)
                                 return x;
-                        pol->nkeys++;
                 }
         }
         if ((v = json_object_get(o, "ignored_keyrings"))) {
@@ -836,6 +849,192 @@ static int sig_check(const struct rt_policy *p, const uint8_t *sigp, size_t sign
         return r;
 }
 
+/* ---- ima-modsig: the appended PKCS#7 (CMS SignedData) of a signed module or file ---- */
+
+static const char *const modsig_why_names[RT_MODSIG__COUNT] = {
+        [RT_MODSIG_OK] = "ok",
+        [RT_MODSIG_TOO_BIG] = "too_big",
+        [RT_MODSIG_MALFORMED] = "malformed",
+        [RT_MODSIG_NOT_SIGNED_DATA] = "not_signed_data",
+        [RT_MODSIG_NOT_DETACHED] = "not_detached",
+        [RT_MODSIG_SIGNERS] = "signers",
+        [RT_MODSIG_NO_DIGEST] = "no_digest",
+        [RT_MODSIG_DIGEST_LEN] = "digest_len",
+        [RT_MODSIG_DIGEST_ALGO] = "digest_algo",
+        [RT_MODSIG_UNKNOWN_SIGNER] = "unknown_signer",
+        [RT_MODSIG_SIG_ALGO] = "sig_algo",
+        [RT_MODSIG_MESSAGE_DIGEST] = "message_digest",
+        [RT_MODSIG_BAD_SIGNATURE] = "bad_signature",
+};
+
+const char *rt_modsig_why_name(enum rt_modsig_why w)
+{
+        return (unsigned)w < RT_MODSIG__COUNT ? modsig_why_names[w] : "unknown";
+}
+
+/* The trusted key that signer si names: a certificate by issuerAndSerialNumber or its
+ * subjectKeyIdentifier extension (OpenSSL's comparison), a bare key by a subjectKeyIdentifier
+ * equal to the SHA-1 of its public key bits. NULL: none. */
+static const struct rt_key *modsig_signer(const struct rt_policy *p, CMS_SignerInfo *si)
+{
+        ASN1_OCTET_STRING *kid = NULL;
+        X509_NAME *issuer = NULL;
+        ASN1_INTEGER *sno = NULL;
+
+        if (CMS_SignerInfo_get0_signer_id(si, &kid, &issuer, &sno) != 1)
+                return NULL;
+        for (size_t i = 0; i < p->nkeys; i++) {
+                const struct rt_key *k = &p->keys[i];
+
+                if (k->is_cert && CMS_SignerInfo_cert_cmp(si, k->x509) == 0)
+                        return k;
+                if (!k->is_cert && kid && ASN1_STRING_length(kid) == 20 &&
+                    memcmp(ASN1_STRING_get0_data(kid), k->kid, 20) == 0)
+                        return k;
+        }
+        return NULL;
+}
+
+/* Does the SignerInfo's signature algorithm fit key k and digest md_nid? rsaEncryption or
+ * sha*WithRSAEncryption for RSA (PKCS#1 v1.5), ecdsa-with-* for EC; RSA-PSS and others: no. */
+static bool modsig_sig_algo_ok(const struct rt_key *k, const X509_ALGOR *alg, int md_nid)
+{
+        const ASN1_OBJECT *obj = NULL;
+        int nid, dnid = NID_undef, pknid = NID_undef;
+
+        X509_ALGOR_get0(&obj, NULL, NULL, alg);
+        nid = OBJ_obj2nid(obj);
+        if (nid == NID_rsaEncryption)
+                pknid = NID_rsaEncryption;
+        else if (!OBJ_find_sigid_algs(nid, &dnid, &pknid))
+                return false;
+        if (dnid != NID_undef && dnid != md_nid)
+                return false;
+        if (EVP_PKEY_get_base_id(k->pkey) == EVP_PKEY_RSA)
+                return pknid == NID_rsaEncryption;
+        return pknid == NID_X9_62_id_ecPublicKey;
+}
+
+/* The checks after parsing: 1 good, 0 not (*why), -ENOMEM. */
+static int modsig_judge(const struct rt_policy *p, CMS_ContentInfo *cms, unsigned algo,
+                        const uint8_t *d, size_t dn, enum rt_modsig_why *why)
+{
+        const struct algo *a = algo_by_id(algo);
+        STACK_OF(CMS_SignerInfo) * sis;
+        CMS_SignerInfo *si;
+        const struct rt_key *k;
+        X509_ALGOR *dig = NULL, *sig = NULL;
+        const ASN1_OBJECT *obj = NULL;
+        ASN1_OCTET_STRING **content, *sv;
+        const EVP_MD *evp;
+        int md_nid, r;
+
+        if (OBJ_obj2nid(CMS_get0_type(cms)) != NID_pkcs7_signed ||
+            OBJ_obj2nid(CMS_get0_eContentType(cms)) != NID_pkcs7_data) {
+                *why = RT_MODSIG_NOT_SIGNED_DATA;
+                return 0;
+        }
+        if (!(content = CMS_get0_content(cms)) || *content) {
+                *why = RT_MODSIG_NOT_DETACHED;
+                return 0;
+        }
+        sis = CMS_get0_SignerInfos(cms);
+        if (!sis || sk_CMS_SignerInfo_num(sis) != 1) {
+                *why = RT_MODSIG_SIGNERS;
+                return 0;
+        }
+        si = sk_CMS_SignerInfo_value(sis, 0);
+        if (!a || !(evp = EVP_get_digestbyname(a->md))) {
+                *why = RT_MODSIG_NO_DIGEST;
+                return 0;
+        }
+        if (dn != a->size) {
+                *why = RT_MODSIG_DIGEST_LEN;
+                return 0;
+        }
+        md_nid = EVP_MD_get_type(evp);
+        CMS_SignerInfo_get0_algs(si, NULL, NULL, &dig, &sig);
+        X509_ALGOR_get0(&obj, NULL, NULL, dig);
+        if (OBJ_obj2nid(obj) != md_nid) {
+                *why = RT_MODSIG_DIGEST_ALGO;
+                return 0;
+        }
+        if (!(k = modsig_signer(p, si))) {
+                *why = RT_MODSIG_UNKNOWN_SIGNER;
+                return 0;
+        }
+        if (!modsig_sig_algo_ok(k, sig, md_nid)) {
+                *why = RT_MODSIG_SIG_ALGO;
+                return 0;
+        }
+        *why = RT_MODSIG_BAD_SIGNATURE;
+        if (CMS_signed_get_attr_count(si) >= 0) {
+                /* signed attributes (the kernel refuses them in a module signature, but they
+                 * are a valid CMS signature): messageDigest must be d-modsig, and the
+                 * signature covers the attributes */
+                const ASN1_OCTET_STRING *m = CMS_signed_get0_data_by_OBJ(
+                        si, OBJ_nid2obj(NID_pkcs9_messageDigest), -3, V_ASN1_OCTET_STRING);
+
+                if (!m || (size_t)ASN1_STRING_length(m) != dn ||
+                    memcmp(ASN1_STRING_get0_data(m), d, dn) != 0) {
+                        *why = RT_MODSIG_MESSAGE_DIGEST;
+                        return 0;
+                }
+                CMS_SignerInfo_set1_signer_cert(si, k->x509);
+                r = CMS_SignerInfo_verify(si) == 1;
+        } else {
+                /* no attributes: the signature is over the content digest itself */
+                EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new(k->pkey, NULL);
+
+                if (!ctx)
+                        return -ENOMEM;
+                sv = CMS_SignerInfo_get0_signature(si);
+                r = sv && EVP_PKEY_verify_init(ctx) == 1 &&
+                    EVP_PKEY_CTX_set_signature_md(ctx, evp) == 1 &&
+                    EVP_PKEY_verify(ctx, ASN1_STRING_get0_data(sv), (size_t)ASN1_STRING_length(sv),
+                                    d, dn) == 1;
+                EVP_PKEY_CTX_free(ctx);
+        }
+        if (r)
+                *why = RT_MODSIG_OK;
+        return r;
+}
+
+int rt_modsig_check(const struct rt_policy *p, const struct ima_entry *e,
+                    enum rt_modsig_why *ret_why)
+{
+        const unsigned char *q = e->modsig;
+        CMS_ContentInfo *cms;
+        unsigned algo = 0;
+        int r;
+
+        *ret_why = RT_MODSIG_MALFORMED;
+        if (!e->modsig || !e->modsig_len)
+                return 0;
+        if (e->modsig_len > RT_MODSIG_MAX) {
+                *ret_why = RT_MODSIG_TOO_BIG;
+                return 0;
+        }
+        if (e->modsig_algo)
+                algo = rt_algo_from_name(e->modsig_algo, e->modsig_algo_len);
+        /* the whole field is one DER (or BER: sign-file streams) ContentInfo, nothing after */
+        cms = d2i_CMS_ContentInfo(NULL, &q, (long)e->modsig_len);
+        if (!cms || q != e->modsig + e->modsig_len) {
+                CMS_ContentInfo_free(cms);
+                ERR_clear_error();
+                return 0;
+        }
+        if (!e->modsig_digest || !e->modsig_digest_len || !algo) {
+                *ret_why = RT_MODSIG_NO_DIGEST;
+                r = 0;
+        } else {
+                r = modsig_judge(p, cms, algo, e->modsig_digest, e->modsig_digest_len, ret_why);
+        }
+        CMS_ContentInfo_free(cms);
+        ERR_clear_error();
+        return r;
+}
+
 static bool ignored_keyring(const struct rt_policy *p, const char *name, size_t n)
 {
         if (p->ignore_all)
@@ -959,11 +1158,22 @@ int rt_eval_entry(struct rt_ctx *c, const struct ima_entry *e, uint64_t idx, str
                                       &sig_why);
                         if (r < 0)
                                 return r;
-                        if (r == 1) {
-                                st->signed_ok++;
-                                st->passed++;
-                                return RT_PASS_SIGNED;
-                        }
+                        if (r == 1)
+                                goto signed_ok;
+                }
+                /* ima-modsig: the appended signature, judged like sig; a bad signature by a
+                 * trusted key outranks an unknown signer when both fields fail */
+                if (e->modsig && e->modsig_len && p->nkeys) {
+                        enum rt_modsig_why mw;
+
+                        r = rt_modsig_check(p, e, &mw);
+                        if (r < 0)
+                                return r;
+                        if (r == 1)
+                                goto signed_ok;
+                        if (sig_why != RT_REASON_BAD_SIGNATURE)
+                                sig_why = mw == RT_MODSIG_UNKNOWN_SIGNER ? RT_REASON_UNKNOWN_KEY
+                                                                         : RT_REASON_BAD_SIGNATURE;
                 }
                 r = p->files.present ? allowlist_check(&p->files, e->name, e->name_len, algo,
                                                        e->digest, e->digest_len)
@@ -975,6 +1185,10 @@ int rt_eval_entry(struct rt_ctx *c, const struct ima_entry *e, uint64_t idx, str
                 return fail(c, st, e, idx, algo,
                             r == 0 ? RT_REASON_DIGEST_MISMATCH : RT_REASON_NOT_ALLOWED, ret_reason);
         }
+signed_ok:
+        st->signed_ok++;
+        st->passed++;
+        return RT_PASS_SIGNED;
 pass:
         st->passed++;
         return RT_PASS;

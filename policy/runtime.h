@@ -4,7 +4,8 @@
  *
  *   "runtime":{"digests":{"/abs/path":["sha256:HEX","HEX",...]},   bare hex: algorithm by length
  *              "excludes":["REGEX",...],        PCRE2, anchored to the whole path
- *              "keys":["PEM",...],              X.509 certificates or public keys (ima-sig v2/v3)
+ *              "keys":["PEM",...],              X.509 certificates or public keys (ima-sig v2/v3,
+ *                                               ima-modsig PKCS#7)
  *              "keyrings":{".ima":["HEX"]},      key measurements (ima-buf) allowed per keyring
  *              "ima_buf":{"EVENT":["HEX"]},      other ima-buf events allowed
  *              "ignored_keyrings":["KEYRING"],
@@ -42,6 +43,9 @@
 #define RT_REGEX_MAX 1024 /* bytes of one exclude */
 #define RT_KEYS_MAX 64
 #define RT_KEY_PEM_MAX 16384 /* bytes of one PEM */
+/* bytes of an ima-modsig appended PKCS#7 (sign-file writes ~0.3-1 KiB without certificates; a few
+ * certificates still fit) */
+#define RT_MODSIG_MAX 16384
 #define RT_IGNORED_KEYRINGS_MAX 64
 #define RT_KEYRING_NAME_MAX 255
 #define RT_VIOLATIONS_ALLOW_MAX 1000000
@@ -119,5 +123,33 @@ struct rt_sig {
         uint16_t sig_len;
 };
 int rt_sig_parse(const uint8_t *p, size_t n, struct rt_sig *ret) _wur_;
+
+/*
+ * ima-modsig: the modsig field (a CMS/PKCS#7 SignedData, detached, as the kernel's sign-file
+ * writes it) checked against d-modsig with the trusted keys. Exactly one SignerInfo, named by
+ * issuerAndSerialNumber or subjectKeyIdentifier (a certificate's, or for a bare public key the
+ * SHA-1 of its key bits); its digest algorithm must be d-modsig's; without signed attributes the
+ * signature is over d-modsig (PKCS#1 v1.5 or ECDSA), with them messageDigest must equal d-modsig
+ * and the signature covers the attributes. Returns 1 good, 0 not (*ret_why says why), -ENOMEM.
+ */
+enum rt_modsig_why {
+        RT_MODSIG_OK,
+        RT_MODSIG_TOO_BIG,         /* more than RT_MODSIG_MAX bytes */
+        RT_MODSIG_MALFORMED,       /* empty, not one CMS ContentInfo, or bytes after it */
+        RT_MODSIG_NOT_SIGNED_DATA, /* not SignedData over id-data */
+        RT_MODSIG_NOT_DETACHED,    /* the content is inside */
+        RT_MODSIG_SIGNERS,         /* not exactly one SignerInfo */
+        RT_MODSIG_NO_DIGEST,       /* d-modsig empty or of an algorithm we do not know */
+        RT_MODSIG_DIGEST_LEN,      /* d-modsig not of its algorithm's size */
+        RT_MODSIG_DIGEST_ALGO,     /* the SignerInfo's digest algorithm is not d-modsig's */
+        RT_MODSIG_UNKNOWN_SIGNER,  /* no trusted key is the signer */
+        RT_MODSIG_SIG_ALGO,        /* signature algorithm not PKCS#1 v1.5/ECDSA of the key */
+        RT_MODSIG_MESSAGE_DIGEST,  /* signed attributes: messageDigest missing or not d-modsig */
+        RT_MODSIG_BAD_SIGNATURE,   /* the signature does not verify */
+        RT_MODSIG__COUNT,
+};
+int rt_modsig_check(const struct rt_policy *p, const struct ima_entry *e,
+                    enum rt_modsig_why *ret_why) _wur_;
+const char *rt_modsig_why_name(enum rt_modsig_why w);
 
 #endif

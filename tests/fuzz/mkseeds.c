@@ -14,6 +14,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <openssl/cms.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
 /* the agent's headers by path: its config.h shares a name with attestd's */
 #include "agent/config.h"
 #include "agent/facts.h"
@@ -548,6 +553,115 @@ static void runtime_seeds(void)
         }
 }
 
+/* runtime-sig: ima-modsig signatures of RT_MODSIG_MAX - 1, RT_MODSIG_MAX and RT_MODSIG_MAX + 1
+ * bytes, real CMS signatures (sign-file's flags) by the certificate tests/fuzz/fuzz-runtime-sig.c
+ * trusts, over its module content; an unsigned attribute pads each to its size. The key is a
+ * test key, made for these seeds only. */
+static const char fuzz_modsig_key[] =
+        "-----BEGIN PRIVATE KEY-----\n"
+        "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQCr+MH0XDTGwoB8\n"
+        "nWh48VAV+oikMFnLq5rrKix063sCWKwbOMRiIpLW9jRmoEdvtosI5GSyyBzZERqW\n"
+        "OyoUWv9VGXuFJA9hlqu8n3PthzZyCSHBQQCB/Ek9qIVVEVl7bj/bfaRYB9iopNO7\n"
+        "LhUFLIXzTQX5mN5afMEUh5Nlbouuj08bwKyMlBguTfuYLQQl6HXtJQimmGbxlCGM\n"
+        "dmoD3vjDqIhXR54pZ+ncwWZOMlUSWLj33FOgnn65H5eP5B4gTD/Y6AY2TLKUw78K\n"
+        "lztWo5wl1uosrcwbrIkaK5kZ4kbXuhhgo4lAP/0Qv9eRsAaxhBOnpAyb5zcTzwox\n"
+        "OzD3XN0dAgMBAAECggEAAPt/UJjiePcYCnqluTHRDFxtiKBc+S5iunQwnLcLcVnS\n"
+        "cIrtMvE1SW1rMRqsEyI+xaSCmE/6AqgbaZu9BzChOR27NNseDAssBzU2ptNx+Oaw\n"
+        "V7tWm8sLjZ86/8Mhjh8fnQr+UGhtSgnKIBSP0BF54N1wRz54CragEU073GHeHoWo\n"
+        "U2ozcDnLBcOxIGfGkICNPJ/ARbFMIoDm64VjqyT8eQ+PuaGxynDMhLjYP1L9P9TG\n"
+        "kXTA93+ue1oTcCFJM5XBUJA4hm3+NSFNO0bohPOSqa7V/bEuESH+PuvX/p1sB+0Z\n"
+        "olkuPpbybO/5LL2VdzSwj5ynXEmXA1EfxDZEE4flawKBgQDfTZgKlYTW2feUBH8d\n"
+        "PiOV+cAgxTeOlswBppp9v5Mc1SIzcwnUYDCea0YqExt55RA/f90Fy1izeJfNvhx4\n"
+        "QlVvZD2KUucP+oDqB4pFHIAkWX3SPdXrWs0qrgZY4aP8+X+6pjd2JNj5MkwHcVLK\n"
+        "R2HsfZrThBsX8iQYRaU6rr0h/wKBgQDFJwgtbjibK1qeqy9Fa0eKn7cbPZCtCFxn\n"
+        "yRSpO65lMAfAJrL1MI67kay3YsbXbMgbQJ5pbfVPnecq47V9sC4xcuTsuSRkaIdX\n"
+        "wA72ZiQwBCcsKU26oLGZvfK1ZwZ/phF86df4+f6ADeRyOee2bGHncTr3y0kpfW26\n"
+        "RCa5++hI4wKBgAMTp5+ltcHcGPwyH6pAe+8KFOqerQhK7Z6sM/69kAJasXDyCdWi\n"
+        "Sak1Iy9bOgqw7EtjsKDuz1cRt02/a9cAWvsA75QjVkmzEummlvIi1WUq0n/+GB95\n"
+        "DdCjuzSoT0EiEu94cNUw5shwN/n2RsTAvQmsJWD6tgDbdkHbW852L+bzAoGAeN50\n"
+        "Kf4gICmVNh+3LHUX+Enw5Xd6Iks088AYtaRMR+cJaWmQX7f0WdR2sjuRsnMTv3l/\n"
+        "ZR2vvq8NEYNnOnZv64sIBIWBZTmceFTcF34Jg5KYPX/ZEqkAGUSV71cJaerzX8Sx\n"
+        "zwfdWr6ppsoPYAzUfSMzRsXPxesLAZ5Uq8Nf5ocCgYEAltJYi0se48hdEBS19C61\n"
+        "pvmZ1bo+u+3c8EFCAEmbgRg+CAXCiQqQt9rP3x6ppCbnSQGq8slDQkabQPct7Frz\n"
+        "2mRXQoIko+rVNPf2xTOnD1fCVBLM8Vskn+6Z7L692PH9txpC2oM6lcfoQCP46rKG\n"
+        "bT27By4vnPHBVsji4DvYDKU=\n"
+        "-----END PRIVATE KEY-----\n";
+static const char fuzz_modsig_cert[] =
+        "-----BEGIN CERTIFICATE-----\n"
+        "MIIDHzCCAgegAwIBAgIUbwR23o1z205O+r4KzIMDi1+GKWIwDQYJKoZIhvcNAQEL\n"
+        "BQAwHjEcMBoGA1UEAwwTYXR0ZXN0ZC1mdXp6LW1vZHNpZzAgFw0yNjEyMDMyMzU0\n"
+        "MzZaGA8yMTI2MTEwOTIzNTQzNlowHjEcMBoGA1UEAwwTYXR0ZXN0ZC1mdXp6LW1v\n"
+        "ZHNpZzCCASIwDQYJKoZIhvcNAQEBBQADggEPADCCAQoCggEBAKv4wfRcNMbCgHyd\n"
+        "aHjxUBX6iKQwWcurmusqLHTrewJYrBs4xGIiktb2NGagR2+2iwjkZLLIHNkRGpY7\n"
+        "KhRa/1UZe4UkD2GWq7yfc+2HNnIJIcFBAIH8ST2ohVURWXtuP9t9pFgH2Kik07su\n"
+        "FQUshfNNBfmY3lp8wRSHk2Vui66PTxvArIyUGC5N+5gtBCXode0lCKaYZvGUIYx2\n"
+        "agPe+MOoiFdHniln6dzBZk4yVRJYuPfcU6Cefrkfl4/kHiBMP9joBjZMspTDvwqX\n"
+        "O1ajnCXW6iytzBusiRormRniRte6GGCjiUA//RC/15GwBrGEE6ekDJvnNxPPCjE7\n"
+        "MPdc3R0CAwEAAaNTMFEwHwYDVR0jBBgwFoAUl3paHPY3pRxJJBB5pVR/JnF+p8ww\n"
+        "DwYDVR0TAQH/BAUwAwEB/zAdBgNVHQ4EFgQUl3paHPY3pRxJJBB5pVR/JnF+p8ww\n"
+        "DQYJKoZIhvcNAQELBQADggEBAFVG1eWDzjPyn+UghY3xyyyM4/90lf5LpcOcein4\n"
+        "sluqlbDfZo9XB8zptA0pM0lHzFNNyCnEZ9JdqvbBiPRjWYIBt9QmuexumaoCBeoW\n"
+        "OKzDe9vqFTX3rxq8CCVMZFfR+hxQ9xgnqvR4u0qc/+VytUVu9H4fH+laR7qzEQ2P\n"
+        "Iwpjqy7qwDw4FbfHS9DGSE/8RVuqvdWNhza7B40bDFZ1ZHVI7qdEKqTwWa1FNsQL\n"
+        "rh8hg8E5XyzLiQn8ruIZ2OhxhrwTd+l5zUljyWuLRboK9fRIdrGsWBaCK1/wI2o6\n"
+        "XtfbUT0fWohdyMjDPuOqWm2JA7JYNuWxvC+n0VjRHgp11TE=\n"
+        "-----END CERTIFICATE-----\n";
+
+static uint8_t *modsig_sized(EVP_PKEY *k, X509 *c, size_t pad, size_t *ret_len)
+{
+        static const char content[] = "fuzz module content\n";
+        unsigned f = CMS_NOCERTS | CMS_BINARY | CMS_DETACHED;
+        BIO *in = BIO_new_mem_buf(content, (int)strlen(content));
+        CMS_ContentInfo *cms = CMS_sign(NULL, NULL, NULL, NULL, f | CMS_PARTIAL);
+        CMS_SignerInfo *si;
+        unsigned char *der = NULL;
+        uint8_t *z = calloc(1, pad), *out;
+        int n;
+
+        if (!in || !cms || !z ||
+            !(si = CMS_add1_signer(cms, c, k, EVP_sha256(),
+                                   CMS_NOCERTS | CMS_BINARY | CMS_NOSMIMECAP | CMS_NOATTR)) ||
+            CMS_final(cms, in, NULL, f) != 1 ||
+            CMS_unsigned_add1_attr_by_NID(si, NID_pkcs9_unstructuredAddress, V_ASN1_OCTET_STRING, z,
+                                          (int)pad) != 1 ||
+            (n = i2d_CMS_ContentInfo(cms, &der)) <= 0)
+                die("modsig seed");
+        out = (uint8_t *)xmalloc((size_t)n);
+        memcpy(out, der, (size_t)n);
+        *ret_len = (size_t)n;
+        OPENSSL_free(der);
+        CMS_ContentInfo_free(cms);
+        BIO_free(in);
+        free(z);
+        return out;
+}
+
+static void runtime_sig_seeds(void)
+{
+        BIO *kb = BIO_new_mem_buf(fuzz_modsig_key, -1), *cb = BIO_new_mem_buf(fuzz_modsig_cert, -1);
+        EVP_PKEY *k = kb ? PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL) : NULL;
+        X509 *c = cb ? PEM_read_bio_X509(cb, NULL, NULL, NULL) : NULL;
+
+        if (!k || !c)
+                die("modsig seed key");
+        for (int d = -1; d <= 1; d++) {
+                size_t want = RT_MODSIG_MAX + (size_t)d, n, pad = 1000;
+                uint8_t *m = modsig_sized(k, c, pad, &n);
+
+                /* DER lengths of 2 bytes at these sizes: the size grows with the pad 1:1 */
+                free(m);
+                m = modsig_sized(k, c, pad + want - n, &n);
+                if (n != want)
+                        die("modsig seed size");
+                put("runtime-sig", "modsig-bytes", d, m, n);
+                free(m);
+        }
+        EVP_PKEY_free(k);
+        X509_free(c);
+        BIO_free(kb);
+        BIO_free(cb);
+}
+
 /* Firmware event logs at the reader's caps: event size, algorithms, entries. */
 static void tcglog_seeds(void)
 {
@@ -621,6 +735,8 @@ int main(int argc, char **argv)
                         replay_state_seeds();
                 if (all || !strcmp(t, "runtime"))
                         runtime_seeds();
+                if (all || !strcmp(t, "runtime-sig"))
+                        runtime_sig_seeds();
                 if (all || !strcmp(t, "tcglog"))
                         tcglog_seeds();
                 if (all || !strcmp(t, "policy") || !strcmp(t, "http") || !strcmp(t, "evidence"))

@@ -4,9 +4,13 @@
  * log with a runtime policy section (policy/runtime.c), one line per entry.
  *
  *   runtime-tool gen OUT ITEM...   ITEM: sig:NAME:SHA256HEX:SIGFILE | ng:NAME:SHA256HEX |
- *                                  buf:NAME:FILE | viol:NAME   (binary log OUT, ascii OUT.txt)
+ *                                  buf:NAME:FILE | viol:NAME |
+ *                                  modsig:NAME:SHA256HEX:ALGO:HEX:P7FILE   (ima-modsig: d-ng,
+ *                                  d-modsig ALGO:HEX, the PKCS#7 DER in P7FILE)
+ *                                  (binary log OUT, ascii OUT.txt)
  *   runtime-tool eval POLICY LOG   POLICY: a policy document or its ima.runtime object;
- *                                  prints "IDX OUTCOME REASON NAME" and a summary line
+ *                                  prints "IDX OUTCOME REASON NAME" (ima-modsig: then
+ *                                  "modsig=WHY", rt_modsig_why_name) and a summary line
  */
 #include <errno.h>
 #include <stdio.h>
@@ -45,6 +49,44 @@ static int split(char *s, char **f, int n)
         return k;
 }
 
+/* "algo:\0" digest, as the kernel stores d-ng and d-modsig; the length */
+static size_t dng(uint8_t *out, const char *algo, const uint8_t *d, size_t n)
+{
+        size_t a = strlen(algo);
+
+        memcpy(out, algo, a);
+        out[a] = ':';
+        out[a + 1] = '\0';
+        memcpy(out + a + 2, d, n);
+        return a + 2 + n;
+}
+
+static int gen_modsig(struct imagen *g, char **fl)
+{
+        uint8_t d[32], dm[64], f0[128], f3[128], *sig = NULL;
+        size_t dn = 0, dmn = 0, sn = 0;
+        int r;
+
+        if (hex_decode(fl[2], strlen(fl[2]), d, sizeof(d), &dn) < 0 || dn != 32 ||
+            strlen(fl[3]) > 32 || hex_decode(fl[4], strlen(fl[4]), dm, sizeof(dm), &dmn) < 0)
+                return -1;
+        if (strcmp(fl[5], "-") != 0)
+                sig = slurp(fl[5], &sn);
+        {
+                struct imagen_field f[5] = {
+                        {IMA_FIELD_D_NG, f0, dng(f0, "sha256", d, 32)},
+                        {IMA_FIELD_N_NG, fl[1], strlen(fl[1]) + 1},
+                        {IMA_FIELD_SIG, NULL, 0},
+                        {IMA_FIELD_D_MODSIG, f3, dng(f3, fl[3], dm, dmn)},
+                        {IMA_FIELD_MODSIG, sig, sn},
+                };
+
+                r = imagen_fields(g, 10, "ima-modsig", f, 5, 0);
+        }
+        free(sig);
+        return r;
+}
+
 static int cmd_gen(int argc, char **argv)
 {
         struct imagen g;
@@ -54,8 +96,8 @@ static int cmd_gen(int argc, char **argv)
         if (imagen_init(&g) < 0)
                 return 1;
         for (int i = 3; i < argc; i++) {
-                char *a = strdup(argv[i]), *fl[4];
-                int n = split(a, fl, 4), r = -1;
+                char *a = strdup(argv[i]), *fl[6];
+                int n = split(a, fl, 6), r = -1;
                 uint8_t d[32];
                 size_t dn = 0, sn = 0;
 
@@ -73,6 +115,8 @@ static int cmd_gen(int argc, char **argv)
 
                         r = imagen_buf(&g, 10, fl[1], b, sn);
                         free(b);
+                } else if (!strcmp(fl[0], "modsig") && n == 6) {
+                        r = gen_modsig(&g, fl);
                 } else if (!strcmp(fl[0], "viol") && n == 2) {
                         r = imagen_violation(&g, 10, fl[1]);
                 }
@@ -126,9 +170,18 @@ static int cmd_eval(char **argv)
 
                 if (r < 0)
                         return 1;
-                printf("%llu %s %s %.*s\n", (unsigned long long)i, outcome[r],
+                printf("%llu %s %s %.*s", (unsigned long long)i, outcome[r],
                        r == RT_FAIL ? rt_reason_name(why) : "-", (int)e.name_len,
                        e.name ? e.name : "");
+                if (e.modsig) {
+                        /* the appended signature's own verdict, whatever decided the entry */
+                        enum rt_modsig_why mw;
+
+                        if (rt_modsig_check(p, &e, &mw) < 0)
+                                return 1;
+                        printf(" modsig=%s", rt_modsig_why_name(mw));
+                }
+                printf("\n");
                 i++;
         }
         if (x < 0) {

@@ -6,6 +6,13 @@
 #include <string.h>
 
 #include <jansson.h>
+#include <openssl/cms.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
+#include <openssl/sha.h>
+#include <openssl/x509.h>
 
 #include "evidence/bank.h"
 #include "evidence/ima.h"
@@ -559,6 +566,321 @@ START_TEST(test_sig_header)
 }
 END_TEST
 
+/* ---- ima-modsig: the appended PKCS#7, made here with OpenSSL's CMS API as sign-file does ---- */
+
+struct signer {
+        EVP_PKEY *key;
+        X509 *cert;
+        char *pem; /* the certificate, for the policy */
+};
+
+static void signer_make(struct signer *s, long serial)
+{
+        X509_NAME *n;
+        BIO *b = BIO_new(BIO_s_mem());
+        char *p = NULL;
+        long len;
+
+        s->key = EVP_RSA_gen(2048);
+        s->cert = X509_new();
+        ck_assert(s->key && s->cert && b);
+        ck_assert(X509_set_version(s->cert, 2) == 1);
+        ck_assert(ASN1_INTEGER_set(X509_get_serialNumber(s->cert), serial) == 1);
+        X509_gmtime_adj(X509_getm_notBefore(s->cert), 0);
+        X509_gmtime_adj(X509_getm_notAfter(s->cert), 86400);
+        ck_assert(X509_set_pubkey(s->cert, s->key) == 1);
+        n = X509_get_subject_name(s->cert);
+        ck_assert(X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC, (const unsigned char *)"mod",
+                                             -1, -1, 0) == 1);
+        ck_assert(X509_set_issuer_name(s->cert, n) == 1);
+        ck_assert(X509_sign(s->cert, s->key, EVP_sha256()) > 0);
+        ck_assert(PEM_write_bio_X509(b, s->cert) == 1);
+        len = BIO_get_mem_data(b, &p);
+        s->pem = strndup(p, (size_t)len);
+        BIO_free(b);
+}
+
+static void signer_done(struct signer *s)
+{
+        EVP_PKEY_free(s->key);
+        X509_free(s->cert);
+        free(s->pem);
+}
+
+enum { MS_ATTRS = 1, MS_EMBED = 2, MS_TWO = 4, MS_NONE = 8 };
+
+/*
+ * A CMS SignedData over content by signers s (two with MS_TWO, none with MS_NONE) with digest md:
+ * detached, no certificates, no signed attributes (sign-file's flags) unless MS_ATTRS, the
+ * content inside with MS_EMBED; pad > 0 adds an unsigned attribute of pad bytes (not covered by
+ * the signature: it grows the DER only). DER in *ret (free), its length returned.
+ */
+static size_t modsig_make(const struct signer *s, const EVP_MD *md, const void *content, size_t n,
+                          unsigned flags, size_t pad, uint8_t **ret)
+{
+        unsigned f = CMS_NOCERTS | CMS_BINARY | CMS_PARTIAL | (flags & MS_EMBED ? 0 : CMS_DETACHED);
+        unsigned af =
+                CMS_NOCERTS | CMS_BINARY | CMS_NOSMIMECAP | (flags & MS_ATTRS ? 0 : CMS_NOATTR);
+        BIO *in = BIO_new_mem_buf(content, (int)n);
+        CMS_ContentInfo *cms = CMS_sign(NULL, NULL, NULL, NULL, f);
+        CMS_SignerInfo *si = NULL;
+        unsigned char *der = NULL;
+        int len;
+
+        ck_assert(in && cms);
+        if (!(flags & MS_NONE))
+                ck_assert((si = CMS_add1_signer(cms, s->cert, s->key, md, af)) != NULL);
+        if (flags & MS_TWO)
+                ck_assert(CMS_add1_signer(cms, s->cert, s->key, md, af) != NULL);
+        /* no signer: the partial structure as it stands (CMS_final wants one) */
+        if (!(flags & MS_NONE) && CMS_final(cms, in, NULL, f & ~CMS_PARTIAL) != 1) {
+                ERR_print_errors_fp(stderr);
+                ck_abort_msg("CMS_final, flags %u", flags);
+        }
+        if (pad) {
+                uint8_t *z = calloc(1, pad);
+
+                ck_assert(z && si);
+                ck_assert(CMS_unsigned_add1_attr_by_NID(si, NID_pkcs9_unstructuredAddress,
+                                                        V_ASN1_OCTET_STRING, z, (int)pad) == 1);
+                free(z);
+        }
+        len = i2d_CMS_ContentInfo(cms, &der);
+        ck_assert_int_gt(len, 0);
+        *ret = malloc((size_t)len);
+        memcpy(*ret, der, (size_t)len);
+        OPENSSL_free(der);
+        CMS_ContentInfo_free(cms);
+        BIO_free(in);
+        return (size_t)len;
+}
+
+static const uint8_t mod_content[] = "module content, without its signature";
+
+static struct ima_entry modsig_entry(const char *algo, const uint8_t *d, size_t dn,
+                                     const uint8_t *sig, size_t n)
+{
+        static const uint8_t dng[32] = {1, 2, 3};
+
+        return (struct ima_entry){.pcr = 10,
+                                  .tmpl = {.known = true},
+                                  .algo = "sha256",
+                                  .algo_len = 6,
+                                  .digest = dng,
+                                  .digest_len = 32,
+                                  .name = "/m.ko",
+                                  .name_len = 5,
+                                  .modsig_algo = algo,
+                                  .modsig_algo_len = algo ? (uint32_t)strlen(algo) : 0,
+                                  .modsig_digest = d,
+                                  .modsig_digest_len = (uint32_t)dn,
+                                  .modsig = sig,
+                                  .modsig_len = (uint32_t)n};
+}
+
+static struct rt_policy *policy_trusting(const struct signer *s, const char *dng_allowed)
+{
+        json_t *o = json_pack("{s:[s]}", "keys", s->pem);
+
+        if (dng_allowed)
+                json_object_set_new(o, "digests", json_pack("{s:[s]}", "/m.ko", dng_allowed));
+        return parse_ok(o);
+}
+
+/* rt_modsig_check of (algo d, sig) under p: the reason, and 1/0 agreeing with it */
+static enum rt_modsig_why why_of(const struct rt_policy *p, const char *algo, const uint8_t *d,
+                                 size_t dn, const uint8_t *sig, size_t n)
+{
+        struct ima_entry e = modsig_entry(algo, d, dn, sig, n);
+        enum rt_modsig_why w = RT_MODSIG__COUNT;
+        int r = rt_modsig_check(p, &e, &w);
+
+        ck_assert_int_ge(r, 0);
+        ck_assert_int_eq(r, w == RT_MODSIG_OK);
+        return w;
+}
+
+#define ck_why(got, want)                                                                          \
+        ck_assert_msg((got) == (want), "modsig: %s, want %s", rt_modsig_why_name(got),             \
+                      rt_modsig_why_name(want))
+
+START_TEST(test_modsig_verdicts)
+{
+        struct signer s, o;
+        uint8_t d[32], d384[48], bad[32], *m, *x;
+        size_t n, xn;
+        struct rt_policy *p, *q;
+
+        signer_make(&s, 1);
+        signer_make(&o, 2);
+        p = policy_trusting(&s, NULL);
+        q = policy_trusting(&o, NULL);
+        SHA256(mod_content, sizeof(mod_content), d);
+        SHA384(mod_content, sizeof(mod_content), d384);
+        memcpy(bad, d, 32);
+        bad[31] ^= 1;
+
+        /* sign-file's form: verifies with the trusted key over d-modsig alone */
+        n = modsig_make(&s, EVP_sha256(), mod_content, sizeof(mod_content), 0, 0, &m);
+        ck_why(why_of(p, "sha256", d, 32, m, n), RT_MODSIG_OK);
+        ck_why(why_of(p, "sha256", bad, 32, m, n), RT_MODSIG_BAD_SIGNATURE);
+        ck_why(why_of(q, "sha256", d, 32, m, n), RT_MODSIG_UNKNOWN_SIGNER);
+        /* d-modsig of another algorithm than the signer's, or of the wrong length */
+        ck_why(why_of(p, "sha384", d384, 48, m, n), RT_MODSIG_DIGEST_ALGO);
+        ck_why(why_of(p, "sha256", d, 20, m, n), RT_MODSIG_DIGEST_LEN);
+        ck_why(why_of(p, "sha256", d384, 48, m, n), RT_MODSIG_DIGEST_LEN);
+        ck_why(why_of(p, NULL, NULL, 0, m, n), RT_MODSIG_NO_DIGEST);
+        ck_why(why_of(p, "md4", d, 16, m, n), RT_MODSIG_NO_DIGEST);
+        /* a flipped signature byte (the last byte of the DER is the signature's) */
+        m[n - 1] ^= 1;
+        ck_why(why_of(p, "sha256", d, 32, m, n), RT_MODSIG_BAD_SIGNATURE);
+        m[n - 1] ^= 1;
+        /* malformed: every truncation, a byte after the DER, garbage */
+        for (size_t k = 0; k < n; k++)
+                ck_why(why_of(p, "sha256", d, 32, m, k), RT_MODSIG_MALFORMED);
+        x = malloc(n + 1);
+        memcpy(x, m, n);
+        x[n] = 0;
+        ck_why(why_of(p, "sha256", d, 32, x, n + 1), RT_MODSIG_MALFORMED);
+        memset(x, 0x30, n);
+        ck_why(why_of(p, "sha256", d, 32, x, n), RT_MODSIG_MALFORMED);
+        free(x);
+        free(m);
+
+        /* sha384 signer with a sha384 d-modsig */
+        n = modsig_make(&s, EVP_sha384(), mod_content, sizeof(mod_content), 0, 0, &m);
+        ck_why(why_of(p, "sha384", d384, 48, m, n), RT_MODSIG_OK);
+        ck_why(why_of(p, "sha256", d, 32, m, n), RT_MODSIG_DIGEST_ALGO);
+        free(m);
+        /* several signers, none, the content inside */
+        n = modsig_make(&s, EVP_sha256(), mod_content, sizeof(mod_content), MS_TWO, 0, &m);
+        ck_why(why_of(p, "sha256", d, 32, m, n), RT_MODSIG_SIGNERS);
+        free(m);
+        n = modsig_make(&s, EVP_sha256(), mod_content, sizeof(mod_content), MS_NONE, 0, &m);
+        ck_why(why_of(p, "sha256", d, 32, m, n), RT_MODSIG_SIGNERS);
+        free(m);
+        n = modsig_make(&s, EVP_sha256(), mod_content, sizeof(mod_content), MS_EMBED, 0, &m);
+        ck_why(why_of(p, "sha256", d, 32, m, n), RT_MODSIG_NOT_DETACHED);
+        free(m);
+        /* signed attributes: messageDigest must be d-modsig, the signature covers them */
+        n = modsig_make(&s, EVP_sha256(), mod_content, sizeof(mod_content), MS_ATTRS, 0, &m);
+        ck_why(why_of(p, "sha256", d, 32, m, n), RT_MODSIG_OK);
+        ck_why(why_of(p, "sha256", bad, 32, m, n), RT_MODSIG_MESSAGE_DIGEST);
+        ck_why(why_of(q, "sha256", d, 32, m, n), RT_MODSIG_UNKNOWN_SIGNER);
+        m[n - 1] ^= 1;
+        ck_why(why_of(p, "sha256", d, 32, m, n), RT_MODSIG_BAD_SIGNATURE);
+        free(m);
+        /* not SignedData at all: a certificate's DER */
+        xn = (size_t)i2d_X509(s.cert, NULL);
+        x = malloc(xn);
+        {
+                unsigned char *w = x;
+
+                ck_assert_int_eq(i2d_X509(s.cert, &w), (int)xn);
+        }
+        ck_why(why_of(p, "sha256", d, 32, x, xn), RT_MODSIG_MALFORMED);
+        free(x);
+        rt_policy_free(p);
+        rt_policy_free(q);
+        signer_done(&s);
+        signer_done(&o);
+}
+END_TEST
+
+/* A good modsig of exactly want bytes: the unsigned attribute pads it (2-byte DER lengths here,
+ * so the size grows with the pad one for one) */
+static uint8_t *modsig_of_size(const struct signer *s, size_t want)
+{
+        uint8_t *m;
+        size_t n = modsig_make(s, EVP_sha256(), mod_content, sizeof(mod_content), 0, 1000, &m);
+
+        free(m);
+        ck_assert_uint_lt(n, want);
+        n = modsig_make(s, EVP_sha256(), mod_content, sizeof(mod_content), 0, 1000 + want - n, &m);
+        ck_assert_uint_eq(n, want);
+        return m;
+}
+
+START_TEST(test_cap_modsig)
+{
+        struct signer s;
+        struct rt_policy *p;
+        uint8_t d[32], *m;
+
+        signer_make(&s, 1);
+        p = policy_trusting(&s, NULL);
+        SHA256(mod_content, sizeof(mod_content), d);
+        for (size_t n = RT_MODSIG_MAX - 1; n <= RT_MODSIG_MAX + 1; n++) {
+                m = modsig_of_size(&s, n);
+                ck_why(why_of(p, "sha256", d, 32, m, n),
+                       n <= RT_MODSIG_MAX ? RT_MODSIG_OK : RT_MODSIG_TOO_BIG);
+                free(m);
+        }
+        rt_policy_free(p);
+        signer_done(&s);
+}
+END_TEST
+
+/* The entry's verdict: like ima-sig, a good modsig passes signed; otherwise the allowlist is
+ * checked against d-ng (the file as measured), and a failure names the signature's reason */
+START_TEST(test_modsig_entry_falls_back_to_the_allowlist_by_d_ng)
+{
+        struct signer s, o;
+        uint8_t d[32], *m;
+        size_t n;
+        char dng_hex[] = "sha256:0102030000000000000000000000000000000000000000000000000000000000",
+             dmod_hex[7 + 65];
+        struct rt_policy *p;
+        struct rt_ctx *c;
+        struct rt_state *st = calloc(1, sizeof(*st));
+        enum rt_reason why;
+        struct ima_entry e;
+
+        signer_make(&s, 1);
+        signer_make(&o, 2);
+        SHA256(mod_content, sizeof(mod_content), d);
+        memcpy(dmod_hex, "sha256:", 7);
+        hex_encode(d, 32, dmod_hex + 7);
+        n = modsig_make(&s, EVP_sha256(), mod_content, sizeof(mod_content), 0, 0, &m);
+        e = modsig_entry("sha256", d, 32, m, n);
+
+        /* trusted: signed */
+        p = policy_trusting(&s, NULL);
+        ck_assert_int_eq(rt_ctx_new(p, &c), 0);
+        rt_state_init(st);
+        ck_assert_int_eq(rt_eval_entry(c, &e, 1, st, &why), RT_PASS_SIGNED);
+        ck_assert_uint_eq(st->signed_ok, 1);
+        rt_ctx_free(c);
+        rt_policy_free(p);
+        /* untrusted: unknown_key; the same with d-modsig allowlisted (not what is checked) */
+        p = policy_trusting(&o, dmod_hex);
+        ck_assert_int_eq(rt_ctx_new(p, &c), 0);
+        why = RT_REASON__COUNT;
+        ck_assert_int_eq(rt_eval_entry(c, &e, 1, st, &why), RT_FAIL);
+        ck_assert_int_eq(why, RT_REASON_UNKNOWN_KEY);
+        rt_ctx_free(c);
+        rt_policy_free(p);
+        /* untrusted but d-ng allowlisted: passes unsigned */
+        p = policy_trusting(&o, dng_hex);
+        ck_assert_int_eq(rt_ctx_new(p, &c), 0);
+        ck_assert_int_eq(rt_eval_entry(c, &e, 1, st, &why), RT_PASS);
+        rt_ctx_free(c);
+        rt_policy_free(p);
+        /* trusted key, bad signature (d-modsig changed): bad_signature */
+        d[0] ^= 1;
+        p = policy_trusting(&s, NULL);
+        ck_assert_int_eq(rt_ctx_new(p, &c), 0);
+        ck_assert_int_eq(rt_eval_entry(c, &e, 1, st, &why), RT_FAIL);
+        ck_assert_int_eq(why, RT_REASON_BAD_SIGNATURE);
+        rt_ctx_free(c);
+        rt_policy_free(p);
+        free(m);
+        free(st);
+        signer_done(&s);
+        signer_done(&o);
+}
+END_TEST
+
 static Suite *suite(void)
 {
         Suite *s = suite_create("runtime");
@@ -584,6 +906,9 @@ static Suite *suite(void)
         tcase_add_test(t, test_cap_failures_max);
         tcase_add_test(t, test_cap_ignored_keyrings);
         tcase_add_test(t, test_sig_header);
+        tcase_add_test(t, test_modsig_verdicts);
+        tcase_add_test(t, test_cap_modsig);
+        tcase_add_test(t, test_modsig_entry_falls_back_to_the_allowlist_by_d_ng);
         suite_add_tcase(s, t);
         return s;
 }
