@@ -191,6 +191,8 @@ static const struct rt_path *path_find(const struct allowlist *a, uint64_t h, co
 {
         size_t i = h & a->pmask;
 
+        if (!a->pslots) /* the member is absent, or lists nothing */
+                return NULL;
         for (;;) {
                 const struct slot *sl = &a->pslots[i];
 
@@ -214,6 +216,8 @@ static bool digest_find(const struct allowlist *a, uint64_t h, const char *path,
 {
         size_t i = h & a->dmask;
 
+        if (!a->dslots)
+                return false;
         for (;;) {
                 const struct slot *sl = &a->dslots[i];
 

@@ -91,4 +91,31 @@ evm_bad=$(grep -E '^/[a-z0-9]+\.txt: verification failed' evm.txt | cut -d: -f1 
 [ "$evm_ok" = "$ours_ok" ] && [ "$evm_bad" = "$ours_bad" ] ||
         fail "evmctl: ok '$evm_ok' failed '$evm_bad'; ours: ok '$ours_ok' failed '$ours_bad'"
 ok "evmctl ima_measurement --key agrees: verified $evm_ok, failed $evm_bad"
+# the real signed-file boot (tests/data/ima-sig-qemu: evmctl ima_sign v2 signatures, appraised by
+# the kernel): a policy of the boot's trusted certificate and its _ima key measurement only (no
+# digests); the signed files pass as signed, the other key's file unknown_key, the file changed
+# after signing bad_signature, unsigned files not_allowed, entry 0 left to require_boot_aggregate.
+# The signature verdicts are cross-checked with openssl over each logged digest.
+d=$TOP/tests/data/ima-sig-qemu
+jq -n --rawfile c "$d/ima-cert.pem" --arg k "$(sha "$d/ima-cert.der")" \
+        '{ima: {runtime: {keys: [$c], keyrings: {"_ima": [$k]}}}}' >qemu.json
+"$TOOL" eval qemu.json "$d/binary_runtime_measurements" >qemu.txt
+for want in "excluded - boot_aggregate" "fail not_allowed /bin/keyctl" "pass - _ima" \
+        "signed - /data/signed/good.txt" "signed - /data/signed/hello.sh" \
+        "fail unknown_key /data/signed/other.txt" "fail bad_signature /data/signed/tampered.txt"; do
+        grep -q "^[0-9]* $want\$" qemu.txt || fail "ima-sig-qemu: no '$want': $(cat qemu.txt)"
+done
+grep -q '^0 excluded - boot_aggregate$' qemu.txt || fail "ima-sig-qemu: entry 0: $(head -1 qemu.txt)"
+openssl x509 -in "$d/ima-cert.pem" -pubkey -noout >qemu.pub
+ssl_ok=""
+while read -r _ _ tmpl dg path sig; do
+        [ "$tmpl" = ima-sig ] && [ -n "${sig:-}" ] || continue
+        xxd -r -p <<<"${sig:18}" >q.sig
+        xxd -r -p <<<"${dg#sha256:}" >q.dg
+        openssl pkeyutl -verify -pubin -inkey qemu.pub -sigfile q.sig -in q.dg \
+                -pkeyopt digest:sha256 >/dev/null 2>&1 && ssl_ok="$ssl_ok $path"
+done <"$d/ascii_runtime_measurements"
+ours_ok=$(awk '$2 == "signed" { printf " %s", $4 }' qemu.txt)
+[ "$ssl_ok" = "$ours_ok" ] || fail "ima-sig-qemu: openssl verifies '$ssl_ok', we passed as signed '$ours_ok'"
+ok "the real signed-file boot judged: signed$ours_ok (openssl agrees), other key unknown_key, changed file bad_signature, a policy without digests"
 echo "all runtime signature checks passed"

@@ -175,6 +175,45 @@ START_TEST(test_real_logs_pass_their_allowlist)
 }
 END_TEST
 
+/*
+ * Each member is optional: a section of one member alone judges every entry of real logs (files
+ * fall through to an allowlist that is not there: not_allowed), never touching a table it lacks.
+ */
+START_TEST(test_each_member_alone_judges_real_logs)
+{
+        static const char *const sections[] = {
+                "{\"excludes\":[\"/nothing\"]}",
+                "{\"keyrings\":{\".ima\":["
+                "\"0000000000000000000000000000000000000000000000000000000000000000\"]}}",
+                "{\"ima_buf\":{\"x\":["
+                "\"0000000000000000000000000000000000000000000000000000000000000000\"]}}",
+                "{\"ignored_keyrings\":[\".ima\"]}",
+                "{\"violations\":{\"allow\":5}}",
+                "{\"failures_max\":3}",
+                "{\"digests\":{}}",
+        };
+        static const char *const boots[] = {"qemu61-tcb", "ima-sig-sha512", "ima-buf-runtime"};
+
+        for (size_t i = 0; i < ARRAY_SIZE(sections); i++)
+                for (size_t b = 0; b < ARRAY_SIZE(boots); b++) {
+                        json_error_t je;
+                        json_t *o = json_loads(sections[i], 0, &je);
+                        struct rt_policy *p;
+                        struct rt_state st;
+
+                        ck_assert_msg(o != NULL, "%s: %s", sections[i], je.text);
+                        p = parse_ok(o);
+                        eval_log(p, boots[b], &st);
+                        ck_assert_msg(st.failed > 0 && st.passed + st.failed + st.excluded > 0,
+                                      "%s on %s: %" PRIu64 " failed", sections[i], boots[b],
+                                      st.failed);
+                        if (st.nfail && strchr(st.fail[0].path, '/'))
+                                ck_assert_int_eq(st.fail[0].reason, RT_REASON_NOT_ALLOWED);
+                        rt_policy_free(p);
+                }
+}
+END_TEST
+
 /* ---- each reason ---- */
 
 START_TEST(test_file_outside_allowlist_fails_not_allowed)
@@ -888,6 +927,7 @@ static Suite *suite(void)
 
         tcase_set_timeout(t, 300);
         tcase_add_test(t, test_real_logs_pass_their_allowlist);
+        tcase_add_test(t, test_each_member_alone_judges_real_logs);
         tcase_add_test(t, test_file_outside_allowlist_fails_not_allowed);
         tcase_add_test(t, test_other_digest_fails_digest_mismatch);
         tcase_add_test(t, test_digest_of_another_algorithm_does_not_match);
