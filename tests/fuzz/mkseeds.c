@@ -40,7 +40,7 @@
 static const char *const suffix[3] = {"m1", "eq", "p1"};
 static const char *top_dir;
 
-static void die(const char *what)
+_Noreturn static void die(const char *what)
 {
         fprintf(stderr, "mkseeds: %s: %s\n", what, strerror(errno));
         exit(1);
@@ -616,7 +616,7 @@ static uint8_t *modsig_sized(EVP_PKEY *k, X509 *c, size_t pad, size_t *ret_len)
         CMS_SignerInfo *si;
         unsigned char *der = NULL;
         uint8_t *z = calloc(1, pad), *out;
-        int n;
+        int n = 0;
 
         if (!in || !cms || !z ||
             !(si = CMS_add1_signer(cms, c, k, EVP_sha256(),
