@@ -17,6 +17,7 @@
 #include <pcre2.h>
 
 #include "evidence/jpath.h"
+#include "policy/policy-internal.h"
 #include "policy/runtime.h"
 #include "util/hex.h"
 
@@ -638,11 +639,8 @@ int rt_policy_from_json(const json_t *o, const char *path, struct rt_policy **re
         json_t *v;
         int x;
 
-        if ((x = jpath_object(o, path, keys, C_TYPE, C_UNKNOWN, err)) < 0)
+        if ((x = policy_section_object(o, path, keys, err)) < 0)
                 return x;
-        if (json_object_size(o) == 0)
-                return jpath_fail(err, -EBADMSG, C_EMPTY, path,
-                                  "an empty section checks nothing; leave it out");
         if (!(pol = calloc(1, sizeof(*pol))))
                 return -ENOMEM;
         pol->violations_fail = true;
