@@ -25,7 +25,6 @@
 #define C_UNKNOWN AE_POLICY_UNKNOWN_FIELD
 #define C_VALUE AE_POLICY_BAD_VALUE
 #define C_HEX AE_POLICY_BAD_HEX
-#define C_EMPTY AE_POLICY_EMPTY_SECTION
 
 /* ---- algorithms and reasons ---- */
 
