@@ -14,6 +14,7 @@
 #include "policy/policy.h"
 #include "policy/runtime.h"
 #include "policy/verdict.h"
+#include "util/buf.h"
 #include "util/hex.h"
 #include "verify/claims.h"
 #include "verify/verify.h"
@@ -161,6 +162,7 @@ struct round {
         char ref[API_POLICY_REF_MAX];
         enum verdict_status status;
         json_t *verdict;
+        char *text;             /* the verdict as stored (compact JSON) */
         uint32_t failed_claims; /* bit per enum claim_id that did not pass */
         char failing[384];      /* their names, ", " between, for the log */
         uint8_t *state;         /* the next replay state, encoded */
@@ -177,6 +179,7 @@ static void round_done(struct round *rd)
         policy_cached_unref(rd->policy);
         rt_ctx_free(rd->rt);
         json_decref(rd->verdict);
+        free(rd->text);
         free(rd->state);
 }
 
@@ -536,7 +539,7 @@ static int stage_judge(struct attestd *d, struct api_resp *r, struct round *rd)
 /* The result and the agent's next state, in one transaction. */
 static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
 {
-        _cleanup_free_ char *text = json_dumps(rd->verdict, JSON_COMPACT);
+        char *text = rd->text = json_dumps(rd->verdict, JSON_COMPACT);
         bool pass = rd->status == VERDICT_PASS;
         char esc[512];
         int e;
@@ -594,18 +597,26 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
         return 0;
 }
 
-/* The stored verdict with the result id in front. */
+/*
+ * The stored verdict with the result id in front: the stored text behind {"id":N, (the bytes
+ * jansson wrote for the verdict object with "id" inserted first, without building and dumping
+ * the verdict a second time).
+ */
 static void stage_respond(struct attestd *d, struct api_resp *r, const struct round *rd)
 {
-        json_t *o = json_pack("{s:I}", "id", (json_int_t)rd->rid);
+        size_t n = strlen(rd->text);
+        struct wb w;
 
-        if (!o || json_object_update(o, rd->verdict) < 0) {
-                json_decref(o);
+        if (wb_new(&w, n + 40) < 0) {
                 api_nomem(d, r);
                 return;
         }
-        if (api_json(r, 200, o) < 0)
-                api_nomem(d, r);
+        if (wb_put_json_int_first(&w, "id", rd->rid, rd->text, n) < 0) {
+                wb_free(&w);
+                api_error(d, r, 500, AE_INTERNAL, "could not judge");
+                return;
+        }
+        api_resp_text(r, 200, "application/json", (char *)w.p, wb_len(&w));
 }
 
 void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id)
