@@ -156,7 +156,9 @@ struct round {
         uint64_t nonce_expires;
         struct attest_err err; /* why verification failed, when !verified */
         bool verified;
-        struct verify_result vr;
+        /* api_evidence's own, not zeroed with the round (tens of KiB): verify_evidence fills it
+         * on success only, and it is read (and released) only when verified */
+        struct verify_result *vr;
         struct policy_cached *policy; /* parsed, from the cache; NULL: none bound, no "default" */
         struct rt_ctx *rt;            /* runtime: this round's ima.runtime context, if any */
         char ref[API_POLICY_REF_MAX];
@@ -175,7 +177,7 @@ static void round_done(struct round *rd)
         store_agent_free(rd->a);
         evidence_free(rd->ev);
         if (rd->verified)
-                verify_result_done(&rd->vr);
+                verify_result_done(rd->vr);
         policy_cached_unref(rd->policy);
         rt_ctx_free(rd->rt);
         json_decref(rd->verdict);
@@ -292,9 +294,11 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
                 api_error(d, r, 500, AE_STORE_CORRUPT, "stored AK of %s is unusable", rd->id);
                 return -EIO;
         }
-        replay_state_init(&prev);
-        if (rd->a->replay_state &&
-            replay_state_decode(rd->a->replay_state, rd->a->replay_state_len, &prev, &err) < 0) {
+        /* decode fills prev whole when it succeeds (and leaves it alone when not) */
+        if (!rd->a->replay_state)
+                replay_state_init(&prev);
+        else if (replay_state_decode(rd->a->replay_state, rd->a->replay_state_len, &prev, &err) <
+                 0) {
                 /* an unreadable state costs a full replay, not the agent */
                 log_warning("agent %s: stored replay state unusable (%s): replaying from 0", rd->id,
                             err.msg);
@@ -320,12 +324,12 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
                 in.entry = runtime_entry;
                 in.entry_arg = rd->rt;
         }
-        e = verify_evidence(&in, rd->ev, &rd->vr, &rd->err);
+        e = verify_evidence(&in, rd->ev, rd->vr, &rd->err);
         akcache_put(d->aks, ak);
         rd->verified = e == 0;
         if (e == 0 && rp && !armed) {
                 /* runtime: another policy judged the earlier entries; start again from 0 */
-                verify_result_done(&rd->vr);
+                verify_result_done(rd->vr);
                 rd->verified = false;
                 round_error(d, rd);
                 /* a replayed submission resets nothing */
@@ -346,10 +350,10 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
         }
         if (e == 0) {
                 if (rp)
-                        snprintf(rd->vr.next.runtime.ref, sizeof(rd->vr.next.runtime.ref), "%s",
+                        snprintf(rd->vr->next.runtime.ref, sizeof(rd->vr->next.runtime.ref), "%s",
                                  rd->ref);
                 else
-                        rt_state_init(&rd->vr.next.runtime);
+                        rt_state_init(&rd->vr->next.runtime);
                 return 0;
         }
         if (e == -ENOMEM) {
@@ -467,7 +471,7 @@ static int verdict_json(struct round *rd, json_t **ret, enum verdict_status *ret
                                  "checked beyond the quote and the log");
                 return *ret ? 0 : -ENOMEM;
         }
-        if ((e = claims_from_verified(&rd->vr, rd->ev, &c)) < 0 ||
+        if ((e = claims_from_verified(rd->vr, rd->ev, &c)) < 0 ||
             (e = policy_eval(policy_cached_policy(rd->policy), &c, &v)) < 0)
                 return e;
         snprintf(v.policy, sizeof(v.policy), "%s", rd->ref);
@@ -508,7 +512,7 @@ static int stage_judge(struct attestd *d, struct api_resp *r, struct round *rd)
         rd->next_due = rd->now + (int64_t)d->cfg.interval * 1000;
         if ((e = verdict_json(rd, &rd->verdict, &rd->status)) < 0 ||
             (rd->verified &&
-             (e = replay_state_encode(&rd->vr.next, &rd->state, &rd->state_len)) < 0)) {
+             (e = replay_state_encode(&rd->vr->next, &rd->state, &rd->state_len)) < 0)) {
                 api_error(d, r, 500, AE_INTERNAL, "could not judge");
                 return e;
         }
@@ -525,11 +529,11 @@ static int stage_judge(struct attestd *d, struct api_resp *r, struct round *rd)
              json_object_set_new(v, "ima",
                                  json_pack("{s:I, s:I, s:I, s:b, s:b, s:b}", "offset",
                                            (json_int_t)rd->ev->ima_offset, "new_entries",
-                                           (json_int_t)rd->vr.new_entries, "entries",
-                                           (json_int_t)rd->vr.next.entries, "rebooted",
-                                           rd->vr.rebooted, "boot_aggregate_seen",
-                                           rd->vr.boot_aggregate_seen, "boot_aggregate_ok",
-                                           rd->vr.boot_aggregate_ok)) < 0)) {
+                                           (json_int_t)rd->vr->new_entries, "entries",
+                                           (json_int_t)rd->vr->next.entries, "rebooted",
+                                           rd->vr->rebooted, "boot_aggregate_seen",
+                                           rd->vr->boot_aggregate_seen, "boot_aggregate_ok",
+                                           rd->vr->boot_aggregate_ok)) < 0)) {
                 api_error(d, r, 500, AE_INTERNAL, "could not judge");
                 return -ENOMEM;
         }
@@ -556,7 +560,7 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
                 .verdict = text,
                 .next_due = rd->next_due,
                 /* a failed round keeps the last good state: the next one retries */
-                .ima_offset = rd->verified ? rd->vr.next.entries : rd->a->ima_offset,
+                .ima_offset = rd->verified ? rd->vr->next.entries : rd->a->ima_offset,
                 .replay_state = rd->verified ? rd->state : rd->a->replay_state,
                 .replay_state_len = rd->verified ? rd->state_len : rd->a->replay_state_len,
                 .nonce = rd->ev->nonce,
@@ -577,7 +581,7 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
                 return e;
         }
         if (rd->verified)
-                metrics_replayed(&d->metrics, rd->vr.new_entries);
+                metrics_replayed(&d->metrics, rd->vr->new_entries);
         metrics_attestation(&d->metrics, pass ? METRICS_PASS : METRICS_FAIL,
                             (uint64_t)(mono_us() - rd->t0));
         for (unsigned c = 0; c < CLAIM__COUNT; c++)
@@ -621,7 +625,8 @@ static void stage_respond(struct attestd *d, struct api_resp *r, const struct ro
 
 void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id)
 {
-        _cleanup_(round_done) struct round rd = {.id = id, .t0 = mono_us()};
+        struct verify_result vr;
+        _cleanup_(round_done) struct round rd = {.id = id, .t0 = mono_us(), .vr = &vr};
 
         if (stage_gate(d, req, r, &rd) < 0 || stage_decode(d, req, r, &rd) < 0 ||
             stage_policy(d, r, &rd) < 0 || stage_verify(d, r, &rd) < 0 ||
