@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The attestation round: challenge (nonce) and evidence (verdict). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,40 @@ static int challenge_boot_offset(struct attestd *d, const char *id, uint64_t *re
         return 0;
 }
 
+/* a string literal and its length, for wb_put */
+#define LIT_SZ(s) s, sizeof(s) - 1
+
+/*
+ * The challenge answer without a jansson tree: the bytes json_pack("{s:s, s:o, s:I, s:I, s:s}")
+ * dumps compact, when every string is plain (wb_put_json_plain: the nonce's hex, the time, the
+ * PCR selection text all are); -EINVAL otherwise (the caller packs it with jansson).
+ */
+static int challenge_text(struct api_resp *r, const char *hex, int64_t expires, uint64_t offset,
+                          uint64_t boot_offset, const char *sel)
+{
+        char t[API_TIME_MAX], num[96];
+        struct wb w;
+        int n, e;
+
+        if (wb_new(&w, 2 * NONCE_LEN + API_TIME_MAX + strlen(sel) + 160) < 0)
+                return -ENOMEM;
+        api_time(expires, t);
+        /* the integers as jansson's json_int_t (a signed 64-bit value) */
+        n = snprintf(num, sizeof(num), ",\"ima_offset\":%" PRId64 ",\"boot_offset\":%" PRId64,
+                     (int64_t)offset, (int64_t)boot_offset);
+        if (n < 0 || (size_t)n >= sizeof(num) || (e = wb_put(&w, LIT_SZ("{\"nonce\":"))) < 0 ||
+            (e = wb_put_json_plain(&w, hex)) < 0 || (e = wb_put(&w, LIT_SZ(",\"expires\":"))) < 0 ||
+            (e = expires > 0 ? wb_put_json_plain(&w, t) : wb_put(&w, LIT_SZ("null"))) < 0 ||
+            (e = wb_put(&w, num, (size_t)n)) < 0 ||
+            (e = wb_put(&w, LIT_SZ(",\"pcr_selection\":"))) < 0 ||
+            (e = wb_put_json_plain(&w, sel)) < 0 || (e = wb_put(&w, LIT_SZ("}"))) < 0) {
+                wb_free(&w);
+                return -EINVAL;
+        }
+        api_resp_text(r, 201, "application/json", (char *)w.p, wb_len(&w));
+        return 0;
+}
+
 void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id)
 {
         uint64_t offset, boot_offset = 0;
@@ -74,6 +109,8 @@ void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp
                 return;
         }
         hex_encode(nonce, sizeof(nonce), hex);
+        if (challenge_text(r, hex, (int64_t)expires, offset, boot_offset, d->pcr_sel_text) == 0)
+                return;
         /* boot_offset: bytes of the firmware event log the verifier holds for this boot */
         if (api_json(r, 201,
                      json_pack("{s:s, s:o, s:I, s:I, s:s}", "nonce", hex, "expires",

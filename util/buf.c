@@ -403,3 +403,22 @@ int wb_put_json_int_first(struct wb *w, const char *key, int64_t value, const ch
                 return e;
         return wb_put(w, obj + 1, n - 1);
 }
+
+int wb_put_json_plain(struct wb *w, const char *s)
+{
+        size_t n = strlen(s);
+        uint8_t *o;
+        int e;
+
+        for (size_t i = 0; i < n; i++)
+                if ((uint8_t)s[i] < 0x20 || (uint8_t)s[i] > 0x7e || s[i] == '"' || s[i] == '\\')
+                        return -EINVAL;
+        if (n > SIZE_MAX - 2)
+                return -E2BIG;
+        if ((e = wb_reserve(w, n + 2, &o)) < 0)
+                return e;
+        o[0] = '"';
+        memcpy(o + 1, s, n);
+        o[n + 1] = '"';
+        return 0;
+}

@@ -119,4 +119,12 @@ int wb_sized_end(struct wb *w, bool big_endian, size_t mark, size_t limit) _wur_
 int wb_put_json_int_first(struct wb *w, const char *key, int64_t value, const char *obj, size_t n)
         _wur_;
 
+/*
+ * s as a JSON string ("s") when every byte is printable ASCII other than '"' and '\\' (0x20..0x7e):
+ * then the bytes are what any JSON encoder writes (jansson: json_dumps of json_string(s) with
+ * JSON_ENCODE_ANY). -EINVAL for any other byte (the caller encodes such text with its escapes),
+ * -E2BIG past the maximum; the writer unchanged on error.
+ */
+int wb_put_json_plain(struct wb *w, const char *s) _wur_;
+
 #endif

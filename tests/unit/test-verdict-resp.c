@@ -4,10 +4,12 @@
  * wb_put_json_int_first from the stored text must be the bytes jansson wrote before (the verdict
  * object with "id" inserted first, dumped compact): real verdicts from verdict_to_json with
  * hostile strings at their caps, the daemon's fields added as stage_judge adds them, the
- * unverified and no-policy shapes; and the writer's refusals.
+ * unverified and no-policy shapes; and the writer's refusals. The challenge answer's strings
+ * (wb_put_json_plain): the bytes jansson writes for every plain string, a refusal for the rest.
  */
 #include <check.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <jansson.h>
 
@@ -190,6 +192,54 @@ START_TEST(test_writer_refuses_what_is_not_an_object_and_stays_bounded)
 }
 END_TEST
 
+/* Every byte value alone and inside a string: written as jansson writes it, or refused. */
+START_TEST(test_plain_strings_are_the_jansson_bytes_and_the_rest_is_refused)
+{
+        static const char *ok[] = {"", "sha256:0,1,2,3,4,5,6,7,8,9,10", "2026-12-03T23:59:59Z",
+                                   "0123456789abcdef", " !#$%&'()*+,-./:;<=>?@[]^_`{|}~"};
+        uint8_t st[64];
+        struct wb w;
+
+        for (unsigned c = 1; c < 256; c++) {
+                char s[4] = {'a', (char)c, 'b', 0};
+                json_t *j = json_string(s);
+                char *want = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+                bool plain = c >= 0x20 && c <= 0x7e && c != '"' && c != '\\';
+
+                wb_init(&w, st, sizeof(st));
+                if (!plain) {
+                        ck_assert_msg(wb_put_json_plain(&w, s) == -EINVAL, "byte 0x%02x", c);
+                        ck_assert_uint_eq(wb_len(&w), 0);
+                } else {
+                        ck_assert_ptr_nonnull(want);
+                        ck_assert_int_eq(wb_put_json_plain(&w, s), 0);
+                        ck_assert_uint_eq(wb_len(&w), strlen(want));
+                        ck_assert_msg(memcmp(st, want, strlen(want)) == 0, "byte 0x%02x", c);
+                }
+                free(want);
+                json_decref(j);
+        }
+        for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+                json_t *j = json_string(ok[i]);
+                char *want = json_dumps(j, JSON_ENCODE_ANY);
+
+                wb_init(&w, st, sizeof(st));
+                ck_assert_int_eq(wb_put_json_plain(&w, ok[i]), 0);
+                ck_assert_uint_eq(wb_len(&w), strlen(want));
+                ck_assert_mem_eq(st, want, strlen(want));
+                free(want);
+                json_decref(j);
+        }
+        /* at the maximum, then one byte past it: nothing written */
+        wb_init(&w, st, 4);
+        ck_assert_int_eq(wb_put_json_plain(&w, "ab"), 0);
+        ck_assert_uint_eq(wb_len(&w), 4);
+        wb_init(&w, st, 4);
+        ck_assert_int_eq(wb_put_json_plain(&w, "abc"), -E2BIG);
+        ck_assert_uint_eq(wb_len(&w), 0);
+}
+END_TEST
+
 static Suite *verdict_resp_suite(void)
 {
         Suite *s = suite_create("verdict-resp");
@@ -198,6 +248,7 @@ static Suite *verdict_resp_suite(void)
         tcase_add_test(tc, test_response_is_the_jansson_bytes_for_policy_verdicts);
         tcase_add_test(tc, test_response_is_the_jansson_bytes_for_the_other_shapes);
         tcase_add_test(tc, test_writer_refuses_what_is_not_an_object_and_stays_bounded);
+        tcase_add_test(tc, test_plain_strings_are_the_jansson_bytes_and_the_rest_is_refused);
         suite_add_tcase(s, tc);
         return s;
 }
