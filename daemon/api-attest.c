@@ -386,11 +386,15 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
                 return -ESTALE;
         }
         if (e == 0) {
+                struct rt_state *rs = &rd->vr->next.runtime;
+
                 if (rp)
-                        snprintf(rd->vr->next.runtime.ref, sizeof(rd->vr->next.runtime.ref), "%s",
-                                 rd->ref);
-                else
-                        rt_state_init(&rd->vr->next.runtime);
+                        snprintf(rs->ref, sizeof(rs->ref), "%s", rd->ref);
+                else if (rs->ref[0] || rs->nfail || rs->passed || rs->failed || rs->excluded ||
+                         rs->signed_ok || rs->violations)
+                        /* no runtime policy: no runtime results kept (cleared once, not zeroed
+                         * again every round: tens of KiB; failures are read up to nfail only) */
+                        rt_state_init(rs);
                 return 0;
         }
         if (e == -ENOMEM) {
