@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The attestation round: challenge (nonce) and evidence (verdict). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "policy/policy.h"
 #include "policy/runtime.h"
 #include "policy/verdict.h"
+#include "util/buf.h"
 #include "util/hex.h"
 #include "verify/claims.h"
 #include "verify/verify.h"
@@ -35,6 +37,40 @@ static int challenge_boot_offset(struct attestd *d, const char *id, uint64_t *re
             replay_state_decode(a->replay_state, a->replay_state_len, &s, NULL) == 0 &&
             s.boot.valid)
                 *ret = s.boot.offset;
+        return 0;
+}
+
+/* a string literal and its length, for wb_put */
+#define LIT_SZ(s) s, sizeof(s) - 1
+
+/*
+ * The challenge answer without a jansson tree: the bytes json_pack("{s:s, s:o, s:I, s:I, s:s}")
+ * dumps compact, when every string is plain (wb_put_json_plain: the nonce's hex, the time, the
+ * PCR selection text all are); -EINVAL otherwise (the caller packs it with jansson).
+ */
+static int challenge_text(struct api_resp *r, const char *hex, int64_t expires, uint64_t offset,
+                          uint64_t boot_offset, const char *sel)
+{
+        char t[API_TIME_MAX], num[96];
+        struct wb w;
+        int n, e;
+
+        if (wb_new(&w, 2 * NONCE_LEN + API_TIME_MAX + strlen(sel) + 160) < 0)
+                return -ENOMEM;
+        api_time(expires, t);
+        /* the integers as jansson's json_int_t (a signed 64-bit value) */
+        n = snprintf(num, sizeof(num), ",\"ima_offset\":%" PRId64 ",\"boot_offset\":%" PRId64,
+                     (int64_t)offset, (int64_t)boot_offset);
+        if (n < 0 || (size_t)n >= sizeof(num) || (e = wb_put(&w, LIT_SZ("{\"nonce\":"))) < 0 ||
+            (e = wb_put_json_plain(&w, hex)) < 0 || (e = wb_put(&w, LIT_SZ(",\"expires\":"))) < 0 ||
+            (e = expires > 0 ? wb_put_json_plain(&w, t) : wb_put(&w, LIT_SZ("null"))) < 0 ||
+            (e = wb_put(&w, num, (size_t)n)) < 0 ||
+            (e = wb_put(&w, LIT_SZ(",\"pcr_selection\":"))) < 0 ||
+            (e = wb_put_json_plain(&w, sel)) < 0 || (e = wb_put(&w, LIT_SZ("}"))) < 0) {
+                wb_free(&w);
+                return -EINVAL;
+        }
+        api_resp_text(r, 201, "application/json", (char *)w.p, wb_len(&w));
         return 0;
 }
 
@@ -73,6 +109,8 @@ void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp
                 return;
         }
         hex_encode(nonce, sizeof(nonce), hex);
+        if (challenge_text(r, hex, (int64_t)expires, offset, boot_offset, d->pcr_sel_text) == 0)
+                return;
         /* boot_offset: bytes of the firmware event log the verifier holds for this boot */
         if (api_json(r, 201,
                      json_pack("{s:s, s:o, s:I, s:I, s:s}", "nonce", hex, "expires",
@@ -155,12 +193,15 @@ struct round {
         uint64_t nonce_expires;
         struct attest_err err; /* why verification failed, when !verified */
         bool verified;
-        struct verify_result vr;
+        /* api_evidence's own, not zeroed with the round (tens of KiB): verify_evidence fills it
+         * on success only, and it is read (and released) only when verified */
+        struct verify_result *vr;
         struct policy_cached *policy; /* parsed, from the cache; NULL: none bound, no "default" */
         struct rt_ctx *rt;            /* runtime: this round's ima.runtime context, if any */
         char ref[API_POLICY_REF_MAX];
         enum verdict_status status;
         json_t *verdict;
+        char *text;             /* the verdict as stored (compact JSON) */
         uint32_t failed_claims; /* bit per enum claim_id that did not pass */
         char failing[384];      /* their names, ", " between, for the log */
         uint8_t *state;         /* the next replay state, encoded */
@@ -173,10 +214,11 @@ static void round_done(struct round *rd)
         store_agent_free(rd->a);
         evidence_free(rd->ev);
         if (rd->verified)
-                verify_result_done(&rd->vr);
+                verify_result_done(rd->vr);
         policy_cached_unref(rd->policy);
         rt_ctx_free(rd->rt);
         json_decref(rd->verdict);
+        free(rd->text);
         free(rd->state);
 }
 
@@ -289,9 +331,11 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
                 api_error(d, r, 500, AE_STORE_CORRUPT, "stored AK of %s is unusable", rd->id);
                 return -EIO;
         }
-        replay_state_init(&prev);
-        if (rd->a->replay_state &&
-            replay_state_decode(rd->a->replay_state, rd->a->replay_state_len, &prev, &err) < 0) {
+        /* decode fills prev whole when it succeeds (and leaves it alone when not) */
+        if (!rd->a->replay_state)
+                replay_state_init(&prev);
+        else if (replay_state_decode(rd->a->replay_state, rd->a->replay_state_len, &prev, &err) <
+                 0) {
                 /* an unreadable state costs a full replay, not the agent */
                 log_warning("agent %s: stored replay state unusable (%s): replaying from 0", rd->id,
                             err.msg);
@@ -317,12 +361,12 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
                 in.entry = runtime_entry;
                 in.entry_arg = rd->rt;
         }
-        e = verify_evidence(&in, rd->ev, &rd->vr, &rd->err);
+        e = verify_evidence(&in, rd->ev, rd->vr, &rd->err);
         akcache_put(d->aks, ak);
         rd->verified = e == 0;
         if (e == 0 && rp && !armed) {
                 /* runtime: another policy judged the earlier entries; start again from 0 */
-                verify_result_done(&rd->vr);
+                verify_result_done(rd->vr);
                 rd->verified = false;
                 round_error(d, rd);
                 /* a replayed submission resets nothing */
@@ -342,11 +386,15 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
                 return -ESTALE;
         }
         if (e == 0) {
+                struct rt_state *rs = &rd->vr->next.runtime;
+
                 if (rp)
-                        snprintf(rd->vr.next.runtime.ref, sizeof(rd->vr.next.runtime.ref), "%s",
-                                 rd->ref);
-                else
-                        rt_state_init(&rd->vr.next.runtime);
+                        snprintf(rs->ref, sizeof(rs->ref), "%s", rd->ref);
+                else if (rs->ref[0] || rs->nfail || rs->passed || rs->failed || rs->excluded ||
+                         rs->signed_ok || rs->violations)
+                        /* no runtime policy: no runtime results kept (cleared once, not zeroed
+                         * again every round: tens of KiB; failures are read up to nfail only) */
+                        rt_state_init(rs);
                 return 0;
         }
         if (e == -ENOMEM) {
@@ -464,7 +512,7 @@ static int verdict_json(struct round *rd, json_t **ret, enum verdict_status *ret
                                  "checked beyond the quote and the log");
                 return *ret ? 0 : -ENOMEM;
         }
-        if ((e = claims_from_verified(&rd->vr, rd->ev, &c)) < 0 ||
+        if ((e = claims_from_verified(rd->vr, rd->ev, &c)) < 0 ||
             (e = policy_eval(policy_cached_policy(rd->policy), &c, &v)) < 0)
                 return e;
         snprintf(v.policy, sizeof(v.policy), "%s", rd->ref);
@@ -505,7 +553,7 @@ static int stage_judge(struct attestd *d, struct api_resp *r, struct round *rd)
         rd->next_due = rd->now + (int64_t)d->cfg.interval * 1000;
         if ((e = verdict_json(rd, &rd->verdict, &rd->status)) < 0 ||
             (rd->verified &&
-             (e = replay_state_encode(&rd->vr.next, &rd->state, &rd->state_len)) < 0)) {
+             (e = replay_state_encode(&rd->vr->next, &rd->state, &rd->state_len)) < 0)) {
                 api_error(d, r, 500, AE_INTERNAL, "could not judge");
                 return e;
         }
@@ -522,11 +570,11 @@ static int stage_judge(struct attestd *d, struct api_resp *r, struct round *rd)
              json_object_set_new(v, "ima",
                                  json_pack("{s:I, s:I, s:I, s:b, s:b, s:b}", "offset",
                                            (json_int_t)rd->ev->ima_offset, "new_entries",
-                                           (json_int_t)rd->vr.new_entries, "entries",
-                                           (json_int_t)rd->vr.next.entries, "rebooted",
-                                           rd->vr.rebooted, "boot_aggregate_seen",
-                                           rd->vr.boot_aggregate_seen, "boot_aggregate_ok",
-                                           rd->vr.boot_aggregate_ok)) < 0)) {
+                                           (json_int_t)rd->vr->new_entries, "entries",
+                                           (json_int_t)rd->vr->next.entries, "rebooted",
+                                           rd->vr->rebooted, "boot_aggregate_seen",
+                                           rd->vr->boot_aggregate_seen, "boot_aggregate_ok",
+                                           rd->vr->boot_aggregate_ok)) < 0)) {
                 api_error(d, r, 500, AE_INTERNAL, "could not judge");
                 return -ENOMEM;
         }
@@ -536,7 +584,7 @@ static int stage_judge(struct attestd *d, struct api_resp *r, struct round *rd)
 /* The result and the agent's next state, in one transaction. */
 static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
 {
-        _cleanup_free_ char *text = json_dumps(rd->verdict, JSON_COMPACT);
+        char *text = rd->text = json_dumps(rd->verdict, JSON_COMPACT);
         bool pass = rd->status == VERDICT_PASS;
         char esc[512];
         int e;
@@ -553,7 +601,7 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
                 .verdict = text,
                 .next_due = rd->next_due,
                 /* a failed round keeps the last good state: the next one retries */
-                .ima_offset = rd->verified ? rd->vr.next.entries : rd->a->ima_offset,
+                .ima_offset = rd->verified ? rd->vr->next.entries : rd->a->ima_offset,
                 .replay_state = rd->verified ? rd->state : rd->a->replay_state,
                 .replay_state_len = rd->verified ? rd->state_len : rd->a->replay_state_len,
                 .nonce = rd->ev->nonce,
@@ -574,7 +622,7 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
                 return e;
         }
         if (rd->verified)
-                metrics_replayed(&d->metrics, rd->vr.new_entries);
+                metrics_replayed(&d->metrics, rd->vr->new_entries);
         metrics_attestation(&d->metrics, pass ? METRICS_PASS : METRICS_FAIL,
                             (uint64_t)(mono_us() - rd->t0));
         for (unsigned c = 0; c < CLAIM__COUNT; c++)
@@ -594,23 +642,32 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
         return 0;
 }
 
-/* The stored verdict with the result id in front. */
+/*
+ * The stored verdict with the result id in front: the stored text behind {"id":N, (the bytes
+ * jansson wrote for the verdict object with "id" inserted first, without building and dumping
+ * the verdict a second time).
+ */
 static void stage_respond(struct attestd *d, struct api_resp *r, const struct round *rd)
 {
-        json_t *o = json_pack("{s:I}", "id", (json_int_t)rd->rid);
+        size_t n = strlen(rd->text);
+        struct wb w;
 
-        if (!o || json_object_update(o, rd->verdict) < 0) {
-                json_decref(o);
+        if (wb_new(&w, n + 40) < 0) {
                 api_nomem(d, r);
                 return;
         }
-        if (api_json(r, 200, o) < 0)
-                api_nomem(d, r);
+        if (wb_put_json_int_first(&w, "id", rd->rid, rd->text, n) < 0) {
+                wb_free(&w);
+                api_error(d, r, 500, AE_INTERNAL, "could not judge");
+                return;
+        }
+        api_resp_text(r, 200, "application/json", (char *)w.p, wb_len(&w));
 }
 
 void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id)
 {
-        _cleanup_(round_done) struct round rd = {.id = id, .t0 = mono_us()};
+        struct verify_result vr;
+        _cleanup_(round_done) struct round rd = {.id = id, .t0 = mono_us(), .vr = &vr};
 
         if (stage_gate(d, req, r, &rd) < 0 || stage_decode(d, req, r, &rd) < 0 ||
             stage_policy(d, r, &rd) < 0 || stage_verify(d, r, &rd) < 0 ||

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "util/buf.h"
@@ -381,4 +383,42 @@ int wb_sized_end(struct wb *w, bool big_endian, size_t mark, size_t limit)
         if (n > limit || n > UINT32_MAX)
                 return -E2BIG;
         return wb_set_u32(w, mark, big_endian, (uint32_t)n);
+}
+
+int wb_put_json_int_first(struct wb *w, const char *key, int64_t value, const char *obj, size_t n)
+{
+        char head[160];
+        int hl, e;
+
+        /* "{}" has no member to follow the new one: that would need no comma */
+        if (n < 3 || obj[0] != '{' || obj[n - 1] != '}' || obj[1] == '}')
+                return -EINVAL;
+        hl = snprintf(head, sizeof(head), "{\"%s\":%" PRId64 ",", key, value);
+        if (hl < 0 || (size_t)hl >= sizeof(head))
+                return -EINVAL;
+        /* all or nothing: room for both parts first */
+        if ((size_t)hl > wb_avail(w) || n - 1 > wb_avail(w) - (size_t)hl)
+                return -E2BIG;
+        if ((e = wb_put(w, head, (size_t)hl)) < 0)
+                return e;
+        return wb_put(w, obj + 1, n - 1);
+}
+
+int wb_put_json_plain(struct wb *w, const char *s)
+{
+        size_t n = strlen(s);
+        uint8_t *o;
+        int e;
+
+        for (size_t i = 0; i < n; i++)
+                if ((uint8_t)s[i] < 0x20 || (uint8_t)s[i] > 0x7e || s[i] == '"' || s[i] == '\\')
+                        return -EINVAL;
+        if (n > SIZE_MAX - 2)
+                return -E2BIG;
+        if ((e = wb_reserve(w, n + 2, &o)) < 0)
+                return e;
+        o[0] = '"';
+        memcpy(o + 1, s, n);
+        o[n + 1] = '"';
+        return 0;
 }

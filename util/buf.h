@@ -108,4 +108,23 @@ int wb_put_b64_scratch(struct wb *w, const char *s, size_t n) _wur_;
 int wb_sized_begin(struct wb *w, bool big_endian, size_t *ret_mark) _wur_;
 int wb_sized_end(struct wb *w, bool big_endian, size_t mark, size_t limit) _wur_;
 
+/*
+ * A compact JSON object's text obj (n bytes: "{" members "}" with at least one member, as
+ * json_dumps(JSON_COMPACT) writes it) with the integer member "key":value put in front: the bytes
+ * jansson writes for the same object with that member inserted first, without parsing or
+ * re-encoding obj. key: a literal that needs no escape. Nothing is checked inside obj (it was
+ * written by a JSON encoder); -EINVAL when it is not "{" ... "}" with room for a member, -E2BIG
+ * past the maximum (the writer unchanged).
+ */
+int wb_put_json_int_first(struct wb *w, const char *key, int64_t value, const char *obj, size_t n)
+        _wur_;
+
+/*
+ * s as a JSON string ("s") when every byte is printable ASCII other than '"' and '\\' (0x20..0x7e):
+ * then the bytes are what any JSON encoder writes (jansson: json_dumps of json_string(s) with
+ * JSON_ENCODE_ANY). -EINVAL for any other byte (the caller encodes such text with its escapes),
+ * -E2BIG past the maximum; the writer unchanged on error.
+ */
+int wb_put_json_plain(struct wb *w, const char *s) _wur_;
+
 #endif

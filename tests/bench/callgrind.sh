@@ -5,7 +5,9 @@
 # is read; again with R2 rounds; (total(R2) - total(R1)) / ((R2 - R1) x AGENTS) is what one
 # attestation costs beyond start-up and enrolment. With CLIENT=1 the client is counted the same
 # way (each build's own bench-daemon; attestd then runs natively). Prints one line per build; with OUT=DIR the R2 runs' callgrind
-# files stay in DIR (callgrind_annotate them for the functions). Figures only; not run by CI.
+# files stay in DIR (callgrind_annotate them for the functions); with ALLOCS=1 a second line gives
+# heap allocations per attestation (calls to malloc/calloc/realloc, subtracted the same way).
+# Figures only; not run by CI.
 #
 # Usage: tests/bench/callgrind.sh BUILD [BUILD...]      R1 (default 4), R2 (default 14), AGENTS
 #        (default 16), CTHREADS (default 4), THREADS (attestd --threads, default 4)
@@ -46,15 +48,30 @@ total() {
         wait "$pid" || true
         pid=""
         [ -z "${OUT:-}" ] || { mkdir -p "$OUT"; cp "$out" "$OUT/$(basename "$build").$rounds"; }
-        awk '/^(summary|totals):/ { print $2; exit }' "$out"
+        awk '/^(summary|totals):/ { printf "%s ", $2; exit }' "$out"
+        # heap allocations: the calls to malloc/calloc/realloc callgrind recorded (cfn= names the
+        # callee, by "(id) name" the first time and "(id)" after; the calls= line that follows
+        # counts them)
+        awk '/^cfn=/ { id = $1; sub(/^cfn=/, "", id); if (NF > 1) name[id] = $2; cur = name[id]; next }
+             /^calls=/ { if (cur == "malloc" || cur == "calloc" || cur == "realloc") {
+                             split($1, c, "="); n += c[2] }
+                         cur = ""; next }
+             END { print n + 0 }' "$out"
 }
 
 for b in "$@"; do
         build=$(cd "$b" && pwd)
-        t1=$(total "$build" "$r1")
-        t2=$(total "$build" "$r2")
+        r=$(total "$build" "$r1")
+        read -r t1 a1 <<<"$r"
+        r=$(total "$build" "$r2")
+        read -r t2 a2 <<<"$r"
         awk -v b="$build" -v t1="$t1" -v t2="$t2" -v n=$(((r2 - r1) * agents)) \
                 -v who="$([ "${CLIENT:-0}" = 1 ] && echo client || echo attestd)" 'BEGIN {
                 printf "%s: %s %.3f M instructions per attestation (%d attestations: %.1f M - %.1f M)\n",
                         b, who, (t2 - t1) / n / 1e6, n, t2 / 1e6, t1 / 1e6 }'
+        # ALLOCS=1: heap allocations per attestation the same way (malloc/calloc/realloc calls)
+        [ "${ALLOCS:-0}" != 1 ] || awk -v b="$build" -v a1="$a1" -v a2="$a2" \
+                -v n=$(((r2 - r1) * agents)) 'BEGIN {
+                printf "%s: %.1f heap allocations per attestation (%d - %d)\n", b, (a2 - a1) / n,
+                        a2, a1 }'
 done

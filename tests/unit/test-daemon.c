@@ -93,6 +93,85 @@ START_TEST(test_nonce_stateless_mac_ttl_and_binding)
 }
 END_TEST
 
+/* One nonce's two tags recomputed with one-shot HMAC(): 1 when both match. */
+static int nonce_tags_match(const uint8_t *key, size_t key_len, const uint8_t *n, const char *agent)
+{
+        uint8_t msg[32 + 14 + NONCE_AGENT_MAX], md[32];
+        size_t ll = sizeof("attestd-nonce-1"), al = strlen(agent);
+        unsigned mdlen = 0;
+
+        memcpy(msg, "attestd-nonce-1", ll);
+        memcpy(msg + ll, n, 14);
+        if (!HMAC(EVP_sha256(), key, (int)key_len, msg, ll + 14, md, &mdlen) ||
+            memcmp(md, n + 14, 9) != 0)
+                return 0;
+        ll = sizeof("attestd-nonce-agent-1");
+        memcpy(msg, "attestd-nonce-agent-1", ll);
+        memcpy(msg + ll, n, 14);
+        memcpy(msg + ll + 14, agent, al);
+        return HMAC(EVP_sha256(), key, (int)key_len, msg, ll + 14 + al, md, &mdlen) &&
+               memcmp(md, n + 23, 9) == 0;
+}
+
+#define NONCE_THREADS 8
+#define NONCE_ROUNDS 300
+
+struct nonce_worker {
+        struct nonce_store *s;
+        int id, bad;
+};
+
+/* Issues and checks NONCE_ROUNDS nonces for its own agents, every tag recomputed by HMAC(). */
+static void *nonce_worker_run(void *arg)
+{
+        struct nonce_worker *w = arg;
+
+        for (int i = 0; i < NONCE_ROUNDS; i++) {
+                struct attest_err err = {0};
+                uint8_t n[NONCE_LEN];
+                char agent[NONCE_AGENT_MAX + 1];
+                uint64_t exp = 0;
+
+                /* agent ids of every length up to the cap, so MACs of different sizes interleave */
+                snprintf(agent, sizeof(agent), "w%d-%d-%.*s", w->id, i, i % 50,
+                         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+                if (nonce_issue(w->s, agent, 5000, n, &exp) != 0 ||
+                    !nonce_tags_match(key1, sizeof(key1), n, agent) ||
+                    nonce_check(w->s, agent, n, NONCE_LEN, 5001, NULL, &err) != 0 ||
+                    nonce_check(w->s, "another", n, NONCE_LEN, 5001, NULL, &err) != -ESTALE)
+                        w->bad++;
+        }
+        return NULL;
+}
+
+/* The MAC contexts are reused (a pool of keyed contexts restarted per MAC) by many threads at
+ * once: every tag must still be HMAC-SHA256 of its own message under the key, never a
+ * continuation of another MAC or another thread's message. */
+START_TEST(test_nonce_macs_reused_across_threads)
+{
+        struct nonce_worker w[NONCE_THREADS];
+        pthread_t th[NONCE_THREADS];
+        struct nonce_store *s;
+        int bad = 0;
+
+        ck_assert_int_eq(nonce_store_new(1000, key1, sizeof(key1), &s), 0);
+        /* one thread first: the same contexts serve MAC after MAC */
+        w[0] = (struct nonce_worker){.s = s, .id = 99};
+        nonce_worker_run(&w[0]);
+        ck_assert_int_eq(w[0].bad, 0);
+        for (int i = 0; i < NONCE_THREADS; i++) {
+                w[i] = (struct nonce_worker){.s = s, .id = i};
+                ck_assert_int_eq(pthread_create(&th[i], NULL, nonce_worker_run, &w[i]), 0);
+        }
+        for (int i = 0; i < NONCE_THREADS; i++) {
+                ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+                bad += w[i].bad;
+        }
+        ck_assert_int_eq(bad, 0);
+        nonce_store_free(s);
+}
+END_TEST
+
 START_TEST(test_nonce_key_file)
 {
         char dir[] = "/tmp/attestd-key.XXXXXX", path[64];
@@ -686,6 +765,7 @@ int main(void)
         int failed;
 
         tcase_add_test(tc, test_nonce_stateless_mac_ttl_and_binding);
+        tcase_add_test(tc, test_nonce_macs_reused_across_threads);
         tcase_add_test(tc, test_nonce_key_file);
         tcase_add_test(tc, test_ratelimit_windows_and_log_lines);
         tcase_add_test(tc, test_store_identity_decommission_nonces);
