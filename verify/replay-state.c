@@ -56,10 +56,16 @@ void replay_state_init(struct replay_state *s)
         cdata_claims_init(&s->claims);
 }
 
-/* The decoder's scratch emptied but for runtime.fail[], which it writes up to nfail. */
+/* The IMA PCR values: a state's value holds those of its banks only (replay-state.h). */
+#define PCRS_AT offsetof(struct replay_state, pcr)
+#define PCRS_END (PCRS_AT + sizeof(((struct replay_state *)0)->pcr))
+
+/* The decoder's scratch emptied but for the PCR values (the walk empties those of the state's
+ * banks) and runtime.fail[] (written up to nfail). */
 static void scratch_empty(struct replay_state *s)
 {
-        memset(s, 0, USED_MIN);
+        memset(s, 0, PCRS_AT);
+        memset((uint8_t *)s + PCRS_END, 0, USED_MIN - PCRS_END);
         cdata_claims_init(&s->claims);
 }
 
@@ -72,7 +78,12 @@ size_t replay_state_used(const struct replay_state *s)
 
 void replay_state_copy(struct replay_state *dst, const struct replay_state *src)
 {
-        memcpy(dst, src, replay_state_used(src));
+        memcpy(dst, src, PCRS_AT);
+        for (int b = 0; b < BANK_COUNT; b++)
+                if (src->banks & BANK_MASK(b))
+                        memcpy(dst->pcr[b], src->pcr[b], sizeof(dst->pcr[b]));
+        memcpy((uint8_t *)dst + PCRS_END, (const uint8_t *)src + PCRS_END,
+               replay_state_used(src) - PCRS_END);
 }
 
 /* ---- encoding ---- */
@@ -606,8 +617,8 @@ static int decode_sections(struct dec *d, struct replay_state *s)
 
 /*
  * The whole walk: every field checked, the state built in *s (a scratch the caller drops on
- * failure). s is empty on entry, but for the PCR values when !pcrs: then they are checked for
- * length and not copied (the walk reads none of them back).
+ * failure), emptied by scratch_empty. With pcrs the PCR values of the state's banks are emptied and
+ * filled; without, they are checked for length only (the walk reads none of them back).
  */
 static int walk(struct dec *d, struct replay_state *s, bool pcrs)
 {
@@ -662,6 +673,9 @@ static int walk(struct dec *d, struct replay_state *s, bool pcrs)
                 if (s->used && !s->entries)
                         return bad(d, off, "used", "PCRs extended by no entry");
                 for (int b = 0; b < BANK_COUNT; b++)
+                        if (pcrs && (s->banks & BANK_MASK(b)))
+                                memset(s->pcr[b], 0, sizeof(s->pcr[b]));
+                for (int b = 0; b < BANK_COUNT; b++)
                         for (unsigned i = 0; i < PCR_COUNT; i++) {
                                 if (!(s->banks & BANK_MASK(b)) || !(s->used & (1u << i)))
                                         continue;
@@ -681,19 +695,14 @@ static int walk(struct dec *d, struct replay_state *s, bool pcrs)
         return 0;
 }
 
-/*
- * The walk on a scratch state with all but its IMA PCR values emptied (those take 6 KiB and are
- * not copied): for what needs the verdict of the decoder, not the state.
- */
+/* The walk without the IMA PCR values (neither emptied nor copied): for what needs the verdict of
+ * the decoder, not the state. */
 static int decode_check(const uint8_t *buf, size_t len, struct replay_state *scratch,
                         struct attest_err *err)
 {
         struct dec d = {.r = RD_INIT(buf, len), .err = err};
-        size_t from = offsetof(struct replay_state, pcr) + sizeof(scratch->pcr);
 
-        memset(scratch, 0, offsetof(struct replay_state, pcr));
-        memset((uint8_t *)scratch + from, 0, USED_MIN - from);
-        cdata_claims_init(&scratch->claims);
+        scratch_empty(scratch);
         return walk(&d, scratch, false);
 }
 

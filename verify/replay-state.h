@@ -80,9 +80,9 @@ struct rt_state {
 void rt_state_init(struct rt_state *s);
 
 /*
- * Per agent and per boot. No pointers. Only the used prefix is meaningful (runtime.fail past
- * runtime.nfail is not): copy it with replay_state_copy(), which copies that prefix only; a
- * whole-struct assignment is correct too but copies 31 KiB.
+ * Per agent and per boot. No pointers. Its value: every field but pcr[b] of a bank b not in banks
+ * (never replayed, never stored) and runtime.fail past runtime.nfail. replay_state_copy() copies
+ * just that; a whole-struct assignment is correct too but copies 31 KiB.
  */
 struct replay_state {
         bool valid; /* false: nothing known, replay from entry 0 */
@@ -91,7 +91,8 @@ struct replay_state {
         uint64_t entries; /* log entries consumed so far this boot */
         unsigned banks;   /* BANK_MASK() of the banks replayed: those quoted with PCR 10 */
         uint32_t used;    /* bit i: the log extended PCR i */
-        uint8_t pcr[BANK_COUNT][PCR_COUNT][BANK_DIGEST_MAX]; /* running replay values */
+        uint8_t pcr[BANK_COUNT][PCR_COUNT][BANK_DIGEST_MAX]; /* running replay values, of the
+                                                                banks in banks */
         bool boot_aggregate_seen;                            /* entry 0 was a boot_aggregate */
         bool boot_aggregate_ok; /* ... and matched the quoted PCRs 0-9 (0-7 for sha1) */
         /* claims of the accepted entries on PCR 10 since boot, typed */
@@ -122,9 +123,9 @@ struct replay_state {
 
 /* Empties s (nothing known), all of it: not for a hot path (31 KiB). */
 void replay_state_init(struct replay_state *s);
-/* Bytes of s that hold its value: all but runtime.fail[] past runtime.nfail. */
+/* Bytes of s up to the end of its value: all but runtime.fail[] past runtime.nfail. */
 size_t replay_state_used(const struct replay_state *s);
-/* *dst = *src, copying the used prefix only (dst and src must not overlap). */
+/* *dst = *src, copying its value only (dst and src must not overlap). */
 void replay_state_copy(struct replay_state *dst, const struct replay_state *src);
 /*
  * Encode into a new buffer (*ret, *ret_len bytes, free()); -ENOMEM, or -EINVAL for a state the

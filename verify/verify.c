@@ -18,7 +18,7 @@ void verify_result_done(struct verify_result *r)
         (void)r;
 }
 
-/* next last in the result, runtime last in next: the result's used part is one prefix */
+/* next last in the result: the result is its head and next's value */
 _Static_assert(offsetof(struct verify_result, next) + sizeof(struct replay_state) ==
                        sizeof(struct verify_result),
                "verify_result.next must be the last member");
@@ -287,7 +287,8 @@ int verify_evidence(const struct verify_input *in, const struct evidence *ev,
         r.boot_aggregate_ok = r.next.boot_aggregate_ok;
         if ((x = verify_boot(ev, prev, r.rebooted, &r, err)) < 0)
                 return x;
-        /* the used part only (verify.h): not the unused runtime failures */
-        memcpy(ret, &r, offsetof(struct verify_result, next) + replay_state_used(&r.next));
+        /* the value only (verify.h): not the unused PCR banks and runtime failures */
+        memcpy(ret, &r, offsetof(struct verify_result, next));
+        replay_state_copy(&ret->next, &r.next);
         return 0;
 }

@@ -598,15 +598,22 @@ START_TEST(test_boot_offset_reader_agrees_with_the_decoder)
 }
 END_TEST
 
-/* replay_state_copy: the value whole, the runtime failures past nfail not touched. */
-START_TEST(test_copy_takes_the_used_part_only)
+/*
+ * replay_state_copy: the value whole (the PCR values of the state's banks, the runtime failures up
+ * to nfail); the other banks' PCR values and the failures past nfail not touched.
+ */
+START_TEST(test_copy_takes_the_value_only)
 {
         static struct replay_state s, d;
-        size_t n, m;
+        size_t n, m, pcrs = offsetof(struct replay_state, pcr), end = pcrs + sizeof(s.pcr);
         uint8_t *a, *b;
 
         runtime_state(&s);
         max_boot(&s.boot);
+        s.banks |= BANK_MASK(BANK_SHA1);
+        s.used |= 1u << 4;
+        memset(s.pcr[BANK_SHA1][4], 0x11, 20);
+        memset(s.pcr[BANK_SHA256][4], 0x22, 32);
         ck_assert_uint_eq(replay_state_used(&s), offsetof(struct replay_state, runtime.fail) +
                                                          2 * sizeof(struct rt_failure));
         memset(&d, 0x5a, sizeof(d));
@@ -615,9 +622,48 @@ START_TEST(test_copy_takes_the_used_part_only)
         b = enc(&d, &m);
         ck_assert_uint_eq(m, n);
         ck_assert_mem_eq(a, b, n);
-        ck_assert_int_eq(memcmp(&d, &s, replay_state_used(&s)), 0);
+        ck_assert_int_eq(memcmp(&d, &s, pcrs), 0);
+        ck_assert_int_eq(memcmp(d.pcr[BANK_SHA1], s.pcr[BANK_SHA1], sizeof(s.pcr[0])), 0);
+        ck_assert_int_eq(memcmp(d.pcr[BANK_SHA256], s.pcr[BANK_SHA256], sizeof(s.pcr[0])), 0);
+        ck_assert_int_eq(
+                memcmp((uint8_t *)&d + end, (uint8_t *)&s + end, replay_state_used(&s) - end), 0);
+        ck_assert_uint_eq(d.pcr[BANK_SHA384][10][0], 0x5a);
         ck_assert_uint_eq(((uint8_t *)&d.runtime.fail[2])[0], 0x5a);
         free(a);
+        free(b);
+}
+END_TEST
+
+/* Fills the stack below the caller with 0x5a: the decoder's scratch is not found empty there. */
+static __attribute__((noinline)) void dirty_stack(void)
+{
+        volatile uint8_t junk[4 * sizeof(struct replay_state)];
+
+        for (size_t i = 0; i < sizeof(junk); i++)
+                junk[i] = 0x5a;
+}
+
+/* A decoded state's banks hold zeros where no entry extended a PCR: the replay starts there. */
+START_TEST(test_decode_empties_the_unused_pcrs_of_its_banks)
+{
+        static struct replay_state s, d;
+        struct attest_err err = {0};
+        uint8_t zero[BANK_DIGEST_MAX] = {0};
+        size_t n;
+        uint8_t *b;
+
+        small_state(&s);
+        s.banks |= BANK_MASK(BANK_SHA1);
+        b = enc(&s, &n);
+        memset(&d, 0x5a, sizeof(d));
+        dirty_stack();
+        ck_assert_msg(replay_state_decode(b, n, &d, &err) == 0, "%s", err.msg);
+        for (unsigned i = 0; i < PCR_COUNT; i++) {
+                ck_assert_int_eq(memcmp(d.pcr[BANK_SHA1][i], zero, sizeof(zero)), 0);
+                if (i != 10)
+                        ck_assert_int_eq(memcmp(d.pcr[BANK_SHA256][i], zero, sizeof(zero)), 0);
+        }
+        ck_assert_mem_eq(d.pcr[BANK_SHA256][10], s.pcr[BANK_SHA256][10], 32);
         free(b);
 }
 END_TEST
@@ -635,7 +681,8 @@ static Suite *replay_state_suite(void)
         tcase_add_test(tc, test_encoder_refuses_what_the_decoder_refuses);
         tcase_add_test(tc, test_boot_section_round_trip_and_bad_fields);
         tcase_add_test(tc, test_boot_offset_reader_agrees_with_the_decoder);
-        tcase_add_test(tc, test_copy_takes_the_used_part_only);
+        tcase_add_test(tc, test_copy_takes_the_value_only);
+        tcase_add_test(tc, test_decode_empties_the_unused_pcrs_of_its_banks);
         suite_add_tcase(s, tc);
         return s;
 }
