@@ -22,21 +22,22 @@
 
 /*
  * The bytes of the firmware event log the stored state holds (verify/boot.h): 0 without a
- * state, and whenever the IMA replay restarts (ima_offset 0: a new boot or a reset).
+ * state, and whenever the IMA replay restarts (ima_offset 0: a new boot or a reset). A state the
+ * evidence round could not decode (it replays from 0 then) gives 0 too: replay_state_boot_offset
+ * refuses exactly what replay_state_decode refuses, without building the state.
  */
 static int challenge_boot_offset(struct attestd *d, const char *id, uint64_t *ret)
 {
         _cleanup_(store_agent_freep) struct store_agent *a = NULL;
-        struct replay_state s;
+        uint64_t off = 0;
         int e;
 
         *ret = 0;
         if ((e = store_agent_get(d->store, id, &a)) < 0)
                 return e;
         if (a->replay_state &&
-            replay_state_decode(a->replay_state, a->replay_state_len, &s, NULL) == 0 &&
-            s.boot.valid)
-                *ret = s.boot.offset;
+            replay_state_boot_offset(a->replay_state, a->replay_state_len, &off, NULL) == 0)
+                *ret = off;
         return 0;
 }
 

@@ -256,10 +256,10 @@ int boot_verify(const struct evidence *ev, const struct pcr_sel *sel, const stru
                         *res = r;
                         return 0;
                 }
-                s = *prev;
-                if ((x = compare(&s, sel, pcrs, &r, err)) < 0)
+                if ((x = compare(prev, sel, pcrs, &r, err)) < 0)
                         return x;
-                *next = s;
+                if (next != prev)
+                        *next = *prev;
                 *res = r;
                 return 0;
         }
@@ -537,33 +537,43 @@ static int get_claims(struct bdec *d, struct boot_state *s)
         return 0;
 }
 
-int boot_state_get(const uint8_t *p, size_t n, size_t off, struct boot_state *ret,
-                   struct attest_err *err)
+int boot_state_get_in(const uint8_t *p, size_t n, size_t off, struct boot_state *s,
+                      struct attest_err *err)
 {
         struct bdec d = {.r = RD_INIT(p, n), .off = off, .err = err};
-        struct boot_state s;
         size_t at;
         int x;
 
-        boot_state_init(&s);
-        if ((x = bu64(&d, "offset", INT64_MAX, &s.offset)) < 0)
+        if ((x = bu64(&d, "offset", INT64_MAX, &s->offset)) < 0)
                 return x;
         at = rd_offset(&d.r);
-        if ((x = bu64(&d, "entries", TCGLOG_ENTRIES_MAX, &s.entries)) < 0)
+        if ((x = bu64(&d, "entries", TCGLOG_ENTRIES_MAX, &s->entries)) < 0)
                 return x;
-        if (s.entries == 0 || s.entries > s.offset)
+        if (s->entries == 0 || s->entries > s->offset)
                 return bbad(&d, at, "entries", "no entry, or more entries than bytes");
-        if ((x = get_spec(&d, &s)) < 0)
+        if ((x = get_spec(&d, s)) < 0)
                 return x;
         for (int b = 0; b < BANK_COUNT; b++)
-                for (unsigned i = 0; (s.banks & BANK_MASK(b)) && i < BOOT_PCRS; i++)
-                        if ((x = bbytes(&d, "pcrs", s.pcr[b][i], bank_size((enum bank)b))) < 0)
+                for (unsigned i = 0; (s->banks & BANK_MASK(b)) && i < BOOT_PCRS; i++)
+                        if ((x = bbytes(&d, "pcrs", s->pcr[b][i], bank_size((enum bank)b))) < 0)
                                 return x;
-        if ((x = get_claims(&d, &s)) < 0)
+        if ((x = get_claims(&d, s)) < 0)
                 return x;
         if (rd_left(&d.r))
                 return bbad(&d, rd_offset(&d.r), "end", "bytes after the section");
-        s.valid = true;
+        s->valid = true;
+        return 0;
+}
+
+int boot_state_get(const uint8_t *p, size_t n, size_t off, struct boot_state *ret,
+                   struct attest_err *err)
+{
+        struct boot_state s;
+        int x;
+
+        boot_state_init(&s);
+        if ((x = boot_state_get_in(p, n, off, &s, err)) < 0)
+                return x;
         *ret = s;
         return 0;
 }

@@ -105,6 +105,13 @@ int boot_state_put(struct wb *w, const struct boot_state *s) _wur_;
 int boot_state_get(const uint8_t *p, size_t n, size_t off, struct boot_state *ret,
                    struct attest_err *err) _wur_;
 /*
+ * The same, decoding in place into s, which must be empty (boot_state_init): no 3 KiB state
+ * emptied and copied. On failure s holds part of the section: for a caller whose s is itself a
+ * scratch it drops then (the replay-state decoder).
+ */
+int boot_state_get_in(const uint8_t *p, size_t n, size_t off, struct boot_state *s,
+                      struct attest_err *err) _wur_;
+/*
  * One round: prev is the stored state (NULL or !valid: none), sel/pcrs the verified quote's
  * selection and the PCR values it covers. *next and *res are written only on success.
  */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,16 @@ enum {
 #define FLAGS_ALL ((1u << SELINUX_FLAG__COUNT) - 1)
 #define CAPS_ALL ((1u << SELINUX_CAP__COUNT) - 1)
 
+/* the used prefix ends in runtime.fail[]: both must stay last (replay-state.h) */
+_Static_assert(offsetof(struct rt_state, fail) + sizeof(((struct rt_state *)0)->fail) ==
+                       sizeof(struct rt_state),
+               "rt_state.fail must be the last member");
+_Static_assert(offsetof(struct replay_state, runtime) + sizeof(struct rt_state) ==
+                       sizeof(struct replay_state),
+               "replay_state.runtime must be the last member");
+
+#define USED_MIN offsetof(struct replay_state, runtime.fail)
+
 void rt_state_init(struct rt_state *s)
 {
         memset(s, 0, sizeof(*s));
@@ -41,9 +52,38 @@ void rt_state_init(struct rt_state *s)
 
 void replay_state_init(struct replay_state *s)
 {
-        memset(s, 0, sizeof(*s));
+        memset(s, 0, sizeof(*s)); /* the runtime part too: no second rt_state_init */
         cdata_claims_init(&s->claims);
-        rt_state_init(&s->runtime);
+}
+
+/* The IMA PCR values: a state's value holds those of its banks only (replay-state.h). */
+#define PCRS_AT offsetof(struct replay_state, pcr)
+#define PCRS_END (PCRS_AT + sizeof(((struct replay_state *)0)->pcr))
+
+/* The decoder's scratch emptied but for the PCR values (the walk empties those of the state's
+ * banks) and runtime.fail[] (written up to nfail). */
+static void scratch_empty(struct replay_state *s)
+{
+        memset(s, 0, PCRS_AT);
+        memset((uint8_t *)s + PCRS_END, 0, USED_MIN - PCRS_END);
+        cdata_claims_init(&s->claims);
+}
+
+size_t replay_state_used(const struct replay_state *s)
+{
+        size_t n = s->runtime.nfail < RT_FAILURES_CAP ? s->runtime.nfail : RT_FAILURES_CAP;
+
+        return USED_MIN + n * sizeof(struct rt_failure);
+}
+
+void replay_state_copy(struct replay_state *dst, const struct replay_state *src)
+{
+        memcpy(dst, src, PCRS_AT);
+        for (int b = 0; b < BANK_COUNT; b++)
+                if (src->banks & BANK_MASK(b))
+                        memcpy(dst->pcr[b], src->pcr[b], sizeof(dst->pcr[b]));
+        memcpy((uint8_t *)dst + PCRS_END, (const uint8_t *)src + PCRS_END,
+               replay_state_used(src) - PCRS_END);
 }
 
 /* ---- encoding ---- */
@@ -180,10 +220,13 @@ static int encode(struct wb *w, const struct replay_state *s)
         return encode_runtime(w, &s->runtime);
 }
 
+static int decode_check(const uint8_t *buf, size_t len, struct replay_state *scratch,
+                        struct attest_err *err);
+
 int replay_state_encode(const struct replay_state *s, uint8_t **ret, size_t *ret_len)
 {
         struct wb w;
-        struct replay_state check;
+        struct replay_state check; /* the check's scratch: a few hundred bytes of it written */
         uint8_t *out;
         int x;
 
@@ -191,9 +234,14 @@ int replay_state_encode(const struct replay_state *s, uint8_t **ret, size_t *ret
                 return -EINVAL;
         if ((x = wb_new(&w, REPLAY_STATE_MAX)) < 0)
                 return x;
-        if ((x = encode(&w, s)) < 0 ||
-            /* what cannot be read back must not be stored: it would cost a full replay */
-            replay_state_decode(wb_data(&w), wb_len(&w), &check, NULL) < 0) {
+        /*
+         * What cannot be read back must not be stored: it would cost a full replay. The encoder
+         * writes what it is given; the decoder's rules between fields (entries below the entry
+         * count, runtime counts within it, printable words) are checked only there, so a state
+         * the verifier got wrong is refused here, not found unreadable next round. The check is
+         * the decoder's walk without building the state (no PCR values copied, nothing returned).
+         */
+        if ((x = encode(&w, s)) < 0 || decode_check(wb_data(&w), wb_len(&w), &check, NULL) < 0) {
                 wb_free(&w);
                 return x == -ENOMEM ? x : -EINVAL;
         }
@@ -549,7 +597,7 @@ static int decode_sections(struct dec *d, struct replay_state *s)
                 case BOOT_STATE_TAG:
                         if (rd_bytes(&d->r, len, &p) < 0)
                                 return truncated(d, "section");
-                        x = boot_state_get(p, len, off + 5, &s->boot, d->err);
+                        x = boot_state_get_in(p, len, off + 5, &s->boot, d->err);
                         break;
                 case RT_TAG:
                         x = decode_runtime(d, s->entries, &s->runtime);
@@ -567,78 +615,120 @@ static int decode_sections(struct dec *d, struct replay_state *s)
         return 0;
 }
 
+/*
+ * The whole walk: every field checked, the state built in *s (a scratch the caller drops on
+ * failure), emptied by scratch_empty. With pcrs the PCR values of the state's banks are emptied and
+ * filled; without, they are checked for length only (the walk reads none of them back).
+ */
+static int walk(struct dec *d, struct replay_state *s, bool pcrs)
+{
+        const uint8_t *m, *p;
+        uint8_t v = 0, f = 0, banks = 0;
+        size_t off, len = rd_left(&d->r);
+        int x;
+
+        if (!d->r.p && len)
+                return attest_fail(d->err, -EINVAL, AE_REPLAY_STATE_TRUNCATED, "no buffer");
+        if (len > REPLAY_STATE_MAX)
+                return attest_fail(d->err, -E2BIG, AE_REPLAY_STATE_TOO_BIG, "%zu bytes > %d", len,
+                                   REPLAY_STATE_MAX);
+        if (rd_bytes(&d->r, sizeof(magic), &m) < 0 || memcmp(m, magic, sizeof(magic)) != 0)
+                return attest_fail(d->err, -EBADMSG, AE_REPLAY_STATE_MAGIC,
+                                   "byte 0: not a replay state (no \"ars\" magic)");
+        if ((x = u8f(d, "version", &v)) < 0)
+                return x;
+        if (v != REPLAY_STATE_VERSION)
+                return attest_fail(d->err, -EBADMSG, AE_REPLAY_STATE_VERSION,
+                                   "byte 3 (version): %u is not supported (%d is)", v,
+                                   REPLAY_STATE_VERSION);
+        off = rd_offset(&d->r);
+        if ((x = u8f(d, "flags", &f)) < 0 || (x = bitsf(d, "flags", f, F_ALL, off)) < 0)
+                return x;
+        if (!(f & F_VALID) && f)
+                return bad(d, off, "flags", "an invalid state has no other flag");
+        if ((f & F_BA_OK) && !(f & F_BA_SEEN))
+                return bad(d, off, "flags", "boot_aggregate ok without seen");
+        s->valid = f & F_VALID;
+        s->boot_aggregate_seen = f & F_BA_SEEN;
+        s->boot_aggregate_ok = f & F_BA_OK;
+        if (s->valid) {
+                if ((x = u32f(d, "reset_count", &s->reset_count)) < 0 ||
+                    (x = u32f(d, "restart_count", &s->restart_count)) < 0 ||
+                    (x = u64f(d, "clock", &s->clock)) < 0 ||
+                    (x = u64f(d, "entries", &s->entries)) < 0)
+                        return x;
+                if (s->boot_aggregate_seen && s->entries == 0)
+                        return bad(d, 4, "flags", "boot_aggregate seen in no entry");
+                off = rd_offset(&d->r);
+                if ((x = u8f(d, "banks", &banks)) < 0 ||
+                    (x = bitsf(d, "banks", banks, BANK_MASK_ALL, off)) < 0)
+                        return x;
+                if (!banks)
+                        return bad(d, off, "banks", "no bank");
+                s->banks = banks;
+                off = rd_offset(&d->r);
+                if ((x = u32f(d, "used", &s->used)) < 0 ||
+                    (x = bitsf(d, "used", s->used, PCRS_USED_ALL, off)) < 0)
+                        return x;
+                if (s->used && !s->entries)
+                        return bad(d, off, "used", "PCRs extended by no entry");
+                for (int b = 0; b < BANK_COUNT; b++)
+                        if (pcrs && (s->banks & BANK_MASK(b)))
+                                memset(s->pcr[b], 0, sizeof(s->pcr[b]));
+                for (int b = 0; b < BANK_COUNT; b++)
+                        for (unsigned i = 0; i < PCR_COUNT; i++) {
+                                if (!(s->banks & BANK_MASK(b)) || !(s->used & (1u << i)))
+                                        continue;
+                                if (rd_bytes(&d->r, bank_size(b), &p) < 0)
+                                        return truncated(d, "pcrs");
+                                if (pcrs)
+                                        memcpy(s->pcr[b][i], p, bank_size(b));
+                        }
+                if ((x = decode_claims(d, s->entries, &s->claims)) < 0 ||
+                    (x = decode_sections(d, s)) < 0)
+                        return x;
+        }
+        if (rd_left(&d->r))
+                return attest_fail(d->err, -EBADMSG, AE_REPLAY_STATE_TRAILING,
+                                   "byte %zu: %zu bytes after the state", rd_offset(&d->r),
+                                   rd_left(&d->r));
+        return 0;
+}
+
+/* The walk without the IMA PCR values (neither emptied nor copied): for what needs the verdict of
+ * the decoder, not the state. */
+static int decode_check(const uint8_t *buf, size_t len, struct replay_state *scratch,
+                        struct attest_err *err)
+{
+        struct dec d = {.r = RD_INIT(buf, len), .err = err};
+
+        scratch_empty(scratch);
+        return walk(&d, scratch, false);
+}
+
 int replay_state_decode(const uint8_t *buf, size_t len, struct replay_state *ret,
                         struct attest_err *err)
 {
         struct dec d = {.r = RD_INIT(buf, len), .err = err};
         struct replay_state s;
-        const uint8_t *m;
-        uint8_t v = 0, f = 0, banks = 0;
-        size_t off;
         int x;
 
-        replay_state_init(&s);
-        if (!buf && len)
-                return attest_fail(err, -EINVAL, AE_REPLAY_STATE_TRUNCATED, "no buffer");
-        if (len > REPLAY_STATE_MAX)
-                return attest_fail(err, -E2BIG, AE_REPLAY_STATE_TOO_BIG, "%zu bytes > %d", len,
-                                   REPLAY_STATE_MAX);
-        if (rd_bytes(&d.r, sizeof(magic), &m) < 0 || memcmp(m, magic, sizeof(magic)) != 0)
-                return attest_fail(err, -EBADMSG, AE_REPLAY_STATE_MAGIC,
-                                   "byte 0: not a replay state (no \"ars\" magic)");
-        if ((x = u8f(&d, "version", &v)) < 0)
+        scratch_empty(&s);
+        if ((x = walk(&d, &s, true)) < 0)
                 return x;
-        if (v != REPLAY_STATE_VERSION)
-                return attest_fail(err, -EBADMSG, AE_REPLAY_STATE_VERSION,
-                                   "byte 3 (version): %u is not supported (%d is)", v,
-                                   REPLAY_STATE_VERSION);
-        off = rd_offset(&d.r);
-        if ((x = u8f(&d, "flags", &f)) < 0 || (x = bitsf(&d, "flags", f, F_ALL, off)) < 0)
-                return x;
-        if (!(f & F_VALID) && f)
-                return bad(&d, off, "flags", "an invalid state has no other flag");
-        if ((f & F_BA_OK) && !(f & F_BA_SEEN))
-                return bad(&d, off, "flags", "boot_aggregate ok without seen");
-        s.valid = f & F_VALID;
-        s.boot_aggregate_seen = f & F_BA_SEEN;
-        s.boot_aggregate_ok = f & F_BA_OK;
-        if (s.valid) {
-                if ((x = u32f(&d, "reset_count", &s.reset_count)) < 0 ||
-                    (x = u32f(&d, "restart_count", &s.restart_count)) < 0 ||
-                    (x = u64f(&d, "clock", &s.clock)) < 0 ||
-                    (x = u64f(&d, "entries", &s.entries)) < 0)
-                        return x;
-                if (s.boot_aggregate_seen && s.entries == 0)
-                        return bad(&d, 4, "flags", "boot_aggregate seen in no entry");
-                off = rd_offset(&d.r);
-                if ((x = u8f(&d, "banks", &banks)) < 0 ||
-                    (x = bitsf(&d, "banks", banks, BANK_MASK_ALL, off)) < 0)
-                        return x;
-                if (!banks)
-                        return bad(&d, off, "banks", "no bank");
-                s.banks = banks;
-                off = rd_offset(&d.r);
-                if ((x = u32f(&d, "used", &s.used)) < 0 ||
-                    (x = bitsf(&d, "used", s.used, PCRS_USED_ALL, off)) < 0)
-                        return x;
-                if (s.used && !s.entries)
-                        return bad(&d, off, "used", "PCRs extended by no entry");
-                for (int b = 0; b < BANK_COUNT; b++)
-                        for (unsigned i = 0; i < PCR_COUNT; i++)
-                                if ((s.banks & BANK_MASK(b)) && (s.used & (1u << i)) &&
-                                    rd_copy(&d.r, s.pcr[b][i], bank_size(b)) < 0)
-                                        return truncated(&d, "pcrs");
-                if ((x = decode_claims(&d, s.entries, &s.claims)) < 0 ||
-                    (x = decode_sections(&d, &s)) < 0)
-                        return x;
-                if ((x = decode_sections(&d, &s)) < 0)
-                        return x;
-        }
-        if (rd_left(&d.r))
-                return attest_fail(err, -EBADMSG, AE_REPLAY_STATE_TRAILING,
-                                   "byte %zu: %zu bytes after the state", rd_offset(&d.r),
-                                   rd_left(&d.r));
         if (ret)
-                *ret = s;
+                replay_state_copy(ret, &s);
+        return 0;
+}
+
+int replay_state_boot_offset(const uint8_t *buf, size_t len, uint64_t *ret, struct attest_err *err)
+{
+        struct replay_state s;
+        int x;
+
+        if ((x = decode_check(buf, len, &s, err)) < 0)
+                return x;
+        if (ret)
+                *ret = s.valid && s.boot.valid ? s.boot.offset : 0;
         return 0;
 }

@@ -65,17 +65,25 @@ struct rt_failure {
         char path[RT_FAIL_PATH_MAX + 1];
 };
 
-/* Counts are complete; failures hold the first nfail (at most the policy's failures_max). */
+/*
+ * Counts are complete; failures hold the first nfail (at most the policy's failures_max). Only
+ * fail[0 .. nfail-1] is ever read: the decoder and replay_state_copy() leave the rest as it was
+ * (21 KiB that would otherwise be zeroed and copied every round), so fail stays the last member.
+ */
 struct rt_state {
         char ref[RT_REF_MAX + 1]; /* "": no runtime policy judged this boot's entries */
         uint64_t passed, failed, excluded, signed_ok, violations;
         uint16_t nfail;
-        struct rt_failure fail[RT_FAILURES_CAP];
+        struct rt_failure fail[RT_FAILURES_CAP]; /* last: see above */
 };
 
 void rt_state_init(struct rt_state *s);
 
-/* Per agent and per boot. No pointers: copy it by assignment. */
+/*
+ * Per agent and per boot. No pointers. Its value: every field but pcr[b] of a bank b not in banks
+ * (never replayed, never stored) and runtime.fail past runtime.nfail. replay_state_copy() copies
+ * just that; a whole-struct assignment is correct too but copies 31 KiB.
+ */
 struct replay_state {
         bool valid; /* false: nothing known, replay from entry 0 */
         uint32_t reset_count, restart_count;
@@ -83,15 +91,17 @@ struct replay_state {
         uint64_t entries; /* log entries consumed so far this boot */
         unsigned banks;   /* BANK_MASK() of the banks replayed: those quoted with PCR 10 */
         uint32_t used;    /* bit i: the log extended PCR i */
-        uint8_t pcr[BANK_COUNT][PCR_COUNT][BANK_DIGEST_MAX]; /* running replay values */
+        uint8_t pcr[BANK_COUNT][PCR_COUNT][BANK_DIGEST_MAX]; /* running replay values, of the
+                                                                banks in banks */
         bool boot_aggregate_seen;                            /* entry 0 was a boot_aggregate */
         bool boot_aggregate_ok; /* ... and matched the quoted PCRs 0-9 (0-7 for sha1) */
         /* claims of the accepted entries on PCR 10 since boot, typed */
         struct cdata_claims claims;
-        /* runtime: the ima.runtime results since boot (section 'R') */
-        struct rt_state runtime;
         /* bootv: the firmware event log's replay and claims this boot (section 'B') */
         struct boot_state boot;
+        /* runtime: the ima.runtime results since boot (section 'R'); last, so that the used
+         * prefix (replay_state_used()) ends inside it */
+        struct rt_state runtime;
 };
 
 /* Bytes of each part at its largest; REPLAY_STATE_MAX is their sum. */
@@ -111,7 +121,12 @@ struct replay_state {
         (REPLAY_STATE_HEAD + REPLAY_STATE_COUNTERS + REPLAY_STATE_PCRS_MAX +                       \
          REPLAY_STATE_CLAIMS_MAX + REPLAY_STATE_RUNTIME_MAX + BOOT_STATE_SECTION_MAX)
 
+/* Empties s (nothing known), all of it: not for a hot path (31 KiB). */
 void replay_state_init(struct replay_state *s);
+/* Bytes of s up to the end of its value: all but runtime.fail[] past runtime.nfail. */
+size_t replay_state_used(const struct replay_state *s);
+/* *dst = *src, copying its value only (dst and src must not overlap). */
+void replay_state_copy(struct replay_state *dst, const struct replay_state *src);
 /*
  * Encode into a new buffer (*ret, *ret_len bytes, free()); -ENOMEM, or -EINVAL for a state the
  * decoder would refuse (never for one the verifier made).
@@ -123,5 +138,14 @@ int replay_state_encode(const struct replay_state *s, uint8_t **ret, size_t *ret
  */
 int replay_state_decode(const uint8_t *buf, size_t len, struct replay_state *ret,
                         struct attest_err *err) _wur_;
+/*
+ * The firmware event log's byte offset the stored state holds (boot.offset; 0 without a valid
+ * boot section), without building the state: the challenge needs only this. The bytes are checked
+ * by the same walk as replay_state_decode(), every field: it fails exactly when the decoder does,
+ * with the same error, and otherwise gives the decoder's boot.offset (fuzz-replay-state checks
+ * both on every input). Else as the decoder: *ret written only on success.
+ */
+int replay_state_boot_offset(const uint8_t *buf, size_t len, uint64_t *ret, struct attest_err *err)
+        _wur_;
 
 #endif

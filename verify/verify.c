@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,7 +14,22 @@
 
 void verify_result_done(struct verify_result *r)
 {
-        replay_state_init(&r->next);
+        /* nothing owned; not zeroed either (31 KiB a round for nothing read after) */
+        (void)r;
+}
+
+/* next last in the result: the result is its head and next's value */
+_Static_assert(offsetof(struct verify_result, next) + sizeof(struct replay_state) ==
+                       sizeof(struct verify_result),
+               "verify_result.next must be the last member");
+
+/* Copy the PCR values of the banks in banks (the others are not replayed). */
+static void pcrs_copy(uint8_t dst[BANK_COUNT][PCR_COUNT][BANK_DIGEST_MAX],
+                      const uint8_t src[BANK_COUNT][PCR_COUNT][BANK_DIGEST_MAX], unsigned banks)
+{
+        for (int b = 0; b < BANK_COUNT; b++)
+                if (banks & BANK_MASK(b))
+                        memcpy(dst[b], src[b], sizeof(dst[b]));
 }
 
 /* Do the replayed PCR 10 values equal the quoted ones in every bank that quotes PCR 10? */
@@ -57,7 +73,8 @@ static int find_prefix(const struct evidence *ev, const struct replay_state *sta
         int x;
 
         ima_replay_init(rp, h, start->banks, true);
-        memcpy(rp->pcr, start->pcr, sizeof(rp->pcr));
+        /* the other banks stay as ima_replay_init left them: they are not replayed */
+        pcrs_copy(rp->pcr, start->pcr, start->banks);
         rp->used = start->used;
         if ((x = reader_open(&rd, ev, max_entries)) < 0)
                 return attest_fail(err, x, AE_VERIFY_INTERNAL, "cannot open the IMA log reader");
@@ -103,6 +120,23 @@ static int find_prefix(const struct evidence *ev, const struct replay_state *sta
         return attest_fail(err, -ESTALE, AE_IMA_REPLAY_MISMATCH, "no quoted PCR 10");
 }
 
+/*
+ * Entry 0's boot_aggregate against the PCRs the quote covers (6 KiB of PCR values gathered only
+ * for the first entry of a boot, not every round).
+ */
+static bool boot_aggregate_ok(struct hasher *h, const struct ima_entry *e,
+                              const struct evidence *ev, const struct quote_info *q,
+                              struct attest_err *ba_err)
+{
+        struct pcr_set quoted = {0};
+
+        for (int b = 0; b < BANK_COUNT; b++) {
+                quoted.have[b] = q->sel.mask[b] & ev->pcrs.have[b];
+                memcpy(quoted.v[b], ev->pcrs.v[b], sizeof(quoted.v[b]));
+        }
+        return ima_boot_aggregate_check(h, e, &quoted, ba_err) == 0;
+}
+
 /* Pass 2: boot_aggregate and the claims of the n accepted entries. */
 static int feed_prefix(const struct verify_input *in, const struct evidence *ev,
                        const struct quote_info *q, uint64_t n, struct hasher *h,
@@ -111,13 +145,8 @@ static int feed_prefix(const struct verify_input *in, const struct evidence *ev,
         struct ima_reader rd;
         _cleanup_(ima_reader_donep) struct ima_reader *rdp = NULL;
         struct ima_entry e;
-        struct pcr_set quoted = {0};
         int x;
 
-        for (int b = 0; b < BANK_COUNT; b++) {
-                quoted.have[b] = q->sel.mask[b] & ev->pcrs.have[b];
-                memcpy(quoted.v[b], ev->pcrs.v[b], sizeof(quoted.v[b]));
-        }
         if ((x = reader_open(&rd, ev, n)) < 0)
                 return attest_fail(err, x, AE_VERIFY_INTERNAL, "cannot open the IMA log reader");
         rdp = &rd;
@@ -130,8 +159,7 @@ static int feed_prefix(const struct verify_input *in, const struct evidence *ev,
                                                    "log shorter on the second pass");
                 if (idx == 0 && ima_entry_is_boot_aggregate(&e)) {
                         next->boot_aggregate_seen = true;
-                        next->boot_aggregate_ok =
-                                ima_boot_aggregate_check(h, &e, &quoted, ba_err) == 0;
+                        next->boot_aggregate_ok = boot_aggregate_ok(h, &e, ev, q, ba_err);
                 }
                 /* runtime: the per-entry hook sees every accepted entry */
                 if (in->entry && (x = in->entry(in->entry_arg, &e, idx, &next->runtime)) < 0)
@@ -155,33 +183,29 @@ static int feed_prefix(const struct verify_input *in, const struct evidence *ev,
 static int verify_boot(const struct evidence *ev, const struct replay_state *prev, bool rebooted,
                        struct verify_result *r, struct attest_err *err)
 {
-        struct boot_state next;
-        int x;
-
         if (rebooted && ev->boot_log && ev->boot_offset != 0)
                 return attest_fail(err, -ESTALE, AE_BOOT_OFFSET_REBOOT,
                                    "$.boot_log.offset: %" PRIu64
                                    ", but the quote shows a reboot: the firmware event log must "
                                    "be sent from byte 0",
                                    ev->boot_offset);
-        if ((x = boot_verify(ev, &r->quote.sel, &ev->pcrs, prev && !rebooted ? &prev->boot : NULL,
-                             &next, &r->boot, err)) < 0)
-                return x;
-        r->next.boot = next;
-        return 0;
+        /* r is verify_evidence's own (copied out on success only): written in place */
+        return boot_verify(ev, &r->quote.sel, &ev->pcrs, prev && !rebooted ? &prev->boot : NULL,
+                           &r->next.boot, &r->boot, err);
 }
 
 int verify_evidence(const struct verify_input *in, const struct evidence *ev,
                     struct verify_result *ret, struct attest_err *err)
 {
         _cleanup_(hasher_freep) struct hasher *h = NULL;
-        struct verify_result r = {0};
+        struct verify_result r; /* r.next: emptied or copied from prev below; the rest here */
         const struct replay_state *prev = in && in->prev && in->prev->valid ? in->prev : NULL;
         struct ima_replay rp;
         uint64_t max_entries, total = 0;
         unsigned quoted10 = 0;
         int x;
 
+        memset(&r, 0, offsetof(struct verify_result, next));
         if (!in || !ev || !ret || !in->ak || !in->nonce || !in->nonce_len)
                 return attest_fail(err, -EINVAL, AE_VERIFY_INVALID_ARGUMENT,
                                    "missing AK, nonce or evidence");
@@ -239,7 +263,7 @@ int verify_evidence(const struct verify_input *in, const struct evidence *ev,
                                            "$.ima.offset: %" PRIu64 ", expected %" PRIu64
                                            " (entries already verified)",
                                            ev->ima_offset, prev->entries);
-                r.next = *prev;
+                replay_state_copy(&r.next, prev);
         }
         if (!prev && ev->ima_offset != 0)
                 return attest_fail(err, -ESTALE, AE_IMA_OFFSET_MISMATCH,
@@ -253,7 +277,7 @@ int verify_evidence(const struct verify_input *in, const struct evidence *ev,
                              err)) < 0)
                 return x;
         r.extra_entries = total - r.new_entries;
-        memcpy(r.next.pcr, rp.pcr, sizeof(r.next.pcr));
+        pcrs_copy(r.next.pcr, rp.pcr, r.next.banks);
         r.next.used = rp.used;
         r.next.valid = true;
         r.next.reset_count = r.quote.reset_count;
@@ -263,6 +287,8 @@ int verify_evidence(const struct verify_input *in, const struct evidence *ev,
         r.boot_aggregate_ok = r.next.boot_aggregate_ok;
         if ((x = verify_boot(ev, prev, r.rebooted, &r, err)) < 0)
                 return x;
-        *ret = r;
+        /* the value only (verify.h): not the unused PCR banks and runtime failures */
+        memcpy(ret, &r, offsetof(struct verify_result, next));
+        replay_state_copy(&ret->next, &r.next);
         return 0;
 }

@@ -58,17 +58,23 @@ struct verify_input {
 
 struct verify_result {
         struct quote_info quote;
-        struct replay_state next; /* state to persist (replay_state_encode) */
-        uint64_t new_entries;     /* entries accepted this round (the matching prefix) */
-        uint64_t extra_entries;   /* submitted entries after that prefix (logged after the quote) */
-        bool rebooted;            /* resetCount/restartCount differ from prev */
+        uint64_t new_entries;   /* entries accepted this round (the matching prefix) */
+        uint64_t extra_entries; /* submitted entries after that prefix (logged after the quote) */
+        bool rebooted;          /* resetCount/restartCount differ from prev */
         bool boot_aggregate_seen, boot_aggregate_ok; /* this boot's entry 0, as in next */
         struct attest_err boot_aggregate_err;        /* why not ok, when seen */
         struct boot_result boot; /* the firmware event log's round (state in next.boot) */
+        /* state to persist (replay_state_encode); last: what is not its value (replay-state.h)
+         * is neither zeroed nor copied */
+        struct replay_state next;
 };
 
-/* Verify ev; fills *ret only on success. verify_result_done releases what a result may own
- * (nothing today: the state and its claims are plain values). */
+/*
+ * Verify ev; fills *ret only on success (next's value: the PCR values of banks it does not replay
+ * and the runtime failures past next.runtime.nfail are left as they were). verify_result_done
+ * releases what a result may own: nothing today (the state and its claims are plain values), so it
+ * does nothing; call it all the same.
+ */
 int verify_evidence(const struct verify_input *in, const struct evidence *ev,
                     struct verify_result *ret, struct attest_err *err) _wur_;
 void verify_result_done(struct verify_result *r);

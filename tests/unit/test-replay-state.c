@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stddef.h>
 
 #include "tests/unit/testutil.h"
 #include "verify/replay-state.h"
@@ -527,6 +528,149 @@ START_TEST(test_boot_section_round_trip_and_bad_fields)
 }
 END_TEST
 
+/* The challenge's reader and the decoder on the same bytes: the same result, error and offset. */
+static void expect_agree(const uint8_t *b, size_t n, const char *what)
+{
+        struct replay_state back;
+        struct attest_err e1 = {0}, e2 = {0};
+        uint64_t off = 99;
+        int x = replay_state_decode(b, n, &back, &e1),
+            y = replay_state_boot_offset(b, n, &off, &e2);
+
+        ck_assert_msg(x == y, "%s: decode %d, boot offset %d (%s)", what, x, y, e2.msg);
+        ck_assert_msg(e1.code == e2.code && !strcmp(e1.msg, e2.msg), "%s: %s / %s", what, e1.msg,
+                      e2.msg);
+        if (x < 0)
+                ck_assert_uint_eq(off, 99); /* untouched */
+        else
+                ck_assert_uint_eq(off, back.valid && back.boot.valid ? back.boot.offset : 0);
+}
+
+START_TEST(test_boot_offset_reader_agrees_with_the_decoder)
+{
+        struct replay_state s;
+        struct attest_err err = {0};
+        uint64_t off = 99;
+        size_t n, kv;
+        uint8_t *b;
+
+        /* no boot section: 0 */
+        small_state(&s);
+        b = enc(&s, &n);
+        ck_assert_int_eq(replay_state_boot_offset(b, n, &off, &err), 0);
+        ck_assert_uint_eq(off, 0);
+        free(b);
+        /* nothing known: 0 */
+        replay_state_init(&s);
+        b = enc(&s, &n);
+        off = 99;
+        ck_assert_int_eq(replay_state_boot_offset(b, n, &off, &err), 0);
+        ck_assert_uint_eq(off, 0);
+        free(b);
+        /* the boot section's offset */
+        small_state(&s);
+        max_boot(&s.boot);
+        b = enc(&s, &n);
+        ck_assert_int_eq(replay_state_boot_offset(b, n, &off, &err), 0);
+        ck_assert_uint_eq(off, 70000);
+        /* a bad field before a good boot section: refused as the decoder refuses it (the round
+         * would replay from 0, so the challenge must not name the stored offset) */
+        kv = O_KV;
+        b[kv] = 0x01;
+        off = 99;
+        ck_assert_int_eq(replay_state_boot_offset(b, n, &off, &err), -EBADMSG);
+        ck_assert_msg(strstr(err.msg, "(kernel_version.value)"), "%s", err.msg);
+        ck_assert_uint_eq(off, 99);
+        b[kv] = '6';
+        /* every truncation, and every byte changed, at every position */
+        for (size_t k = 0; k < n; k++)
+                expect_agree(b, k, "truncated");
+        for (size_t i = 0; i < n; i++)
+                for (unsigned v = 0; v < 256; v += 51) {
+                        uint8_t keep = b[i];
+
+                        b[i] = (uint8_t)(keep ^ (v | 1));
+                        expect_agree(b, n, "byte changed");
+                        b[i] = keep;
+                }
+        ck_assert_int_eq(replay_state_boot_offset(NULL, 1, &off, &err), -EINVAL);
+        free(b);
+}
+END_TEST
+
+/*
+ * replay_state_copy: the value whole (the PCR values of the state's banks, the runtime failures up
+ * to nfail); the other banks' PCR values and the failures past nfail not touched.
+ */
+START_TEST(test_copy_takes_the_value_only)
+{
+        static struct replay_state s, d;
+        size_t n, m, pcrs = offsetof(struct replay_state, pcr), end = pcrs + sizeof(s.pcr);
+        uint8_t *a, *b;
+
+        runtime_state(&s);
+        max_boot(&s.boot);
+        s.banks |= BANK_MASK(BANK_SHA1);
+        s.used |= 1u << 4;
+        memset(s.pcr[BANK_SHA1][4], 0x11, 20);
+        memset(s.pcr[BANK_SHA256][4], 0x22, 32);
+        ck_assert_uint_eq(replay_state_used(&s), offsetof(struct replay_state, runtime.fail) +
+                                                         2 * sizeof(struct rt_failure));
+        memset(&d, 0x5a, sizeof(d));
+        replay_state_copy(&d, &s);
+        a = enc(&s, &n);
+        b = enc(&d, &m);
+        ck_assert_uint_eq(m, n);
+        ck_assert_mem_eq(a, b, n);
+        ck_assert_int_eq(memcmp(&d, &s, pcrs), 0);
+        ck_assert_int_eq(memcmp(d.pcr[BANK_SHA1], s.pcr[BANK_SHA1], sizeof(s.pcr[0])), 0);
+        ck_assert_int_eq(memcmp(d.pcr[BANK_SHA256], s.pcr[BANK_SHA256], sizeof(s.pcr[0])), 0);
+        ck_assert_int_eq(
+                memcmp((uint8_t *)&d + end, (uint8_t *)&s + end, replay_state_used(&s) - end), 0);
+        ck_assert_uint_eq(d.pcr[BANK_SHA384][10][0], 0x5a);
+        ck_assert_uint_eq(((uint8_t *)&d.runtime.fail[2])[0], 0x5a);
+        free(a);
+        free(b);
+}
+END_TEST
+
+/* Fills the stack below the caller with 0x5a: the decoder's scratch is not found empty there. */
+static void fill_stack(void)
+{
+        volatile uint8_t junk[4 * sizeof(struct replay_state)];
+
+        for (size_t i = 0; i < sizeof(junk); i++)
+                junk[i] = 0x5a;
+}
+
+/* called through a volatile pointer: not inlined into the test's own frame */
+static void (*volatile dirty_stack)(void) = fill_stack;
+
+/* A decoded state's banks hold zeros where no entry extended a PCR: the replay starts there. */
+START_TEST(test_decode_empties_the_unused_pcrs_of_its_banks)
+{
+        static struct replay_state s, d;
+        struct attest_err err = {0};
+        uint8_t zero[BANK_DIGEST_MAX] = {0};
+        size_t n;
+        uint8_t *b;
+
+        small_state(&s);
+        s.banks |= BANK_MASK(BANK_SHA1);
+        b = enc(&s, &n);
+        memset(&d, 0x5a, sizeof(d));
+        dirty_stack();
+        ck_assert_msg(replay_state_decode(b, n, &d, &err) == 0, "%s", err.msg);
+        for (unsigned i = 0; i < PCR_COUNT; i++) {
+                ck_assert_int_eq(memcmp(d.pcr[BANK_SHA1][i], zero, sizeof(zero)), 0);
+                if (i != 10)
+                        ck_assert_int_eq(memcmp(d.pcr[BANK_SHA256][i], zero, sizeof(zero)), 0);
+        }
+        ck_assert_mem_eq(d.pcr[BANK_SHA256][10], s.pcr[BANK_SHA256][10], 32);
+        free(b);
+}
+END_TEST
+
 static Suite *replay_state_suite(void)
 {
         Suite *s = suite_create("replay-state");
@@ -539,6 +683,9 @@ static Suite *replay_state_suite(void)
         tcase_add_test(tc, test_runtime_section_round_trips_and_is_checked);
         tcase_add_test(tc, test_encoder_refuses_what_the_decoder_refuses);
         tcase_add_test(tc, test_boot_section_round_trip_and_bad_fields);
+        tcase_add_test(tc, test_boot_offset_reader_agrees_with_the_decoder);
+        tcase_add_test(tc, test_copy_takes_the_value_only);
+        tcase_add_test(tc, test_decode_empties_the_unused_pcrs_of_its_banks);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -204,14 +204,19 @@ static int verify(const struct quote_ak *ak, const struct evidence *ev,
 static void expect_fail(const struct quote_ak *ak, const struct evidence *ev,
                         const struct replay_state *prev, int e, enum attest_code code)
 {
-        struct verify_result r;
+        static struct verify_result r, canary; /* 31 KiB each */
         struct attest_err err;
-        int x = verify(ak, ev, prev, &r, &err);
+        int x;
 
+        memset(&r, 0x5a, sizeof(r));
+        canary = r;
+        x = verify(ak, ev, prev, &r, &err);
         ck_assert_msg(x == e, "want %d %s, got %d (%s: %s)", e, attest_code_name(code), x,
                       attest_code_name(err.code), err.msg);
         ck_assert_msg(err.code == code, "want %s, got %s: %s", attest_code_name(code),
                       attest_code_name(err.code), err.msg);
+        /* a failure writes nothing of the result */
+        ck_assert(memcmp(&r, &canary, sizeof(r)) == 0);
 }
 
 START_TEST(test_real_log_passes_with_real_quote)
@@ -603,8 +608,24 @@ START_TEST(test_incremental_rounds_replay_only_new_entries)
                 /* only the new entries are sent: a replay from entry 0 could not match */
                 struct evidence *ev =
                         quote_ev(&l, cut[round], cut[round + 1], (uint8_t)(20 + round));
+                if (round == 1) {
+                        /* runtime results of the earlier entries go on into the next state
+                         * (copied up to nfail) */
+                        snprintf(st.runtime.ref, sizeof(st.runtime.ref), "p@1");
+                        st.runtime.failed = 1;
+                        st.runtime.nfail = 1;
+                        st.runtime.fail[0] = (struct rt_failure){.entry = 2, .path_len = 2};
+                        memcpy(st.runtime.fail[0].path, "/x", 3);
+                }
+                memset(&r, 0x5a, sizeof(r));
                 ck_assert_msg(verify(ak, ev, &st, &r, &err) == 0, "round %d: %s: %s", round,
                               attest_code_name(err.code), err.msg);
+                if (round >= 1) {
+                        ck_assert_str_eq(r.next.runtime.ref, "p@1");
+                        ck_assert_uint_eq(r.next.runtime.nfail, 1);
+                        ck_assert_uint_eq(r.next.runtime.fail[0].entry, 2);
+                        ck_assert_str_eq(r.next.runtime.fail[0].path, "/x");
+                }
                 ck_assert_uint_eq(r.new_entries, cut[round + 1] - cut[round]);
                 ck_assert_uint_eq(r.next.entries, cut[round + 1]);
                 ck_assert(!r.rebooted);
