@@ -7,6 +7,7 @@
 #include <openssl/evp.h>
 
 #include "util/hex.h"
+#include "evidence/ima-internal.h"
 #include "evidence/ima.h"
 #include "tests/lib/imagen.h"
 #include "tests/unit/testutil.h"
@@ -389,6 +390,30 @@ START_TEST(test_replay_mismatch_leaves_the_replay_unchanged)
         }
         hasher_free(h);
         imagen_done(&g);
+}
+END_TEST
+
+/*
+ * ima_all_zero() reads eight bytes at a time and the last eight overlapping: every length up to
+ * a sha512 digest and more, every byte position, every bit must count.
+ */
+START_TEST(test_all_zero_sees_every_byte)
+{
+        uint8_t buf[80] = {0};
+
+        for (size_t n = 0; n <= sizeof(buf); n++) {
+                ck_assert_msg(ima_all_zero(buf, n), "n %zu", n);
+                for (size_t i = 0; i < n; i++)
+                        for (int bit = 0; bit < 8; bit++) {
+                                buf[i] = (uint8_t)(1u << bit);
+                                ck_assert_msg(!ima_all_zero(buf, n), "n %zu byte %zu bit %d", n, i,
+                                              bit);
+                                buf[i] = 0;
+                        }
+        }
+        /* bytes past n are not looked at */
+        buf[20] = 1;
+        ck_assert(ima_all_zero(buf, 20));
 }
 END_TEST
 
@@ -1175,6 +1200,7 @@ static Suite *ima_suite(void)
         tcase_add_test(syn, test_hasher_agrees_with_evp_in_every_bank);
         tcase_add_test(syn, test_replay_matches_independent_computation);
         tcase_add_test(syn, test_replay_mismatch_leaves_the_replay_unchanged);
+        tcase_add_test(syn, test_all_zero_sees_every_byte);
         tcase_add_test(syn, test_violation_extends_ff_in_every_bank);
         tcase_add_test(syn, test_every_template_and_multiple_pcrs);
         tcase_add_test(syn, test_oversize_and_malformed_entries_are_rejected);
