@@ -79,12 +79,14 @@ static int fail_data_cap(struct rebuild *b)
 static int put_sized(struct rebuild *b, size_t n, uint8_t **ret)
 {
         uint32_t v = (uint32_t)n;
-        uint8_t *o;
+        uint8_t len[4], *o;
 
         if (n > IMA_DATA_MAX || wb_reserve(&b->w, 4 + n, &o) < 0)
                 return -E2BIG;
+        /* built apart and copied once: stores through o may alias b, which kept b->be in memory */
         for (int i = 0; i < 4; i++)
-                o[b->be ? 3 - i : i] = (uint8_t)(v >> (8 * i));
+                len[b->be ? 3 - i : i] = (uint8_t)(v >> (8 * i));
+        memcpy(o, len, 4);
         if (ret)
                 *ret = o + 4;
         return 0;
@@ -249,6 +251,8 @@ static int put_one(struct rebuild *b, enum ima_field fld, struct span v, struct 
         }
 }
 
+static const struct ima_entry empty_entry;
+
 static int fail_count(struct attest_err *err, uint64_t line, unsigned want, unsigned got)
 {
         char what[64];
@@ -298,7 +302,8 @@ int ima_ascii_next(struct ima_reader *rd, struct ima_entry *ret, struct attest_e
                 return fail_line(err, -EBADMSG, AE_IMA_TRUNCATED, line, 1,
                                  "last line has no newline");
 
-        *e = (struct ima_entry){0};
+        /* a copy of a zero entry is a few vector moves; = {0} became a slow-starting rep stos */
+        *e = empty_entry;
         /* field 1: PCR */
         x = tok_u32(&ln, PCR_COUNT - 1, &e->pcr);
         if (x == -ERANGE)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared by the evidence/ima-*.c files only (not installed, not for other modules): template
- * field decoding, the reader's template cache and the two readers' next-entry functions.
+ * Shared by the evidence/ima-*.c files and their unit test only (not installed, not for other
+ * modules): template field decoding, the reader's template cache and the two readers' next-entry
+ * functions.
  */
 #ifndef ATTEST_IMA_INTERNAL_H
 #define ATTEST_IMA_INTERNAL_H

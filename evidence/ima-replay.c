@@ -35,20 +35,37 @@ void ima_replay_init(struct ima_replay *rp, struct hasher *h, unsigned banks, bo
         rp->check_sha1 = check_sha1 || (banks & BANK_MASK(BANK_SHA1));
 }
 
+/*
+ * Nothing is written to rp until every digest is made and the logged sha1 checked: a mismatch
+ * (or a failing digest) leaves the replay as it was, PCRs and counters.
+ *
+ * Order matters for speed, not for the result. The sha1 bank is extended with the logged hash,
+ * which needs nothing from the template data, so that extend comes first and the template hash
+ * right after it: the two compressions share no data and the CPU runs them side by side (SHA
+ * instructions are latency bound), where template hash then extend ran one after the other.
+ */
 int ima_replay_extend(struct ima_replay *rp, const struct ima_entry *e, uint64_t idx,
                       struct attest_err *err)
 {
-        uint8_t th[BANK_DIGEST_MAX];
+        uint8_t next[BANK_COUNT][BANK_DIGEST_MAX], th[BANK_DIGEST_MAX];
+        unsigned banks = rp->banks;
         int x;
 
         if (e->violation) {
                 memset(th, 0xff, sizeof(th));
-                for (int b = 0; b < BANK_COUNT; b++)
-                        if (rp->banks & BANK_MASK(b) &&
-                            (x = hasher_extend(rp->h, b, rp->pcr[b][e->pcr], th)) < 0)
+                for (int b = 0; b < BANK_COUNT; b++) {
+                        if (!(banks & BANK_MASK(b)))
+                                continue;
+                        memcpy(next[b], rp->pcr[b][e->pcr], bank_size(b));
+                        if ((x = hasher_extend(rp->h, b, next[b], th)) < 0)
                                 return x;
-                rp->violations++;
+                }
         } else {
+                if (banks & BANK_MASK(BANK_SHA1)) {
+                        memcpy(next[BANK_SHA1], rp->pcr[BANK_SHA1][e->pcr], 20);
+                        if ((x = hasher_extend(rp->h, BANK_SHA1, next[BANK_SHA1], e->sha1)) < 0)
+                                return x;
+                }
                 if (rp->check_sha1) {
                         if ((x = ima_tmpl_hash(rp->h, BANK_SHA1, e, th)) < 0)
                                 return x;
@@ -60,16 +77,19 @@ int ima_replay_extend(struct ima_replay *rp, const struct ima_entry *e, uint64_t
                                                    idx);
                 }
                 for (int b = 0; b < BANK_COUNT; b++) {
-                        if (!(rp->banks & BANK_MASK(b)))
+                        if (b == BANK_SHA1 || !(banks & BANK_MASK(b)))
                                 continue;
-                        if (b == BANK_SHA1)
-                                memcpy(th, e->sha1, 20);
-                        else if ((x = ima_tmpl_hash(rp->h, b, e, th)) < 0)
-                                return x;
-                        if ((x = hasher_extend(rp->h, b, rp->pcr[b][e->pcr], th)) < 0)
+                        memcpy(next[b], rp->pcr[b][e->pcr], bank_size(b));
+                        if ((x = ima_tmpl_hash(rp->h, b, e, th)) < 0 ||
+                            (x = hasher_extend(rp->h, b, next[b], th)) < 0)
                                 return x;
                 }
         }
+        for (int b = 0; b < BANK_COUNT; b++)
+                if (banks & BANK_MASK(b))
+                        memcpy(rp->pcr[b][e->pcr], next[b], bank_size(b));
+        if (e->violation)
+                rp->violations++;
         rp->used |= 1u << e->pcr;
         rp->entries++;
         return 0;

@@ -113,18 +113,21 @@ int ima_tmpl_lookup(const char *name, size_t len, struct ima_tmpl *ret)
 
 bool ima_all_zero(const uint8_t *p, size_t n)
 {
-        uint64_t acc = 0;
+        uint64_t acc = 0, v;
         size_t i = 0;
 
-        for (; n - i >= 8; i += 8) {
-                uint64_t v;
-
+        if (n < 8) {
+                for (; i < n; i++)
+                        acc |= p[i];
+                return acc == 0;
+        }
+        for (; n - i > 8; i += 8) {
                 memcpy(&v, p + i, 8);
                 acc |= v;
         }
-        for (; i < n; i++)
-                acc |= p[i];
-        return acc == 0;
+        /* the last 8 bytes, overlapping the loop's when n is no multiple of 8: no byte loop */
+        memcpy(&v, p + n - 8, 8);
+        return (acc | v) == 0;
 }
 
 int ima_fail_entry(struct attest_err *err, int e, enum attest_code code, uint64_t idx, size_t off,

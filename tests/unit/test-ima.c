@@ -7,6 +7,7 @@
 #include <openssl/evp.h>
 
 #include "util/hex.h"
+#include "evidence/ima-internal.h"
 #include "evidence/ima.h"
 #include "tests/lib/imagen.h"
 #include "tests/unit/testutil.h"
@@ -333,6 +334,86 @@ START_TEST(test_replay_matches_independent_computation)
         ck_assert_int_eq(replay_buf(log, l, false, BANK_MASK_ALL, &rp, h, &err), -EBADMSG);
         ck_assert_int_eq(err.code, AE_IMA_SHA1_MISMATCH);
         hasher_free(h);
+}
+END_TEST
+
+/*
+ * A failed extend writes nothing. The sha1 bank is extended before the template hash is checked
+ * (evidence/ima-replay.c, for speed), into a copy: a mismatch must leave every PCR and counter as
+ * it was, with the sha1 bank replayed, without it (the check alone), and with every bank.
+ */
+START_TEST(test_replay_mismatch_leaves_the_replay_unchanged)
+{
+        static const unsigned masks[] = {BANK_MASK_ALL, BANK_MASK(BANK_SHA1),
+                                         BANK_MASK(BANK_SHA256)};
+        uint8_t d32[32];
+        struct imagen g;
+        struct hasher *h;
+
+        memset(d32, 0x11, sizeof(d32));
+        ck_assert_int_eq(imagen_init(&g), 0);
+        ck_assert_int_eq(imagen_ng(&g, 10, "sha256", d32, 32, "/first"), 0);
+        ck_assert_int_eq(imagen_ng(&g, 10, "sha256", d32, 32, "/second"), 0);
+        ck_assert_int_eq(hasher_new(&h), 0);
+        for (size_t m = 0; m < ARRAY_SIZE(masks); m++) {
+                for (int ascii = 0; ascii <= 1; ascii++) {
+                        static struct ima_replay rp, before;
+                        struct attest_err err = {0};
+                        struct ima_reader rd;
+                        struct ima_entry e;
+
+                        if (ascii)
+                                ck_assert_int_eq(ima_reader_init_ascii(&rd, g.txt, g.txt_len, NULL),
+                                                 0);
+                        else
+                                ima_reader_init_binary(&rd, g.bin, g.bin_len, NULL);
+                        ima_replay_init(&rp, h, masks[m], true);
+                        ck_assert_int_eq(ima_reader_next(&rd, &e, &err), 1);
+                        ck_assert_int_eq(ima_replay_extend(&rp, &e, 0, &err), 0);
+                        ck_assert_int_eq(ima_reader_next(&rd, &e, &err), 1);
+                        e.sha1[7] ^= 0x40; /* the logged hash no longer matches the data */
+                        before = rp;
+                        ck_assert_int_eq(ima_replay_extend(&rp, &e, 1, &err), -EBADMSG);
+                        ck_assert_int_eq(err.code, AE_IMA_SHA1_MISMATCH);
+                        ck_assert_msg(memcmp(rp.pcr, before.pcr, sizeof(rp.pcr)) == 0,
+                                      "mask %#x %s: a failed extend changed a PCR", masks[m],
+                                      ascii ? "ascii" : "binary");
+                        ck_assert_uint_eq(rp.entries, before.entries);
+                        ck_assert_uint_eq(rp.violations, before.violations);
+                        ck_assert_uint_eq(rp.used, before.used);
+                        /* the entry as logged still replays */
+                        e.sha1[7] ^= 0x40;
+                        ck_assert_int_eq(ima_replay_extend(&rp, &e, 1, &err), 0);
+                        ck_assert_uint_eq(rp.entries, 2);
+                        ima_reader_done(&rd);
+                }
+        }
+        hasher_free(h);
+        imagen_done(&g);
+}
+END_TEST
+
+/*
+ * ima_all_zero() reads eight bytes at a time and the last eight overlapping: every length up to
+ * a sha512 digest and more, every byte position, every bit must count.
+ */
+START_TEST(test_all_zero_sees_every_byte)
+{
+        uint8_t buf[80] = {0};
+
+        for (size_t n = 0; n <= sizeof(buf); n++) {
+                ck_assert_msg(ima_all_zero(buf, n), "n %zu", n);
+                for (size_t i = 0; i < n; i++)
+                        for (int bit = 0; bit < 8; bit++) {
+                                buf[i] = (uint8_t)(1u << bit);
+                                ck_assert_msg(!ima_all_zero(buf, n), "n %zu byte %zu bit %d", n, i,
+                                              bit);
+                                buf[i] = 0;
+                        }
+        }
+        /* bytes past n are not looked at */
+        buf[20] = 1;
+        ck_assert(ima_all_zero(buf, 20));
 }
 END_TEST
 
@@ -1118,6 +1199,8 @@ static Suite *ima_suite(void)
         tcase_add_test(real, test_boot_aggregate_matches_real_pcrs_and_rejects_others);
         tcase_add_test(syn, test_hasher_agrees_with_evp_in_every_bank);
         tcase_add_test(syn, test_replay_matches_independent_computation);
+        tcase_add_test(syn, test_replay_mismatch_leaves_the_replay_unchanged);
+        tcase_add_test(syn, test_all_zero_sees_every_byte);
         tcase_add_test(syn, test_violation_extends_ff_in_every_bank);
         tcase_add_test(syn, test_every_template_and_multiple_pcrs);
         tcase_add_test(syn, test_oversize_and_malformed_entries_are_rejected);
