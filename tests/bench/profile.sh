@@ -7,8 +7,8 @@
 # strace stops attestd at every system call: commits then group fewer verdicts than at full speed
 # and the writer's calls per attestation come out too high. SYSCALLS=1 counts them with
 # `perf stat` on the system call tracepoints instead (exact counts, attestd nearly at full
-# speed), per thread kind: the HTTP pool (threads that call recvfrom), the writer (fdatasync),
-# the rest (the total counts every system call, the named ones are the usual ones).
+# speed), per thread kind: the HTTP pool (threads that call recvfrom), the writer (fdatasync and
+# no recvfrom), the rest (the total counts every system call, the named ones are the usual ones).
 # Figures only. Needs perf (Debian: linux-perf) and for STRACE=1 strace; not run by CI.
 #
 # Usage: tests/bench/profile.sh BUILD_DIR [SECONDS] [OUT]      (defaults 8, a temporary file)
@@ -118,7 +118,7 @@ if [ "${SYSCALLS:-0}" = 1 ]; then
                         if (s == "recvfrom" && $2 > 0) h[$1] = 1 }
                 END {
                         if (n <= 0) exit
-                        for (t in seen) kind[t] = w[t] ? "writer" : h[t] ? "http" : "other"
+                        for (t in seen) kind[t] = h[t] ? "http" : w[t] ? "writer" : "other"
                         for (s in sys) {
                                 tot = 0; split("", k)
                                 for (t in seen) if ((t, s) in c) {
