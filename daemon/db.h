@@ -94,5 +94,11 @@ bool db_col_null(struct db_stmt *st, int i);
 int db_changes(struct db_stmt *st);
 int64_t db_last_id(struct db_stmt *st);
 
+/*
+ * SQLite files are opened through a VFS that gathers a WAL file's frame writes into one write
+ * per commit (db.c): the writes SQLite asked for, and the writes that reached the file.
+ */
+void db_wal_stats(uint64_t *ret_writes, uint64_t *ret_flushes);
+
 /* Statements without parameters, several separated by ';': 0 or -EIO (msg, if any, says why). */
 int db_exec(struct db *d, const char *sql, char *msg, size_t n);

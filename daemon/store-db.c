@@ -614,6 +614,7 @@ static void *writer_main(void *arg)
         pthread_mutex_lock(&s->lock);
         for (;;) {
                 struct job *batch;
+                unsigned n;
                 int rc;
 
                 while (!s->queue && !s->stopping)
@@ -630,19 +631,41 @@ static void *writer_main(void *arg)
                 rc = db_reconnect(s->writer.db);
                 if (rc == 0)
                         rc = st_exec(&s->writer, ST_BEGIN);
+                n = 0;
                 for (struct job *j = batch; j; j = j->next) {
+                        n++;
                         if (rc < 0) {
                                 j->rc = rc;
                                 continue;
                         }
                         if (st_exec(&s->writer, ST_SAVEPOINT) < 0) {
                                 j->rc = -EIO;
-                                continue;
+                        } else {
+                                j->rc = j->fn(&s->writer, j->arg);
+                                if (j->rc < 0)
+                                        (void)st_exec(&s->writer, ST_ROLLBACK_TO);
+                                (void)st_exec(&s->writer, ST_RELEASE);
                         }
-                        j->rc = j->fn(&s->writer, j->arg);
-                        if (j->rc < 0)
-                                (void)st_exec(&s->writer, ST_ROLLBACK_TO);
-                        (void)st_exec(&s->writer, ST_RELEASE);
+                        /* the callers that queued while this batch ran join it, before its
+                         * commit: they are answered a whole fsync sooner, and the callers
+                         * already in it wait only for their statements (joining stops at
+                         * STORE_COMMIT_JOBS_MAX jobs), never for a timer */
+                        if (!j->next && n < STORE_COMMIT_JOBS_MAX) {
+                                pthread_mutex_lock(&s->lock);
+                                if (s->queue) {
+                                        struct job *last = s->queue;
+
+                                        for (unsigned k = n + 1;
+                                             last->next && k < STORE_COMMIT_JOBS_MAX; k++)
+                                                last = last->next;
+                                        j->next = s->queue;
+                                        s->queue = last->next;
+                                        if (!s->queue)
+                                                s->queue_tail = NULL;
+                                        last->next = NULL;
+                                }
+                                pthread_mutex_unlock(&s->lock);
+                        }
                 }
                 if (rc == 0)
                         atomic_fetch_add(&s->commits, 1);

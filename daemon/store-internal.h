@@ -104,6 +104,13 @@ struct conn {
  */
 #define STORE_NONCE_PURGE_MS 1000
 
+/*
+ * Writer mode: writes queued while a batch runs join its commit until it holds this many
+ * (a batch taken from the queue at the start is taken whole, as before): bounds how long the
+ * first waits for the statements of those that joined after it.
+ */
+#define STORE_COMMIT_JOBS_MAX 64
+
 /* The read cache (store-cache.c); the store-*.c files keep it coherent with their writes. */
 struct store_cache;
 struct store_cache *store_cache_of(struct store *s);

@@ -20,6 +20,7 @@
 
 #include <openssl/rand.h>
 
+#include "daemon/db.h"
 #include "daemon/store.h"
 
 struct opts {
@@ -93,7 +94,7 @@ int main(int argc, char **argv)
         struct worker w[64];
         pthread_t th[64];
         atomic_uint next;
-        uint64_t c0, w0, p0, c1, w1, p1, errors = 0;
+        uint64_t c0, w0, p0, c1, w1, p1, errors = 0, q0, f0, q1, f1;
         int ch;
 
         while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -151,6 +152,7 @@ int main(int argc, char **argv)
                 atomic_init(&next, half ? o.verdicts / 2 : 0);
                 store_stats(s, &c0, &w0);
                 p0 = store_wal_pages(s);
+                db_wal_stats(&q0, &f0);
                 for (unsigned t = 0; t < o.threads; t++) {
                         w[t] = (struct worker){.s = s,
                                                .o = &o,
@@ -166,12 +168,17 @@ int main(int argc, char **argv)
         }
         store_stats(s, &c1, &w1);
         p1 = store_wal_pages(s);
+        db_wal_stats(&q1, &f1);
         printf("verdicts=%u (second half counted) commits=%llu verdicts/commit=%.1f "
                "wal_pages/verdict=%.2f errors=%llu agents=%u threads=%u rate=%u/s retain=%u\n",
                o.verdicts / 2, (unsigned long long)(c1 - c0),
                (double)(w1 - w0) / (double)(c1 - c0 ? c1 - c0 : 1),
                (double)(p1 - p0) / (double)(w1 - w0 ? w1 - w0 : 1), (unsigned long long)errors,
                o.agents, o.threads, o.rate, o.retain);
+        /* the WAL's writes: those SQLite asked for (two a frame), those that reached the file */
+        printf("wal_writes/commit=%.1f wal_file_writes/commit=%.2f\n",
+               (double)(q1 - q0) / (double)(c1 - c0 ? c1 - c0 : 1),
+               (double)(f1 - f0) / (double)(c1 - c0 ? c1 - c0 : 1));
         store_close(s);
         return errors ? 1 : 0;
 }
