@@ -76,6 +76,11 @@ int keylime_exclude_to_pcre(const char *py, size_t n, char *out, size_t size, co
                                 return -EBADMSG;
                         }
                         char d = py[++i];
+                        if (d == '\0') {
+                                /* escaped, it is still a NUL: the text would end there */
+                                *ret_why = "a NUL byte";
+                                return -EBADMSG;
+                        }
                         if (!in_class && d == 'Z') {
                                 /* Python's \Z is the very end; PCRE2's is \z */
                                 e = wb_put(&w, "\\z", 2);
