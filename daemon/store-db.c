@@ -125,6 +125,8 @@ static const char *const migration[STORE_SCHEMA_VERSION] = {
         " cap INTEGER NOT NULL,"
         " dropped INTEGER NOT NULL);"
         "INSERT INTO outbox_meta (id, cap, dropped) VALUES (1, 100000, 0);",
+        /* 7: PostgreSQL's one-statement verdict (attestd_verdict); nothing on SQLite */
+        "",
 };
 
 /*
@@ -242,6 +244,7 @@ static const char *const stmt_sql[ST_COUNT] = {
         [ST_CURSOR_SET] = "UPDATE webhook_cursors SET delivered = ?2 WHERE url = ?1"
                           " AND delivered < ?2",
         [ST_EVENT_LOCK] = "SELECT 1",
+        [ST_VERDICT_ONE] = "SELECT 0, 0, NULL", /* PostgreSQL only */
         [ST_SCHEMA_VERSION] = "PRAGMA user_version",
         [ST_BEGIN] = "BEGIN IMMEDIATE",
         [ST_COMMIT] = "COMMIT",
@@ -347,6 +350,52 @@ static const char *const pg_migration[STORE_SCHEMA_VERSION] = {
         " cap BIGINT NOT NULL,"
         " dropped BIGINT NOT NULL);"
         "INSERT INTO outbox_meta (id, cap, dropped) VALUES (1, 100000, 0);",
+        /*
+         * 7: a verdict whose status is unchanged (the steady state) recorded by one statement,
+         * one round trip instead of seven (store-results.c, result_add_one_fn): the checks and
+         * writes of result_add_fn's statements. rc 0 written (rid: the result's id), 1 no such
+         * agent, 2 its seq moved on, 3 the nonce was used before, 4 the status changes (nothing
+         * written: the caller takes the path that writes the webhook event), 5 an error (msg;
+         * its subtransaction rolled back, the caller's transaction stays usable, as a savepoint
+         * would leave it). The agent's row is locked first, so the checks hold until the end.
+         */
+        "CREATE FUNCTION attestd_verdict(p_agent TEXT, p_seq BIGINT, p_time BIGINT,"
+        " p_next_due BIGINT, p_status TEXT, p_policy TEXT, p_verdict TEXT, p_ima_offset BIGINT,"
+        " p_state BYTEA, p_retain BIGINT, p_nonce BYTEA, p_nonce_expires BIGINT,"
+        " p_purge BIGINT) RETURNS TABLE (rc INTEGER, rid BIGINT, msg TEXT)"
+        " LANGUAGE plpgsql AS $f$"
+        " DECLARE a RECORD; n BIGINT;"
+        " BEGIN"
+        "  rc := 0; rid := 0; msg := NULL;"
+        "  BEGIN"
+        "   SELECT last_status, stale_since, seq INTO a FROM agents WHERE id = p_agent"
+        "    FOR UPDATE;"
+        "   IF NOT FOUND THEN rc := 1;"
+        "   ELSIF a.seq <> p_seq THEN rc := 2;"
+        "   ELSIF a.stale_since <> 0 OR coalesce(a.last_status, '') = ''"
+        "    OR a.last_status <> p_status THEN rc := 4;"
+        "   END IF;"
+        "   IF rc <> 0 THEN RETURN NEXT; RETURN; END IF;"
+        "   IF p_purge > 0 THEN DELETE FROM nonces_used WHERE expires <= p_purge; END IF;"
+        "   IF p_nonce IS NOT NULL THEN"
+        "    INSERT INTO nonces_used (nonce, expires) VALUES (p_nonce, p_nonce_expires)"
+        "     ON CONFLICT DO NOTHING;"
+        "    GET DIAGNOSTICS n = ROW_COUNT;"
+        "    IF n = 0 THEN rc := 3; RETURN NEXT; RETURN; END IF;"
+        "   END IF;"
+        "   INSERT INTO results (agent, time, status, policy, verdict)"
+        "    VALUES (p_agent, p_time, p_status, p_policy, p_verdict) RETURNING id INTO rid;"
+        "   UPDATE agents SET last_seen = p_time, next_due = p_next_due, last_status = p_status,"
+        "    last_policy = p_policy, last_result = rid, ima_offset = p_ima_offset,"
+        "    replay_state = p_state, seq = seq + 1, stale_since = 0"
+        "    WHERE id = p_agent AND seq = p_seq;"
+        "   DELETE FROM results WHERE agent = p_agent AND id <= (SELECT r.id FROM results r"
+        "    WHERE r.agent = p_agent ORDER BY r.id DESC LIMIT 1 OFFSET p_retain);"
+        "  EXCEPTION WHEN OTHERS THEN"
+        "   rc := 5; rid := 0; msg := SQLSTATE || ' ' || SQLERRM;"
+        "  END;"
+        "  RETURN NEXT;"
+        " END $f$;",
 };
 
 /* advisory lock keys (pg_advisory_xact_lock): the migration, the event writers */
@@ -389,6 +438,8 @@ static const char *const stmt_pg[ST_COUNT] = {
                               " FROM outbox_meta WHERE id = 1) AND id > (SELECT coalesce(min("
                               "delivered), ?1::bigint) FROM webhook_cursors)",
         [ST_EVENT_LOCK] = "SELECT pg_advisory_xact_lock(" PG_LOCK_EVENTS ")",
+        [ST_VERDICT_ONE] = "SELECT rc, rid, msg FROM attestd_verdict(?1, ?2, ?3, ?4, ?5, ?6, ?7,"
+                           " ?8, ?9, ?10, ?11, ?12, ?13)",
         [ST_SCHEMA_VERSION] = "SELECT coalesce(max(version), 0) FROM schema_version",
         [ST_BEGIN] = "BEGIN",
 };
@@ -406,6 +457,7 @@ static unsigned stmt_flags(enum stmt i)
 struct job {
         int (*fn)(struct conn *c, void *arg);
         void *arg;
+        bool one; /* fn runs one statement that never aborts the transaction: no savepoint */
         int rc;
         bool done;
         pthread_cond_t done_cv; /* its caller waits on it: a commit wakes only its own callers */
@@ -451,6 +503,11 @@ struct store {
 struct store_cache *store_cache_of(struct store *s)
 {
         return s->cache;
+}
+
+bool store_on_pg(const struct store *s)
+{
+        return s->pg;
 }
 
 void store_cache_stats(struct store *s, struct store_cache_stats *ret)
@@ -638,6 +695,10 @@ static void *writer_main(void *arg)
                                 j->rc = rc;
                                 continue;
                         }
+                        if (j->one) {
+                                j->rc = j->fn(&s->writer, j->arg);
+                                continue;
+                        }
                         if (st_exec(&s->writer, ST_SAVEPOINT) < 0) {
                                 j->rc = -EIO;
                         } else {
@@ -682,7 +743,8 @@ static void *writer_main(void *arg)
                 for (struct job *j = batch, *next; j; j = next) {
                         next = j->next;
                         j->done = true;
-                        atomic_fetch_add(&s->writes, 1);
+                        if (!(j->one && j->rc > 0)) /* > 0: it wrote nothing */
+                                atomic_fetch_add(&s->writes, 1);
                         pthread_cond_signal(&j->done_cv);
                 }
         }
@@ -743,13 +805,13 @@ static void conn_put(struct store *s, struct conn *c)
         pthread_mutex_unlock(&s->pool_lock);
 }
 /* Run fn inside a write transaction, durable when this returns 0. */
-int store_write(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg)
+static int write_job(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg, bool one)
 {
         struct conn *c;
         int rc;
 
         if (s->mode == STORE_WRITER) {
-                struct job j = {.fn = fn, .arg = arg};
+                struct job j = {.fn = fn, .arg = arg, .one = one};
 
                 pthread_cond_init(&j.done_cv, NULL);
                 pthread_mutex_lock(&s->lock);
@@ -768,6 +830,17 @@ int store_write(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg
         c = conn_get(s);
         if (!c)
                 return -EAGAIN;
+        if (one) {
+                /* one statement outside a transaction block: its own durable transaction */
+                rc = fn(c, arg);
+                if (rc <= 0) { /* > 0: it wrote nothing */
+                        atomic_fetch_add(&s->commits, 1);
+                        atomic_fetch_add(&s->writes, 1);
+                }
+                count_wal_pages(s, c);
+                conn_put(s, c);
+                return rc;
+        }
         atomic_fetch_add(&s->commits, 1);
         atomic_fetch_add(&s->writes, 1);
         rc = st_exec(c, ST_BEGIN);
@@ -784,6 +857,17 @@ int store_write(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg
         conn_put(s, c);
         return rc;
 }
+
+int store_write(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg)
+{
+        return write_job(s, fn, arg, false);
+}
+
+int store_write_one(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg)
+{
+        return write_job(s, fn, arg, true);
+}
+
 /* Run fn on a pooled connection, outside any explicit transaction (one statement reads). */
 int store_read(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg)
 {

@@ -66,7 +66,8 @@ enum stmt {
         ST_OUTBOX_PREV,
         ST_OUTBOX_HOSTNAME, /* prepared on use: NULL until the schema has agents.hostname */
         ST_EVENT_ADD,
-        ST_EVENT_LOCK, /* PostgreSQL only */
+        ST_EVENT_LOCK,  /* PostgreSQL only */
+        ST_VERDICT_ONE, /* PostgreSQL only: attestd_verdict() */
         ST_SCHEMA_VERSION,
         ST_EVENT_CAP,
         ST_EVENT_DROPPED,
@@ -114,6 +115,8 @@ struct conn {
 /* The read cache (store-cache.c); the store-*.c files keep it coherent with their writes. */
 struct store_cache;
 struct store_cache *store_cache_of(struct store *s);
+/* Whether the store is on PostgreSQL. */
+bool store_on_pg(const struct store *s);
 int store_cache_new(size_t max, struct store_cache **ret);
 void store_cache_free(struct store_cache *c);
 void store_cache_set_max(struct store_cache *c, size_t max);
@@ -161,6 +164,14 @@ static inline struct db_stmt *st_get(struct conn *c, enum stmt i)
 
 /* Run fn inside a write transaction, durable when this returns 0. */
 int store_write(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg);
+/*
+ * The same for an fn that runs exactly one statement which never aborts a transaction (it
+ * reports its failures as values, like attestd_verdict()): the writer runs it without a
+ * savepoint of its own, a pooled connection without a transaction block (the statement is its
+ * own transaction), so the write is one round trip. Durable when this returns 0; fn returns
+ * > 0 when it wrote nothing (not counted in store_stats' writes), and so does this.
+ */
+int store_write_one(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg);
 /* Run fn on a pooled connection, outside any explicit transaction (one statement reads). */
 int store_read(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg);
 /* The integer in the first column of the first row of an unprepared one-off query: 0 or -EIO. */

@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "daemon/store-internal.h"
+#include "util/log.h"
 
 /* ---- results ---- */
 
@@ -46,11 +47,15 @@ static int result_add_fn(struct conn *c, void *arg)
             bind_text(st, 3, r->status) < 0 || bind_text(st, 4, r->policy) < 0 ||
             bind_text(st, 5, r->verdict) < 0)
                 return -EIO;
-        if (db_step(st) != DB_DONE) {
-                db_reset(st);
-                return -EIO;
-        }
+        n = db_step(st);
         db_reset(st);
+        if (n == DB_CONSTRAINT && !c->pg) {
+                /* SQLite: the agent's row is gone (a foreign key), or a value is missing */
+                n = exists(c, ST_AGENT_EXISTS, r->agent);
+                return n == 0 ? -ENOENT : -EIO;
+        }
+        if (n != DB_DONE)
+                return -EIO;
         a->id = db_last_id(st);
 
         /* a verdict change is a webhook event, committed with the verdict or not at all */
@@ -78,11 +83,70 @@ static int result_add_fn(struct conn *c, void *arg)
         return n < 0 ? n : 0;
 }
 
+/*
+ * PostgreSQL: the same write as result_add_fn in one statement, attestd_verdict() (schema 7),
+ * when the agent's status does not change (the steady state: no webhook event to write). 1
+ * when the status changes: nothing was written, result_add_fn writes it with its event.
+ */
+static int result_add_one_fn(struct conn *c, void *arg)
+{
+        struct result_arg *a = arg;
+        const struct store_result *r = a->r;
+        int64_t purge = 0;
+        struct db_stmt *st;
+        int rc;
+
+        if (r->nonce &&
+            (r->time - c->nonce_purge_at >= STORE_NONCE_PURGE_MS || r->time < c->nonce_purge_at))
+                purge = r->time;
+        st = st_get(c, ST_VERDICT_ONE);
+        if (!st || bind_text(st, 1, r->agent) < 0 || bind_i64(st, 2, (int64_t)a->seq) < 0 ||
+            bind_i64(st, 3, r->time) < 0 || bind_i64(st, 4, r->next_due) < 0 ||
+            bind_text(st, 5, r->status) < 0 || bind_text(st, 6, r->policy) < 0 ||
+            bind_text(st, 7, r->verdict) < 0 || bind_i64(st, 8, (int64_t)r->ima_offset) < 0 ||
+            bind_blob(st, 9, r->replay_state, r->replay_state_len) < 0 ||
+            bind_i64(st, 10, (int64_t)a->retain) < 0 ||
+            bind_blob(st, 11, r->nonce, r->nonce ? STORE_NONCE_LEN : 0) < 0 ||
+            bind_i64(st, 12, r->nonce_expires) < 0 || bind_i64(st, 13, purge) < 0)
+                return -EIO;
+        if (db_step(st) != DB_ROW) {
+                db_reset(st);
+                return -EIO;
+        }
+        rc = (int)db_col_i64(st, 0);
+        a->id = db_col_i64(st, 1);
+        if (rc == 5) {
+                const char *m = db_col_text(st, 2);
+
+                log_err("store: attestd_verdict: %s", m ? m : "?");
+        }
+        db_reset(st);
+        if ((rc == 0 || rc == 3) && purge)
+                c->nonce_purge_at = purge;
+        switch (rc) {
+        case 0:
+                return 0;
+        case 1:
+                return -ENOENT;
+        case 2:
+                return -ESTALE;
+        case 3:
+                return -EALREADY;
+        case 4:
+                return 1;
+        default:
+                return -EIO;
+        }
+}
+
 int store_result_add(struct store *s, const struct store_result *r, uint64_t expect_seq,
                      uint64_t retain, int64_t *ret_id)
 {
         struct result_arg a = {.r = r, .seq = expect_seq, .retain = retain};
-        int e = store_write(s, result_add_fn, &a);
+        int e = store_on_pg(s) ? store_write_one(s, result_add_one_fn, &a) : 1;
+
+        if (e == 1)
+                e = store_write(s, result_add_fn, &a);
 
         if (e < 0) {
                 store_cache_agent_forget(store_cache_of(s), r->agent);

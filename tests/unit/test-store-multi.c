@@ -225,10 +225,19 @@ END_TEST
 
 /* ---- a failing write inside a group commit ---- */
 
+/*
+ * The jobs of one group: a good agent insert (GOOD); a verdict without its verdict text for an
+ * agent whose status it keeps (BAD_VERDICT: on PostgreSQL it fails inside attestd_verdict(), the
+ * one-statement write that runs without a savepoint of its own; on SQLite the results insert of
+ * the statement path fails); an agent insert without an AK (BAD_AGENT: a NOT NULL violation in
+ * a job with a savepoint).
+ */
+enum job_kind { GOOD, BAD_VERDICT, BAD_AGENT };
+
 struct job {
         struct store *s;
         char id[16];
-        bool bad; /* a verdict for an agent that does not exist: its INSERT fails */
+        enum job_kind kind;
         pthread_barrier_t *go;
         int rc;
 };
@@ -238,16 +247,22 @@ static void *job_main(void *arg)
         struct job *j = arg;
 
         pthread_barrier_wait(j->go);
-        if (j->bad) {
-                j->rc = verdict(j->s, j->id, "pass", 0, NULL);
+        if (j->kind == BAD_VERDICT) {
+                struct store_result r = {.agent = j->id,
+                                         .time = 3000,
+                                         .status = "pass",
+                                         .verdict = NULL,
+                                         .next_due = 9000};
+
+                j->rc = store_result_add(j->s, &r, 1, 10, NULL);
         } else {
                 uint8_t ak[4] = {9, 9, (uint8_t)j->id[1], (uint8_t)j->id[2]};
                 struct store_agent a = {0};
 
                 snprintf(a.id, sizeof(a.id), "%s", j->id);
                 snprintf(a.state, sizeof(a.state), "pending");
-                a.ak_public = ak;
-                a.ak_public_len = sizeof(ak);
+                a.ak_public = j->kind == GOOD ? ak : NULL;
+                a.ak_public_len = j->kind == GOOD ? sizeof(ak) : 0;
                 a.ak_name = ak;
                 a.ak_name_len = sizeof(ak);
                 a.created = 1000;
@@ -260,12 +275,23 @@ static void *job_main(void *arg)
 
 START_TEST(test_failing_write_in_a_group_loses_no_other_write)
 {
+        static const char tag[] = {[GOOD] = 'g', [BAD_VERDICT] = 'v', [BAD_AGENT] = 'x'};
         struct fix f;
         struct store *s, *check;
         uint64_t commits, writes;
 
         fix_init(&f);
         s = open_store(&f, STORE_WRITER);
+        for (int round = 0; round < 6; round++)
+                for (int i = 0; i < JOBS; i++) {
+                        char id[16];
+
+                        if (i % 3 != BAD_VERDICT)
+                                continue;
+                        snprintf(id, sizeof(id), "v%c%c", 'a' + round, 'a' + i);
+                        add_agent(s, id, (uint8_t)(round + 1), (uint8_t)(i + 1));
+                        ck_assert_int_eq(verdict(s, id, "pass", 0, NULL), 0);
+                }
         for (int round = 0; round < 6; round++) {
                 struct job j[JOBS];
                 pthread_t t[JOBS];
@@ -273,36 +299,122 @@ START_TEST(test_failing_write_in_a_group_loses_no_other_write)
 
                 pthread_barrier_init(&go, NULL, JOBS);
                 for (int i = 0; i < JOBS; i++) {
-                        j[i] = (struct job){.s = s, .bad = i % 2 == 1, .go = &go};
-                        snprintf(j[i].id, sizeof(j[i].id), "%s%c%c", j[i].bad ? "x" : "g",
-                                 'a' + round, 'a' + i);
+                        j[i] = (struct job){.s = s, .kind = (enum job_kind)(i % 3), .go = &go};
+                        snprintf(j[i].id, sizeof(j[i].id), "%c%c%c", tag[j[i].kind], 'a' + round,
+                                 'a' + i);
                         ck_assert_int_eq(pthread_create(&t[i], NULL, job_main, &j[i]), 0);
                 }
                 for (int i = 0; i < JOBS; i++)
                         pthread_join(t[i], NULL);
                 pthread_barrier_destroy(&go);
                 for (int i = 0; i < JOBS; i++)
-                        ck_assert_msg(j[i].bad ? j[i].rc < 0 : j[i].rc == 0, "%s: %d", j[i].id,
-                                      j[i].rc);
+                        ck_assert_msg(j[i].kind != GOOD ? j[i].rc < 0 : j[i].rc == 0, "%s: %d",
+                                      j[i].id, j[i].rc);
         }
         store_stats(s, &commits, &writes);
         /* the failing writes shared transactions with the good ones (else this proves nothing) */
         ck_assert_msg(commits < writes, "no group commit happened: %llu commits, %llu writes",
                       (unsigned long long)commits, (unsigned long long)writes);
-        /* every good write is in the database (a fresh store: no cache) */
+        /* every good write is in the database, no failed one is (a fresh store: no cache) */
         check = open_store(&f, STORE_POOL);
         for (int round = 0; round < 6; round++)
-                for (int i = 0; i < JOBS; i += 2) {
+                for (int i = 0; i < JOBS; i++) {
                         char id[16];
                         struct store_agent *a = NULL;
 
-                        snprintf(id, sizeof(id), "g%c%c", 'a' + round, 'a' + i);
-                        ck_assert_msg(store_agent_get(check, id, &a) == 0, "%s lost", id);
+                        snprintf(id, sizeof(id), "%c%c%c", tag[i % 3], 'a' + round, 'a' + i);
+                        if (i % 3 == GOOD) {
+                                ck_assert_msg(store_agent_get(check, id, &a) == 0, "%s lost", id);
+                        } else if (i % 3 == BAD_VERDICT) {
+                                ck_assert_int_eq(store_agent_get(check, id, &a), 0);
+                                ck_assert_uint_eq(a->seq, 1); /* the failed verdict wrote nothing */
+                                ck_assert_int_eq(a->last_seen, 2000);
+                        } else {
+                                ck_assert_int_eq(store_agent_get(check, id, &a), -ENOENT);
+                        }
                         store_agent_free(a);
                 }
         store_close(check);
         store_close(s);
         fix_done(&f);
+}
+END_TEST
+
+/* ---- round trips of the steady-state verdict ---- */
+
+static uint64_t statements(struct store *s)
+{
+        struct store_db_stats ds;
+
+        store_db_stats(s, &ds);
+        return ds.statements;
+}
+
+static int count_events(const struct store_event *ev, void *arg)
+{
+        (void)ev;
+        ++*(uint64_t *)arg;
+        return 0;
+}
+
+/*
+ * A verdict that keeps the agent's status (every round of a healthy fleet) is one statement on
+ * PostgreSQL with a pooled connection (attestd_verdict(), its own transaction) and three with the
+ * writer (BEGIN, it, COMMIT: the group's); one that changes it writes its webhook event through
+ * the statement path. What each writes is read back from another store.
+ */
+static void steady_verdicts(enum store_mode mode)
+{
+        struct fix f;
+        struct store *s, *check;
+        struct store_agent *a = NULL;
+        uint8_t nonce[STORE_NONCE_LEN];
+        uint64_t before, used, n = 0;
+
+        fix_init(&f);
+        s = open_store(&f, mode);
+        add_agent(s, "a", 1, 1);
+        memset(nonce, 0x11, sizeof(nonce));
+        ck_assert_int_eq(verdict(s, "a", "pass", 0, nonce), 0); /* first status: an event */
+        for (uint64_t seq = 1; seq <= 4; seq++) {
+                nonce[0] = (uint8_t)(0x20 + seq);
+                before = statements(s);
+                ck_assert_int_eq(verdict(s, "a", "pass", seq, nonce), 0);
+                used = statements(s) - before;
+                if (store_target_pg() && seq > 1) /* the first call prepares it */
+                        ck_assert_uint_eq(used, mode == STORE_POOL ? 1 : 3);
+        }
+        /* the replayed nonce, a stale seq, a deleted agent: refused, nothing written */
+        ck_assert_int_eq(verdict(s, "a", "pass", 5, nonce), -EALREADY);
+        ck_assert_int_eq(verdict(s, "a", "pass", 4, (uint8_t[STORE_NONCE_LEN]){7}), -ESTALE);
+        check = open_store(&f, STORE_POOL);
+        ck_assert_int_eq(store_agent_get(check, "a", &a), 0);
+        ck_assert_uint_eq(a->seq, 5);
+        ck_assert_str_eq(a->last_status, "pass");
+        store_agent_free(a);
+        ck_assert_int_eq(store_nonce_used(check, (uint8_t[STORE_NONCE_LEN]){7}), 0);
+        ck_assert_int_eq(store_nonce_used(check, nonce), -EALREADY);
+        /* a change of status: through the statement path, with its event */
+        ck_assert_int_eq(verdict(s, "a", "fail", 5, NULL), 0);
+        ck_assert_int_eq(store_outbox_next(check, 0, 50, count_events, &n), 0);
+        /* agent.enrolled, agent.pass, agent.fail: none for the four unchanged verdicts */
+        ck_assert_uint_eq(n, 3);
+        ck_assert_int_eq(store_agent_delete(s, "a"), 0);
+        ck_assert_int_eq(verdict(s, "a", "fail", 6, NULL), -ENOENT);
+        store_close(check);
+        store_close(s);
+        fix_done(&f);
+}
+
+START_TEST(test_steady_verdict_one_round_trip_pool)
+{
+        steady_verdicts(STORE_POOL);
+}
+END_TEST
+
+START_TEST(test_steady_verdict_one_round_trip_writer)
+{
+        steady_verdicts(STORE_WRITER);
 }
 END_TEST
 
@@ -637,6 +749,8 @@ int main(void)
         tcase_add_test(tc, test_another_stores_change_makes_a_read_round_stale);
         tcase_add_test(tc, test_one_nonce_consumed_once_across_stores);
         tcase_add_test(tc, test_failing_write_in_a_group_loses_no_other_write);
+        tcase_add_test(tc, test_steady_verdict_one_round_trip_pool);
+        tcase_add_test(tc, test_steady_verdict_one_round_trip_writer);
         tcase_add_test(tc, test_events_from_two_stores_delivered_without_a_gap);
         tcase_add_test(tc, test_exhausted_pool_answers_busy_within_the_wait);
         tcase_add_test(tc, test_another_stores_policy_version_seen_within_the_bound);
