@@ -695,11 +695,11 @@ static void *writer_main(void *arg)
                                 j->rc = rc;
                                 continue;
                         }
+                        /* a one-statement job needs no savepoint: its function undoes its
+                         * own failure (store-results.c) */
                         if (j->one) {
                                 j->rc = j->fn(&s->writer, j->arg);
-                                continue;
-                        }
-                        if (st_exec(&s->writer, ST_SAVEPOINT) < 0) {
+                        } else if (st_exec(&s->writer, ST_SAVEPOINT) < 0) {
                                 j->rc = -EIO;
                         } else {
                                 j->rc = j->fn(&s->writer, j->arg);
