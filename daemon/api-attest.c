@@ -21,23 +21,36 @@
 #include "verify/verify.h"
 
 /*
- * The bytes of the firmware event log the stored state holds (verify/boot.h): 0 without a
- * state, and whenever the IMA replay restarts (ima_offset 0: a new boot or a reset). A state the
- * evidence round could not decode (it replays from 0 then) gives 0 too: replay_state_boot_offset
- * refuses exactly what replay_state_decode refuses, without building the state.
+ * What the challenge hands out, from one read of the agent row: the IMA entries and the bytes of
+ * the firmware event log the verifier holds for this boot (verify/boot.h). Both are 0 without a
+ * state, and the boot offset whenever the IMA replay restarts (ima_offset 0: a new boot or a
+ * reset). A stored state the evidence round cannot decode (it replays from entry 0 then: a
+ * corrupt row, a format from another version) asks for the log from entry 0 too, else the agent
+ * would be sent the column's offset, refused with 409, and sent it again for ever.
+ * replay_state_boot_offset refuses exactly what replay_state_decode refuses, without building the
+ * state (fuzz-replay-state checks that they agree).
  */
-static int challenge_boot_offset(struct attestd *d, const char *id, uint64_t *ret)
+static int challenge_offsets(struct attestd *d, const char *id, uint64_t *ret_ima,
+                             uint64_t *ret_boot)
 {
         _cleanup_(store_agent_freep) struct store_agent *a = NULL;
-        uint64_t off = 0;
+        uint64_t boot = 0;
         int e;
 
-        *ret = 0;
-        if ((e = store_agent_get(d->store, id, &a)) < 0)
+        *ret_ima = *ret_boot = 0;
+        if ((e = store_agent_get(d->store, id, &a)) < 0 || (e = store_agent_active(a)) < 0)
                 return e;
-        if (a->replay_state &&
-            replay_state_boot_offset(a->replay_state, a->replay_state_len, &off, NULL) == 0)
-                *ret = off;
+        if (!a->ima_offset)
+                return 0;
+        if (!a->replay_state ||
+            replay_state_boot_offset(a->replay_state, a->replay_state_len, &boot, NULL) < 0) {
+                log_warning("agent %s: stored replay state unusable: its log is asked from "
+                            "entry 0",
+                            id);
+                return 0;
+        }
+        *ret_ima = a->ima_offset;
+        *ret_boot = boot;
         return 0;
 }
 
@@ -77,7 +90,7 @@ static int challenge_text(struct api_resp *r, const char *hex, int64_t expires, 
 
 void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id)
 {
-        uint64_t offset, boot_offset = 0;
+        uint64_t offset, boot_offset;
         json_auto_t *o = NULL;
         uint8_t nonce[NONCE_LEN];
         char hex[2 * NONCE_LEN + 1];
@@ -86,7 +99,7 @@ void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp
 
         if (api_parse_body(d, req, r, true, &o) < 0 || api_check_fields(d, r, o, "$", NULL, 0) < 0)
                 return;
-        if ((e = store_agent_offset(d->store, id, &offset)) < 0) {
+        if ((e = challenge_offsets(d, id, &offset, &boot_offset)) < 0) {
                 if (e == -ENOENT)
                         api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent %s", id);
                 else if (e == -EACCES)
@@ -97,10 +110,6 @@ void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp
                                   "agent %s was decommissioned by an administrator", id);
                 else
                         api_store_error(d, r, e, "agent lookup");
-                return;
-        }
-        if (offset && (e = challenge_boot_offset(d, id, &boot_offset)) < 0) {
-                api_store_error(d, r, e, "agent lookup");
                 return;
         }
         /* stateless: nothing is stored, so anonymous challenges exhaust nothing */

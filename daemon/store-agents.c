@@ -424,6 +424,20 @@ int store_agent_get(struct store *s, const char *id, struct store_agent **ret)
         return 0;
 }
 
+static int state_active(const char *state)
+{
+        if (!strcmp(state, "decommissioned"))
+                return -EPERM;
+        if (strcmp(state, "active") != 0)
+                return -EACCES; /* enrolled, not yet activated */
+        return 0;
+}
+
+int store_agent_active(const struct store_agent *a)
+{
+        return state_active(a->state);
+}
+
 int store_agent_offset(struct store *s, const char *id, uint64_t *ret)
 {
         struct agent_get_arg g = {.id = id};
@@ -440,10 +454,8 @@ int store_agent_offset(struct store *s, const char *id, uint64_t *ret)
                 snprintf(state, sizeof(state), "%s", g.a->state);
                 store_agent_free(g.a);
         }
-        if (!strcmp(state, "decommissioned"))
-                return -EPERM;
-        if (strcmp(state, "active") != 0)
-                return -EACCES; /* enrolled, not yet activated */
+        if ((e = state_active(state)) < 0)
+                return e;
         *ret = offset;
         return 0;
 }

@@ -211,6 +211,33 @@ expect 200 "" -- round after the restarts
 [ "$(replayed)" = $((end - from)) ] || fail "restart replayed $(replayed), want $((end - from))"
 ok "after restart only the $((end - from)) entries not yet verified were replayed"
 
+# --- a stored replay state attestd cannot decode (a corrupt row, another version's format): the
+# challenge asks for the log from entry 0, the round replays it whole and stores a good state
+# again. Before, the challenge handed out the row's offset, the evidence round (replaying from 0)
+# refused it with 409, and the agent was sent the same offset for ever.
+stop_daemon
+sqlite3 attestd.db "UPDATE agents SET replay_state = X'00ff' WHERE id = '$id'"
+[ "$(sqlite3 attestd.db "SELECT ima_offset FROM agents WHERE id = '$id'")" = "$end" ] ||
+        fail "the corrupted row keeps its offset"
+start_daemon --retain 50
+r0=$(replayed)
+challenge
+[ "$offset" = 0 ] || fail "challenge over an unusable state: ima_offset $offset, want 0"
+quote "$nonce"
+evidence "$nonce" 0 "$end"
+submit
+expect 200 "" -- round over an unusable stored state
+[ "$(vstatus)" = pass ] || fail "after the corrupt state: $body"
+[ "$(replayed)" = $((r0 + end)) ] || fail "replayed $(replayed), want $((r0 + end))"
+grep -q "stored replay state unusable" "$work/daemon.log" || fail "no warning in the log"
+"$EVGEN" gen log.bin files:1
+extend "$end" $((end + 1))
+round "$end" $((end + 1))
+expect 200 "" -- incremental round after the state was rebuilt
+[ "$(vstatus)" = pass ] || fail "incremental after rebuild: $body"
+end=$((end + 1))
+ok "an undecodable stored state: the log is asked from entry 0, replayed whole, then incremental"
+
 # --- reboot: resetCount changes, the old offset is refused, the replay restarts at 0
 tpm2_shutdown -c
 swtpm_ioctl --tcp "127.0.0.1:$SWTPM_CTRL_PORT" -i
