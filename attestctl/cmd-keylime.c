@@ -24,6 +24,7 @@
 
 #include "attestctl/attestctl.h"
 #include "attestctl/cmd-keylime.h"
+#include "attestctl/dsse.h"
 #include "attestctl/keylime.h"
 #include "attestctl/remote.h"
 #include "evidence/bank.h"
@@ -44,14 +45,17 @@ static void import_usage(FILE *f)
         fprintf(f,
                 "Usage: attestctl policy import-keylime FILE [--name NAME] [-o OUT]\n"
                 "                                        [--violations fail|N]\n"
+                "                                        [--dsse-key PEM]...\n"
                 "\n"
                 "Read a Keylime runtime policy (JSON, meta.version 1: digests, excludes, "
                 "keyrings,\n"
                 "ima.ignored_keyrings, ima.log_hash_alg, ima.dm_policy, ima-buf,\n"
                 "verification-keys) and write an attestd policy with its ima.runtime section\n"
                 "(docs/runtime-policy.md). Strict: errors name the JSON path; what attestd cannot\n"
-                "do (a dm_policy, a DSSE-signed envelope, a legacy allowlist) is refused, what it\n"
-                "judges another way is named on stderr.\n"
+                "do (a dm_policy, a legacy allowlist) is refused, what it judges another way is\n"
+                "named on stderr. A DSSE-signed policy (Keylime's envelope: payload, payloadType,\n"
+                "signatures) is imported only when one of its signatures verifies with a key\n"
+                "given by --dsse-key; its payload is then read as a policy file is.\n"
                 "\n"
                 "Options:\n"
                 "  --name NAME      the policy's name (default: keylime)\n"
@@ -59,11 +63,15 @@ static void import_usage(FILE *f)
                 "  --violations V   fail: violation entries fail; N: allow N of them (default\n"
                 "                   %d, i.e. Keylime's default ignore_tomtou_errors = False,\n"
                 "                   which neither checks nor fails them)\n"
+                "  --dsse-key PEM   FILE is a DSSE envelope signed by this EC public key or the\n"
+                "                   key of this X.509 certificate (PEM; ECDSA with SHA-256, as\n"
+                "                   Keylime signs); up to %u, one verifying signature suffices.\n"
+                "                   Required for an envelope, refused for a plain policy\n"
                 "  -h, --help       this text\n"
                 "\n"
-                "Exit status: 0 written, 1 the Keylime policy is invalid or uses what attestd\n"
-                "does not support, 2 usage or file errors.\n",
-                KEYLIME_VIOLATIONS_MAX);
+                "Exit status: 0 written, 1 the Keylime policy is invalid, uses what attestd\n"
+                "does not support, or its envelope does not verify, 2 usage or file errors.\n",
+                KEYLIME_VIOLATIONS_MAX, DSSE_KEYS_MAX);
 }
 
 int ctl_parse_violations(const char *s, int64_t *ret)
@@ -101,21 +109,106 @@ static int write_json(const json_t *j, const char *out)
         return 0;
 }
 
+/* The --dsse-key keys, freed together. */
+struct dsse_keys {
+        size_t n;
+        EVP_PKEY *k[DSSE_KEYS_MAX];
+        const char *path[DSSE_KEYS_MAX];
+};
+
+static void dsse_keys_done(struct dsse_keys *ks)
+{
+        for (size_t i = 0; i < ks->n; i++)
+                EVP_PKEY_free(ks->k[i]);
+        ks->n = 0;
+}
+
+/* --dsse-key PATH: 0, or 2 (the exit status) with the reason on stderr. */
+static int dsse_key_add(struct dsse_keys *ks, const char *path)
+{
+        _cleanup_free_ uint8_t *pem = NULL;
+        struct attest_err err = {0};
+        size_t len;
+        int x;
+
+        if (ks->n == DSSE_KEYS_MAX) {
+                fprintf(stderr, "attestctl policy import-keylime: --dsse-key: at most %u keys\n",
+                        DSSE_KEYS_MAX);
+                return 2;
+        }
+        if (ctl_read_file(path, DSSE_KEY_FILE_MAX, &pem, &len) < 0)
+                return 2;
+        if ((x = dsse_key_load((const char *)pem, len, &ks->k[ks->n], &err)) < 0) {
+                fprintf(stderr, "attestctl policy import-keylime: --dsse-key %s: %s\n", path,
+                        err.msg[0] ? err.msg : strerror(-x));
+                return 2;
+        }
+        ks->path[ks->n++] = path;
+        return 0;
+}
+
+/*
+ * FILE as a DSSE envelope (doc, parsed): verified with the keys, its payload imported. The
+ * envelope is freed as soon as its payload is decoded (a policy may be hundreds of MiB).
+ */
+static int import_envelope(const char *file, json_t **doc, const struct dsse_keys *ks,
+                           const struct keylime_opts *ko, json_t **ret_pol,
+                           struct keylime_stats *st, struct keylime_notes *notes)
+{
+        _cleanup_(dsse_envelope_freep) struct dsse_envelope *env = NULL;
+        struct attest_err err = {0};
+        const uint8_t *payload;
+        size_t plen, si = 0, ki = 0;
+        int x;
+
+        if (ks->n == 0) {
+                fprintf(stderr,
+                        "%s: a DSSE-signed policy (payload, payloadType, signatures): give the key "
+                        "that signed it with --dsse-key PEM (an envelope is never imported "
+                        "unverified)\n",
+                        file);
+                return 1;
+        }
+        x = dsse_envelope_from_json(*doc, KEYLIME_JSON_MAX, &env, &err);
+        json_decref(*doc);
+        *doc = NULL;
+        if (x == 0)
+                x = dsse_verify(env, ks->k, ks->n, &payload, &plen, &si, &ki, &err);
+        if (x < 0) {
+                fprintf(stderr, "%s: %s: %s\n", file, attest_code_name(err.code),
+                        err.msg[0] ? err.msg : strerror(-x));
+                return x == -ENOMEM || x == -EINVAL ? 2 : 1;
+        }
+        fprintf(stderr,
+                "attestctl: DSSE envelope: signature %zu verifies with --dsse-key %s; importing "
+                "its payload (%zu bytes, %s)\n",
+                si, ks->path[ki], plen, DSSE_PAYLOAD_TYPE_KEYLIME);
+        x = keylime_import((const char *)payload, plen, ko, ret_pol, st, notes, &err);
+        if (x < 0) {
+                fprintf(stderr, "%s: the verified payload: %s: %s\n", file,
+                        attest_code_name(err.code), err.msg[0] ? err.msg : strerror(-x));
+                return x == -ENOMEM || x == -EINVAL ? 2 : 1;
+        }
+        return 0;
+}
+
 int ctl_policy_import_keylime(int argc, char **argv)
 {
         static const struct option opts[] = {
                 {"name", required_argument, NULL, 'n'},
                 {"output", required_argument, NULL, 'o'},
                 {"violations", required_argument, NULL, 'v'},
+                {"dsse-key", required_argument, NULL, 'k'},
                 {"help", no_argument, NULL, 'h'},
                 {0},
         };
         struct keylime_opts ko = {.name = "keylime", .violations_allow = KEYLIME_VIOLATIONS_MAX};
+        _cleanup_(dsse_keys_done) struct dsse_keys keys = {0};
         _cleanup_free_ uint8_t *buf = NULL;
         struct keylime_notes notes = {0};
         struct keylime_stats st = {0};
         struct attest_err err = {0};
-        json_auto_t *pol = NULL;
+        json_auto_t *pol = NULL, *doc = NULL;
         const char *out = NULL;
         size_t len;
         int c, x;
@@ -138,6 +231,10 @@ int ctl_policy_import_keylime(int argc, char **argv)
                                 return 2;
                         }
                         break;
+                case 'k':
+                        if ((x = dsse_key_add(&keys, optarg)) != 0)
+                                return x;
+                        break;
                 case 'h':
                         import_usage(stdout);
                         return 0;
@@ -152,15 +249,32 @@ int ctl_policy_import_keylime(int argc, char **argv)
         }
         if (ctl_read_file(argv[optind], KEYLIME_JSON_MAX, &buf, &len) < 0)
                 return 2;
-        x = keylime_import((const char *)buf, len, &ko, &pol, &st, &notes, &err);
-        if (x == -EINVAL && err.code == AE_POLICY_BAD_VALUE && !err.msg[0]) {
-                fprintf(stderr, "attestctl policy import-keylime: invalid arguments\n");
-                return 2;
-        }
-        if (x < 0) {
-                fprintf(stderr, "%s: %s: %s\n", argv[optind], attest_code_name(err.code),
-                        err.msg[0] ? err.msg : strerror(-x));
-                return x == -ENOMEM || (x == -EINVAL && !err.msg[0]) ? 2 : (x == -EINVAL ? 2 : 1);
+        /* parsed once: an envelope or a policy (the same strict JSON reader either way) */
+        x = jpath_load((const char *)buf, len, KEYLIME_JSON_MAX, AE_POLICY_JSON, &doc, &err);
+        free(TAKE_PTR(buf));
+        if (x == 0 && dsse_is_envelope(doc)) {
+                if ((x = import_envelope(argv[optind], &doc, &keys, &ko, &pol, &st, &notes)) != 0)
+                        return x;
+        } else {
+                if (x == 0 && keys.n > 0) {
+                        fprintf(stderr,
+                                "%s: not a DSSE envelope (no payload, payloadType or signatures): "
+                                "--dsse-key expects a signed policy; without --dsse-key this file "
+                                "imports unsigned\n",
+                                argv[optind]);
+                        return 1;
+                }
+                if (x == 0)
+                        x = keylime_import_doc(doc, &ko, &pol, &st, &notes, &err);
+                if (x == -EINVAL && err.code == AE_POLICY_BAD_VALUE && !err.msg[0]) {
+                        fprintf(stderr, "attestctl policy import-keylime: invalid arguments\n");
+                        return 2;
+                }
+                if (x < 0) {
+                        fprintf(stderr, "%s: %s: %s\n", argv[optind], attest_code_name(err.code),
+                                err.msg[0] ? err.msg : strerror(-x));
+                        return x == -ENOMEM || x == -EINVAL ? 2 : 1;
+                }
         }
         /* what was written must load: the same parser attestd uses */
         {

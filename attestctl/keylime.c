@@ -635,13 +635,7 @@ int keylime_import(const char *json, size_t len, const struct keylime_opts *o, j
                    struct keylime_stats *ret_stats, struct keylime_notes *notes,
                    struct attest_err *err)
 {
-        static const char *const keys[] = {"meta",     "release",           "digests",
-                                           "excludes", "keyrings",          "ima",
-                                           "ima-buf",  "verification-keys", NULL};
-        json_auto_t *doc = NULL, *digests = NULL, *excl = NULL, *rings = NULL, *bufs = NULL,
-                    *vkeys = NULL, *ignored = NULL, *rt = NULL, *pol = NULL;
-        struct ctx c = {.err = err, .notes = notes};
-        json_t *v;
+        json_auto_t *doc = NULL;
         int x;
 
         if (!json || !o || !o->name || !ret_policy || o->violations_allow > KEYLIME_VIOLATIONS_MAX)
@@ -651,11 +645,35 @@ int keylime_import(const char *json, size_t len, const struct keylime_opts *o, j
                                    "name '%s' is not [A-Za-z0-9_.+~-]{1,64}", o->name);
         if ((x = jpath_load(json, len, KEYLIME_JSON_MAX, C_JSON, &doc, err)) < 0)
                 return x;
+        return keylime_import_doc(doc, o, ret_policy, ret_stats, notes, err);
+}
+
+int keylime_import_doc(const json_t *doc, const struct keylime_opts *o, json_t **ret_policy,
+                       struct keylime_stats *ret_stats, struct keylime_notes *notes,
+                       struct attest_err *err)
+{
+        static const char *const keys[] = {"meta",     "release",           "digests",
+                                           "excludes", "keyrings",          "ima",
+                                           "ima-buf",  "verification-keys", NULL};
+        json_auto_t *digests = NULL, *excl = NULL, *rings = NULL, *bufs = NULL, *vkeys = NULL,
+                    *ignored = NULL, *rt = NULL, *pol = NULL;
+        struct ctx c = {.err = err, .notes = notes};
+        json_t *v;
+        int x;
+
+        if (!doc || !o || !o->name || !ret_policy || o->violations_allow > KEYLIME_VIOLATIONS_MAX)
+                return -EINVAL;
+        if (!name_ok(o->name))
+                return attest_fail(err, -EINVAL, AE_POLICY_BAD_VALUE,
+                                   "name '%s' is not [A-Za-z0-9_.+~-]{1,64}", o->name);
+        if (!json_is_object(doc))
+                return jpath_fail(err, -EBADMSG, C_JSON, "$", "not an object");
         /* what attestd does not read: said so, never guessed at */
         if (json_object_get(doc, "payload") && !json_object_get(doc, "digests"))
                 return jpath_fail(err, -EOPNOTSUPP, C_VALUE, "$.payload",
-                                  "a DSSE envelope (a signed policy): check its signature with "
-                                  "Keylime's tools and import the payload");
+                                  "a DSSE envelope (a signed policy) where a runtime policy "
+                                  "belongs: import-keylime --dsse-key PEM verifies one and "
+                                  "imports its payload (not another envelope)");
         if (!json_object_get(doc, "digests") &&
             (json_object_get(doc, "hashes") || json_object_get(doc, "exclude")))
                 return jpath_fail(err, -EOPNOTSUPP, C_VALUE, "$",

@@ -7,16 +7,18 @@
  *
  * Strict: every one of Keylime's eight top-level fields must be there (Keylime's own schema
  * requires them), no field outside Keylime's schema, no duplicate key, digests as Keylime's schema
- * has them (lowercase hex) of a length that names an algorithm (40 sha1, 64 sha256, 96 sha384,
- * 128 sha512; "alg:hex" accepted too), every exclude compiled by PCRE2 after translation from
- * Python's re dialect, every verification key a DER RSA or EC public key whose key id is the one
- * Keylime records. What attestd cannot do is refused (a dm_policy, a DSSE envelope, a legacy
- * allowlist), never dropped; what carries no verdict (meta, release, ima.log_hash_alg) is named
- * in the notes, and so is what attestd judges another way: digests.boot_aggregate (attestd
- * checks that entry against the quoted PCRs, ima.require_boot_aggregate; Keylime's verifier adds
- * the PCRs' value to the list too) and digests names that are not absolute paths (attestd lists
- * files by absolute path; such an entry then fails, never passes). Errors name the JSON path
- * (policy_* codes of util/err.h).
+ * has them (lowercase hex) of a length that names an algorithm (40 sha1, 64 sha256, 96 sha384, 128
+ * sha512; "alg:hex" accepted too), every exclude compiled by PCRE2 after translation from Python's
+ * re dialect, every verification key a DER RSA or EC public key whose key id is the one Keylime
+ * records. What attestd cannot do is refused (a dm_policy, a legacy allowlist), never dropped; a
+ * DSSE-signed envelope is read by attestctl/dsse.c, which verifies it with the keys given (--dsse-
+ * key) and hands its payload here, imported like any policy file (an envelope reaching
+ * keylime_import itself, e.g. nested in a payload, is refused); what carries no verdict (meta,
+ * release, ima.log_hash_alg) is named in the notes, and so is what attestd judges another way:
+ * digests.boot_aggregate (attestd checks that entry against the quoted PCRs,
+ * ima.require_boot_aggregate; Keylime's verifier adds the PCRs' value to the list too) and digests
+ * names that are not absolute paths (attestd lists files by absolute path; such an entry then
+ * fails, never passes). Errors name the JSON path (policy_* codes of util/err.h).
  */
 #ifndef ATTESTCTL_KEYLIME_H
 #define ATTESTCTL_KEYLIME_H
@@ -76,11 +78,16 @@ struct keylime_opts {
  * Read Keylime's runtime policy json (len bytes) into a new attestd policy named o->name:
  * {"name":name, "ima":{"require_boot_aggregate":true, "runtime":{...}}}. notes and stats may be
  * NULL. -EBADMSG (err names the JSON path), -E2BIG over a cap, -EOPNOTSUPP a Keylime feature
- * attestd does not have (dm_policy, DSSE envelope, legacy allowlist), -EINVAL a bad name, -ENOMEM.
+ * attestd does not have (dm_policy, a DSSE envelope: see dsse.h, legacy allowlist), -EINVAL a bad
+ * name, -ENOMEM.
  */
 int keylime_import(const char *json, size_t len, const struct keylime_opts *o, json_t **ret_policy,
                    struct keylime_stats *ret_stats, struct keylime_notes *notes,
                    struct attest_err *err) _wur_;
+/* The same on a document already parsed (by jpath_load: no duplicate keys, no NUL in strings). */
+int keylime_import_doc(const json_t *doc, const struct keylime_opts *o, json_t **ret_policy,
+                       struct keylime_stats *ret_stats, struct keylime_notes *notes,
+                       struct attest_err *err) _wur_;
 
 /*
  * Keylime's exclude (Python re, applied with re.match: anchored at the start only) as a PCRE2

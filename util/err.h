@@ -133,6 +133,7 @@
         X(AE_PCRS_TOO_BIG, "pcrs_too_big")                                                         \
         X(AE_POLICY_BAD_GLOB, "policy_bad_glob")                                                   \
         X(AE_POLICY_BAD_HEX, "policy_bad_hex")                                                     \
+        X(AE_POLICY_BAD_SIGNATURE, "policy_bad_signature")                                         \
         X(AE_POLICY_BAD_VALUE, "policy_bad_value")                                                 \
         X(AE_POLICY_EMPTY_SECTION, "policy_empty_section")                                         \
         X(AE_POLICY_IN_USE, "policy_in_use")                                                       \
