@@ -57,6 +57,11 @@ size_t dsse_envelope_nsigs(const struct dsse_envelope *e)
         return e ? e->nsigs : 0;
 }
 
+size_t dsse_envelope_payload_len(const struct dsse_envelope *e)
+{
+        return e ? e->payload_len : 0;
+}
+
 bool dsse_is_envelope(const json_t *doc)
 {
         return json_is_object(doc) &&

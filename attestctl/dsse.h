@@ -56,8 +56,9 @@ int dsse_envelope_parse(const char *json, size_t len, size_t max, struct dsse_en
 struct dsse_envelope *dsse_envelope_free(struct dsse_envelope *e);
 DEFINE_CLEANUP_FUNC(struct dsse_envelope *, dsse_envelope_free)
 
-/* Signatures in e (1 .. DSSE_SIGS_MAX). */
+/* Signatures in e (1 .. DSSE_SIGS_MAX); bytes of its decoded payload (not yet verified). */
 size_t dsse_envelope_nsigs(const struct dsse_envelope *e);
+size_t dsse_envelope_payload_len(const struct dsse_envelope *e);
 
 /*
  * A public key to verify with, from a PEM file's bytes: a SubjectPublicKeyInfo ("PUBLIC KEY") or
