@@ -138,7 +138,6 @@ refuse '.ima.log_hash_alg = "md5"' '$.ima.log_hash_alg'
 refuse '.excludes = ["(a)\\1"]' '$.excludes[0]: a numbered back-reference'
 refuse '.excludes = ["(unclosed"]' '$.excludes[0]: not a regex PCRE2 reads alike'
 refuse '.excludes = [""]' '$.excludes[0]: an empty regex'
-refuse '{"payload":"e30=", "payloadType":"x", "signatures":[]}' '$.payload: a DSSE envelope'
 refuse '{"meta":{"version":1}, "hashes":{}}' 'a legacy Keylime allowlist'
 refuse '."verification-keys" = "{\"keyids\":[1],\"pubkeys\":[\"'"$(base64 -w0 k0.der)"'\"]}"' \
         'recorded key id 0x00000001 is not the key'
@@ -150,7 +149,7 @@ run 1 "$ctl" policy import-keylime edited.json -o p.json
 grep -q 'policy_json: \$: invalid JSON.*duplicate' err.txt || fail "duplicate key: $(cat err.txt)"
 ok "refused with the JSON path: dm_policy, uppercase/odd/unknown digests, empty list, unknown and" \
         "missing fields, version 2, bad log_hash_alg, back-references, bad and empty regexes," \
-        "DSSE, legacy allowlists, a foreign key id, a non-key, non-JSON keys, duplicate keys"
+        "legacy allowlists, a foreign key id, a non-key, non-JSON keys, duplicate keys"
 
 # ---- caps at cap-1, cap, cap+1 ----
 for c in 63 64 65; do
@@ -176,6 +175,223 @@ for c in 1012 1013 1014; do
 done
 grep -q 'longer than 1024 bytes once translated' err.txt || fail "regex cap: $(cat err.txt)"
 ok "caps at cap-1, cap, cap+1: 64 digests a path, 1024 excludes, 1024 bytes a regex"
+
+# ---- DSSE-signed policies (Keylime's envelope), --dsse-key ----
+# Keylime signs with ECDSA and SHA-256 on every curve, DER signatures, over the DSSE v1 PAE
+# ("DSSEv1" SP LEN(type) SP type SP LEN(payload) SP payload); payload and sig standard base64.
+ptype=application/vnd.keylime+json
+for c in P-256 P-384 P-521; do
+        openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:$c -out "$c.key" 2>/dev/null
+        openssl pkey -in "$c.key" -pubout -out "$c.pub"
+done
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out other.key 2>/dev/null
+openssl pkey -in other.key -pubout -out other.pub
+openssl req -x509 -new -key P-384.key -subj /CN=dsse-test -days 1 -out P-384.crt 2>/dev/null
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out rsa.key 2>/dev/null
+openssl pkey -in rsa.key -pubout -out rsa.pub
+# pae TYPE PAYLOAD-FILE: the PAE bytes on stdout
+pae() { printf 'DSSEv1 %d %s %d ' "${#1}" "$1" "$(stat -c %s "$2")" && cat "$2"; }
+# sig KEY FILE [MD]: base64 DER ECDSA signature of FILE's bytes
+sig() { openssl dgst "-${3:-sha256}" -sign "$1" "$2" | base64 -w0; }
+# envelope PAYLOAD-FILE SIG...: Keylime's envelope (standard base64, keyid as its ecdsa signer's)
+envelope() {
+        local p=$1
+        shift
+        jq -cn --arg p "$(base64 -w0 "$p")" --arg t "$ptype" --args \
+                '{payload: $p, payloadType: $t, signatures: [$ARGS.positional[] |
+                {keyid: "0123abcd", sig: .}]}' "$@"
+}
+cp "$k" pl.json
+pae "$ptype" pl.json >pae.bin
+# the plain import, which each verified envelope must give byte for byte
+run 0 "$ctl" policy import-keylime pl.json -o plain.json
+for key in P-256 P-384 P-521; do
+        envelope pl.json "$(sig "$key.key" pae.bin)" >"env-$key.json"
+        run 0 "$ctl" policy import-keylime "env-$key.json" --dsse-key "$key.pub" -o signed.json
+        cmp -s plain.json signed.json || fail "$key: the envelope's import differs from the plain one"
+        grep -q "signature 0 verifies with --dsse-key $key.pub" err.txt || fail "$key: $(cat err.txt)"
+done
+run 0 "$ctl" policy import-keylime env-P-384.json --dsse-key P-384.crt -o signed.json
+cmp -s plain.json signed.json || fail "certificate: the import differs"
+# several keys: one verifying is enough; several signatures: one verifying is enough
+run 0 "$ctl" policy import-keylime env-P-256.json --dsse-key other.pub --dsse-key P-384.pub \
+        --dsse-key P-256.pub -o signed.json
+grep -q "verifies with --dsse-key P-256.pub" err.txt || fail "third key: $(cat err.txt)"
+envelope pl.json "$(sig other.key pae.bin)" "$(sig P-521.key pae.bin)" >env-two.json
+run 0 "$ctl" policy import-keylime env-two.json --dsse-key P-521.pub -o signed.json
+grep -q "signature 1 verifies" err.txt || fail "second signature: $(cat err.txt)"
+cmp -s plain.json signed.json || fail "two signatures: the import differs"
+# Keylime also reads URL-safe base64 and hex
+jq '.payload |= (gsub("\\+"; "-") | gsub("/"; "_")) | .signatures[0].sig |= (gsub("\\+"; "-")
+        | gsub("/"; "_"))' env-P-256.json >env-url.json
+jq --arg p "$(od -An -v -tx1 pl.json | tr -d ' \n')" --arg s "$(sig P-256.key pae.bin |
+        base64 -d | od -An -v -tx1 | tr -d ' \n')" '.payload = $p | .signatures[0].sig = $s' \
+        env-P-256.json >env-hex.json
+for e in url hex; do
+        run 0 "$ctl" policy import-keylime "env-$e.json" --dsse-key P-256.pub -o signed.json
+        cmp -s plain.json signed.json || fail "$e: the import differs"
+done
+ok "DSSE envelopes signed with P-256, P-384 (key and certificate), P-521, several keys or" \
+        "signatures, URL-safe and hex text: each imports exactly as the plain policy"
+
+# dsse_refuse STATUS FRAGMENT ARGS...: import-keylime ARGS exits STATUS, stderr has FRAGMENT
+dsse_refuse() {
+        local want=$1 frag=$2
+        shift 2
+        rm -f p.json
+        run "$want" "$ctl" policy import-keylime "$@" -o p.json
+        grep -qF -- "$frag" err.txt || fail "import-keylime $*: $(cat err.txt)"
+        [ ! -e p.json ] || fail "import-keylime $*: wrote p.json"
+}
+bad=policy_bad_signature
+dsse_refuse 1 "$bad: \$.signatures: none of the 1 signatures verifies with the 1 key given" \
+        env-P-256.json --dsse-key other.pub
+dsse_refuse 1 "$bad: \$.signatures: none of the 1 signatures verifies with the 2 keys given" \
+        env-P-256.json --dsse-key other.pub --dsse-key P-384.crt
+# a payload changed after signing (one digest), the signature kept
+jq '.digests["/init"] = ["'"$(printf '0%.0s' {1..64})"'"]' pl.json >pl2.json
+jq --arg p "$(base64 -w0 pl2.json)" '.payload = $p' env-P-256.json >env-tampered.json
+dsse_refuse 1 "$bad" env-tampered.json --dsse-key P-256.pub
+# a valid signature of another policy's PAE
+pae "$ptype" pl2.json >pae2.bin
+envelope pl.json "$(sig P-256.key pae2.bin)" >env-other.json
+dsse_refuse 1 "$bad" env-other.json --dsse-key P-256.pub
+# signed without the PAE (the payload's bytes alone), with SHA-384 (Keylime: SHA-256 always), and
+# over the PAE of another payloadType
+envelope pl.json "$(sig P-256.key pl.json)" >env-nopae.json
+dsse_refuse 1 "$bad" env-nopae.json --dsse-key P-256.pub
+envelope pl.json "$(sig P-384.key pae.bin sha384)" >env-sha384.json
+dsse_refuse 1 "$bad" env-sha384.json --dsse-key P-384.pub
+pae application/json pl.json >pae3.bin
+envelope pl.json "$(sig P-256.key pae3.bin)" >env-type.json
+dsse_refuse 1 "$bad" env-type.json --dsse-key P-256.pub
+# the payloadType changed: not Keylime's
+jq '.payloadType = "application/vnd.in-toto+json"' env-P-256.json >env-tt.json
+dsse_refuse 1 "policy_bad_value: \$.payloadType: not $ptype" env-tt.json --dsse-key P-256.pub
+# no key given; a key given for a plain policy
+dsse_refuse 1 "a DSSE-signed policy (payload, payloadType, signatures): give the key that signed" \
+        env-P-256.json
+dsse_refuse 1 "not a DSSE envelope" pl.json --dsse-key P-256.pub
+# the payload verifies but is not a valid policy: the same strict checks as a plain file
+jq '.digests["/init"] |= map(ascii_upcase)' pl.json >pl3.json
+pae "$ptype" pl3.json >pae4.bin
+envelope pl3.json "$(sig P-256.key pae4.bin)" >env-upper.json
+dsse_refuse 1 'the verified payload: policy_bad_hex: $.digests["/init"][0]: not lowercase hex' \
+        env-upper.json --dsse-key P-256.pub
+ok "refused: a wrong key, a tampered payload, another payload's signature, no PAE, SHA-384," \
+        "another payloadType (signed or edited), no --dsse-key, --dsse-key for a plain policy," \
+        "a verified payload that is not a valid policy"
+
+# malformed envelopes: each error names its JSON path
+menv() { jq "$1" env-P-256.json >env-m.json; }
+mrefuse() { # JQ-EDIT FRAGMENT
+        menv "$1"
+        dsse_refuse 1 "$2" env-m.json --dsse-key P-256.pub
+}
+mrefuse '.payload = "e30"' 'policy_bad_value: $.payload: not base64'
+mrefuse '.payload = "e30=!"' 'policy_bad_value: $.payload: not base64'
+mrefuse '.signatures[0].sig |= "!" + .[1:]' 'policy_bad_value: $.signatures[0].sig: not base64'
+mrefuse '.signatures[0].sig |= .[:-1]' '$.signatures[0].sig: not base64'
+mrefuse '.signatures[0].sig = ""' 'policy_bad_value: $.signatures[0].sig: empty'
+mrefuse '.signatures = []' 'policy_bad_value: $.signatures: no signatures'
+mrefuse '.signatures = {}' 'policy_type: $.signatures: not an array'
+mrefuse '.signatures = [1]' 'policy_type: $.signatures[0]: not an object'
+mrefuse 'del(.signatures[0].sig)' 'policy_missing_field: $.signatures[0].sig: missing'
+mrefuse '.signatures[0].sig = 5' 'policy_type: $.signatures[0].sig: not a string'
+mrefuse '.signatures[0].keyid = null' 'policy_type: $.signatures[0].keyid: not a string'
+mrefuse '.signatures[0].cert = "x"' 'policy_unknown_field: $.signatures[0].cert: unknown field'
+mrefuse '.extra = 1' 'policy_unknown_field: $.extra: unknown field'
+mrefuse 'del(.payload)' 'policy_missing_field: $.payload: missing'
+mrefuse 'del(.payloadType)' 'policy_missing_field: $.payloadType: missing'
+mrefuse '.payload = 1' 'policy_type: $.payload: not a string'
+# a duplicate field (the second payload would win in Python's json)
+sed 's/^{"payload":/{"payload":"e30=","payload":/' env-P-256.json >env-m.json
+dsse_refuse 1 'policy_json: $: invalid JSON' env-m.json --dsse-key P-256.pub
+grep -q duplicate err.txt || fail "duplicate payload: $(cat err.txt)"
+# a signed envelope inside an envelope
+envelope env-P-256.json "$(pae "$ptype" env-P-256.json >pae5.bin && sig P-256.key pae5.bin)" \
+        >env-nested.json
+dsse_refuse 1 'the verified payload: policy_bad_value: $.payload: a DSSE envelope' \
+        env-nested.json --dsse-key P-256.pub
+ok "malformed envelopes refused with their JSON path: base64, empty/missing/typed fields," \
+        "unknown fields, a duplicate payload, a nested envelope"
+
+# keys: EC public keys or certificates only (Keylime signs with ECDSA alone), at most 8
+dsse_refuse 2 '--dsse-key rsa.pub: not an EC key' env-P-256.json --dsse-key rsa.pub
+dsse_refuse 2 '--dsse-key P-256.key: neither a PEM public key' env-P-256.json --dsse-key P-256.key
+dsse_refuse 2 '--dsse-key pl.json: neither a PEM public key' env-P-256.json --dsse-key pl.json
+dsse_refuse 2 'missing.pub' env-P-256.json --dsse-key missing.pub
+eight=()
+for i in 1 2 3 4 5 6 7; do eight+=(--dsse-key other.pub); done
+run 0 "$ctl" policy import-keylime env-P-256.json "${eight[@]}" --dsse-key P-256.pub -o signed.json
+grep -q "verifies with --dsse-key P-256.pub" err.txt || fail "eighth key: $(cat err.txt)"
+dsse_refuse 2 '--dsse-key: at most 8 keys' env-P-256.json "${eight[@]}" --dsse-key P-256.pub \
+        --dsse-key P-256.pub
+ok "--dsse-key: RSA, a private key, not a key, a missing file refused (exit 2); 8 keys, not 9"
+
+# caps at the cap and one past it: 16 signatures, a 512-byte signature (1024 hex digits), a
+# keyid of 8192 bytes, the envelope of KEYLIME_JSON_MAX (256 MiB)
+good=$(sig P-256.key pae.bin)
+for c in 16 17; do
+        envelope pl.json $(for ((i = 1; i < c; i++)); do sig other.key pae.bin; echo; done) \
+                "$good" >env-c.json
+        want=0
+        [ "$c" -le 16 ] || want=1
+        run $want "$ctl" policy import-keylime env-c.json --dsse-key P-256.pub -o signed.json
+done
+grep -qF 'policy_too_big: $.signatures: 17 signatures > 16' err.txt || fail "sigs: $(cat err.txt)"
+for c in 512 513; do
+        menv ".signatures[0].sig = \"$(head -c "$c" /dev/zero | tr '\0' '\377' | base64 -w0)\""
+        want=$bad
+        [ "$c" -le 512 ] || want='policy_too_big: $.signatures[0].sig: more than 512 bytes'
+        dsse_refuse 1 "$want" env-m.json --dsse-key P-256.pub
+done
+for c in 1024 1026; do
+        menv ".signatures[0].sig = \"$(head -c "$c" /dev/zero | tr '\0' a)\""
+        want=$bad
+        [ "$c" -le 1024 ] || want='policy_too_big: $.signatures[0].sig: 1026 characters'
+        dsse_refuse 1 "$want" env-m.json --dsse-key P-256.pub
+done
+for c in 8192 8193; do
+        menv ".signatures[0].keyid = \"$(head -c "$c" /dev/zero | tr '\0' k)\""
+        want=0
+        [ "$c" -le 8192 ] || want=1
+        run $want "$ctl" policy import-keylime env-m.json --dsse-key P-256.pub -o signed.json
+done
+grep -qF 'policy_too_big: $.signatures[0].keyid: 8193 bytes > 8192' err.txt ||
+        fail "keyid: $(cat err.txt)"
+# the envelope at 256 MiB: a payload of our policy and spaces (192 MiB), the envelope padded
+# with blanks to exactly the cap; it imports as the plain policy. One byte more is refused.
+max=$((256 * 1024 * 1024))
+python3 - pl.json "$max" <<'PY'
+import base64, sys
+pol, cap = open(sys.argv[1], "rb").read(), int(sys.argv[2])
+head, tail = b'{"payload":"', b'","payloadType":"application/vnd.keylime+json","signatures":[{"sig":"'
+# payload: the policy + blanks, its base64 leaving room for the rest (a sig of <= 96 base64 chars)
+room = cap - len(head) - len(tail) - 96 - 8
+n = room // 4 * 3 - len(pol)
+open("big.json", "wb").write(pol + b" " * n)
+PY
+pae "$ptype" big.json >pae-big.bin
+python3 - big.json "$(sig P-256.key pae-big.bin)" "$max" <<'PY'
+import base64, sys
+pl, s, cap = open(sys.argv[1], "rb").read(), sys.argv[2].encode(), int(sys.argv[3])
+env = (b'{"payload":"' + base64.b64encode(pl) + b'","payloadType":"application/vnd.keylime+json",'
+       b'"signatures":[{"sig":"' + s + b'"}]}')
+assert len(env) <= cap
+with open("env-cap.json", "wb") as f:
+    f.write(env + b" " * (cap - len(env)))
+with open("env-cap1.json", "wb") as f:
+    f.write(env + b" " * (cap + 1 - len(env)))
+PY
+rm -f pae-big.bin
+[ "$(stat -c %s env-cap.json)" -eq "$max" ] || fail "env-cap.json is not $max bytes"
+run 0 "$ctl" policy import-keylime env-cap.json --dsse-key P-256.pub -o signed.json
+cmp -s plain.json signed.json || fail "the 256 MiB envelope's import differs"
+dsse_refuse 2 "larger than $max bytes" env-cap1.json --dsse-key P-256.pub
+rm -f big.json env-cap.json env-cap1.json
+ok "DSSE caps at the cap and one past: 16/17 signatures, 512/513-byte and 1024/1026-digit" \
+        "signatures, 8192/8193-byte keyids, a 256 MiB envelope imports and 256 MiB + 1 does not"
 
 # ---- from-host --runtime: a policy from a log passes it, and fails exactly a path taken out ----
 for log in qemu61-tcb custom-fmt ima-sig-sha512; do
