@@ -343,8 +343,9 @@ ok "--dsse-key: RSA, a private key, not a key, a missing file refused (exit 2); 
 # keyid of 8192 bytes, the envelope of KEYLIME_JSON_MAX (256 MiB)
 good=$(sig P-256.key pae.bin)
 for c in 16 17; do
-        envelope pl.json $(for ((i = 1; i < c; i++)); do sig other.key pae.bin; echo; done) \
-                "$good" >env-c.json
+        sigs=()
+        for ((i = 1; i < c; i++)); do sigs+=("$(sig other.key pae.bin)"); done
+        envelope pl.json "${sigs[@]}" "$good" >env-c.json
         want=0
         [ "$c" -le 16 ] || want=1
         run $want "$ctl" policy import-keylime env-c.json --dsse-key P-256.pub -o signed.json
