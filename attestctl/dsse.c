@@ -47,7 +47,6 @@ struct dsse_envelope *dsse_envelope_free(struct dsse_envelope *e)
         if (!e)
                 return NULL;
         free(e->payload);
-        OPENSSL_cleanse(e, sizeof(*e));
         free(e);
         return NULL;
 }
