@@ -156,7 +156,7 @@ static int read_payload(const json_t *v, size_t payload_max, struct dsse_envelop
 static int read_signature(const json_t *sig, size_t i, struct dsse_sig *ret, struct attest_err *err)
 {
         static const char *const keys[] = {"keyid", "sig", NULL};
-        const json_t *v, *keyid;
+        const json_t *v = NULL, *keyid;
         char p[JPATH_MAX], q[JPATH_MAX];
         int x;
 
@@ -199,7 +199,7 @@ int dsse_envelope_from_json(const json_t *doc, size_t payload_max, struct dsse_e
 {
         static const char *const keys[] = {"payload", "payloadType", "signatures", NULL};
         _cleanup_(dsse_envelope_freep) struct dsse_envelope *e = NULL;
-        const json_t *v, *sigs;
+        const json_t *v = NULL, *sigs;
         int x;
 
         if (!doc || !ret)
