@@ -104,7 +104,8 @@ while IFS= read -r f; do
                 while IFS= read -r k; do
                         keys+=(--dsse-key "$k")
                 done < <(find "$(dirname "$f")" -maxdepth 1 -type f \( -name '*pub*.pem' \
-                        -o -name '*.pub' \) | sort | head -8)
+                        -o -name '*.pub' \) -exec grep -l -e '-BEGIN PUBLIC KEY-' \
+                        -e '-BEGIN CERTIFICATE-' {} + | sort | head -8)
         fi
         if "$ctl" policy import-keylime "$f" ${keys[@]+"${keys[@]}"} -o /dev/null 2>err.txt; then
                 imported=$((imported + 1))
