@@ -28,7 +28,7 @@ agent_test_begin bc
 
 host_verifier
 start_agent agent.log --state-dir st
-at_exit kill -CONT '$agent_pid' 2>/dev/null # stopped while the kernel measures
+at_exit '[ -z "$agent_pid" ] || kill -CONT "$agent_pid" 2>/dev/null' # stopped while the kernel measures
 
 wait_verdicts() { wait_lines agent.log '^<[56]>verdict: ' "$1" 60; }
 ticks() { cat /proc/"$agent_pid"/task/*/stat | awk '{ t += $14 + $15 } END { print t }'; }
