@@ -15,25 +15,7 @@
 #include <unistd.h>
 
 #include "daemon/db.h"
-
-struct fix {
-        char dir[64], db[128];
-};
-
-static void fix_init(struct fix *f)
-{
-        snprintf(f->dir, sizeof(f->dir), "/tmp/attestd-dbwal.XXXXXX");
-        ck_assert_ptr_nonnull(mkdtemp(f->dir));
-        snprintf(f->db, sizeof(f->db), "%s/t.db", f->dir);
-}
-
-static void fix_done(struct fix *f)
-{
-        char cmd[128];
-
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-        ck_assert_int_eq(system(cmd), 0);
-}
+#include "tests/unit/testutil.h"
 
 static void exec_ok(struct db *d, const char *sql)
 {
@@ -42,7 +24,7 @@ static void exec_ok(struct db *d, const char *sql)
         ck_assert_msg(db_exec(d, sql, msg, sizeof(msg)) == 0, "%s: %s", sql, msg);
 }
 
-static struct db *open_db(const struct fix *f, const char *sync)
+static struct db *open_db(const struct tu_dbdir *f, const char *sync)
 {
         struct attest_err err = {0};
         struct db *d = NULL;
@@ -80,11 +62,11 @@ static void fill(struct db *d, int rows)
 
 START_TEST(test_wal_commit_is_one_file_write)
 {
-        struct fix f;
+        struct tu_dbdir f;
         struct db *d;
         uint64_t w0, f0, w1, f1;
 
-        fix_init(&f);
+        tu_dbdir_init(&f, "dbwal");
         d = open_db(&f, "FULL");
         exec_ok(d, "CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB)");
         db_wal_stats(&w0, &f0);
@@ -95,17 +77,17 @@ START_TEST(test_wal_commit_is_one_file_write)
         ck_assert_uint_le(f1 - f0, 2);
         ck_assert_int_eq(query_i64(d, "SELECT count(*) FROM t"), 100);
         db_close(d);
-        fix_done(&f);
+        tu_dbdir_done(&f);
 }
 END_TEST
 
 /* synchronous=NORMAL: no xSync after a commit, only the commit frame's flush puts it in the file */
 START_TEST(test_wal_commit_visible_to_another_connection)
 {
-        struct fix f;
+        struct tu_dbdir f;
         struct db *w, *r;
 
-        fix_init(&f);
+        tu_dbdir_init(&f, "dbwal");
         w = open_db(&f, "NORMAL");
         r = open_db(&f, "NORMAL");
         exec_ok(w, "CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB)");
@@ -117,11 +99,11 @@ START_TEST(test_wal_commit_visible_to_another_connection)
         }
         db_close(r);
         db_close(w);
-        fix_done(&f);
+        tu_dbdir_done(&f);
 }
 END_TEST
 
-static void commit_then_die(const struct fix *f, const char *sync)
+static void commit_then_die(const struct tu_dbdir *f, const char *sync)
 {
         pid_t pid = fork();
         int status = 0;
@@ -154,10 +136,10 @@ static void commit_then_die(const struct fix *f, const char *sync)
 START_TEST(test_wal_commit_survives_kill)
 {
         static const char *const sync[] = {"FULL", "NORMAL"};
-        struct fix f;
+        struct tu_dbdir f;
         struct db *d;
 
-        fix_init(&f);
+        tu_dbdir_init(&f, "dbwal");
         d = open_db(&f, "FULL");
         exec_ok(d, "CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB)");
         for (int i = 0; i < 2; i++) {
@@ -178,7 +160,7 @@ START_TEST(test_wal_commit_survives_kill)
                 db_finalize(st);
         }
         db_close(d);
-        fix_done(&f);
+        tu_dbdir_done(&f);
 }
 END_TEST
 
@@ -186,11 +168,11 @@ END_TEST
  * WAL mid-transaction and read back */
 START_TEST(test_wal_large_transaction)
 {
-        struct fix f;
+        struct tu_dbdir f;
         struct db *d, *r;
         uint64_t w0, f0, w1, f1;
 
-        fix_init(&f);
+        tu_dbdir_init(&f, "dbwal");
         d = open_db(&f, "FULL");
         r = open_db(&f, "FULL");
         exec_ok(d, "PRAGMA cache_size=-256");
@@ -211,7 +193,7 @@ START_TEST(test_wal_large_transaction)
         d = open_db(&f, "FULL");
         ck_assert_int_eq(query_i64(d, "SELECT count(*) FROM t"), 3010);
         db_close(d);
-        fix_done(&f);
+        tu_dbdir_done(&f);
 }
 END_TEST
 
@@ -219,8 +201,6 @@ int main(void)
 {
         Suite *su = suite_create("db-wal");
         TCase *tc = tcase_create("walbuf");
-        SRunner *sr;
-        int failed;
 
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_wal_commit_is_one_file_write);
@@ -228,9 +208,5 @@ int main(void)
         tcase_add_test(tc, test_wal_commit_survives_kill);
         tcase_add_test(tc, test_wal_large_transaction);
         suite_add_tcase(su, tc);
-        sr = srunner_create(su);
-        srunner_run_all(sr, CK_ENV);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return tu_run(su);
 }

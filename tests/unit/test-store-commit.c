@@ -14,25 +14,7 @@
 #include <unistd.h>
 
 #include "daemon/store-internal.h"
-
-struct fix {
-        char dir[64], db[128];
-};
-
-static void fix_init(struct fix *f)
-{
-        snprintf(f->dir, sizeof(f->dir), "/tmp/attestd-commit.XXXXXX");
-        ck_assert_ptr_nonnull(mkdtemp(f->dir));
-        snprintf(f->db, sizeof(f->db), "%s/t.db", f->dir);
-}
-
-static void fix_done(struct fix *f)
-{
-        char cmd[128];
-
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-        ck_assert_int_eq(system(cmd), 0);
-}
+#include "tests/unit/testutil.h"
 
 static void sleep_ms(long ms)
 {
@@ -83,14 +65,14 @@ static void *writer_main(void *arg)
 START_TEST(test_write_queued_during_a_batch_joins_its_commit)
 {
         struct attest_err err = {0};
-        struct fix f;
+        struct tu_dbdir f;
         struct store *s = NULL;
         struct slow sl;
         struct writer w1, w2;
         pthread_t t1, t2;
         uint64_t c0, n0, c1, n1;
 
-        fix_init(&f);
+        tu_dbdir_init(&f, "commit");
         atomic_init(&sl.running, false);
         atomic_init(&sl.second_queued, false);
         ck_assert_msg(store_open(f.db, STORE_WRITER, 2, &s, &err) == 0, "%s", err.msg);
@@ -113,7 +95,7 @@ START_TEST(test_write_queued_during_a_batch_joins_its_commit)
         ck_assert_uint_eq(n1 - n0, 2);
         ck_assert_uint_eq(c1 - c0, 1);
         store_close(s);
-        fix_done(&f);
+        tu_dbdir_done(&f);
 }
 END_TEST
 
@@ -129,14 +111,14 @@ START_TEST(test_commit_carries_at_most_the_cap)
 {
         enum { N = 200 };
         struct attest_err err = {0};
-        struct fix f;
+        struct tu_dbdir f;
         struct store *s = NULL;
         struct slow sl;
         struct writer w0, w[N];
         pthread_t t0, t[N];
         uint64_t c0, n0, c1, n1;
 
-        fix_init(&f);
+        tu_dbdir_init(&f, "commit");
         atomic_init(&sl.running, false);
         atomic_init(&sl.second_queued, false);
         ck_assert_msg(store_open(f.db, STORE_WRITER, 2, &s, &err) == 0, "%s", err.msg);
@@ -162,7 +144,7 @@ START_TEST(test_commit_carries_at_most_the_cap)
         /* the slow write and 63 that joined it, then the other 137 taken whole */
         ck_assert_uint_eq(c1 - c0, 2);
         store_close(s);
-        fix_done(&f);
+        tu_dbdir_done(&f);
 }
 END_TEST
 
@@ -170,16 +152,10 @@ int main(void)
 {
         Suite *su = suite_create("store-commit");
         TCase *tc = tcase_create("group");
-        SRunner *sr;
-        int failed;
 
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_write_queued_during_a_batch_joins_its_commit);
         tcase_add_test(tc, test_commit_carries_at_most_the_cap);
         suite_add_tcase(su, tc);
-        sr = srunner_create(su);
-        srunner_run_all(sr, CK_ENV);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return tu_run(su);
 }

@@ -26,6 +26,27 @@ static inline char *filled(size_t n, char c)
         return b;
 }
 
+/* A fresh directory /tmp/attestd-NAME.XXXXXX and the path of a database file t.db in it. */
+struct tu_dbdir {
+        char dir[64], db[128];
+};
+
+static inline void tu_dbdir_init(struct tu_dbdir *f, const char *name)
+{
+        snprintf(f->dir, sizeof(f->dir), "/tmp/attestd-%s.XXXXXX", name);
+        ck_assert_ptr_nonnull(mkdtemp(f->dir));
+        snprintf(f->db, sizeof(f->db), "%s/t.db", f->dir);
+}
+
+/* Removes the directory and everything in it. */
+static inline void tu_dbdir_done(struct tu_dbdir *f)
+{
+        char cmd[128];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+        ck_assert_int_eq(system(cmd), 0);
+}
+
 /* Read ATTEST_TOP/rel (or an absolute path) into a NUL-terminated buffer; NULL if absent. */
 static inline char *tu_read(const char *rel, size_t *ret_len)
 {
