@@ -8,6 +8,7 @@
 #include "agent/config.h"
 #include "evidence/pcrsel.h"
 #include "util/file.h"
+#include "util/hex.h"
 #include "util/kv.h"
 #include "util/num.h"
 #include "util/tok.h"
@@ -298,8 +299,7 @@ int agent_id_parse(const char *text, size_t len, char *out)
 
         if ((x = tok_rest(&t, AGENT_ID_MAX, &s)) < 0)
                 return x == -E2BIG ? -E2BIG : -EBADMSG;
-        for (size_t i = 0; i < s.n; i++)
-                if (!((s.p[i] >= '0' && s.p[i] <= '9') || (s.p[i] >= 'a' && s.p[i] <= 'f')))
-                        return -EBADMSG;
+        if (!hex_is_lower(s.p, s.n))
+                return -EBADMSG;
         return span_cstr(s, out, AGENT_ID_MAX + 1);
 }

@@ -70,21 +70,10 @@ bool dsse_is_envelope(const json_t *doc)
 
 /* ---- payload and sig text: as Keylime decodes them ---- */
 
-static bool all_hex(const char *s, size_t n)
-{
-        for (size_t i = 0; i < n; i++) {
-                char c = s[i];
-
-                if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
-                        return false;
-        }
-        return true;
-}
-
 /* The most bytes s (n characters) can decode to; 0 when it cannot decode at all. */
 static size_t decoded_bound(const char *s, size_t n)
 {
-        if (n > 0 && n % 2 == 0 && all_hex(s, n))
+        if (n > 0 && n % 2 == 0 && hex_is_any(s, n))
                 return n / 2;
         return n / 4 * 3;
 }
@@ -99,7 +88,7 @@ static int decode_text(const char *s, size_t n, uint8_t *out, size_t max, size_t
 {
         _cleanup_free_ char *std = NULL;
 
-        if (n > 0 && n % 2 == 0 && all_hex(s, n))
+        if (n > 0 && n % 2 == 0 && hex_is_any(s, n))
                 return hex_decode(s, n, out, max, ret_len);
         if (memchr(s, '-', n) || memchr(s, '_', n)) {
                 /* Keylime's second try: '-' and '_' read as '+' and '/' (the rest unchanged) */

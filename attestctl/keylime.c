@@ -148,14 +148,6 @@ static const struct {
         size_t hexlen;
 } algos[] = {{"sha1", 40}, {"sha256", 64}, {"sha384", 96}, {"sha512", 128}};
 
-static bool lower_hex(const char *s, size_t n)
-{
-        for (size_t i = 0; i < n; i++)
-                if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-                        return false;
-        return true;
-}
-
 static bool hexlen_known(size_t n)
 {
         for (size_t i = 0; i < ARRAY_SIZE(algos); i++)
@@ -180,7 +172,7 @@ static int digest_check(const json_t *v, const char *p, struct attest_err *err)
 
                 for (size_t i = 0; i < ARRAY_SIZE(algos); i++)
                         if (strlen(algos[i].name) == an && memcmp(algos[i].name, s, an) == 0) {
-                                if (hn != algos[i].hexlen || !lower_hex(colon + 1, hn))
+                                if (hn != algos[i].hexlen || !hex_is_lower(colon + 1, hn))
                                         return jpath_fail(err, -EBADMSG, C_HEX, p,
                                                           "not %zu lowercase hex digits after "
                                                           "'%s:'",
@@ -190,7 +182,7 @@ static int digest_check(const json_t *v, const char *p, struct attest_err *err)
                 return jpath_fail(err, -EBADMSG, C_HEX, p,
                                   "unknown algorithm prefix (sha1, sha256, sha384, sha512)");
         }
-        if (!lower_hex(s, n))
+        if (!hex_is_lower(s, n))
                 return jpath_fail(err, -EBADMSG, C_HEX, p,
                                   "not lowercase hex (Keylime's schema: ^[0-9a-f]{40,128}$)");
         if (!hexlen_known(n))

@@ -14,6 +14,7 @@
 
 #include "evidence/ima.h"
 #include "evidence/pcrs.h"
+#include "util/hex.h"
 #include "util/macro.h"
 
 #define EVIDENCE_VERSION 1
@@ -67,12 +68,7 @@ static inline bool evidence_hostname_valid(const char *s, size_t n)
 
 static inline bool evidence_machine_id_valid(const char *s, size_t n)
 {
-        if (n != EVIDENCE_MACHINE_ID_LEN)
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-                        return false;
-        return true;
+        return n == EVIDENCE_MACHINE_ID_LEN && hex_is_lower(s, n);
 }
 
 static inline bool evidence_label_key_valid(const char *s, size_t n)
