@@ -12,6 +12,13 @@ struct result_arg {
         int64_t id;
 };
 
+/* Whether this connection purges the expired nonces with a verdict of time t (at most every
+ * STORE_NONCE_PURGE_MS, and again after the clock went back). */
+static bool nonce_purge_due(const struct conn *c, int64_t t)
+{
+        return t - c->nonce_purge_at >= STORE_NONCE_PURGE_MS || t < c->nonce_purge_at;
+}
+
 static int result_add_fn(struct conn *c, void *arg)
 {
         struct result_arg *a = arg;
@@ -21,8 +28,7 @@ static int result_add_fn(struct conn *c, void *arg)
 
         /* the nonce the verified quote consumed: remembered until it expires, then purged */
         if (r->nonce) {
-                if (r->time - c->nonce_purge_at >= STORE_NONCE_PURGE_MS ||
-                    r->time < c->nonce_purge_at) {
+                if (nonce_purge_due(c, r->time)) {
                         st = st_get(c, ST_NONCE_PURGE);
                         if (!st || bind_i64(st, 1, r->time) < 0 || step_changes(c, st) < 0)
                                 return -EIO;
@@ -96,8 +102,7 @@ static int result_add_one_fn(struct conn *c, void *arg)
         struct db_stmt *st;
         int rc;
 
-        if (r->nonce &&
-            (r->time - c->nonce_purge_at >= STORE_NONCE_PURGE_MS || r->time < c->nonce_purge_at))
+        if (r->nonce && nonce_purge_due(c, r->time))
                 purge = r->time;
         st = st_get(c, ST_VERDICT_ONE);
         if (!st || bind_text(st, 1, r->agent) < 0 || bind_i64(st, 2, (int64_t)a->seq) < 0 ||
