@@ -109,6 +109,17 @@ static int write_json(const json_t *j, const char *out)
         return 0;
 }
 
+/*
+ * An import that failed (x < 0) on stderr: "FILE: [WHAT: ]code: message"; the exit status, 2 for
+ * memory and argument errors, 1 for what the file holds.
+ */
+static int import_failed(const char *file, const char *what, int x, const struct attest_err *err)
+{
+        fprintf(stderr, "%s: %s%s%s: %s\n", file, what ? what : "", what ? ": " : "",
+                attest_code_name(err->code), err->msg[0] ? err->msg : strerror(-x));
+        return x == -ENOMEM || x == -EINVAL ? 2 : 1;
+}
+
 /* The --dsse-key keys, freed together. */
 struct dsse_keys {
         size_t n;
@@ -174,21 +185,15 @@ static int import_envelope(const char *file, json_t **doc, const struct dsse_key
         *doc = NULL;
         if (x == 0)
                 x = dsse_verify(env, ks->k, ks->n, &payload, &plen, &si, &ki, &err);
-        if (x < 0) {
-                fprintf(stderr, "%s: %s: %s\n", file, attest_code_name(err.code),
-                        err.msg[0] ? err.msg : strerror(-x));
-                return x == -ENOMEM || x == -EINVAL ? 2 : 1;
-        }
+        if (x < 0)
+                return import_failed(file, NULL, x, &err);
         fprintf(stderr,
                 "attestctl: DSSE envelope: signature %zu verifies with --dsse-key %s; importing "
                 "its payload (%zu bytes, %s)\n",
                 si, ks->path[ki], plen, DSSE_PAYLOAD_TYPE_KEYLIME);
         x = keylime_import((const char *)payload, plen, ko, ret_pol, st, notes, &err);
-        if (x < 0) {
-                fprintf(stderr, "%s: the verified payload: %s: %s\n", file,
-                        attest_code_name(err.code), err.msg[0] ? err.msg : strerror(-x));
-                return x == -ENOMEM || x == -EINVAL ? 2 : 1;
-        }
+        if (x < 0)
+                return import_failed(file, "the verified payload", x, &err);
         return 0;
 }
 
@@ -270,11 +275,8 @@ int ctl_policy_import_keylime(int argc, char **argv)
                         fprintf(stderr, "attestctl policy import-keylime: invalid arguments\n");
                         return 2;
                 }
-                if (x < 0) {
-                        fprintf(stderr, "%s: %s: %s\n", argv[optind], attest_code_name(err.code),
-                                err.msg[0] ? err.msg : strerror(-x));
-                        return x == -ENOMEM || x == -EINVAL ? 2 : 1;
-                }
+                if (x < 0)
+                        return import_failed(argv[optind], NULL, x, &err);
         }
         /* what was written must load: the same parser attestd uses */
         {
