@@ -62,7 +62,7 @@ int ima_replay_extend(struct ima_replay *rp, const struct ima_entry *e, uint64_t
                 }
         } else {
                 if (banks & BANK_MASK(BANK_SHA1)) {
-                        memcpy(next[BANK_SHA1], rp->pcr[BANK_SHA1][e->pcr], 20);
+                        memcpy(next[BANK_SHA1], rp->pcr[BANK_SHA1][e->pcr], bank_size(BANK_SHA1));
                         if ((x = hasher_extend(rp->h, BANK_SHA1, next[BANK_SHA1], e->sha1)) < 0)
                                 return x;
                 }
