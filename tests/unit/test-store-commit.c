@@ -62,6 +62,19 @@ static void *writer_main(void *arg)
         return NULL;
 }
 
+/* A slow first write on its own thread, returned once it runs: the batch the others queue behind.
+ */
+static void slow_start(struct store *s, struct slow *sl, struct writer *w, pthread_t *t)
+{
+        atomic_init(&sl->running, false);
+        atomic_init(&sl->second_queued, false);
+        *w = (struct writer){.s = s, .fn = slow_fn, .arg = sl};
+        ck_assert_int_eq(pthread_create(t, NULL, writer_main, w), 0);
+        for (int i = 0; i < 2000 && !atomic_load(&sl->running); i++)
+                sleep_ms(5);
+        ck_assert(atomic_load(&sl->running));
+}
+
 START_TEST(test_write_queued_during_a_batch_joins_its_commit)
 {
         struct attest_err err = {0};
@@ -73,16 +86,10 @@ START_TEST(test_write_queued_during_a_batch_joins_its_commit)
         uint64_t c0, n0, c1, n1;
 
         tu_dbdir_init(&f, "commit");
-        atomic_init(&sl.running, false);
-        atomic_init(&sl.second_queued, false);
         ck_assert_msg(store_open(f.db, STORE_WRITER, 2, &s, &err) == 0, "%s", err.msg);
         store_stats(s, &c0, &n0);
-        w1 = (struct writer){.s = s, .fn = slow_fn, .arg = &sl};
+        slow_start(s, &sl, &w1, &t1);
         w2 = (struct writer){.s = s, .fn = quick_fn};
-        ck_assert_int_eq(pthread_create(&t1, NULL, writer_main, &w1), 0);
-        for (int i = 0; i < 2000 && !atomic_load(&sl.running); i++)
-                sleep_ms(5);
-        ck_assert(atomic_load(&sl.running));
         ck_assert_int_eq(pthread_create(&t2, NULL, writer_main, &w2), 0);
         /* the second thread queues its write at once; slow_fn runs 300 ms more after this */
         sleep_ms(50);
@@ -99,13 +106,6 @@ START_TEST(test_write_queued_during_a_batch_joins_its_commit)
 }
 END_TEST
 
-static int count_fn(struct conn *c, void *arg)
-{
-        (void)c;
-        (void)arg;
-        return 0;
-}
-
 /* many writers queued while a batch runs: every one answered, no more than the cap join it */
 START_TEST(test_commit_carries_at_most_the_cap)
 {
@@ -119,17 +119,12 @@ START_TEST(test_commit_carries_at_most_the_cap)
         uint64_t c0, n0, c1, n1;
 
         tu_dbdir_init(&f, "commit");
-        atomic_init(&sl.running, false);
-        atomic_init(&sl.second_queued, false);
         ck_assert_msg(store_open(f.db, STORE_WRITER, 2, &s, &err) == 0, "%s", err.msg);
         store_stats(s, &c0, &n0);
         /* a slow first commit, so that all N queue behind it and join the next batch */
-        w0 = (struct writer){.s = s, .fn = slow_fn, .arg = &sl};
-        ck_assert_int_eq(pthread_create(&t0, NULL, writer_main, &w0), 0);
-        for (int i = 0; i < 2000 && !atomic_load(&sl.running); i++)
-                sleep_ms(5);
+        slow_start(s, &sl, &w0, &t0);
         for (int i = 0; i < N; i++) {
-                w[i] = (struct writer){.s = s, .fn = count_fn};
+                w[i] = (struct writer){.s = s, .fn = quick_fn};
                 ck_assert_int_eq(pthread_create(&t[i], NULL, writer_main, &w[i]), 0);
         }
         sleep_ms(100);
