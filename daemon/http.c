@@ -45,7 +45,10 @@ struct http_server {
         bool reaper_started, stop;
         struct http_conn *conns, *conns_tail; /* newest first */
         size_t nconns, max_conns;
-        size_t peak; /* most connections since the last malloc_trim() */
+        size_t nreaped;   /* of nconns, shut down and not yet closed by libmicrohttpd */
+        size_t nbusy;     /* of nconns, not reaped and in a request (head complete, not answered) */
+        size_t mhd_conns; /* libmicrohttpd's own cap: max_conns + HTTP_ACCEPT_HEADROOM() */
+        size_t peak;      /* most connections since the last malloc_trim() */
         int64_t head_ms, body_ms;
         size_t body_budget;
         atomic_size_t body_bytes; /* reserved by requests in flight */
@@ -142,7 +145,7 @@ int http_listen(const char *addr, int *ret_fd, struct attest_err *err)
         if (fd < 0)
                 return attest_fail(err, -errno, AE_LISTEN, "socket: %s", strerror(errno));
         (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 1024) < 0) {
+        if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, HTTP_LISTEN_BACKLOG) < 0) {
                 int e = errno;
 
                 close(fd);
@@ -211,6 +214,39 @@ static struct http_conn *conn_of(struct MHD_Connection *c)
         return ci ? ci->socket_context : NULL;
 }
 
+/* Shut a connection down; libmicrohttpd's next read sees the end of the stream and closes it. */
+static void conn_reap(struct http_server *s, struct http_conn *hc)
+{
+        (void)shutdown(hc->fd, SHUT_RDWR);
+        if (hc->in_request)
+                s->nbusy--;
+        hc->reaped = true;
+        s->nreaped++;
+}
+
+/*
+ * A connection accepted past --max-connections (the newest, hc): the connection that has waited
+ * longest for a request head makes room for it, whatever its age, so the listen queue never fills
+ * behind an attacker holding the table and a newcomer always gets in; a newcomer stays for
+ * max_conns accepts after it, time for its handshake and head. Connections in a request are
+ * never evicted (their deadline is the body timeout); when every other one is, the newcomer
+ * itself is closed. Called with the lock held.
+ */
+static void make_room(struct http_server *s, struct http_conn *hc)
+{
+        if (s->nconns - s->nreaped - s->nbusy > 1) {
+                for (struct http_conn *o = s->conns_tail; o && o != hc; o = o->prev) {
+                        if (o->reaped || o->in_request)
+                                continue;
+                        conn_reap(s, o);
+                        metrics_conn_closed(&s->d->metrics, METRICS_CONN_EVICTED);
+                        return;
+                }
+        }
+        conn_reap(s, hc);
+        metrics_conn_closed(&s->d->metrics, METRICS_CONN_REFUSED);
+}
+
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
@@ -240,6 +276,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
                 s->conns = hc;
                 if (++s->nconns > s->peak)
                         s->peak = s->nconns;
+                metrics_conn_open(&s->d->metrics, 1);
+                if (s->nconns - s->nreaped > s->max_conns)
+                        make_room(s, hc);
                 pthread_mutex_unlock(&s->lock);
                 *socket_context = hc;
                 return;
@@ -247,6 +286,11 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         if (!hc)
                 return;
         pthread_mutex_lock(&s->lock);
+        metrics_conn_open(&s->d->metrics, -1);
+        if (hc->reaped)
+                s->nreaped--;
+        else if (hc->in_request)
+                s->nbusy--;
         if (hc->prev)
                 hc->prev->next = hc->next;
         else
@@ -265,12 +309,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
  * Close what is overdue: a head not complete header-timeout after accept or the last response
  * (slowloris, silent or half-handshaken TLS), a request not answered body-timeout after its head.
  * Above 90 % of the connection cap (pressure), the connections waiting longest for a head (over
- * HTTP_EVICT_IDLE_MS) go first, down to 60 %, and the reaper runs every HTTP_REAP_FAST_MS: at the
- * cap libmicrohttpd stops accepting, the listen backlog fills with the attacker's connections, and
- * an agent's connection is accepted only after those ahead of it, so slots must free fast enough
- * to drain a full backlog (1024) within a few seconds.
- * shutdown() makes libmicrohttpd's next read see the end of the stream; it then closes the
- * connection in its own thread.
+ * HTTP_EVICT_IDLE_MS) go first, down to 60 %, and the reaper runs every HTTP_REAP_FAST_MS, so
+ * newcomers mostly find a free slot; at the cap itself make_room() evicts one per newcomer.
  */
 static bool http_pressure(const struct http_server *s)
 {
@@ -290,9 +330,10 @@ static size_t reap(struct http_server *s, int64_t now)
 
                 if (hc->reaped || (!overdue && !(evict && waiting)))
                         continue;
-                (void)shutdown(hc->fd, SHUT_RDWR);
-                hc->reaped = true;
+                conn_reap(s, hc);
                 n++;
+                metrics_conn_closed(&s->d->metrics,
+                                    overdue ? METRICS_CONN_OVERDUE : METRICS_CONN_PRESSURE);
                 if (evict)
                         evict--;
         }
@@ -333,6 +374,8 @@ static void *reaper_main(void *arg)
 static void conn_request_started(struct http_server *s, struct http_conn *hc)
 {
         pthread_mutex_lock(&s->lock);
+        if (!hc->in_request && !hc->reaped)
+                s->nbusy++;
         hc->in_request = true;
         hc->deadline_ms = mono_ms() + s->body_ms;
         pthread_mutex_unlock(&s->lock);
@@ -341,6 +384,8 @@ static void conn_request_started(struct http_server *s, struct http_conn *hc)
 static void conn_request_done(struct http_server *s, struct http_conn *hc)
 {
         pthread_mutex_lock(&s->lock);
+        if (hc->in_request && !hc->reaped)
+                s->nbusy--;
         hc->in_request = false;
         hc->url_nul = false;
         hc->since_ms = mono_ms();
@@ -757,8 +802,11 @@ int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_
         /* each connection is one fd; keep HTTP_FD_RESERVE for the database, logs and TLS files */
         if ((e = http_raise_nofile(&nofile)) < 0)
                 log_warning("raising RLIMIT_NOFILE: %s", strerror(-e));
-        else if (nofile < s->max_conns + HTTP_FD_RESERVE) {
-                size_t fit = nofile > 16 + HTTP_FD_RESERVE ? nofile - HTTP_FD_RESERVE : 16;
+        else if (nofile < s->max_conns + HTTP_ACCEPT_HEADROOM(s->max_conns) + HTTP_FD_RESERVE) {
+                /* the largest n with n + n / 8 + 16 + HTTP_FD_RESERVE <= nofile (at least 16) */
+                size_t fit = nofile > 34 + HTTP_FD_RESERVE
+                                     ? (size_t)(nofile - 16 - HTTP_FD_RESERVE) * 8 / 9
+                                     : 16;
 
                 log_warning("--max-connections %zu lowered to %zu to fit RLIMIT_NOFILE %llu",
                             s->max_conns, fit, (unsigned long long)nofile);
@@ -780,7 +828,10 @@ int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, s};
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT,
                                          (intptr_t)d->cfg.idle_timeout, NULL};
-        o[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->max_conns, NULL};
+        /* past max_conns make_room() evicts; the library's cap leaves room for those evicted and
+         * not yet closed, so it keeps accepting and the listen queue never fills */
+        s->mhd_conns = s->max_conns + HTTP_ACCEPT_HEADROOM(s->max_conns);
+        o[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->mhd_conns, NULL};
         o[n++] =
                 (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONN_MEMORY, NULL};
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT,

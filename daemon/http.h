@@ -46,6 +46,17 @@
 #define HTTP_REAP_FAST_MS 50
 #define HTTP_EVICT_IDLE_MS 500
 /*
+ * libmicrohttpd's own connection cap is --max-connections plus this: room for connections evicted
+ * at the cap and not yet closed by the library, so it never stops accepting (a full listen queue
+ * drops newcomers' SYNs; their connect then waits for the kernel's 1 s, 3 s retransmissions).
+ */
+#define HTTP_ACCEPT_HEADROOM(n) ((n) / 8 + 16)
+/*
+ * listen()'s backlog (the kernel caps it at net.core.somaxconn, 4096 on Debian 12): connections
+ * past --max-connections wait there while attestd accepts and evicts; a full queue drops new SYNs.
+ */
+#define HTTP_LISTEN_BACKLOG 4096
+/*
  * libmicrohttpd's per-connection memory (request line, headers, read buffer); a bigger head is
  * refused by the library (431/414). Half the library's default: held connections cost less.
  */

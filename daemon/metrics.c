@@ -54,6 +54,27 @@ void metrics_request(struct metrics *m)
         atomic_fetch_add(&m->requests, 1);
 }
 
+static const char *const conn_close_names[METRICS_CONN__COUNT] = {
+        [METRICS_CONN_OVERDUE] = "overdue",
+        [METRICS_CONN_PRESSURE] = "pressure",
+        [METRICS_CONN_EVICTED] = "evicted",
+        [METRICS_CONN_REFUSED] = "refused",
+};
+
+void metrics_conn_open(struct metrics *m, int delta)
+{
+        if (delta > 0)
+                atomic_fetch_add(&m->conns_open, 1);
+        else
+                atomic_fetch_sub(&m->conns_open, 1);
+}
+
+void metrics_conn_closed(struct metrics *m, enum metrics_conn_close why)
+{
+        if ((unsigned)why < METRICS_CONN__COUNT)
+                atomic_fetch_add(&m->conns_closed[why], 1);
+}
+
 void metrics_claim_failed(struct metrics *m, enum claim_id id)
 {
         if ((unsigned)id < CLAIM__COUNT)
@@ -176,6 +197,23 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
                         if (routes->method[r][j])
                                 render_http(f, m, r, j, routes->pattern[r], routes->method[r][j]);
         render_http(f, m, METRICS_ROUTES_MAX - 1, 0, "none", "");
+        fprintf(f,
+                "# HELP attestd_http_connections Client connections open (TLS handshake, waiting "
+                "for a head, or in a request).\n"
+                "# TYPE attestd_http_connections gauge\n"
+                "attestd_http_connections %llu\n"
+                "# HELP attestd_http_connections_closed_total Connections attestd closed itself: "
+                "overdue (past --header-timeout or --body-timeout), pressure (waited long for a "
+                "head with the table over 90 %% of --max-connections), evicted (waited longest for "
+                "a "
+                "head when a newcomer came at the cap), refused (a newcomer at the cap, every "
+                "other "
+                "connection in a request).\n"
+                "# TYPE attestd_http_connections_closed_total counter\n",
+                (unsigned long long)atomic_load(&m->conns_open));
+        for (unsigned i = 0; i < METRICS_CONN__COUNT; i++)
+                fprintf(f, "attestd_http_connections_closed_total{reason=\"%s\"} %llu\n",
+                        conn_close_names[i], (unsigned long long)atomic_load(&m->conns_closed[i]));
         fputs("# HELP attestd_rejected_requests_total Requests answered with an error, by code.\n"
               "# TYPE attestd_rejected_requests_total counter\n",
               f);

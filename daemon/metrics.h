@@ -24,6 +24,15 @@ enum metrics_result {
 
 #define METRICS_BUCKETS 14
 
+/* Why attestd closed a connection itself (attestd_http_connections_closed_total{reason}). */
+enum metrics_conn_close {
+        METRICS_CONN_OVERDUE,  /* head or request past its deadline (--header/--body-timeout) */
+        METRICS_CONN_PRESSURE, /* waited long for a head with the table over 90 % full */
+        METRICS_CONN_EVICTED,  /* waited longest for a head when a newcomer came at the cap */
+        METRICS_CONN_REFUSED,  /* a newcomer at the cap with every other one in a request */
+        METRICS_CONN__COUNT,
+};
+
 /*
  * attestd_agents{state=...}: a partition of the agents (store.h struct store_counts): failing
  * (last verdict fail, stale or not: a failing host that stops reporting stays failing, so an
@@ -51,6 +60,8 @@ struct metrics {
         atomic_uint_fast64_t requests;
         atomic_uint_fast64_t rejected[AE__COUNT];        /* by error code */
         atomic_uint_fast64_t claim_failed[CLAIM__COUNT]; /* claims that did not pass, by id */
+        atomic_uint_fast64_t conns_open;                 /* accepted and not yet closed */
+        atomic_uint_fast64_t conns_closed[METRICS_CONN__COUNT];
         struct {
                 atomic_uint_fast64_t bucket[METRICS_HTTP_BUCKETS]; /* cumulative at render */
                 atomic_uint_fast64_t count, sum_us;
@@ -70,6 +81,9 @@ void metrics_attestation(struct metrics *m, enum metrics_result r, uint64_t late
 void metrics_replayed(struct metrics *m, uint64_t entries);
 void metrics_rejected(struct metrics *m, enum attest_code code);
 void metrics_request(struct metrics *m);
+/* A connection accepted (+1) or closed (-1); one attestd closed itself, and why. */
+void metrics_conn_open(struct metrics *m, int delta);
+void metrics_conn_closed(struct metrics *m, enum metrics_conn_close why);
 void metrics_claim_failed(struct metrics *m, enum claim_id id);
 /* One request answered: route index (>= METRICS_ROUTES_MAX - 1: none), method slot. */
 void metrics_http(struct metrics *m, size_t route, size_t method, uint64_t latency_us);

@@ -5,8 +5,9 @@
 #        keep COUNT connections from 127.0.0.FIRST..LAST (round robin) for SECONDS; MODE:
 #        idle (TCP, nothing sent), partial (a TLS record header one byte a second, never
 #        complete), slow (TLS, then a request head one byte a second), mix (1 % slow, the rest
-#        half idle, half partial). A closed slot reconnects after
-#        0.2 s. STATUS_FILE gets "open=N connects=N closed=N" every second.
+#        half idle, half partial), busy:PATH (TLS, then a POST head to PATH announcing a
+#        1 MB body, none of which is sent: a request in progress). A closed slot reconnects
+#        after 0.2 s. STATUS_FILE gets "open=N connects=N closed=N" every second.
 #   bodies PORT CA COUNT SIZE PATH [TOKEN]  COUNT concurrent POSTs of SIZE bytes; prints statuses
 #   raw PORT CA HEX|@FILE     send these bytes over TLS, print the response (status line first)
 import errno, os, selectors, signal, socket, ssl, sys, threading, time
@@ -34,7 +35,14 @@ def hold(port, count, first, last, mode, seconds, status_file):
     signal.signal(signal.SIGTERM, lambda *a: stop.__setitem__(0, True))
     end = time.monotonic() + seconds
 
+    busy_head = b""
+    if mode.startswith("busy:"):
+        busy_head = ("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     "Content-Length: 1000000\r\n\r\n" % mode[5:]).encode()
+
     def kind_of(i):
+        if busy_head:
+            return "busy"
         if mode != "mix":
             return mode
         if i % 100 == 0:
@@ -47,10 +55,12 @@ def hold(port, count, first, last, mode, seconds, status_file):
         s = socket.socket()
         try:
             s.bind((ips[i % len(ips)], 0))
-            if kind == "slow":
+            if kind in ("slow", "busy"):
                 s.settimeout(2)
                 s.connect(("127.0.0.1", port))
                 s = ctx.wrap_socket(s)
+                if kind == "busy":
+                    s.sendall(busy_head)
                 s.setblocking(False)
             else:
                 s.setblocking(False)
@@ -65,7 +75,7 @@ def hold(port, count, first, last, mode, seconds, status_file):
             return
         connects += 1
         slots[i] = [s, kind, now + 1, 0]
-        if kind != "idle":
+        if kind not in ("idle", "busy"):
             drippers.add(i)
         sel.register(s, selectors.EVENT_READ, i)
 

@@ -17,7 +17,8 @@
 #  8. mTLS (--tls-client-ca): the agent with a client certificate attests; no certificate: 403;
 #     a certificate from another CA: refused
 #  9. the connection table full (--max-connections): attackers holding every slot are evicted,
-#     oldest waiting first, so the agent still gets in
+#     oldest waiting first, one per newcomer, so the listen queue never fills and the agent gets in
+# 10. the table full of requests in progress: nothing to evict, a newcomer is closed at once
 # Usage: test-http.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
@@ -335,15 +336,61 @@ if want 9; then
         done
         full=$(nfds)
         [ "$full" -ge 900 ] || fail "the table did not fill: $full fds"
+        # the listen queue (ss: Recv-Q of the listening socket, Send-Q its limit), sampled while
+        # the agent runs: at the cap attestd keeps accepting (a newcomer evicts), the 2,000
+        # attackers past the cap fit the queue (4096), so it never fills and drops a SYN
+        ( while :; do ss -Hltn "( sport = :$port )" | awk '{ print $2, $3 }'; sleep 0.05; done \
+                >lq9.txt ) &
+        sampler=$!
         for i in $(seq 10); do
                 once agent.log || fail "round $i with the table full did not pass: $(tail -3 agent.log)"
         done
+        kill "$sampler"
+        wait "$sampler" 2>/dev/null || true
+        lq=$(sort -n lq9.txt | tail -1)
+        echo "# listen queue: longest ${lq% *} of ${lq#* } in $(wc -l <lq9.txt) samples"
         st9=$(cat hold9.txt)
         retreat
         p99=$(sort -n rounds.txt | tail -1)
-        echo "# attackers: $st9; attestd held $full fds; 10 agent rounds, slowest $p99 ms"
+        evicted=$(metric 'attestd_http_connections_closed_total{reason="evicted"}')
+        pressure=$(metric 'attestd_http_connections_closed_total{reason="pressure"}')
+        echo "# attackers: $st9; attestd held $full fds, evicted ${evicted:-none} for newcomers and ${pressure:-none} under pressure; 10 agent rounds (ms): $(sort -n rounds.txt | xargs)"
+        # the library's own cap is --max-connections + 1000/8 + 16 (room for those evicted and
+        # not yet closed)
+        [ "$full" -le $((base_fds + 1000 + 1000 / 8 + 16)) ] || fail "$full fds held, cap 1000"
+        [ -n "$lq" ] && [ "${lq% *}" -lt "${lq#* }" ] ||
+                fail "the listen queue filled (${lq:-no samples}): SYNs dropped"
+        [ "${evicted:-0}" -gt 0 ] || fail "no connection evicted for a newcomer: ${evicted:-none}"
         [ "$p99" -lt 5000 ] || fail "agent round $p99 ms with the table full"
         ok "table full: connections waiting longest for a head evicted, the agent passes 10 rounds"
+fi
+
+# ---- 10. the table full of requests in progress ----------------------------------------------
+if want 10; then
+        echo "# 10. --max-connections 16 held by 16 requests in progress (POST heads, bodies withheld)"
+        stop_daemon
+        start_verifier --max-connections 16
+        attack 16 2 3 "busy:/v1/agents/$AGENT_ID/evidence" 60 hold10.txt
+        for _ in $(seq 100); do
+                grep -qs '^open=16 ' hold10.txt && break
+                sleep 0.2
+        done
+        grep -qs '^open=16 ' hold10.txt || fail "16 requests did not connect: $(cat hold10.txt)"
+        # nothing to evict (a request in progress keeps its slot until --body-timeout): the
+        # newcomer itself is closed at once, not queued
+        t0=$(date +%s%N)
+        c=$(curl -s --cacert "$CA" -o /dev/null -w '%{http_code}' --max-time 10 \
+                "https://127.0.0.1:$port/healthz" || true)
+        ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+        [ "$c" = 000 ] || fail "a newcomer with every slot in a request: $c, want it closed"
+        [ "$ms" -lt 3000 ] || fail "the newcomer was closed after $ms ms, not at once"
+        retreat
+        refused=$(metric 'attestd_http_connections_closed_total{reason="refused"}')
+        evicted=$(metric 'attestd_http_connections_closed_total{reason="evicted"}')
+        [ "${refused:-0}" -ge 1 ] || fail "refused connections: ${refused:-none}, want >= 1"
+        [ "${evicted:-x}" = 0 ] || fail "evicted connections: ${evicted:-none}, want 0"
+        once agent.log || fail "the agent after the requests left: $(tail -3 agent.log)"
+        ok "table full of requests in progress: a newcomer closed in $ms ms (refused $refused, evicted 0), the agent passes after"
 fi
 
 echo "# hostile http: all passed"

@@ -311,7 +311,26 @@ START_TEST(test_metrics_text)
         metrics_http(&m, 0, 0, 9000000);
         metrics_http(&m, SIZE_MAX, 0, 10); /* no route */
         metrics_http(&m, 3, 7, 10);        /* out of range: "none" */
+        metrics_conn_open(&m, 1);
+        metrics_conn_open(&m, 1);
+        metrics_conn_open(&m, 1);
+        metrics_conn_open(&m, -1);
+        metrics_conn_closed(&m, METRICS_CONN_EVICTED);
+        metrics_conn_closed(&m, METRICS_CONN_EVICTED);
+        metrics_conn_closed(&m, METRICS_CONN_REFUSED);
+        metrics_conn_closed(&m, METRICS_CONN__COUNT); /* out of range: dropped */
         ck_assert_int_eq(metrics_render(&m, &a, &st, &pol, &mr, 5, &t, &n), 0);
+        ck_assert_msg(
+                strstr(t, "\nattestd_http_connections 2\n") &&
+                        strstr(t, "\nattestd_http_connections_closed_total{reason=\"overdue\"} "
+                                  "0\n") &&
+                        strstr(t, "\nattestd_http_connections_closed_total{reason=\"pressure\"} "
+                                  "0\n") &&
+                        strstr(t, "\nattestd_http_connections_closed_total{reason=\"evicted\"} "
+                                  "2\n") &&
+                        strstr(t, "\nattestd_http_connections_closed_total{reason=\"refused\"} "
+                                  "1\n"),
+                "%s", t);
         ck_assert_msg(strstr(t, "\nattestd_store_wal_pages_total 40\n") &&
                               strstr(t, "\nattestd_agent_cache_hits_total 11\n") &&
                               strstr(t, "\nattestd_agent_cache_misses_total 2\n") &&
