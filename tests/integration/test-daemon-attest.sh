@@ -351,6 +351,10 @@ evidence "$nonce" 14 14
 sleep 1.3
 submit
 expect 410 nonce_expired -- nonce past its TTL
+# the next round under the default TTL: a 1 s TTL would also expire a fresh round's nonce on a
+# loaded machine (challenge, swtpm quote and evidence in under a second)
+stop_daemon TERM
+start_daemon --retain 5
 round 14 14
 [ "$(jq -r .status <<<"$body")" != null ] || fail "round with a fresh nonce: $body"
 api GET "/v1/agents/$id/results?limit=1000" "" "$READER"
