@@ -21,7 +21,6 @@
 
 DEFINE_CLEANUP_FUNC(EVP_PKEY_CTX *, EVP_PKEY_CTX_free)
 DEFINE_CLEANUP_FUNC(EVP_MD_CTX *, EVP_MD_CTX_free)
-DEFINE_CLEANUP_FUNC(ECDSA_SIG *, ECDSA_SIG_free)
 
 struct quote_ak {
         TPMT_PUBLIC pub;
@@ -334,13 +333,70 @@ static int sig_scheme(const struct quote_ak *ak, const TPMT_SIGNATURE *s, struct
         return b;
 }
 
+/* An unsigned big-endian value as a DER INTEGER's contents: v without its leading zeros, after
+ * one 0x00 when pad. */
+struct der_uint {
+        const uint8_t *v;
+        size_t n;
+        bool pad;
+};
+
+static int der_uint(const uint8_t *v, size_t n, struct der_uint *ret)
+{
+        if (!v && n)
+                return -EINVAL;
+        while (n > 0 && v[0] == 0) {
+                v++;
+                n--;
+        }
+        if (n > QUOTE_ECDSA_INT_MAX)
+                return -E2BIG;
+        /* zero is the one content byte 0x00; a first byte >= 0x80 would read as negative */
+        *ret = (struct der_uint){.v = v, .n = n, .pad = n == 0 || (v[0] & 0x80)};
+        return 0;
+}
+
+/* Tag, short-form length and contents of d; the caller checked the room. */
+static int der_put_uint(struct wb *w, const struct der_uint *d)
+{
+        int e;
+
+        if ((e = wb_put_u8(w, 0x02)) < 0 || (e = wb_put_u8(w, (uint8_t)(d->pad + d->n))) < 0 ||
+            (d->pad && (e = wb_put_u8(w, 0x00)) < 0) || (e = wb_put(w, d->v, d->n)) < 0)
+                return e;
+        return 0;
+}
+
+int quote_ecdsa_der(const uint8_t *r, size_t r_len, const uint8_t *s, size_t s_len, struct wb *w)
+{
+        struct der_uint dr, ds;
+        size_t mark, body;
+        int e;
+
+        if (!w)
+                return -EINVAL;
+        if ((e = der_uint(r, r_len, &dr)) < 0 || (e = der_uint(s, s_len, &ds)) < 0)
+                return e;
+        /* at most 2 * (2 + 1 + QUOTE_ECDSA_INT_MAX) = 102 < 128: short-form lengths throughout */
+        body = 2 + dr.pad + dr.n + 2 + ds.pad + ds.n;
+        if (2 + body > wb_avail(w))
+                return -E2BIG;
+        mark = wb_len(w);
+        if ((e = wb_put_u8(w, 0x30)) < 0 || (e = wb_put_u8(w, (uint8_t)body)) < 0 ||
+            (e = der_put_uint(w, &dr)) < 0 || (e = der_put_uint(w, &ds)) < 0) {
+                if (wb_rollback(w, mark) < 0)
+                        return -EINVAL;
+                return e;
+        }
+        return 0;
+}
+
 static int sig_check(const struct quote_ak *ak, const TPMT_SIGNATURE *s, enum bank b,
                      const uint8_t *msg, size_t len, struct attest_err *err)
 {
         _cleanup_(EVP_MD_CTX_freep) EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-        _cleanup_(ECDSA_SIG_freep) ECDSA_SIG *es = NULL;
         EVP_PKEY_CTX *pctx = NULL; /* owned by ctx */
-        uint8_t der[160];
+        uint8_t der[QUOTE_ECDSA_DER_MAX];
         const uint8_t *sb;
         size_t sl;
         int r;
@@ -365,27 +421,16 @@ static int sig_check(const struct quote_ak *ak, const TPMT_SIGNATURE *s, enum ba
                         return ossl_fail(err, "RSA-PSS parameters");
                 break;
         default: { /* ECDSA: OpenSSL wants the DER SEQUENCE { r, s } */
-                BIGNUM *br = BN_bin2bn(s->signature.ecdsa.signatureR.buffer,
-                                       s->signature.ecdsa.signatureR.size, NULL);
-                BIGNUM *bs = BN_bin2bn(s->signature.ecdsa.signatureS.buffer,
-                                       s->signature.ecdsa.signatureS.size, NULL);
-                uint8_t *p = der;
-                int dl;
+                struct wb w = WB_INIT(der, sizeof(der));
+                const TPMS_SIGNATURE_ECDSA *es = &s->signature.ecdsa;
 
-                es = ECDSA_SIG_new();
-                if (!br || !bs || !es || ECDSA_SIG_set0(es, br, bs) != 1) {
-                        BN_free(br);
-                        BN_free(bs);
-                        return ossl_fail(err, "ECDSA signature");
-                }
-                dl = i2d_ECDSA_SIG(es, NULL);
-                if (dl <= 0 || (size_t)dl > sizeof(der) || i2d_ECDSA_SIG(es, &p) != dl)
+                if (quote_ecdsa_der(es->signatureR.buffer, es->signatureR.size,
+                                    es->signatureS.buffer, es->signatureS.size, &w) < 0)
                         return attest_fail(err, -EKEYREJECTED, AE_QUOTE_SIGNATURE,
                                            "ECDSA r (%u bytes) / s (%u bytes) do not fit the key",
-                                           s->signature.ecdsa.signatureR.size,
-                                           s->signature.ecdsa.signatureS.size);
-                sb = der;
-                sl = (size_t)dl;
+                                           es->signatureR.size, es->signatureS.size);
+                sb = wb_data(&w);
+                sl = wb_len(&w);
                 break;
         }
         }

@@ -25,6 +25,7 @@
 
 #include <openssl/evp.h>
 
+#include "util/buf.h"
 #include "util/err.h"
 #include "evidence/pcrs.h"
 #include "evidence/pcrsel.h"
@@ -38,6 +39,15 @@
 #define QUOTE_PCR_SELECT_SIZE 3
 /* Longest TPM name: u16 nameAlg || digest. */
 #define QUOTE_NAME_MAX (2 + BANK_DIGEST_MAX)
+
+/*
+ * ECDSA signatures as OpenSSL takes them: ECDSA-Sig-Value ::= SEQUENCE { r INTEGER, s INTEGER }
+ * (RFC 3279 2.2.3) in DER. r and s are at most QUOTE_ECDSA_INT_MAX bytes without their leading
+ * zeros (the order of P-384, the largest AK curve); each INTEGER is tag, length, a 0x00 when the
+ * value's top bit is set, the value: short-form lengths only.
+ */
+#define QUOTE_ECDSA_INT_MAX 48
+#define QUOTE_ECDSA_DER_MAX (2 + 2 * (2 + 1 + QUOTE_ECDSA_INT_MAX))
 
 /* A validated attestation key: restricted signing key, RSA >= 2048 or ECC NIST P-256/P-384. */
 struct quote_ak;
@@ -59,6 +69,17 @@ int quote_ak_name(const struct quote_ak *ak, uint8_t *out, size_t max, size_t *r
 EVP_PKEY *quote_ak_pkey(const struct quote_ak *ak);
 /* TPM_ALG_RSA or TPM_ALG_ECC. */
 uint16_t quote_ak_type(const struct quote_ak *ak);
+
+/*
+ * Append the DER ECDSA-Sig-Value of r and s, unsigned big-endian as a TPM gives them
+ * (TPMS_SIGNATURE_ECDSA signatureR/S, any number of leading zeros) to w: each INTEGER minimal
+ * (X.690 8.3.2: leading zero bytes dropped, one 0x00 in front of a first byte >= 0x80, zero as the
+ * single byte 0x00), the bytes i2d_ECDSA_SIG() writes for the same values. -E2BIG when r or s is
+ * longer than QUOTE_ECDSA_INT_MAX bytes without its leading zeros or w has no room for the whole
+ * signature; -EINVAL for a NULL value of non-zero length. w is unchanged on error.
+ */
+int quote_ecdsa_der(const uint8_t *r, size_t r_len, const uint8_t *s, size_t s_len, struct wb *w)
+        _wur_;
 
 struct quote_info {
         uint64_t clock; /* TPMS_CLOCK_INFO, ms */

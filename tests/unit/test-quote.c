@@ -15,6 +15,7 @@
 #include <openssl/core_names.h>
 #include <openssl/ec.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 #include <openssl/rsa.h>
 #include <tss2/tss2_mu.h>
 
@@ -691,6 +692,272 @@ START_TEST(test_quote_accepts_p384_sha384)
 }
 END_TEST
 
+/* ---- ECDSA r and s as DER (quote_ecdsa_der) ---- */
+
+/* i2d_ECDSA_SIG of the same values: the encoding OpenSSL requires (it re-encodes and compares). */
+static size_t der_openssl(const uint8_t *r, size_t rn, const uint8_t *s, size_t sn, uint8_t *out)
+{
+        ECDSA_SIG *es = ECDSA_SIG_new();
+        BIGNUM *br = BN_bin2bn(r, (int)rn, NULL), *bs = BN_bin2bn(s, (int)sn, NULL);
+        uint8_t *p = out;
+        int n;
+
+        ck_assert(es && br && bs && ECDSA_SIG_set0(es, br, bs) == 1);
+        n = i2d_ECDSA_SIG(es, &p);
+        ck_assert_int_gt(n, 0);
+        ECDSA_SIG_free(es);
+        return (size_t)n;
+}
+
+static void der_same_as_openssl(const uint8_t *r, size_t rn, const uint8_t *s, size_t sn)
+{
+        uint8_t want[256], got[QUOTE_ECDSA_DER_MAX];
+        struct wb w = WB_INIT(got, sizeof(got));
+        size_t wn = der_openssl(r, rn, s, sn, want);
+
+        ck_assert_msg(quote_ecdsa_der(r, rn, s, sn, &w) == 0, "r %zu s %zu bytes", rn, sn);
+        ck_assert_uint_eq(wb_len(&w), wn);
+        ck_assert_msg(memcmp(got, want, wn) == 0, "r %zu (%02x) s %zu (%02x): DER differs", rn,
+                      rn ? r[0] : 0, sn, sn ? s[0] : 0);
+}
+
+START_TEST(test_quote_ecdsa_der_matches_openssl)
+{
+        static const uint8_t zero[QUOTE_ECDSA_INT_MAX + 16];
+        uint8_t v[QUOTE_ECDSA_INT_MAX + 16], u[QUOTE_ECDSA_INT_MAX + 16];
+        static const uint8_t firsts[] = {0x00, 0x01, 0x7f, 0x80, 0xff};
+        /* lengths with their leading zeros: 0, 1, 31 to 33, the cap, past it with zeros only */
+        static const size_t lens[] = {
+                0, 1, 2, 31, 32, 33, 47, QUOTE_ECDSA_INT_MAX, QUOTE_ECDSA_INT_MAX + 16};
+
+        /* zero in every length: the one content byte 0x00 */
+        for (size_t i = 0; i < ARRAY_SIZE(lens); i++)
+                der_same_as_openssl(zero, lens[i], zero, lens[i]);
+        /* first byte 0x00 (a leading zero), small, the top bit set (a 0x00 in front), all ones */
+        for (size_t i = 0; i < ARRAY_SIZE(lens); i++)
+                for (size_t j = 0; j < ARRAY_SIZE(firsts); j++)
+                        for (size_t z = 0; z <= 2 && z < lens[i]; z++) {
+                                size_t sig = lens[i] - z; /* bytes after z leading zeros */
+
+                                if (sig > QUOTE_ECDSA_INT_MAX)
+                                        continue;
+                                memset(v, 0, sizeof(v));
+                                memset(v + z, 0x5a, sig);
+                                if (sig)
+                                        v[z] = firsts[j];
+                                memset(u, 0xa5, sizeof(u));
+                                der_same_as_openssl(v, lens[i], u, 32);
+                                der_same_as_openssl(u, 32, v, lens[i]);
+                                der_same_as_openssl(v, lens[i], v, lens[i]);
+                        }
+        /* random values of random lengths, with and without the top bit */
+        for (int k = 0; k < 2000; k++) {
+                uint8_t n[2];
+                size_t rn, sn;
+
+                ck_assert_int_eq(RAND_bytes(n, 2), 1);
+                rn = n[0] % (QUOTE_ECDSA_INT_MAX + 1);
+                sn = n[1] % (QUOTE_ECDSA_INT_MAX + 1);
+                ck_assert_int_eq(RAND_bytes(v, sizeof(v)), 1);
+                ck_assert_int_eq(RAND_bytes(u, sizeof(u)), 1);
+                if (k % 3 == 0 && rn)
+                        v[0] = 0;
+                der_same_as_openssl(v, rn, u, sn);
+        }
+}
+END_TEST
+
+START_TEST(test_quote_ecdsa_der_exact_bytes)
+{
+        static const uint8_t r[] = {0x00, 0x00, 0x80, 0x01}, s[] = {0x7f};
+        static const uint8_t want_rs[] = {0x30, 0x08, 0x02, 0x03, 0x00,
+                                          0x80, 0x01, 0x02, 0x01, 0x7f};
+        static const uint8_t want_zero[] = {0x30, 0x06, 0x02, 0x01, 0x00, 0x02, 0x01, 0x00};
+        uint8_t buf[QUOTE_ECDSA_DER_MAX];
+        struct wb w = WB_INIT(buf, sizeof(buf));
+
+        ck_assert_int_eq(quote_ecdsa_der(r, sizeof(r), s, sizeof(s), &w), 0);
+        ck_assert_uint_eq(wb_len(&w), sizeof(want_rs));
+        ck_assert_int_eq(memcmp(buf, want_rs, sizeof(want_rs)), 0);
+        /* empty and all-zero values are zero */
+        wb_reset(&w);
+        ck_assert_int_eq(quote_ecdsa_der(NULL, 0, r, 2, &w), 0);
+        ck_assert_uint_eq(wb_len(&w), sizeof(want_zero));
+        ck_assert_int_eq(memcmp(buf, want_zero, sizeof(want_zero)), 0);
+        wb_reset(&w);
+        ck_assert_int_eq(quote_ecdsa_der(NULL, 1, s, 1, &w), -EINVAL);
+        ck_assert_int_eq(quote_ecdsa_der(s, 1, NULL, 1, &w), -EINVAL);
+        ck_assert_uint_eq(wb_len(&w), 0);
+}
+END_TEST
+
+/* The caps: r/s of QUOTE_ECDSA_INT_MAX - 1, QUOTE_ECDSA_INT_MAX and + 1 significant bytes; a
+ * writer of QUOTE_ECDSA_DER_MAX, one byte less, and one already holding bytes. */
+START_TEST(test_quote_ecdsa_der_caps)
+{
+        uint8_t v[QUOTE_ECDSA_INT_MAX + 2], buf[QUOTE_ECDSA_DER_MAX + 8], keep[sizeof(buf)];
+        struct wb w;
+
+        memset(v, 0xff, sizeof(v)); /* top bit set: the longest encoding of each length */
+        /* at the cap: exactly QUOTE_ECDSA_DER_MAX bytes */
+        wb_init(&w, buf, QUOTE_ECDSA_DER_MAX);
+        ck_assert_int_eq(quote_ecdsa_der(v, QUOTE_ECDSA_INT_MAX, v, QUOTE_ECDSA_INT_MAX, &w), 0);
+        ck_assert_uint_eq(wb_len(&w), QUOTE_ECDSA_DER_MAX);
+        ck_assert_uint_lt(buf[1], 0x80); /* short-form length */
+        der_same_as_openssl(v, QUOTE_ECDSA_INT_MAX, v, QUOTE_ECDSA_INT_MAX);
+        /* one below */
+        wb_init(&w, buf, QUOTE_ECDSA_DER_MAX);
+        ck_assert_int_eq(
+                quote_ecdsa_der(v, QUOTE_ECDSA_INT_MAX - 1, v, QUOTE_ECDSA_INT_MAX - 1, &w), 0);
+        ck_assert_uint_eq(wb_len(&w), QUOTE_ECDSA_DER_MAX - 2);
+        /* past it: r or s one byte longer, with room to spare; w untouched */
+        memset(buf, 0x5a, sizeof(buf));
+        memcpy(keep, buf, sizeof(buf));
+        wb_init(&w, buf, sizeof(buf));
+        ck_assert_int_eq(quote_ecdsa_der(v, QUOTE_ECDSA_INT_MAX + 1, v, 1, &w), -E2BIG);
+        ck_assert_int_eq(quote_ecdsa_der(v, 1, v, QUOTE_ECDSA_INT_MAX + 1, &w), -E2BIG);
+        ck_assert_uint_eq(wb_len(&w), 0);
+        ck_assert_int_eq(memcmp(buf, keep, sizeof(buf)), 0);
+        /* ... but leading zeros do not count */
+        v[0] = 0;
+        ck_assert_int_eq(quote_ecdsa_der(v, QUOTE_ECDSA_INT_MAX + 1, v, 1, &w), 0);
+        v[0] = 0xff;
+        /* a writer one byte short: -E2BIG, unchanged, whatever it held before */
+        memcpy(buf, keep, sizeof(buf));
+        wb_init(&w, buf, QUOTE_ECDSA_DER_MAX + 3 - 1);
+        ck_assert_int_eq(wb_put(&w, "abc", 3), 0);
+        ck_assert_int_eq(quote_ecdsa_der(v, QUOTE_ECDSA_INT_MAX, v, QUOTE_ECDSA_INT_MAX, &w),
+                         -E2BIG);
+        ck_assert_uint_eq(wb_len(&w), 3);
+        ck_assert_int_eq(memcmp(buf, "abc", 3), 0);
+        ck_assert_int_eq(memcmp(buf + 3, keep + 3, sizeof(buf) - 3), 0);
+        /* and one byte more is enough, after what it held */
+        wb_init(&w, buf, QUOTE_ECDSA_DER_MAX + 3);
+        ck_assert_int_eq(wb_put(&w, "abc", 3), 0);
+        ck_assert_int_eq(quote_ecdsa_der(v, QUOTE_ECDSA_INT_MAX, v, QUOTE_ECDSA_INT_MAX, &w), 0);
+        ck_assert_uint_eq(wb_len(&w), QUOTE_ECDSA_DER_MAX + 3);
+        ck_assert_uint_eq(buf[3], 0x30);
+}
+END_TEST
+
+/* The P-256 synthetic AK's signature over a, r and s as fs-byte big-endian (leading zeros kept). */
+static void synth_ecdsa_rs(const struct synth *s, const TPMS_ATTEST *a, uint8_t *attest,
+                           size_t *alen, uint8_t *r, uint8_t *sv)
+{
+        EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+        uint8_t raw[256];
+        size_t rl = sizeof(raw);
+        const uint8_t *p = raw;
+        ECDSA_SIG *es;
+
+        *alen = 0;
+        ck_assert_int_eq(Tss2_MU_TPMS_ATTEST_Marshal(a, attest, BLOB_MAX, alen), 0);
+        ck_assert_int_eq(EVP_DigestSignInit_ex(ctx, NULL, s->md, NULL, NULL, s->key, NULL), 1);
+        ck_assert_int_eq(EVP_DigestSign(ctx, raw, &rl, attest, *alen), 1);
+        EVP_MD_CTX_free(ctx);
+        es = d2i_ECDSA_SIG(NULL, &p, (long)rl);
+        ck_assert_ptr_nonnull(es);
+        ck_assert_int_eq(BN_bn2binpad(ECDSA_SIG_get0_r(es), r, 32), 32);
+        ck_assert_int_eq(BN_bn2binpad(ECDSA_SIG_get0_s(es), sv, 32), 32);
+        ECDSA_SIG_free(es);
+}
+
+/* A TPMT_SIGNATURE (ECDSA-SHA256) with r and s as given, z leading zero bytes put before each. */
+static size_t ecdsa_tpmt(const uint8_t *r, size_t rn, size_t rz, const uint8_t *sv, size_t sn,
+                         size_t sz, uint8_t *out)
+{
+        TPMT_SIGNATURE t;
+        size_t len = 0;
+
+        ck_assert_uint_le(rz + rn, TPM2_MAX_ECC_KEY_BYTES);
+        ck_assert_uint_le(sz + sn, TPM2_MAX_ECC_KEY_BYTES);
+        memset(&t, 0, sizeof(t));
+        t.sigAlg = TPM2_ALG_ECDSA;
+        t.signature.ecdsa.hash = TPM2_ALG_SHA256;
+        t.signature.ecdsa.signatureR.size = (UINT16)(rz + rn);
+        memcpy(t.signature.ecdsa.signatureR.buffer + rz, r, rn);
+        t.signature.ecdsa.signatureS.size = (UINT16)(sz + sn);
+        memcpy(t.signature.ecdsa.signatureS.buffer + sz, sv, sn);
+        ck_assert_int_eq(Tss2_MU_TPMT_SIGNATURE_Marshal(&t, out, BLOB_MAX, &len), 0);
+        return len;
+}
+
+/*
+ * Real P-256 signatures whose r and s start with 0x00 (1 in 256), with the top bit set (1 in 2)
+ * and neither, each sent as the TPM does (32 bytes), without the leading zeros, and after more
+ * zeros (up to the TPM's 128 bytes): all verify. r or s of zero, longer than the curve's order or
+ * past QUOTE_ECDSA_INT_MAX: refused.
+ */
+START_TEST(test_quote_ecdsa_r_s_forms)
+{
+        _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+        uint8_t attest[BLOB_MAX], sig[BLOB_MAX], r[32], sv[32], big[QUOTE_ECDSA_INT_MAX + 1];
+        static const uint8_t zero[32];
+        struct attest_err err = {0};
+        bool lead_r = false, lead_s = false, top_r = false, top_s = false, plain = false;
+        size_t alen, slen, rz, sz;
+        struct synth s;
+        TPMS_ATTEST a;
+        struct fx f;
+        int k;
+
+        real_attest(&f, &a);
+        synth_ecc(&s, "P-256", TPM2_ECC_NIST_P256, 32);
+        ck_assert_int_eq(quote_ak_parse(s.pub, s.pub_len, &ak, &err), 0);
+        for (k = 0; k < 20000 && !(lead_r && lead_s && top_r && top_s && plain); k++) {
+                synth_ecdsa_rs(&s, &a, attest, &alen, r, sv);
+                lead_r |= r[0] == 0;
+                lead_s |= sv[0] == 0;
+                top_r |= r[0] >= 0x80;
+                top_s |= sv[0] >= 0x80;
+                plain |= r[0] > 0 && r[0] < 0x80 && sv[0] > 0 && sv[0] < 0x80;
+                /* as a TPM sends them */
+                slen = ecdsa_tpmt(r, 32, 0, sv, 32, 0, sig);
+                expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, 0, AE_NONE);
+                if (!(r[0] == 0 || sv[0] == 0 || k % 16 == 0))
+                        continue;
+                /* minimal: no leading zeros at all */
+                for (rz = 0; rz < 32 && r[rz] == 0; rz++)
+                        ;
+                for (sz = 0; sz < 32 && sv[sz] == 0; sz++)
+                        ;
+                slen = ecdsa_tpmt(r + rz, 32 - rz, 0, sv + sz, 32 - sz, 0, sig);
+                expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, 0, AE_NONE);
+                /* zeros up to the TPM's largest parameter */
+                slen = ecdsa_tpmt(r, 32, TPM2_MAX_ECC_KEY_BYTES - 32, sv, 32, 1, sig);
+                expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, 0, AE_NONE);
+        }
+        ck_assert_msg(lead_r && lead_s && top_r && top_s && plain,
+                      "after %d signatures: r/s with a leading zero %d/%d, top bit %d/%d, plain %d",
+                      k, lead_r, lead_s, top_r, top_s, plain);
+        /* zero, as no bytes and as 32 zero bytes */
+        slen = ecdsa_tpmt(r, 0, 0, sv, 32, 0, sig);
+        expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, -EKEYREJECTED,
+               AE_QUOTE_SIGNATURE);
+        slen = ecdsa_tpmt(r, 32, 0, zero, 32, 0, sig);
+        expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, -EKEYREJECTED,
+               AE_QUOTE_SIGNATURE);
+        /* r + 2^256: longer than the order, the same value mod 2^256 */
+        memset(big, 0, sizeof(big));
+        big[0] = 1;
+        memcpy(big + 1, r, 32);
+        slen = ecdsa_tpmt(big, 33, 0, sv, 32, 0, sig);
+        expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, -EKEYREJECTED,
+               AE_QUOTE_SIGNATURE);
+        /* past QUOTE_ECDSA_INT_MAX significant bytes */
+        memset(big, 0, sizeof(big));
+        big[0] = 1;
+        memcpy(big + sizeof(big) - 32, r, 32);
+        slen = ecdsa_tpmt(r, 32, 0, big, sizeof(big), 0, sig);
+        expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, -EKEYREJECTED,
+               AE_QUOTE_SIGNATURE);
+        /* the unchanged signature still verifies */
+        slen = ecdsa_tpmt(r, 32, 0, sv, 32, 0, sig);
+        expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, 0, AE_NONE);
+        EVP_PKEY_free(s.key);
+}
+END_TEST
+
 /*
  * The same PCRs selected with 2 or 4 octets instead of 3: the pcrDigest is the same, but no TPM
  * asked by the agent makes such a selection. The verifier (quote_verify) and the agent
@@ -844,6 +1111,7 @@ static Suite *quote_suite(void)
         TCase *tc = tcase_create("swtpm");
         TCase *sy = tcase_create("synthetic");
         TCase *ps = tcase_create("pcrsel");
+        TCase *der = tcase_create("ecdsa-der");
 
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_quote_accepts_swtpm_rsa_rsassa);
@@ -867,7 +1135,12 @@ static Suite *quote_suite(void)
         tcase_add_test(sy, test_quote_accepts_p384_sha384);
         tcase_add_test(sy, test_quote_rejects_wrong_sizeofselect);
         tcase_add_test(sy, test_quote_ak_rejects_weak_or_wrong_keys);
+        tcase_add_test(sy, test_quote_ecdsa_r_s_forms);
         suite_add_tcase(s, sy);
+        tcase_add_test(der, test_quote_ecdsa_der_matches_openssl);
+        tcase_add_test(der, test_quote_ecdsa_der_exact_bytes);
+        tcase_add_test(der, test_quote_ecdsa_der_caps);
+        suite_add_tcase(s, der);
         tcase_add_test(ps, test_pcr_sel_parse_and_format);
         tcase_add_test(ps, test_pcr_sel_tpml_round_trip);
         suite_add_tcase(s, ps);
