@@ -49,7 +49,10 @@
 #define QUOTE_ECDSA_INT_MAX 48
 #define QUOTE_ECDSA_DER_MAX (2 + 2 * (2 + 1 + QUOTE_ECDSA_INT_MAX))
 
-/* A validated attestation key: restricted signing key, RSA >= 2048 or ECC NIST P-256/P-384. */
+/*
+ * A validated attestation key: restricted signing key, RSA >= 2048 or ECC NIST P-256/P-384.
+ * Immutable once parsed: threads may verify with one quote_ak at the same time.
+ */
 struct quote_ak;
 
 /*

@@ -8,6 +8,8 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +183,60 @@ END_TEST
 START_TEST(test_quote_accepts_swtpm_rsapss)
 {
         accepts("rsapss", TPM2_ALG_RSAPSS);
+}
+END_TEST
+
+/* ---- one AK, many threads (daemon/akcache.c shares a parsed AK between HTTP threads) ---- */
+
+struct shared_run {
+        const struct quote_ak *ak;
+        const struct fx *f;
+        int bad; /* verifications that gave the wrong answer */
+};
+
+static void *shared_verify(void *arg)
+{
+        struct shared_run *r = arg;
+        uint8_t sig[BLOB_MAX];
+
+        memcpy(sig, r->f->sig, r->f->sig_len);
+        for (int i = 0; i < 150; i++) {
+                struct attest_err err = {0};
+                bool tamper = i % 3 == 2;
+                int e;
+
+                sig[r->f->sig_len - 1] ^= tamper ? 0x01 : 0x00;
+                e = quote_verify(r->ak, r->f->attest, r->f->attest_len, sig, r->f->sig_len, nonce,
+                                 nonce_len, &sel, &r->f->pcrs, NULL, &err);
+                sig[r->f->sig_len - 1] ^= tamper ? 0x01 : 0x00;
+                if (tamper ? e != -EKEYREJECTED || err.code != AE_QUOTE_SIGNATURE : e != 0)
+                        r->bad++;
+        }
+        return NULL;
+}
+
+START_TEST(test_quote_verify_shares_ak_between_threads)
+{
+        const char *kinds[] = {"rsa", "ecc", "rsapss"};
+
+        for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+                _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+                struct shared_run run[4];
+                pthread_t t[4];
+                struct fx f;
+
+                load(kinds[k], &f);
+                ak = ak_of(&f);
+                for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+                        run[i] = (struct shared_run){.ak = ak, .f = &f};
+                        ck_assert_int_eq(pthread_create(&t[i], NULL, shared_verify, &run[i]), 0);
+                }
+                for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+                        ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+                        ck_assert_msg(run[i].bad == 0, "%s: thread %zu: %d wrong answers", kinds[k],
+                                      i, run[i].bad);
+                }
+        }
 }
 END_TEST
 
@@ -662,6 +718,131 @@ START_TEST(test_quote_digest_follows_tpml_order)
 }
 END_TEST
 
+/* The synthetic AK with another signing scheme (TPM2_ALG_NULL: any the verifier knows). */
+static void synth_set_scheme(struct synth *s, TPM2_ALG_ID scheme, TPM2_ALG_ID hash)
+{
+        TPM2B_PUBLIC p;
+        size_t off = 0;
+
+        memset(&p, 0, sizeof(p));
+        ck_assert_int_eq(Tss2_MU_TPM2B_PUBLIC_Unmarshal(s->pub, s->pub_len, &off, &p), 0);
+        if (p.publicArea.type == TPM2_ALG_RSA) {
+                p.publicArea.parameters.rsaDetail.scheme.scheme = scheme;
+                p.publicArea.parameters.rsaDetail.scheme.details.anySig.hashAlg = hash;
+        } else {
+                p.publicArea.parameters.eccDetail.scheme.scheme = scheme;
+                p.publicArea.parameters.eccDetail.scheme.details.anySig.hashAlg = hash;
+        }
+        synth_marshal(s, &p);
+}
+
+/* Sign a with the synthetic RSA key as sig_alg (rsassa, or rsapss with salt length saltlen). */
+static void synth_sign_rsa(const struct synth *s, const TPMS_ATTEST *a, TPM2_ALG_ID sig_alg,
+                           const char *md, TPM2_ALG_ID hash, int saltlen, uint8_t *attest,
+                           size_t *alen, uint8_t *sig, size_t *slen)
+{
+        EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+        EVP_PKEY_CTX *pctx = NULL;
+        uint8_t raw[1024];
+        size_t rl = sizeof(raw);
+        TPMT_SIGNATURE t;
+
+        *alen = 0;
+        ck_assert_int_eq(Tss2_MU_TPMS_ATTEST_Marshal(a, attest, BLOB_MAX, alen), 0);
+        ck_assert_int_eq(EVP_DigestSignInit_ex(ctx, &pctx, md, NULL, NULL, s->key, NULL), 1);
+        if (sig_alg == TPM2_ALG_RSAPSS) {
+                ck_assert_int_eq(EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PSS_PADDING), 1);
+                ck_assert_int_eq(EVP_PKEY_CTX_set_rsa_pss_saltlen(pctx, saltlen), 1);
+        }
+        ck_assert_int_eq(EVP_DigestSign(ctx, raw, &rl, attest, *alen), 1);
+        EVP_MD_CTX_free(ctx);
+        memset(&t, 0, sizeof(t));
+        t.sigAlg = sig_alg;
+        t.signature.rsassa.hash = hash; /* rsapss has the same layout */
+        t.signature.rsassa.sig.size = (UINT16)rl;
+        memcpy(t.signature.rsassa.sig.buffer, raw, rl);
+        *slen = 0;
+        ck_assert_int_eq(Tss2_MU_TPMT_SIGNATURE_Marshal(&t, sig, BLOB_MAX, slen), 0);
+}
+
+/*
+ * An AK without a scheme of its own takes every scheme of its type with SHA-256/384/512 (each
+ * with the pcrDigest of that hash), not SHA-1; an AK with one takes only that scheme and hash.
+ */
+START_TEST(test_quote_ak_scheme_null_takes_each_scheme_and_hash)
+{
+        static const struct {
+                TPM2_ALG_ID sig_alg, hash;
+                const char *md;
+                int saltlen;
+        } rsa[] = {
+                {TPM2_ALG_RSASSA, TPM2_ALG_SHA256, "SHA256", 0},
+                {TPM2_ALG_RSASSA, TPM2_ALG_SHA384, "SHA384", 0},
+                {TPM2_ALG_RSASSA, TPM2_ALG_SHA512, "SHA512", 0},
+                {TPM2_ALG_RSAPSS, TPM2_ALG_SHA256, "SHA256", RSA_PSS_SALTLEN_DIGEST},
+                {TPM2_ALG_RSAPSS, TPM2_ALG_SHA384, "SHA384", RSA_PSS_SALTLEN_MAX},
+                {TPM2_ALG_RSAPSS, TPM2_ALG_SHA512, "SHA512", RSA_PSS_SALTLEN_DIGEST},
+        };
+        uint8_t attest[BLOB_MAX], sig[BLOB_MAX];
+        struct attest_err err = {0};
+        size_t alen, slen;
+        struct synth s;
+        TPMS_ATTEST a;
+        struct fx f;
+
+        real_attest(&f, &a);
+        synth_rsa(&s, 2048, ak_attrs);
+        for (int fixed = 0; fixed < 2; fixed++)
+                for (size_t i = 0; i < ARRAY_SIZE(rsa); i++) {
+                        _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+                        /* fixed: the AK's scheme is rsapss-sha384, the fifth entry */
+                        bool ok = !fixed || i == 4;
+
+                        if (fixed)
+                                synth_set_scheme(&s, TPM2_ALG_RSAPSS, TPM2_ALG_SHA384);
+                        else
+                                synth_set_scheme(&s, TPM2_ALG_NULL, TPM2_ALG_NULL);
+                        ck_assert_int_eq(quote_ak_parse(s.pub, s.pub_len, &ak, &err), 0);
+                        a.attested.quote.pcrDigest = (TPM2B_DIGEST){0};
+                        set_digest(&a, &f.pcrs, rsa[i].md, false);
+                        synth_sign_rsa(&s, &a, rsa[i].sig_alg, rsa[i].md, rsa[i].hash,
+                                       rsa[i].saltlen, attest, &alen, sig, &slen);
+                        expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs,
+                               ok ? 0 : -EKEYREJECTED, ok ? AE_NONE : AE_QUOTE_SIG_SCHEME);
+                }
+        /* SHA-1: no */
+        {
+                _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+
+                synth_set_scheme(&s, TPM2_ALG_NULL, TPM2_ALG_NULL);
+                ck_assert_int_eq(quote_ak_parse(s.pub, s.pub_len, &ak, &err), 0);
+                set_digest(&a, &f.pcrs, "SHA1", false);
+                synth_sign_rsa(&s, &a, TPM2_ALG_RSASSA, "SHA1", TPM2_ALG_SHA1, 0, attest, &alen,
+                               sig, &slen);
+                expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, -EOPNOTSUPP,
+                       AE_QUOTE_SIG_ALG);
+        }
+        EVP_PKEY_free(s.key);
+        /* ECC P-256 without a scheme: ecdsa with SHA-384 and SHA-512 too */
+        synth_ecc(&s, "P-256", TPM2_ECC_NIST_P256, 32);
+        synth_set_scheme(&s, TPM2_ALG_NULL, TPM2_ALG_NULL);
+        for (int h = 0; h < 3; h++) {
+                _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
+                static const char *mds[] = {"SHA256", "SHA384", "SHA512"};
+                static const TPM2_ALG_ID hs[] = {TPM2_ALG_SHA256, TPM2_ALG_SHA384, TPM2_ALG_SHA512};
+
+                ck_assert_int_eq(quote_ak_parse(s.pub, s.pub_len, &ak, &err), 0);
+                s.md = mds[h];
+                s.hash = hs[h];
+                a.attested.quote.pcrDigest = (TPM2B_DIGEST){0};
+                set_digest(&a, &f.pcrs, mds[h], false);
+                synth_sign(&s, &a, attest, &alen, sig, &slen);
+                expect(ak, attest, alen, sig, slen, nonce, nonce_len, &sel, &f.pcrs, 0, AE_NONE);
+        }
+        EVP_PKEY_free(s.key);
+}
+END_TEST
+
 START_TEST(test_quote_accepts_p384_sha384)
 {
         _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
@@ -1118,6 +1299,7 @@ static Suite *quote_suite(void)
         tcase_add_test(tc, test_quote_accepts_swtpm_ecc_p256);
         tcase_add_test(tc, test_quote_accepts_swtpm_rsapss);
         tcase_add_test(tc, test_quote_accepts_tpm2b_attest);
+        tcase_add_test(tc, test_quote_verify_shares_ak_between_threads);
         tcase_add_test(tc, test_quote_rejects_wrong_nonce);
         tcase_add_test(tc, test_quote_rejects_flipped_attest_byte);
         tcase_add_test(tc, test_quote_rejects_flipped_signature_byte);
@@ -1133,6 +1315,7 @@ static Suite *quote_suite(void)
         tcase_add_test(sy, test_quote_rejects_bad_magic_and_type);
         tcase_add_test(sy, test_quote_digest_follows_tpml_order);
         tcase_add_test(sy, test_quote_accepts_p384_sha384);
+        tcase_add_test(sy, test_quote_ak_scheme_null_takes_each_scheme_and_hash);
         tcase_add_test(sy, test_quote_rejects_wrong_sizeofselect);
         tcase_add_test(sy, test_quote_ak_rejects_weak_or_wrong_keys);
         tcase_add_test(sy, test_quote_ecdsa_r_s_forms);
