@@ -50,9 +50,10 @@ total() {
         [ -z "${OUT:-}" ] || { mkdir -p "$OUT"; cp "$out" "$OUT/$(basename "$build").$rounds"; }
         awk '/^(summary|totals):/ { printf "%s ", $2; exit }' "$out"
         # heap allocations: the calls to malloc/calloc/realloc callgrind recorded (cfn= names the
-        # callee, by "(id) name" the first time and "(id)" after; the calls= line that follows
-        # counts them)
-        awk '/^cfn=/ { id = $1; sub(/^cfn=/, "", id); if (NF > 1) name[id] = $2; cur = name[id]; next }
+        # callee, by "(id) name" the first time the file names it (in an fn= or a cfn= line) and
+        # "(id)" after; the calls= line that follows counts them)
+        awk '/^fn=/ { id = $1; sub(/^fn=/, "", id); if (NF > 1) name[id] = $2; next }
+             /^cfn=/ { id = $1; sub(/^cfn=/, "", id); if (NF > 1) name[id] = $2; cur = name[id]; next }
              /^calls=/ { if (cur == "malloc" || cur == "calloc" || cur == "realloc") {
                              split($1, c, "="); n += c[2] }
                          cur = ""; next }
