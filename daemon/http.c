@@ -45,10 +45,8 @@ struct http_server {
         bool reaper_started, stop;
         struct http_conn *conns, *conns_tail; /* newest first */
         size_t nconns, max_conns;
-        size_t nreaped;   /* of nconns, shut down and not yet closed by libmicrohttpd */
-        size_t nbusy;     /* of nconns, not reaped and in a request (head complete, not answered) */
-        size_t mhd_conns; /* libmicrohttpd's own cap: max_conns + HTTP_ACCEPT_HEADROOM() */
-        size_t peak;      /* most connections since the last malloc_trim() */
+        size_t nreaped; /* of nconns, shut down and not yet closed by libmicrohttpd */
+        size_t peak;    /* most connections since the last malloc_trim() */
         int64_t head_ms, body_ms;
         size_t body_budget;
         atomic_size_t body_bytes; /* reserved by requests in flight */
@@ -218,30 +216,26 @@ static struct http_conn *conn_of(struct MHD_Connection *c)
 static void conn_reap(struct http_server *s, struct http_conn *hc)
 {
         (void)shutdown(hc->fd, SHUT_RDWR);
-        if (hc->in_request)
-                s->nbusy--;
         hc->reaped = true;
         s->nreaped++;
 }
 
 /*
  * A connection accepted past --max-connections (the newest, hc): the connection that has waited
- * longest for a request head makes room for it, whatever its age, so the listen queue never fills
- * behind an attacker holding the table and a newcomer always gets in; a newcomer stays for
- * max_conns accepts after it, time for its handshake and head. Connections in a request are
- * never evicted (their deadline is the body timeout); when every other one is, the newcomer
- * itself is closed. Called with the lock held.
+ * longest for a request head makes room for it, whatever its age, so attestd keeps accepting
+ * while an attacker holds the table; a newcomer stays for max_conns accepts after it, time for
+ * its handshake and head. Connections in a request are never evicted (their deadline is the body
+ * timeout); when every other one is, the newcomer itself is closed. The walk from the oldest is
+ * bounded by the table. Called with the lock held.
  */
 static void make_room(struct http_server *s, struct http_conn *hc)
 {
-        if (s->nconns - s->nreaped - s->nbusy > 1) {
-                for (struct http_conn *o = s->conns_tail; o && o != hc; o = o->prev) {
-                        if (o->reaped || o->in_request)
-                                continue;
-                        conn_reap(s, o);
-                        metrics_conn_closed(&s->d->metrics, METRICS_CONN_EVICTED);
-                        return;
-                }
+        for (struct http_conn *o = s->conns_tail; o && o != hc; o = o->prev) {
+                if (o->reaped || o->in_request)
+                        continue;
+                conn_reap(s, o);
+                metrics_conn_closed(&s->d->metrics, METRICS_CONN_EVICTED);
+                return;
         }
         conn_reap(s, hc);
         metrics_conn_closed(&s->d->metrics, METRICS_CONN_REFUSED);
@@ -289,8 +283,6 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         metrics_conn_open(&s->d->metrics, -1);
         if (hc->reaped)
                 s->nreaped--;
-        else if (hc->in_request)
-                s->nbusy--;
         if (hc->prev)
                 hc->prev->next = hc->next;
         else
@@ -374,8 +366,6 @@ static void *reaper_main(void *arg)
 static void conn_request_started(struct http_server *s, struct http_conn *hc)
 {
         pthread_mutex_lock(&s->lock);
-        if (!hc->in_request && !hc->reaped)
-                s->nbusy++;
         hc->in_request = true;
         hc->deadline_ms = mono_ms() + s->body_ms;
         pthread_mutex_unlock(&s->lock);
@@ -384,8 +374,6 @@ static void conn_request_started(struct http_server *s, struct http_conn *hc)
 static void conn_request_done(struct http_server *s, struct http_conn *hc)
 {
         pthread_mutex_lock(&s->lock);
-        if (hc->in_request && !hc->reaped)
-                s->nbusy--;
         hc->in_request = false;
         hc->url_nul = false;
         hc->since_ms = mono_ms();
@@ -830,8 +818,9 @@ int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_
                                          (intptr_t)d->cfg.idle_timeout, NULL};
         /* past max_conns make_room() evicts; the library's cap leaves room for those evicted and
          * not yet closed, so it keeps accepting and the listen queue never fills */
-        s->mhd_conns = s->max_conns + HTTP_ACCEPT_HEADROOM(s->max_conns);
-        o[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->mhd_conns, NULL};
+        o[n++] = (struct MHD_OptionItem){
+                MHD_OPTION_CONNECTION_LIMIT,
+                (intptr_t)(s->max_conns + HTTP_ACCEPT_HEADROOM(s->max_conns)), NULL};
         o[n++] =
                 (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONN_MEMORY, NULL};
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT,
