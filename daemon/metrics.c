@@ -204,11 +204,9 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
                 "attestd_http_connections %llu\n"
                 "# HELP attestd_http_connections_closed_total Connections attestd closed itself: "
                 "overdue (past --header-timeout or --body-timeout), pressure (waited long for a "
-                "head with the table over 90 %% of --max-connections), evicted (waited longest for "
-                "a "
-                "head when a newcomer came at the cap), refused (a newcomer at the cap, every "
-                "other "
-                "connection in a request).\n"
+                "head with the table over 90 %% of --max-connections), evicted (waited longest "
+                "for a head when a newcomer came at the cap), refused (a newcomer at the cap, "
+                "every other connection in a request).\n"
                 "# TYPE attestd_http_connections_closed_total counter\n",
                 (unsigned long long)atomic_load(&m->conns_open));
         for (unsigned i = 0; i < METRICS_CONN__COUNT; i++)

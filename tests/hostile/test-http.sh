@@ -17,7 +17,7 @@
 #  8. mTLS (--tls-client-ca): the agent with a client certificate attests; no certificate: 403;
 #     a certificate from another CA: refused
 #  9. the connection table full (--max-connections): attackers holding every slot are evicted,
-#     oldest waiting first, one per newcomer, so the listen queue never fills and the agent gets in
+#     oldest waiting first, one per newcomer, so attestd keeps accepting and the agent gets in
 # 10. the table full of requests in progress: nothing to evict, a newcomer is closed at once
 # Usage: test-http.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP
 set -euo pipefail
