@@ -570,19 +570,36 @@ static void synth_ecc(struct synth *s, const char *curve, TPM2_ECC_CURVE id, siz
 }
 
 /* Marshal a and sign it with the synthetic key the way a TPM would. */
+/*
+ * a marshalled into attest and signed with the synthetic key and digest md: OpenSSL's signature
+ * (RSA: PKCS#1 v1.5, or PSS with salt length saltlen when pss; ECDSA: DER) into raw, its length
+ * in *rl (raw's size on entry).
+ */
+static void synth_sign_raw(const struct synth *s, const TPMS_ATTEST *a, const char *md, bool pss,
+                           int saltlen, uint8_t *attest, size_t *alen, uint8_t *raw, size_t *rl)
+{
+        EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+        EVP_PKEY_CTX *pctx = NULL;
+
+        *alen = 0;
+        ck_assert_int_eq(Tss2_MU_TPMS_ATTEST_Marshal(a, attest, BLOB_MAX, alen), 0);
+        ck_assert_int_eq(EVP_DigestSignInit_ex(ctx, &pctx, md, NULL, NULL, s->key, NULL), 1);
+        if (pss) {
+                ck_assert_int_eq(EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PSS_PADDING), 1);
+                ck_assert_int_eq(EVP_PKEY_CTX_set_rsa_pss_saltlen(pctx, saltlen), 1);
+        }
+        ck_assert_int_eq(EVP_DigestSign(ctx, raw, rl, attest, *alen), 1);
+        EVP_MD_CTX_free(ctx);
+}
+
 static void synth_sign(const struct synth *s, const TPMS_ATTEST *a, uint8_t *attest, size_t *alen,
                        uint8_t *sig, size_t *slen)
 {
-        EVP_MD_CTX *ctx = EVP_MD_CTX_new();
         uint8_t raw[1024];
         size_t rl = sizeof(raw);
         TPMT_SIGNATURE t;
 
-        *alen = 0;
-        ck_assert_int_eq(Tss2_MU_TPMS_ATTEST_Marshal(a, attest, BLOB_MAX, alen), 0);
-        ck_assert_int_eq(EVP_DigestSignInit_ex(ctx, NULL, s->md, NULL, NULL, s->key, NULL), 1);
-        ck_assert_int_eq(EVP_DigestSign(ctx, raw, &rl, attest, *alen), 1);
-        EVP_MD_CTX_free(ctx);
+        synth_sign_raw(s, a, s->md, false, 0, attest, alen, raw, &rl);
         memset(&t, 0, sizeof(t));
         if (EVP_PKEY_get_base_id(s->key) == EVP_PKEY_RSA) {
                 t.sigAlg = TPM2_ALG_RSASSA;
@@ -741,21 +758,11 @@ static void synth_sign_rsa(const struct synth *s, const TPMS_ATTEST *a, TPM2_ALG
                            const char *md, TPM2_ALG_ID hash, int saltlen, uint8_t *attest,
                            size_t *alen, uint8_t *sig, size_t *slen)
 {
-        EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-        EVP_PKEY_CTX *pctx = NULL;
         uint8_t raw[1024];
         size_t rl = sizeof(raw);
         TPMT_SIGNATURE t;
 
-        *alen = 0;
-        ck_assert_int_eq(Tss2_MU_TPMS_ATTEST_Marshal(a, attest, BLOB_MAX, alen), 0);
-        ck_assert_int_eq(EVP_DigestSignInit_ex(ctx, &pctx, md, NULL, NULL, s->key, NULL), 1);
-        if (sig_alg == TPM2_ALG_RSAPSS) {
-                ck_assert_int_eq(EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PSS_PADDING), 1);
-                ck_assert_int_eq(EVP_PKEY_CTX_set_rsa_pss_saltlen(pctx, saltlen), 1);
-        }
-        ck_assert_int_eq(EVP_DigestSign(ctx, raw, &rl, attest, *alen), 1);
-        EVP_MD_CTX_free(ctx);
+        synth_sign_raw(s, a, md, sig_alg == TPM2_ALG_RSAPSS, saltlen, attest, alen, raw, &rl);
         memset(&t, 0, sizeof(t));
         t.sigAlg = sig_alg;
         t.signature.rsassa.hash = hash; /* rsapss has the same layout */
@@ -1025,17 +1032,12 @@ END_TEST
 static void synth_ecdsa_rs(const struct synth *s, const TPMS_ATTEST *a, uint8_t *attest,
                            size_t *alen, uint8_t *r, uint8_t *sv)
 {
-        EVP_MD_CTX *ctx = EVP_MD_CTX_new();
         uint8_t raw[256];
         size_t rl = sizeof(raw);
         const uint8_t *p = raw;
         ECDSA_SIG *es;
 
-        *alen = 0;
-        ck_assert_int_eq(Tss2_MU_TPMS_ATTEST_Marshal(a, attest, BLOB_MAX, alen), 0);
-        ck_assert_int_eq(EVP_DigestSignInit_ex(ctx, NULL, s->md, NULL, NULL, s->key, NULL), 1);
-        ck_assert_int_eq(EVP_DigestSign(ctx, raw, &rl, attest, *alen), 1);
-        EVP_MD_CTX_free(ctx);
+        synth_sign_raw(s, a, s->md, false, 0, attest, alen, raw, &rl);
         es = d2i_ECDSA_SIG(NULL, &p, (long)rl);
         ck_assert_ptr_nonnull(es);
         ck_assert_int_eq(BN_bn2binpad(ECDSA_SIG_get0_r(es), r, 32), 32);
