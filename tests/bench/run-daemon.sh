@@ -8,6 +8,10 @@
 #   THREADS=N               attestd worker threads (default 16: requests wait for the group commit)
 #   PIN=1                   attestd on CPU 0, the simulated agents on CPU 1 (taskset): the figure
 #                           is then what one dedicated core of attestd sustains
+#   FLOOR=1                 (the default; 0 skips it) then the same load against http-floor:
+#                           libmicrohttpd and GnuTLS set up as attestd's front end, answering with
+#                           attestd's sizes and doing no attestation work; its CPU per attestation
+#                           is the floor under attestd's
 set -euo pipefail
 failed=0
 build=$(cd "${1:?usage: run-daemon.sh BUILD_DIR [SECONDS] [AGENTS] [CLIENT_THREADS]}" && pwd)
@@ -43,4 +47,30 @@ for mode in ${DB_MODES:-writer pool}; do
         wait "$pid" || true
         pid=""
 done
+if [ "${FLOOR:-1}" = 1 ]; then
+        echo "## http-floor (libmicrohttpd + GnuTLS as attestd sets them up, no attestation work;" \
+                "the attestd lines are http-floor's)"
+        for _ in 1 2 3 4 5; do
+                port=$((30000 + RANDOM % 20000))
+                "${pin_d[@]}" "$build/tests/bench/http-floor" --listen "$port" --threads "$threads" \
+                        --cert "$work/certs/server.pem" --key "$work/certs/server.key" --entries 10 &
+                pid=$!
+                for _ in $(seq 100); do
+                        curl -s --cacert "$work/certs/ca.pem" -o /dev/null -X POST \
+                                "https://127.0.0.1:$port/v1/policies/probe" && break
+                        kill -0 "$pid" 2>/dev/null || break
+                        sleep 0.05
+                done
+                kill -0 "$pid" 2>/dev/null && break
+                wait "$pid" || true
+                pid=""
+        done
+        [ -n "$pid" ] || { echo "# http-floor did not start"; exit 1; }
+        "${pin_c[@]}" /usr/bin/time -f "# bench client CPU: %U s user %S s sys, wall %e s" "$build/tests/bench/bench-daemon" --url "https://127.0.0.1:$port" --ca "$work/certs/ca.pem" \
+                --token "$tok" --agents "$agents" --threads "$cthreads" --entries 10 \
+                --seconds "$secs" --pid "$pid" || { echo "# bench-daemon reported errors"; failed=1; }
+        kill "$pid"
+        wait "$pid" || true
+        pid=""
+fi
 exit $failed
