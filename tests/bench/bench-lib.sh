@@ -1,5 +1,6 @@
 # The attestd benches' shared set-up (sourced by run-daemon.sh, compare.sh, profile.sh, soak.sh):
-# certificates and an admin token in $work, and one attestd started with the bench's options.
+# certificates and an admin token in $work, and one attestd (or http-floor) started with the
+# bench's options.
 # The caller sets work (a scratch directory) and top; pin_d (an array, e.g. (taskset -c 0))
 # pins attestd when set.
 
@@ -37,5 +38,30 @@ bench_start() {
                 pid=""
         done
         echo "bench: attestd ($build) did not start: $(tail -2 "$log")" >&2
+        return 1
+}
+
+# floor_start BUILD: BUILD's tests/bench/http-floor (libmicrohttpd and GnuTLS set up as attestd's
+# front end, none of its work) with attestd's certificate on a random loopback port, --threads
+# ${threads:-16}, --entries 10 (bench-daemon's default round); sets pid and port once it answers.
+floor_start() {
+        local build=$1
+        for _ in 1 2 3 4 5; do
+                port=$((30000 + RANDOM % 20000))
+                ${pin_d[@]+"${pin_d[@]}"} "$build/tests/bench/http-floor" --listen "$port" \
+                        --threads "${threads:-16}" --cert "$work/certs/server.pem" \
+                        --key "$work/certs/server.key" --entries 10 &
+                pid=$!
+                for _ in $(seq "${BENCH_START_TRIES:-100}"); do
+                        curl -s --cacert "$work/certs/ca.pem" -o /dev/null -X POST \
+                                "https://127.0.0.1:$port/v1/policies/probe" && return 0
+                        kill -0 "$pid" 2>/dev/null || break
+                        sleep 0.05
+                done
+                kill "$pid" 2>/dev/null || true
+                wait "$pid" 2>/dev/null || true
+                pid=""
+        done
+        echo "bench: http-floor ($build) did not start" >&2
         return 1
 }

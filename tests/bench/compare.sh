@@ -21,6 +21,10 @@
 #   THREADS=N         attestd --threads for both (default 16); THREADS_A / THREADS_B per build
 #   DB_MODE=M         attestd --db-mode (default writer)
 #   EXTRA_A / EXTRA_B further attestd flags for one build only (e.g. options A does not have)
+#   FLOOR=1           (the default; 0 skips it) a third round F after each A and B: BUILD_B's
+#                     http-floor (libmicrohttpd and GnuTLS set up as attestd's front end, none of
+#                     its work) under the same load; then attestd's own CPU per attestation
+#                     beyond that floor, A - F and B - F, and their ratio
 # Not run by tests/bench/run.sh (CI): building the base takes minutes; run it by hand.
 set -euo pipefail
 build_b=$(cd "${1:?usage: compare.sh BUILD_B [SECONDS] [AGENTS] [CLIENT_THREADS]}" && pwd)
@@ -76,14 +80,24 @@ echo "# attestd A/B: $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/l
 echo "# A: $build_a (threads ${THREADS_A:-${THREADS:-16}}${EXTRA_A:+, $EXTRA_A})"
 echo "# B: $build_b (threads ${THREADS_B:-${THREADS:-16}}${EXTRA_B:+, $EXTRA_B})"
 : >"$work/rows"
+kinds="A B"
+if [ "${FLOOR:-1}" = 1 ]; then
+        [ -x "$build_b/tests/bench/http-floor" ] || { echo "compare: no $build_b/tests/bench/http-floor"; exit 1; }
+        kinds="A B F"
+        echo "# F: $build_b/tests/bench/http-floor (threads ${THREADS_B:-${THREADS:-16}})"
+fi
 for r in $(seq "$rounds"); do
-        for ab in A B; do
+        for ab in $kinds; do
                 if [ $ab = A ]; then
                         b=$build_a t=${THREADS_A:-${THREADS:-16}} x=${EXTRA_A:-}
                 else
                         b=$build_b t=${THREADS_B:-${THREADS:-16}} x=${EXTRA_B:-}
                 fi
-                start "$b" "$t" "$x"
+                if [ $ab = F ]; then
+                        threads=$t floor_start "$b" || exit 1
+                else
+                        start "$b" "$t" "$x"
+                fi
                 if ! "${pin_c[@]}" "$client" --url "https://127.0.0.1:$port" \
                         --ca "$work/certs/ca.pem" --token "$tok" --agents "$agents" \
                         --threads "$cthreads" --entries 10 --seconds "$secs" --pid "$pid" \
@@ -127,8 +141,10 @@ awk '
                 return a[int((k[ab] + 1) / 2)]
         }
         END {
-                for (ab = 0; ab < 2; ab++) {
-                        x = ab ? "B" : "A"
+                for (ab = 0; ab < 3; ab++) {
+                        x = substr("ABF", ab + 1, 1)
+                        if (!k[x])
+                                continue
                         rate[x] = s[x] > 0 ? n[x] / s[x] : 0
                         cpu[x] = n[x] > 0 ? c[x] * 1000 / n[x] : 0
                         printf "%s: %d attestations in %.1f s: %.0f/s, %.3f ms attestd CPU/attestation (%.0f %% of a core), %.1f context switches/attestation, p50 %s ms (median round), p99 %s ms (worst round), RSS %s kB at the first start, %s kB at the largest end; client %.3f ms CPU/attestation\n", \
@@ -139,5 +155,8 @@ awk '
                 if (rate["A"] > 0 && cpu["B"] > 0)
                         printf "B/A: throughput x%.2f, CPU per attestation x%.2f (A/B: B is %.2fx as efficient)\n", \
                                 rate["B"] / rate["A"], cpu["B"] / cpu["A"], cpu["A"] / cpu["B"]
+                if (k["F"] && medc("B") > medc("F"))
+                        printf "beyond the HTTP floor F (median rounds): A %.3f ms, B %.3f ms of attestd'"'"'s own CPU/attestation, A/B x%.2f; F is %.0f %% of B\n", \
+                                medc("A") - medc("F"), medc("B") - medc("F"), (medc("A") - medc("F")) / (medc("B") - medc("F")), 100 * medc("F") / medc("B")
         }' "$work/rows"
 exit $failed

@@ -50,22 +50,7 @@ done
 if [ "${FLOOR:-1}" = 1 ]; then
         echo "## http-floor (libmicrohttpd + GnuTLS as attestd sets them up, no attestation work;" \
                 "the attestd lines are http-floor's)"
-        for _ in 1 2 3 4 5; do
-                port=$((30000 + RANDOM % 20000))
-                "${pin_d[@]}" "$build/tests/bench/http-floor" --listen "$port" --threads "$threads" \
-                        --cert "$work/certs/server.pem" --key "$work/certs/server.key" --entries 10 &
-                pid=$!
-                for _ in $(seq 100); do
-                        curl -s --cacert "$work/certs/ca.pem" -o /dev/null -X POST \
-                                "https://127.0.0.1:$port/v1/policies/probe" && break
-                        kill -0 "$pid" 2>/dev/null || break
-                        sleep 0.05
-                done
-                kill -0 "$pid" 2>/dev/null && break
-                wait "$pid" || true
-                pid=""
-        done
-        [ -n "$pid" ] || { echo "# http-floor did not start"; exit 1; }
+        floor_start "$build" || exit 1
         "${pin_c[@]}" /usr/bin/time -f "# bench client CPU: %U s user %S s sys, wall %e s" "$build/tests/bench/bench-daemon" --url "https://127.0.0.1:$port" --ca "$work/certs/ca.pem" \
                 --token "$tok" --agents "$agents" --threads "$cthreads" --entries 10 \
                 --seconds "$secs" --pid "$pid" || { echo "# bench-daemon reported errors"; failed=1; }
