@@ -817,7 +817,7 @@ int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT,
                                          (intptr_t)d->cfg.idle_timeout, NULL};
         /* past max_conns make_room() evicts; the library's cap leaves room for those evicted and
-         * not yet closed, so it keeps accepting and the listen queue never fills */
+         * not yet closed, so it keeps accepting (http.h: when the listen queue still fills) */
         o[n++] = (struct MHD_OptionItem){
                 MHD_OPTION_CONNECTION_LIMIT,
                 (intptr_t)(s->max_conns + HTTP_ACCEPT_HEADROOM(s->max_conns)), NULL};
