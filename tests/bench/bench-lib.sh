@@ -11,21 +11,21 @@ bench_setup() {
         echo "admin $(printf %s "$tok" | sha256sum | cut -d' ' -f1) bench" >"$work/tokens"
 }
 
-# bench_start BUILD LOG [ATTESTD_ARGS...]: BUILD's attestd on a fresh database and a random
-# loopback port (five tries, for a port taken meanwhile; BENCH_START_TRIES x 50 ms for /healthz,
-# default 100), TLS, --insecure-trust-ak (the simulated
-# agents have no TPM), ARGS last; sets pid and port once /healthz answers. Returns 1 with the log's
-# tail on stderr when it did not start.
-bench_start() {
-        local build=$1 log=$2
-        shift 2
-        rm -f "$work"/attestd.db*
+# bench_spawn LOG CMD...: CMD in the background (pinned by pin_d), @PORT@ in its words replaced by
+# a random loopback port; five tries, for a port taken meanwhile, each waiting up to
+# BENCH_START_TRIES x 50 ms (default 100) for https://127.0.0.1:PORT/healthz. Sets pid and port
+# once it answers; returns 1 when no try did.
+bench_spawn() {
+        local log=$1 a
+        local -a cmd
+        shift
         for _ in 1 2 3 4 5; do
                 port=$((30000 + RANDOM % 20000))
-                ${pin_d[@]+"${pin_d[@]}"} "$build/daemon/attestd" --listen "127.0.0.1:$port" \
-                        --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
-                        --db "$work/attestd.db" --tokens "$work/tokens" --retain 20 \
-                        --nonce-ttl 60 --interval 300 --insecure-trust-ak "$@" 2>"$log" &
+                cmd=()
+                for a in "$@"; do
+                        cmd+=("${a//@PORT@/$port}")
+                done
+                ${pin_d[@]+"${pin_d[@]}"} "${cmd[@]}" 2>"$log" &
                 pid=$!
                 for _ in $(seq "${BENCH_START_TRIES:-100}"); do
                         curl -s --cacert "$work/certs/ca.pem" -o /dev/null \
@@ -37,31 +37,31 @@ bench_start() {
                 wait "$pid" 2>/dev/null || true
                 pid=""
         done
+        return 1
+}
+
+# bench_start BUILD LOG [ATTESTD_ARGS...]: BUILD's attestd on a fresh database (bench_spawn), TLS,
+# --insecure-trust-ak (the simulated agents have no TPM), ARGS last. Returns 1 with the log's
+# tail on stderr when it did not start.
+bench_start() {
+        local build=$1 log=$2
+        shift 2
+        rm -f "$work"/attestd.db*
+        bench_spawn "$log" "$build/daemon/attestd" --listen "127.0.0.1:@PORT@" \
+                --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
+                --db "$work/attestd.db" --tokens "$work/tokens" --retain 20 \
+                --nonce-ttl 60 --interval 300 --insecure-trust-ak "$@" && return 0
         echo "bench: attestd ($build) did not start: $(tail -2 "$log")" >&2
         return 1
 }
 
 # floor_start BUILD: BUILD's tests/bench/http-floor (libmicrohttpd and GnuTLS set up as attestd's
-# front end, none of its work) with attestd's certificate on a random loopback port, --threads
-# ${threads:-16}, --entries 10 (bench-daemon's default round); sets pid and port once it answers.
+# front end, none of its work; bench_spawn) with attestd's certificate, --threads ${threads:-16},
+# --entries 10 (bench-daemon's default round).
 floor_start() {
-        local build=$1
-        for _ in 1 2 3 4 5; do
-                port=$((30000 + RANDOM % 20000))
-                ${pin_d[@]+"${pin_d[@]}"} "$build/tests/bench/http-floor" --listen "$port" \
-                        --threads "${threads:-16}" --cert "$work/certs/server.pem" \
-                        --key "$work/certs/server.key" --entries 10 &
-                pid=$!
-                for _ in $(seq "${BENCH_START_TRIES:-100}"); do
-                        curl -s --cacert "$work/certs/ca.pem" -o /dev/null -X POST \
-                                "https://127.0.0.1:$port/v1/policies/probe" && return 0
-                        kill -0 "$pid" 2>/dev/null || break
-                        sleep 0.05
-                done
-                kill "$pid" 2>/dev/null || true
-                wait "$pid" 2>/dev/null || true
-                pid=""
-        done
-        echo "bench: http-floor ($build) did not start" >&2
+        bench_spawn "$work/floor.log" "$1/tests/bench/http-floor" --listen @PORT@ \
+                --threads "${threads:-16}" --cert "$work/certs/server.pem" \
+                --key "$work/certs/server.key" --entries 10 && return 0
+        echo "bench: http-floor ($1) did not start: $(tail -2 "$work/floor.log")" >&2
         return 1
 }

@@ -4,7 +4,7 @@
  * front-end set-up (poll with an internal thread pool and ITC, TLS with attestd's priority string,
  * the same certificate, a buffer response with attestd's three extra headers) and none of its work:
  * no authentication, no verification, no store. It answers bench-daemon's requests with bodies of
- * attestd's sizes: POST /v1/policies/NAME 201, POST /v1/agents 201 {"id"}, POST
+ * attestd's sizes: GET /healthz 200, POST /v1/policies/NAME 201, POST /v1/agents 201 {"id"}, POST
  * /v1/agents/ID/challenges 201 {"nonce","expires","ima_offset","pcr_selection"} (ima_offset =
  * the entries the agent's evidence added so far: --entries per evidence, one more the first time),
  * POST /v1/agents/ID/evidence 200 {"status":"pass",...} after reading the whole body (discarded, at
@@ -37,7 +37,7 @@ static _Atomic unsigned long long entries[AGENTS_MAX];
 static atomic_uint next_id;
 static uint32_t per_round = 10;
 
-enum route { R_NONE, R_POLICY, R_ENROL, R_CHALLENGE, R_EVIDENCE };
+enum route { R_NONE, R_HEALTH, R_POLICY, R_ENROL, R_CHALLENGE, R_EVIDENCE };
 
 struct req {
         enum route route;
@@ -53,6 +53,8 @@ static enum route route_of(const char *method, const char *url, unsigned *agent)
         unsigned n;
         int end = 0;
 
+        if (!strcmp(method, "GET") && !strcmp(url, "/healthz"))
+                return R_HEALTH;
         if (strcmp(method, "POST"))
                 return R_NONE;
         if (!strncmp(url, "/v1/policies/", 13))
@@ -113,6 +115,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 return MHD_YES;
         }
         switch (q->route) {
+        case R_HEALTH:
+                len = asprintf(&body, "{\"status\":\"ok\"}");
+                return reply(c, 200, body, len);
         case R_POLICY:
                 len = asprintf(&body, "{\"name\":\"default\",\"version\":1}");
                 return reply(c, 201, body, len);
