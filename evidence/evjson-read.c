@@ -397,6 +397,17 @@ static int str(const struct slot *v, const char *path, size_t max, char *buf, si
         return 0;
 }
 
+/* a log offset: an integer, not negative */
+static int offset(const struct slot *v, const char *path, uint64_t *ret, struct attest_err *err)
+{
+        if (v->type != JRD_INT)
+                return jpath_fail(err, -EBADMSG, C_TYPE, path, "not an integer");
+        if (v->i < 0)
+                return jpath_fail(err, -EBADMSG, C_VALUE, path, "negative");
+        *ret = (uint64_t)v->i;
+        return 0;
+}
+
 static int boolean(const struct slot *v, const char *path, bool *ret, struct attest_err *err)
 {
         if (v->type != JRD_TRUE && v->type != JRD_FALSE)
@@ -538,13 +549,9 @@ static int check_ima(const struct walk *w, size_t max_ima, struct evidence *ev,
 
         if ((x = object(&w->ima, "$.ima", err)) < 0)
                 return x;
-        if ((x = field(&w->offset, "$.ima.offset", err)) < 0)
+        if ((x = field(&w->offset, "$.ima.offset", err)) < 0 ||
+            (x = offset(&w->offset, "$.ima.offset", &ev->ima_offset, err)) < 0)
                 return x;
-        if (w->offset.type != JRD_INT)
-                return jpath_fail(err, -EBADMSG, C_TYPE, "$.ima.offset", "not an integer");
-        if (w->offset.i < 0)
-                return jpath_fail(err, -EBADMSG, C_VALUE, "$.ima.offset", "negative");
-        ev->ima_offset = (uint64_t)w->offset.i;
         if ((x = field(&w->format, "$.ima.format", err)) < 0 ||
             (x = str(&w->format, "$.ima.format", 16, buf, sizeof(buf), &s, &n, err)) < 0)
                 return x;
@@ -568,13 +575,9 @@ static int check_boot(const struct walk *w, struct evidence *ev, struct attest_e
 
         if ((x = object(&w->boot, "$.boot_log", err)) < 0)
                 return x;
-        if ((x = field(&w->boot_offset, "$.boot_log.offset", err)) < 0)
+        if ((x = field(&w->boot_offset, "$.boot_log.offset", err)) < 0 ||
+            (x = offset(&w->boot_offset, "$.boot_log.offset", &ev->boot_offset, err)) < 0)
                 return x;
-        if (w->boot_offset.type != JRD_INT)
-                return jpath_fail(err, -EBADMSG, C_TYPE, "$.boot_log.offset", "not an integer");
-        if (w->boot_offset.i < 0)
-                return jpath_fail(err, -EBADMSG, C_VALUE, "$.boot_log.offset", "negative");
-        ev->boot_offset = (uint64_t)w->boot_offset.i;
         if ((x = field(&w->boot_data, "$.boot_log.data", err)) < 0 ||
             (x = b64field(&w->boot_data, "$.boot_log.data", EVIDENCE_BOOT_LOG_MAX, &ev->boot_log,
                           &ev->boot_log_len, err)) < 0)

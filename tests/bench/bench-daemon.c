@@ -516,23 +516,34 @@ static void *enrol_main(void *arg)
         return NULL;
 }
 
-/* utime + stime of the process (all threads), in clock ticks; 0 when unknown. */
-static unsigned long long cpu_ticks(unsigned pid)
+/* /proc/NAME/stat after the command name's closing parenthesis (a name may hold any bytes), in
+ * buf; NULL when unreadable. */
+static const char *proc_stat(const char *name, char *buf, size_t size)
 {
-        char path[64], buf[1024], *p;
-        unsigned long long ut = 0, st = 0;
+        char path[64], *p;
         size_t n;
         FILE *f;
 
-        snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-        if (!pid || !(f = fopen(path, "re")))
-                return 0;
-        n = fread(buf, 1, sizeof(buf) - 1, f);
+        snprintf(path, sizeof(path), "/proc/%.20s/stat", name);
+        if (!(f = fopen(path, "re")))
+                return NULL;
+        n = fread(buf, 1, size - 1, f);
         fclose(f);
         buf[n] = 0;
-        /* after the command name in parentheses: state is field 3, utime 14, stime 15 */
-        if (!(p = strrchr(buf, ')')) ||
-            sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+        return (p = strrchr(buf, ')')) ? p + 1 : NULL;
+}
+
+/* utime + stime of the process (all threads), in clock ticks; 0 when unknown. */
+static unsigned long long cpu_ticks(unsigned pid)
+{
+        char name[16], buf[1024];
+        unsigned long long ut = 0, st = 0;
+        const char *p;
+
+        snprintf(name, sizeof(name), "%u", pid);
+        /* after the command name: state is field 3, utime 14, stime 15 */
+        if (!pid || !(p = proc_stat(name, buf, sizeof(buf))) ||
+            sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
                 return 0;
         return ut + st;
 }
@@ -541,22 +552,16 @@ static unsigned long long cpu_ticks(unsigned pid)
  * (cutime + cstime) and its live children's (utime + stime). */
 static unsigned long long tree_ticks(unsigned pid)
 {
-        char path[64], buf[1024], *p;
+        char name[16], buf[1024];
         unsigned long long ut, st, cut, cst, sum = 0;
         struct dirent *de;
+        const char *p;
         DIR *dir;
-        size_t n;
-        FILE *f;
 
-        snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-        if (!pid || !(f = fopen(path, "re")))
-                return 0;
-        n = fread(buf, 1, sizeof(buf) - 1, f);
-        fclose(f);
-        buf[n] = 0;
-        if (!(p = strrchr(buf, ')')) ||
-            sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &ut,
-                   &st, &cut, &cst) != 4)
+        snprintf(name, sizeof(name), "%u", pid);
+        if (!pid || !(p = proc_stat(name, buf, sizeof(buf))) ||
+            sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &ut, &st,
+                   &cut, &cst) != 4)
                 return 0;
         sum = ut + st + cut + cst;
         if (!(dir = opendir("/proc")))
@@ -566,15 +571,9 @@ static unsigned long long tree_ticks(unsigned pid)
 
                 if (de->d_name[0] < '1' || de->d_name[0] > '9')
                         continue;
-                snprintf(path, sizeof(path), "/proc/%.20s/stat", de->d_name);
-                if (!(f = fopen(path, "re")))
-                        continue;
-                n = fread(buf, 1, sizeof(buf) - 1, f);
-                fclose(f);
-                buf[n] = 0;
-                if ((p = strrchr(buf, ')')) &&
-                    sscanf(p + 1, " %*c %u %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ppid,
-                           &ut, &st) == 3 &&
+                if ((p = proc_stat(de->d_name, buf, sizeof(buf))) &&
+                    sscanf(p, " %*c %u %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ppid, &ut,
+                           &st) == 3 &&
                     ppid == pid)
                         sum += ut + st;
         }
