@@ -8,9 +8,9 @@
  * /v1/agents/ID/challenges 201 {"nonce","expires","ima_offset","pcr_selection"} (ima_offset =
  * the entries the agent's evidence added so far: --entries per evidence, one more the first time),
  * POST /v1/agents/ID/evidence 200 {"status":"pass",...} after reading the whole body (discarded, at
- * most 1 MiB), anything else 404. Run by tests/bench/run-daemon.sh (FLOOR=1) under the same load
- * as attestd, so the difference of their CPU per attestation is attestd's own work. A bench
- * tool: loopback only, never a test verdict.
+ * most 1 MiB), anything else 404; at most 65,536 agents (503 past them). Run by
+ * tests/bench/run-daemon.sh (FLOOR=1) under the same load as attestd, so the difference of their
+ * CPU per attestation is attestd's own work. A bench tool: loopback only, never a test verdict.
  *
  * http-floor --listen PORT --cert PEM --key PEM [--threads N] [--entries E]
  */
@@ -121,10 +121,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         case R_POLICY:
                 len = asprintf(&body, "{\"name\":\"default\",\"version\":1}");
                 return reply(c, 201, body, len);
-        case R_ENROL:
-                len = asprintf(&body, "{\"id\":\"f%031u\",\"state\":\"active\"}",
-                               atomic_fetch_add(&next_id, 1) % AGENTS_MAX);
+        case R_ENROL: {
+                unsigned id = atomic_fetch_add(&next_id, 1);
+
+                if (id >= AGENTS_MAX) {
+                        len = asprintf(&body,
+                                       "{\"error\":\"too_many_agents\",\"detail\":"
+                                       "\"http-floor counts at most %u agents\"}",
+                                       AGENTS_MAX);
+                        return reply(c, 503, body, len);
+                }
+                len = asprintf(&body, "{\"id\":\"f%031u\",\"state\":\"active\"}", id);
                 return reply(c, 201, body, len);
+        }
         case R_CHALLENGE: {
                 /* a counter stands for the nonce: the floor does no cryptography of attestd's */
                 unsigned long long k = atomic_load(&entries[q->agent]);
@@ -174,7 +183,7 @@ int main(int argc, char **argv)
         uint32_t port = 0, threads = 16;
         char *cert = NULL, *key = NULL;
         struct attest_err err = {0};
-        size_t len;
+        size_t len, key_len = 0;
         struct sockaddr_in sa = {.sin_family = AF_INET};
         struct MHD_Daemon *d;
         sigset_t ss;
@@ -188,7 +197,8 @@ int main(int argc, char **argv)
                         break;
                 case 'c':
                 case 'k':
-                        if (file_read_alloc(optarg, 1 << 20, 0, o == 'c' ? &cert : &key, &len,
+                        if (file_read_alloc(optarg, 1 << 20, o == 'k' ? FILE_SECRET : 0,
+                                            o == 'c' ? &cert : &key, o == 'c' ? &len : &key_len,
                                             &err) < 0) {
                                 fprintf(stderr, "http-floor: %s\n", err.msg);
                                 return 1;
@@ -237,7 +247,7 @@ int main(int argc, char **argv)
         sigwait(&ss, &sig);
         MHD_stop_daemon(d);
         free(cert);
-        free(key);
+        file_free_secret(key, key_len);
         return 0;
 usage:
         fprintf(stderr, "usage: http-floor --listen PORT --cert PEM --key PEM [--threads N] "
