@@ -569,7 +569,6 @@ static void synth_ecc(struct synth *s, const char *curve, TPM2_ECC_CURVE id, siz
         synth_marshal(s, &p);
 }
 
-/* Marshal a and sign it with the synthetic key the way a TPM would. */
 /*
  * a marshalled into attest and signed with the synthetic key and digest md: OpenSSL's signature
  * (RSA: PKCS#1 v1.5, or PSS with salt length saltlen when pss; ECDSA: DER) into raw, its length
@@ -592,6 +591,19 @@ static void synth_sign_raw(const struct synth *s, const TPMS_ATTEST *a, const ch
         EVP_MD_CTX_free(ctx);
 }
 
+/* An ECDSA signature's DER (OpenSSL's) as r and s of fs bytes each, the TPM's form. */
+static void synth_der_rs(const uint8_t *der, size_t len, int fs, uint8_t *r, uint8_t *sv)
+{
+        const uint8_t *p = der;
+        ECDSA_SIG *es = d2i_ECDSA_SIG(NULL, &p, (long)len);
+
+        ck_assert_ptr_nonnull(es);
+        ck_assert_int_eq(BN_bn2binpad(ECDSA_SIG_get0_r(es), r, fs), fs);
+        ck_assert_int_eq(BN_bn2binpad(ECDSA_SIG_get0_s(es), sv, fs), fs);
+        ECDSA_SIG_free(es);
+}
+
+/* Marshal a and sign it with the synthetic key the way a TPM would. */
 static void synth_sign(const struct synth *s, const TPMS_ATTEST *a, uint8_t *attest, size_t *alen,
                        uint8_t *sig, size_t *slen)
 {
@@ -607,18 +619,14 @@ static void synth_sign(const struct synth *s, const TPMS_ATTEST *a, uint8_t *att
                 t.signature.rsassa.sig.size = (UINT16)rl;
                 memcpy(t.signature.rsassa.sig.buffer, raw, rl);
         } else {
-                const uint8_t *p = raw;
-                ECDSA_SIG *es = d2i_ECDSA_SIG(NULL, &p, (long)rl);
                 int fs = s->hash == TPM2_ALG_SHA384 ? 48 : 32;
 
-                ck_assert_ptr_nonnull(es);
                 t.sigAlg = TPM2_ALG_ECDSA;
                 t.signature.ecdsa.hash = s->hash;
                 t.signature.ecdsa.signatureR.size = (UINT16)fs;
                 t.signature.ecdsa.signatureS.size = (UINT16)fs;
-                BN_bn2binpad(ECDSA_SIG_get0_r(es), t.signature.ecdsa.signatureR.buffer, fs);
-                BN_bn2binpad(ECDSA_SIG_get0_s(es), t.signature.ecdsa.signatureS.buffer, fs);
-                ECDSA_SIG_free(es);
+                synth_der_rs(raw, rl, fs, t.signature.ecdsa.signatureR.buffer,
+                             t.signature.ecdsa.signatureS.buffer);
         }
         *slen = 0;
         ck_assert_int_eq(Tss2_MU_TPMT_SIGNATURE_Marshal(&t, sig, BLOB_MAX, slen), 0);
@@ -1034,15 +1042,9 @@ static void synth_ecdsa_rs(const struct synth *s, const TPMS_ATTEST *a, uint8_t 
 {
         uint8_t raw[256];
         size_t rl = sizeof(raw);
-        const uint8_t *p = raw;
-        ECDSA_SIG *es;
 
         synth_sign_raw(s, a, s->md, false, 0, attest, alen, raw, &rl);
-        es = d2i_ECDSA_SIG(NULL, &p, (long)rl);
-        ck_assert_ptr_nonnull(es);
-        ck_assert_int_eq(BN_bn2binpad(ECDSA_SIG_get0_r(es), r, 32), 32);
-        ck_assert_int_eq(BN_bn2binpad(ECDSA_SIG_get0_s(es), sv, 32), 32);
-        ECDSA_SIG_free(es);
+        synth_der_rs(raw, rl, 32, r, sv);
 }
 
 /* A TPMT_SIGNATURE (ECDSA-SHA256) with r and s as given, z leading zero bytes put before each. */
