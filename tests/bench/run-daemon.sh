@@ -30,32 +30,37 @@ if [ "${PIN:-0}" = 1 ]; then
         pin_c=(taskset -c 1)
 fi
 echo "# attestd benchmark: $(nproc) cores, $(uname -r), attestd threads=$threads, db on $(df --output=source "$work" | tail -1)${pin_d:+, attestd pinned to CPU 0 and agents to CPU 1}"
+# load: bench-daemon's agents against the server at $port (pid $pid) for $secs seconds
+load() {
+        "${pin_c[@]}" /usr/bin/time -f "# bench client CPU: %U s user %S s sys, wall %e s" \
+                "$build/tests/bench/bench-daemon" --url "https://127.0.0.1:$port" \
+                --ca "$work/certs/ca.pem" --token "$tok" --agents "$agents" --threads "$cthreads" \
+                --entries 10 --seconds "$secs" --pid "$pid" ||
+                { echo "# bench-daemon reported errors"; failed=1; }
+}
+stop() {
+        kill "$pid"
+        wait "$pid" || true
+        pid=""
+}
 for mode in ${DB_MODES:-writer pool}; do
         bench_start "$build" "$work/attestd-$mode.log" --threads "$threads" --db-mode "$mode" ||
                 exit 1
         echo "## --db-mode $mode"
         cpu0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
-        "${pin_c[@]}" /usr/bin/time -f "# bench client CPU: %U s user %S s sys, wall %e s" "$build/tests/bench/bench-daemon" --url "https://127.0.0.1:$port" --ca "$work/certs/ca.pem" \
-                --token "$tok" --agents "$agents" --threads "$cthreads" --entries 10 \
-                --seconds "$secs" --pid "$pid" || { echo "# bench-daemon reported errors"; failed=1; }
+        load
         curl -s --cacert "$work/certs/ca.pem" "https://127.0.0.1:$port/metrics" |
                 grep -E '^attestd_(attestations_total|verification_seconds_(sum|count)|ima_entries_replayed_total|store_)' |
                 sed 's/^/# /'
         cpu1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
         echo "# attestd CPU: $(awk -v t=$((cpu1 - cpu0)) -v h="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", t / h }') s"
-        kill "$pid"
-        wait "$pid" || true
-        pid=""
+        stop
 done
 if [ "${FLOOR:-1}" = 1 ]; then
         echo "## http-floor (libmicrohttpd + GnuTLS as attestd sets them up, no attestation work;" \
                 "the attestd lines are http-floor's)"
         floor_start "$build" || exit 1
-        "${pin_c[@]}" /usr/bin/time -f "# bench client CPU: %U s user %S s sys, wall %e s" "$build/tests/bench/bench-daemon" --url "https://127.0.0.1:$port" --ca "$work/certs/ca.pem" \
-                --token "$tok" --agents "$agents" --threads "$cthreads" --entries 10 \
-                --seconds "$secs" --pid "$pid" || { echo "# bench-daemon reported errors"; failed=1; }
-        kill "$pid"
-        wait "$pid" || true
-        pid=""
+        load
+        stop
 fi
 exit $failed
