@@ -210,6 +210,9 @@ struct round {
         struct rt_ctx *rt;            /* runtime: this round's ima.runtime context, if any */
         char ref[API_POLICY_REF_MAX];
         enum verdict_status status;
+        /* why this verified round could not be judged ("": it was); then it is stored as an
+         * error result and keeps the last good replay state */
+        char unjudged[256];
         json_t *verdict;
         char *text;             /* the verdict as stored (compact JSON) */
         uint32_t failed_claims; /* bit per enum claim_id that did not pass */
@@ -545,11 +548,41 @@ static int stage_policy(struct attestd *d, struct api_resp *r, struct round *rd)
                 if (e == -ENOENT)
                         api_error(d, r, 409, AE_POLICY_NOT_FOUND, "bound policy %s is gone",
                                   rd->a->policy);
-                else if (e == -EPROTO)
-                        api_error(d, r, 500, AE_INTERNAL, "could not judge");
-                else
+                else if (e == -EPROTO) {
+                        /* judged as an error once the quote verified (anyone may post a round) */
+                        snprintf(rd->unjudged, sizeof(rd->unjudged),
+                                 "stored policy %s does not parse",
+                                 rd->a->policy ? rd->a->policy : "default");
+                        return 0;
+                } else
                         api_store_error(d, r, e, "policy lookup");
                 return e;
+        }
+        return 0;
+}
+
+/*
+ * A verified round that could not be judged: stored as an error result (counted, an agent.error
+ * event, the agent's status "error"), never left looking like the previous verdict. The replay
+ * state stays the last judged one, so the next round judges these entries again.
+ */
+static int judge_error(struct attestd *d, struct api_resp *r, struct round *rd, int e)
+{
+        if (!rd->unjudged[0])
+                snprintf(rd->unjudged, sizeof(rd->unjudged), "%s", strerror(-e));
+        log_err("agent %s: could not judge this round: %s", rd->id, rd->unjudged);
+        json_decref(rd->verdict);
+        free(rd->state);
+        rd->state = NULL;
+        rd->status = VERDICT_ERROR;
+        rd->failed_claims = 0;
+        snprintf(rd->failing, sizeof(rd->failing), "could not judge: %s", rd->unjudged);
+        rd->verdict = json_pack("{s:s, s:s?, s:[], s:{s:s, s:s}}", "status", "error", "policy",
+                                rd->ref[0] ? rd->ref : NULL, "claims", "reason", "code",
+                                attest_code_name(AE_JUDGE_FAILED), "detail", rd->unjudged);
+        if (!rd->verdict) {
+                api_error(d, r, 500, AE_INTERNAL, "could not judge");
+                return -ENOMEM;
         }
         return 0;
 }
@@ -561,10 +594,13 @@ static int stage_judge(struct attestd *d, struct api_resp *r, struct round *rd)
 
         rd->now = attestd_now_ms();
         rd->next_due = rd->now + (int64_t)d->cfg.interval * 1000;
-        if ((e = verdict_json(rd, &rd->verdict, &rd->status)) < 0 ||
-            (rd->verified &&
-             (e = replay_state_encode(&rd->vr->next, &rd->state, &rd->state_len)) < 0)) {
-                api_error(d, r, 500, AE_INTERNAL, "could not judge");
+        if (rd->verified && rd->unjudged[0])
+                e = -EPROTO;
+        else if ((e = verdict_json(rd, &rd->verdict, &rd->status)) == 0 && rd->verified)
+                e = replay_state_encode(&rd->vr->next, &rd->state, &rd->state_len);
+        if (e < 0 && (!rd->verified || judge_error(d, r, rd, e) < 0)) {
+                if (!rd->verified)
+                        api_error(d, r, 500, AE_INTERNAL, "could not judge");
                 return e;
         }
         v = rd->verdict;
@@ -576,7 +612,7 @@ static int stage_judge(struct attestd *d, struct api_resp *r, struct round *rd)
         }
         if (json_object_set_new(v, "time", api_time_json(rd->now)) < 0 ||
             json_object_set_new(v, "next_due", api_time_json(rd->next_due)) < 0 ||
-            (rd->verified &&
+            (rd->verified && rd->status != VERDICT_ERROR &&
              json_object_set_new(v, "ima",
                                  json_pack("{s:I, s:I, s:I, s:b, s:b, s:b}", "offset",
                                            (json_int_t)rd->ev->ima_offset, "new_entries",
@@ -596,6 +632,8 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
 {
         char *text = rd->text = json_dumps(rd->verdict, JSON_COMPACT);
         bool pass = rd->status == VERDICT_PASS;
+        /* a failed or unjudged round keeps the last good state: the next one retries */
+        bool advance = rd->verified && rd->status != VERDICT_ERROR;
         char esc[512];
         int e;
 
@@ -610,10 +648,9 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
                 .policy = rd->ref[0] ? rd->ref : NULL,
                 .verdict = text,
                 .next_due = rd->next_due,
-                /* a failed round keeps the last good state: the next one retries */
-                .ima_offset = rd->verified ? rd->vr->next.entries : rd->a->ima_offset,
-                .replay_state = rd->verified ? rd->state : rd->a->replay_state,
-                .replay_state_len = rd->verified ? rd->state_len : rd->a->replay_state_len,
+                .ima_offset = advance ? rd->vr->next.entries : rd->a->ima_offset,
+                .replay_state = advance ? rd->state : rd->a->replay_state,
+                .replay_state_len = advance ? rd->state_len : rd->a->replay_state_len,
                 .nonce = rd->ev->nonce,
                 .nonce_expires = (int64_t)rd->nonce_expires,
         };
@@ -631,9 +668,12 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
                 api_store_error(d, r, e, "result insert");
                 return e;
         }
-        if (rd->verified)
+        if (advance)
                 metrics_replayed(&d->metrics, rd->vr->new_entries);
-        metrics_attestation(&d->metrics, pass ? METRICS_PASS : METRICS_FAIL,
+        metrics_attestation(&d->metrics,
+                            pass                          ? METRICS_PASS
+                            : rd->status == VERDICT_ERROR ? METRICS_ERROR
+                                                          : METRICS_FAIL,
                             (uint64_t)(mono_us() - rd->t0));
         for (unsigned c = 0; c < CLAIM__COUNT; c++)
                 if (rd->failed_claims & (1u << c))

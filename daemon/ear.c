@@ -76,6 +76,13 @@ void ear_appraise(const struct verdict *v, bool verified, struct ear_appraisal *
         bool any_bad = false, any_loose = false;
 
         memset(ret, 0, sizeof(*ret));
+        if (v->status == VERDICT_ERROR) {
+                /* the round could not be judged: no claim about the host, and it says why */
+                for (int t = 0; t < EAR_TV__COUNT; t++)
+                        ret->tv[t] = AR4SI_VERIFIER_MALFUNCTION;
+                ret->status = EAR_NONE;
+                return;
+        }
         if (!verified) {
                 for (int t = 0; t < EAR_TV__COUNT; t++)
                         ret->tv[t] = AR4SI_CRYPTO_FAILED;
@@ -156,9 +163,11 @@ int ear_verdict_parse(const char *text, size_t len, struct verdict *ret, bool *r
         if (!o || !json_is_object(o))
                 return attest_fail(err, -EBADMSG, AE_INTERNAL, "stored verdict: not a JSON object");
         if (json_unpack(json_object_get(o, "status"), "s", &status) < 0 ||
-            (strcmp(status, "pass") && strcmp(status, "fail")))
+            (strcmp(status, "pass") && strcmp(status, "fail") && strcmp(status, "error")))
                 return attest_fail(err, -EBADMSG, AE_INTERNAL, "stored verdict: $.status");
-        ret->status = !strcmp(status, "pass") ? VERDICT_PASS : VERDICT_FAIL;
+        ret->status = !strcmp(status, "pass")   ? VERDICT_PASS
+                      : !strcmp(status, "fail") ? VERDICT_FAIL
+                                                : VERDICT_ERROR;
         policy = json_object_get(o, "policy");
         if (json_is_string(policy))
                 snprintf(ret->policy, sizeof(ret->policy), "%s", json_string_value(policy));

@@ -50,6 +50,7 @@ enum ear_tv {
 };
 
 /* AR4SI trustworthiness claim values (draft-ietf-rats-ar4si §2.3.4), those attestd uses */
+#define AR4SI_VERIFIER_MALFUNCTION -1 /* every category: the verifier could not appraise */
 #define AR4SI_NO_CLAIM 0              /* every category: no assertion */
 #define AR4SI_CRYPTO_FAILED 99        /* every category: cryptographic validation failed */
 #define AR4SI_INSTANCE_RECOGNIZED 2   /* instance-identity: recognised, not compromised */

@@ -698,7 +698,7 @@ static const char *const status_sql[STORE_STATUS__COUNT] = {
         [STORE_STATUS_DECOMMISSIONED] = " AND state = 'decommissioned'",
         [STORE_STATUS_PASS] = " AND last_status = 'pass' AND state = 'active' AND NOT " STALE_SQL,
         [STORE_STATUS_FAIL] = " AND last_status = 'fail' AND state = 'active' AND NOT " STALE_SQL,
-        [STORE_STATUS_FAILING] = " AND last_status = 'fail' AND state = 'active'",
+        [STORE_STATUS_FAILING] = " AND last_status IN ('fail', 'error') AND state = 'active'",
         [STORE_STATUS_STALE] = " AND state <> 'decommissioned' AND " STALE_SQL,
         [STORE_STATUS_NEVER] = " AND last_status IS NULL AND state = 'active'",
 };

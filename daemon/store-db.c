@@ -163,8 +163,9 @@ static const char *const stmt_sql[ST_COUNT] = {
         [ST_POLICY_LIVE] = "SELECT 1 FROM policies WHERE name = ?1 AND deleted = 0 LIMIT 1",
         [ST_AGENT_COUNTS] =
                 "SELECT coalesce(sum(decom), 0),"
-                " coalesce(sum(NOT decom AND last_status IS 'fail'), 0),"
-                " coalesce(sum(NOT decom AND stale AND last_status IS NOT 'fail'), 0),"
+                " coalesce(sum(NOT decom AND last_status IN ('fail', 'error')), 0),"
+                " coalesce(sum(NOT decom AND stale AND coalesce(last_status, '') NOT IN"
+                " ('fail', 'error')), 0),"
                 " coalesce(sum(NOT decom AND NOT stale AND last_status IS 'pass'), 0),"
                 " coalesce(sum(NOT decom AND NOT stale AND last_status IS NULL), 0)"
                 " FROM (SELECT last_status, state = 'decommissioned' AS decom,"
@@ -406,9 +407,9 @@ static const char *const pg_migration[STORE_SCHEMA_VERSION] = {
 static const char *const stmt_pg[ST_COUNT] = {
         [ST_AGENT_COUNTS] =
                 "SELECT count(*) FILTER (WHERE decom),"
-                " count(*) FILTER (WHERE NOT decom AND last_status IS NOT DISTINCT FROM 'fail'),"
-                " count(*) FILTER (WHERE NOT decom AND stale AND last_status IS DISTINCT FROM"
-                " 'fail'),"
+                " count(*) FILTER (WHERE NOT decom AND last_status IN ('fail', 'error')),"
+                " count(*) FILTER (WHERE NOT decom AND stale AND coalesce(last_status, '') NOT IN"
+                " ('fail', 'error')),"
                 " count(*) FILTER (WHERE NOT decom AND NOT stale AND last_status IS NOT DISTINCT"
                 " FROM 'pass'),"
                 " count(*) FILTER (WHERE NOT decom AND NOT stale AND last_status IS NULL)"

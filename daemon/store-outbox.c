@@ -118,7 +118,8 @@ static void verdict_details(const char *verdict, char **ret_claims, char **ret_r
                 const char *res = json_string_value(json_object_get(cl, "result"));
                 json_t *name = json_object_get(cl, "name");
 
-                if (res && !strcmp(res, "fail") && json_is_string(name) &&
+                /* every claim that did not pass: fail and missing alike */
+                if (res && strcmp(res, "pass") != 0 && json_is_string(name) &&
                     json_array_append(names, name) < 0)
                         return;
         }
@@ -140,7 +141,7 @@ int outbox_on_verdict(struct conn *c, const char *agent, const char *status, con
         was = stale ? "stale" : prev[0] ? prev : NULL;
         if (was && !strcmp(was, status))
                 return 0; /* no change */
-        if (!strcmp(status, "fail"))
+        if (!strcmp(status, "fail") || !strcmp(status, "error"))
                 verdict_details(verdict, &claims, &reason);
         snprintf(type, sizeof(type), "agent.%s", status);
         return event_put(c, &(struct event_in){.time = now,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "policy/policy-internal.h"
+#include "util/esc.h"
 #include "util/hex.h"
 
 /* The verdict being built; oom is sticky. */
@@ -25,11 +26,12 @@ static struct verdict_value vnull(void)
         return (struct verdict_value){.kind = VV_NULL};
 }
 
+/* A string value: bytes from the log or the agent, escaped (util/esc.h) */
 static struct verdict_value vstr(const char *s)
 {
         struct verdict_value v = {.kind = VV_STRING};
 
-        snprintf(v.s, sizeof(v.s), "%s", s);
+        esc_text(v.s, sizeof(v.s), s, strlen(s));
         return v;
 }
 
@@ -71,11 +73,17 @@ static _printf_(8, 9) void claim(struct eval *ev, enum claim_id id, const char *
         c->entry = src->entry;
         c->reason[0] = '\0';
         if (fmt) {
+                char text[2 * VERDICT_REASON_MAX];
                 va_list ap;
+                int n;
 
                 va_start(ap, fmt);
-                vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
+                n = vsnprintf(text, sizeof(text), fmt, ap);
                 va_end(ap);
+                /* the pieces from the log come escaped; this only cuts on a character and
+                 * escapes what would still not be text, so a reason is always valid UTF-8 */
+                if (n > 0)
+                        esc_line(c->reason, sizeof(c->reason), text, strnlen(text, sizeof(text)));
         }
         if (r != CLAIM_PASS)
                 v->status = VERDICT_FAIL;
@@ -285,11 +293,15 @@ static void eval_kernel(struct eval *ev, const struct policy *p, const struct cl
         if (!c->kernel.present)
                 claim(ev, CLAIM_KERNEL_VERSION, NULL, exp, vnull(), CLAIM_MISSING, &nowhere,
                       "no kernel_version entry in the verified log, and the agent reported none");
-        else
+        else {
+                char kv[101];
+
+                esc_text(kv, sizeof(kv), c->kernel_version, strlen(c->kernel_version));
                 claim(ev, CLAIM_KERNEL_VERSION, NULL, exp, vstr(c->kernel_version),
                       ok ? CLAIM_PASS : CLAIM_FAIL, &c->kernel,
-                      "%s '%.100s' matches no accepted version",
-                      c->kernel.anchored ? "measured" : "reported", c->kernel_version);
+                      "%s '%s' matches no accepted version",
+                      c->kernel.anchored ? "measured" : "reported", kv);
+        }
         if (p->kernel.anchored == 1)
                 anchored_claim(ev, CLAIM_KERNEL_ANCHORED, &c->kernel, "kernel_version", "uname");
 }
@@ -361,12 +373,15 @@ static void eval_runtime(struct eval *ev, const struct policy *p, const struct c
         }
         if (st->nfail) {
                 const struct rt_failure *f = &st->fail[0];
+                char path[201];
+                size_t used;
 
+                /* the path's bytes escaped, cut on a character or an escape */
+                esc_bytes(path, sizeof(path) - 3, f->path, f->path_len, &used);
                 src.entry = (int64_t)f->entry;
                 claim(ev, CLAIM_IMA_RUNTIME, NULL, vstr("0 failed"), vstr(obs), CLAIM_FAIL, &src,
-                      "%" PRIu64 " entries failed since boot; first: entry %" PRIu64
-                      " %.200s%s (%s)",
-                      st->failed, f->entry, f->path, f->path_cut ? "..." : "",
+                      "%" PRIu64 " entries failed since boot; first: entry %" PRIu64 " %s%s (%s)",
+                      st->failed, f->entry, path, used < f->path_len || f->path_cut ? "..." : "",
                       rt_reason_name((enum rt_reason)f->reason));
                 return;
         }

@@ -1088,8 +1088,14 @@ static void record(const struct rt_ctx *c, struct rt_state *st, const struct ima
         }
         n = e->name ? e->name_len : 0;
         f->path_cut = n > RT_FAIL_PATH_MAX;
-        if (f->path_cut)
+        if (f->path_cut) {
+                const unsigned char *p = (const unsigned char *)e->name;
+
+                /* cut before a UTF-8 character the limit would split (continuation bytes) */
                 n = RT_FAIL_PATH_MAX;
+                for (unsigned k = 0; k < 3 && (p[n] & 0xc0) == 0x80; k++)
+                        n--;
+        }
         if (n)
                 memcpy(f->path, e->name, n);
         f->path[n] = '\0';

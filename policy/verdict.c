@@ -7,6 +7,7 @@
 
 #include "policy/runtime.h"
 #include "policy/verdict.h"
+#include "util/esc.h"
 #include "util/hex.h"
 
 static const char *const claim_names[] = {
@@ -40,7 +41,7 @@ const char *claim_result_name(enum claim_result r)
 
 const char *verdict_status_name(enum verdict_status s)
 {
-        return s == VERDICT_PASS ? "pass" : "fail";
+        return s == VERDICT_PASS ? "pass" : s == VERDICT_ERROR ? "error" : "fail";
 }
 
 const char *policy_section_name(enum policy_section s)
@@ -68,6 +69,21 @@ void verdict_claim_name(const struct verdict_claim *c, char *buf, size_t n)
                 snprintf(buf, n, "%s", claim_id_name(c->id));
 }
 
+/*
+ * A JSON string of text made by this process: as is when it is printable UTF-8, else escaped
+ * (util/esc.h) with its backslashes kept, so that no verdict is ever refused by the renderer.
+ */
+static json_t *jstr(const char *s)
+{
+        char out[2 * VERDICT_REASON_MAX * ESC_BYTE_MAX];
+        size_t n = strlen(s);
+
+        if (esc_is_text(s, n))
+                return json_stringn(s, n);
+        esc_line(out, sizeof(out), s, n);
+        return json_string(out);
+}
+
 static json_t *hex_json(const uint8_t *p, size_t n)
 {
         char s[2 * BANK_DIGEST_MAX + 1];
@@ -88,14 +104,14 @@ static json_t *value_json(const struct verdict_value *v)
         case VV_BOOL:
                 return json_boolean(v->b);
         case VV_STRING:
-                return json_string(v->s);
+                return jstr(v->s);
         case VV_HEX:
                 return hex_json(v->hex, v->len);
         case VV_STRINGS:
                 if (!(a = json_array()))
                         return NULL;
                 for (unsigned i = 0; i < v->n; i++)
-                        if (json_array_append_new(a, json_string(v->strs + i * v->stride)) < 0) {
+                        if (json_array_append_new(a, jstr(v->strs + i * v->stride)) < 0) {
                                 json_decref(a);
                                 return NULL;
                         }
@@ -122,14 +138,14 @@ static json_t *claim_json(const struct verdict_claim *c)
         if (!o)
                 return NULL;
         verdict_claim_name(c, name, sizeof(name));
-        if (json_object_set_new(o, "name", json_string(name)) < 0 ||
+        if (json_object_set_new(o, "name", jstr(name)) < 0 ||
             json_object_set_new(o, "expected", value_json(&c->expected)) < 0 ||
             json_object_set_new(o, "observed", value_json(&c->observed)) < 0 ||
             json_object_set_new(o, "result", json_string(claim_result_name(c->result))) < 0 ||
             json_object_set_new(o, "anchored", json_boolean(c->anchored)) < 0 ||
             (c->entry >= 0 && json_object_set_new(o, "entry", json_integer(c->entry)) < 0) ||
             (c->reason[0] && c->result != CLAIM_PASS &&
-             json_object_set_new(o, "reason", json_string(c->reason)) < 0))
+             json_object_set_new(o, "reason", jstr(c->reason)) < 0))
                 return NULL;
         return TAKE_PTR(o);
 }
@@ -143,16 +159,23 @@ static json_t *runtime_json(const struct rt_state *st)
                 return NULL;
         for (unsigned i = 0; i < st->nfail && i < RT_FAILURES_CAP; i++) {
                 const struct rt_failure *f = &st->fail[i];
-                char d[16 + 2 * RT_DIGEST_MAX + 1], path[RT_FAIL_PATH_MAX + 4];
+                char d[16 + 2 * RT_DIGEST_MAX + 1];
+                char path[RT_FAIL_PATH_MAX * ESC_BYTE_MAX + 4];
                 const char *an = rt_algo_name(f->algo);
                 int w = snprintf(d, sizeof(d), "%s:", an ? an : "unknown");
+                size_t n;
 
                 hex_encode(f->digest, f->digest_len < RT_DIGEST_MAX ? f->digest_len : RT_DIGEST_MAX,
                            d + w);
-                snprintf(path, sizeof(path), "%s%s", f->path, f->path_cut ? "..." : "");
+                /* the path's bytes, escaped whole (the buffer holds the worst case) */
+                n = esc_bytes(path, sizeof(path) - 3, f->path,
+                              f->path_len < RT_FAIL_PATH_MAX ? f->path_len : RT_FAIL_PATH_MAX,
+                              NULL);
+                if (f->path_cut)
+                        memcpy(path + n, "...", 4);
                 if (json_array_append_new(
-                            a, json_pack("{s:I, s:s%, s:s, s:s}", "entry", (json_int_t)f->entry,
-                                         "path", path, strlen(path), "digest", d, "reason",
+                            a, json_pack("{s:I, s:s, s:s, s:s}", "entry", (json_int_t)f->entry,
+                                         "path", path, "digest", d, "reason",
                                          rt_reason_name((enum rt_reason)f->reason))) < 0)
                         return NULL;
         }
@@ -178,7 +201,7 @@ int verdict_to_json(const struct verdict *v, json_t **ret)
                         return -ENOMEM;
         if (json_object_set(o, "claims", claims) < 0 ||
             json_object_set_new(o, "status", json_string(verdict_status_name(v->status))) < 0 ||
-            json_object_set_new(o, "policy", json_string(v->policy)) < 0 ||
+            json_object_set_new(o, "policy", jstr(v->policy)) < 0 ||
             json_object_set(o, "sections_unchecked", unchecked) < 0 ||
             (v->runtime && json_object_set_new(o, "runtime", runtime_json(v->runtime)) < 0))
                 return -ENOMEM;

@@ -29,6 +29,7 @@
 enum verdict_status {
         VERDICT_PASS,
         VERDICT_FAIL,
+        VERDICT_ERROR, /* the round could not be judged (stored so, never the old verdict) */
 };
 
 enum claim_result {

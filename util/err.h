@@ -113,6 +113,7 @@
         X(AE_IMALOG_READ, "imalog_read")                                                           \
         X(AE_IMALOG_TOO_BIG, "imalog_too_big")                                                     \
         X(AE_INTERNAL, "internal")                                                                 \
+        X(AE_JUDGE_FAILED, "judge_failed")                                                         \
         X(AE_KEY_INVALID, "key_invalid")                                                           \
         X(AE_KEY_MALFORMED, "key_malformed")                                                       \
         X(AE_KEY_UNSUPPORTED, "key_unsupported")                                                   \

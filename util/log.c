@@ -7,55 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/esc.h"
 #include "util/log.h"
-
-/*
- * Copy n bytes of s into out (max bytes with the NUL): printable ASCII as is, control bytes and
- * bytes >= 0x7f as \xHH, '\\' too when esc_backslash; "..." when it does not all fit. The length.
- */
-static bool plain(unsigned char c, bool esc_backslash)
-{
-        return c >= 0x20 && c < 0x7f && (c != '\\' || !esc_backslash);
-}
-
-static size_t escape(const char *s, size_t n, bool esc_backslash, char *out, size_t max)
-{
-        static const char hexd[] = "0123456789abcdef";
-        size_t o = 0, need = 0, room;
-
-        if (max == 0)
-                return 0;
-        for (size_t i = 0; i < n && need < max; i++)
-                need += plain((unsigned char)s[i], esc_backslash) ? 1 : 4;
-        /* all of it when it fits; else as much as fits with "..." after it */
-        room = need <= max - 1 || max - 1 < 3 ? max - 1 : max - 1 - 3;
-        for (size_t i = 0; i < n; i++) {
-                unsigned char c = (unsigned char)s[i];
-
-                if (plain(c, esc_backslash)) {
-                        if (room - o < 1)
-                                break;
-                        out[o++] = (char)c;
-                        continue;
-                }
-                if (room - o < 4)
-                        break;
-                out[o++] = '\\';
-                out[o++] = 'x';
-                out[o++] = hexd[c >> 4];
-                out[o++] = hexd[c & 15];
-        }
-        if (need > max - 1 && max - 1 - o >= 3) {
-                memcpy(out + o, "...", 3);
-                o += 3;
-        }
-        out[o] = '\0';
-        return o;
-}
 
 const char *log_escape(const char *s, size_t n, char *out, size_t max)
 {
-        escape(s, strnlen(s, n), true, out, max);
+        esc_text(out, max, s, strnlen(s, n));
         return out;
 }
 
@@ -90,7 +47,7 @@ size_t log_format(int prio, int prefixed, const char *msg, char *out, size_t max
         room = max - 1 - o;
         if (room > LOG_LINE_MAX + 1)
                 room = LOG_LINE_MAX + 1;
-        o += escape(msg, strlen(msg), false, out + o, room);
+        o += esc_line(out + o, room, msg, strlen(msg));
         out[o++] = '\n';
         out[o] = '\0';
         return o;

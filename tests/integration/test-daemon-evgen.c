@@ -5,7 +5,8 @@
  * evidence JSON (evidence_to_json) from a tpm2_quote and a slice of the log, optionally tampered.
  *
  *   evgen gen OUT ITEM...          ITEM: boot | sel:E | hash:HEX | kver:V | tk:SRC | cfi:P |
- *                                  files:N  (appends to OUT if it exists)
+ *                                  files:N | name:HEX  (appends to OUT if it exists; name:HEX is
+ *                                  one ima-ng file entry whose name is the bytes HEX)
  *   evgen count LOG                number of entries
  *   evgen extend LOG FROM TO       tpm2_pcrextend arguments for entries [FROM, TO)
  *   evgen evidence NONCE ATTEST SIG PCRS LOG FROM TO [tamper K | delete K | swap K]
@@ -112,6 +113,25 @@ static int cmd_gen(int argc, char **argv)
                                          (unsigned long long)g.entries);
                                 r = imagen_ng(&g, 10, "sha256", d, 32, name);
                         }
+                } else if (!strncmp(a, "name:", 5)) {
+                        /* any bytes but NUL as a file name (hostile names: invalid UTF-8,
+                         * control characters, terminal escapes) */
+                        size_t hl = strlen(a + 5), nl = 0;
+                        char *name = calloc(hl / 2 + 1, 1);
+                        uint8_t d[32];
+
+                        if (!name || hl % 2 ||
+                            hex_decode(a + 5, hl, (uint8_t *)name, hl / 2, &nl) < 0 ||
+                            memchr(name, '\0', nl)) {
+                                fprintf(stderr, "evgen: bad name:HEX item\n");
+                                free(name);
+                                return 2;
+                        }
+                        memset(d, 0xab, sizeof(d));
+                        d[0] = (uint8_t)(g.entries >> 8);
+                        d[1] = (uint8_t)g.entries;
+                        r = imagen_ng(&g, 10, "sha256", d, 32, name);
+                        free(name);
                 } else {
                         fprintf(stderr, "evgen: unknown item %s\n", a);
                         return 2;

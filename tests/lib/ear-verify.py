@@ -80,6 +80,8 @@ def category(name):
 
 def expected(verdict):
     """(status, vector) from the verdict JSON, the rule of docs/ear.md."""
+    if verdict.get("status") == "error":  # verified, but the round could not be judged
+        return "none", {k: -1 for k in ("instance-identity", *CATEGORY)}
     if isinstance(verdict.get("reason"), dict):  # the evidence failed verification
         return "contraindicated", {k: 99 for k in ("instance-identity", *CATEGORY)}
     claims = verdict.get("claims") or []

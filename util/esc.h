@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one escaping of untrusted bytes for text (IMA paths, kernel strings, agent-supplied names):
+ * every output that shows such bytes (verdict JSON, webhooks, EAR, logs, attestctl) shows them
+ * this way, so one path reads the same everywhere and every result is valid, printable UTF-8.
+ *
+ *   - a valid UTF-8 sequence of a printable character is copied as is ("é", "日");
+ *   - '\' becomes "\\";
+ *   - every other byte becomes "\xHH" (two lower-case hex digits): C0 controls, DEL, C1 controls
+ *     (U+0080..U+009F), the line and paragraph separators U+2028 and U+2029, the bidirectional
+ *     controls (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069), and every byte that is
+ *     not part of a well-formed UTF-8 sequence (stray continuation bytes, overlong forms,
+ *     surrogates, code points past U+10FFFF, a sequence cut short). A character made of several
+ *     bytes that is escaped has each of its bytes escaped.
+ *
+ * The escaping is reversible (read "\\" as '\' and "\xHH" as the byte HH) and a cut never falls
+ * inside a character or an escape.
+ */
+#ifndef ATTEST_ESC_H
+#define ATTEST_ESC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The longest output of one input byte ("\xHH"). */
+#define ESC_BYTE_MAX 4
+
+/*
+ * Escape n bytes of src into out (max bytes with the NUL; max >= 1): as many whole characters
+ * and escapes as fit. The length written; *ret_used (may be NULL) the input bytes taken, n
+ * when everything fit.
+ */
+size_t esc_bytes(char *out, size_t max, const void *src, size_t n, size_t *ret_used);
+
+/* As esc_bytes, but when not everything fits the output ends in "..." (inside max). */
+size_t esc_text(char *out, size_t max, const void *src, size_t n);
+
+/*
+ * As esc_text, with '\' kept as it is: for a line made of our own words and pieces that went
+ * through esc_text already (a log line), whose backslashes are escapes.
+ */
+size_t esc_line(char *out, size_t max, const void *src, size_t n);
+
+/* Whether escaping n bytes of src would change nothing (valid, printable UTF-8 without '\'). */
+bool esc_is_plain(const void *src, size_t n);
+
+/* Whether s (n bytes) is valid UTF-8 whose characters are all printable ('\' allowed). */
+bool esc_is_text(const void *s, size_t n);
+
+#endif
