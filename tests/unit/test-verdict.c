@@ -233,6 +233,65 @@ START_TEST(test_verdict_json_has_the_api_shape)
 }
 END_TEST
 
+/*
+ * Hostile bytes from the log (hostile round three): a kernel release and a failed file's path
+ * with invalid UTF-8, terminal escapes and a multi-byte character across the reason's cut still
+ * render (jansson refused them before), escaped as util/esc.h says, cut on whole characters.
+ */
+START_TEST(test_hostile_bytes_render_escaped)
+{
+        static struct rt_state st;
+        struct claims c;
+        struct verdict v;
+        json_t *j = NULL, *rc = NULL;
+        const char *reason, *path;
+        char name[300];
+        size_t n;
+
+        host(&c);
+        snprintf(c.kernel_version, sizeof(c.kernel_version), "6.1\xff\x1b]0;x\x07");
+        rt_state_init(&st);
+        st.failed = 1;
+        st.nfail = 1;
+        st.fail[0].entry = 9;
+        /* "/tmp/" + 194 'a' + "\xc3\xa9" x 3 + "\xff": the reason's cut falls inside a character */
+        n = (size_t)snprintf(name, sizeof(name), "/tmp/");
+        memset(name + n, 'a', 194);
+        n += 194;
+        memcpy(name + n, "\xc3\xa9\xc3\xa9\xc3\xa9\xff", 7);
+        n += 7;
+        memcpy(st.fail[0].path, name, n);
+        st.fail[0].path_len = (uint16_t)n;
+        c.runtime = &st;
+        eval("{\"name\":\"prod\",\"kernel\":{\"versions\":[\"6.1.*\"]},"
+             "\"ima\":{\"runtime\":{\"digests\":{}}}}",
+             &c, &v);
+        ck_assert_int_eq(verdict_to_json(&v, &j), 0);
+        ck_assert_str_eq(json_string_value(json_object_get(
+                                 json_array_get(json_object_get(j, "claims"), 0), "observed")),
+                         "6.1\\xff\\x1b]0;x\\x07");
+        path = json_string_value(json_object_get(
+                json_array_get(json_object_get(json_object_get(j, "runtime"), "failures"), 0),
+                "path"));
+        ck_assert_ptr_nonnull(path);
+        ck_assert(strstr(path, "\xc3\xa9\xc3\xa9\xc3\xa9\\xff") != NULL);
+        for (size_t i = 0; i < json_array_size(json_object_get(j, "claims")); i++)
+                if (!strcmp(json_string_value(json_object_get(
+                                    json_array_get(json_object_get(j, "claims"), i), "name")),
+                            "ima.runtime"))
+                        rc = json_array_get(json_object_get(j, "claims"), i);
+        ck_assert_ptr_nonnull(rc);
+        reason = json_string_value(json_object_get(rc, "reason"));
+        ck_assert_ptr_nonnull(reason);
+        /* the reason's path: a prefix of the escaped path ending in "...", no half character */
+        ck_assert(strstr(reason, "first: entry 9 /tmp/aaaa") != NULL);
+        ck_assert(strstr(reason, "... (not_allowed)") != NULL);
+        ck_assert(strstr(reason, "\xc3 ") == NULL && strstr(reason, "\xc3.") == NULL);
+        json_decref(j);
+        verdict_done(&v);
+}
+END_TEST
+
 START_TEST(test_eval_refuses_missing_arguments)
 {
         struct claims c;
@@ -339,6 +398,7 @@ static Suite *verdict_suite(void)
         tcase_add_test(tc, test_trusted_keys_anchored_vs_reported);
         tcase_add_test(tc, test_cfi_kernel_tpm_ima_from_claims);
         tcase_add_test(tc, test_verdict_json_has_the_api_shape);
+        tcase_add_test(tc, test_hostile_bytes_render_escaped);
         tcase_add_test(tc, test_eval_refuses_missing_arguments);
         tcase_add_test(tc, test_claims_anchored_measured_or_reported_by_the_host);
         tcase_add_test(tc, test_claims_quoted_pcrs_are_the_selection);
