@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "attestctl/attestctl.h"
+#include "attestctl/esc.h"
 #include "attestctl/remote.h"
 #include "policy/policy.h"
 #include "util/num.h"
@@ -117,7 +118,9 @@ static int put(struct remote *r, const char *name, const char *file)
                 return x;
         if (r->json)
                 return print_json(o);
-        printf("policy %s version %lld stored\n", str(o, "name") ? str(o, "name") : name,
+        fputs("policy ", stdout);
+        esc_fputs(str(o, "name") ? str(o, "name") : name, 0, stdout);
+        printf(" version %lld stored\n",
                (long long)json_integer_value(json_object_get(o, "version")));
         return 0;
 }
