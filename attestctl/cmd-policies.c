@@ -109,8 +109,10 @@ static int put(struct remote *r, const char *name, const char *file)
         /* only that it is one JSON object: attestd validates it as a policy */
         doc = json_loadb((const char *)buf, len, JSON_REJECT_DUPLICATES, &je);
         if (!json_is_object(doc)) {
-                fprintf(stderr, "attestctl: %s: not a JSON object%s%s\n", file, doc ? "" : ": ",
-                        doc ? "" : je.text);
+                /* jansson's text quotes the file's bytes */
+                fprintf(stderr, "attestctl: %s: not a JSON object%s", file, doc ? "" : ": ");
+                esc_fputs(doc ? "" : je.text, ERR_TEXT_COLS, stderr);
+                fputc('\n', stderr);
                 return -EINVAL;
         }
         snprintf(path, sizeof(path), "/v1/policies/%s", name);
