@@ -9,8 +9,10 @@
 
 #include <curl/curl.h>
 #include <jansson.h>
+#include <openssl/sha.h>
 
 #include "attestctl/attestctl.h"
+#include "attestctl/esc.h"
 #include "attestctl/remote.h"
 #include "util/num.h"
 
@@ -281,47 +283,168 @@ static int list_page(struct remote *r, const char *path, bool query, json_t **re
         return reply_json("GET", path, &p, ret);
 }
 
-static void print_agents(const struct args *a, json_t *arr)
+/*
+ * --all remembers every cursor it followed (as the first 8 bytes of its SHA-256, in an
+ * open-addressing set of CURSOR_SET slots, at most PAGES_MAX of them used): a server that sends a
+ * cursor again, not only the one just followed, would page in a loop.
+ */
+#define CURSOR_SET 32768 /* a power of two above 2 * PAGES_MAX */
+#define CURSOR_MAX 1024  /* bytes of a "next" cursor */
+
+struct cursors {
+        uint64_t *slot; /* 0: free */
+        size_t n;
+};
+
+static void cursors_done(struct cursors *c)
 {
-        static const char *const head[] = {"HOST", "ID", "STATE", "VERDICT", "POLICY", "LAST SEEN"};
+        free(c->slot);
+        c->slot = NULL;
+}
+
+/* 1 when cur was seen before, else 0 and remembered; -ENOMEM, -E2BIG when full. */
+static int cursor_seen(struct cursors *c, const char *cur)
+{
+        unsigned char md[SHA256_DIGEST_LENGTH];
+        uint64_t h;
+        size_t i;
+
+        if (!c->slot && !(c->slot = calloc(CURSOR_SET, sizeof(*c->slot))))
+                return -ENOMEM;
+        if (c->n >= CURSOR_SET / 2)
+                return -E2BIG;
+        SHA256((const unsigned char *)cur, strlen(cur), md);
+        memcpy(&h, md, sizeof(h));
+        h |= 1; /* never 0, the free mark */
+        for (i = h & (CURSOR_SET - 1); c->slot[i]; i = (i + 1) & (CURSOR_SET - 1))
+                if (c->slot[i] == h)
+                        return 1;
+        c->slot[i] = h;
+        c->n++;
+        return 0;
+}
+
+/*
+ * The output of agents list, written page by page so that --all holds one page at a time: with
+ * --json the text print_json() gives for {"agents": [...], "next": ...}, each agent as it comes
+ * (an error after the first page leaves the document unfinished, and the exit status is 2); else
+ * the rows of a table, escaped and cut (struct table: at most TABLE_ROWS_MAX rows and
+ * TABLE_BYTES_MAX bytes), printed failing and stale agents first once all pages are in.
+ */
+struct list_out {
+        bool json;
+        size_t count; /* agents taken */
         struct table t;
-        size_t n = json_array_size(arr);
+};
 
-        table_init(&t, ARRAY_SIZE(head), head);
-        for (int rank = 0; rank <= 4; rank++)
-                for (size_t i = 0; i < n; i++) {
-                        json_t *ag = json_array_get(arr, i);
-                        const char *policy = str(ag, "last_policy");
-                        const char *cells[6];
-                        enum color col[6] = {0};
+static void list_out_done(struct list_out *lo)
+{
+        table_done(&lo->t);
+}
 
-                        if (agent_rank(ag) != rank)
-                                continue;
-                        cells[0] = str(ag, "hostname");
-                        cells[1] = str(ag, "id");
-                        cells[2] = str(ag, "state");
-                        cells[3] = str(ag, "last_status");
-                        cells[4] = policy ? policy : str(ag, "policy");
-                        cells[5] = str(ag, "last_seen");
-                        col[2] = status_color(cells[2]);
-                        col[3] = status_color(cells[3]);
-                        if (table_row(&t, cells, col) < 0)
+static int list_out_agent(struct list_out *lo, const json_t *ag)
+{
+        const char *policy = str(ag, "last_policy");
+        const char *cells[6];
+        enum color col[6] = {0};
+        int x;
+
+        if (lo->json) {
+                _cleanup_free_ char *s = json_dumps(ag, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+                if (!s)
+                        return -ENOMEM;
+                fputs(lo->count ? ",\n    " : "{\n  \"agents\": [\n    ", stdout);
+                /* one level deeper: the dump's lines indented by 4 (its strings hold no '\n') */
+                for (const char *p = s, *nl; *p; p = nl + 1) {
+                        if (!(nl = strchr(p, '\n'))) {
+                                fputs(p, stdout);
                                 break;
+                        }
+                        fwrite(p, 1, (size_t)(nl - p) + 1, stdout);
+                        fputs("    ", stdout);
                 }
-        table_print(&t, a->r.color);
-        table_done(&t);
+                lo->count++;
+                return ferror(stdout) ? -EIO : 0;
+        }
+        cells[0] = str(ag, "hostname");
+        cells[1] = str(ag, "id");
+        cells[2] = str(ag, "state");
+        cells[3] = str(ag, "last_status");
+        cells[4] = policy ? policy : str(ag, "policy");
+        cells[5] = str(ag, "last_seen");
+        col[2] = status_color(cells[2]);
+        col[3] = status_color(cells[3]);
+        x = table_row_ranked(&lo->t, (unsigned)agent_rank(ag), cells, col);
+        if (x == -E2BIG)
+                fprintf(stderr,
+                        "attestctl: agents list: over %u agents or %u MiB in the table: narrow "
+                        "the list (--status, --label, --hostname), page it (--limit, --cursor) "
+                        "or use --json\n",
+                        TABLE_ROWS_MAX, TABLE_BYTES_MAX >> 20);
+        if (x == 0)
+                lo->count++;
+        return x;
+}
+
+/* The end of the output: next is the cursor to print (NULL: none). */
+static int list_out_end(struct list_out *lo, const char *next, bool color)
+{
+        if (lo->json) {
+                json_auto_t *n = next ? json_string(next) : json_null();
+                _cleanup_free_ char *s = n ? json_dumps(n, JSON_ENCODE_ANY) : NULL;
+
+                if (!s)
+                        return -ENOMEM;
+                printf("%s\n  \"next\": %s\n}\n", lo->count ? "\n  ]," : "{\n  \"agents\": [],", s);
+                return fflush(stdout) == 0 ? 0 : -EIO;
+        }
+        table_print(&lo->t, color);
+        if (next) {
+                fputs("(more: --cursor ", stdout);
+                esc_fputs(next, 0, stdout);
+                fputs(", or --all)\n", stdout);
+        }
+        return fflush(stdout) == 0 ? 0 : -EIO;
+}
+
+/* The "next" of a page for --all: a string, not too long, never seen before. */
+static int next_check(struct cursors *seen, const char *next, unsigned page)
+{
+        int x;
+
+        if (strlen(next) > CURSOR_MAX) {
+                fprintf(stderr,
+                        "attestctl: GET /v1/agents: page %u: the \"next\" cursor is over %d "
+                        "bytes: stopped\n",
+                        page + 1, CURSOR_MAX);
+                return -EBADMSG;
+        }
+        if ((x = cursor_seen(seen, next)) < 0)
+                return x;
+        if (x) {
+                fprintf(stderr, "attestctl: GET /v1/agents: page %u: the server sent the cursor ",
+                        page + 1);
+                esc_fputs(next, 80, stderr);
+                fputs(" again (its pages would loop): stopped\n", stderr);
+                return -ELOOP;
+        }
+        return 0;
 }
 
 static int agents_list(struct args *a)
 {
-        json_auto_t *all = json_array();
         json_auto_t *next = NULL; /* owned: the page it came from is freed */
         char q[2048] = "", path[2400];
         _cleanup_free_ char *cursor = a->cursor ? strdup(a->cursor) : NULL;
+        _cleanup_(cursors_done) struct cursors seen = {0};
+        _cleanup_(list_out_done) struct list_out lo = {.json = a->r.json};
+        static const char *const head[] = {"HOST", "ID", "STATE", "VERDICT", "POLICY", "LAST SEEN"};
         bool paged = false;
         int x;
 
-        if (!all || (a->cursor && !cursor))
+        table_init(&lo.t, ARRAY_SIZE(head), head);
+        if (a->cursor && !cursor)
                 return -ENOMEM;
         if (a->npos != 0) {
                 usage(stderr);
@@ -340,6 +463,8 @@ static int agents_list(struct args *a)
                 if ((x = query_add(&a->r, q, sizeof(q), "limit", lim)) < 0)
                         return x;
         }
+        if (a->all && cursor && (x = cursor_seen(&seen, cursor)) < 0)
+                return x;
         for (unsigned page = 0;; page++) {
                 json_auto_t *o = NULL;
                 char qc[2300];
@@ -372,9 +497,7 @@ static int agents_list(struct args *a)
                         fprintf(stderr, "attestctl: GET /v1/agents: no \"agents\" array\n");
                         return -EBADMSG;
                 }
-                json_decref(next);
-                next = json_incref(json_object_get(o, "next"));
-                paged = next != NULL;
+                /* the whole page checked before any of it is printed */
                 json_array_foreach(arr, i, v)
                 {
                         if (!json_is_object(v) || !json_is_string(json_object_get(v, "id"))) {
@@ -384,38 +507,48 @@ static int agents_list(struct args *a)
                                         i);
                                 return -EBADMSG;
                         }
+                }
+                json_decref(next);
+                next = json_incref(json_object_get(o, "next"));
+                paged = next != NULL;
+                if (a->all && json_is_string(next) &&
+                    (x = next_check(&seen, json_string_value(next), page)) < 0)
+                        return x;
+                json_array_foreach(arr, i, v)
+                {
                         /* an attestd without filters (no "next") lists everything: filter here */
                         if (!paged && !agent_matches(a, v))
                                 continue;
-                        if (!paged && a->limit && json_array_size(all) >= a->limit)
+                        if (!paged && a->limit && lo.count >= a->limit)
                                 break;
-                        if (json_array_append(all, v) < 0)
-                                return -ENOMEM;
+                        if ((x = list_out_agent(&lo, v)) < 0)
+                                return x;
                 }
                 if (!a->all || !json_is_string(next))
                         break;
                 free(cursor);
                 if (!(cursor = strdup(json_string_value(next))))
                         return -ENOMEM;
+                /* o (the page) is freed here, before the next one comes */
         }
-        if (a->r.json) {
-                json_auto_t *out = json_pack("{s:O, s:O}", "agents", all, "next",
-                                             !a->all && json_is_string(next) ? next : json_null());
-
-                return out ? print_json(out) : -ENOMEM;
-        }
-        print_agents(a, all);
-        if (!a->all && json_is_string(next))
-                printf("(more: --cursor %s, or --all)\n", json_string_value(next));
-        return 0;
+        return list_out_end(&lo, !a->all && json_is_string(next) ? json_string_value(next) : NULL,
+                            a->r.color);
 }
 
 /* ---- show ---- */
 
+/* "label:      value" and a newline, the value escaped (attestctl/esc.h); NULL: dflt. */
+static void field(const char *label, const char *v, const char *dflt)
+{
+        printf("%-12s", label);
+        esc_fputs(v ? v : dflt, 0, stdout);
+        putchar('\n');
+}
+
 static int agents_show(struct args *a, const char *id)
 {
         json_auto_t *o = NULL;
-        char path[128], b1[64], b2[64];
+        char path[128], b1[CELL_BYTES_MAX], b2[CELL_BYTES_MAX];
         const json_t *v, *labels;
         const char *state, *last;
         bool good;
@@ -433,12 +566,18 @@ static int agents_show(struct args *a, const char *id)
                         return x;
                 return good ? 0 : 1;
         }
-        printf("agent:      %s\n", str(o, "id") ? str(o, "id") : id);
-        if (str(o, "hostname") || str(o, "machine_id"))
-                printf("host:       %s%s%s%s\n", str(o, "hostname") ? str(o, "hostname") : "-",
-                       str(o, "machine_id") ? " (machine id " : "",
-                       str(o, "machine_id") ? str(o, "machine_id") : "",
-                       str(o, "machine_id") ? ")" : "");
+        /* every value below came from the server: escaped as it is printed */
+        field("agent:", str(o, "id"), id);
+        if (str(o, "hostname") || str(o, "machine_id")) {
+                fputs("host:       ", stdout);
+                esc_fputs(str(o, "hostname") ? str(o, "hostname") : "-", 0, stdout);
+                if (str(o, "machine_id")) {
+                        fputs(" (machine id ", stdout);
+                        esc_fputs(str(o, "machine_id"), 0, stdout);
+                        putchar(')');
+                }
+                putchar('\n');
+        }
         labels = json_object_get(o, "labels");
         if (json_object_size(labels)) {
                 const char *k;
@@ -448,23 +587,29 @@ static int agents_show(struct args *a, const char *id)
                 printf("labels:     ");
                 json_object_foreach((json_t *)labels, k, lv)
                 {
-                        printf("%s%s=%s", sep, k, json_is_string(lv) ? json_string_value(lv) : "?");
+                        fputs(sep, stdout);
+                        esc_fputs(k, 0, stdout);
+                        putchar('=');
+                        esc_fputs(json_is_string(lv) ? json_string_value(lv) : "?", 0, stdout);
                         sep = ", ";
                 }
                 putchar('\n');
         }
         printf("state:      %s\n",
                colored(state ? state : "-", status_color(state), a->r.color, b1, sizeof(b1)));
-        printf("verdict:    %s%s%s\n",
-               colored(last ? last : "none yet", status_color(last), a->r.color, b2, sizeof(b2)),
-               str(o, "last_policy") ? " by policy " : "",
-               str(o, "last_policy") ? str(o, "last_policy") : "");
-        printf("policy:     %s\n", str(o, "policy") ? str(o, "policy") : "(default)");
-        printf("created:    %s\n", str(o, "created") ? str(o, "created") : "-");
-        printf("last seen:  %s\n", str(o, "last_seen") ? str(o, "last_seen") : "never");
-        printf("next due:   %s\n", str(o, "next_due") ? str(o, "next_due") : "-");
+        printf("verdict:    %s",
+               colored(last ? last : "none yet", status_color(last), a->r.color, b2, sizeof(b2)));
+        if (str(o, "last_policy")) {
+                fputs(" by policy ", stdout);
+                esc_fputs(str(o, "last_policy"), 0, stdout);
+        }
+        putchar('\n');
+        field("policy:", str(o, "policy"), "(default)");
+        field("created:", str(o, "created"), "-");
+        field("last seen:", str(o, "last_seen"), "never");
+        field("next due:", str(o, "next_due"), "-");
         if (str(o, "ak_name"))
-                printf("ak name:    %s\n", str(o, "ak_name"));
+                field("ak name:", str(o, "ak_name"), "");
         v = json_object_get(o, "last_verdict");
         if (json_is_object(v))
                 print_claims(v, a->r.color);
@@ -504,7 +649,7 @@ static int agents_results(struct args *a, const char *id)
         for (size_t i = 0; i < json_array_size(arr); i++) {
                 const json_t *res = json_array_get(arr, i), *v = json_object_get(res, "verdict");
                 const json_t *claims = json_object_get(v, "claims"), *reason;
-                char rid[24], failed[256] = "";
+                char rid[CELL_BYTES_MAX], failed[256] = "";
                 const char *cells[5];
                 enum color col[5] = {0};
 
@@ -527,7 +672,7 @@ static int agents_results(struct args *a, const char *id)
                 cells[3] = str(res, "policy");
                 cells[4] = failed[0] ? failed : NULL;
                 col[2] = status_color(cells[2]);
-                if (table_row(&t, cells, col) < 0)
+                if (table_row(&t, cells, col) == -ENOMEM)
                         break;
         }
         table_print(&t, a->r.color);
@@ -557,11 +702,15 @@ static int agents_change(struct args *a, const char *method, const char *id, con
         }
         if (!o)
                 printf("agent %s deleted\n", id);
-        else if (json_object_get(o, "policy"))
-                printf("agent %s: policy %s\n", id,
-                       str(o, "policy") ? str(o, "policy") : "(default)");
-        else
-                printf("agent %s: %s\n", id, str(o, "state") ? str(o, "state") : "done");
+        else if (json_object_get(o, "policy")) {
+                printf("agent %s: policy ", id);
+                esc_fputs(str(o, "policy") ? str(o, "policy") : "(default)", 0, stdout);
+                putchar('\n');
+        } else {
+                printf("agent %s: ", id);
+                esc_fputs(str(o, "state") ? str(o, "state") : "done", 0, stdout);
+                putchar('\n');
+        }
         return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "attestctl/attestctl.h"
+#include "attestctl/esc.h"
 #include "attestctl/remote.h"
 #include "policy/policy.h"
 #include "util/num.h"
@@ -108,8 +109,10 @@ static int put(struct remote *r, const char *name, const char *file)
         /* only that it is one JSON object: attestd validates it as a policy */
         doc = json_loadb((const char *)buf, len, JSON_REJECT_DUPLICATES, &je);
         if (!json_is_object(doc)) {
-                fprintf(stderr, "attestctl: %s: not a JSON object%s%s\n", file, doc ? "" : ": ",
-                        doc ? "" : je.text);
+                /* jansson's text quotes the file's bytes */
+                fprintf(stderr, "attestctl: %s: not a JSON object%s", file, doc ? "" : ": ");
+                esc_fputs(doc ? "" : je.text, ERR_TEXT_COLS, stderr);
+                fputc('\n', stderr);
                 return -EINVAL;
         }
         snprintf(path, sizeof(path), "/v1/policies/%s", name);
@@ -117,7 +120,9 @@ static int put(struct remote *r, const char *name, const char *file)
                 return x;
         if (r->json)
                 return print_json(o);
-        printf("policy %s version %lld stored\n", str(o, "name") ? str(o, "name") : name,
+        fputs("policy ", stdout);
+        esc_fputs(str(o, "name") ? str(o, "name") : name, 0, stdout);
+        printf(" version %lld stored\n",
                (long long)json_integer_value(json_object_get(o, "version")));
         return 0;
 }

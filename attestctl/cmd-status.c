@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "attestctl/attestctl.h"
+#include "attestctl/esc.h"
 #include "attestctl/remote.h"
 
 static void usage(FILE *f)
@@ -181,16 +182,17 @@ int cmd_status(int argc, char **argv)
                 printf("attestd:   %s  %s", r.url,
                        colored(ready ? "ready" : "NOT READY", ready ? C_GREEN : C_RED, r.color, b,
                                sizeof(b)));
+                /* the server's words, escaped (attestctl/esc.h) */
                 if (ready)
-                        printf(" (schema %lld, store %s)\n", get_int(health, NULL, "schema"),
-                               json_string_value(json_object_get(health, "store"))
-                                       ? json_string_value(json_object_get(health, "store"))
-                                       : "?");
+                        printf(" (schema %lld, store ", get_int(health, NULL, "schema"));
                 else
-                        printf(" (%s)\n",
-                               json_string_value(json_object_get(health, "error"))
-                                       ? json_string_value(json_object_get(health, "error"))
-                                       : "?");
+                        fputs(" (", stdout);
+                esc_fputs(json_string_value(json_object_get(health, ready ? "store" : "error"))
+                                  ? json_string_value(
+                                            json_object_get(health, ready ? "store" : "error"))
+                                  : "?",
+                          ERR_TEXT_COLS, stdout);
+                fputs(")\n", stdout);
                 printf("agents:    %lld active, %lld failing, %lld stale, %lld never attested\n",
                        get_int(summary, "agents", "active"), get_int(summary, "agents", "failing"),
                        get_int(summary, "agents", "stale"),

@@ -8,6 +8,7 @@
 #include <curl/curl.h>
 #include <openssl/crypto.h>
 
+#include "attestctl/esc.h"
 #include "attestctl/remote.h"
 #include "util/file.h"
 #include "util/sink.h"
@@ -277,12 +278,15 @@ int remote_request(struct remote *r, const char *method, const char *path, const
                 else if (s.overflow || rc == CURLE_FILESIZE_EXCEEDED)
                         fprintf(stderr, "attestctl: %s %s: the answer is over %u bytes: refused\n",
                                 method, path, CTL_RESPONSE_MAX);
-                else
-                        fprintf(stderr, "attestctl: %s %s: %s%s\n", method, path,
-                                ebuf[0] ? ebuf : curl_easy_strerror(rc),
+                else {
+                        /* libcurl's text may quote the server (a certificate's name) */
+                        fprintf(stderr, "attestctl: %s %s: ", method, path);
+                        esc_fputs(ebuf[0] ? ebuf : curl_easy_strerror(rc), ERR_TEXT_COLS, stderr);
+                        fprintf(stderr, "%s\n",
                                 rc == CURLE_PEER_FAILED_VERIFICATION
                                         ? " (is --ca the CA of attestd's certificate?)"
                                         : "");
+                }
                 return -EIO;
         }
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &ret->status);
@@ -299,10 +303,14 @@ void remote_print_error(const char *method, const char *path, const struct reply
         const char *code = json_string_value(json_object_get(j, "error"));
         const char *detail = json_string_value(json_object_get(j, "detail"));
 
-        if (code)
-                fprintf(stderr, "attestctl: %s %s: %ld %s: %s\n", method, path, p->status, code,
-                        detail ? detail : "");
-        else
+        if (code) {
+                /* the server's words, escaped: they may hold anything (attestctl/esc.h) */
+                fprintf(stderr, "attestctl: %s %s: %ld ", method, path, p->status);
+                esc_fputs(code, ERR_TEXT_COLS, stderr);
+                fputs(": ", stderr);
+                esc_fputs(detail ? detail : "", ERR_TEXT_COLS, stderr);
+                fputc('\n', stderr);
+        } else
                 fprintf(stderr, "attestctl: %s %s: HTTP %ld without a JSON error body\n", method,
                         path, p->status);
 }
@@ -337,8 +345,11 @@ int reply_json(const char *method, const char *path, struct reply *p, json_t **r
         j = json_loadb(p->body, p->len, JSON_REJECT_DUPLICATES, &je);
         reply_done(p);
         if (!j || !json_is_object(j)) {
-                fprintf(stderr, "attestctl: %s %s: the answer is not a JSON object%s%s\n", method,
-                        path, j ? "" : ": ", j ? "" : je.text);
+                /* jansson's text quotes the token it stopped at */
+                fprintf(stderr, "attestctl: %s %s: the answer is not a JSON object%s", method, path,
+                        j ? "" : ": ");
+                esc_fputs(j ? "" : je.text, ERR_TEXT_COLS, stderr);
+                fputc('\n', stderr);
                 json_decref(j);
                 return -EBADMSG;
         }
@@ -383,42 +394,67 @@ void table_init(struct table *t, unsigned ncols, const char *const *head)
 
 int table_row(struct table *t, const char *const *cells, const enum color *colors)
 {
-        if (t->nrows >= TABLE_ROWS_MAX)
+        return table_row_ranked(t, 0, cells, colors);
+}
+
+int table_row_ranked(struct table *t, unsigned rank, const char *const *cells,
+                     const enum color *colors)
+{
+        char esc[TABLE_COLS][CELL_BYTES_MAX];
+        size_t len[TABLE_COLS], total = 0, off = 0;
+        char *row;
+
+        if (t->nrows >= TABLE_ROWS_MAX) {
+                t->dropped++;
                 return -E2BIG;
+        }
+        /* every cell escaped (attestctl/esc.h) and cut at CELL_MAX columns */
+        for (unsigned i = 0; i < t->ncols; i++) {
+                esc_text(cells[i] ? cells[i] : "-", CELL_MAX, esc[i], sizeof(esc[i]));
+                len[i] = strlen(esc[i]) + 1;
+                total += len[i];
+        }
+        if (total > TABLE_BYTES_MAX - t->bytes) {
+                t->dropped++;
+                return -E2BIG;
+        }
         if (t->nrows == t->cap) {
                 size_t cap = t->cap ? t->cap * 2 : 16;
-                char **nc = realloc(t->cells, cap * t->ncols * sizeof(*nc));
+                char **nr = realloc(t->rows, cap * sizeof(*nr));
+                unsigned char *nrk;
                 enum color *ncol;
 
-                if (!nc)
+                if (!nr)
                         return -ENOMEM;
-                t->cells = nc;
-                ncol = realloc(t->colors, cap * t->ncols * sizeof(*ncol));
-                if (!ncol)
+                t->rows = nr;
+                if (!(nrk = realloc(t->ranks, cap)))
+                        return -ENOMEM;
+                t->ranks = nrk;
+                if (!(ncol = realloc(t->colors, cap * t->ncols * sizeof(*ncol))))
                         return -ENOMEM;
                 t->colors = ncol;
                 t->cap = cap;
         }
+        if (!(row = malloc(total)))
+                return -ENOMEM;
         for (unsigned i = 0; i < t->ncols; i++) {
-                char *c = strdup(cells[i] ? cells[i] : "-");
-
-                if (!c) {
-                        for (unsigned k = 0; k < i; k++)
-                                free(t->cells[t->nrows * t->ncols + k]);
-                        return -ENOMEM;
-                }
-                t->cells[t->nrows * t->ncols + i] = c;
+                memcpy(row + off, esc[i], len[i]);
+                off += len[i];
                 t->colors[t->nrows * t->ncols + i] = colors ? colors[i] : C_NONE;
         }
+        t->rows[t->nrows] = row;
+        t->ranks[t->nrows] = (unsigned char)(rank < TABLE_RANKS ? rank : TABLE_RANKS - 1);
+        t->bytes += total;
         t->nrows++;
         return 0;
 }
 
 static const char *const color_on[] = {"", "\033[31m", "\033[32m", "\033[33m", "\033[1m"};
 
+/* One cell (escaped already: its text is printable), padded to width columns unless last. */
 static void cell(const char *s, enum color c, bool color, size_t width, bool last)
 {
-        size_t n = strlen(s);
+        size_t n = esc_width(s);
 
         if (color && c != C_NONE)
                 printf("%s%s\033[0m", color_on[c], s);
@@ -433,30 +469,46 @@ void table_print(const struct table *t, bool color)
         size_t w[TABLE_COLS] = {0};
 
         for (unsigned i = 0; i < t->ncols; i++)
-                w[i] = strlen(t->head[i]);
-        for (size_t r = 0; r < t->nrows; r++)
+                w[i] = esc_width(t->head[i]);
+        for (size_t r = 0; r < t->nrows; r++) {
+                const char *c = t->rows[r];
+
                 for (unsigned i = 0; i < t->ncols; i++) {
-                        size_t n = strlen(t->cells[r * t->ncols + i]);
+                        size_t n = esc_width(c);
 
                         if (n > w[i])
                                 w[i] = n;
+                        c += strlen(c) + 1;
                 }
+        }
         for (unsigned i = 0; i < t->ncols; i++)
                 cell(t->head[i], C_BOLD, color, w[i], i + 1 == t->ncols);
         putchar('\n');
-        for (size_t r = 0; r < t->nrows; r++) {
-                for (unsigned i = 0; i < t->ncols; i++)
-                        cell(t->cells[r * t->ncols + i], t->colors[r * t->ncols + i], color, w[i],
-                             i + 1 == t->ncols);
-                putchar('\n');
-        }
+        /* by rank, each rank in the order the rows came */
+        for (unsigned rank = 0; rank < TABLE_RANKS; rank++)
+                for (size_t r = 0; r < t->nrows; r++) {
+                        const char *c = t->rows[r];
+
+                        if (t->ranks[r] != rank)
+                                continue;
+                        for (unsigned i = 0; i < t->ncols; i++) {
+                                cell(c, t->colors[r * t->ncols + i], color, w[i],
+                                     i + 1 == t->ncols);
+                                c += strlen(c) + 1;
+                        }
+                        putchar('\n');
+                }
+        if (t->dropped)
+                printf("(%zu more rows not shown: a table holds at most %u rows and %u MiB)\n",
+                       t->dropped, TABLE_ROWS_MAX, TABLE_BYTES_MAX >> 20);
 }
 
 void table_done(struct table *t)
 {
-        for (size_t i = 0; i < t->nrows * t->ncols; i++)
-                free(t->cells[i]);
-        free(t->cells);
+        for (size_t i = 0; i < t->nrows; i++)
+                free(t->rows[i]);
+        free(t->rows);
+        free(t->ranks);
         free(t->colors);
         *t = (struct table){0};
 }
@@ -477,9 +529,19 @@ enum color status_color(const char *s)
 
 const char *colored(const char *s, enum color c, bool color, char *buf, size_t n)
 {
-        if (!color || c == C_NONE)
-                return s;
-        snprintf(buf, n, "%s%s\033[0m", color_on[c], s);
+        static const char off[] = "\033[0m";
+        size_t on, len;
+
+        if (!color || c == C_NONE || n < strlen(color_on[c]) + sizeof(off) + 4) {
+                esc_text(s, 0, buf, n);
+                return buf;
+        }
+        /* our escapes around s, s escaped (it may come from the server) */
+        on = strlen(color_on[c]);
+        memcpy(buf, color_on[c], on);
+        esc_text(s, 0, buf + on, n - on - (sizeof(off) - 1));
+        len = on + strlen(buf + on);
+        memcpy(buf + len, off, sizeof(off));
         return buf;
 }
 
@@ -490,7 +552,7 @@ static const char *str(const json_t *o, const char *k)
         return json_string_value(json_object_get(o, k));
 }
 
-/* A JSON value as a table cell: strings bare, the rest compact JSON; cut at CELL_MAX. */
+/* A JSON value as a table cell: strings bare, the rest compact JSON; escaped, cut at CELL_MAX. */
 void cell_text(const json_t *v, char *buf, size_t n)
 {
         _cleanup_free_ char *s = NULL;
@@ -502,10 +564,7 @@ void cell_text(const json_t *v, char *buf, size_t n)
                 t = json_string_value(v);
         else
                 t = (s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT)) ? s : "?";
-        if (strlen(t) > CELL_MAX && n > CELL_MAX)
-                snprintf(buf, n, "%.*s...", CELL_MAX - 3, t);
-        else
-                snprintf(buf, n, "%s", t);
+        esc_text(t, CELL_MAX, buf, n);
 }
 
 /* The claims of a verdict as a table, failing claims first; the top-level reason when any. */
@@ -518,44 +577,48 @@ void print_claims(const json_t *verdict, bool color)
         struct table t;
 
         reason = json_object_get(verdict, "reason");
-        if (json_is_object(reason))
-                printf("reason:     %s: %s\n", str(reason, "code") ? str(reason, "code") : "?",
-                       str(reason, "detail") ? str(reason, "detail") : "");
+        if (json_is_object(reason)) {
+                fputs("reason:     ", stdout);
+                esc_fputs(str(reason, "code") ? str(reason, "code") : "?", 0, stdout);
+                fputs(": ", stdout);
+                esc_fputs(str(reason, "detail") ? str(reason, "detail") : "", 0, stdout);
+                putchar('\n');
+        }
         if (json_array_size(unchecked)) {
                 _cleanup_free_ char *s = json_dumps(unchecked, JSON_COMPACT);
 
-                printf("unchecked:  %s\n", s ? s : "?");
+                fputs("unchecked:  ", stdout);
+                esc_fputs(s ? s : "?", 0, stdout);
+                putchar('\n');
         }
         if (!json_array_size(claims))
                 return;
         putchar('\n');
         table_init(&t, ARRAY_SIZE(head), head);
-        for (int pass = 0; pass < 2; pass++)
-                for (size_t i = 0; i < json_array_size(claims); i++) {
-                        const json_t *c = json_array_get(claims, i);
-                        const char *res = str(c, "result");
-                        bool failing = !res || strcmp(res, "pass") != 0;
-                        char e[CELL_MAX + 1], o[CELL_MAX + 1], en[24], rs[CELL_MAX + 1];
-                        const char *cells[7];
-                        enum color col[7] = {0};
+        for (size_t i = 0; i < json_array_size(claims); i++) {
+                const json_t *c = json_array_get(claims, i);
+                const char *res = str(c, "result");
+                bool failing = !res || strcmp(res, "pass") != 0;
+                char e[CELL_BYTES_MAX], o[CELL_BYTES_MAX], en[CELL_BYTES_MAX], rs[CELL_BYTES_MAX];
+                const char *cells[7];
+                enum color col[7] = {0};
 
-                        if (failing != (pass == 0))
-                                continue;
-                        cell_text(json_object_get(c, "expected"), e, sizeof(e));
-                        cell_text(json_object_get(c, "observed"), o, sizeof(o));
-                        cell_text(json_object_get(c, "entry"), en, sizeof(en));
-                        cell_text(json_object_get(c, "reason"), rs, sizeof(rs));
-                        cells[0] = res;
-                        cells[1] = str(c, "name");
-                        cells[2] = e;
-                        cells[3] = o;
-                        cells[4] = json_is_true(json_object_get(c, "anchored")) ? "yes" : "no";
-                        cells[5] = en;
-                        cells[6] = rs;
-                        col[0] = status_color(res);
-                        if (table_row(&t, cells, col) < 0)
-                                break;
-                }
+                cell_text(json_object_get(c, "expected"), e, sizeof(e));
+                cell_text(json_object_get(c, "observed"), o, sizeof(o));
+                cell_text(json_object_get(c, "entry"), en, sizeof(en));
+                cell_text(json_object_get(c, "reason"), rs, sizeof(rs));
+                cells[0] = res;
+                cells[1] = str(c, "name");
+                cells[2] = e;
+                cells[3] = o;
+                cells[4] = json_is_true(json_object_get(c, "anchored")) ? "yes" : "no";
+                cells[5] = en;
+                cells[6] = rs;
+                col[0] = status_color(res);
+                /* failing claims first (rank 0), each group in the verdict's order */
+                if (table_row_ranked(&t, failing ? 0 : 1, cells, col) == -ENOMEM)
+                        break;
+        }
         table_print(&t, color);
         table_done(&t);
 }

@@ -4,7 +4,8 @@
  * (--url, --ca, --token-file, --json, --timeout; the token never on the command line), an HTTPS
  * client (libcurl: TLS 1.2 or later, AEAD suites only, the CA of --ca pinned, no redirects,
  * responses capped at CTL_RESPONSE_MAX and refused when they hold a NUL byte), the server's
- * {"error","detail"} answers printed as they came, and aligned tables with optional colour.
+ * {"error","detail"} answers printed with their text escaped (attestctl/esc.h), and aligned
+ * tables with optional colour, every cell escaped.
  *
  * Exit status of every remote command: 0 done, 1 a verdict or check failed (documented per
  * command), 2 usage, file, network, TLS, a malformed or oversized answer, or an error answer of
@@ -111,22 +112,40 @@ bool remote_id_valid(const char *s);
 
 /* ---- tables ---- */
 
+/*
+ * Every cell goes through esc_text() (attestctl/esc.h): control characters, bidi overrides and
+ * invalid UTF-8 from the server are printed escaped, and columns are aligned by the columns the
+ * escaped text takes. A cell is cut at CELL_MAX columns with "...".
+ */
 enum color { C_NONE, C_RED, C_GREEN, C_YELLOW, C_BOLD };
 
 #define TABLE_COLS 8
 #define TABLE_ROWS_MAX 100000
+#define TABLE_BYTES_MAX (32u << 20)       /* bytes of escaped cell text in one table */
+#define TABLE_RANKS 8                     /* rows are printed by rank, 0 first */
+#define CELL_MAX 72                       /* columns of a cell; longer text is cut with "..." */
+#define CELL_BYTES_MAX (4 * CELL_MAX + 1) /* bytes of a cut cell with its NUL */
+#define ERR_TEXT_COLS 2048                /* columns of server text quoted in an error message */
 
 struct table {
         unsigned ncols;
-        size_t nrows, cap;
-        char **cells;       /* nrows * ncols strings, owned */
-        enum color *colors; /* per cell */
+        size_t nrows, cap, bytes;
+        size_t dropped;       /* rows refused over TABLE_ROWS_MAX or TABLE_BYTES_MAX */
+        char **rows;          /* per row its ncols escaped cells, each NUL terminated, owned */
+        unsigned char *ranks; /* per row */
+        enum color *colors;   /* per cell */
         const char *head[TABLE_COLS];
 };
 
 void table_init(struct table *t, unsigned ncols, const char *const *head);
-/* Append a row of ncols cells (copied; NULL printed as "-"); -ENOMEM / -E2BIG. */
+/*
+ * Append a row of ncols cells (escaped and cut into the table; NULL printed as "-"); -ENOMEM, or
+ * -E2BIG over TABLE_ROWS_MAX rows or TABLE_BYTES_MAX bytes (counted in dropped, and said under
+ * the table). table_row_ranked(): printed after the rows of lower rank (rank < TABLE_RANKS).
+ */
 int table_row(struct table *t, const char *const *cells, const enum color *colors);
+int table_row_ranked(struct table *t, unsigned rank, const char *const *cells,
+                     const enum color *colors);
 /* Aligned columns, two spaces apart, the last one not padded; the header in bold. */
 void table_print(const struct table *t, bool color);
 void table_done(struct table *t);
@@ -134,12 +153,11 @@ void table_done(struct table *t);
 /* The colour of a status word: fail/failing/decommissioned red, stale/warning yellow, pass green.
  */
 enum color status_color(const char *s);
-/* s wrapped in the colour's escapes when color, else s; in buf. */
+/* s escaped (attestctl/esc.h) and wrapped in the colour's escapes when color; in buf (n >= 4). */
 const char *colored(const char *s, enum color c, bool color, char *buf, size_t n);
 
-#define CELL_MAX 72 /* a table cell longer than this is cut with "..." */
-
-/* A JSON value as a table cell: strings bare, the rest compact JSON; cut at CELL_MAX. */
+/* A JSON value as a table cell: strings bare, the rest compact JSON; escaped, cut at CELL_MAX
+ * (n: CELL_BYTES_MAX). */
 void cell_text(const json_t *v, char *buf, size_t n);
 
 /*

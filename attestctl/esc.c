@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/* Server text made safe for the operator's terminal (attestctl/esc.h has the printed form). */
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "attestctl/esc.h"
+#include "util/macro.h"
+
+struct range {
+        uint32_t lo, hi;
+};
+
+/* Printed as \uHHHH: C1 controls, invisible and bidi format characters, tag characters. */
+static const struct range hidden[] = {
+        {0x0080, 0x009f},   /* C1: 0x9b is CSI, 0x9d OSC, 0x85 NEL */
+        {0x061c, 0x061c},   /* ARABIC LETTER MARK */
+        {0x180e, 0x180e},   /* MONGOLIAN VOWEL SEPARATOR */
+        {0x200b, 0x200f},   /* zero width space, (non-)joiner, LRM, RLM */
+        {0x2028, 0x202e},   /* line and paragraph separators; LRE RLE PDF LRO RLO */
+        {0x2060, 0x206f},   /* word joiner, invisible operators, LRI RLI FSI PDI, deprecated */
+        {0xfeff, 0xfeff},   /* zero width no-break space (BOM) */
+        {0xfff9, 0xfffb},   /* interlinear annotation */
+        {0xe0000, 0xe007f}, /* tags: invisible ASCII look-alikes */
+};
+
+/* No column of their own (combining marks, variation selectors). */
+static const struct range zero_width[] = {
+        {0x0300, 0x036f}, {0x0483, 0x0489}, {0x0591, 0x05bd},   {0x0610, 0x061a},
+        {0x064b, 0x065f}, {0x1ab0, 0x1aff}, {0x1dc0, 0x1dff},   {0x20d0, 0x20ff},
+        {0xfe00, 0xfe0f}, {0xfe20, 0xfe2f}, {0xe0100, 0xe01ef},
+};
+
+/* Two columns (East Asian wide and fullwidth, common emoji). */
+static const struct range wide[] = {
+        {0x1100, 0x115f},   {0x2e80, 0x303e},   {0x3041, 0x33ff}, {0x3400, 0x4dbf},
+        {0x4e00, 0x9fff},   {0xa000, 0xa4cf},   {0xac00, 0xd7a3}, {0xf900, 0xfaff},
+        {0xfe30, 0xfe4f},   {0xff00, 0xff60},   {0xffe0, 0xffe6}, {0x1f300, 0x1f64f},
+        {0x1f900, 0x1f9ff}, {0x20000, 0x3fffd},
+};
+
+static bool in(const struct range *r, size_t n, uint32_t cp)
+{
+        for (size_t i = 0; i < n; i++)
+                if (cp >= r[i].lo && cp <= r[i].hi)
+                        return true;
+        return false;
+}
+
+/*
+ * The code point of the UTF-8 sequence at p (NUL terminated, p[0] >= 0x80) in *cp and its
+ * length; 0 when invalid (RFC 3629: no overlong form, no surrogate, nothing above U+10FFFF; a
+ * NUL or any other non-continuation byte ends a sequence early). Bytes are read in order and
+ * not past the first one that fails, so the NUL is never passed.
+ */
+static size_t utf8_dec(const unsigned char *p, uint32_t *cp)
+{
+        unsigned c = p[0], lo = 0x80, hi = 0xbf;
+        uint32_t v;
+        size_t n;
+
+        if (c >= 0xc2 && c <= 0xdf) {
+                n = 2;
+                v = c & 0x1f;
+        } else if (c >= 0xe0 && c <= 0xef) {
+                n = 3;
+                v = c & 0x0f;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+                n = 4;
+                v = c & 0x07;
+        } else {
+                return 0;
+        }
+        if (c == 0xe0)
+                lo = 0xa0; /* overlong */
+        else if (c == 0xed)
+                hi = 0x9f; /* surrogates */
+        else if (c == 0xf0)
+                lo = 0x90; /* overlong */
+        else if (c == 0xf4)
+                hi = 0x8f; /* above U+10FFFF */
+        for (size_t k = 1; k < n; k++) {
+                unsigned b = p[k];
+
+                if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xbf))
+                        return 0;
+                v = v << 6 | (b & 0x3f);
+        }
+        *cp = v;
+        return n;
+}
+
+/* One character of the input and its printed form. */
+struct unit {
+        size_t in;   /* input bytes it takes */
+        size_t len;  /* bytes of out */
+        size_t cols; /* columns of out */
+        char out[ESC_UNIT_MAX];
+};
+
+static void hex(char *out, uint32_t v, unsigned digits)
+{
+        static const char hexd[] = "0123456789abcdef";
+
+        for (unsigned i = 0; i < digits; i++)
+                out[i] = hexd[(v >> (4 * (digits - 1 - i))) & 15];
+}
+
+/* The unit at p (NUL terminated, p[0] != 0). */
+static void next_unit(const unsigned char *p, struct unit *u)
+{
+        uint32_t cp = 0;
+        size_t n;
+
+        if (p[0] >= 0x20 && p[0] < 0x7f) {
+                u->in = u->len = u->cols = 1;
+                u->out[0] = (char)p[0];
+                return;
+        }
+        n = p[0] < 0x80 ? 0 : utf8_dec(p, &cp);
+        if (n == 0) {
+                u->out[0] = '\\';
+                u->out[1] = 'x';
+                hex(u->out + 2, p[0], 2);
+                u->in = 1;
+                u->len = u->cols = 4;
+        } else if (in(hidden, ARRAY_SIZE(hidden), cp)) {
+                unsigned digits = cp > 0xffff ? 8 : 4;
+
+                u->out[0] = '\\';
+                u->out[1] = cp > 0xffff ? 'U' : 'u';
+                hex(u->out + 2, cp, digits);
+                u->in = n;
+                u->len = u->cols = 2 + digits;
+        } else {
+                memcpy(u->out, p, n);
+                u->in = u->len = n;
+                u->cols = in(zero_width, ARRAY_SIZE(zero_width), cp) ? 0
+                          : in(wide, ARRAY_SIZE(wide), cp)           ? 2
+                                                                     : 1;
+        }
+}
+
+/*
+ * How many input bytes of s are printed so that the escaped form takes at most max_cols columns
+ * (0: any) and max_bytes bytes, "..." included when *ret_cut (the rest does not fit).
+ */
+static size_t fit(const char *s, size_t max_cols, size_t max_bytes, bool *ret_cut)
+{
+        const unsigned char *p = (const unsigned char *)s;
+        size_t mc = max_cols ? max_cols : SIZE_MAX, i = 0, cols = 0, bytes = 0, mark = 0;
+        struct unit u;
+
+        while (p[i]) {
+                next_unit(p + i, &u);
+                if (u.cols > mc - cols || u.len > max_bytes - bytes) {
+                        *ret_cut = true;
+                        return mark;
+                }
+                cols += u.cols;
+                bytes += u.len;
+                i += u.in;
+                /* the last place where "..." still fits after it */
+                if (mc - cols >= 3 && max_bytes - bytes >= 3)
+                        mark = i;
+        }
+        *ret_cut = false;
+        return i;
+}
+
+size_t esc_text(const char *s, size_t max_cols, char *out, size_t n)
+{
+        const unsigned char *p = (const unsigned char *)s;
+        size_t end, i = 0, o = 0, cols = 0;
+        bool cut;
+        struct unit u;
+
+        if (n < 4) {
+                if (n)
+                        out[0] = '\0';
+                return 0;
+        }
+        if (max_cols && max_cols < 3)
+                max_cols = 3;
+        end = fit(s, max_cols, n - 1, &cut);
+        while (i < end) {
+                next_unit(p + i, &u);
+                memcpy(out + o, u.out, u.len);
+                o += u.len;
+                cols += u.cols;
+                i += u.in;
+        }
+        if (cut) {
+                memcpy(out + o, "...", 3);
+                o += 3;
+                cols += 3;
+        }
+        out[o] = '\0';
+        return cols;
+}
+
+size_t esc_width(const char *s)
+{
+        const unsigned char *p = (const unsigned char *)s;
+        size_t i = 0, cols = 0;
+        struct unit u;
+
+        while (p[i]) {
+                next_unit(p + i, &u);
+                cols += u.cols;
+                i += u.in;
+        }
+        return cols;
+}
+
+void esc_fputs(const char *s, size_t max_cols, FILE *f)
+{
+        const unsigned char *p;
+        size_t end, i = 0;
+        bool cut;
+        struct unit u;
+
+        if (!s)
+                s = "-";
+        p = (const unsigned char *)s;
+        if (max_cols && max_cols < 3)
+                max_cols = 3;
+        end = fit(s, max_cols, SIZE_MAX, &cut);
+        while (i < end) {
+                /* a run of printable ASCII in one write */
+                size_t run = 0;
+
+                while (i + run < end && p[i + run] >= 0x20 && p[i + run] < 0x7f)
+                        run++;
+                if (run) {
+                        fwrite(p + i, 1, run, f);
+                        i += run;
+                        continue;
+                }
+                next_unit(p + i, &u);
+                fwrite(u.out, 1, u.len, f);
+                i += u.in;
+        }
+        if (cut)
+                fputs("...", f);
+}

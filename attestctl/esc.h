@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Text that came from attestd (ids, host names, claim names and reasons, error details) made safe
+ * for the operator's terminal before attestctl prints it in tables and plain output: a hostile
+ * server, or a host whose measured file names end up in a verdict's reasons, must not be able to
+ * set the window title (OSC), clear the screen, move the cursor, plant OSC 8 links, overwrite a
+ * line with CR or reorder it with bidi overrides. --json output does not go through here (JSON's
+ * own escapes apply).
+ *
+ * The printed form (docs/attestctl.1, TERMINAL SAFETY):
+ *  - a byte below 0x20 (TAB, LF and CR included), DEL 0x7f, and every byte that is not part of
+ *    valid UTF-8 (RFC 3629: no overlong form, no surrogate, nothing above U+10FFFF; a truncated
+ *    sequence is invalid): \xHH, one per byte, lower-case hex;
+ *  - the C1 controls U+0080-U+009F, the invisible and bidi format characters U+061C, U+180E,
+ *    U+200B-U+200F, U+2028-U+202E, U+2060-U+206F, U+FEFF, U+FFF9-U+FFFB and the tag characters
+ *    U+E0000-U+E007F: \uHHHH (\UHHHHHHHH above U+FFFF);
+ *  - everything else, printable ASCII (the backslash too) and printable UTF-8, as it is.
+ * The result holds only printable text, so escaping it again changes nothing.
+ *
+ * Columns are counted as a terminal shows them (approximately: East Asian wide characters and
+ * common emoji 2, combining marks 0, the rest 1) so that tables stay aligned.
+ */
+#ifndef ATTESTCTL_ESC_H
+#define ATTESTCTL_ESC_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define ESC_UNIT_MAX 10 /* bytes of the longest printed form of one character: \U000e0001 */
+
+/*
+ * s escaped into out (n >= 4 bytes, always NUL terminated): at most max_cols columns (0: no
+ * limit) and n - 1 bytes; text that does not fit is cut at a character boundary and ends in
+ * "...". Returns the columns of out.
+ */
+size_t esc_text(const char *s, size_t max_cols, char *out, size_t n);
+
+/* The columns s takes once escaped (whole, uncut). */
+size_t esc_width(const char *s);
+
+/* s escaped onto f, cut as esc_text() cuts when max_cols (0: whole). NULL prints "-". */
+void esc_fputs(const char *s, size_t max_cols, FILE *f);
+
+#endif
