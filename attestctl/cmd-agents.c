@@ -12,7 +12,7 @@
 #include <openssl/sha.h>
 
 #include "attestctl/attestctl.h"
-#include "attestctl/esc.h"
+#include "attestctl/tty.h"
 #include "attestctl/remote.h"
 #include "util/num.h"
 
@@ -402,7 +402,7 @@ static int list_out_end(struct list_out *lo, const char *next, bool color)
         table_print(&lo->t, color);
         if (next) {
                 fputs("(more: --cursor ", stdout);
-                esc_fputs(next, 0, stdout);
+                tty_fputs(next, 0, stdout);
                 fputs(", or --all)\n", stdout);
         }
         return fflush(stdout) == 0 ? 0 : -EIO;
@@ -425,7 +425,7 @@ static int next_check(struct cursors *seen, const char *next, unsigned page)
         if (x) {
                 fprintf(stderr, "attestctl: GET /v1/agents: page %u: the server sent the cursor ",
                         page + 1);
-                esc_fputs(next, 80, stderr);
+                tty_fputs(next, 80, stderr);
                 fputs(" again (its pages would loop): stopped\n", stderr);
                 return -ELOOP;
         }
@@ -537,11 +537,11 @@ static int agents_list(struct args *a)
 
 /* ---- show ---- */
 
-/* "label:      value" and a newline, the value escaped (attestctl/esc.h); NULL: dflt. */
+/* "label:      value" and a newline, the value escaped (attestctl/tty.h); NULL: dflt. */
 static void field(const char *label, const char *v, const char *dflt)
 {
         printf("%-12s", label);
-        esc_fputs(v ? v : dflt, 0, stdout);
+        tty_fputs(v ? v : dflt, 0, stdout);
         putchar('\n');
 }
 
@@ -570,10 +570,10 @@ static int agents_show(struct args *a, const char *id)
         field("agent:", str(o, "id"), id);
         if (str(o, "hostname") || str(o, "machine_id")) {
                 fputs("host:       ", stdout);
-                esc_fputs(str(o, "hostname") ? str(o, "hostname") : "-", 0, stdout);
+                tty_fputs(str(o, "hostname") ? str(o, "hostname") : "-", 0, stdout);
                 if (str(o, "machine_id")) {
                         fputs(" (machine id ", stdout);
-                        esc_fputs(str(o, "machine_id"), 0, stdout);
+                        tty_fputs(str(o, "machine_id"), 0, stdout);
                         putchar(')');
                 }
                 putchar('\n');
@@ -588,9 +588,9 @@ static int agents_show(struct args *a, const char *id)
                 json_object_foreach((json_t *)labels, k, lv)
                 {
                         fputs(sep, stdout);
-                        esc_fputs(k, 0, stdout);
+                        tty_fputs(k, 0, stdout);
                         putchar('=');
-                        esc_fputs(json_is_string(lv) ? json_string_value(lv) : "?", 0, stdout);
+                        tty_fputs(json_is_string(lv) ? json_string_value(lv) : "?", 0, stdout);
                         sep = ", ";
                 }
                 putchar('\n');
@@ -601,7 +601,7 @@ static int agents_show(struct args *a, const char *id)
                colored(last ? last : "none yet", status_color(last), a->r.color, b2, sizeof(b2)));
         if (str(o, "last_policy")) {
                 fputs(" by policy ", stdout);
-                esc_fputs(str(o, "last_policy"), 0, stdout);
+                tty_fputs(str(o, "last_policy"), 0, stdout);
         }
         putchar('\n');
         field("policy:", str(o, "policy"), "(default)");
@@ -704,11 +704,11 @@ static int agents_change(struct args *a, const char *method, const char *id, con
                 printf("agent %s deleted\n", id);
         else if (json_object_get(o, "policy")) {
                 printf("agent %s: policy ", id);
-                esc_fputs(str(o, "policy") ? str(o, "policy") : "(default)", 0, stdout);
+                tty_fputs(str(o, "policy") ? str(o, "policy") : "(default)", 0, stdout);
                 putchar('\n');
         } else {
                 printf("agent %s: ", id);
-                esc_fputs(str(o, "state") ? str(o, "state") : "done", 0, stdout);
+                tty_fputs(str(o, "state") ? str(o, "state") : "done", 0, stdout);
                 putchar('\n');
         }
         return 0;

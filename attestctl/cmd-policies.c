@@ -7,7 +7,7 @@
 #include <jansson.h>
 
 #include "attestctl/attestctl.h"
-#include "attestctl/esc.h"
+#include "attestctl/tty.h"
 #include "attestctl/remote.h"
 #include "policy/policy.h"
 #include "util/num.h"
@@ -111,7 +111,7 @@ static int put(struct remote *r, const char *name, const char *file)
         if (!json_is_object(doc)) {
                 /* jansson's text quotes the file's bytes */
                 fprintf(stderr, "attestctl: %s: not a JSON object%s", file, doc ? "" : ": ");
-                esc_fputs(doc ? "" : je.text, ERR_TEXT_COLS, stderr);
+                tty_fputs(doc ? "" : je.text, ERR_TEXT_COLS, stderr);
                 fputc('\n', stderr);
                 return -EINVAL;
         }
@@ -121,7 +121,7 @@ static int put(struct remote *r, const char *name, const char *file)
         if (r->json)
                 return print_json(o);
         fputs("policy ", stdout);
-        esc_fputs(str(o, "name") ? str(o, "name") : name, 0, stdout);
+        tty_fputs(str(o, "name") ? str(o, "name") : name, 0, stdout);
         printf(" version %lld stored\n",
                (long long)json_integer_value(json_object_get(o, "version")));
         return 0;

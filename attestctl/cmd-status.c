@@ -8,7 +8,7 @@
 #include <jansson.h>
 
 #include "attestctl/attestctl.h"
-#include "attestctl/esc.h"
+#include "attestctl/tty.h"
 #include "attestctl/remote.h"
 
 static void usage(FILE *f)
@@ -182,12 +182,12 @@ int cmd_status(int argc, char **argv)
                 printf("attestd:   %s  %s", r.url,
                        colored(ready ? "ready" : "NOT READY", ready ? C_GREEN : C_RED, r.color, b,
                                sizeof(b)));
-                /* the server's words, escaped (attestctl/esc.h) */
+                /* the server's words, escaped (attestctl/tty.h) */
                 if (ready)
                         printf(" (schema %lld, store ", get_int(health, NULL, "schema"));
                 else
                         fputs(" (", stdout);
-                esc_fputs(json_string_value(json_object_get(health, ready ? "store" : "error"))
+                tty_fputs(json_string_value(json_object_get(health, ready ? "store" : "error"))
                                   ? json_string_value(
                                             json_object_get(health, ready ? "store" : "error"))
                                   : "?",

@@ -8,7 +8,7 @@
 #include <curl/curl.h>
 #include <openssl/crypto.h>
 
-#include "attestctl/esc.h"
+#include "attestctl/tty.h"
 #include "attestctl/remote.h"
 #include "util/file.h"
 #include "util/sink.h"
@@ -281,7 +281,7 @@ int remote_request(struct remote *r, const char *method, const char *path, const
                 else {
                         /* libcurl's text may quote the server (a certificate's name) */
                         fprintf(stderr, "attestctl: %s %s: ", method, path);
-                        esc_fputs(ebuf[0] ? ebuf : curl_easy_strerror(rc), ERR_TEXT_COLS, stderr);
+                        tty_fputs(ebuf[0] ? ebuf : curl_easy_strerror(rc), ERR_TEXT_COLS, stderr);
                         fprintf(stderr, "%s\n",
                                 rc == CURLE_PEER_FAILED_VERIFICATION
                                         ? " (is --ca the CA of attestd's certificate?)"
@@ -304,11 +304,11 @@ void remote_print_error(const char *method, const char *path, const struct reply
         const char *detail = json_string_value(json_object_get(j, "detail"));
 
         if (code) {
-                /* the server's words, escaped: they may hold anything (attestctl/esc.h) */
+                /* the server's words, escaped: they may hold anything (attestctl/tty.h) */
                 fprintf(stderr, "attestctl: %s %s: %ld ", method, path, p->status);
-                esc_fputs(code, ERR_TEXT_COLS, stderr);
+                tty_fputs(code, ERR_TEXT_COLS, stderr);
                 fputs(": ", stderr);
-                esc_fputs(detail ? detail : "", ERR_TEXT_COLS, stderr);
+                tty_fputs(detail ? detail : "", ERR_TEXT_COLS, stderr);
                 fputc('\n', stderr);
         } else
                 fprintf(stderr, "attestctl: %s %s: HTTP %ld without a JSON error body\n", method,
@@ -348,7 +348,7 @@ int reply_json(const char *method, const char *path, struct reply *p, json_t **r
                 /* jansson's text quotes the token it stopped at */
                 fprintf(stderr, "attestctl: %s %s: the answer is not a JSON object%s", method, path,
                         j ? "" : ": ");
-                esc_fputs(j ? "" : je.text, ERR_TEXT_COLS, stderr);
+                tty_fputs(j ? "" : je.text, ERR_TEXT_COLS, stderr);
                 fputc('\n', stderr);
                 json_decref(j);
                 return -EBADMSG;
@@ -408,9 +408,9 @@ int table_row_ranked(struct table *t, unsigned rank, const char *const *cells,
                 t->dropped++;
                 return -E2BIG;
         }
-        /* every cell escaped (attestctl/esc.h) and cut at CELL_MAX columns */
+        /* every cell escaped (attestctl/tty.h) and cut at CELL_MAX columns */
         for (unsigned i = 0; i < t->ncols; i++) {
-                esc_text(cells[i] ? cells[i] : "-", CELL_MAX, esc[i], sizeof(esc[i]));
+                tty_text(cells[i] ? cells[i] : "-", CELL_MAX, esc[i], sizeof(esc[i]));
                 len[i] = strlen(esc[i]) + 1;
                 total += len[i];
         }
@@ -454,7 +454,7 @@ static const char *const color_on[] = {"", "\033[31m", "\033[32m", "\033[33m", "
 /* One cell (escaped already: its text is printable), padded to width columns unless last. */
 static void cell(const char *s, enum color c, bool color, size_t width, bool last)
 {
-        size_t n = esc_width(s);
+        size_t n = tty_width(s);
 
         if (color && c != C_NONE)
                 printf("%s%s\033[0m", color_on[c], s);
@@ -469,12 +469,12 @@ void table_print(const struct table *t, bool color)
         size_t w[TABLE_COLS] = {0};
 
         for (unsigned i = 0; i < t->ncols; i++)
-                w[i] = esc_width(t->head[i]);
+                w[i] = tty_width(t->head[i]);
         for (size_t r = 0; r < t->nrows; r++) {
                 const char *c = t->rows[r];
 
                 for (unsigned i = 0; i < t->ncols; i++) {
-                        size_t n = esc_width(c);
+                        size_t n = tty_width(c);
 
                         if (n > w[i])
                                 w[i] = n;
@@ -533,13 +533,13 @@ const char *colored(const char *s, enum color c, bool color, char *buf, size_t n
         size_t on, len;
 
         if (!color || c == C_NONE || n < strlen(color_on[c]) + sizeof(off) + 4) {
-                esc_text(s, 0, buf, n);
+                tty_text(s, 0, buf, n);
                 return buf;
         }
         /* our escapes around s, s escaped (it may come from the server) */
         on = strlen(color_on[c]);
         memcpy(buf, color_on[c], on);
-        esc_text(s, 0, buf + on, n - on - (sizeof(off) - 1));
+        tty_text(s, 0, buf + on, n - on - (sizeof(off) - 1));
         len = on + strlen(buf + on);
         memcpy(buf + len, off, sizeof(off));
         return buf;
@@ -564,7 +564,7 @@ void cell_text(const json_t *v, char *buf, size_t n)
                 t = json_string_value(v);
         else
                 t = (s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT)) ? s : "?";
-        esc_text(t, CELL_MAX, buf, n);
+        tty_text(t, CELL_MAX, buf, n);
 }
 
 /* The claims of a verdict as a table, failing claims first; the top-level reason when any. */
@@ -579,16 +579,16 @@ void print_claims(const json_t *verdict, bool color)
         reason = json_object_get(verdict, "reason");
         if (json_is_object(reason)) {
                 fputs("reason:     ", stdout);
-                esc_fputs(str(reason, "code") ? str(reason, "code") : "?", 0, stdout);
+                tty_fputs(str(reason, "code") ? str(reason, "code") : "?", 0, stdout);
                 fputs(": ", stdout);
-                esc_fputs(str(reason, "detail") ? str(reason, "detail") : "", 0, stdout);
+                tty_fputs(str(reason, "detail") ? str(reason, "detail") : "", 0, stdout);
                 putchar('\n');
         }
         if (json_array_size(unchecked)) {
                 _cleanup_free_ char *s = json_dumps(unchecked, JSON_COMPACT);
 
                 fputs("unchecked:  ", stdout);
-                esc_fputs(s ? s : "?", 0, stdout);
+                tty_fputs(s ? s : "?", 0, stdout);
                 putchar('\n');
         }
         if (!json_array_size(claims))

@@ -4,7 +4,7 @@
  * (--url, --ca, --token-file, --json, --timeout; the token never on the command line), an HTTPS
  * client (libcurl: TLS 1.2 or later, AEAD suites only, the CA of --ca pinned, no redirects,
  * responses capped at CTL_RESPONSE_MAX and refused when they hold a NUL byte), the server's
- * {"error","detail"} answers printed with their text escaped (attestctl/esc.h), and aligned
+ * {"error","detail"} answers printed with their text escaped (attestctl/tty.h), and aligned
  * tables with optional colour, every cell escaped.
  *
  * Exit status of every remote command: 0 done, 1 a verdict or check failed (documented per
@@ -113,7 +113,7 @@ bool remote_id_valid(const char *s);
 /* ---- tables ---- */
 
 /*
- * Every cell goes through esc_text() (attestctl/esc.h): control characters, bidi overrides and
+ * Every cell goes through tty_text() (attestctl/tty.h): control characters, bidi overrides and
  * invalid UTF-8 from the server are printed escaped, and columns are aligned by the columns the
  * escaped text takes. A cell is cut at CELL_MAX columns with "...".
  */
@@ -153,7 +153,7 @@ void table_done(struct table *t);
 /* The colour of a status word: fail/failing/decommissioned red, stale/warning yellow, pass green.
  */
 enum color status_color(const char *s);
-/* s escaped (attestctl/esc.h) and wrapped in the colour's escapes when color; in buf (n >= 4). */
+/* s escaped (attestctl/tty.h) and wrapped in the colour's escapes when color; in buf (n >= 4). */
 const char *colored(const char *s, enum color c, bool color, char *buf, size_t n);
 
 /* A JSON value as a table cell: strings bare, the rest compact JSON; escaped, cut at CELL_MAX

@@ -20,25 +20,25 @@
  * Columns are counted as a terminal shows them (approximately: East Asian wide characters and
  * common emoji 2, combining marks 0, the rest 1) so that tables stay aligned.
  */
-#ifndef ATTESTCTL_ESC_H
-#define ATTESTCTL_ESC_H
+#ifndef ATTESTCTL_TTY_H
+#define ATTESTCTL_TTY_H
 
 #include <stddef.h>
 #include <stdio.h>
 
-#define ESC_UNIT_MAX 10 /* bytes of the longest printed form of one character: \U000e0001 */
+#define TTY_UNIT_MAX 10 /* bytes of the longest printed form of one character: \U000e0001 */
 
 /*
  * s escaped into out (n >= 4 bytes, always NUL terminated): at most max_cols columns (0: no
  * limit) and n - 1 bytes; text that does not fit is cut at a character boundary and ends in
  * "...". Returns the columns of out.
  */
-size_t esc_text(const char *s, size_t max_cols, char *out, size_t n);
+size_t tty_text(const char *s, size_t max_cols, char *out, size_t n);
 
 /* The columns s takes once escaped (whole, uncut). */
-size_t esc_width(const char *s);
+size_t tty_width(const char *s);
 
-/* s escaped onto f, cut as esc_text() cuts when max_cols (0: whole). NULL prints "-". */
-void esc_fputs(const char *s, size_t max_cols, FILE *f);
+/* s escaped onto f, cut as tty_text() cuts when max_cols (0: whole). NULL prints "-". */
+void tty_fputs(const char *s, size_t max_cols, FILE *f);
 
 #endif

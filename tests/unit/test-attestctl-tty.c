@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * attestctl's escaping of server text for the terminal (attestctl/esc.h): every byte alone and
+ * attestctl's escaping of server text for the terminal (attestctl/tty.h): every byte alone and
  * after a lead byte, every code point, overlong forms, surrogates, truncated sequences, the
  * hidden code points and their neighbours, cuts at columns and bytes, and that escaped text is
  * printable and escapes to itself.
@@ -10,14 +10,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attestctl/esc.h"
+#include "attestctl/tty.h"
 #include "tests/unit/testutil.h"
 
 /* The escaped form of s, whole (a byte takes at most 4 printed bytes, as \xHH). */
 static const char *esc(const char *s, char *out, size_t n)
 {
         ck_assert_uint_ge(n, strlen(s) * 4 + 1);
-        esc_text(s, 0, out, n);
+        tty_text(s, 0, out, n);
         return out;
 }
 
@@ -76,7 +76,7 @@ START_TEST(test_every_single_byte)
                 else /* C0, DEL, and every byte >= 0x80 alone: not UTF-8 */
                         snprintf(want, sizeof(want), "a\\x%02xz", b);
                 ck_assert_str_eq(esc(in, out, sizeof(out)), want);
-                ck_assert_uint_eq(esc_width(in), strlen(want));
+                ck_assert_uint_eq(tty_width(in), strlen(want));
                 assert_safe(out);
         }
 }
@@ -216,7 +216,7 @@ START_TEST(test_hidden_code_points_and_neighbours)
                 utf8(hidden[i], in);
                 snprintf(want, sizeof(want), hidden[i] > 0xffff ? "\\U%08x" : "\\u%04x", hidden[i]);
                 ck_assert_str_eq(esc(in, out, sizeof(out)), want);
-                ck_assert_uint_eq(esc_width(in), strlen(want));
+                ck_assert_uint_eq(tty_width(in), strlen(want));
         }
         for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
                 char in[8] = {0}, out[64];
@@ -238,7 +238,7 @@ START_TEST(test_every_code_point)
                 if (cp >= 0xd800 && cp <= 0xdfff)
                         continue;
                 utf8(cp, in);
-                esc_text(in, 0, out, sizeof(out));
+                tty_text(in, 0, out, sizeof(out));
                 if (strcmp(in, out) == 0) {
                         passed++;
                 } else {
@@ -247,7 +247,7 @@ START_TEST(test_every_code_point)
                                 ck_abort_msg("U+%04x: %s", cp, out);
                 }
                 assert_safe(out);
-                esc_text(out, 0, again, sizeof(again));
+                tty_text(out, 0, again, sizeof(again));
                 if (strcmp(again, out) != 0)
                         ck_abort_msg("U+%04x: %s escapes to %s", cp, out, again);
         }
@@ -263,33 +263,33 @@ START_TEST(test_cut_at_columns_never_splits_an_escape)
         size_t cols;
 
         /* exact fit, one over, one under */
-        ck_assert_uint_eq(esc_text("abcdef", 6, out, sizeof(out)), 6);
+        ck_assert_uint_eq(tty_text("abcdef", 6, out, sizeof(out)), 6);
         ck_assert_str_eq(out, "abcdef");
-        ck_assert_uint_eq(esc_text("abcdef", 7, out, sizeof(out)), 6);
+        ck_assert_uint_eq(tty_text("abcdef", 7, out, sizeof(out)), 6);
         ck_assert_str_eq(out, "abcdef");
-        ck_assert_uint_eq(esc_text("abcdefg", 6, out, sizeof(out)), 6);
+        ck_assert_uint_eq(tty_text("abcdefg", 6, out, sizeof(out)), 6);
         ck_assert_str_eq(out, "abc...");
         /* an escape does not fit whole: it is left out, not cut */
-        cols = esc_text("ab\x1b[2J", 6, out, sizeof(out));
+        cols = tty_text("ab\x1b[2J", 6, out, sizeof(out));
         ck_assert_str_eq(out, "ab...");
         ck_assert_uint_eq(cols, 5);
-        cols = esc_text("\xe2\x80\xae"
+        cols = tty_text("\xe2\x80\xae"
                         "abc",
                         8, out, sizeof(out));
         ck_assert_str_eq(out, "...");
         ck_assert_uint_eq(cols, 3);
-        cols = esc_text("\xe2\x80\xae"
+        cols = tty_text("\xe2\x80\xae"
                         "abc",
                         9, out, sizeof(out));
         ck_assert_str_eq(out, "\\u202eabc");
         ck_assert_uint_eq(cols, 9);
         /* wide characters count two columns */
-        cols = esc_text("\xe6\xbc\xa2\xe5\xad\x97\xe6\xbc\xa2\xe5\xad\x97", 6, out, sizeof(out));
+        cols = tty_text("\xe6\xbc\xa2\xe5\xad\x97\xe6\xbc\xa2\xe5\xad\x97", 6, out, sizeof(out));
         ck_assert_str_eq(out, "\xe6\xbc\xa2...");
         ck_assert_uint_eq(cols, 5);
-        ck_assert_uint_eq(esc_width("\xe6\xbc\xa2\xe5\xad\x97"), 4);
-        ck_assert_uint_eq(esc_width("e\xcc\x81"), 1);
-        ck_assert_uint_eq(esc_width("caf\xc3\xa9"), 4);
+        ck_assert_uint_eq(tty_width("\xe6\xbc\xa2\xe5\xad\x97"), 4);
+        ck_assert_uint_eq(tty_width("e\xcc\x81"), 1);
+        ck_assert_uint_eq(tty_width("caf\xc3\xa9"), 4);
 }
 END_TEST
 
@@ -298,11 +298,11 @@ START_TEST(test_cut_at_bytes_on_a_character_boundary)
         char out[6];
 
         /* 5 bytes of room: "éé" is 4 bytes, "ééé" 6 */
-        esc_text("\xc3\xa9\xc3\xa9", 0, out, sizeof(out));
+        tty_text("\xc3\xa9\xc3\xa9", 0, out, sizeof(out));
         ck_assert_str_eq(out, "\xc3\xa9\xc3\xa9");
-        esc_text("\xc3\xa9\xc3\xa9\xc3\xa9", 0, out, sizeof(out));
+        tty_text("\xc3\xa9\xc3\xa9\xc3\xa9", 0, out, sizeof(out));
         ck_assert_str_eq(out, "\xc3\xa9...");
-        esc_text("\x1b\x1b", 0, out, sizeof(out));
+        tty_text("\x1b\x1b", 0, out, sizeof(out));
         ck_assert_str_eq(out, "...");
         /* combining marks take no column but bytes: the byte cap still holds */
         {
@@ -313,13 +313,13 @@ START_TEST(test_cut_at_bytes_on_a_character_boundary)
                 for (size_t i = 0; i < 10000; i++)
                         memcpy(marks + 1 + 2 * i, "\xcc\x81", 2);
                 marks[1 + 2 * 10000] = 0;
-                esc_text(marks, 72, big, sizeof(big));
+                tty_text(marks, 72, big, sizeof(big));
                 ck_assert_uint_le(strlen(big), sizeof(big) - 1);
                 ck_assert_str_eq(big + strlen(big) - 3, "...");
                 free(marks);
         }
         /* too small a buffer: empty */
-        esc_text("abc", 0, out, 3);
+        tty_text("abc", 0, out, 3);
         ck_assert_str_eq(out, "");
 }
 END_TEST
@@ -336,9 +336,9 @@ START_TEST(test_fputs_writes_what_esc_text_gives)
                         FILE *f = open_memstream(&m, &n);
 
                         ck_assert_ptr_nonnull(f);
-                        esc_fputs(in[i], cols, f);
+                        tty_fputs(in[i], cols, f);
                         ck_assert_int_eq(fclose(f), 0);
-                        esc_text(in[i], cols, want, sizeof(want));
+                        tty_text(in[i], cols, want, sizeof(want));
                         ck_assert_str_eq(m, want);
                         free(m);
                 }
@@ -348,7 +348,7 @@ START_TEST(test_fputs_writes_what_esc_text_gives)
                 FILE *f = open_memstream(&m, &n);
 
                 ck_assert_ptr_nonnull(f);
-                esc_fputs(NULL, 0, f);
+                tty_fputs(NULL, 0, f);
                 ck_assert_int_eq(fclose(f), 0);
                 ck_assert_str_eq(m, "-");
                 free(m);
@@ -362,7 +362,7 @@ START_TEST(test_random_strings_idempotent)
         uint32_t x = 2463534242u;
 
         for (int round = 0; round < 20000; round++) {
-                char in[33], out[33 * ESC_UNIT_MAX + 1], again[sizeof(out)];
+                char in[33], out[33 * TTY_UNIT_MAX + 1], again[sizeof(out)];
                 size_t len = 1 + round % 32;
 
                 for (size_t i = 0; i < len; i++) {
@@ -372,18 +372,18 @@ START_TEST(test_random_strings_idempotent)
                         in[i] = (char)(x % 255 + 1);
                 }
                 in[len] = 0;
-                esc_text(in, 0, out, sizeof(out));
+                tty_text(in, 0, out, sizeof(out));
                 assert_safe(out);
-                esc_text(out, 0, again, sizeof(again));
+                tty_text(out, 0, again, sizeof(again));
                 ck_assert_str_eq(again, out);
-                ck_assert_uint_eq(esc_width(in), esc_width(out));
+                ck_assert_uint_eq(tty_width(in), tty_width(out));
         }
 }
 END_TEST
 
 static Suite *esc_suite(void)
 {
-        Suite *s = suite_create("attestctl-esc");
+        Suite *s = suite_create("attestctl-tty");
         TCase *tc = tcase_create("esc");
 
         tcase_set_timeout(tc, 60);

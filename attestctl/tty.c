@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Server text made safe for the operator's terminal (attestctl/esc.h has the printed form). */
+/* Server text made safe for the operator's terminal (attestctl/tty.h has the printed form). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "attestctl/esc.h"
+#include "attestctl/tty.h"
 #include "util/macro.h"
 
 struct range {
@@ -95,7 +95,7 @@ struct unit {
         size_t in;   /* input bytes it takes */
         size_t len;  /* bytes of out */
         size_t cols; /* columns of out */
-        char out[ESC_UNIT_MAX];
+        char out[TTY_UNIT_MAX];
 };
 
 static void hex(char *out, uint32_t v, unsigned digits)
@@ -168,7 +168,7 @@ static size_t fit(const char *s, size_t max_cols, size_t max_bytes, bool *ret_cu
         return i;
 }
 
-size_t esc_text(const char *s, size_t max_cols, char *out, size_t n)
+size_t tty_text(const char *s, size_t max_cols, char *out, size_t n)
 {
         const unsigned char *p = (const unsigned char *)s;
         size_t end, i = 0, o = 0, cols = 0;
@@ -199,7 +199,7 @@ size_t esc_text(const char *s, size_t max_cols, char *out, size_t n)
         return cols;
 }
 
-size_t esc_width(const char *s)
+size_t tty_width(const char *s)
 {
         const unsigned char *p = (const unsigned char *)s;
         size_t i = 0, cols = 0;
@@ -213,7 +213,7 @@ size_t esc_width(const char *s)
         return cols;
 }
 
-void esc_fputs(const char *s, size_t max_cols, FILE *f)
+void tty_fputs(const char *s, size_t max_cols, FILE *f)
 {
         const unsigned char *p;
         size_t end, i = 0;
