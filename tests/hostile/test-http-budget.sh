@@ -178,8 +178,15 @@ if want 3; then
         kill "$holder" 2>/dev/null || true
         wait "$holder" 2>/dev/null || true
         holder=""
-        # the holder gone, its share is free again
-        try 3 "$ATK_ID" 262144 fits
+        # the holder gone (once attestd has seen its connection close), its share is free again
+        for _ in $(seq 20); do
+                read -r s _ < <(python3 "$HOSTILE" send "$port" "$CA" 3 "/v1/agents/$ATK_ID/evidence" \
+                        262144 262144 65536 0 0)
+                [ "$s" = 503 ] || break
+                sleep 0.5
+        done
+        [ "$s" != 503 ] && [ "$s" != closed ] || fail "the holder's share not freed after it left: $s"
+        echo "# the holder gone: from 127.0.0.3 to ${ATK_ID:0:8}..: Content-Length 262144 (both shares): $s"
         ok "shares: per address and per agent, cap-1 and cap read, cap+1 503; another address and agent unaffected"
 fi
 
