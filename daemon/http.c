@@ -81,8 +81,8 @@ enum budget_verdict { BUDGET_OK, BUDGET_ALL, BUDGET_ADDR, BUDGET_AGENT };
 /* Per request, from the first call of the access handler to the completion callback. */
 struct req_state {
         size_t limit, len, cap, discarded;
-        size_t reserved; /* bytes of the in-flight body budget this request holds (= cap) */
-        size_t declared; /* Content-Length; 0: chunked, or no body */
+        size_t reserved;  /* bytes of the in-flight body budget this request holds (= cap) */
+        size_t declared;  /* Content-Length; 0: chunked, or no body */
         uint64_t arrived; /* body bytes read so far, kept or discarded */
         int64_t head_ms;  /* when the head was complete */
         struct share *addr, *agent; /* attached when the request may carry a body */
