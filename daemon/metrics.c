@@ -60,7 +60,6 @@ static const char *const conn_close_names[METRICS_CONN__COUNT] = {
         [METRICS_CONN_EVICTED] = "evicted",
         [METRICS_CONN_REFUSED] = "refused",
         [METRICS_CONN_SLOW_BODY] = "slow_body", /* --min-body-rate */
-        [METRICS_CONN_SLOW_BODY] = "slow_body",
 };
 
 void metrics_conn_open(struct metrics *m, int delta)
