@@ -26,7 +26,7 @@ attacker="" holder=""
 kill_at_exit attacker holder
 boot_host
 want() { [ -z "${SECTIONS:-}" ] || [[ " $SECTIONS " == *" $1 "* ]]; }
-DRIP=${DRIP:-10} ATTACK=${ATTACK:-45}
+DRIP=${DRIP:-10} ATTACK=${ATTACK:-35}
 
 # once LOG ARGS...: one agent round (--once) of the agent in state dir st; its wall time in ms
 # and exit status appended to rounds.txt
