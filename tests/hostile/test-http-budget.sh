@@ -26,7 +26,7 @@ attacker="" holder=""
 kill_at_exit attacker holder
 boot_host
 want() { [ -z "${SECTIONS:-}" ] || [[ " $SECTIONS " == *" $1 "* ]]; }
-DRIP=${DRIP:-10} ATTACK=${ATTACK:-35}
+DRIP=${DRIP:-10} ATTACK=${ATTACK:-30}
 
 # once LOG ARGS...: one agent round (--once) of the agent in state dir st; its wall time in ms
 # and exit status appended to rounds.txt
@@ -142,9 +142,10 @@ fi
 if want 3; then
         echo "# 3. --max-inflight-body-per-ip 262144 --max-inflight-body-per-agent 262144"
         stop_daemon
+        # the holder sends nothing more: idle and body timeouts past the section's length
         verifier --max-inflight-body 67108864 \
                 --max-inflight-body-per-ip 262144 --max-inflight-body-per-agent 262144 \
-                --min-body-rate 1000 --body-rate-grace 2
+                --min-body-rate 1000 --body-rate-grace 2 --idle-timeout 300 --body-timeout 300
         # the holder: 131071 of 131072 bytes from 127.0.0.3 to the attacker's agent; its buffer
         # doubled from 4 KiB to exactly 131072, held in both shares (due after 2 s + 131 s)
         coproc HOLD { python3 "$HOSTILE" send "$port" "$CA" 3 "/v1/agents/$ATK_ID/evidence" \
