@@ -12,7 +12,7 @@
 #include "daemon/api.h"
 
 int api_preflight(struct attestd *d, const char *method, const char *path,
-                  const char *authorization, struct api_resp *ret)
+                  const char *authorization, struct api_resp *ret, char ret_id[API_ID_MAX + 1])
 {
         struct api_route_info ri;
         uint64_t offset;
@@ -45,8 +45,10 @@ int api_preflight(struct attestd *d, const char *method, const char *path,
                           "ids are 1-64 of [A-Za-z0-9_.-], not starting with . or -");
                 goto answered;
         }
-        if (ri.gate == API_GATE_NONE)
+        if (ri.gate == API_GATE_NONE) {
+                memcpy(ret_id, ri.id, sizeof(ri.id));
                 return 0;
+        }
         /* one indexed lookup: -ENOENT unknown, -EACCES enrolled but not active, -EPERM
          * decommissioned */
         e = store_agent_offset(d->store, ri.id, &offset);
@@ -64,6 +66,7 @@ int api_preflight(struct attestd *d, const char *method, const char *path,
                           "agent %s was decommissioned by an administrator", ri.id);
                 goto answered;
         }
+        memcpy(ret_id, ri.id, sizeof(ri.id));
         return 0; /* on a store error the handler meets it again and reports it */
 answered:
         metrics_request(&d->metrics);

@@ -48,10 +48,11 @@ size_t api_body_limit(const struct attestd *d, const char *method, const char *p
 /*
  * Decide what can be decided from the request head alone, before any body byte is read
  * (api-preflight.c): unknown route or method, missing or wrong token, unknown or inactive agent.
- * 1: *ret holds the answer to send now; 0: read the body and call api_handle().
+ * 1: *ret holds the answer to send now; 0: read the body and call api_handle(), ret_id then holds
+ * the agent id the path names ("" when none; the key of its share of the body budget).
  */
 int api_preflight(struct attestd *d, const char *method, const char *path,
-                  const char *authorization, struct api_resp *ret);
+                  const char *authorization, struct api_resp *ret, char ret_id[API_ID_MAX + 1]);
 
 /* Fill *ret (status always set; body malloc'ed). */
 void api_handle(struct attestd *d, const struct api_req *req, struct api_resp *ret);

@@ -89,7 +89,20 @@ static const struct opt opts[] = {
         {"idle-timeout", OPT_U64, O(idle_timeout), 1, 3600, "SECONDS",
          "close a connection on which no byte moved for this long (default 30)"},
         {"max-inflight-body", OPT_U64, O(max_inflight_body), 65536, 68719476736ULL, "BYTES",
-         "request bodies buffered at once, all clients together; beyond: 503 (default 268435456)"},
+         "request bodies buffered at once, all clients together, counted as they arrive; "
+         "beyond: 503 (default 268435456)"},
+        {"max-inflight-body-per-ip", OPT_U64, O(max_inflight_body_per_ip), 4096, 68719476736ULL,
+         "BYTES",
+         "of those, from one client address (IPv6: one /64) at most; beyond: 503 "
+         "(default 33554432)"},
+        {"max-inflight-body-per-agent", OPT_U64, O(max_inflight_body_per_agent), 4096,
+         68719476736ULL, "BYTES",
+         "of those, to one agent id in the URL at most; beyond: 503 (default 33554432)"},
+        {"min-body-rate", OPT_U64, O(min_body_rate), 1, 1073741824, "BYTES",
+         "after --body-rate-grace, a request body must arrive at this many bytes a second on "
+         "average, else the connection is closed (default 1024)"},
+        {"body-rate-grace", OPT_U64, O(body_rate_grace), 0, 3600, "SECONDS",
+         "time from a request head before --min-body-rate applies (default 5)"},
         {"ear-key", OPT_STR, O(ear_key), 0, 0, "FILE",
          "EC P-256 private key (PEM, mode 0600) signing EAR results (GET /v1/agents/ID/ear)"},
         /* webhooks (issue 11, docs/webhooks.md) */
@@ -147,6 +160,10 @@ static void config_defaults(struct config *c)
         c->body_timeout = 60;
         c->idle_timeout = 30;
         c->max_inflight_body = 256u * 1024 * 1024;
+        c->max_inflight_body_per_ip = 32u * 1024 * 1024;
+        c->max_inflight_body_per_agent = 32u * 1024 * 1024;
+        c->min_body_rate = 1024;
+        c->body_rate_grace = 5;
         c->webhook_timeout = 10;
         c->webhook_backoff_max = 300;
         c->webhook_outbox_max = 100000;

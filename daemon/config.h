@@ -16,7 +16,7 @@
 #define CONFIG_STR_MAX 4096                    /* a value, with its NUL */
 #define CONFIG_LINE_MAX (CONFIG_STR_MAX + 128) /* a line of the file, without its newline */
 #define CONFIG_FILE_MAX (1024 * 1024)          /* the whole file */
-#define CONFIG_KEY_MAX 64                      /* a key (the longest flag name is 23) */
+#define CONFIG_KEY_MAX 64                      /* a key (the longest flag name is 27) */
 #define CONFIG_LINES_MAX 65536                 /* lines, blank and comment lines included */
 
 #define CONFIG_WEBHOOKS_MAX 8 /* --webhook receivers */
@@ -62,6 +62,10 @@ struct config {
         uint64_t body_timeout;      /* seconds from the head to the end of the response */
         uint64_t idle_timeout;      /* seconds without any byte moving */
         uint64_t max_inflight_body; /* bytes of request bodies buffered at once, all requests */
+        uint64_t max_inflight_body_per_ip;    /* ... of one client address (IPv6: its /64) */
+        uint64_t max_inflight_body_per_agent; /* ... naming one agent id in the URL */
+        uint64_t min_body_rate;               /* bytes/s a body must average after the grace */
+        uint64_t body_rate_grace;             /* seconds from the head before the rate counts */
         char ear_key[CONFIG_STR_MAX]; /* EAR signing key (PEM, P-256); "" : EAR endpoints 503 */
         /* webhooks (issue 11, docs/webhooks.md): https:// URLs only; flags replace the file's */
         char webhooks[CONFIG_WEBHOOKS_MAX][CONFIG_URL_MAX];

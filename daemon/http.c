@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <malloc.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -33,6 +35,21 @@ struct http_conn {
         bool reaped;         /* shut down by the reaper; libmicrohttpd closes it next */
         bool url_nul;        /* the unescape callback met %00 in the current request */
         bool cert_ok;        /* mTLS: the client certificate was verified on this connection */
+        /* --min-body-rate: the body must have arrived by then (0: no body being read); set by
+         * the connection's thread, read by the reaper */
+        atomic_int_fast64_t body_due_ms;
+};
+
+/*
+ * One client address (IPv6: its /64) or one agent id with request bodies in flight: the bytes of
+ * the budget its requests hold, and how many requests are attached (it is freed with the last).
+ */
+struct share {
+        struct share *next;
+        size_t held, refs;
+        uint32_t hash;
+        uint8_t len;
+        uint8_t key[1 + API_ID_MAX]; /* SHARE_ADDR + 16 address bytes, or SHARE_AGENT + the id */
 };
 
 struct http_server {
@@ -48,18 +65,31 @@ struct http_server {
         size_t nreaped; /* of nconns, shut down and not yet closed by libmicrohttpd */
         size_t peak;    /* most connections since the last malloc_trim() */
         int64_t head_ms, body_ms;
-        size_t body_budget;
-        atomic_size_t body_bytes; /* reserved by requests in flight */
+        int64_t rate_grace_ms;
+        uint64_t min_rate; /* bytes per second */
         bool client_ca;
+        /* the in-flight body budget: bytes buffered by all requests, and per address and agent */
+        pthread_mutex_t budget_lock; /* body_bytes, shares, every share's fields */
+        size_t body_budget, share_addr_max, share_agent_max;
+        size_t body_bytes;
+        uint32_t share_seed;
+        struct share *shares[HTTP_SHARE_BUCKETS];
 };
+
+enum budget_verdict { BUDGET_OK, BUDGET_ALL, BUDGET_ADDR, BUDGET_AGENT };
 
 /* Per request, from the first call of the access handler to the completion callback. */
 struct req_state {
         size_t limit, len, cap, discarded;
-        size_t reserved; /* bytes of the in-flight body budget this request holds */
+        size_t reserved;  /* bytes of the in-flight body budget this request holds (= cap) */
+        size_t declared;  /* Content-Length; 0: chunked, or no body */
+        uint64_t arrived; /* body bytes read so far, kept or discarded */
+        int64_t head_ms;  /* when the head was complete */
+        struct share *addr, *agent; /* attached when the request may carry a body */
         char *body;
         bool too_large;
         bool over_budget;
+        enum budget_verdict busy_why;
         bool responded;
         struct api_req req;
         char *qbuf[API_QUERY_MAX * 2];
@@ -183,27 +213,6 @@ int http_raise_nofile(uint64_t *ret_limit)
         return 0;
 }
 
-/* ---- the in-flight body budget ---- */
-
-static bool budget_take(struct http_server *s, size_t n)
-{
-        size_t cur = atomic_load(&s->body_bytes);
-
-        do {
-                if (n > s->body_budget - cur)
-                        return false;
-        } while (!atomic_compare_exchange_weak(&s->body_bytes, &cur, cur + n));
-        return true;
-}
-
-static void budget_give(struct http_server *s, size_t n)
-{
-        if (n)
-                atomic_fetch_sub(&s->body_bytes, n);
-}
-
-/* ---- connections: deadlines and the reaper ---- */
-
 static struct http_conn *conn_of(struct MHD_Connection *c)
 {
         const union MHD_ConnectionInfo *ci =
@@ -211,6 +220,176 @@ static struct http_conn *conn_of(struct MHD_Connection *c)
 
         return ci ? ci->socket_context : NULL;
 }
+
+/*
+ * ---- the in-flight body budget ----
+ * Bytes are taken as a body's buffer grows, never on a declared Content-Length: a request whose
+ * body has not arrived holds nothing. The buffer doubles from HTTP_BODY_FIRST up to the declared
+ * length or the route's cap, so what a request holds is at most twice what it has sent (plus
+ * HTTP_BODY_FIRST). Each take must fit the whole budget, the client address's share and, when
+ * the URL names an agent, that agent's share; the shares are kept in a chained hash table whose
+ * entries live while a request is attached, so it holds at most two per request in flight.
+ */
+enum { SHARE_ADDR = 'a', SHARE_AGENT = 'g' };
+
+static uint32_t share_hash(const struct http_server *s, const uint8_t *key, size_t len)
+{
+        /* FNV-1a seeded at start: keys come from clients, the seed keeps chains unguessable */
+        uint32_t h = 2166136261u ^ s->share_seed;
+
+        for (size_t i = 0; i < len; i++)
+                h = (h ^ key[i]) * 16777619u;
+        return h;
+}
+
+/* The share of key, attached (refs + 1), created if needed; NULL on ENOMEM. budget_lock held. */
+static struct share *share_attach(struct http_server *s, const uint8_t *key, size_t len)
+{
+        uint32_t h = share_hash(s, key, len);
+        struct share **head = &s->shares[h % HTTP_SHARE_BUCKETS], *sh;
+
+        assert(len <= sizeof(sh->key));
+        for (sh = *head; sh; sh = sh->next)
+                if (sh->hash == h && sh->len == len && !memcmp(sh->key, key, len)) {
+                        sh->refs++;
+                        return sh;
+                }
+        sh = calloc(1, sizeof(*sh));
+        if (!sh)
+                return NULL;
+        sh->hash = h;
+        sh->len = (uint8_t)len;
+        memcpy(sh->key, key, len);
+        sh->refs = 1;
+        sh->next = *head;
+        *head = sh;
+        return sh;
+}
+
+/* Detach one request from sh (NULL is fine); the last one frees it. budget_lock held. */
+static void share_detach(struct http_server *s, struct share *sh)
+{
+        struct share **pp;
+
+        if (!sh || --sh->refs)
+                return;
+        assert(sh->held == 0);
+        for (pp = &s->shares[sh->hash % HTTP_SHARE_BUCKETS]; *pp != sh; pp = &(*pp)->next)
+                ;
+        *pp = sh->next;
+        free(sh);
+}
+
+/* The share key of a client address: IPv4 as ::ffff:a.b.c.d, IPv6 by its /64. */
+static size_t addr_key(const struct sockaddr *sa, uint8_t key[static 17])
+{
+        memset(key, 0, 17);
+        key[0] = SHARE_ADDR;
+        if (sa && sa->sa_family == AF_INET) {
+                key[11] = key[12] = 0xff;
+                memcpy(key + 13, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+        } else if (sa && sa->sa_family == AF_INET6) {
+                const uint8_t *a = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+                static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+                memcpy(key + 1, a, memcmp(a, v4mapped, 12) ? 8 : 16);
+        }
+        return 17;
+}
+
+/*
+ * Attach a request that may carry a body to its address's share and (id non-empty) its agent's.
+ * -ENOMEM when the table cannot grow (the request is answered 503).
+ */
+static int budget_attach(struct http_server *s, struct MHD_Connection *c, struct req_state *st,
+                         const char *id)
+{
+        const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        uint8_t key[1 + API_ID_MAX];
+        size_t idlen = strnlen(id, API_ID_MAX);
+        int r = 0;
+
+        pthread_mutex_lock(&s->budget_lock);
+        st->addr = share_attach(s, key, addr_key(ci ? ci->client_addr : NULL, key));
+        if (!st->addr)
+                r = -ENOMEM;
+        if (!r && idlen) {
+                key[0] = SHARE_AGENT;
+                memcpy(key + 1, id, idlen);
+                st->agent = share_attach(s, key, 1 + idlen);
+                if (!st->agent)
+                        r = -ENOMEM;
+        }
+        pthread_mutex_unlock(&s->budget_lock);
+        return r;
+}
+
+/* Which pool n more bytes would overflow (BUDGET_OK: none); take them when take. */
+static enum budget_verdict budget_check(struct http_server *s, struct req_state *st, size_t n,
+                                        bool take)
+{
+        enum budget_verdict v = BUDGET_OK;
+
+        pthread_mutex_lock(&s->budget_lock);
+        /* every held <= its maximum: the subtractions cannot wrap */
+        if (n > s->body_budget - s->body_bytes)
+                v = BUDGET_ALL;
+        else if (st->addr && n > s->share_addr_max - st->addr->held)
+                v = BUDGET_ADDR;
+        else if (st->agent && n > s->share_agent_max - st->agent->held)
+                v = BUDGET_AGENT;
+        if (v == BUDGET_OK && take) {
+                s->body_bytes += n;
+                if (st->addr)
+                        st->addr->held += n;
+                if (st->agent)
+                        st->agent->held += n;
+        }
+        pthread_mutex_unlock(&s->budget_lock);
+        return v;
+}
+
+static void budget_give(struct http_server *s, struct req_state *st, size_t n)
+{
+        if (!n)
+                return;
+        pthread_mutex_lock(&s->budget_lock);
+        s->body_bytes -= n;
+        if (st->addr)
+                st->addr->held -= n;
+        if (st->agent)
+                st->agent->held -= n;
+        pthread_mutex_unlock(&s->budget_lock);
+}
+
+static void budget_detach(struct http_server *s, struct req_state *st)
+{
+        pthread_mutex_lock(&s->budget_lock);
+        share_detach(s, st->addr);
+        share_detach(s, st->agent);
+        st->addr = st->agent = NULL;
+        pthread_mutex_unlock(&s->budget_lock);
+}
+
+/*
+ * --min-body-rate: after --body-rate-grace from the head, every min_rate bytes that arrived buy
+ * one more second; the reaper closes a connection whose body is late (libmicrohttpd 0.9.75 cannot
+ * queue a response while a body is being read, so no 408 can be sent). 0 disarms.
+ */
+static void body_due(struct http_server *s, struct MHD_Connection *c, const struct req_state *st,
+                     bool armed)
+{
+        struct http_conn *hc = conn_of(c);
+
+        if (hc)
+                atomic_store(&hc->body_due_ms,
+                             armed ? st->head_ms + s->rate_grace_ms +
+                                             (int64_t)(st->arrived * 1000 / s->min_rate)
+                                   : 0);
+}
+
+/* ---- connections: deadlines and the reaper ---- */
 
 /* Shut a connection down; libmicrohttpd's next read sees the end of the stream and closes it. */
 static void conn_reap(struct http_server *s, struct http_conn *hc)
@@ -259,6 +438,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
                         return;
                 }
                 hc->fd = ci->connect_fd;
+                atomic_init(&hc->body_due_ms, 0);
                 pthread_mutex_lock(&s->lock);
                 hc->since_ms = mono_ms();
                 hc->deadline_ms = hc->since_ms + s->head_ms;
@@ -299,7 +479,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 
 /*
  * Close what is overdue: a head not complete header-timeout after accept or the last response
- * (slowloris, silent or half-handshaken TLS), a request not answered body-timeout after its head.
+ * (slowloris, silent or half-handshaken TLS), a request not answered body-timeout after its head,
+ * a body arriving slower than --min-body-rate (body_due()).
  * Above 90 % of the connection cap (pressure), the connections waiting longest for a head (over
  * HTTP_EVICT_IDLE_MS) go first, down to 60 %, and the reaper runs every HTTP_REAP_FAST_MS, so
  * newcomers mostly find a free slot; at the cap itself make_room() evicts one per newcomer.
@@ -319,13 +500,16 @@ static size_t reap(struct http_server *s, int64_t now)
         for (struct http_conn *hc = s->conns_tail; hc; hc = hc->prev) {
                 bool overdue = now >= hc->deadline_ms;
                 bool waiting = !hc->in_request && now - hc->since_ms >= HTTP_EVICT_IDLE_MS;
+                int64_t due = atomic_load(&hc->body_due_ms);
+                bool slow = hc->in_request && due && now >= due;
 
-                if (hc->reaped || (!overdue && !(evict && waiting)))
+                if (hc->reaped || (!overdue && !slow && !(evict && waiting)))
                         continue;
                 conn_reap(s, hc);
                 n++;
-                metrics_conn_closed(&s->d->metrics,
-                                    overdue ? METRICS_CONN_OVERDUE : METRICS_CONN_PRESSURE);
+                metrics_conn_closed(&s->d->metrics, overdue ? METRICS_CONN_OVERDUE
+                                                    : slow  ? METRICS_CONN_SLOW_BODY
+                                                            : METRICS_CONN_PRESSURE);
                 if (evict)
                         evict--;
         }
@@ -376,6 +560,7 @@ static void conn_request_done(struct http_server *s, struct http_conn *hc)
         pthread_mutex_lock(&s->lock);
         hc->in_request = false;
         hc->url_nul = false;
+        atomic_store(&hc->body_due_ms, 0);
         hc->since_ms = mono_ms();
         hc->deadline_ms = hc->since_ms + s->head_ms;
         pthread_mutex_unlock(&s->lock);
@@ -572,7 +757,7 @@ static void body_drop(struct http_server *s, struct req_state *st)
         free(st->body);
         st->body = NULL;
         st->len = st->cap = 0;
-        budget_give(s, st->reserved);
+        budget_give(s, st, st->reserved);
         st->reserved = 0;
 }
 
@@ -590,10 +775,18 @@ static enum MHD_Result too_large(struct http_server *s, struct MHD_Connection *c
 
 static enum MHD_Result busy(struct http_server *s, struct MHD_Connection *c, struct req_state *st)
 {
+        static const char *const why[] = {
+                [BUDGET_OK] = "out of memory; retry later",
+                [BUDGET_ALL] = "too many request bodies in flight; retry later",
+                [BUDGET_ADDR] = "this client address's share of the request bodies in flight "
+                                "is in use; retry later",
+                [BUDGET_AGENT] = "this agent's share of the request bodies in flight is in use; "
+                                 "retry later",
+        };
+
         st->responded = true;
         body_drop(s, st);
-        return send_error(s->d, c, 503, AE_SERVER_BUSY,
-                          "too many request bodies in flight; retry later", true);
+        return send_error(s->d, c, 503, AE_SERVER_BUSY, why[st->busy_why], true);
 }
 
 /* The head is complete: everything decided before a body byte is read. */
@@ -603,6 +796,7 @@ static enum MHD_Result on_head(struct http_server *s, struct MHD_Connection *c,
         struct attestd *d = s->d;
         struct http_conn *hc = conn_of(c);
         const char *auth, *why;
+        char id[API_ID_MAX + 1];
         struct framing f;
         struct api_resp r;
         enum MHD_Result ret;
@@ -635,23 +829,30 @@ static enum MHD_Result on_head(struct http_server *s, struct MHD_Connection *c,
         if (f.ncl && f.cl > st->limit)
                 return too_large(s, c, st);
         auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-        if (api_preflight(d, method, url, auth, &r) > 0) {
+        if (api_preflight(d, method, url, auth, &r, id) > 0) {
                 st->responded = true;
                 ret = send_resp(c, &r, true);
                 api_resp_done(&r);
                 return ret;
         }
-        if (f.ncl && f.cl) {
-                if (!budget_take(s, (size_t)f.cl))
-                        return busy(s, c, st);
-                st->reserved = (size_t)f.cl;
-        }
+        if (!f.nte && !(f.ncl && f.cl))
+                return MHD_YES; /* no body */
+        if (budget_attach(s, c, st, id) < 0)
+                return busy(s, c, st);
+        /* nothing is taken before bytes arrive, but a body that cannot fit now is refused now */
+        if (f.ncl && (st->busy_why = budget_check(s, st, (size_t)f.cl, false)) != BUDGET_OK)
+                return busy(s, c, st);
+        st->declared = (size_t)f.cl;
+        st->head_ms = mono_ms();
+        body_due(s, c, st, true);
         return MHD_YES;
 }
 
-static enum MHD_Result on_upload(struct http_server *s, struct req_state *st, const char *data,
-                                 size_t n)
+static enum MHD_Result on_upload(struct http_server *s, struct MHD_Connection *c,
+                                 struct req_state *st, const char *data, size_t n)
 {
+        st->arrived += n;
+        body_due(s, c, st, true);
         if (!st->too_large && !st->over_budget && n > st->limit - st->len) {
                 /* libmicrohttpd cannot answer mid-upload: stop buffering, drop the
                  * rest, answer 413 at its end; hang up if it goes on past another cap */
@@ -662,26 +863,29 @@ static enum MHD_Result on_upload(struct http_server *s, struct req_state *st, co
                 st->discarded += n;
                 return st->discarded > HTTP_DISCARD_MAX ? MHD_NO : MHD_YES;
         }
-        if (st->len + n > st->cap) {
-                size_t cap = st->cap ? st->cap : 4096;
+        if (n > st->cap - st->len) {
+                /* grow with what arrived: doubling, up to the declared length and the cap
+                 * (len + n <= limit here, and limit <= 1 GiB: no overflow) */
+                size_t cap = st->cap ? st->cap : HTTP_BODY_FIRST;
                 char *nb;
 
-                if (st->reserved > cap)
-                        cap = st->reserved; /* Content-Length known: one allocation */
                 while (cap < st->len + n)
                         cap *= 2;
+                if (st->declared && cap > st->declared)
+                        cap = st->declared;
                 if (cap > st->limit)
                         cap = st->limit;
-                /* chunked bodies take their budget as they grow */
-                if (cap > st->reserved) {
-                        if (!budget_take(s, cap - st->reserved)) {
-                                st->over_budget = true;
-                                body_drop(s, st);
-                                st->discarded += n;
-                                return MHD_YES;
-                        }
-                        st->reserved = cap;
+                if (cap < st->len + n) /* more than declared: libmicrohttpd never does that */
+                        return MHD_NO;
+                st->busy_why = budget_check(s, st, cap - st->reserved, true);
+                if (st->busy_why != BUDGET_OK) {
+                        /* answered 503 at the body's end (or hung up past HTTP_DISCARD_MAX) */
+                        st->over_budget = true;
+                        body_drop(s, st);
+                        st->discarded += n;
+                        return MHD_YES;
                 }
+                st->reserved = cap;
                 nb = realloc(st->body, cap);
                 if (!nb)
                         return MHD_NO;
@@ -716,8 +920,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 size_t n = *upload_data_size;
 
                 *upload_data_size = 0;
-                return on_upload(s, st, upload_data, n);
+                return on_upload(s, c, st, upload_data, n);
         }
+        body_due(s, c, st, false); /* the body is complete */
         if (st->responded)
                 return MHD_YES;
         if (st->too_large)
@@ -754,6 +959,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         if (!st)
                 return;
         body_drop(s, st);
+        budget_detach(s, st);
         free(st);
         *con_cls = NULL;
         atomic_fetch_sub(&s->d->in_flight, 1);
@@ -784,9 +990,14 @@ int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_
         s->head_ms = (int64_t)d->cfg.header_timeout * 1000;
         s->body_ms = (int64_t)d->cfg.body_timeout * 1000;
         s->body_budget = (size_t)d->cfg.max_inflight_body;
+        s->share_addr_max = (size_t)d->cfg.max_inflight_body_per_ip;
+        s->share_agent_max = (size_t)d->cfg.max_inflight_body_per_agent;
+        s->min_rate = d->cfg.min_body_rate;
+        s->rate_grace_ms = (int64_t)d->cfg.body_rate_grace * 1000;
         s->max_conns = (size_t)d->cfg.max_connections;
         s->client_ca = client_ca_pem != NULL;
-        atomic_init(&s->body_bytes, 0);
+        if (getrandom(&s->share_seed, sizeof(s->share_seed), GRND_NONBLOCK) < 0)
+                s->share_seed = (uint32_t)mono_ms();
         /* each connection is one fd; keep HTTP_FD_RESERVE for the database, logs and TLS files */
         if ((e = http_raise_nofile(&nofile)) < 0)
                 log_warning("raising RLIMIT_NOFILE: %s", strerror(-e));
@@ -801,6 +1012,7 @@ int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_
                 s->max_conns = fit;
         }
         pthread_mutex_init(&s->lock, NULL);
+        pthread_mutex_init(&s->budget_lock, NULL);
         {
                 pthread_condattr_t ca;
 
@@ -842,6 +1054,7 @@ int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_
                 close(fd);
                 pthread_cond_destroy(&s->wake);
                 pthread_mutex_destroy(&s->lock);
+                pthread_mutex_destroy(&s->budget_lock);
                 free(s);
                 return attest_fail(err, -EAGAIN, AE_HTTP_START, "cannot start the reaper thread");
         }
@@ -887,6 +1100,7 @@ struct http_server *http_stop(struct http_server *s, uint64_t drain_ms)
         }
         pthread_cond_destroy(&s->wake);
         pthread_mutex_destroy(&s->lock);
+        pthread_mutex_destroy(&s->budget_lock);
         free(s);
         return NULL;
 }

@@ -20,8 +20,14 @@
  *   connections waiting for a head first, so a full table does not keep agents out.
  * - --max-connections-per-ip; RLIMIT_NOFILE raised to the hard limit.
  * - before a body byte is read: framing (one Content-Length, or chunked, never both),
- *   %00 in the URL, mTLS, the body cap (413), api_preflight() (401/403/404), and the
- *   --max-inflight-body budget shared by all requests (503 with Retry-After).
+ *   %00 in the URL, mTLS, the body cap (413), api_preflight() (401/403/404), and whether the
+ *   declared length fits what is free of the --max-inflight-body budget (503 with Retry-After).
+ * - the budget counts bytes that arrived (the buffer grows with them), never a declared length,
+ *   and each client address (IPv6: /64) and each agent id in the URL gets a bounded share
+ *   (--max-inflight-body-per-ip, --max-inflight-body-per-agent): a body crossing one is dropped
+ *   and answered 503 at its end. Bodies slower than --min-body-rate after --body-rate-grace are
+ *   closed by the reaper (issue "hostile round three", item 2: 17 bodies declared 16 MiB from one
+ *   address, a byte every 10 s, held the whole budget for --body-timeout).
  */
 #ifndef ATTESTD_HTTP_H
 #define ATTESTD_HTTP_H
@@ -61,6 +67,11 @@
  * refused by the library (431/414). Half the library's default: held connections cost less.
  */
 #define HTTP_CONN_MEMORY 16384
+/* A body's first buffer; it doubles as bytes arrive, up to the declared length and the cap. */
+#define HTTP_BODY_FIRST 4096
+/* Buckets of the table of per-address and per-agent shares (chained: entries only while a request
+ * with a body is attached, at most two per request). */
+#define HTTP_SHARE_BUCKETS 1024
 /* A chunked body over its cap is read and dropped up to this much, then the connection closed. */
 #define HTTP_DISCARD_MAX (32u * 1024 * 1024)
 

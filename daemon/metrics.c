@@ -55,10 +55,11 @@ void metrics_request(struct metrics *m)
 }
 
 static const char *const conn_close_names[METRICS_CONN__COUNT] = {
-        [METRICS_CONN_OVERDUE] = "overdue",
+        [METRICS_CONN_OVERDUE] = "overdue", /* --header-timeout, --body-timeout */
         [METRICS_CONN_PRESSURE] = "pressure",
         [METRICS_CONN_EVICTED] = "evicted",
         [METRICS_CONN_REFUSED] = "refused",
+        [METRICS_CONN_SLOW_BODY] = "slow_body", /* --min-body-rate */
 };
 
 void metrics_conn_open(struct metrics *m, int delta)

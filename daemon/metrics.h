@@ -26,10 +26,11 @@ enum metrics_result {
 
 /* Why attestd closed a connection itself (attestd_http_connections_closed_total{reason}). */
 enum metrics_conn_close {
-        METRICS_CONN_OVERDUE,  /* head or request past its deadline (--header/--body-timeout) */
-        METRICS_CONN_PRESSURE, /* waited long for a head with the table over 90 % full */
-        METRICS_CONN_EVICTED,  /* waited longest for a head when a newcomer came at the cap */
-        METRICS_CONN_REFUSED,  /* a newcomer at the cap with every other one in a request */
+        METRICS_CONN_OVERDUE,   /* head or request past its deadline (--header/--body-timeout) */
+        METRICS_CONN_PRESSURE,  /* waited long for a head with the table over 90 % full */
+        METRICS_CONN_EVICTED,   /* waited longest for a head when a newcomer came at the cap */
+        METRICS_CONN_REFUSED,   /* a newcomer at the cap with every other one in a request */
+        METRICS_CONN_SLOW_BODY, /* a body slower than --min-body-rate after its grace */
         METRICS_CONN__COUNT,
 };
 

@@ -6,10 +6,17 @@
 #        idle (TCP, nothing sent), partial (a TLS record header one byte a second, never
 #        complete), slow (TLS, then a request head one byte a second), mix (1 % slow, the rest
 #        half idle, half partial), busy:PATH (TLS, then a POST head to PATH announcing a
-#        1 MB body, none of which is sent: a request in progress). A closed slot reconnects
-#        after 0.2 s. STATUS_FILE gets "open=N connects=N closed=N" every second.
+#        1 MB body, none of which is sent: a request in progress), drip:EVERY:CL:PATH (TLS,
+#        then a POST head to PATH announcing CL body bytes, then one body byte every EVERY
+#        seconds). A closed slot reconnects after 0.2 s. STATUS_FILE gets "open=N connects=N
+#        closed=N" every second.
 #   bodies PORT CA COUNT SIZE PATH [TOKEN]  COUNT concurrent POSTs of SIZE bytes; prints statuses
 #   raw PORT CA HEX|@FILE     send these bytes over TLS, print the response (status line first)
+#   send PORT CA SRC PATH CL N CHUNK EVERY HOLD
+#        from 127.0.0.SRC, POST to PATH a head announcing CL bytes, then N body bytes ("{}" and
+#        blanks), CHUNK bytes every EVERY seconds; when N < CL print "held" and wait up to HOLD
+#        seconds. Prints "STATUS SECONDS DETAIL": the response's status (or "closed" when the
+#        server hung up without one), seconds from the head, the JSON detail (or "-")
 import errno, os, selectors, signal, socket, ssl, sys, threading, time
 
 def tls_ctx(ca):
@@ -36,13 +43,19 @@ def hold(port, count, first, last, mode, seconds, status_file):
     end = time.monotonic() + seconds
 
     busy_head = b""
+    drip_every = 1.0
     if mode.startswith("busy:"):
         busy_head = ("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                      "Content-Length: 1000000\r\n\r\n" % mode[5:]).encode()
+    elif mode.startswith("drip:"):
+        every, cl, path = mode[5:].split(":", 2)
+        drip_every = float(every)
+        busy_head = ("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     "Content-Length: %d\r\n\r\n" % (path, int(cl))).encode()
 
     def kind_of(i):
         if busy_head:
-            return "busy"
+            return "drip" if mode.startswith("drip:") else "busy"
         if mode != "mix":
             return mode
         if i % 100 == 0:
@@ -55,11 +68,11 @@ def hold(port, count, first, last, mode, seconds, status_file):
         s = socket.socket()
         try:
             s.bind((ips[i % len(ips)], 0))
-            if kind in ("slow", "busy"):
+            if kind in ("slow", "busy", "drip"):
                 s.settimeout(2)
                 s.connect(("127.0.0.1", port))
                 s = ctx.wrap_socket(s)
-                if kind == "busy":
+                if kind in ("busy", "drip"):
                     s.sendall(busy_head)
                 s.setblocking(False)
             else:
@@ -74,7 +87,7 @@ def hold(port, count, first, last, mode, seconds, status_file):
             todo.add(i)
             return
         connects += 1
-        slots[i] = [s, kind, now + 1, 0]
+        slots[i] = [s, kind, now + drip_every, 0]
         if kind not in ("idle", "busy"):
             drippers.add(i)
         sel.register(s, selectors.EVENT_READ, i)
@@ -119,8 +132,10 @@ def hold(port, count, first, last, mode, seconds, status_file):
             sl = slots[i]
             if sl is None or sl[2] > now:
                 continue
-            sl[2] = now + 1
-            data = head if sl[1] == "slow" else tls_head
+            sl[2] = now + drip_every
+            data = head if sl[1] == "slow" else b"{" if sl[1] == "drip" else tls_head
+            if sl[1] == "drip":
+                sl[3] = 0  # a body byte every time, bounded by SECONDS
             if sl[3] >= len(data):
                 drippers.discard(i)
                 continue
@@ -207,6 +222,62 @@ def raw(port, ca, data):
         pass
     sys.stdout.buffer.write(resp)
 
+def send(port, ca, src, path, cl, n, chunk, every, hold_s):
+    ctx = tls_ctx(ca)
+    raw_s = socket.socket()
+    raw_s.bind(("127.0.0.%d" % src, 0))
+    raw_s.settimeout(10)
+    raw_s.connect(("127.0.0.1", port))
+    s = ctx.wrap_socket(raw_s)
+    body = (b"{}" + b" " * max(0, n - 2))[:n]
+    t0 = time.monotonic()
+    s.sendall(("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               "Content-Length: %d\r\n\r\n" % (path, cl)).encode())
+    resp = b""
+    try:
+        off = 0
+        while off < n:
+            s.settimeout(10)
+            s.sendall(body[off:off + chunk])
+            off += chunk
+            if off < n and every > 0:
+                time.sleep(every)
+            s.settimeout(0.001)
+            try:  # answered early (503 at the head) or closed: stop sending
+                d = s.recv(65536)
+                resp += d
+                if not d or resp:
+                    break
+            except (ssl.SSLWantReadError, socket.timeout, BlockingIOError):
+                pass
+        if n < cl:
+            print("held", flush=True)
+    except OSError:
+        pass
+    s.settimeout(hold_s if n < cl else 30)
+    try:
+        while b"\r\n\r\n" not in resp or not resp.rstrip().endswith(b"}"):
+            d = s.recv(65536)
+            if not d:
+                break
+            resp += d
+    except (OSError, socket.timeout):
+        pass
+    secs = time.monotonic() - t0
+    line = resp.split(b"\r\n", 1)[0].decode(errors="replace")
+    status = line.split(" ")[1] if line.startswith("HTTP/") else "closed"
+    detail = "-"
+    if b"\r\n\r\n" in resp:
+        import json
+        try:
+            detail = json.loads(resp.split(b"\r\n\r\n", 1)[1]).get("detail", "-")
+        except ValueError:
+            pass
+    try:
+        print("%s %.2f %s" % (status, secs, detail), flush=True)
+    except BrokenPipeError:  # the holder's reader (the test) has moved on
+        pass
+
 def main():
     a = sys.argv[1:]
     if a and a[0] == "hold":
@@ -216,6 +287,9 @@ def main():
     elif a and a[0] == "raw":
         data = open(a[3][1:], "rb").read() if a[3].startswith("@") else bytes.fromhex(a[3])
         raw(int(a[1]), a[2], data)
+    elif a and a[0] == "send":
+        send(int(a[1]), a[2], int(a[3]), a[4], int(a[5]), int(a[6]), int(a[7]), float(a[8]),
+             float(a[9]))
     else:
         sys.exit("usage: see the header of " + sys.argv[0])
 

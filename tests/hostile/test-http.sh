@@ -141,6 +141,12 @@ fi
 if want 3; then
         echo "# 3. per-IP connection cap"
         attack 100 7 7 idle 20 hold3.txt
+        # the attacker's python may take seconds to start on a loaded machine: its first
+        # report (after its 100 connects), bounded, then the 2 s for attestd to take them
+        for _ in $(seq 100); do
+                [ -s hold3.txt ] && break
+                sleep 0.1
+        done
         sleep 2
         held=$(nfds)
         api GET /healthz
