@@ -56,16 +56,11 @@ static bool printable(uint32_t cp)
 {
         if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f))
                 return false;
-        switch (cp) {
-        case 0x061c:
-        case 0x200e:
-        case 0x200f:
-        case 0x2028:
-        case 0x2029:
-                return false;
-        default:
-                return !((cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069));
-        }
+        /* invisible and bidirectional format characters: they hide or reorder what is shown
+         * (the same set as attestctl's terminal guard, attestctl/tty.h) */
+        return !(cp == 0x061c || cp == 0x180e || (cp >= 0x200b && cp <= 0x200f) ||
+                 (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff ||
+                 (cp >= 0xfff9 && cp <= 0xfffb) || (cp >= 0xe0000 && cp <= 0xe007f));
 }
 
 /* The next unit at s[i]: its input length (*ret_in) and output length (the return). */

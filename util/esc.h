@@ -7,8 +7,9 @@
  *   - a valid UTF-8 sequence of a printable character is copied as is ("é", "日");
  *   - '\' becomes "\\";
  *   - every other byte becomes "\xHH" (two lower-case hex digits): C0 controls, DEL, C1 controls
- *     (U+0080..U+009F), the line and paragraph separators U+2028 and U+2029, the bidirectional
- *     controls (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069), and every byte that is
+ *     (U+0080..U+009F), the invisible and bidirectional format characters (U+061C, U+180E,
+ *     U+200B..U+200F, U+2028..U+202E, U+2060..U+206F, U+FEFF, U+FFF9..U+FFFB, the tags
+ *     U+E0000..U+E007F: zero-width characters, separators, bidi overrides), and every byte that is
  *     not part of a well-formed UTF-8 sequence (stray continuation bytes, overlong forms,
  *     surrogates, code points past U+10FFFF, a sequence cut short). A character made of several
  *     bytes that is escaped has each of its bytes escaped.

@@ -85,7 +85,8 @@ print(s["ear.status"], json.dumps(s["ear.trustworthiness-vector"], sort_keys=Tru
 # HEX -> the stored path as the verdict must show it (255 bytes kept, cut before a character)
 cat >expect.py <<'PY'
 import sys
-BAD = {0x061c, 0x200e, 0x200f, 0x2028, 0x2029} | set(range(0x202a, 0x202f)) | set(range(0x2066, 0x206a))
+BAD = ({0x061c, 0x180e, 0xfeff} | set(range(0x200b, 0x2010)) | set(range(0x2028, 0x202f)) |
+       set(range(0x2060, 0x2070)) | set(range(0xfff9, 0xfffc)) | set(range(0xe0000, 0xe0080)))
 def esc(b):
     out, i = [], 0
     while i < len(b):

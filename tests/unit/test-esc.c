@@ -94,7 +94,12 @@ START_TEST(test_utf8_kept_and_ill_formed_escaped)
                          "a\\xe2\\x80\\xaeb");
         ck_assert_str_eq(esc(LIT("\xe2\x81\xa6")), "\\xe2\\x81\\xa6");
         ck_assert_str_eq(esc(LIT("\xd8\x9c")), "\\xd8\\x9c");
-        ck_assert_str_eq(esc(LIT("\xc2\xa0")), "\xc2\xa0"); /* NBSP is printable */
+        ck_assert_str_eq(esc(LIT("\xe2\x80\x8b")), "\\xe2\\x80\\x8b");          /* zero width */
+        ck_assert_str_eq(esc(LIT("\xef\xbb\xbf")), "\\xef\\xbb\\xbf");          /* BOM */
+        ck_assert_str_eq(esc(LIT("\xf3\xa0\x80\x81")), "\\xf3\\xa0\\x80\\x81"); /* tag */
+        ck_assert_str_eq(esc(LIT("\xe2\x81\xaf")), "\\xe2\\x81\\xaf");          /* U+206F */
+        ck_assert_str_eq(esc(LIT("\xe2\x81\xb0")), "\xe2\x81\xb0"); /* U+2070 is printable */
+        ck_assert_str_eq(esc(LIT("\xc2\xa0")), "\xc2\xa0");         /* NBSP is printable */
         /* a terminal escape */
         ck_assert_str_eq(esc(LIT("\x1b]0;t\x07\x1b[2J")), "\\x1b]0;t\\x07\\x1b[2J");
         ck_assert(!esc_is_text(LIT("\x1b")));
