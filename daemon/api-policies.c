@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The policies API: list, put (validated), get, delete. */
 #include <errno.h>
+#include <malloc.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -42,6 +43,9 @@ void api_policies_list(struct attestd *d, const struct api_req *req, struct api_
         if (api_json(r, 200, json_pack("{s:o}", "policies", arr)) < 0)
                 api_nomem(d, r);
 }
+
+/* A PUT body above this gives its freed memory back to the system (malloc_trim) */
+#define POLICY_PUT_TRIM_BYTES (1024 * 1024)
 
 /* A probe warning: into the response's "warnings", and the log. */
 static void probe_warn(void *arg, const char *msg)
@@ -108,7 +112,9 @@ void api_policy_put(struct attestd *d, const struct api_req *req, struct api_res
         /* the document's tree is done with: a 32 MiB policy's is the largest part of the peak */
         json_decref(o);
         o = NULL;
-        if ((e = store_policy_put(d->store, name, canon, attestd_now_ms(), &version)) < 0) {
+        e = store_policy_put(d->store, name, canon, attestd_now_ms(), &version);
+        free(TAKE_PTR(canon));
+        if (e < 0) {
                 api_store_error(d, r, e, "policy insert");
                 return;
         }
@@ -117,6 +123,11 @@ void api_policy_put(struct attestd *d, const struct api_req *req, struct api_res
                 log_debug("policy %s version %lld: not cached (out of memory)", name,
                           (long long)version);
         log_info("policy %s version %lld stored", name, (long long)version);
+        /* the tree (3 times the body) and the canonical text are freed but stay in the process
+         * (glibc keeps freed heap): a 32 MiB PUT left RSS 155 MB up, 51 MB of it the parsed
+         * policy the cache keeps */
+        if (req->body_len > POLICY_PUT_TRIM_BYTES)
+                (void)malloc_trim(0);
         for (size_t i = 0; i < json_array_size(warnings); i++)
                 log_warning("policy %s version %lld: %s", name, (long long)version,
                             json_string_value(json_array_get(warnings, i)));
