@@ -1212,7 +1212,7 @@ END_TEST
 static Suite *suite(void)
 {
         Suite *s = suite_create("runtime");
-        TCase *t = tcase_create("runtime");
+        TCase *t = tcase_create("runtime"), *cost = tcase_create("cost");
 
         tcase_set_timeout(t, 300);
         tcase_add_test(t, test_real_logs_pass_their_allowlist);
@@ -1224,13 +1224,6 @@ static Suite *suite(void)
         tcase_add_test(t, test_unlisted_ima_buf_event_fails_buf_not_allowed);
         tcase_add_test(t, test_excludes_match_the_whole_path);
         tcase_add_test(t, test_backtracking_exclude_stops_at_the_match_limit);
-        tcase_add_test(t, test_catastrophic_exclude_fails_entries_within_the_budget);
-        tcase_add_test(t, test_catastrophic_alternation_exclude_is_named);
-        tcase_add_test(t, test_exclude_budget_cap);
-        tcase_add_test(t, test_exclude_time_budget_stops_uncounted_backtracking);
-        tcase_add_test(t, test_probe_rejects_catastrophic_excludes);
-        tcase_add_test(t, test_probe_accepts_ordinary_excludes_and_warns_polynomial);
-        tcase_add_test(t, test_policy_size_counts_what_it_holds);
         tcase_add_test(t, test_failures_are_capped_counts_are_not);
         tcase_add_test(t, test_parse_errors_name_the_path);
         tcase_add_test(t, test_policy_parses_the_runtime_section);
@@ -1246,6 +1239,16 @@ static Suite *suite(void)
         tcase_add_test(t, test_cap_modsig);
         tcase_add_test(t, test_modsig_entry_falls_back_to_the_allowlist_by_d_ng);
         suite_add_tcase(s, t);
+        /* the excludes' cost bounds (attestd-policy(5), COST BOUNDS) */
+        tcase_set_timeout(cost, 300);
+        tcase_add_test(cost, test_catastrophic_exclude_fails_entries_within_the_budget);
+        tcase_add_test(cost, test_catastrophic_alternation_exclude_is_named);
+        tcase_add_test(cost, test_exclude_budget_cap);
+        tcase_add_test(cost, test_exclude_time_budget_stops_uncounted_backtracking);
+        tcase_add_test(cost, test_probe_rejects_catastrophic_excludes);
+        tcase_add_test(cost, test_probe_accepts_ordinary_excludes_and_warns_polynomial);
+        tcase_add_test(cost, test_policy_size_counts_what_it_holds);
+        suite_add_tcase(s, cost);
         return s;
 }
 
