@@ -376,6 +376,9 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
         }
         e = verify_evidence(&in, rd->ev, rd->vr, &rd->err);
         akcache_put(d->aks, ak);
+        /* cost bounds: which exclude stopped at its limit (control bytes already '?') */
+        if (rd->rt && rt_ctx_exclude_note(rd->rt))
+                log_warning("agent %s: %s", rd->id, rt_ctx_exclude_note(rd->rt));
         rd->verified = e == 0;
         if (e == 0 && rp && !armed) {
                 /* runtime: another policy judged the earlier entries; start again from 0 */

@@ -364,8 +364,8 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
                 return;
         }
         policy_cache_stats(d->policies, &pcs);
-        pm = (struct metrics_policies){pcs.hits, pcs.misses, pcs.parses, pcs.evictions,
-                                       pcs.entries};
+        pm = (struct metrics_policies){pcs.hits,      pcs.misses,  pcs.parses,
+                                       pcs.evictions, pcs.entries, pcs.bytes};
         routes_for_metrics(&mr);
         if (metrics_render(&d->metrics, &a, &st, &pm, &mr, consumed, &text, &len) < 0) {
                 api_nomem(d, r);

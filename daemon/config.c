@@ -121,6 +121,9 @@ static const struct opt opts[] = {
          "events kept for delivery at most; beyond, the oldest are dropped (default 100000)"},
         {"webhook-retention", OPT_U64, O(webhook_retention), 0, 31536000, "SECONDS",
          "how long events delivered to every receiver are kept (default 86400)"},
+        /* policy cost bounds (daemon/policy-cache.h) */
+        {"policy-cache-bytes", OPT_U64, O(policy_cache_bytes), 1048576, 1099511627776ULL, "BYTES",
+         "parsed policies kept in memory, about (default 536870912; at most 256 versions)"},
         {"help", OPT_BOOL, O(help), 0, 0, NULL, "show this help"},
         {"version", OPT_BOOL, O(version), 0, 0, NULL, "show the version"},
 };
@@ -168,6 +171,7 @@ static void config_defaults(struct config *c)
         c->webhook_backoff_max = 300;
         c->webhook_outbox_max = 100000;
         c->webhook_retention = 86400;
+        c->policy_cache_bytes = 512ull << 20;
 }
 
 /* A webhook URL: https:// (any case), then printable ASCII without spaces, at most

@@ -76,6 +76,7 @@ struct config {
         uint64_t webhook_backoff_max;             /* seconds between retries at most */
         uint64_t webhook_outbox_max;              /* events kept at most (the oldest dropped) */
         uint64_t webhook_retention;               /* seconds delivered events are kept */
+        uint64_t policy_cache_bytes; /* parsed policies kept, bytes (daemon/policy-cache.h) */
         bool help, version;
 };
 

@@ -386,6 +386,8 @@ int main(int argc, char **argv)
         pthread_rwlock_init(&d.tokens_lock, NULL);
         e = policy_cache_new(POLICY_CACHE_MAX, &d.policies);
         if (e == 0)
+                e = policy_cache_set_max_bytes(d.policies, d.cfg.policy_cache_bytes);
+        if (e == 0)
                 e = run(&d);
         d.webhooks = webhook_stop(d.webhooks);
         d.store = store_close(d.store);

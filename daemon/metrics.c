@@ -305,10 +305,13 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
                 "attestd_policy_cache_evictions_total %llu\n"
                 "# HELP attestd_policy_cache_entries Parsed policy versions held.\n"
                 "# TYPE attestd_policy_cache_entries gauge\n"
-                "attestd_policy_cache_entries %llu\n",
+                "attestd_policy_cache_entries %llu\n"
+                "# HELP attestd_policy_cache_bytes Bytes the parsed policies held take, about.\n"
+                "# TYPE attestd_policy_cache_bytes gauge\n"
+                "attestd_policy_cache_bytes %llu\n",
                 (unsigned long long)policies->hits, (unsigned long long)policies->misses,
                 (unsigned long long)policies->parses, (unsigned long long)policies->evictions,
-                (unsigned long long)policies->entries);
+                (unsigned long long)policies->entries, (unsigned long long)policies->bytes);
         if (fclose(f) != 0) {
                 free(buf);
                 return -ENOMEM;

@@ -101,7 +101,7 @@ struct metrics_store {
 
 /* The policy cache (daemon/policy-cache.h): lookups that hit and missed, documents parsed. */
 struct metrics_policies {
-        uint64_t hits, misses, parses, evictions, entries;
+        uint64_t hits, misses, parses, evictions, entries, bytes;
 };
 
 int metrics_render(struct metrics *m, const struct metrics_agents *agents,

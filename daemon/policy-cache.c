@@ -8,10 +8,12 @@
 #include <string.h>
 
 #include "daemon/policy-cache.h"
+#include "policy/runtime.h"
 
 struct policy_cached {
         char name[POLICY_NAME_MAX + 1];
         int64_t version;
+        uint64_t bytes;                    /* policy_cached_bytes() */
         struct policy *policy;             /* immutable once added */
         atomic_uint refs;                  /* the cache's (while listed) and every holder's */
         struct policy_cached *prev, *next; /* most recently used first */
@@ -21,6 +23,7 @@ struct policy_cache {
         pthread_mutex_t lock;
         pthread_mutex_t fill_lock; /* held by the one miss reading and parsing the store */
         size_t max, n;
+        uint64_t max_bytes, bytes; /* bytes: of the listed entries */
         struct policy_cached *head, *tail;
         uint64_t gen; /* bumped by every drop */
         atomic_uint_fast64_t hits, misses, parses, evictions;
@@ -36,9 +39,20 @@ int policy_cache_new(size_t max, struct policy_cache **ret)
         if (!c)
                 return -ENOMEM;
         c->max = max;
+        c->max_bytes = POLICY_CACHE_BYTES_DEFAULT;
         pthread_mutex_init(&c->lock, NULL);
         pthread_mutex_init(&c->fill_lock, NULL);
         *ret = c;
+        return 0;
+}
+
+int policy_cache_set_max_bytes(struct policy_cache *c, uint64_t max_bytes)
+{
+        if (max_bytes == 0)
+                return -EINVAL;
+        pthread_mutex_lock(&c->lock);
+        c->max_bytes = max_bytes;
+        pthread_mutex_unlock(&c->lock);
         return 0;
 }
 
@@ -61,6 +75,11 @@ int64_t policy_cached_version(const struct policy_cached *e)
         return e->version;
 }
 
+uint64_t policy_cached_bytes(const struct policy_cached *e)
+{
+        return e->bytes;
+}
+
 /* Under the lock. */
 static void unlink_entry(struct policy_cache *c, struct policy_cached *e)
 {
@@ -74,6 +93,7 @@ static void unlink_entry(struct policy_cache *c, struct policy_cached *e)
                 c->tail = e->prev;
         e->prev = e->next = NULL;
         c->n--;
+        c->bytes -= e->bytes;
 }
 
 /* Under the lock. */
@@ -87,6 +107,7 @@ static void push_front(struct policy_cache *c, struct policy_cached *e)
                 c->tail = e;
         c->head = e;
         c->n++;
+        c->bytes += e->bytes;
 }
 
 /* Under the lock: the listed entry name@version, moved to the front, or NULL. */
@@ -151,6 +172,7 @@ static int add(struct policy_cache *c, const char *name, int64_t version, struct
         memcpy(e->name, name, len + 1);
         e->version = version;
         e->policy = p;
+        e->bytes = sizeof(*e) + POLICY_CACHE_ENTRY_BASE + rt_policy_size(policy_runtime(p));
         atomic_init(&e->refs, ret ? 2 : 1);
 
         pthread_mutex_lock(&c->lock);
@@ -178,13 +200,22 @@ static int add(struct policy_cache *c, const char *name, int64_t version, struct
                 return 0;
         }
         push_front(c, e);
-        if (c->n > c->max) {
-                evicted = c->tail;
-                unlink_entry(c, evicted);
+        /* the least recently used go while either cap is passed; never e itself */
+        while (c->tail != e && (c->n > c->max || c->bytes > c->max_bytes)) {
+                struct policy_cached *t = c->tail;
+
+                unlink_entry(c, t);
+                t->next = evicted; /* unref'ed outside the lock */
+                evicted = t;
                 atomic_fetch_add(&c->evictions, 1);
         }
         pthread_mutex_unlock(&c->lock);
-        policy_cached_unref(evicted);
+        while (evicted) {
+                struct policy_cached *next = evicted->next;
+
+                policy_cached_unref(evicted);
+                evicted = next;
+        }
         if (ret)
                 *ret = e;
         return 0;
@@ -275,6 +306,7 @@ void policy_cache_stats(struct policy_cache *c, struct policy_cache_stats *ret)
 {
         pthread_mutex_lock(&c->lock);
         ret->entries = c->n;
+        ret->bytes = c->bytes;
         pthread_mutex_unlock(&c->lock);
         ret->hits = atomic_load(&c->hits);
         ret->misses = atomic_load(&c->misses);

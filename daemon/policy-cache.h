@@ -6,7 +6,10 @@
  * an entry is immutable and shared: holders keep a reference (policy_cached_unref) and may use it
  * after it left the cache. Which version is live is the store's answer (store_policy_version): a
  * deleted policy is never served, a new version is used by the next lookup. The cache holds at
- * most max entries and evicts the least recently used; a delete drops the name's entries.
+ * most max entries and about max_bytes of parsed policies (policy_cached_bytes: the runtime
+ * section's arrays and compiled excludes, and POLICY_CACHE_ENTRY_BASE for the rest), evicting the
+ * least recently used; the entry just added or looked up stays even when it alone is over
+ * max_bytes (the rounds need it; it is evicted by the next). A delete drops the name's entries.
  * Every daemon-side policy parse goes through here and is counted in the stats.
  */
 #ifndef ATTESTD_POLICY_CACHE_H
@@ -22,7 +25,10 @@
 #include "util/err.h"
 #include "util/macro.h"
 
-#define POLICY_CACHE_MAX 256 /* entries (name@version) */
+#define POLICY_CACHE_MAX 256                      /* entries (name@version) */
+#define POLICY_CACHE_BYTES_DEFAULT (512ull << 20) /* --policy-cache-bytes */
+/* what an entry holds besides its runtime section: struct policy (36 KiB) and the boot section */
+#define POLICY_CACHE_ENTRY_BASE (64u * 1024)
 
 struct policy_cache;
 struct policy_cached; /* one parsed policy version, immutable, reference counted */
@@ -30,11 +36,15 @@ struct policy_cached; /* one parsed policy version, immutable, reference counted
 struct policy_cache_stats {
         uint64_t hits, misses; /* lookups of a live name@version */
         uint64_t parses;       /* policy documents parsed (PUT and misses) */
-        uint64_t evictions;    /* entries pushed out by the cap */
+        uint64_t evictions;    /* entries pushed out by either cap */
         uint64_t entries;      /* held now */
+        uint64_t bytes;        /* held now, approximately (policy_cached_bytes) */
 };
 
+/* max entries (> 0); about POLICY_CACHE_BYTES_DEFAULT until policy_cache_set_max_bytes() */
 int policy_cache_new(size_t max, struct policy_cache **ret) _wur_;
+/* The byte cap (> 0, else -EINVAL); entries over it are evicted at the next add. */
+int policy_cache_set_max_bytes(struct policy_cache *c, uint64_t max_bytes) _wur_;
 /* Frees the cache; references held elsewhere stay valid until unref'ed. */
 struct policy_cache *policy_cache_free(struct policy_cache *c);
 DEFINE_CLEANUP_FUNC(struct policy_cache *, policy_cache_free)
@@ -68,6 +78,8 @@ void policy_cache_stats(struct policy_cache *c, struct policy_cache_stats *ret);
 
 const struct policy *policy_cached_policy(const struct policy_cached *e);
 int64_t policy_cached_version(const struct policy_cached *e);
+/* Approximate bytes the parsed policy holds. */
+uint64_t policy_cached_bytes(const struct policy_cached *e);
 struct policy_cached *policy_cached_unref(struct policy_cached *e);
 DEFINE_CLEANUP_FUNC(struct policy_cached *, policy_cached_unref)
 

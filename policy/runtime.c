@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <openssl/bio.h>
 #include <openssl/cms.h>
@@ -88,6 +89,8 @@ static const char *const reason_names[RT_REASON__COUNT] = {
         [RT_REASON_KEYRING_NOT_ALLOWED] = "keyring_not_allowed",
         [RT_REASON_BUF_NOT_ALLOWED] = "buf_not_allowed",
         [RT_REASON_UNSUPPORTED] = "unsupported",
+        [RT_REASON_EXCLUDE_LIMIT] = "exclude_match_limit",
+        [RT_REASON_EXCLUDE_BUDGET] = "exclude_budget_spent",
 };
 
 const char *rt_reason_name(enum rt_reason r)
@@ -488,9 +491,13 @@ static int parse_key(const json_t *v, const char *p, struct rt_key *ret, struct 
 
 struct rt_policy {
         struct allowlist files, keyrings, ima_buf;
-        pcre2_code *excl; /* the excludes as one alternation; NULL: none */
-        bool jit;
-        pcre2_match_context *mctx;
+        pcre2_code *excl;  /* the excludes as one alternation; NULL: none */
+        pcre2_code **each; /* each exclude alone, anchored the same: names the one that
+                              stopped at its limit, and the PUT probe */
+        char **src;        /* each exclude's text (the probe builds its subjects from it) */
+        size_t nexcl;
+        bool jit;     /* excl and each[] JIT-compiled */
+        size_t bytes; /* rt_policy_size() */
         struct rt_key *keys;
         size_t nkeys;
         char (*ignored)[RT_KEYRING_NAME_MAX + 1];
@@ -509,7 +516,12 @@ struct rt_policy *rt_policy_free(struct rt_policy *p)
         allowlist_done(&p->keyrings);
         allowlist_done(&p->ima_buf);
         pcre2_code_free(p->excl);
-        pcre2_match_context_free(p->mctx);
+        for (size_t i = 0; i < p->nexcl; i++) {
+                pcre2_code_free(p->each[i]);
+                free(p->src[i]);
+        }
+        free(p->each);
+        free(p->src);
         for (size_t i = 0; i < p->nkeys; i++) {
                 EVP_PKEY_free(p->keys[i].pkey);
                 X509_free(p->keys[i].x509);
@@ -546,7 +558,11 @@ static int parse_excludes(const json_t *a, const char *p, struct rt_policy *pol,
                                   RT_EXCLUDES_MAX);
         if (json_array_size(a) == 0)
                 return 0;
-        /* each one alone first: an error names its index and offset */
+        if (!(pol->each = calloc(json_array_size(a), sizeof(*pol->each))) ||
+            !(pol->src = calloc(json_array_size(a), sizeof(*pol->src))))
+                return -ENOMEM;
+        /* each one alone first: an error names its index and offset; kept, anchored as in the
+         * alternation, to name the one that stops at its limit and for the PUT probe */
         for (size_t i = 0; i < json_array_size(a); i++) {
                 json_t *v = json_array_get(a, i);
                 pcre2_code *c;
@@ -559,7 +575,8 @@ static int parse_excludes(const json_t *a, const char *p, struct rt_policy *pol,
                 if (n == 0 || n > RT_REGEX_MAX)
                         return jpath_fail(err, -EBADMSG, C_VALUE, q,
                                           "regex of %zu bytes, want 1-%d", n, RT_REGEX_MAX);
-                c = pcre2_compile((PCRE2_SPTR)json_string_value(v), n, 0, &ec, &eo, NULL);
+                c = pcre2_compile((PCRE2_SPTR)json_string_value(v), n,
+                                  PCRE2_ANCHORED | PCRE2_ENDANCHORED, &ec, &eo, NULL);
                 if (!c) {
                         PCRE2_UCHAR msg[120];
 
@@ -567,7 +584,9 @@ static int parse_excludes(const json_t *a, const char *p, struct rt_policy *pol,
                         return jpath_fail(err, -EBADMSG, C_VALUE, q, "not a regex: %s at byte %zu",
                                           (const char *)msg, (size_t)eo);
                 }
-                pcre2_code_free(c);
+                pol->each[pol->nexcl] = c;
+                if (!(pol->src[pol->nexcl++] = strndup(json_string_value(v), n)))
+                        return -ENOMEM;
                 total += n + 6;
         }
         if (!(all = malloc(total + 1)))
@@ -591,12 +610,52 @@ static int parse_excludes(const json_t *a, const char *p, struct rt_policy *pol,
                 return jpath_fail(err, -EBADMSG, C_VALUE, p,
                                   "the excludes do not combine into one pattern (a regex "
                                   "closes a group it did not open?)");
+        /* JIT where the platform has it (all or none: the probe and the naming of a pattern
+         * must count as the round does), else the interpreter */
         pol->jit = pcre2_jit_compile(pol->excl, PCRE2_JIT_COMPLETE) == 0;
-        if (!(pol->mctx = pcre2_match_context_create(NULL)))
-                return -ENOMEM;
-        pcre2_set_match_limit(pol->mctx, RT_MATCH_LIMIT);
-        pcre2_set_depth_limit(pol->mctx, RT_DEPTH_LIMIT);
+        for (size_t i = 0; pol->jit && i < pol->nexcl; i++)
+                pol->jit = pcre2_jit_compile(pol->each[i], PCRE2_JIT_COMPLETE) == 0;
         return 0;
+}
+
+static size_t code_size(const pcre2_code *c)
+{
+        size_t n = 0, j = 0;
+
+        if (!c)
+                return 0;
+        (void)pcre2_pattern_info(c, PCRE2_INFO_SIZE, &n);
+        (void)pcre2_pattern_info(c, PCRE2_INFO_JITSIZE, &j);
+        return n + j;
+}
+
+static size_t allowlist_size(const struct allowlist *a)
+{
+        size_t n = a->names_len + a->npaths * sizeof(*a->paths) + a->ndigests * sizeof(*a->digests);
+
+        if (a->pslots)
+                n += (a->pmask + 1) * sizeof(struct slot);
+        if (a->dslots)
+                n += (a->dmask + 1) * sizeof(struct slot);
+        return n;
+}
+
+/* What the parsed section holds, approximately: its arrays, the compiled excludes, and a
+ * round figure for each key (OpenSSL's objects: a few KiB). */
+static size_t policy_bytes(const struct rt_policy *p)
+{
+        size_t n = sizeof(*p) + allowlist_size(&p->files) + allowlist_size(&p->keyrings) +
+                   allowlist_size(&p->ima_buf) + code_size(p->excl);
+
+        for (size_t i = 0; i < p->nexcl; i++)
+                n += code_size(p->each[i]) + strlen(p->src[i]) + 1 + 2 * sizeof(void *);
+        n += p->nkeys * (sizeof(*p->keys) + 4096) + p->nignored * sizeof(*p->ignored);
+        return n;
+}
+
+size_t rt_policy_size(const struct rt_policy *p)
+{
+        return p ? p->bytes : 0;
 }
 
 static int parse_violations(const json_t *v, const char *p, struct rt_policy *pol,
@@ -724,29 +783,52 @@ int rt_policy_from_json(const json_t *o, const char *path, struct rt_policy **re
                                           RT_FAILURES_CAP);
                 pol->failures_max = (unsigned)json_integer_value(v);
         }
+        pol->bytes = policy_bytes(pol);
         *ret = TAKE_PTR(pol);
         return 0;
 }
 
 /* ---- evaluation ---- */
 
+#define NOTE_PATH_MAX 200
+
 struct rt_ctx {
         const struct rt_policy *p;
         pcre2_match_data *md;
+        pcre2_match_context *mctx; /* the round's own: its limits change per tier */
+        pcre2_jit_stack *stack;
+        uint64_t budget; /* units left this round */
+        int64_t ns;      /* time left this round (may go below 0: one match overran it) */
+        uint64_t idx;    /* the entry being judged (the note) */
+        bool noted;
+        char note[192 + NOTE_PATH_MAX];
 };
 
 int rt_ctx_new(const struct rt_policy *p, struct rt_ctx **ret)
 {
-        struct rt_ctx *c = calloc(1, sizeof(*c));
+        _cleanup_(rt_ctx_freep) struct rt_ctx *c = calloc(1, sizeof(*c));
 
         if (!c)
                 return -ENOMEM;
         c->p = p;
-        if (p->excl && !(c->md = pcre2_match_data_create_from_pattern(p->excl, NULL))) {
-                free(c);
-                return -ENOMEM;
+        c->budget = RT_EXCL_BUDGET_UNITS;
+        c->ns = RT_EXCL_BUDGET_NS;
+        if (!p->excl) {
+                *ret = TAKE_PTR(c);
+                return 0;
         }
-        *ret = c;
+        if (!(c->md = pcre2_match_data_create_from_pattern(p->excl, NULL)) ||
+            !(c->mctx = pcre2_match_context_create(NULL)))
+                return -ENOMEM;
+        pcre2_set_depth_limit(c->mctx, RT_DEPTH_LIMIT);
+        pcre2_set_heap_limit(c->mctx, RT_HEAP_LIMIT_KIB);
+        /* a JIT stack of bounded size, per round (a stack serves one thread at a time) */
+        if (p->jit) {
+                if (!(c->stack = pcre2_jit_stack_create(RT_JIT_STACK_MIN, RT_JIT_STACK_MAX, NULL)))
+                        return -ENOMEM;
+                pcre2_jit_stack_assign(c->mctx, NULL, c->stack);
+        }
+        *ret = TAKE_PTR(c);
         return 0;
 }
 
@@ -754,23 +836,289 @@ struct rt_ctx *rt_ctx_free(struct rt_ctx *c)
 {
         if (c) {
                 pcre2_match_data_free(c->md);
+                pcre2_match_context_free(c->mctx);
+                pcre2_jit_stack_free(c->stack);
                 free(c);
         }
         return NULL;
 }
 
-bool rt_excluded(struct rt_ctx *c, const char *path, size_t len)
+void rt_ctx_set_budget(struct rt_ctx *c, uint64_t units, int64_t ns)
 {
+        c->budget = units;
+        c->ns = ns;
+}
+
+uint64_t rt_ctx_budget(const struct rt_ctx *c)
+{
+        return c->budget;
+}
+
+const char *rt_ctx_exclude_note(const struct rt_ctx *c)
+{
+        return c->noted ? c->note : NULL;
+}
+
+/* One match of code under limit: >= 0 matched, PCRE2_ERROR_NOMATCH, or another error (a limit).
+ * jit false: the interpreter even for a JIT-compiled code. */
+static int match_once(struct rt_ctx *c, const pcre2_code *code, const char *s, size_t n,
+                      uint32_t limit, bool jit)
+{
+        pcre2_set_match_limit(c->mctx, limit);
+        if (jit)
+                return pcre2_jit_match(code, (PCRE2_SPTR)s, n, 0, 0, c->md, c->mctx);
+        return pcre2_match(code, (PCRE2_SPTR)s, n, 0, PCRE2_NO_JIT, c->md, c->mctx);
+}
+
+/* The coarse clock (a tick of 1-10 ms, about 5 ns a read against 40 for CLOCK_MONOTONIC on the
+ * development VM): a match shorter than a tick reads 0 or one tick, in proportion to its length,
+ * so the sum over a round's matches is what they took; a long match reads at least its length
+ * less one tick. */
+static int64_t now_ns(void)
+{
+        struct timespec t;
+
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+        return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static const uint32_t tiers[] = {RT_MATCH_TIER0, RT_MATCH_TIER1, RT_MATCH_LIMIT};
+
+/*
+ * code against s by tiers, each charged in full to the budget before it runs: 1 matched, 0 not,
+ * RT_EXCL_LIMIT past RT_MATCH_LIMIT (or any other error), RT_EXCL_BUDGET when the next tier is not
+ * affordable. The match data must fit code (every code has fewer groups than the alternation).
+ */
+static int match_tiers(struct rt_ctx *c, const pcre2_code *code, const char *s, size_t n)
+{
+        for (size_t t = 0; t < ARRAY_SIZE(tiers); t++) {
+                int m;
+
+                if (c->budget < tiers[t])
+                        return -RT_EXCL_BUDGET;
+                c->budget -= tiers[t];
+                m = match_once(c, code, s, n, tiers[t], c->p->jit);
+                if (m >= 0)
+                        return 1;
+                if (m == PCRE2_ERROR_NOMATCH)
+                        return 0;
+                if (m != PCRE2_ERROR_MATCHLIMIT)
+                        break; /* depth, heap, JIT stack: a bigger match limit does not help */
+        }
+        return -RT_EXCL_LIMIT;
+}
+
+/* The note: path cut at NOTE_PATH_MAX, control bytes as '?'. */
+static void note(struct rt_ctx *c, const char *what, const char *path, size_t len)
+{
+        char shown[NOTE_PATH_MAX + 1];
+        size_t n = len < NOTE_PATH_MAX ? len : NOTE_PATH_MAX;
+
+        for (size_t i = 0; i < n; i++) {
+                unsigned char ch = (unsigned char)path[i];
+
+                shown[i] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+        }
+        shown[n] = '\0';
+        snprintf(c->note, sizeof(c->note), "%s on entry %" PRIu64 ": %s%s", what, c->idx, shown,
+                 len > n ? "..." : "");
+        c->noted = true;
+}
+
+/* After the alternation stopped at its limit on path: which exclude alone does (each tried at
+ * RT_MATCH_LIMIT while the budget lasts), for the note. */
+static void name_culprit(struct rt_ctx *c, const char *path, size_t len)
+{
+        char what[96];
+
+        for (size_t i = 0; i < c->p->nexcl && c->budget >= RT_MATCH_LIMIT; i++) {
+                int m;
+
+                c->budget -= RT_MATCH_LIMIT;
+                m = match_once(c, c->p->each[i], path, len, RT_MATCH_LIMIT, c->p->jit);
+                if (m < 0 && m != PCRE2_ERROR_NOMATCH) {
+                        snprintf(what, sizeof(what),
+                                 "exclude pattern %zu exceeded its match budget", i);
+                        note(c, what, path, len);
+                        return;
+                }
+        }
+        note(c, "the excludes together exceeded their match budget", path, len);
+}
+
+enum rt_excl rt_exclude_match(struct rt_ctx *c, const char *path, size_t len)
+{
+        int64_t t0;
         int m;
 
         if (!c->p->excl)
-                return false;
-        /* a match limit or any error: not excluded (the entry is judged instead) */
-        if (c->p->jit)
-                m = pcre2_jit_match(c->p->excl, (PCRE2_SPTR)path, len, 0, 0, c->md, c->p->mctx);
-        else
-                m = pcre2_match(c->p->excl, (PCRE2_SPTR)path, len, 0, 0, c->md, c->p->mctx);
-        return m >= 0;
+                return RT_EXCL_NO;
+        /* every path brings its allowance: a round of ordinary paths never runs dry */
+        c->budget = c->budget > UINT64_MAX - RT_EXCL_UNITS_PER_PATH
+                            ? UINT64_MAX
+                            : c->budget + RT_EXCL_UNITS_PER_PATH;
+        c->ns = c->ns > INT64_MAX - RT_EXCL_NS_PER_PATH ? INT64_MAX : c->ns + RT_EXCL_NS_PER_PATH;
+        if (c->ns <= 0) {
+                m = -RT_EXCL_BUDGET;
+        } else {
+                t0 = now_ns();
+                m = match_tiers(c, c->p->excl, path, len);
+                if (m == -RT_EXCL_LIMIT && !c->noted)
+                        name_culprit(c, path, len);
+                c->ns -= now_ns() - t0;
+        }
+        if (m >= 0)
+                return m ? RT_EXCL_YES : RT_EXCL_NO;
+        if (m == -RT_EXCL_BUDGET && !c->noted)
+                note(c, "the excludes' match budget of the round was spent", path, len);
+        return (enum rt_excl) - m;
+}
+
+bool rt_excluded(struct rt_ctx *c, const char *path, size_t len)
+{
+        return rt_exclude_match(c, path, len) == RT_EXCL_YES;
+}
+
+/* ---- the PUT probe ---- */
+
+static bool probe_lit(unsigned char ch)
+{
+        return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+               (ch && strchr("/._-~@%,:= ", ch));
+}
+
+#define PROBE_LITS 8
+#define PROBE_PREFIX 128
+
+/* The pattern's literal prefix (after a '^'), and up to PROBE_LITS distinct literal characters
+ * and 'a' (and '/' when it has none). */
+static void probe_chars(const char *re, char *prefix, size_t *ret_plen, char *lits,
+                        size_t *ret_nlits)
+{
+        size_t n = strlen(re), i = 0, plen = 0, nl = 0;
+
+        if (n && re[0] == '^')
+                i = 1;
+        for (; i < n && plen < PROBE_PREFIX && probe_lit((unsigned char)re[i]) && re[i] != '.';
+             i++) {
+                /* a quantified last character is not part of the prefix */
+                if (i + 1 < n && strchr("*+?{", re[i + 1]))
+                        break;
+                prefix[plen++] = re[i];
+        }
+        for (i = 0; i < n && nl < PROBE_LITS; i++) {
+                unsigned char ch = (unsigned char)re[i];
+
+                if (ch == '\\') {
+                        /* an escaped punctuation character is a literal; \d, \w ... are not */
+                        if (i + 1 < n && probe_lit((unsigned char)re[i + 1]) &&
+                            !((re[i + 1] | 0x20) >= 'a' && (re[i + 1] | 0x20) <= 'z'))
+                                ch = (unsigned char)re[i + 1];
+                        i++;
+                        if (!probe_lit(ch) || ch == '\\')
+                                continue;
+                } else if (!probe_lit(ch)) {
+                        continue;
+                }
+                if (!memchr(lits, ch, nl))
+                        lits[nl++] = (char)ch;
+        }
+        /* classes (\w, [[:alpha:]]) name no letter: a run of 'a' stands for them */
+        if (!memchr(lits, 'a', nl))
+                lits[nl++] = 'a';
+        if (nl == 1)
+                lits[nl++] = '/';
+        *ret_plen = plen;
+        *ret_nlits = nl;
+}
+
+/*
+ * Whether code stops at RT_MATCH_LIMIT (interpreter) on a subject of at most max bytes: prefix, a
+ * run of each literal, then a tail that fails late: nothing, "\x01", "\n", or "\x01" and a
+ * literal (what a required last character needs); long subjects only the tails "\x01" and
+ * "\x01" with the pattern's required last character (linear patterns cost the subject's length
+ * each time).
+ */
+static bool probe_hits(struct rt_ctx *c, const pcre2_code *code, const char *prefix, size_t plen,
+                       const char *lits, size_t nl, char *buf, size_t max, bool lng)
+{
+        size_t run = max - plen - 2;
+        uint32_t last = 0, have_last = 0;
+
+        if (pcre2_pattern_info(code, PCRE2_INFO_LASTCODETYPE, &have_last) < 0 ||
+            (have_last && pcre2_pattern_info(code, PCRE2_INFO_LASTCODEUNIT, &last) < 0))
+                have_last = 0;
+        for (size_t r = 0; r < nl; r++) {
+                memcpy(buf, prefix, plen);
+                memset(buf + plen, lits[r], run);
+                for (size_t t = 0; t < 3 + nl; t++) {
+                        size_t n = plen + run;
+                        int m;
+
+                        if (lng && t != 1 && t != 3)
+                                continue;
+                        if (t == 1 || t >= 3)
+                                buf[n++] = '\x01';
+                        else if (t == 2)
+                                buf[n++] = '\n';
+                        if (t >= 3)
+                                buf[n++] = lng ? (have_last ? (char)last : lits[0]) : lits[t - 3];
+                        m = match_once(c, code, buf, n, RT_MATCH_LIMIT, false);
+                        if (m < 0 && m != PCRE2_ERROR_NOMATCH)
+                                return true;
+                }
+        }
+        return false;
+}
+
+int rt_policy_probe(const struct rt_policy *p, const char *path,
+                    void (*warn)(void *arg, const char *msg), void *arg, struct attest_err *err)
+{
+        _cleanup_(rt_ctx_freep) struct rt_ctx *c = NULL;
+        _cleanup_free_ char *buf = NULL;
+        char q[JPATH_MAX], msg[JPATH_MAX + 256];
+        int64_t t0 = now_ns();
+        int x;
+
+        if (!p || !p->nexcl)
+                return 0;
+        if ((x = rt_ctx_new(p, &c)) < 0)
+                return x;
+        if (!(buf = malloc(RT_PROBE_LONG)))
+                return -ENOMEM;
+        for (size_t i = 0; i < p->nexcl; i++) {
+                char prefix[PROBE_PREFIX], lits[PROBE_LITS + 2];
+                size_t plen, nl;
+
+                jpath_index(q, path, i);
+                if (now_ns() - t0 > RT_PROBE_NS) {
+                        snprintf(msg, sizeof(msg),
+                                 "%s: not probed, nor those after it (the probe stops after %d ms)",
+                                 q, RT_PROBE_NS / 1000000);
+                        if (warn)
+                                warn(arg, msg);
+                        return 0;
+                }
+                probe_chars(p->src[i], prefix, &plen, lits, &nl);
+                if (probe_hits(c, p->each[i], prefix, plen, lits, nl, buf, RT_PROBE_SHORT + plen,
+                               false))
+                        return jpath_fail(err, -EBADMSG, C_VALUE, q,
+                                          "exceeds the match limit (%d) on a %d-byte path built "
+                                          "from its own characters: catastrophic backtracking "
+                                          "(nested quantifiers such as (a+)+ or (a|aa)+)",
+                                          RT_MATCH_LIMIT, RT_PROBE_SHORT);
+                if (warn &&
+                    probe_hits(c, p->each[i], prefix, plen, lits, nl, buf, RT_PROBE_LONG, true)) {
+                        snprintf(msg, sizeof(msg),
+                                 "%s: exceeds the match limit (%d) on a %d-byte path built from "
+                                 "its own characters (polynomial backtracking, e.g. .* twice): "
+                                 "such paths fail as exclude_match_limit; [^/]* instead of .* "
+                                 "avoids it",
+                                 q, RT_MATCH_LIMIT, RT_PROBE_LONG);
+                        warn(arg, msg);
+                }
+        }
+        return 0;
 }
 
 int rt_sig_parse(const uint8_t *p, size_t n, struct rt_sig *ret)
@@ -1115,6 +1463,7 @@ int rt_eval_entry(struct rt_ctx *c, const struct ima_entry *e, uint64_t idx, str
                   enum rt_reason *ret_reason)
 {
         const struct rt_policy *p = c->p;
+        enum rt_excl excl;
         unsigned algo = 0;
         int r;
 
@@ -1155,7 +1504,9 @@ int rt_eval_entry(struct rt_ctx *c, const struct ima_entry *e, uint64_t idx, str
         if (idx == 0 && ima_entry_is_boot_aggregate(e) &&
             allowlist_check(&p->files, e->name, e->name_len, algo, e->digest, e->digest_len) < 0)
                 goto excluded; /* judged by ima.require_boot_aggregate */
-        if (rt_excluded(c, e->name, e->name_len))
+        c->idx = idx;
+        excl = rt_exclude_match(c, e->name, e->name_len);
+        if (excl == RT_EXCL_YES)
                 goto excluded;
         {
                 enum rt_reason sig_why = RT_REASON__COUNT;
@@ -1187,6 +1538,13 @@ int rt_eval_entry(struct rt_ctx *c, const struct ima_entry *e, uint64_t idx, str
                                      : -1;
                 if (r == 1)
                         goto pass;
+                /* an exclude that stopped at its limit (or was not tried) excludes nothing: the
+                 * entry fails, and says why, rather than passing or failing for another cause */
+                if (excl == RT_EXCL_LIMIT || excl == RT_EXCL_BUDGET)
+                        return fail(c, st, e, idx, algo,
+                                    excl == RT_EXCL_LIMIT ? RT_REASON_EXCLUDE_LIMIT
+                                                          : RT_REASON_EXCLUDE_BUDGET,
+                                    ret_reason);
                 if (sig_why != RT_REASON__COUNT)
                         return fail(c, st, e, idx, algo, sig_why, ret_reason);
                 return fail(c, st, e, idx, algo,

@@ -50,9 +50,33 @@
 #define RT_KEYRING_NAME_MAX 255
 #define RT_VIOLATIONS_ALLOW_MAX 1000000
 #define RT_FAILURES_MAX_DEFAULT 32
-/* PCRE2 limits: a pathological exclude stops here and the path is judged, not excluded */
+/*
+ * Cost bounds of the excludes (attestd-policy(5), COST BOUNDS). One path is matched under match
+ * limits that grow by tiers (RT_MATCH_TIER0, RT_MATCH_TIER1, RT_MATCH_LIMIT), each tier charged in
+ * full to the round's budget of units: RT_EXCL_BUDGET_UNITS, plus RT_EXCL_UNITS_PER_PATH for every
+ * path matched. A unit is one PCRE2 match-limit count. PCRE2's JIT does not count the
+ * backtracking of a simple repeat (".*" in "/a/.*\/.*x" costs milliseconds on a 4 KiB path within
+ * a few units), so the round also has a time budget: RT_EXCL_BUDGET_NS of time spent matching
+ * plus RT_EXCL_NS_PER_PATH a path, a match running only while the balance is positive. A path
+ * that hits RT_MATCH_LIMIT, or finds a budget spent, is never excluded: it is judged by its
+ * signature and digest, and fails (exclude_match_limit, exclude_budget_spent) when those do not
+ * pass it.
+ */
+#define RT_MATCH_TIER0 32
+#define RT_MATCH_TIER1 1024
 #define RT_MATCH_LIMIT 100000
-#define RT_DEPTH_LIMIT 1000
+#define RT_DEPTH_LIMIT 1000          /* interpreter only (JIT: the JIT stack) */
+#define RT_HEAP_LIMIT_KIB 4096       /* interpreter only */
+#define RT_JIT_STACK_MIN (32 * 1024) /* per round (rt_ctx) */
+#define RT_JIT_STACK_MAX (512 * 1024)
+#define RT_EXCL_BUDGET_UNITS 10000000 /* units per round beyond the per-path allowance */
+#define RT_EXCL_UNITS_PER_PATH 256    /* allowance added by every path matched */
+#define RT_EXCL_BUDGET_NS 250000000   /* 250 ms a round, beyond the per-path allowance */
+#define RT_EXCL_NS_PER_PATH 1000      /* an ordinary path takes 0.05-0.5 us */
+/* The PUT probe (rt_policy_probe): subjects of at most these many bytes */
+#define RT_PROBE_SHORT 64
+#define RT_PROBE_LONG 4096
+#define RT_PROBE_NS 1000000000 /* a PUT's probe stops after 1 s (warned) */
 
 /* The kernel's enum hash_algo numbers (include/uapi/linux/hash_info.h). */
 enum rt_algo {
@@ -101,8 +125,44 @@ enum rt_outcome {
 int rt_eval_entry(struct rt_ctx *c, const struct ima_entry *e, uint64_t idx, struct rt_state *st,
                   enum rt_reason *ret_reason) _wur_;
 
-/* Whether path is excluded (the whole path matches an exclude). */
+/* Approximate bytes the parsed section holds (the policy cache's budget). */
+size_t rt_policy_size(const struct rt_policy *p);
+
+/* What matching a path against the excludes came to. */
+enum rt_excl {
+        RT_EXCL_NO,     /* no exclude matches the whole path */
+        RT_EXCL_YES,    /* excluded */
+        RT_EXCL_LIMIT,  /* RT_MATCH_LIMIT (or depth, heap, JIT stack) hit: not known */
+        RT_EXCL_BUDGET, /* the round's budget is spent: not tried */
+};
+enum rt_excl rt_exclude_match(struct rt_ctx *c, const char *path, size_t len);
+/* Whether path is excluded (rt_exclude_match() says RT_EXCL_YES). */
 bool rt_excluded(struct rt_ctx *c, const char *path, size_t len);
+/* Set the round's budgets left (tests, tools); rt_ctx_new() starts at RT_EXCL_BUDGET_UNITS and
+ * RT_EXCL_BUDGET_NS. */
+void rt_ctx_set_budget(struct rt_ctx *c, uint64_t units, int64_t ns);
+uint64_t rt_ctx_budget(const struct rt_ctx *c);
+/*
+ * The first exclude that stopped at its limit this round, as a sentence for the log: "exclude
+ * pattern 3 exceeded its match budget on entry 1234: /path" (control bytes of the path shown as
+ * '?', cut at 200 bytes), or "the excludes' match budget of the round was spent at entry N: ...".
+ * NULL when none did. Borrowed from c.
+ */
+const char *rt_ctx_exclude_note(const struct rt_ctx *c);
+
+/*
+ * The PUT-time probe: each exclude alone against subjects built from its own characters (its
+ * literal prefix, runs of each literal character, a tail that fails late), up to RT_PROBE_SHORT
+ * and RT_PROBE_LONG bytes, under RT_MATCH_LIMIT, with the interpreter (which, unlike the JIT,
+ * counts every backtrack: the verdict is the same on every machine). A pattern that hits the
+ * limit on a short subject backtracks exponentially: -EBADMSG, err names path[i]
+ * ("$.ima.runtime.excludes[3]"). One that hits it only on a long subject (polynomial) is accepted
+ * and warn(arg, message) called (warn may be NULL); so is the probe's end when it ran past
+ * RT_PROBE_NS (later excludes not probed). 0 when every exclude passed (or there are none).
+ */
+int rt_policy_probe(const struct rt_policy *p, const char *path,
+                    void (*warn)(void *arg, const char *msg), void *arg, struct attest_err *err)
+        _wur_;
 
 const char *rt_reason_name(enum rt_reason r);
 /* "sha256" for RT_ALGO_SHA256; NULL for a number the table does not know. */

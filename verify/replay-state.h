@@ -51,6 +51,8 @@ enum rt_reason {
         RT_REASON_KEYRING_NOT_ALLOWED, /* ima-buf key measurement not allowed for its keyring */
         RT_REASON_BUF_NOT_ALLOWED,     /* other ima-buf event not allowed */
         RT_REASON_UNSUPPORTED,         /* no digest or name to judge (opaque template, algo) */
+        RT_REASON_EXCLUDE_LIMIT,       /* an exclude hit its match limit on the path, not allowed */
+        RT_REASON_EXCLUDE_BUDGET,      /* the round's exclude budget was spent, not allowed */
         RT_REASON__COUNT,
 };
 

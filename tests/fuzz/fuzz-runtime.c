@@ -4,6 +4,8 @@
  * JSON (as the policy document's "ima.runtime" value); an accepted section judges a fixed set of
  * entries (listed and unlisted files, a violation, ima-buf events, a long path) and the results
  * must add up: every entry counted once, failures named up to failures_max, names within bounds.
+ * The PUT probe (rt_policy_probe) reads each exclude's text to build its subjects: it runs on every
+ * accepted section, and a refusal names an exclude; the round's note stays bounded.
  */
 #include <string.h>
 
@@ -16,6 +18,12 @@
 
 static const uint8_t d32[32] = {0xaa};
 static char longpath[RT_PATH_BYTES_MAX];
+
+static void warned(void *arg, const char *msg)
+{
+        (*(unsigned *)arg)++;
+        FUZZ_CHECK(!strncmp(msg, "$.ima.runtime.excludes[", 23));
+}
 
 static void judge(struct rt_ctx *c, unsigned fmax)
 {
@@ -64,6 +72,7 @@ static void judge(struct rt_ctx *c, unsigned fmax)
                 FUZZ_CHECK(st.fail[i].reason < RT_REASON__COUNT);
                 FUZZ_CHECK(i == 0 || st.fail[i].entry > st.fail[i - 1].entry);
         }
+        FUZZ_CHECK(!rt_ctx_exclude_note(c) || strlen(rt_ctx_exclude_note(c)) < 512);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -90,6 +99,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 FUZZ_CHECK(rt_ctx_new(p, &c) == 0);
                 judge(c, rt_policy_failures_max(p));
                 rt_ctx_free(c);
+                {
+                        unsigned nwarn = 0;
+
+                        memset(&err, 0, sizeof(err));
+                        x = rt_policy_probe(p, "$.ima.runtime.excludes", warned, &nwarn, &err);
+                        FUZZ_CHECK(x == 0 || x == -EBADMSG || x == -ENOMEM);
+                        FUZZ_CHECK(x != -EBADMSG ||
+                                   !strncmp(err.msg, "$.ima.runtime.excludes[", 23));
+                }
                 rt_policy_free(p);
         }
         json_decref(o);

@@ -301,7 +301,7 @@ START_TEST(test_metrics_text)
         metrics_replayed(&m, 10);
         struct metrics_store st = {3, 9, 40, 11, 2, 1, 5, 123, 4, 1, 8, 2};
 
-        struct metrics_policies pol = {7, 2, 3, 0, 1};
+        struct metrics_policies pol = {7, 2, 3, 0, 1, 0};
 
         metrics_claim_failed(&m, CLAIM_CFI_ENABLED);
         metrics_claim_failed(&m, CLAIM_CFI_ENABLED);

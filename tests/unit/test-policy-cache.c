@@ -337,6 +337,137 @@ START_TEST(test_policy_cache_concurrent_misses_parse_once)
 }
 END_TEST
 
+/* Look name up (a miss parses the stored text) and return its bytes. */
+static uint64_t get_bytes(struct policy_cache *c, struct fixture *f, const char *name)
+{
+        struct policy_cached *e = NULL;
+        struct attest_err err = {0};
+        uint64_t n;
+
+        ck_assert_int_eq(policy_cache_get(c, f->s, name, &e, &err), 0);
+        n = policy_cached_bytes(e);
+        policy_cached_unref(e);
+        return n;
+}
+
+static uint64_t parses(struct policy_cache *c)
+{
+        struct policy_cache_stats st;
+
+        policy_cache_stats(c, &st);
+        return st.parses;
+}
+
+START_TEST(test_policy_cache_byte_cap_evicts_the_least_recently_used)
+{
+        struct policy_cache_stats st;
+        struct fixture f;
+        uint64_t one;
+
+        fixture_open(&f);
+        put(&f, "a", "6.1.*");
+        put(&f, "b", "6.1.*");
+        put(&f, "c", "6.1.*");
+        put(&f, "d", "6.1.*");
+        /* the cap at three entries' bytes -1, exactly, +1: two, three, three kept */
+        for (int d = -1; d <= 1; d++) {
+                _cleanup_(policy_cache_freep) struct policy_cache *c = NULL;
+
+                ck_assert_int_eq(policy_cache_new(8, &c), 0);
+                one = get_bytes(c, &f, "a");
+                ck_assert_uint_ge(one, POLICY_CACHE_ENTRY_BASE);
+                ck_assert_int_eq(policy_cache_set_max_bytes(c, 3 * one + (uint64_t)(int64_t)d), 0);
+                ck_assert_uint_eq(get_bytes(c, &f, "b"), one);
+                ck_assert_uint_eq(get_bytes(c, &f, "c"), one);
+                policy_cache_stats(c, &st);
+                ck_assert_uint_eq(st.entries, d < 0 ? 2 : 3);
+                ck_assert_uint_eq(st.bytes, st.entries * one);
+                ck_assert_uint_le(st.bytes, 3 * one + (uint64_t)(int64_t)d);
+                ck_assert_uint_eq(st.evictions, d < 0 ? 1 : 0);
+                if (d < 0)
+                        continue;
+                /* a used again, then d: b is the least recently used and goes */
+                get_bytes(c, &f, "a");
+                get_bytes(c, &f, "d");
+                policy_cache_stats(c, &st);
+                ck_assert_uint_eq(st.entries, 3);
+                ck_assert_uint_eq(st.evictions, 1);
+                ck_assert_uint_eq(parses(c), 4);
+                get_bytes(c, &f, "a"); /* held: no parse */
+                ck_assert_uint_eq(parses(c), 4);
+                get_bytes(c, &f, "b"); /* evicted: parsed again */
+                ck_assert_uint_eq(parses(c), 5);
+        }
+        {
+                _cleanup_(policy_cache_freep) struct policy_cache *c = NULL;
+
+                ck_assert_int_eq(policy_cache_new(8, &c), 0);
+                ck_assert_int_eq(policy_cache_set_max_bytes(c, 0), -EINVAL);
+        }
+        fixture_close(&f);
+}
+END_TEST
+
+/* A stored policy whose runtime section lists n digests. */
+static void put_runtime(struct fixture *f, const char *name, int n)
+{
+        json_auto_t *d = json_object(), *doc = NULL;
+        _cleanup_free_ char *text = NULL;
+        char path[32];
+        int64_t v = 0;
+
+        for (int i = 0; i < n; i++) {
+                snprintf(path, sizeof(path), "/usr/bin/f%d", i);
+                json_object_set_new(d, path,
+                                    json_pack("[s]", "sha256:000102030405060708090a0b0c0d0e0f"
+                                                     "101112131415161718191a1b1c1d1e1f"));
+        }
+        doc = json_pack("{s:s, s:{s:{s:O}}}", "name", name, "ima", "runtime", "digests", d);
+        ck_assert_ptr_nonnull(doc);
+        text = json_dumps(doc, JSON_COMPACT);
+        ck_assert_int_eq(store_policy_put(f->s, name, text, 1000, &v), 0);
+}
+
+START_TEST(test_policy_cache_entry_over_the_byte_cap_is_kept_alone)
+{
+        _cleanup_(policy_cache_freep) struct policy_cache *c = NULL;
+        struct policy_cached *big = NULL;
+        struct policy_cache_stats st;
+        struct attest_err err = {0};
+        struct fixture f;
+        uint64_t one, nbig;
+
+        fixture_open(&f);
+        put(&f, "a", "6.1.*");
+        put(&f, "b", "6.1.*");
+        put_runtime(&f, "big", 20000);
+        ck_assert_int_eq(policy_cache_new(8, &c), 0);
+        one = get_bytes(c, &f, "a");
+        ck_assert_int_eq(policy_cache_set_max_bytes(c, 2 * one), 0);
+        get_bytes(c, &f, "b");
+        /* 20,000 digests: far more than the cap; the rounds need it, so it is kept, alone */
+        ck_assert_int_eq(policy_cache_get(c, f.s, "big", &big, &err), 0);
+        nbig = policy_cached_bytes(big);
+        ck_assert_uint_gt(nbig, 2 * one + 20000 * 32);
+        policy_cache_stats(c, &st);
+        ck_assert_uint_eq(st.entries, 1);
+        ck_assert_uint_eq(st.bytes, nbig);
+        ck_assert_uint_eq(st.evictions, 2);
+        /* looked up again: a hit, no parse */
+        ck_assert_uint_eq(get_bytes(c, &f, "big"), nbig);
+        ck_assert_uint_eq(parses(c), 3);
+        /* the next add evicts it; the reference held stays valid */
+        get_bytes(c, &f, "a");
+        policy_cache_stats(c, &st);
+        ck_assert_uint_eq(st.entries, 1);
+        ck_assert_uint_eq(st.bytes, one);
+        ck_assert_str_eq(policy_name(policy_cached_policy(big)), "big");
+        ck_assert_ptr_nonnull(policy_runtime(policy_cached_policy(big)));
+        policy_cached_unref(big);
+        fixture_close(&f);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("policy-cache");
@@ -349,6 +480,8 @@ int main(void)
         tcase_add_test(tc, test_policy_cache_serves_the_new_version_at_once);
         tcase_add_test(tc, test_policy_cache_does_not_serve_a_deleted_policy);
         tcase_add_test(tc, test_policy_cache_cap_evicts_the_least_recently_used);
+        tcase_add_test(tc, test_policy_cache_byte_cap_evicts_the_least_recently_used);
+        tcase_add_test(tc, test_policy_cache_entry_over_the_byte_cap_is_kept_alone);
         tcase_add_test(tc, test_policy_cache_many_threads_get_add_and_drop);
         tcase_add_test(tc, test_policy_cache_concurrent_misses_parse_once);
         suite_add_tcase(s, tc);

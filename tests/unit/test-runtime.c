@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 #include <openssl/cms.h>
@@ -920,10 +921,307 @@ START_TEST(test_modsig_entry_falls_back_to_the_allowlist_by_d_ng)
 }
 END_TEST
 
+/* ---- cost bounds: the excludes' match budget (attestd-policy(5), COST BOUNDS) ---- */
+
+static const uint8_t plain_digest[32] = {1, 2, 3};
+
+static struct ima_entry plain_entry(const char *path, size_t n)
+{
+        return (struct ima_entry){.pcr = 10,
+                                  .tmpl = {.known = true},
+                                  .algo = "sha256",
+                                  .algo_len = 6,
+                                  .digest = plain_digest,
+                                  .digest_len = 32,
+                                  .name = path,
+                                  .name_len = (uint32_t)n};
+}
+
+/* "sha256:" and the hex of plain_digest */
+static const char plain_hex[] = "sha256:01020300000000000000000000000000"
+                                "00000000000000000000000000000000";
+
+static double cpu_now(void)
+{
+        struct timespec t;
+
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+        return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+START_TEST(test_catastrophic_exclude_fails_entries_within_the_budget)
+{
+        enum { N = 2000 };
+        struct rt_policy *p;
+        struct rt_ctx *c = NULL;
+        struct rt_state *st = malloc(sizeof(*st));
+        char *bad = filled(4001, 'a'), *ok_long = filled(4001, 'a');
+        struct ima_entry e;
+        enum rt_reason why;
+        unsigned limit = 0, spent = 0;
+        double t0;
+        const char *note;
+
+        /* /(a+)+$ on a's and one other byte backtracks exponentially: every such path stops at
+         * the match limit; the round's budget runs out; nothing is excluded by the blow-up */
+        bad[0] = ok_long[0] = '/';
+        bad[4000] = '!';
+        ok_long[4000] = '?';
+        p = parse_ok(json_pack("{s:[s,s], s:{s:[s], s:[s]}}", "excludes", "/tmp/.*", "/(a+)+$",
+                               "digests", "/usr/bin/ok", plain_hex, ok_long, plain_hex));
+        ck_assert_ptr_nonnull(st);
+        rt_state_init(st);
+        ck_assert_int_eq(rt_ctx_new(p, &c), 0);
+        /* the units alone (the time budget is the next test's) */
+        rt_ctx_set_budget(c, RT_EXCL_BUDGET_UNITS, INT64_MAX / 2);
+        t0 = cpu_now();
+        for (unsigned i = 0; i < N; i++) {
+                e = plain_entry(bad, 4001);
+                why = RT_REASON__COUNT;
+                ck_assert_int_eq(rt_eval_entry(c, &e, i, st, &why), RT_FAIL);
+                ck_assert_msg(why == RT_REASON_EXCLUDE_LIMIT || why == RT_REASON_EXCLUDE_BUDGET,
+                              "entry %u: %s", i, rt_reason_name(why));
+                limit += why == RT_REASON_EXCLUDE_LIMIT;
+                spent += why == RT_REASON_EXCLUDE_BUDGET;
+                /* once spent, it stays spent: a blow-up costs more than a path brings */
+                if (spent)
+                        ck_assert_int_eq(why, RT_REASON_EXCLUDE_BUDGET);
+        }
+        printf("runtime: %d catastrophic entries: %u exclude_match_limit, %u "
+               "exclude_budget_spent, %.3f s CPU\n",
+               N, limit, spent, cpu_now() - t0);
+        ck_assert_uint_eq(st->failed, N);
+        ck_assert_uint_eq(st->excluded, 0);
+        ck_assert_uint_eq(st->passed, 0);
+        /* what the budget allows: RT_EXCL_BUDGET_UNITS and 256 a path, each blow-up costs its
+         * three tiers (the first also the search for the pattern that blew up) */
+        ck_assert_uint_ge(limit, 50);
+        ck_assert_uint_le(limit, (RT_EXCL_BUDGET_UNITS + N * RT_EXCL_UNITS_PER_PATH) /
+                                         (RT_MATCH_TIER0 + RT_MATCH_TIER1 + RT_MATCH_LIMIT));
+        ck_assert_uint_ge(spent, N / 2);
+        ck_assert_str_eq(rt_reason_name(st->fail[0].reason), "exclude_match_limit");
+        note = rt_ctx_exclude_note(c);
+        ck_assert_ptr_nonnull(note);
+        ck_assert_msg(strncmp(note, "exclude pattern 1 exceeded its match budget on entry 0: /aa",
+                              59) == 0,
+                      "%s", note);
+        ck_assert_msg(strstr(note, "...") && strlen(note) < 300, "%s", note);
+
+        /* the budget spent, ordinary paths are still judged as before: excluded, passed */
+        e = plain_entry("/tmp/x", 6);
+        ck_assert_int_eq(rt_eval_entry(c, &e, N, st, NULL), RT_EXCLUDED);
+        e = plain_entry("/usr/bin/ok", 11);
+        ck_assert_int_eq(rt_eval_entry(c, &e, N + 1, st, NULL), RT_PASS);
+        e = plain_entry("/usr/bin/other", 14);
+        why = RT_REASON__COUNT;
+        ck_assert_int_eq(rt_eval_entry(c, &e, N + 2, st, &why), RT_FAIL);
+        ck_assert_int_eq(why, RT_REASON_NOT_ALLOWED);
+        /* a blown-up path whose digest is listed passes on its digest (never on the exclude) */
+        e = plain_entry(ok_long, 4001);
+        ck_assert_int_eq(rt_exclude_match(c, ok_long, 4001), RT_EXCL_BUDGET);
+        ck_assert_int_eq(rt_eval_entry(c, &e, N + 3, st, NULL), RT_PASS);
+        rt_ctx_free(c);
+        rt_policy_free(p);
+        free(st);
+        free(bad);
+        free(ok_long);
+}
+END_TEST
+
+START_TEST(test_catastrophic_alternation_exclude_is_named)
+{
+        struct rt_policy *p;
+        struct rt_ctx *c = NULL;
+        char *path = filled(40, 'a');
+
+        /* (a|aa)+b: 'b' is required, so the path ends in "\x01b" to get past that check */
+        path[38] = '\x01';
+        path[39] = 'b';
+        p = parse_ok(json_pack("{s:[s,s,s]}", "excludes", "/tmp/.*", "/var/log/.*", "(a|aa)+b"));
+        ck_assert_int_eq(rt_ctx_new(p, &c), 0);
+        ck_assert_int_eq(rt_exclude_match(c, path, 40), RT_EXCL_LIMIT);
+        ck_assert_ptr_nonnull(rt_ctx_exclude_note(c));
+        /* the control byte is not copied into the note (it goes to the journal) */
+        ck_assert_str_eq(rt_ctx_exclude_note(c),
+                         "exclude pattern 2 exceeded its match budget on entry 0: "
+                         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa?b");
+        ck_assert_int_eq(rt_exclude_match(c, "/var/log/x", 10), RT_EXCL_YES);
+        ck_assert_int_eq(rt_exclude_match(c, "/var/x", 6), RT_EXCL_NO);
+        rt_ctx_free(c);
+        rt_policy_free(p);
+        free(path);
+}
+END_TEST
+
+/* The round's budget at its cap: one blow-up needs its three tiers, a path brings 256. */
+START_TEST(test_exclude_budget_cap)
+{
+        const uint64_t need = RT_MATCH_TIER0 + RT_MATCH_TIER1 + RT_MATCH_LIMIT;
+        const uint64_t cap = need - RT_EXCL_UNITS_PER_PATH;
+        struct rt_policy *p = parse_ok(json_pack("{s:[s]}", "excludes", "(a+)+$"));
+        char *path = filled(31, 'a');
+        struct rt_ctx *c = NULL;
+
+        path[30] = '!';
+        for (int d = -1; d <= 1; d++) {
+                ck_assert_int_eq(rt_ctx_new(p, &c), 0);
+                rt_ctx_set_budget(c, cap + (uint64_t)(int64_t)d, INT64_MAX / 2);
+                if (d < 0) {
+                        /* the last tier is not affordable: not tried, not excluded */
+                        ck_assert_int_eq(rt_exclude_match(c, path, 31), RT_EXCL_BUDGET);
+                        ck_assert_uint_eq(rt_ctx_budget(c),
+                                          need - 1 - RT_MATCH_TIER0 - RT_MATCH_TIER1);
+                        ck_assert_str_eq(rt_ctx_exclude_note(c),
+                                         "the excludes' match budget of the round was spent on "
+                                         "entry 0: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!");
+                } else {
+                        ck_assert_int_eq(rt_exclude_match(c, path, 31), RT_EXCL_LIMIT);
+                        ck_assert_uint_eq(rt_ctx_budget(c), (uint64_t)d);
+                }
+                /* a budget of nothing still matches ordinary paths: each brings its allowance */
+                rt_ctx_set_budget(c, 0, 0);
+                ck_assert_int_eq(rt_exclude_match(c, "aaaa", 4), RT_EXCL_YES);
+                ck_assert_int_eq(rt_exclude_match(c, "/x", 2), RT_EXCL_NO);
+                c = rt_ctx_free(c);
+        }
+        rt_policy_free(p);
+        free(path);
+}
+END_TEST
+
+/* PCRE2's JIT does not count the backtracking of ".*": the time budget stops such a pattern. */
+START_TEST(test_exclude_time_budget_stops_uncounted_backtracking)
+{
+        struct rt_policy *p = parse_ok(json_pack("{s:[s]}", "excludes", "/var/.*/.*\\.log"));
+        char *path = filled(4096, '/');
+        struct rt_ctx *c = NULL;
+
+        /* "/var/" then slashes, then "\x01g" ('g' is required): quadratic, milliseconds (about
+         * 8 million steps) however the units count. A nanosecond of budget: a path runs, and the
+         * clock (coarse: a match shorter than its tick reads 0 or a tick, in proportion) soon
+         * shows the balance overrun; then nothing more runs */
+        unsigned ran = 0;
+
+        memcpy(path, "/var/", 5);
+        path[4094] = '\x01';
+        path[4095] = 'g';
+        ck_assert_int_eq(rt_ctx_new(p, &c), 0);
+        rt_ctx_set_budget(c, RT_EXCL_BUDGET_UNITS, 1 - RT_EXCL_NS_PER_PATH);
+        for (enum rt_excl x; (x = rt_exclude_match(c, path, 4096)) != RT_EXCL_BUDGET; ran++) {
+                ck_assert_int_ne(x, RT_EXCL_YES);
+                ck_assert_uint_lt(ran, 10000);
+        }
+        ck_assert_uint_ge(ran, 1);
+        /* a balance at or below 0: no path is tried, not even an ordinary one */
+        rt_ctx_set_budget(c, RT_EXCL_BUDGET_UNITS, -RT_EXCL_NS_PER_PATH);
+        ck_assert_int_eq(rt_exclude_match(c, "/var/a/b.log", 12), RT_EXCL_BUDGET);
+        ck_assert_ptr_nonnull(rt_ctx_exclude_note(c));
+        /* the balance back above 0, ordinary paths match again */
+        rt_ctx_set_budget(c, RT_EXCL_BUDGET_UNITS, 0);
+        ck_assert_int_eq(rt_exclude_match(c, "/var/a/b.log", 12), RT_EXCL_YES);
+        rt_ctx_free(c);
+        rt_policy_free(p);
+        free(path);
+}
+END_TEST
+
+/* Probe p's excludes: the return, and the warnings in w (joined by '\n'). */
+static void probe_warn(void *arg, const char *msg)
+{
+        char *w = arg;
+
+        snprintf(w + strlen(w), 4096 - strlen(w), "%s\n", msg);
+}
+
+static int probe(const char *excludes_json, char *w, struct attest_err *err)
+{
+        json_t *o = json_object();
+        struct rt_policy *p;
+        int x;
+
+        json_object_set_new(o, "excludes", load(excludes_json));
+        p = parse_ok(o);
+        w[0] = '\0';
+        memset(err, 0, sizeof(*err));
+        x = rt_policy_probe(p, "$.ima.runtime.excludes", probe_warn, w, err);
+        rt_policy_free(p);
+        return x;
+}
+
+START_TEST(test_probe_rejects_catastrophic_excludes)
+{
+        static const char *const bad[] = {
+                "[\"/tmp/.*\",\"(a+)+$\"]",      "[\"/tmp/.*\",\"/var/.*\",\"(a|aa)+b\"]",
+                "[\"/home/(x+x+)+y\"]",          "[\"/usr/lib/.*\",\"^(\\\\w+\\\\.?)*$\"]",
+                "[\"/data/([a-z]+)*\\\\.txt\"]",
+        };
+        static const char *const want[] = {
+                "$.ima.runtime.excludes[1]: exceeds the match limit",
+                "$.ima.runtime.excludes[2]: exceeds the match limit",
+                "$.ima.runtime.excludes[0]: exceeds the match limit",
+                "$.ima.runtime.excludes[1]: exceeds the match limit",
+                "$.ima.runtime.excludes[0]: exceeds the match limit",
+        };
+        struct attest_err err;
+        char w[4096];
+
+        for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+                ck_assert_msg(probe(bad[i], w, &err) == -EBADMSG, "%s accepted", bad[i]);
+                ck_assert_msg(strncmp(err.msg, want[i], strlen(want[i])) == 0, "%s: %s", bad[i],
+                              err.msg);
+        }
+}
+END_TEST
+
+START_TEST(test_probe_accepts_ordinary_excludes_and_warns_polynomial)
+{
+        struct attest_err err;
+        char w[4096];
+
+        /* what policies carry: prefixes, Keylime's translated excludes, suffixes */
+        ck_assert_int_eq(
+                probe("[\"/tmp/.*\",\"/var/log/.*\",\"boot_aggregate\","
+                      "\"(?:/data/.*\\\\.txt$)[\\\\s\\\\S]*\",\"(?:/var/log/)[\\\\s\\\\S]*\","
+                      "\"/usr/lib/[^/]*\\\\.so(\\\\.[0-9]+)*\",\".*\\\\.pyc\","
+                      "\"/proc/[0-9]+/.*\"]",
+                      w, &err),
+                0);
+        ck_assert_msg(!strcmp(w, ""), "%s", w);
+        /* .* twice around a literal: quadratic, over the limit only on long paths: accepted,
+         * warned, the path named */
+        ck_assert_int_eq(probe("[\"/tmp/.*\",\"/var/.*/.*\\\\.log\"]", w, &err), 0);
+        ck_assert_msg(strncmp(w, "$.ima.runtime.excludes[1]: exceeds the match limit", 50) == 0,
+                      "%s", w);
+        ck_assert_ptr_null(strstr(w, "excludes[0]"));
+}
+END_TEST
+
+START_TEST(test_policy_size_counts_what_it_holds)
+{
+        struct rt_policy *a = parse_ok(json_pack("{s:{s:[s]}}", "digests", "/a", plain_hex));
+        json_t *d = json_object();
+        struct rt_policy *b;
+        char path[32];
+
+        for (int i = 0; i < 10000; i++) {
+                snprintf(path, sizeof(path), "/usr/bin/f%d", i);
+                json_object_set_new(d, path, json_pack("[s]", plain_hex));
+        }
+        b = parse_ok(json_pack("{s:o, s:[s]}", "digests", d, "excludes", "/tmp/.*"));
+        ck_assert_uint_gt(rt_policy_size(a), 0);
+        /* 10,000 digests inline (RT_DIGEST_MAX bytes each) and their slots */
+        ck_assert_uint_ge(rt_policy_size(b), rt_policy_size(a) + 10000 * RT_DIGEST_MAX);
+        ck_assert_uint_le(rt_policy_size(b), 10 * 1024 * 1024);
+        ck_assert_uint_eq(rt_policy_size(NULL), 0);
+        rt_policy_free(a);
+        rt_policy_free(b);
+}
+END_TEST
+
 static Suite *suite(void)
 {
         Suite *s = suite_create("runtime");
-        TCase *t = tcase_create("runtime");
+        TCase *t = tcase_create("runtime"), *cost = tcase_create("cost");
 
         tcase_set_timeout(t, 300);
         tcase_add_test(t, test_real_logs_pass_their_allowlist);
@@ -950,6 +1248,16 @@ static Suite *suite(void)
         tcase_add_test(t, test_cap_modsig);
         tcase_add_test(t, test_modsig_entry_falls_back_to_the_allowlist_by_d_ng);
         suite_add_tcase(s, t);
+        /* the excludes' cost bounds (attestd-policy(5), COST BOUNDS) */
+        tcase_set_timeout(cost, 300);
+        tcase_add_test(cost, test_catastrophic_exclude_fails_entries_within_the_budget);
+        tcase_add_test(cost, test_catastrophic_alternation_exclude_is_named);
+        tcase_add_test(cost, test_exclude_budget_cap);
+        tcase_add_test(cost, test_exclude_time_budget_stops_uncounted_backtracking);
+        tcase_add_test(cost, test_probe_rejects_catastrophic_excludes);
+        tcase_add_test(cost, test_probe_accepts_ordinary_excludes_and_warns_polynomial);
+        tcase_add_test(cost, test_policy_size_counts_what_it_holds);
+        suite_add_tcase(s, cost);
         return s;
 }
 
