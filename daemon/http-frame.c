@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "daemon/http-frame.h"
+#include "util/hex.h"
 #include "util/log.h"
 #include "util/tok.h"
 
@@ -198,17 +199,6 @@ const char *http_frame_target_why(enum http_frame_target_fault fault)
         return (unsigned)fault < HTTP_FRAME_TARGET__COUNT ? target_why[fault] : NULL;
 }
 
-static int hexval(char ch)
-{
-        if (ch >= '0' && ch <= '9')
-                return ch - '0';
-        if (ch >= 'a' && ch <= 'f')
-                return ch - 'a' + 10;
-        if (ch >= 'A' && ch <= 'F')
-                return ch - 'A' + 10;
-        return -1;
-}
-
 static int target_fail(struct attest_err *err, enum http_frame_target_fault fault, size_t off)
 {
         attest_fail(err, -EBADMSG, AE_BAD_REQUEST, "%s at byte %zu", target_why[fault], off);
@@ -223,7 +213,8 @@ int http_frame_target(const char *target, size_t len, struct attest_err *err)
                 return target_fail(err, HTTP_FRAME_TARGET_TOO_LONG, HTTP_FRAME_LEN_MAX);
         for (size_t i = 0; i < len; i++) {
                 unsigned char ch = (unsigned char)target[i];
-                int hi, lo;
+                uint8_t byte;
+                size_t bl;
 
                 if (ch <= 0x20 || ch >= 0x7f)
                         return target_fail(err, HTTP_FRAME_TARGET_BYTE, i);
@@ -236,14 +227,13 @@ int http_frame_target(const char *target, size_t len, struct attest_err *err)
                 if (ch != '%')
                         continue;
                 /* two more bytes are there before anything is read: len - i > 2 */
-                if (len - i <= 2 || (hi = hexval(target[i + 1])) < 0 ||
-                    (lo = hexval(target[i + 2])) < 0)
+                if (len - i <= 2 || hex_decode(target + i + 1, 2, &byte, 1, &bl) < 0)
                         return target_fail(err, HTTP_FRAME_TARGET_BAD_ESCAPE, i);
-                if (hi == 0 && lo == 0)
+                if (byte == 0)
                         return target_fail(err, HTTP_FRAME_TARGET_NUL, i);
-                if (in_path && hi == 2 && lo == 0xf)
+                if (in_path && byte == '/')
                         return target_fail(err, HTTP_FRAME_TARGET_SLASH, i);
-                if (in_path && hi == 5 && lo == 0xc)
+                if (in_path && byte == '\\')
                         return target_fail(err, HTTP_FRAME_TARGET_BACKSLASH, i);
                 i += 2;
         }
