@@ -35,14 +35,10 @@ ok "$(grep -c '^ok' direct.txt) malformed heads refused by attestd, each connect
 
 # ---- 2. through HAProxy ----------------------------------------------------------------------
 echo "# 2. the same requests through HAProxy ($(haproxy -v | head -1 | cut -d' ' -f1-3))"
-proxy_port=""
-for _ in 1 2 3 4 5; do
-        p=$((30000 + RANDOM % 20000))
-        python3 -c "import socket,sys; s=socket.socket(); s.bind(('127.0.0.1',$p))" 2>/dev/null &&
-                { proxy_port=$p; break; }
-done
-[ -n "$proxy_port" ] || fail "no free port for HAProxy"
-cat >haproxy.cfg <<EOF
+# haproxy.cfg for PORT: plain HTTP on loopback in front, TLS to attestd (verified) behind, the
+# connections to attestd reused across clients (where a desync would poison the next request)
+proxy_cfg() {
+        cat <<EOF
 global
         maxconn 64
         log stderr format raw local0 err
@@ -54,20 +50,37 @@ defaults
         timeout http-request 5s
         http-reuse always
 frontend fe
-        bind 127.0.0.1:$proxy_port
+        bind 127.0.0.1:$1
         default_backend attestd
 backend attestd
         server a 127.0.0.1:$port ssl verify required ca-file $CA verifyhost localhost sni str(localhost)
 EOF
-haproxy -c -f haproxy.cfg >/dev/null || fail "haproxy.cfg: $(haproxy -c -f haproxy.cfg 2>&1 | tail -2)"
-haproxy -db -f haproxy.cfg >haproxy.log 2>&1 &
-proxy_pid=$!
+}
+proxy_pid="" proxy_port=""
 kill_at_exit proxy_pid
-for _ in $(seq 100); do
-        curl -s -o /dev/null "http://127.0.0.1:$proxy_port/healthz" && break
-        kill -0 "$proxy_pid" 2>/dev/null || fail "haproxy did not start: $(tail -3 haproxy.log)"
-        sleep 0.05
+for _ in 1 2 3 4 5; do # a free port: retried on a clash
+        p=$((30000 + RANDOM % 20000))
+        python3 -c "import socket; socket.socket().bind(('127.0.0.1', $p))" 2>/dev/null || continue
+        proxy_cfg "$p" >haproxy.cfg
+        haproxy -c -f haproxy.cfg >/dev/null || fail "haproxy.cfg: $(haproxy -c -f haproxy.cfg 2>&1 | tail -2)"
+        haproxy -db -f haproxy.cfg >haproxy.log 2>&1 &
+        proxy_pid=$!
+        for _ in $(seq 100); do
+                # still running: it holds the port (haproxy exits when the bind fails)
+                if curl -s -o /dev/null "http://127.0.0.1:$p/healthz" &&
+                        kill -0 "$proxy_pid" 2>/dev/null; then
+                        proxy_port=$p
+                        break
+                fi
+                kill -0 "$proxy_pid" 2>/dev/null || break
+                sleep 0.05
+        done
+        [ -z "$proxy_port" ] || break
+        kill "$proxy_pid" 2>/dev/null || true
+        wait "$proxy_pid" 2>/dev/null || true
+        proxy_pid=""
 done
+[ -n "$proxy_port" ] || fail "haproxy did not start: $(tail -3 haproxy.log)"
 metrics_cmd=(curl -s --cacert "$CA" "https://127.0.0.1:$port/metrics")
 python3 "$FRAMING" proxy "$proxy_port" a1 "${metrics_cmd[@]}" >proxy.txt || rc2=$?
 cat proxy.txt
