@@ -18,6 +18,7 @@
 #include <microhttpd.h>
 
 #include "daemon/api.h"
+#include "daemon/http-frame.h"
 #include "daemon/http.h"
 #include "daemon/log.h"
 #include "util/tok.h"
@@ -904,16 +905,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         struct http_server *s = cls;
         struct attestd *d = s->d;
         struct req_state *st = *con_cls;
+        struct attest_err fe = {0};
         struct api_resp r;
         enum MHD_Result ret;
 
-        (void)version;
         if (!st) {
                 st = calloc(1, sizeof(*st));
                 if (!st)
                         return MHD_NO;
                 *con_cls = st;
                 atomic_fetch_add(&d->in_flight, 1);
+                if (http_frame_check(c, version, &fe) < 0) { /* RFC 9112 framing: http-frame.h */
+                        st->responded = true;
+                        return send_error(d, c, 400, fe.code, fe.msg, true);
+                }
                 return on_head(s, c, st, url, method);
         }
         if (*upload_data_size) {
@@ -1026,6 +1031,8 @@ int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s};
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s};
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, s};
+        o[n++] = (struct MHD_OptionItem){MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)http_frame_uri_log,
+                                         NULL}; /* the raw request-target */
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT,
                                          (intptr_t)d->cfg.idle_timeout, NULL};
         /* past max_conns make_room() evicts; the library's cap leaves room for those evicted and

@@ -25,6 +25,7 @@
 #include "daemon/auth.h"
 #include "evidence/cdata.h"
 #include "daemon/config.h"
+#include "daemon/http-frame.h"
 #include "evidence/evjson.h"
 #include "tests/fuzz/fuzz-util-kv.h"
 #include "tests/lib/imagen.h"
@@ -429,6 +430,41 @@ static void json_seeds(bool huge)
         }
 }
 
+/* Request framing (fuzz-http-frame.c's input): a target, a field value and a field name of
+ * HTTP_FRAME_LEN_MAX + d bytes, and HTTP_FRAME_FIELDS_MAX + d fields. */
+static void http_frame_seeds(void)
+{
+        static const char head[] = "\x00/x\nHost:a\n";
+        const size_t hl = sizeof(head) - 1;
+
+        for (int d = -1; d <= 1; d++) {
+                size_t n = (size_t)(HTTP_FRAME_LEN_MAX + d), fields = HTTP_FRAME_FIELDS_MAX + d;
+                char *b = xmalloc(hl + n + 8);
+
+                /* the target: '/' and n - 1 more bytes */
+                b[0] = '\0';
+                b[1] = '/';
+                memset(b + 2, 'a', n - 1);
+                put("http-frame", "target", d, b, n + 1);
+                /* a value of n bytes, then a name of n bytes */
+                memcpy(b, head, hl);
+                memcpy(b + hl, "X-A:", 4);
+                memset(b + hl + 4, 'v', n);
+                put("http-frame", "value", d, b, hl + 4 + n);
+                memset(b + hl, 'n', n);
+                b[hl + n] = ':';
+                put("http-frame", "name", d, b, hl + n + 1);
+                free(b);
+                /* Host and fields - 1 more */
+                b = xmalloc(hl + fields * 4);
+                memcpy(b, head, hl);
+                for (size_t i = 1; i < fields; i++)
+                        memcpy(b + hl + (i - 1) * 4, "X:1\n", 4);
+                put("http-frame", "fields", d, b, hl + (fields - 1) * 4);
+                free(b);
+        }
+}
+
 /* The replay state: its cap is the size of the largest state (every bank, PCR and claim). */
 static void replay_state_seeds(void)
 {
@@ -739,6 +775,8 @@ int main(int argc, char **argv)
                         runtime_sig_seeds();
                 if (all || !strcmp(t, "tcglog"))
                         tcglog_seeds();
+                if (all || !strcmp(t, "http-frame"))
+                        http_frame_seeds();
                 if (all || !strcmp(t, "policy") || !strcmp(t, "http") || !strcmp(t, "evidence"))
                         json_seeds(huge);
                 if (all)

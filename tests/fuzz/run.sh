@@ -38,6 +38,7 @@ max_len_for() {
         facts) echo 4194400 ;;      # FACTS_CONFIG_MAX 4 MiB
         evidence | evidence-diff | http) echo 16777300 ;; # EVIDENCE_JSON_MAX / --max-evidence 16 MiB
         replay-state) echo 65536 ;; # REPLAY_STATE_MAX 25799 bytes
+        http-frame) echo 140000 ;;  # HTTP_FRAME_LEN_MAX 64 KiB, a target and a field over it
         keylime) echo 1200000 ;;    # keylime-caps seeds (1025 excludes, 1014-byte regex) and above
         util-kv) echo 70000 ;;      # FUZZ_KV_FILE_MAX (tests/fuzz/fuzz-util-kv.h)
         runtime) echo 2200000 ;;    # FUZZ_RUNTIME_MAX 2 MiB: excludes 1024 x 1024 bytes
