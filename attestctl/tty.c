@@ -5,23 +5,11 @@
 #include <string.h>
 
 #include "attestctl/tty.h"
+#include "util/esc.h"
 #include "util/macro.h"
 
 struct range {
         uint32_t lo, hi;
-};
-
-/* Printed as \uHHHH: C1 controls, invisible and bidi format characters, tag characters. */
-static const struct range hidden[] = {
-        {0x0080, 0x009f},   /* C1: 0x9b is CSI, 0x9d OSC, 0x85 NEL */
-        {0x061c, 0x061c},   /* ARABIC LETTER MARK */
-        {0x180e, 0x180e},   /* MONGOLIAN VOWEL SEPARATOR */
-        {0x200b, 0x200f},   /* zero width space, (non-)joiner, LRM, RLM */
-        {0x2028, 0x202e},   /* line and paragraph separators; LRE RLE PDF LRO RLO */
-        {0x2060, 0x206f},   /* word joiner, invisible operators, LRI RLI FSI PDI, deprecated */
-        {0xfeff, 0xfeff},   /* zero width no-break space (BOM) */
-        {0xfff9, 0xfffb},   /* interlinear annotation */
-        {0xe0000, 0xe007f}, /* tags: invisible ASCII look-alikes */
 };
 
 /* No column of their own (combining marks, variation selectors). */
@@ -45,49 +33,6 @@ static bool in(const struct range *r, size_t n, uint32_t cp)
                 if (cp >= r[i].lo && cp <= r[i].hi)
                         return true;
         return false;
-}
-
-/*
- * The code point of the UTF-8 sequence at p (NUL terminated, p[0] >= 0x80) in *cp and its
- * length; 0 when invalid (RFC 3629: no overlong form, no surrogate, nothing above U+10FFFF; a
- * NUL or any other non-continuation byte ends a sequence early). Bytes are read in order and
- * not past the first one that fails, so the NUL is never passed.
- */
-static size_t utf8_dec(const unsigned char *p, uint32_t *cp)
-{
-        unsigned c = p[0], lo = 0x80, hi = 0xbf;
-        uint32_t v;
-        size_t n;
-
-        if (c >= 0xc2 && c <= 0xdf) {
-                n = 2;
-                v = c & 0x1f;
-        } else if (c >= 0xe0 && c <= 0xef) {
-                n = 3;
-                v = c & 0x0f;
-        } else if (c >= 0xf0 && c <= 0xf4) {
-                n = 4;
-                v = c & 0x07;
-        } else {
-                return 0;
-        }
-        if (c == 0xe0)
-                lo = 0xa0; /* overlong */
-        else if (c == 0xed)
-                hi = 0x9f; /* surrogates */
-        else if (c == 0xf0)
-                lo = 0x90; /* overlong */
-        else if (c == 0xf4)
-                hi = 0x8f; /* above U+10FFFF */
-        for (size_t k = 1; k < n; k++) {
-                unsigned b = p[k];
-
-                if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xbf))
-                        return 0;
-                v = v << 6 | (b & 0x3f);
-        }
-        *cp = v;
-        return n;
 }
 
 /* One character of the input and its printed form. */
@@ -117,21 +62,19 @@ static void next_unit(const unsigned char *p, struct unit *u)
                 u->out[0] = (char)p[0];
                 return;
         }
-        n = p[0] < 0x80 ? 0 : utf8_dec(p, &cp);
-        if (n == 0) {
-                u->out[0] = '\\';
-                u->out[1] = 'x';
-                hex(u->out + 2, p[0], 2);
-                u->in = 1;
-                u->len = u->cols = 4;
-        } else if (in(hidden, ARRAY_SIZE(hidden), cp)) {
-                unsigned digits = cp > 0xffff ? 8 : 4;
+        /* p is NUL terminated: a sequence never reads past the NUL (not a continuation byte) */
+        n = esc_utf8(p, strnlen((const char *)p, 4), &cp);
+        if (n == 0 || esc_hidden(cp)) {
+                /* util/esc.h's form: each byte of it as \xHH */
+                size_t k = n ? n : 1;
 
-                u->out[0] = '\\';
-                u->out[1] = cp > 0xffff ? 'U' : 'u';
-                hex(u->out + 2, cp, digits);
-                u->in = n;
-                u->len = u->cols = 2 + digits;
+                for (size_t i = 0; i < k; i++) {
+                        u->out[4 * i] = '\\';
+                        u->out[4 * i + 1] = 'x';
+                        hex(u->out + 4 * i + 2, p[i], 2);
+                }
+                u->in = k;
+                u->len = u->cols = 4 * k;
         } else {
                 memcpy(u->out, p, n);
                 u->in = u->len = n;

@@ -7,15 +7,12 @@
  * line with CR or reorder it with bidi overrides. --json output does not go through here (JSON's
  * own escapes apply).
  *
- * The printed form (docs/attestctl.1, TERMINAL SAFETY):
- *  - a byte below 0x20 (TAB, LF and CR included), DEL 0x7f, and every byte that is not part of
- *    valid UTF-8 (RFC 3629: no overlong form, no surrogate, nothing above U+10FFFF; a truncated
- *    sequence is invalid): \xHH, one per byte, lower-case hex;
- *  - the C1 controls U+0080-U+009F, the invisible and bidi format characters U+061C, U+180E,
- *    U+200B-U+200F, U+2028-U+202E, U+2060-U+206F, U+FEFF, U+FFF9-U+FFFB and the tag characters
- *    U+E0000-U+E007F: \uHHHH (\UHHHHHHHH above U+FFFF);
- *  - everything else, printable ASCII (the backslash too) and printable UTF-8, as it is.
- * The result holds only printable text, so escaping it again changes nothing.
+ * The printed form (docs/attestctl.1, TERMINAL SAFETY) is attestd's one escaping of bytes
+ * (util/esc.h): a byte below 0x20 (TAB, LF and CR included), DEL, the bytes of a C1 control or of
+ * an invisible or bidi format character, and every byte that is not part of well-formed UTF-8 as
+ * \xHH, one per byte; everything else, printable UTF-8, as it is. The backslash is left as it is
+ * here: text from attestd is escaped already (a path's \xff stays \xff, not \\xff), and the
+ * result holds only printable text, so escaping it again changes nothing.
  *
  * Columns are counted as a terminal shows them (approximately: East Asian wide characters and
  * common emoji 2, combining marks 0, the rest 1) so that tables stay aligned.
@@ -26,7 +23,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define TTY_UNIT_MAX 10 /* bytes of the longest printed form of one character: \U000e0001 */
+#define TTY_UNIT_MAX 16 /* bytes of the longest printed form of one character: 4 x \xHH */
 
 /*
  * s escaped into out (n >= 4 bytes, always NUL terminated): at most max_cols columns (0: no

@@ -5,16 +5,17 @@
 
 #include "util/esc.h"
 
-/*
- * The length of the well-formed UTF-8 sequence at p (n bytes left) and its code point, or 0 when
- * the first byte does not start one (Unicode 15, table 3-7).
- */
-static size_t utf8_seq(const unsigned char *p, size_t n, uint32_t *ret_cp)
+/* Unicode 15, table 3-7: the well-formed byte sequences */
+size_t esc_utf8(const void *src, size_t n, uint32_t *ret_cp)
 {
-        unsigned char b = p[0], lo = 0x80, hi = 0xbf;
+        const unsigned char *p = src;
+        unsigned char b, lo = 0x80, hi = 0xbf;
         size_t len;
         uint32_t cp;
 
+        if (n == 0)
+                return 0;
+        b = p[0];
         if (b < 0x80) {
                 *ret_cp = b;
                 return 1;
@@ -52,15 +53,15 @@ static size_t utf8_seq(const unsigned char *p, size_t n, uint32_t *ret_cp)
         return len;
 }
 
-static bool printable(uint32_t cp)
+bool esc_hidden(uint32_t cp)
 {
         if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f))
-                return false;
+                return true;
         /* invisible and bidirectional format characters: they hide or reorder what is shown
          * (the same set as attestctl's terminal guard, attestctl/tty.h) */
-        return !(cp == 0x061c || cp == 0x180e || (cp >= 0x200b && cp <= 0x200f) ||
-                 (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff ||
-                 (cp >= 0xfff9 && cp <= 0xfffb) || (cp >= 0xe0000 && cp <= 0xe007f));
+        return (cp == 0x061c || cp == 0x180e || (cp >= 0x200b && cp <= 0x200f) ||
+                (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff ||
+                (cp >= 0xfff9 && cp <= 0xfffb) || (cp >= 0xe0000 && cp <= 0xe007f));
 }
 
 /* The next unit at s[i]: its input length (*ret_in) and output length (the return). */
@@ -68,9 +69,9 @@ static size_t unit(const unsigned char *s, size_t n, size_t i, bool bs, size_t *
                    bool *ret_copy)
 {
         uint32_t cp;
-        size_t len = utf8_seq(s + i, n - i, &cp);
+        size_t len = esc_utf8(s + i, n - i, &cp);
 
-        if (len && printable(cp)) {
+        if (len && !esc_hidden(cp)) {
                 *ret_in = len;
                 *ret_copy = true;
                 return cp == '\\' && bs ? 2 : len;

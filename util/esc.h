@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The longest output of one input byte ("\xHH"). */
 #define ESC_BYTE_MAX 4
@@ -41,6 +42,15 @@ size_t esc_text(char *out, size_t max, const void *src, size_t n);
  * through esc_text already (a log line), whose backslashes are escapes.
  */
 size_t esc_line(char *out, size_t max, const void *src, size_t n);
+
+/*
+ * The well-formed UTF-8 sequence at src (n bytes left): its length and *ret_cp, or 0 when the
+ * first byte does not start one (overlong forms, surrogates, past U+10FFFF, cut short).
+ */
+size_t esc_utf8(const void *src, size_t n, uint32_t *ret_cp);
+
+/* Whether a code point is shown escaped: C0, DEL, C1, the invisible and bidi format characters. */
+bool esc_hidden(uint32_t cp);
 
 /* Whether escaping n bytes of src would change nothing (valid, printable UTF-8 without '\'). */
 bool esc_is_plain(const void *src, size_t n);

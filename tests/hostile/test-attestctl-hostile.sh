@@ -89,7 +89,7 @@ col() {
 }
 
 # the escaped form of hostile() in hostile-attestd.py
-E='\x1b]0;pwned-title\x07\x1b[2J\x1b[H\x0dover\x0aline\x09TAB\x1b]8;;https://evil.example/\x1b\click-me\x1b]8;;\x1b\\u009b31m\u202egpj.exe\u2066\u200f\u061c\u2069'
+E='\x1b]0;pwned-title\x07\x1b[2J\x1b[H\x0dover\x0aline\x09TAB\x1b]8;;https://evil.example/\x1b\click-me\x1b]8;;\x1b\\xc2\x9b31m\xe2\x80\xaegpj.exe\xe2\x81\xa6\xe2\x80\x8f\xd8\x9c\xe2\x81\xa9'
 
 # ---- 1. terminal escapes ---------------------------------------------------------------------
 echo "# 1. terminal escapes in every string the server sends"
@@ -101,9 +101,9 @@ printable out.txt "agents show"
 printable err.txt "agents show (stderr)"
 has out.txt "show: id" 'agent:      host1\x1b[31m'
 has out.txt "show: host" "host:       hn$E (machine id mid$E)"
-has out.txt "show: labels" "labels:     role\\u202e=lv$E"
+has out.txt "show: labels" "labels:     role\\xe2\\x80\\xae=lv$E"
 has out.txt "show: state" 'state:      active\x0d\x1b[2J\x1b[H'
-has out.txt "show: verdict" "verdict:    fail\\u009b31m by policy lp$E"
+has out.txt "show: verdict" "verdict:    fail\\xc2\\x9b31m by policy lp$E"
 has out.txt "show: policy" "policy:     pol$E"
 has out.txt "show: last seen" "last seen:  seen$E"
 has out.txt "show: next due" 'next due:   soon\x1b]8;;https://evil.example/\x1b\click-me'
@@ -145,7 +145,7 @@ ctl agents list
 want_rc 0 "agents list"
 printable out.txt "agents list"
 has out.txt "list: id" 'host1\x1b[31m'
-has out.txt "list: id 2" 'agent2\u202e\u009b'
+has out.txt "list: id 2" 'agent2\xe2\x80\xae\xc2\x9b'
 has out.txt "list: host" 'hn\x1b]0;pwned-title\x07'
 has out.txt "list: cursor" '(more: --cursor cur\x1b]0;pwned-title\x07, or --all)'
 h=$(col out.txt "HOST" "STATE")
