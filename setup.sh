@@ -14,7 +14,7 @@ packages=(
         shellcheck jq python3 iproute2
         linux-source-6.1 linux-source-6.12 clang-16 lld-16 llvm-16 bc flex bison libelf-dev cpio
         xz-utils busybox-static checkpolicy qemu-system-x86
-        socat
+        socat ccache
         postgresql-15 libpq-dev
         ovmf sbsigntool keyutils attr systemd-boot-efi mtools dosfstools
         libjwt-dev python3-jwt python3-cryptography
