@@ -31,7 +31,8 @@ options:
   --permissive    with clang: also kernel/config/kcfi-permissive.config (CONFIG_CFI_PERMISSIVE=y)
   --unpatched     apply no patches (the mainline behaviour, for comparison)
   --efi           also kernel/config/efi.config: the EFI stub, for UEFI boots with OVMF
-                  (kernel/boot-ovmf.sh); a kernel of its own in the cache
+                  (kernel/boot.sh --firmware ovmf); SeaBIOS boots it as well (tests/kernel/run.sh
+                  builds its gcc 6.1 kernels with --efi --ima-sig)
   --ima-sig       also kernel/config/ima-sig.config: IMA appraisal and signature keys, tmpfs
                   xattrs (signed files, template ima-sig)
   --source FILE   source tarball (default /usr/src/linux-source-<version>.tar.xz)
