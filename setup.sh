@@ -14,7 +14,7 @@ packages=(
         shellcheck jq python3 iproute2
         linux-source-6.1 linux-source-6.12 clang-16 lld-16 llvm-16 bc flex bison libelf-dev cpio
         xz-utils busybox-static checkpolicy qemu-system-x86
-        socat haproxy
+        socat haproxy ccache
         postgresql-15 libpq-dev
         ovmf sbsigntool keyutils attr systemd-boot-efi mtools dosfstools
         libjwt-dev python3-jwt python3-cryptography
@@ -90,15 +90,28 @@ demo)
         tests/demo.sh "$top/build"
         ;;
 test)
+        # one table of every stage with its seconds at the end (tests/stage-table.sh)
+        STAGE_TABLE=$(mktemp /tmp/attestd-stages.XXXXXX)
+        export STAGE_TABLE
+        trap 'rm -f "$STAGE_TABLE"' EXIT
+        t_all=$(date +%s)
         stage "install Debian packages"
         deps
+        printf '%s\tok\tinstall Debian packages\n' "$(($(date +%s) - stage_start))" >>"$STAGE_TABLE"
         stage_end
         rc=0
         tests/run-all.sh || rc=$?
         # the packages from `meson dist`, lintian, and a Debian 12 guest under systemd as PID 1
         stage "guest: packages, lintian, Debian 12 under systemd (tests/guest/run.sh)"
-        tests/guest/run.sh || rc=1
+        grc=0
+        tests/guest/run.sh || grc=1
+        printf '%s\t%s\t%s\n' "$(($(date +%s) - stage_start))" "$([ $grc = 0 ] && echo ok || echo FAILED)" \
+                "guest: packages, lintian, Debian 12 under systemd" >>"$STAGE_TABLE"
         stage_end
+        [ $grc = 0 ] || rc=1
+        printf '%s\t%s\t%s\n' "$(($(date +%s) - t_all))" "$([ $rc = 0 ] && echo PASSED || echo FAILED)" \
+                "./setup.sh test, wall clock" >>"$STAGE_TABLE"
+        tests/stage-table.sh "$STAGE_TABLE"
         exit $rc
         ;;
 -h | --help | help)

@@ -581,18 +581,45 @@ END_TEST
 
 /* ---- the pool ---- */
 
+/* holds the pool's one connection (inside a list callback) from "holding" until "release": the
+ * test's read runs in between, ordered by the condition variable, not by a 600 ms sleep */
 struct holder {
-        atomic_bool holding;
+        pthread_mutex_t lock;
+        pthread_cond_t cv;
+        bool holding, release;
 };
 
 static int hold_conn(const struct store_agent *a, void *arg)
 {
         struct holder *h = arg;
+        struct timespec until;
 
         (void)a;
-        atomic_store(&h->holding, true);
-        usleep(600 * 1000);
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 60;
+        pthread_mutex_lock(&h->lock);
+        h->holding = true;
+        pthread_cond_broadcast(&h->cv);
+        while (!h->release && pthread_cond_timedwait(&h->cv, &h->lock, &until) == 0)
+                ;
+        pthread_mutex_unlock(&h->lock);
         return -ECANCELED;
+}
+
+/* *flag (a field of h) set, or 60 s gone */
+static bool holder_wait(struct holder *h, const bool *flag)
+{
+        struct timespec until;
+        bool ok;
+
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 60;
+        pthread_mutex_lock(&h->lock);
+        while (!*flag && pthread_cond_timedwait(&h->cv, &h->lock, &until) == 0)
+                ;
+        ok = *flag;
+        pthread_mutex_unlock(&h->lock);
+        return ok;
 }
 
 struct hold_arg {
@@ -623,18 +650,24 @@ START_TEST(test_exhausted_pool_answers_busy_within_the_wait)
         o.target = f.db;
         ck_assert_msg(store_open_opts(&o, &ha.s, &err) == 0, "%s", err.msg);
         add_agent(ha.s, "a", 1, 1);
+        pthread_mutex_init(&ha.h.lock, NULL);
+        pthread_cond_init(&ha.h.cv, NULL);
         ck_assert_int_eq(pthread_create(&t, NULL, hold_main, &ha), 0);
-        for (int i = 0; i < 500 && !atomic_load(&ha.h.holding); i++)
-                usleep(10 * 1000);
-        ck_assert(atomic_load(&ha.h.holding));
-        /* the one connection is held for 600 ms: a read gives up after 100 */
+        ck_assert_msg(holder_wait(&ha.h, &ha.h.holding), "the holder did not start within 60 s");
+        /* the one connection is held until the read below gave up after its 100 ms wait */
         ck_assert_int_eq(store_policy_get(ha.s, "p", 0, &body, NULL, NULL), -EAGAIN);
         store_db_stats(ha.s, &ds);
         ck_assert_uint_eq(ds.pool_exhausted, 1);
         ck_assert_uint_ge(ds.pool_waits, 1);
         ck_assert_uint_eq(ds.pool_size, 1);
         ck_assert_uint_eq(ds.pool_in_use, 1);
+        pthread_mutex_lock(&ha.h.lock);
+        ha.h.release = true;
+        pthread_cond_broadcast(&ha.h.cv);
+        pthread_mutex_unlock(&ha.h.lock);
         pthread_join(t, NULL);
+        pthread_cond_destroy(&ha.h.cv);
+        pthread_mutex_destroy(&ha.h.lock);
         /* given back: answered again */
         ck_assert_int_eq(store_policy_get(ha.s, "p", 0, &body, NULL, NULL), -ENOENT);
         store_db_stats(ha.s, &ds);
