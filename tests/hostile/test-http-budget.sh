@@ -154,7 +154,7 @@ if want 3; then
                 --min-body-rate 1000 --body-rate-grace 2 --idle-timeout 300 --body-timeout 300
         # the holder: 131071 of 131072 bytes from 127.0.0.3 to the attacker's agent; its buffer
         # doubled from 4 KiB to exactly 131072, held in both shares (due after 2 s + 131 s)
-        coproc HOLD { python3 "$HOSTILE" send "$port" "$CA" 3 "/v1/agents/$ATK_ID/evidence" \
+        coproc HOLD { exec python3 "$HOSTILE" send "$port" "$CA" 3 "/v1/agents/$ATK_ID/evidence" \
                 131072 131071 65536 0 60; }
         holder=$HOLD_PID
         read -r -t 20 line <&"${HOLD[0]}" || true
