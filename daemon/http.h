@@ -22,8 +22,9 @@
  * - before a body byte is read: what RFC 9112 refuses in a request head (daemon/http-frame.h,
  *   on the raw target and each header line as libmicrohttpd split it: names that are not tokens,
  *   obs-fold, control bytes in values, Content-Length and Transfer-Encoding together or twice,
- *   HTTP/1.1 without Host, %2F / %5C / %00 in the path; 400 and close), mTLS, the body cap (413), api_preflight() (401/403/404), and whether the
- *   declared length fits what is free of the --max-inflight-body budget (503 with Retry-After).
+ *   HTTP/1.1 without Host, %2F / %5C / %00 in the path; 400 and close), mTLS, the body cap (413),
+ * api_preflight() (401/403/404), and whether the declared length fits what is free of the
+ * --max-inflight-body budget (503 with Retry-After).
  * - the budget counts bytes that arrived (the buffer grows with them), never a declared length,
  *   and each client address (IPv6: /64) and each agent id in the URL gets a bounded share
  *   (--max-inflight-body-per-ip, --max-inflight-body-per-agent): a body crossing one is dropped
