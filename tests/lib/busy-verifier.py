@@ -13,8 +13,9 @@ import argparse
 import http.server
 import json
 import os
-import ssl
 import time
+
+import tls_serve
 
 
 def main():
@@ -50,14 +51,7 @@ def main():
         def log_message(self, *args):
             pass
 
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(a.cert, a.key)
-    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    with open(os.path.join(a.dir, "port.tmp"), "w") as f:
-        f.write("%d\n" % srv.server_address[1])
-    os.rename(os.path.join(a.dir, "port.tmp"), os.path.join(a.dir, "port"))
-    srv.serve_forever()
+    tls_serve.serve(H, a.cert, a.key, a.dir)
 
 
 if __name__ == "__main__":
