@@ -267,10 +267,12 @@ static enum MHD_Result field_iter(void *cls, enum MHD_ValueKind kind, const char
         return http_frame_field(f, key, value, NULL) == -E2BIG ? MHD_NO : MHD_YES;
 }
 
-int http_frame_check(struct MHD_Connection *c, const char *version, struct attest_err *err)
+int http_frame_check(struct MHD_Connection *c, const char *version, struct http_frame *ret,
+                     struct attest_err *err)
 {
         const char *t = MHD_lookup_connection_value(c, MHD_POSTDATA_KIND, TARGET_KEY);
         struct http_frame f;
+        int e;
 
         if (!t)
                 return attest_fail(err, -EBADMSG, AE_BAD_REQUEST,
@@ -279,5 +281,8 @@ int http_frame_check(struct MHD_Connection *c, const char *version, struct attes
                 return attest_fail(err, -EBADMSG, AE_BAD_REQUEST, "%s", t);
         http_frame_init(&f);
         (void)MHD_get_connection_values(c, MHD_HEADER_KIND, field_iter, &f);
-        return http_frame_end(&f, version, err);
+        if ((e = http_frame_end(&f, version, err)) < 0)
+                return e;
+        *ret = f;
+        return 0;
 }

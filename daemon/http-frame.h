@@ -95,9 +95,11 @@ void *http_frame_uri_log(void *cls, const char *uri, struct MHD_Connection *c);
 
 /*
  * The whole check for one request head, from the access handler's first call: the target's
- * verdict (fails closed when none was recorded), every header field, the version. 0, or -EBADMSG
- * with err filled (AE_BAD_REQUEST): the caller answers 400 and closes the connection.
+ * verdict (fails closed when none was recorded), every header field, the version. 0 with *ret
+ * (the counts and the one Content-Length, for the body's checks), or -EBADMSG with err filled
+ * (AE_BAD_REQUEST): the caller answers 400 and closes the connection.
  */
-int http_frame_check(struct MHD_Connection *c, const char *version, struct attest_err *err) _wur_;
+int http_frame_check(struct MHD_Connection *c, const char *version, struct http_frame *ret,
+                     struct attest_err *err) _wur_;
 
 #endif

@@ -21,7 +21,6 @@
 #include "daemon/http-frame.h"
 #include "daemon/http.h"
 #include "daemon/log.h"
-#include "util/tok.h"
 
 /*
  * One accepted connection, from libmicrohttpd's STARTED notification to its CLOSED one (which
@@ -614,54 +613,6 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *str)
         return w;
 }
 
-/* ---- request framing (RFC 9112 6.3): one Content-Length, or chunked, never both ---- */
-
-struct framing {
-        unsigned ncl, nte;
-        bool bad_cl, bad_te;
-        uint64_t cl;
-};
-
-static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind, const char *key,
-                                      const char *value)
-{
-        struct framing *f = cls;
-
-        (void)kind;
-        if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
-                uint64_t v = 0;
-
-                /* 1*DIGIT (RFC 9110 8.6) through the text cursor: no sign, no blank, no leading
-                 * zero, no overflow; anything else is a framing error (400) */
-                f->ncl++;
-                if (!value || span_u64((struct span){value, strnlen(value, API_HEADER_MAX + 1)},
-                                       UINT64_MAX, &v) < 0)
-                        f->bad_cl = true;
-                f->cl = v;
-        } else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
-                f->nte++;
-                if (!value || strcasecmp(value, "chunked") != 0)
-                        f->bad_te = true;
-        }
-        return MHD_YES;
-}
-
-/* NULL when the framing is sound; else the detail of a 400. */
-static const char *framing_check(struct MHD_Connection *c, struct framing *f)
-{
-        memset(f, 0, sizeof(*f));
-        MHD_get_connection_values(c, MHD_HEADER_KIND, framing_header, f);
-        if (f->ncl > 1)
-                return "more than one Content-Length";
-        if (f->ncl && f->nte)
-                return "Content-Length together with Transfer-Encoding";
-        if (f->bad_cl)
-                return "Content-Length is not a decimal number of at most 2^64-1";
-        if (f->nte > 1 || f->bad_te)
-                return "Transfer-Encoding other than one \"chunked\"";
-        return NULL;
-}
-
 /* ---- mTLS ---- */
 
 /* Whether the client presented a certificate that chains to --tls-client-ca, for client use. */
@@ -792,13 +743,13 @@ static enum MHD_Result busy(struct http_server *s, struct MHD_Connection *c, str
 
 /* The head is complete: everything decided before a body byte is read. */
 static enum MHD_Result on_head(struct http_server *s, struct MHD_Connection *c,
-                               struct req_state *st, const char *url, const char *method)
+                               struct req_state *st, const char *url, const char *method,
+                               const struct http_frame *fr)
 {
         struct attestd *d = s->d;
         struct http_conn *hc = conn_of(c);
-        const char *auth, *why;
+        const char *auth;
         char id[API_ID_MAX + 1];
-        struct framing f;
         struct api_resp r;
         enum MHD_Result ret;
 
@@ -822,12 +773,8 @@ static enum MHD_Result on_head(struct http_server *s, struct MHD_Connection *c,
                 st->responded = true;
                 return send_error(d, c, 400, AE_BAD_REQUEST, "a NUL byte (%00) in the URL", true);
         }
-        if ((why = framing_check(c, &f))) {
-                st->responded = true;
-                return send_error(d, c, 400, AE_BAD_REQUEST, why, true);
-        }
         /* refuse before the client sends (or we read) a single byte of it */
-        if (f.ncl && f.cl > st->limit)
+        if (fr->ncl && fr->cl > st->limit)
                 return too_large(s, c, st);
         auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
         if (api_preflight(d, method, url, auth, &r, id) > 0) {
@@ -836,14 +783,14 @@ static enum MHD_Result on_head(struct http_server *s, struct MHD_Connection *c,
                 api_resp_done(&r);
                 return ret;
         }
-        if (!f.nte && !(f.ncl && f.cl))
+        if (!fr->nte && !(fr->ncl && fr->cl))
                 return MHD_YES; /* no body */
         if (budget_attach(s, c, st, id) < 0)
                 return busy(s, c, st);
         /* nothing is taken before bytes arrive, but a body that cannot fit now is refused now */
-        if (f.ncl && (st->busy_why = budget_check(s, st, (size_t)f.cl, false)) != BUDGET_OK)
+        if (fr->ncl && (st->busy_why = budget_check(s, st, (size_t)fr->cl, false)) != BUDGET_OK)
                 return busy(s, c, st);
-        st->declared = (size_t)f.cl;
+        st->declared = (size_t)fr->cl;
         st->head_ms = mono_ms();
         body_due(s, c, st, true);
         return MHD_YES;
@@ -906,6 +853,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         struct attestd *d = s->d;
         struct req_state *st = *con_cls;
         struct attest_err fe = {0};
+        struct http_frame fr;
         struct api_resp r;
         enum MHD_Result ret;
 
@@ -915,11 +863,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                         return MHD_NO;
                 *con_cls = st;
                 atomic_fetch_add(&d->in_flight, 1);
-                if (http_frame_check(c, version, &fe) < 0) { /* RFC 9112 framing: http-frame.h */
+                /* RFC 9112 framing (http-frame.h); its Content-Length for the head's checks */
+                if (http_frame_check(c, version, &fr, &fe) < 0) {
                         st->responded = true;
                         return send_error(d, c, 400, fe.code, fe.msg, true);
                 }
-                return on_head(s, c, st, url, method);
+                return on_head(s, c, st, url, method, &fr);
         }
         if (*upload_data_size) {
                 size_t n = *upload_data_size;
