@@ -196,8 +196,13 @@ if want 4; then
         echo "# attackers: $st4; attestd during: up to $max_fds fds, RSS up to $max_rss kB"
         echo "# agent rounds under attack: p50 $p50 ms, p99 (max of 20) $p99 ms"
         echo "# attestd CPU during the rounds: $cpu % of one core"
-        # measured 36 with poll, 945 with epoll+turbo (2 cores): 150 is the line
-        [ "$hold_ticks" -le 150 ] || fail "attestd used $hold_ticks ticks in 5 s holding idle connections"
+        # release build: measured 36 with poll, 945 with epoll+turbo (2 cores): 150 is the line,
+        # asserted by the release stage of tests/run-all.sh. Under ASan every poll() over the
+        # 10,000 fds costs several times more: dd940f4's own ASan attestd used 215 ticks on this
+        # round's quiet machine (this round's 183-311), so its line is 600, still far below a spin
+        # (which under ASan costs more than the release build's 945)
+        [ "$hold_ticks" -le "$(mem 150 600)" ] ||
+                fail "attestd used $hold_ticks ticks in 5 s holding idle connections (line $(mem 150 600))"
         [ "$p99" -lt 1000 ] || fail "agent round p99 $p99 ms under attack (want < 1000)"
         [ "$max_fds" -le $((10149 + 300)) ] || fail "attestd held $max_fds fds (199 x 51)"
         [ "$max_fds" -ge 9000 ] || fail "the attack did not reach attestd ($max_fds fds)"
