@@ -12,6 +12,9 @@
 #        closed=N" every second.
 #   bodies PORT CA COUNT SIZE PATH [TOKEN]  COUNT concurrent POSTs of SIZE bytes; prints statuses
 #   raw PORT CA HEX|@FILE     send these bytes over TLS, print the response (status line first)
+#   fds PID MIN SECONDS  sample PID's open fds every 5 ms until MIN are seen or SECONDS pass;
+#        print the most seen (attestd's table under pressure swings between 60 % and 90 % of
+#        its cap many times a second: a sample every 0.2 s can miss every top)
 #   send PORT CA SRC PATH CL N CHUNK EVERY HOLD
 #        from 127.0.0.SRC, POST to PATH a head announcing CL bytes, then N body bytes ("{}" and
 #        blanks), CHUNK bytes every EVERY seconds; when N < CL print "held" and wait up to HOLD
@@ -278,6 +281,17 @@ def send(port, ca, src, path, cl, n, chunk, every, hold_s):
     except BrokenPipeError:  # the holder's reader (the test) has moved on
         pass
 
+def fds(pid, want, seconds):
+    end = time.monotonic() + seconds
+    most = 0
+    while time.monotonic() < end and most < want:
+        try:
+            most = max(most, len(os.listdir("/proc/%d/fd" % pid)))
+        except OSError:
+            break
+        time.sleep(0.005)
+    print(most)
+
 def main():
     a = sys.argv[1:]
     if a and a[0] == "hold":
@@ -287,6 +301,8 @@ def main():
     elif a and a[0] == "raw":
         data = open(a[3][1:], "rb").read() if a[3].startswith("@") else bytes.fromhex(a[3])
         raw(int(a[1]), a[2], data)
+    elif a and a[0] == "fds":
+        fds(int(a[1]), int(a[2]), float(a[3]))
     elif a and a[0] == "send":
         send(int(a[1]), a[2], int(a[3]), a[4], int(a[5]), int(a[6]), int(a[7]), float(a[8]),
              float(a[9]))

@@ -342,13 +342,14 @@ if want 9; then
         : >rounds.txt
         attack 3000 2 100 idle 120 hold9.txt
         # filling waits up to 20 s (release) or 60 s (ASan: its TLS accepts are several times
-        # slower; dd940f4's ASan attestd reached 788 of 1,000 in 20 s on this round's machine)
-        for _ in $(seq "$(mem 100 300)"); do
-                [ -f hold9.txt ] && [ "$(nfds)" -ge 900 ] && break
-                sleep 0.2
-        done
-        full=$(nfds)
-        [ "$full" -ge 900 ] || fail "the table did not fill: $full fds"
+        # slower; dd940f4's ASan attestd reached 788 of 1,000 in 20 s on this round's machine).
+        # Past 90 % the reaper closes the connections idle longest down to 60 % every 50 ms, so
+        # on a busy machine the table swings between the two: sampled every 5 ms (one sample
+        # every 0.2 s missed every top in CI, under load, with attestd doing its job)
+        for _ in $(seq 100); do [ -f hold9.txt ] && break; sleep 0.1; done
+        full=$(python3 "$HOSTILE" fds "$daemon_pid" 900 "$(mem 20 60)")
+        [ "$full" -ge 900 ] ||
+                fail "the table did not fill: at most $full fds (attackers: $(cat hold9.txt 2>/dev/null))"
         # the listen queue (ss: Recv-Q of the listening socket, Send-Q its limit), sampled while
         # the agent runs: at the cap attestd keeps accepting (a newcomer evicts), the 2,000
         # attackers past the cap fit the queue (4096), so it never fills and drops a SYN
