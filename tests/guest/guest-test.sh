@@ -151,21 +151,29 @@ api GET /v1/agents "" "$(cat $T/reader2.token)"
 [ "$s1" = 401 ] && [ "$s2" = 401 ] && [ "$status" = 200 ] && ok "new token: $s1, appended $s2, after systemctl reload $status" ||
         bad "token reload: $s1 $s2 $status"
 
-# --- stopping the agent mid-round finishes the round: attestd is held (SIGSTOP) just before the
-# agent's next round (20 s after a verdict) until the agent's connection to it is established
-# (the kernel completes it from the socket's backlog: /proc/net/tcp, port 8443 = 0x20FB); then
-# systemd stops the agent and attestd goes on. The hold is a few seconds: far from attestd's 30 s
-# watchdog and within the agent's 5 s connect timeout.
-n=$(verdicts)
-wait_for 60 sh -c "[ \$(journalctl -q -o cat -u attest-agent.service | grep -c '^verdict: ') -gt $n ]"
-sleep 17
-n=$(verdicts)
+# --- stopping the agent mid-round finishes the round: attestd is held (SIGSTOP) from 5 s before
+# the agent's next round (its interval, 20 s, runs from the last verdict's journal timestamp, not
+# from when this script saw it: a loaded guest's journal lags) until the round's request waits in
+# attestd's socket (/proc/net/tcp: the server side of port 8443 = 0x20FB with bytes queued, on
+# the agent's kept-alive connection or a new one); then systemd stops the agent and attestd goes
+# on. The hold is at most 20 s, within attestd's 30 s watchdog (pinged every second).
+waiting() { awk '$2 ~ /:20FB$/ && $4 == "01" { split($5, q, ":"); if (q[2] != "00000000") f = 1 } END { exit !f }' /proc/net/tcp; }
+last_verdict_at() { journalctl -q -o short-unix -u attest-agent.service | grep ': verdict: ' | tail -1 | cut -d. -f1; }
 pid=$(prop attestd.service MainPID)
-kill -STOP "$pid"
-for _ in $(seq 60); do
-        awk '$3 ~ /:20FB$/ && $4 == "01" { f = 1 } END { exit !f }' /proc/net/tcp && break
-        sleep 0.2
+held=0
+for _ in 1 2 3; do
+        n=$(verdicts)
+        wait_for 60 sh -c "[ \$(journalctl -q -o cat -u attest-agent.service | grep -c '^verdict: ') -gt $n ]"
+        n=$(verdicts)
+        lead=$(($(last_verdict_at) + 15 - $(date +%s)))
+        [ "$lead" -ge 1 ] || continue # seen too late for this interval: the next one
+        sleep "$lead"
+        kill -STOP "$pid"
+        held=1
+        for _ in $(seq 150); do waiting && break; sleep 0.1; done
+        break
 done
+[ $held = 1 ] || { bad "stop mid-round: every verdict seen less than 5 s before the next round"; kill -STOP "$pid"; }
 systemctl stop --no-block attest-agent.service
 sleep 0.5
 kill -CONT "$pid"
