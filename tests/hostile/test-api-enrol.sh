@@ -6,8 +6,8 @@
 #  2. one live identity per EK: a new AK of the same EK enrolled by another token holder leaves
 #     the active agent alone until its credential is activated in the TPM; then it takes over
 #     (the old agent is forgotten); without the TPM's proof it never does
-#  3. 100 wrong activation proofs: 5 x 403 activation_failed, then 429 activation_rate_limited;
-#     one warning line for that agent in the log, not 100
+#  3. up to 100 wrong activation proofs in 45 s: 5 x 403 activation_failed, then 429
+#     activation_rate_limited; one warning line for that agent in the log, not 100
 #  4. decommission (admin): challenges and evidence 403 agent_decommissioned, enrolment of the EK
 #     (any AK) 403 ek_decommissioned, also after DELETE; readmit lifts it; DELETE alone is a
 #     plain forget (the EK may enrol again)
@@ -70,7 +70,13 @@ expect 201 "" -- "enrol AK c"
 id_c=$(jq -r .id <<<"$body")
 credential cred-c
 declare -A seen=()
+# the limit is 5 failures in a window of 60 s from the first: every proof is sent within 45 s of
+# the first, and the Retry-After probe after them (a loaded machine sends fewer than 100; 20 at least)
+t_first=$(date +%s)
+tries=0
 for i in $(seq 100); do
+        [ $(($(date +%s) - t_first)) -lt 45 ] || break
+        tries=$i
         head -c 32 /dev/urandom >proof-wrong
         activate_api "$id_c" proof-wrong
         code=$(jq -r .error <<<"$body")
@@ -82,6 +88,7 @@ for i in $(seq 100); do
         fi
 done
 for k in "${!seen[@]}"; do echo "# $k: ${seen[$k]}"; done
+[ "$tries" -ge 20 ] || fail "only $tries wrong proofs sent within 45 s"
 [[ "$(jq -r .detail <<<"$body")" == *"retry in "* ]] || fail "no retry time: $body"
 head -c 32 /dev/urandom >proof-wrong
 ra=$(curl -s --cacert "$CA" -o /dev/null -D - -H "Content-Type: application/json" \
@@ -92,7 +99,7 @@ ra=$(curl -s --cacert "$CA" -o /dev/null -D - -H "Content-Type: application/json
 ok "the 429 carries Retry-After: $ra"
 lines=$(grep -c "agent $id_c: wrong activation proof" daemon.log || true)
 [ "$lines" -le 1 ] || fail "$lines log lines for one agent's failed proofs in one minute"
-ok "100 wrong proofs: 5 x 403, 95 x 429, $lines log line"
+ok "$tries wrong proofs within the window: 5 x 403, $((tries - 5)) x 429, $lines log line"
 [ "$(state_of "$id_b")" = active ] || fail "agent b disturbed by agent c's flood"
 
 echo "# 4. decommission and readmit"
