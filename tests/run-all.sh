@@ -81,7 +81,7 @@ slowest() {
         [ -f build-asan/meson-logs/testlog.json ] || return 0
         echo "Slowest tests (s):"
         jq -r '"\(.duration) \(.name)"' build-asan/meson-logs/testlog.json 2>/dev/null |
-                sort -rn | head -10 | awk '{ printf "  %7.1f  %s\n", $1, $2 }' || true
+                sort -rn | head -10 | awk '{ d = $1; sub(/^[^ ]+ /, ""); printf "  %7.1f  %s\n", d, $0 }' || true
 }
 
 stage "style: clang-format and banned functions" tests/check-style.sh
