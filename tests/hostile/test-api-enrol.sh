@@ -71,7 +71,7 @@ id_c=$(jq -r .id <<<"$body")
 credential cred-c
 declare -A seen=()
 # the limit is 5 failures in a window of 60 s from the first: every proof is sent within 45 s of
-# the first, and the Retry-After probe after them (a loaded machine sends fewer than 100; 20 at least)
+# the first, and the Retry-After probe after them (a loaded machine sends fewer than 100: 14 at load 19; 10 at least)
 t_first=$(date +%s)
 tries=0
 for i in $(seq 100); do
@@ -88,7 +88,7 @@ for i in $(seq 100); do
         fi
 done
 for k in "${!seen[@]}"; do echo "# $k: ${seen[$k]}"; done
-[ "$tries" -ge 20 ] || fail "only $tries wrong proofs sent within 45 s"
+[ "$tries" -ge 10 ] || fail "only $tries wrong proofs sent within 45 s"
 [[ "$(jq -r .detail <<<"$body")" == *"retry in "* ]] || fail "no retry time: $body"
 head -c 32 /dev/urandom >proof-wrong
 ra=$(curl -s --cacert "$CA" -o /dev/null -D - -H "Content-Type: application/json" \
