@@ -71,7 +71,8 @@ id_c=$(jq -r .id <<<"$body")
 credential cred-c
 declare -A seen=()
 # the limit is 5 failures in a window of 60 s from the first: every proof is sent within 45 s of
-# the first, and the Retry-After probe after them (a loaded machine sends fewer than 100: 14 at load 19; 10 at least)
+# the first, and the Retry-After probe after them (a loaded machine sends fewer than 100: 14 at
+# load average 19; 10 at least)
 t_first=$(date +%s)
 tries=0
 for i in $(seq 100); do
