@@ -84,20 +84,31 @@ run_one() {
 }
 
 report_one() {
-        local name=$1 work="$scratch/$1" rc execs rate cov result
+        local name=$1 work="$scratch/$1" rc execs rate cov result init new last lastpct
         rc=$(cat "$work/rc")
         # (a target that dies on its first input prints no cov: line; that must not end the run)
         execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -1)
         rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$work/log" | tail -1)
         cov=$({ grep -oE 'cov: [0-9]+' "$work/log" || true; } | tail -1 | cut -d' ' -f2)
+        # what the seconds bought beyond the seed corpus: coverage when the corpus was loaded
+        # (INITED), inputs that found new coverage or features (NEW), and how far into the run
+        # the last one came (its execution number against the total): a target whose last NEW
+        # comes early would find nothing more in a longer run of the same kind
+        init=$({ grep -oE 'INITED cov: [0-9]+' "$work/log" || true; } | head -1 | awk '{ print $3 }')
+        new=$({ grep -cE '^#[0-9]+[[:space:]]+NEW ' "$work/log" || true; })
+        last=$({ grep -E '^#[0-9]+[[:space:]]+NEW ' "$work/log" || true; } | tail -1 | sed -E 's/^#([0-9]+).*/\1/')
+        lastpct=-
+        if [ -n "$last" ] && [ -n "${execs:-}" ] && [ "${execs:-0}" -gt 0 ]; then
+                lastpct=$((100 * last / execs))%
+        fi
         maxlen=$(max_len_for "$name")
         result=ok
         if [ "$rc" -ne 0 ] || ls "$work/artifacts/"* >/dev/null 2>&1; then
                 result="FAILED rc=$rc"
                 failed=1
         fi
-        printf '%-14s %8s %9s %12s %8s %6s  %s\n' "$name" "$seconds" "$maxlen" "${execs:-?}" \
-                "${rate:-?}" "${cov:-?}" "$result"
+        printf '%-14s %8s %9s %12s %8s %6s %6s %5s %6s  %s\n' "$name" "$seconds" "$maxlen" \
+                "${execs:-?}" "${rate:-?}" "${init:-?}" "${cov:-?}" "$new" "$lastpct" "$result"
         if [ "$result" != ok ]; then
                 { grep -E 'ERROR|SUMMARY|invariant failed|==[0-9]+==|#[0-9]+ 0x' "$work/log" || true; } |
                         head -30 | sed 's/^/    /'
@@ -122,7 +133,8 @@ for bin in "${targets[@]}"; do
         running=$((running + 1))
 done
 wait
-printf '%-14s %8s %9s %12s %8s %6s  %s\n' target seconds max_len execs exec/s cov result
+printf '%-14s %8s %9s %12s %8s %6s %6s %5s %6s  %s\n' target seconds max_len execs exec/s \
+        cov0 cov new last result
 for bin in "${targets[@]}"; do
         report_one "${bin##*/fuzz-}"
         ran=$((ran + 1))
