@@ -7,9 +7,7 @@
 #            (meson test --suite unit); README.md, "Development"
 # Environment: FUZZ_SECONDS (per target, default 30), FUZZ_JOBS (targets at once, default 2),
 # STAGE_TABLE (a file: append the stage rows to it and print no table; setup.sh prints one table
-# with its own stages), ATTEST_CACHE (default /var/cache/attestd: ccache's folder for the builds),
-# PREBUILD (default 1: the kernels build in the background at idle priority from the start; 0: in
-# the kernel stage), PREBUILD_GUEST (set: the guest's root filesystem too; setup.sh sets it).
+# with its own stages), ATTEST_CACHE (default /var/cache/attestd: ccache's folder for the builds).
 set -euo pipefail
 # shellcheck disable=SC2317 # the build functions are called through stage
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,6 +26,7 @@ own_table=0
 if [ -z "$table" ]; then
         table=$(mktemp /tmp/attestd-stages.XXXXXX)
         own_table=1
+        trap 'rm -f "$table"' EXIT
 fi
 
 # meson uses ccache when it is installed (setup.sh installs it, for the kernel builds): its folder
@@ -85,38 +84,6 @@ slowest() {
                 sort -rn | head -10 | awk '{ d = $1; sub(/^[^ ]+ /, ""); printf "  %7.1f  %s\n", d, $0 }' || true
 }
 
-# The kernels (and, for setup.sh's guest stage, the guest's root filesystem) build in the
-# background at idle priority (SCHED_IDLE, I/O class idle) from here on: they take a core only
-# when no stage wants it, so on a cold cache they soak up the cores the stages below leave idle
-# (a test waiting on a peer, one fuzz job ending before the other) instead of starting from zero
-# after them. The kernel stage waits for them through kernel/build.sh's lock (the guest stage
-# through rootfs.sh's); on a warm cache both return at once. PREBUILD=0 turns it off.
-prebuild_pid=
-prebuild_log=
-if [ $quick = 0 ] && [ "${PREBUILD:-1}" != 0 ]; then
-        prebuild_log=$(mktemp /tmp/attestd-prebuild.XXXXXX)
-        # its own process group (setsid), so that an interrupted suite stops it whole
-        setsid bash -c '
-                idle() { chrt --idle 0 nice -n 19 ionice -c 3 "$@"; }
-                s=$(date +%s)
-                idle tests/kernel/run.sh --build-only build-rel
-                if [ -n "${PREBUILD_GUEST:-}" ]; then
-                        if idle tests/guest/rootfs.sh >/dev/null; then
-                                echo "==> guest root filesystem: ok"
-                        else
-                                echo "==> guest root filesystem: FAILED (the guest stage says why)"
-                        fi
-                fi
-                echo "==> background builds: $(($(date +%s) - s)) s"' >"$prebuild_log" 2>&1 &
-        prebuild_pid=$!
-fi
-cleanup() {
-        [ -z "$prebuild_pid" ] || kill -- "-$prebuild_pid" 2>/dev/null || true
-        rm -f "$prebuild_log"
-        [ $own_table = 0 ] || rm -f "$table"
-}
-trap cleanup EXIT
-
 stage "style: clang-format and banned functions" tests/check-style.sh
 stage "build (ASan+UBSan)" asan_build
 if [ $quick = 1 ]; then
@@ -143,17 +110,6 @@ else
                 env VALGRIND=1 tests/demo.sh build-rel
         stage "benchmarks (figures only)" tests/bench/run.sh build-rel
         stage "kernel: builds and live boots" tests/kernel/run.sh build-rel
-        if [ -n "$prebuild_pid" ]; then
-                # (its kernels are done: the kernel stage needed them; the root filesystem may not be)
-                wait "$prebuild_pid" || true
-                prebuild_pid=
-                printf '\n==> background builds since the start of the suite, at idle priority:\n'
-                cat "$prebuild_log"
-                secs=$(sed -n 's/^==> background builds: \([0-9]*\) s$/\1/p' "$prebuild_log")
-                printf '%s\t%s\t%s\n' "${secs:-0}" \
-                        "$(grep -q FAILED "$prebuild_log" && echo FAILED || echo ok)" \
-                        "(background, idle priority, beside the stages above: kernel builds${PREBUILD_GUEST:+, guest root filesystem})" >>"$table"
-        fi
 fi
 
 total=$(($(date +%s) - t0))

@@ -1,24 +1,15 @@
 #!/usr/bin/env bash
-# tests/kernel/run.sh [--build-only] [BUILD]: the kernel stage of the suite (kernel/README.md,
-# "Live attestation"). Builds (or takes from the cache) the test kernels with kernel/build.sh,
-# then boots each live scenario (tests/kernel/live.sh) with the agent inside the guest attesting
-# to attestd on this host. Prints every build's and boot's time; exits non-zero when any build or
-# scenario fails.
-#   --build-only  build the kernels and stop (tests/run-all.sh runs this in the background, at
-#                 idle priority, while the other stages run; kernel/build.sh's lock makes the
-#                 stage itself wait for a build in progress and then take it from the cache)
+# tests/kernel/run.sh [BUILD]: the kernel stage of the suite (kernel/README.md, "Live attestation").
+# Builds (or takes from the cache) the test kernels with kernel/build.sh, then boots each live
+# scenario (tests/kernel/live.sh) with the agent inside the guest attesting to attestd on this
+# host. Prints every build's and boot's time; exits non-zero when any build or scenario fails.
 #   BUILD  a meson build folder with daemon/attestd and agent/attest-agent (default build-rel)
 # Environment: KERNEL_BUILD (default kernel/build.sh of this tree), ATTEST_CACHE (kernel cache),
 # KERNEL_SCENARIOS (default: all, space separated: gcc selinux forgery clang unpatched gcc-6.12
 # ovmf).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-build_only=0
-if [ "${1:-}" = --build-only ]; then
-        build_only=1
-        shift
-fi
-build=$(realpath -m "${1:-$top/build-rel}")
+build=$(realpath "${1:-$top/build-rel}")
 kbuild=${KERNEL_BUILD:-$top/kernel/build.sh}
 scenarios=${KERNEL_SCENARIOS:-gcc selinux forgery clang unpatched gcc-6.12 ovmf}
 failed=0
@@ -67,10 +58,6 @@ for s in $scenarios; do want[$(need_kernel "$s")]=1; done
 [ -z "${want[unpatched-6.1]:-}" ] || kernel unpatched-6.1 --unpatched --efi --ima-sig
 [ -z "${want[clang-6.1]:-}" ] || kernel clang-6.1 --cc clang-16
 [ -z "${want[gcc-6.12]:-}" ] || kernel gcc-6.12 --version 6.12
-if [ $build_only = 1 ]; then
-        printf '==> kernel builds: %s s, %s\n' "$(($(date +%s) - t0))" "$([ $failed -eq 0 ] && echo ok || echo FAILED)"
-        exit $failed
-fi
 
 for s in $scenarios; do
         k=$(need_kernel "$s")
