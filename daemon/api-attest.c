@@ -139,48 +139,6 @@ static unsigned nonce_status(enum attest_code code)
         return 409; /* reused, wrong agent */
 }
 
-/*
- * Whether a verification failure says the evidence is not a fresh quote of this agent's AK
- * (malformed, bad signature, another nonce): then it is rejected and changes nothing, since
- * anyone can post it. Failures after that point come from the agent's own TPM and are verdicts.
- */
-static bool unauthenticated(enum attest_code code)
-{
-        switch (code) {
-        case AE_NONE:
-        case AE_EVIDENCE_NONCE_MISMATCH:
-        case AE_QUOTE_AK_ALG:
-        case AE_QUOTE_AK_ATTRIBUTES:
-        case AE_QUOTE_AK_CURVE:
-        case AE_QUOTE_AK_KEY:
-        case AE_QUOTE_AK_MALFORMED:
-        case AE_QUOTE_AK_NAME_ALG:
-        case AE_QUOTE_AK_TOO_BIG:
-        case AE_QUOTE_AK_TRAILING:
-        case AE_QUOTE_AK_WEAK:
-        case AE_QUOTE_ATTEST_MALFORMED:
-        case AE_QUOTE_ATTEST_TOO_BIG:
-        case AE_QUOTE_ATTEST_TRAILING:
-        case AE_QUOTE_INTERNAL:
-        case AE_QUOTE_INVALID:
-        case AE_QUOTE_INVALID_ARGUMENT:
-        case AE_QUOTE_MAGIC:
-        case AE_QUOTE_NONCE:
-        case AE_QUOTE_SIG_ALG:
-        case AE_QUOTE_SIG_MALFORMED:
-        case AE_QUOTE_SIG_SCHEME:
-        case AE_QUOTE_SIG_TOO_BIG:
-        case AE_QUOTE_SIG_TRAILING:
-        case AE_QUOTE_SIGNATURE:
-        case AE_QUOTE_TYPE:
-        case AE_VERIFY_INTERNAL:
-        case AE_VERIFY_INVALID_ARGUMENT:
-                return true;
-        default:
-                return false;
-        }
-}
-
 static int64_t mono_us(void)
 {
         struct timespec ts;
@@ -321,9 +279,9 @@ static const struct rt_policy *round_runtime(const struct round *rd)
 }
 
 /*
- * Verify against the stored state. A failure that says the evidence is not this agent's fresh
- * quote, or that its state moved on, refuses the round (answered here, < 0); other failures are
- * verdicts of the agent's own TPM and log (0 with !rd->verified and rd->err).
+ * Verify against the stored state. The failure's class (util/err.h) decides: a verdict of the
+ * agent's own TPM and log goes on (0 with !rd->verified and rd->err); anything else refuses the
+ * round (answered here, < 0) and changes nothing but the replay reset a reboot calls for.
  */
 static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
 {
@@ -421,32 +379,42 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
                 round_error(d, rd);
                 return x;
         }
-        if (unauthenticated(rd->err.code)) {
+        switch (attest_code_class(rd->err.code)) {
+        case AEC_VERDICT:
+                /* the agent's own TPM and log failed: a stored fail verdict */
+                return 0;
+        case AEC_STALE:
+                round_error(d, rd);
+                if (rd->err.code == AE_IMA_OFFSET_REBOOT || rd->err.code == AE_BOOT_OFFSET_REBOOT) {
+                        x = store_agent_reset_replay(d->store, rd->id, rd->a->seq);
+                        if (x < 0 && x != -ESTALE) {
+                                api_store_error(d, r, x, "replay reset");
+                                return x;
+                        }
+                        log_notice("agent %s rebooted: replay restarts from entry 0", rd->id);
+                        api_error(d, r, 409, rd->err.code, "%s; ask a new challenge", rd->err.msg);
+                        return e;
+                }
+                /* the agent's state moved on (another submission came first): refused */
+                api_error(d, r, 409, rd->err.code, "%s", rd->err.msg);
+                return e;
+        case AEC_SERVER:
+                /* ours (a hash or OpenSSL call failed, a bug): the evidence is not judged */
+                round_error(d, rd);
+                log_err("agent %s: verification failed on our side: %s", rd->id, rd->err.msg);
+                api_error(d, r, 500, rd->err.code ? rd->err.code : AE_VERIFY_INTERNAL, "%s",
+                          rd->err.msg);
+                return e;
+        case AEC_UNAUTHENTICATED:
+        case AEC_CLIENT:
+        default:
+                /* not proven to be this agent's fresh quote: anyone could have posted it, so it
+                 * changes nothing */
                 round_error(d, rd);
                 api_error(d, r, e == -EBADMSG ? 400 : 422,
                           rd->err.code ? rd->err.code : AE_QUOTE_INVALID, "%s", rd->err.msg);
                 return e;
         }
-        if (rd->err.code == AE_IMA_OFFSET_REBOOT || rd->err.code == AE_BOOT_OFFSET_REBOOT) {
-                x = store_agent_reset_replay(d->store, rd->id, rd->a->seq);
-
-                round_error(d, rd);
-                if (x < 0 && x != -ESTALE) {
-                        api_store_error(d, r, x, "replay reset");
-                        return x;
-                }
-                log_notice("agent %s rebooted: replay restarts from entry 0", rd->id);
-                api_error(d, r, 409, rd->err.code, "%s; ask a new challenge", rd->err.msg);
-                return e;
-        }
-        /* the agent's state moved on (another submission came first): refused, not judged */
-        if (rd->err.code == AE_IMA_OFFSET_MISMATCH || rd->err.code == AE_QUOTE_CLOCK_REWIND ||
-            rd->err.code == AE_BOOT_OFFSET_MISMATCH) {
-                round_error(d, rd);
-                api_error(d, r, 409, rd->err.code, "%s", rd->err.msg);
-                return e;
-        }
-        return 0;
 }
 
 /*

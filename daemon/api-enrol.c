@@ -116,12 +116,13 @@ void api_agent_enroll(struct attestd *d, const struct api_req *req, struct api_r
                         return;
                 }
                 if ((e = ekcert_verify(ek, ek_len, d->cfg.ek_ca, ekpub, ekpub_len, &err)) < 0) {
+                        enum attest_code c = err.code ? err.code : AE_EK_CERT_UNTRUSTED;
+
                         api_error(d, r,
-                                  e == -EINVAL         ? 500
-                                  : e == -EKEYREJECTED ? 403
-                                                       : 400,
-                                  err.code ? err.code : AE_EK_CERT_UNTRUSTED, "$.ek_cert: %s",
-                                  err.msg);
+                                  attest_code_class(c) == AEC_SERVER ? 500
+                                  : e == -EKEYREJECTED               ? 403
+                                                                     : 400,
+                                  c, "$.ek_cert: %s", err.msg);
                         return;
                 }
         }
@@ -172,7 +173,9 @@ void api_agent_enroll(struct attestd *d, const struct api_req *req, struct api_r
                 SHA256(secret, sizeof(secret), h);
                 OPENSSL_cleanse(secret, sizeof(secret));
                 if (e < 0) {
-                        api_error(d, r, e == -EIO ? 500 : 400, err.code ? err.code : AE_CRED_BAD_EK,
+                        enum attest_code c = err.code ? err.code : AE_CRED_BAD_EK;
+
+                        api_error(d, r, attest_code_class(c) == AEC_SERVER ? 500 : 400, c,
                                   "$.ek_public: %s", err.msg);
                         return;
                 }
