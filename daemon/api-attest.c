@@ -175,6 +175,8 @@ struct round {
         char *text;             /* the verdict as stored (compact JSON) */
         uint32_t failed_claims; /* bit per enum claim_id that did not pass */
         char failing[384];      /* their names, ", " between, for the log */
+        char *failing_json;     /* their names as a JSON array, for the event (NULL: none) */
+        const char *reason;     /* static: the code of a round not verified or not judged */
         uint8_t *state;         /* the next replay state, encoded */
         size_t state_len;
         int64_t now, next_due, rid;
@@ -190,6 +192,7 @@ static void round_done(struct round *rd)
         rt_ctx_free(rd->rt);
         json_decref(rd->verdict);
         free(rd->text);
+        free(rd->failing_json);
         free(rd->state);
 }
 
@@ -455,7 +458,7 @@ static void note_failures(struct round *rd, const struct verdict *v)
                 char name[VERDICT_ARG_MAX + 64];
                 int w;
 
-                if (c->result == CLAIM_PASS)
+                if (!verdict_claim_failing(c))
                         continue;
                 if ((unsigned)c->id < CLAIM__COUNT)
                         rd->failed_claims |= 1u << c->id;
@@ -471,6 +474,20 @@ static void note_failures(struct round *rd, const struct verdict *v)
         }
 }
 
+/* The failing claims as the event's JSON array text: rendered once, here, from the typed verdict
+ * (store-outbox.c and webhook.c take it as it is). */
+static int failing_json(struct round *rd, const struct verdict *v)
+{
+        json_auto_t *a = NULL;
+        int e;
+
+        if ((e = verdict_failing_to_json(v, &a)) < 0)
+                return e;
+        free(rd->failing_json);
+        rd->failing_json = json_dumps(a, JSON_COMPACT);
+        return rd->failing_json ? 0 : -ENOMEM;
+}
+
 static int verdict_json(struct round *rd, json_t **ret, enum verdict_status *ret_status)
 {
         _cleanup_(verdict_done) struct verdict v = {0};
@@ -478,6 +495,7 @@ static int verdict_json(struct round *rd, json_t **ret, enum verdict_status *ret
         int e;
 
         if (!rd->verified) {
+                rd->reason = attest_code_name(rd->err.code ? rd->err.code : AE_VERIFY_FAILED);
                 snprintf(rd->failing, sizeof(rd->failing), "verification: %s: %.256s",
                          attest_code_name(rd->err.code ? rd->err.code : AE_VERIFY_FAILED),
                          rd->err.msg);
@@ -501,6 +519,8 @@ static int verdict_json(struct round *rd, json_t **ret, enum verdict_status *ret
                 return e;
         snprintf(v.policy, sizeof(v.policy), "%s", rd->ref);
         note_failures(rd, &v);
+        if ((e = failing_json(rd, &v)) < 0)
+                return e;
         *ret_status = v.status;
         return verdict_to_json(&v, ret);
 }
@@ -547,6 +567,9 @@ static int judge_error(struct attestd *d, struct api_resp *r, struct round *rd, 
         rd->state = NULL;
         rd->status = VERDICT_ERROR;
         rd->failed_claims = 0;
+        free(rd->failing_json);
+        rd->failing_json = NULL;
+        rd->reason = attest_code_name(AE_JUDGE_FAILED);
         snprintf(rd->failing, sizeof(rd->failing), "could not judge: %s", rd->unjudged);
         rd->verdict = json_pack("{s:s, s:s?, s:[], s:{s:s, s:s}}", "status", "error", "policy",
                                 rd->ref[0] ? rd->ref : NULL, "claims", "reason", "code",
@@ -618,6 +641,8 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
                 .status = verdict_status_name(rd->status),
                 .policy = rd->ref[0] ? rd->ref : NULL,
                 .verdict = text,
+                .failing = rd->failing_json,
+                .reason = rd->reason,
                 .next_due = rd->next_due,
                 .ima_offset = advance ? rd->vr->next.entries : rd->a->ima_offset,
                 .replay_state = advance ? rd->state : rd->a->replay_state,

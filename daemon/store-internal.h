@@ -298,8 +298,9 @@ static inline int exec_by_key(struct conn *c, enum stmt i, const char *key)
  * that causes the event, so the event commits with it or not at all. outbox_on_verdict() and
  * outbox_on_decommission() read the agent's previous state, so they run before its update.
  */
-int outbox_on_verdict(struct conn *c, const char *agent, const char *status, const char *verdict,
-                      int64_t now);
+/* failing: JSON array text of the failing claims' names (NULL: "[]"); reason: NULL or a code */
+int outbox_on_verdict(struct conn *c, const char *agent, const char *status, const char *failing,
+                      const char *reason, int64_t now);
 int outbox_on_enrolled(struct conn *c, const char *agent, int64_t now);
 int outbox_on_decommission(struct conn *c, const char *agent, int64_t now);
 /* An agent the stale scan just marked (last_status NULL: no verdict yet). */

@@ -6,8 +6,6 @@
  */
 #include <stdio.h>
 
-#include <jansson.h>
-
 #include "daemon/store-internal.h"
 
 /* ---- writing events (inside the caller's transaction) ---- */
@@ -96,41 +94,10 @@ static int agent_prev(struct conn *c, const char *agent, char *status, size_t n,
         return 1;
 }
 
-/*
- * The names of the failing claims of a verdict (JSON text, the network form the store keeps),
- * as a JSON array text, and the code of a failed verification. A verdict that does not parse
- * gives neither: the event still goes out.
- */
-static void verdict_details(const char *verdict, char **ret_claims, char **ret_reason)
-{
-        json_auto_t *v = verdict ? json_loads(verdict, 0, NULL) : NULL;
-        json_auto_t *names = json_array();
-        json_t *claims = json_object_get(v, "claims"), *cl;
-        const char *code = json_string_value(json_object_get(json_object_get(v, "reason"), "code"));
-        size_t i;
-
-        *ret_claims = NULL;
-        *ret_reason = code ? strdup(code) : NULL;
-        if (!names)
-                return;
-        json_array_foreach(claims, i, cl)
-        {
-                const char *res = json_string_value(json_object_get(cl, "result"));
-                json_t *name = json_object_get(cl, "name");
-
-                /* every claim that did not pass: fail and missing alike */
-                if (res && strcmp(res, "pass") != 0 && json_is_string(name) &&
-                    json_array_append(names, name) < 0)
-                        return;
-        }
-        *ret_claims = json_dumps(names, JSON_COMPACT);
-}
-
-int outbox_on_verdict(struct conn *c, const char *agent, const char *status, const char *verdict,
-                      int64_t now)
+int outbox_on_verdict(struct conn *c, const char *agent, const char *status, const char *failing,
+                      const char *reason, int64_t now)
 {
         char prev[16], state[16], type[STORE_EVENT_TYPE_MAX];
-        _cleanup_free_ char *claims = NULL, *reason = NULL;
         bool stale = false;
         const char *was;
         int r = agent_prev(c, agent, prev, sizeof(prev), &stale, state, sizeof(state));
@@ -141,15 +108,14 @@ int outbox_on_verdict(struct conn *c, const char *agent, const char *status, con
         was = stale ? "stale" : prev[0] ? prev : NULL;
         if (was && !strcmp(was, status))
                 return 0; /* no change */
-        if (!strcmp(status, "fail") || !strcmp(status, "error"))
-                verdict_details(verdict, &claims, &reason);
+        /* what failed comes typed from the judge (api-attest.c), rendered: never re-read here */
         snprintf(type, sizeof(type), "agent.%s", status);
         return event_put(c, &(struct event_in){.time = now,
                                                .type = type,
                                                .agent = agent,
                                                .status = status,
                                                .previous = was,
-                                               .claims = claims ? claims : "[]",
+                                               .claims = failing ? failing : "[]",
                                                .reason = reason});
 }
 

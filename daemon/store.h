@@ -280,6 +280,12 @@ struct store_result {
         const char *status;  /* "pass" / "fail" */
         const char *policy;  /* name@version or NULL */
         const char *verdict; /* JSON */
+        /* for the agent.fail / agent.error event, rendered by the caller from the typed verdict:
+         * the failing claims' names as a JSON array (NULL: "[]"), and the code of a round that
+         * failed verification or could not be judged (NULL: none). The store never reads the
+         * verdict text. */
+        const char *failing;
+        const char *reason;
         int64_t next_due;
         uint64_t ima_offset;
         const uint8_t *replay_state; /* replay_state_encode() bytes, or NULL */
