@@ -20,6 +20,8 @@
 #include <pcre2.h>
 
 #include "attestctl/keylime.h"
+#include "evidence/hashalg.h"
+#include "evidence/ima-keyid.h"
 #include "evidence/jpath.h"
 #include "util/buf.h"
 #include "util/hex.h"
@@ -143,17 +145,29 @@ static int exclude_check(const char *pat, const char *p, struct attest_err *err)
 
 /* ---- digests ---- */
 
-static const struct {
-        const char *name;
-        size_t hexlen;
-} algos[] = {{"sha1", 40}, {"sha256", 64}, {"sha384", 96}, {"sha512", 128}};
+/*
+ * The algorithms Keylime's runtime-policy schema names (digests, ima.log_hash_alg); names and
+ * sizes are evidence/hashalg.c's.
+ */
+static const enum hashalg_id keylime_algos[] = {HASHALG_SHA1, HASHALG_SHA256, HASHALG_SHA384,
+                                                HASHALG_SHA512};
+
+/* The Keylime algorithm named name (len bytes, the kernel's spelling), or NULL. */
+static const struct hashalg *keylime_algo(const char *name, size_t len)
+{
+        const struct hashalg *a = hashalg_from_kernel_name(name, len);
+
+        for (size_t i = 0; a && i < ARRAY_SIZE(keylime_algos); i++)
+                if (keylime_algos[i] == a->id)
+                        return a;
+        return NULL;
+}
 
 static bool hexlen_known(size_t n)
 {
-        for (size_t i = 0; i < ARRAY_SIZE(algos); i++)
-                if (algos[i].hexlen == n)
-                        return true;
-        return false;
+        const struct hashalg *a = n % 2 == 0 ? hashalg_bare_for_size(n / 2) : NULL;
+
+        return a && keylime_algo(a->name, a->name_len);
 }
 
 /* One digest string of a list: bare lowercase hex of a known length, or "alg:hex". */
@@ -170,15 +184,15 @@ static int digest_check(const json_t *v, const char *p, struct attest_err *err)
         if (colon) {
                 size_t an = (size_t)(colon - s), hn = n - an - 1;
 
-                for (size_t i = 0; i < ARRAY_SIZE(algos); i++)
-                        if (strlen(algos[i].name) == an && memcmp(algos[i].name, s, an) == 0) {
-                                if (hn != algos[i].hexlen || !hex_is_lower(colon + 1, hn))
-                                        return jpath_fail(err, -EBADMSG, C_HEX, p,
-                                                          "not %zu lowercase hex digits after "
-                                                          "'%s:'",
-                                                          algos[i].hexlen, algos[i].name);
-                                return 0;
-                        }
+                const struct hashalg *a = keylime_algo(s, an);
+
+                if (a) {
+                        if (hn != 2u * a->size || !hex_is_lower(colon + 1, hn))
+                                return jpath_fail(err, -EBADMSG, C_HEX, p,
+                                                  "not %u lowercase hex digits after '%s:'",
+                                                  2u * a->size, a->name);
+                        return 0;
+                }
                 return jpath_fail(err, -EBADMSG, C_HEX, p,
                                   "unknown algorithm prefix (sha1, sha256, sha384, sha512)");
         }
@@ -275,30 +289,6 @@ static int digests_object(struct ctx *c, const json_t *o, const char *p, bool fi
 
 /* ---- verification keys: Keylime's ImaKeyring JSON {"keyids":[int], "pubkeys":[b64 DER]} ---- */
 
-/* Keylime's (and evmctl's) key id v2: the low 4 bytes of SHA-1 over the PKCS#1 RSA key or the
- * uncompressed EC point. */
-static int keyid_v2(EVP_PKEY *k, uint32_t *ret)
-{
-        unsigned char md[20];
-        unsigned char *der = NULL;
-        int n, id = EVP_PKEY_get_base_id(k);
-
-        if (id == EVP_PKEY_EC &&
-            EVP_PKEY_set_utf8_string_param(k, OSSL_PKEY_PARAM_EC_POINT_CONVERSION_FORMAT,
-                                           "uncompressed") != 1)
-                return -EBADMSG;
-        n = i2d_PublicKey(k, &der);
-        if (n <= 0)
-                return -EBADMSG;
-        if (!EVP_Digest(der, (size_t)n, md, NULL, EVP_sha1(), NULL)) {
-                OPENSSL_free(der);
-                return -ENOMEM;
-        }
-        OPENSSL_free(der);
-        *ret = (uint32_t)md[16] << 24 | (uint32_t)md[17] << 16 | (uint32_t)md[18] << 8 | md[19];
-        return 0;
-}
-
 static void evp_pkey_freep(EVP_PKEY **p)
 {
         EVP_PKEY_free(*p);
@@ -343,8 +333,9 @@ static int key_to_pem(struct ctx *c, const json_t *v, int64_t keyid, const char 
         if (id != EVP_PKEY_RSA && id != EVP_PKEY_EC)
                 return jpath_fail(c->err, -EOPNOTSUPP, C_VALUE, p,
                                   "neither an RSA nor an EC key (what Keylime accepts)");
-        if ((x = keyid_v2(k, &own)) < 0)
-                return jpath_fail(c->err, x, C_VALUE, p, "cannot encode the key");
+        if ((x = ima_keyid_v2(k, &own, NULL)) < 0)
+                return jpath_fail(c->err, x == -ENOMEM ? x : -EBADMSG, C_VALUE, p,
+                                  "cannot encode the key");
         /* Keylime treats a recorded key id 0 as none */
         if (keyid > 0 && (uint32_t)keyid != own)
                 return jpath_fail(c->err, -EOPNOTSUPP, C_VALUE, p,
@@ -352,6 +343,11 @@ static int key_to_pem(struct ctx *c, const json_t *v, int64_t keyid, const char 
                                   "(0x%08" PRIx32 "): it came from a certificate's subject key "
                                   "identifier; give attestd that X.509 certificate instead",
                                   (uint32_t)keyid, own);
+        /* written with the uncompressed point, the one form the kernel reads */
+        if (id == EVP_PKEY_EC &&
+            EVP_PKEY_set_utf8_string_param(k, OSSL_PKEY_PARAM_EC_POINT_CONVERSION_FORMAT,
+                                           OSSL_PKEY_EC_POINT_CONVERSION_FORMAT_UNCOMPRESSED) != 1)
+                return jpath_fail(c->err, -EBADMSG, C_VALUE, p, "cannot encode the key");
         if (!(bio = BIO_new(BIO_s_mem())) || PEM_write_bio_PUBKEY(bio, k) != 1)
                 return -ENOMEM;
         plen = BIO_get_mem_data(bio, &pem);
@@ -583,11 +579,7 @@ static int parse_ima(struct ctx *c, const json_t *o, json_t **ret_ignored)
                 return x;
         if (!json_is_string(v))
                 return jpath_fail(c->err, -EBADMSG, C_TYPE, "$.ima.log_hash_alg", "not a string");
-        bool known = false;
-        for (size_t i = 0; i < ARRAY_SIZE(algos); i++)
-                if (strcmp(json_string_value(v), algos[i].name) == 0)
-                        known = true;
-        if (!known)
+        if (!keylime_algo(json_string_value(v), json_string_length(v)))
                 return jpath_fail(c->err, -EBADMSG, C_VALUE, "$.ima.log_hash_alg",
                                   "not sha1, sha256, sha384 or sha512");
         if (strcmp(json_string_value(v), "sha1") != 0)
