@@ -212,17 +212,18 @@ static int stage_gate(struct attestd *d, const struct api_req *req, struct api_r
         }
         if (api_agent_load(d, r, rd->id, &rd->a) < 0)
                 return -ENOENT;
-        if (!strcmp(rd->a->state, "decommissioned")) {
+        switch (store_agent_active(rd->a)) {
+        case 0:
+                return 0;
+        case -EPERM:
                 api_error(d, r, 403, AE_AGENT_DECOMMISSIONED,
                           "agent %s was decommissioned by an administrator", rd->id);
                 return -EPERM;
-        }
-        if (strcmp(rd->a->state, "active") != 0) {
+        default:
                 api_error(d, r, 403, AE_AGENT_NOT_ACTIVE,
                           "agent %s has not activated its enrolment credential", rd->id);
                 return -EACCES;
         }
-        return 0;
 }
 
 static int stage_decode(struct attestd *d, const struct api_req *req, struct api_resp *r,

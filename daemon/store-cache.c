@@ -207,7 +207,7 @@ int store_cache_agent_get(struct store_cache *c, const char *id, struct store_ag
 }
 
 int store_cache_agent_peek(struct store_cache *c, const char *id, uint64_t *ret_offset,
-                           char *ret_state, size_t n, uint64_t *ret_gen)
+                           enum agent_state *ret_state, uint64_t *ret_gen)
 {
         struct agent_entry *e;
         int r = 0;
@@ -220,7 +220,7 @@ int store_cache_agent_peek(struct store_cache *c, const char *id, uint64_t *ret_
                 push_front(c, e);
                 c->stats.hits++;
                 *ret_offset = e->a->ima_offset;
-                snprintf(ret_state, n, "%s", e->a->state);
+                *ret_state = e->a->state;
                 r = 1;
         } else {
                 c->stats.misses++;

@@ -78,9 +78,12 @@ static int event_put(struct conn *c, const struct event_in *ev)
         return 0;
 }
 
-/* The agent's last status and stale mark: 1 with them, 0 when there is no such agent. */
+/*
+ * The agent's last status, stale mark and state: 1 with them, 0 when there is no such agent,
+ * -EBADMSG an unknown state.
+ */
 static int agent_prev(struct conn *c, const char *agent, char *status, size_t n, bool *ret_stale,
-                      char *state, size_t m)
+                      enum agent_state *ret_state)
 {
         struct db_stmt *st;
         int r = row_by_key(c, ST_OUTBOX_PREV, agent, &st);
@@ -89,18 +92,19 @@ static int agent_prev(struct conn *c, const char *agent, char *status, size_t n,
                 return r;
         col_str(st, 0, status, n);
         *ret_stale = db_col_i64(st, 1) != 0;
-        col_str(st, 2, state, m);
+        r = col_state(st, 2, ret_state);
         db_reset(st);
-        return 1;
+        return r < 0 ? r : 1;
 }
 
 int outbox_on_verdict(struct conn *c, const char *agent, const char *status, const char *failing,
                       const char *reason, int64_t now)
 {
-        char prev[16], state[16], type[STORE_EVENT_TYPE_MAX];
+        char prev[16], type[STORE_EVENT_TYPE_MAX];
+        enum agent_state state;
         bool stale = false;
         const char *was;
-        int r = agent_prev(c, agent, prev, sizeof(prev), &stale, state, sizeof(state));
+        int r = agent_prev(c, agent, prev, sizeof(prev), &stale, &state);
 
         if (r <= 0)
                 return r; /* no agent: the update that follows says so */
@@ -130,11 +134,12 @@ int outbox_on_enrolled(struct conn *c, const char *agent, int64_t now)
 
 int outbox_on_decommission(struct conn *c, const char *agent, int64_t now)
 {
-        char prev[16], state[16];
+        char prev[16];
+        enum agent_state state;
         bool stale = false;
-        int r = agent_prev(c, agent, prev, sizeof(prev), &stale, state, sizeof(state));
+        int r = agent_prev(c, agent, prev, sizeof(prev), &stale, &state);
 
-        if (r <= 0 || !strcmp(state, "decommissioned"))
+        if (r <= 0 || state == AGENT_STATE_DECOMMISSIONED)
                 return r; /* nothing changes */
         return event_put(c, &(struct event_in){.time = now,
                                                .type = "agent.decommissioned",

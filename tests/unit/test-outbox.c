@@ -68,13 +68,13 @@ static void rm_tmp(const char *dir)
         ck_assert_int_eq(system(cmd), 0);
 }
 
-static void add_agent(struct store *s, const char *id, const char *state, uint8_t tag)
+static void add_agent(struct store *s, const char *id, enum agent_state state, uint8_t tag)
 {
         uint8_t ak[4] = {1, 2, 3, tag}, name[4] = {5, 6, 7, tag};
         struct store_agent a = {0};
 
         snprintf(a.id, sizeof(a.id), "%s", id);
-        snprintf(a.state, sizeof(a.state), "%s", state);
+        a.state = state;
         a.ak_public = ak;
         a.ak_public_len = sizeof(ak);
         a.ak_name = name;
@@ -112,8 +112,8 @@ static void transitions(enum store_mode mode)
         struct store *s = open_tmp(mode, dir);
         struct seen v;
 
-        add_agent(s, "a1", "active", 1); /* enrolled without activation: active at once */
-        add_agent(s, "p1", "pending", 2);
+        add_agent(s, "a1", AGENT_STATE_ACTIVE, 1); /* enrolled without activation: active at once */
+        add_agent(s, "p1", AGENT_STATE_PENDING, 2);
         ck_assert_int_eq(verdict(s, "a1", "pass", 0, 2000, 9000), 0);
         /* refused: another submission was judged first; nothing of it may be written */
         ck_assert_int_eq(verdict(s, "a1", "fail", 0, 2001, 9000), -ESTALE);
@@ -172,8 +172,9 @@ START_TEST(test_outbox_stale_recorded_once)
         struct seen v;
         int n = 9;
 
-        add_agent(s, "a1", "active", 1); /* created 1000, interval 100, grace 50: due 1100 */
-        add_agent(s, "p1", "pending", 2);
+        add_agent(s, "a1", AGENT_STATE_ACTIVE,
+                  1); /* created 1000, interval 100, grace 50: due 1100 */
+        add_agent(s, "p1", AGENT_STATE_PENDING, 2);
         n = store_agent_stale_scan(s, 1150, 50, 100, no_log, NULL);
         ck_assert_int_ge(n, 0);
         ck_assert_int_eq(n, 0); /* at due + grace, not past it */
@@ -212,7 +213,7 @@ START_TEST(test_outbox_cap_drops_oldest_counts_undelivered)
         int64_t cur;
         struct seen v;
 
-        add_agent(s, "a1", "active", 1); /* event 1, before any receiver */
+        add_agent(s, "a1", AGENT_STATE_ACTIVE, 1); /* event 1, before any receiver */
         ck_assert_int_eq(store_outbox_setup(s, 3, urls, 2), 0);
         ck_assert_int_eq(store_outbox_cursor(s, urls[0], &cur), 0);
         ck_assert_int_eq(cur, 1); /* a new receiver starts after the newest event */
