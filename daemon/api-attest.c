@@ -16,6 +16,7 @@
 #include "policy/runtime.h"
 #include "policy/verdict.h"
 #include "util/buf.h"
+#include "util/clock.h"
 #include "util/hex.h"
 #include "verify/claims.h"
 #include "verify/verify.h"
@@ -137,14 +138,6 @@ static unsigned nonce_status(enum attest_code code)
         if (code == AE_NONCE_UNKNOWN)
                 return 400;
         return 409; /* reused, wrong agent */
-}
-
-static int64_t mono_us(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 /*

@@ -17,6 +17,7 @@
 
 #include "daemon/ear.h"
 #include "util/hex.h"
+#include "util/ossl.h"
 
 /* ---- appraisal ---- */
 
@@ -329,21 +330,11 @@ static int no_passphrase(char *buf, int size, int rwflag, void *u)
         return -1;
 }
 
-static void pkey_freep(EVP_PKEY **p)
-{
-        EVP_PKEY_free(*p);
-}
-
-static void bn_freep(BIGNUM **p)
-{
-        BN_free(*p);
-}
-
 int ear_signer_new(const char *pem, size_t len, struct ear_signer **ret, struct attest_err *err)
 {
-        _cleanup_(pkey_freep) EVP_PKEY *k = NULL;
-        _cleanup_(bn_freep) BIGNUM *bx = NULL;
-        _cleanup_(bn_freep) BIGNUM *by = NULL;
+        _cleanup_(EVP_PKEY_freep) EVP_PKEY *k = NULL;
+        _cleanup_(BN_freep) BIGNUM *bx = NULL;
+        _cleanup_(BN_freep) BIGNUM *by = NULL;
         _cleanup_(ear_signer_freep) struct ear_signer *s = NULL;
         uint8_t x[32], y[32], md[32];
         char group[64] = "", canon[160];

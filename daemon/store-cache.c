@@ -16,6 +16,7 @@
 #include <search.h>
 
 #include "daemon/store-internal.h"
+#include "util/clock.h"
 
 #define AGENT_STRIPES 64
 #define POLICY_SLOTS 32
@@ -45,14 +46,6 @@ struct store_cache {
         uint64_t policy_gen;
         int64_t policy_max_age; /* ms a live version is served (0: until a local write) */
 };
-
-static int64_t mono_ms(void)
-{
-        struct timespec t;
-
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 void store_cache_set_policy_max_age(struct store_cache *c, int64_t ms)
 {

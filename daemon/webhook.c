@@ -16,6 +16,7 @@
 
 #include "daemon/attestd.h"
 #include "daemon/webhook.h"
+#include "util/clock.h"
 #include "util/tls.h"
 #include "util/file.h"
 #include "util/esc.h"
@@ -156,13 +157,7 @@ static bool nap(struct webhook *w, int64_t ms)
         struct timespec ts;
         bool stop;
 
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_sec += ms / 1000;
-        ts.tv_nsec += (ms % 1000) * 1000000;
-        if (ts.tv_nsec >= 1000000000) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000;
-        }
+        ts = mono_deadline_ms(ms);
         pthread_mutex_lock(&w->lock);
         while (!w->stopping && pthread_cond_timedwait(&w->wake, &w->lock, &ts) == 0)
                 ;

@@ -24,11 +24,6 @@
 #include "policy/runtime.h"
 #include "util/hex.h"
 
-#define C_TYPE AE_POLICY_TYPE
-#define C_UNKNOWN AE_POLICY_UNKNOWN_FIELD
-#define C_VALUE AE_POLICY_BAD_VALUE
-#define C_HEX AE_POLICY_BAD_HEX
-
 /* ---- algorithms and reasons ---- */
 
 /*
@@ -236,14 +231,14 @@ static int parse_digest(const json_t *v, const char *p, unsigned *ret_algo, uint
         unsigned algo;
 
         if (!json_is_string(v))
-                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not a string");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, p, "not a string");
         s = json_string_value(v);
         n = json_string_length(v);
         colon = memchr(s, ':', n);
         if (colon) {
                 algo = algo_from_name(s, (size_t)(colon - s));
                 if (!algo)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, p,
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
                                           "unknown digest algorithm '%.16s'", s);
                 n -= (size_t)(colon - s) + 1;
                 s = colon + 1;
@@ -251,7 +246,7 @@ static int parse_digest(const json_t *v, const char *p, unsigned *ret_algo, uint
                 const struct hashalg *b = n % 2 == 0 ? hashalg_bare_for_size(n / 2) : NULL;
 
                 if (!b)
-                        return jpath_fail(err, -EBADMSG, C_HEX, p,
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_HEX, p,
                                           "%zu hex digits: a bare digest has 40, 64, 96 or 128 "
                                           "(sha1, sha256, sha384, sha512); write \"algo:HEX\" "
                                           "for another",
@@ -260,7 +255,7 @@ static int parse_digest(const json_t *v, const char *p, unsigned *ret_algo, uint
         }
         a = algo_get(algo);
         if (n != 2u * a->size || hex_decode(s, n, out, RT_DIGEST_MAX, &got) < 0 || got != a->size)
-                return jpath_fail(err, -EBADMSG, C_HEX, p, "not a %s digest (%u hex digits)",
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_HEX, p, "not a %s digest (%u hex digits)",
                                   a->name, 2u * a->size);
         *ret_algo = algo;
         *ret_len = got;
@@ -284,30 +279,30 @@ static int parse_allowlist(const json_t *o, const char *p, bool abs, struct allo
         json_t *v;
 
         if (!json_is_object(o))
-                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an object");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, p, "not an object");
         if (json_object_size(o) > RT_PATHS_MAX)
-                return jpath_fail(err, -EBADMSG, C_VALUE, p, "%zu names > %d", json_object_size(o),
-                                  RT_PATHS_MAX);
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p, "%zu names > %d",
+                                  json_object_size(o), RT_PATHS_MAX);
         json_object_foreach((json_t *)o, key, v)
         {
                 size_t n = strlen(key);
 
                 jpath_join(q, p, key);
                 if (!name_ok(key, n, abs))
-                        return jpath_fail(err, -EBADMSG, C_VALUE, q,
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
                                           abs ? "not an absolute path of 1-%d bytes"
                                               : "not a name of 1-%d bytes",
                                           RT_PATH_BYTES_MAX);
                 if (!json_is_array(v))
-                        return jpath_fail(err, -EBADMSG, C_TYPE, q, "not an array");
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, q, "not an array");
                 if (json_array_size(v) == 0)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, q, "empty list");
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q, "empty list");
                 if (json_array_size(v) > RT_DIGESTS_PER_PATH_MAX)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, q, "%zu digests > %d",
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q, "%zu digests > %d",
                                           json_array_size(v), RT_DIGESTS_PER_PATH_MAX);
                 total += json_array_size(v);
                 if (total > RT_DIGESTS_MAX)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, q,
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
                                           "more than %d digests in the list", RT_DIGESTS_MAX);
                 names += n;
         }
@@ -392,11 +387,11 @@ static int parse_key(const json_t *v, const char *p, struct rt_key *ret, struct 
         size_t n;
 
         if (!json_is_string(v))
-                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not a string");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, p, "not a string");
         n = json_string_length(v);
         if (n == 0 || n > RT_KEY_PEM_MAX)
-                return jpath_fail(err, -EBADMSG, C_VALUE, p, "PEM of %zu bytes, want 1-%d", n,
-                                  RT_KEY_PEM_MAX);
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
+                                  "PEM of %zu bytes, want 1-%d", n, RT_KEY_PEM_MAX);
         if (!(b = BIO_new_mem_buf(json_string_value(v), (int)n)))
                 return -ENOMEM;
         memset(ret, 0, sizeof(*ret));
@@ -423,12 +418,12 @@ static int parse_key(const json_t *v, const char *p, struct rt_key *ret, struct 
         /* from here on ret owns what it holds (rt_policy_free releases it) */
         ret->pkey = k;
         if (!k)
-                return jpath_fail(err, -EBADMSG, C_VALUE, p,
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
                                   "not a PEM X.509 certificate or public key");
         if (EVP_PKEY_get_base_id(k) != EVP_PKEY_RSA && EVP_PKEY_get_base_id(k) != EVP_PKEY_EC)
-                return jpath_fail(err, -EBADMSG, C_VALUE, p, "not an RSA or EC key");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p, "not an RSA or EC key");
         if (ima_keyid_v2(k, &ret->keyid, ret->kid) < 0)
-                return jpath_fail(err, -EBADMSG, C_VALUE, p, "key id not computable");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p, "key id not computable");
         if (!ret->x509 && (!(ret->x509 = X509_new()) || X509_set_pubkey(ret->x509, k) != 1)) {
                 ERR_clear_error();
                 return -ENOMEM;
@@ -501,10 +496,10 @@ static int parse_excludes(const json_t *a, const char *p, struct rt_policy *pol,
         PCRE2_SIZE eo;
 
         if (!json_is_array(a))
-                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an array");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, p, "not an array");
         if (json_array_size(a) > RT_EXCLUDES_MAX)
-                return jpath_fail(err, -EBADMSG, C_VALUE, p, "%zu entries > %d", json_array_size(a),
-                                  RT_EXCLUDES_MAX);
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p, "%zu entries > %d",
+                                  json_array_size(a), RT_EXCLUDES_MAX);
         if (json_array_size(a) == 0)
                 return 0;
         if (!(pol->each = calloc(json_array_size(a), sizeof(*pol->each))) ||
@@ -519,10 +514,10 @@ static int parse_excludes(const json_t *a, const char *p, struct rt_policy *pol,
 
                 jpath_index(q, p, i);
                 if (!json_is_string(v))
-                        return jpath_fail(err, -EBADMSG, C_TYPE, q, "not a string");
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, q, "not a string");
                 n = json_string_length(v);
                 if (n == 0 || n > RT_REGEX_MAX)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, q,
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
                                           "regex of %zu bytes, want 1-%d", n, RT_REGEX_MAX);
                 c = pcre2_compile((PCRE2_SPTR)json_string_value(v), n,
                                   PCRE2_ANCHORED | PCRE2_ENDANCHORED, &ec, &eo, NULL);
@@ -530,8 +525,9 @@ static int parse_excludes(const json_t *a, const char *p, struct rt_policy *pol,
                         PCRE2_UCHAR msg[120];
 
                         pcre2_get_error_message(ec, msg, sizeof(msg));
-                        return jpath_fail(err, -EBADMSG, C_VALUE, q, "not a regex: %s at byte %zu",
-                                          (const char *)msg, (size_t)eo);
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
+                                          "not a regex: %s at byte %zu", (const char *)msg,
+                                          (size_t)eo);
                 }
                 pol->each[pol->nexcl] = c;
                 if (!(pol->src[pol->nexcl++] = strndup(json_string_value(v), n)))
@@ -556,7 +552,7 @@ static int parse_excludes(const json_t *a, const char *p, struct rt_policy *pol,
                                   NULL);
         if (!pol->excl)
                 /* e.g. an unbalanced ')' that closes our group: refuse rather than guess */
-                return jpath_fail(err, -EBADMSG, C_VALUE, p,
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
                                   "the excludes do not combine into one pattern (a regex "
                                   "closes a group it did not open?)");
         /* JIT where the platform has it (all or none: the probe and the naming of a pattern
@@ -617,19 +613,19 @@ static int parse_violations(const json_t *v, const char *p, struct rt_policy *po
 
         if (json_is_string(v)) {
                 if (strcmp(json_string_value(v), "fail") != 0)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, p,
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
                                           "not \"fail\" or {\"allow\":N}");
                 pol->violations_fail = true;
                 return 0;
         }
-        if ((x = jpath_object(v, p, k, C_TYPE, C_UNKNOWN, err)) < 0)
+        if ((x = jpath_object(v, p, k, AE_POLICY_TYPE, AE_POLICY_UNKNOWN_FIELD, err)) < 0)
                 return x;
         jpath_join(q, p, "allow");
         n = json_object_get(v, "allow");
         if (!json_is_integer(n) || json_integer_value(n) < 0 ||
             json_integer_value(n) > RT_VIOLATIONS_ALLOW_MAX)
-                return jpath_fail(err, -EBADMSG, n ? C_VALUE : AE_POLICY_MISSING_FIELD, q,
-                                  "not an integer 0-%d", RT_VIOLATIONS_ALLOW_MAX);
+                return jpath_fail(err, -EBADMSG, n ? AE_POLICY_BAD_VALUE : AE_POLICY_MISSING_FIELD,
+                                  q, "not an integer 0-%d", RT_VIOLATIONS_ALLOW_MAX);
         pol->violations_fail = false;
         pol->violations_allow = (uint64_t)json_integer_value(n);
         return 0;
@@ -676,9 +672,9 @@ int rt_policy_from_json(const json_t *o, const char *path, struct rt_policy **re
         if ((v = json_object_get(o, "keys"))) {
                 jpath_join(p, path, "keys");
                 if (!json_is_array(v))
-                        return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an array");
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, p, "not an array");
                 if (json_array_size(v) > RT_KEYS_MAX)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, p, "%zu keys > %d",
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p, "%zu keys > %d",
                                           json_array_size(v), RT_KEYS_MAX);
                 if (json_array_size(v) &&
                     !(pol->keys = calloc(json_array_size(v), sizeof(*pol->keys))))
@@ -694,10 +690,11 @@ int rt_policy_from_json(const json_t *o, const char *path, struct rt_policy **re
         if ((v = json_object_get(o, "ignored_keyrings"))) {
                 jpath_join(p, path, "ignored_keyrings");
                 if (!json_is_array(v))
-                        return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an array");
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, p, "not an array");
                 if (json_array_size(v) > RT_IGNORED_KEYRINGS_MAX)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, p, "%zu keyrings > %d",
-                                          json_array_size(v), RT_IGNORED_KEYRINGS_MAX);
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
+                                          "%zu keyrings > %d", json_array_size(v),
+                                          RT_IGNORED_KEYRINGS_MAX);
                 if (json_array_size(v) &&
                     !(pol->ignored = calloc(json_array_size(v), sizeof(*pol->ignored))))
                         return -ENOMEM;
@@ -707,10 +704,10 @@ int rt_policy_from_json(const json_t *o, const char *path, struct rt_policy **re
 
                         jpath_index(q, p, i);
                         if (!json_is_string(s))
-                                return jpath_fail(err, -EBADMSG, C_TYPE, q, "not a string");
+                                return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, q, "not a string");
                         n = json_string_length(s);
                         if (!name_ok(json_string_value(s), n, false) || n > RT_KEYRING_NAME_MAX)
-                                return jpath_fail(err, -EBADMSG, C_VALUE, q,
+                                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
                                                   "not a keyring name of 1-%d bytes",
                                                   RT_KEYRING_NAME_MAX);
                         memcpy(pol->ignored[i], json_string_value(s), n + 1);
@@ -728,8 +725,8 @@ int rt_policy_from_json(const json_t *o, const char *path, struct rt_policy **re
                 jpath_join(p, path, "failures_max");
                 if (!json_is_integer(v) || json_integer_value(v) < 0 ||
                     json_integer_value(v) > RT_FAILURES_CAP)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, p, "not an integer 0-%d",
-                                          RT_FAILURES_CAP);
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
+                                          "not an integer 0-%d", RT_FAILURES_CAP);
                 pol->failures_max = (unsigned)json_integer_value(v);
         }
         pol->bytes = policy_bytes(pol);
@@ -1051,7 +1048,7 @@ int rt_policy_probe(const struct rt_policy *p, const char *path,
                 probe_chars(p->src[i], prefix, &plen, lits, &nl);
                 if (probe_hits(c, p->each[i], prefix, plen, lits, nl, buf, RT_PROBE_SHORT + plen,
                                false))
-                        return jpath_fail(err, -EBADMSG, C_VALUE, q,
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
                                           "exceeds the match limit (%d) on a %d-byte path built "
                                           "from its own characters: catastrophic backtracking "
                                           "(nested quantifiers such as (a+)+ or (a|aa)+)",
