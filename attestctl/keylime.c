@@ -283,16 +283,6 @@ static int digests_object(struct ctx *c, const json_t *o, const char *p, bool fi
 
 /* ---- verification keys: Keylime's ImaKeyring JSON {"keyids":[int], "pubkeys":[b64 DER]} ---- */
 
-static void evp_pkey_freep(EVP_PKEY **p)
-{
-        EVP_PKEY_free(*p);
-}
-
-static void bio_freep(BIO **p)
-{
-        BIO_free(*p);
-}
-
 /* One base64 DER public key (and its recorded key id, or -1) as a PEM string. */
 static int key_to_pem(struct ctx *c, const json_t *v, int64_t keyid, const char *p, json_t **ret)
 {
