@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What the agent's parts share: atomic files, requests to the verifier and how they ended. */
+/* What the agent's parts share: requests to the verifier and how they ended. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -8,60 +8,6 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
-
-int agent_write_file_from(const char *path, mode_t mode, http_body_fn fn, void *ctx,
-                          struct attest_err *err)
-{
-        char tmp[AGENT_CONFIG_STR_MAX + 64];
-        uint8_t buf[16384];
-        ssize_t n;
-        int fd, e = 0;
-
-        if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
-                return attest_fail(err, -ENAMETOOLONG, AE_INTERNAL, "%s: path too long", path);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-        if (fd < 0)
-                return attest_fail(err, -errno, AE_INTERNAL, "%s: %s", tmp, strerror(errno));
-        while (e == 0 && (n = fn(ctx, buf, sizeof(buf), err)) != 0) {
-                if (n < 0)
-                        e = (int)n;
-                else if (write(fd, buf, (size_t)n) != n)
-                        e = attest_fail(err, errno ? -errno : -EIO, AE_INTERNAL, "%s: %s", tmp,
-                                        strerror(errno ? errno : EIO));
-        }
-        if (e == 0 && fsync(fd) < 0)
-                e = attest_fail(err, -errno, AE_INTERNAL, "%s: %s", tmp, strerror(errno));
-        close(fd);
-        if (e == 0 && rename(tmp, path) < 0)
-                e = attest_fail(err, -errno, AE_INTERNAL, "%s: %s", path, strerror(errno));
-        if (e < 0)
-                unlink(tmp);
-        return e;
-}
-
-struct bytes {
-        const uint8_t *p;
-        size_t len, pos;
-};
-
-static ssize_t bytes_read(void *ctx, uint8_t *buf, size_t n, struct attest_err *err)
-{
-        struct bytes *b = ctx;
-        size_t k = b->len - b->pos < n ? b->len - b->pos : n;
-
-        (void)err;
-        memcpy(buf, b->p + b->pos, k);
-        b->pos += k;
-        return (ssize_t)k;
-}
-
-int agent_write_file(const char *path, const void *data, size_t len, mode_t mode)
-{
-        struct bytes b = {.p = data, .len = len};
-        struct attest_err err = {0};
-
-        return agent_write_file_from(path, mode, bytes_read, &b, &err);
-}
 
 /* Record how a step ended; returns error (negative) so callers can `return agent_outcome_set(...)`.
  */

@@ -57,11 +57,6 @@ struct agent {
         char last_status[64];
 };
 
-/* Write path atomically (path.tmp, fsync, rename) from a producer of bytes (http_body_fn). */
-int agent_write_file_from(const char *path, mode_t mode, http_body_fn fn, void *ctx,
-                          struct attest_err *err) _wur_;
-int agent_write_file(const char *path, const void *data, size_t len, mode_t mode) _wur_;
-
 /* Record how a step ended; returns error (negative) so callers can `return agent_outcome_set(...)`.
  */
 int agent_outcome_set(struct agent_outcome *o, enum agent_outcome_kind kind, int error);

@@ -99,6 +99,7 @@ int agent_enrol(struct agent *a, struct agent_outcome *o)
         _cleanup_free_ char *ak64 = NULL, *ekpub64 = NULL, *ekcert64 = NULL, *proof64 = NULL;
         json_t *req, *resp = NULL, *cred;
         struct attest_err err = {0};
+        struct file_bytes bytes;
         size_t ak_len, ekpub_len, ekcert_len = 0, blob_len, secret_len, plen = TPM_CRED_MAX;
         uint8_t proof[TPM_CRED_MAX];
         struct facts f = {0};
@@ -187,8 +188,9 @@ int agent_enrol(struct agent *a, struct agent_outcome *o)
         }
         json_decref(resp);
         snprintf(path, sizeof(path), "%s/agent-id", a->state_dir);
-        if ((x = agent_write_file(path, a->id, strlen(a->id), 0600)) < 0) {
-                log_err("%s: %s", path, strerror(-x));
+        bytes = FILE_BYTES(a->id, strlen(a->id));
+        if ((x = file_write_atomic(path, 0600, file_bytes_read, &bytes, &err)) < 0) {
+                log_err("%s", err.msg);
                 a->id[0] = '\0';
                 return agent_outcome_set(o, AGENT_OUTCOME_LOCAL, x);
         }

@@ -19,6 +19,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "agent/agent.h"
+#include "util/clock.h"
 
 static void usage(FILE *f)
 {
@@ -244,22 +245,13 @@ static int parse_args(struct agent *a, int argc, char **argv)
 /* Sleep ms milliseconds, woken early by SIGTERM/SIGINT; pings the watchdog meanwhile. */
 static void nap(struct agent *a, uint64_t ms)
 {
-        struct timespec now, end;
+        int64_t end = mono_ms() + (int64_t)ms;
 
-        clock_gettime(CLOCK_MONOTONIC, &end);
-        end.tv_sec += (time_t)(ms / 1000);
-        end.tv_nsec += (long)(ms % 1000) * 1000000L;
-        if (end.tv_nsec >= 1000000000L) {
-                end.tv_sec++;
-                end.tv_nsec -= 1000000000L;
-        }
         while (!a->stop) {
                 struct pollfd p = {.fd = a->sigfd, .events = POLLIN};
                 long left, slice;
 
-                clock_gettime(CLOCK_MONOTONIC, &now);
-                left = (long)(end.tv_sec - now.tv_sec) * 1000 +
-                       (end.tv_nsec - now.tv_nsec) / 1000000L;
+                left = (long)(end - mono_ms());
                 if (left <= 0)
                         break;
                 slice = left;
@@ -316,10 +308,7 @@ static const char *backoff_reason(const struct agent_outcome *o)
 
 static uint64_t now_ms(void)
 {
-        struct timespec t;
-
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+        return (uint64_t)mono_ms();
 }
 
 /* Verifier i as "#N (URL)" for a log line, no userinfo. */

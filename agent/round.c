@@ -15,6 +15,7 @@
 #include "agent/evout.h"
 #include "evidence/evjson.h"
 #include "evidence/pcrsel.h"
+#include "util/file.h"
 #include "util/hex.h"
 
 struct challenge {
@@ -113,12 +114,13 @@ static int dump_evidence(struct agent *a, const struct evidence *ev, const struc
         _cleanup_free_ uint8_t *ak = NULL;
         char path[AGENT_CONFIG_STR_MAX + 32]; /* dump + ".ak.pub" always fits */
         struct attest_err err = {0};
+        struct file_bytes bytes;
         struct evout out;
         size_t ak_len;
         int x;
 
         if ((x = evout_open(&out, ev, &a->log, span, &err)) == 0) {
-                x = agent_write_file_from(a->dump, 0644, evout_fn, &out, &err);
+                x = file_write_atomic(a->dump, 0644, evout_fn, &out, &err);
                 evout_close(&out);
         }
         if (x < 0) {
@@ -126,9 +128,13 @@ static int dump_evidence(struct agent *a, const struct evidence *ev, const struc
                 return x;
         }
         snprintf(path, sizeof(path), "%s.ak.pub", a->dump);
-        if ((x = tpm_ak_public(a->tpm, &ak, &ak_len)) < 0 ||
-            (x = agent_write_file(path, ak, ak_len, 0644)) < 0) {
+        if ((x = tpm_ak_public(a->tpm, &ak, &ak_len)) < 0) {
                 log_err("%s: %s", path, strerror(-x));
+                return x;
+        }
+        bytes = FILE_BYTES(ak, ak_len);
+        if ((x = file_write_atomic(path, 0644, file_bytes_read, &bytes, &err)) < 0) {
+                log_err("%s", err.msg);
                 return x;
         }
         log_info("evidence written to %s, AK public area to %s", a->dump, path);

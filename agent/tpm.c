@@ -533,43 +533,6 @@ static int read_at(int dirfd, const char *name, size_t max, uint8_t *buf, size_t
         return file_read_fd(fd, name, buf, max, 0, ret_len, NULL);
 }
 
-/* Write name under dirfd atomically (temporary file, fsync, rename, fsync dir), mode 0600. */
-static int write_at(int dirfd, const char *name, const uint8_t *buf, size_t len)
-{
-        char tmp[64];
-        int fd, r = 0;
-
-        if ((size_t)snprintf(tmp, sizeof(tmp), ".%s.tmp", name) >= sizeof(tmp))
-                return -EINVAL;
-        (void)unlinkat(dirfd, tmp, 0);
-        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd < 0)
-                return -errno;
-        for (size_t off = 0; off < len && r == 0;) {
-                ssize_t n = write(fd, buf + off, len - off);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        r = -errno;
-                else
-                        off += (size_t)n;
-        }
-        if (r == 0 && fsync(fd) < 0)
-                r = -errno;
-        if (close(fd) < 0 && r == 0)
-                r = -errno;
-        if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
-                r = -errno;
-        if (r < 0) {
-                (void)unlinkat(dirfd, tmp, 0);
-                return r;
-        }
-        if (fsync(dirfd) < 0)
-                return -errno;
-        return 0;
-}
-
 /* Open (creating it 0700 when absent) the state directory; refuse one that is not ours or that
  * others may use: whoever can write there can swap the AK. */
 static int state_dir_open(const char *dir, struct attest_err *err)
@@ -664,6 +627,7 @@ static int ak_files_write(int dirfd, const char *dir, enum tpm_key_alg alg, cons
 {
         const char *pub_name, *priv_name;
         uint8_t buf[sizeof(TPM2B_PUBLIC) + sizeof(TPM2B_PRIVATE)];
+        struct file_bytes bytes;
         size_t off = 0;
         TSS2_RC rc;
         int r;
@@ -673,7 +637,8 @@ static int ak_files_write(int dirfd, const char *dir, enum tpm_key_alg alg, cons
         if (rc != TSS2_RC_SUCCESS)
                 return tpm_fail(err, rc, -EINVAL, AE_NONE, "marshalling the AK private");
         /* The private first: a crash in between leaves a pub-less state that load reports. */
-        r = write_at(dirfd, priv_name, buf, off);
+        bytes = FILE_BYTES(buf, off);
+        r = file_write_atomic_at(dirfd, priv_name, 0600, file_bytes_read, &bytes, NULL);
         if (r < 0)
                 return attest_fail(err, r, AE_TPM_STATE_WRITE, "%s/%s: %s", dir, priv_name,
                                    strerror(-r));
@@ -681,7 +646,8 @@ static int ak_files_write(int dirfd, const char *dir, enum tpm_key_alg alg, cons
         rc = Tss2_MU_TPM2B_PUBLIC_Marshal(pub, buf, sizeof(buf), &off);
         if (rc != TSS2_RC_SUCCESS)
                 return tpm_fail(err, rc, -EINVAL, AE_NONE, "marshalling the AK public");
-        r = write_at(dirfd, pub_name, buf, off);
+        bytes = FILE_BYTES(buf, off);
+        r = file_write_atomic_at(dirfd, pub_name, 0600, file_bytes_read, &bytes, NULL);
         if (r < 0)
                 return attest_fail(err, r, AE_TPM_STATE_WRITE, "%s/%s: %s", dir, pub_name,
                                    strerror(-r));

@@ -21,14 +21,7 @@
 #include "attestctl/dsse.h"
 #include "evidence/jpath.h"
 #include "util/hex.h"
-
-#define C_JSON AE_POLICY_JSON
-#define C_TYPE AE_POLICY_TYPE
-#define C_UNKNOWN AE_POLICY_UNKNOWN_FIELD
-#define C_MISSING AE_POLICY_MISSING_FIELD
-#define C_VALUE AE_POLICY_BAD_VALUE
-#define C_BIG AE_POLICY_TOO_BIG
-#define C_SIG AE_POLICY_BAD_SIGNATURE
+#include "util/ossl.h"
 
 struct dsse_sig {
         size_t len;
@@ -111,9 +104,9 @@ static int need_string(const json_t *obj, const char *path, const char *key, con
 
         jpath_join(p, path, key);
         if (!v)
-                return jpath_fail(err, -EBADMSG, C_MISSING, p, "missing");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_MISSING_FIELD, p, "missing");
         if (!json_is_string(v))
-                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not a string");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, p, "not a string");
         *ret = v;
         return 0;
 }
@@ -131,12 +124,12 @@ static int read_payload(const json_t *v, size_t payload_max, struct dsse_envelop
                 return -ENOMEM;
         x = decode_text(s, n, e->payload, bound, &got);
         if (x == -E2BIG)
-                return jpath_fail(err, -E2BIG, C_BIG, "$.payload",
+                return jpath_fail(err, -E2BIG, AE_POLICY_TOO_BIG, "$.payload",
                                   "more than %zu bytes once decoded", payload_max);
         if (x == -ENOMEM)
                 return x;
         if (x < 0)
-                return jpath_fail(err, -EBADMSG, C_VALUE, "$.payload",
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, "$.payload",
                                   "not base64 (standard or URL-safe, padded) nor hex");
         e->payload_len = got;
         return 0;
@@ -150,15 +143,15 @@ static int read_signature(const json_t *sig, size_t i, struct dsse_sig *ret, str
         int x;
 
         jpath_index(p, "$.signatures", i);
-        if ((x = jpath_object(sig, p, keys, C_TYPE, C_UNKNOWN, err)) < 0)
+        if ((x = jpath_object(sig, p, keys, AE_POLICY_TYPE, AE_POLICY_UNKNOWN_FIELD, err)) < 0)
                 return x;
         /* keyid: optional, a hint only (every signature is tried with every key) */
         if ((keyid = json_object_get(sig, "keyid"))) {
                 jpath_join(q, p, "keyid");
                 if (!json_is_string(keyid))
-                        return jpath_fail(err, -EBADMSG, C_TYPE, q, "not a string");
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, q, "not a string");
                 if (json_string_length(keyid) > DSSE_KEYID_MAX)
-                        return jpath_fail(err, -E2BIG, C_BIG, q, "%zu bytes > %u",
+                        return jpath_fail(err, -E2BIG, AE_POLICY_TOO_BIG, q, "%zu bytes > %u",
                                           json_string_length(keyid), DSSE_KEYID_MAX);
         }
         if ((x = need_string(sig, p, "sig", &v, err)) < 0)
@@ -166,20 +159,21 @@ static int read_signature(const json_t *sig, size_t i, struct dsse_sig *ret, str
         jpath_join(q, p, "sig");
         /* hex is the densest text Keylime reads: longer than that is over the cap in any case */
         if (json_string_length(v) > 2 * (size_t)DSSE_SIG_MAX)
-                return jpath_fail(err, -E2BIG, C_BIG, q, "%zu characters: more than %u bytes",
-                                  json_string_length(v), DSSE_SIG_MAX);
+                return jpath_fail(err, -E2BIG, AE_POLICY_TOO_BIG, q,
+                                  "%zu characters: more than %u bytes", json_string_length(v),
+                                  DSSE_SIG_MAX);
         x = decode_text(json_string_value(v), json_string_length(v), ret->b, DSSE_SIG_MAX,
                         &ret->len);
         if (x == -E2BIG)
-                return jpath_fail(err, -E2BIG, C_BIG, q, "more than %u bytes once decoded",
-                                  DSSE_SIG_MAX);
+                return jpath_fail(err, -E2BIG, AE_POLICY_TOO_BIG, q,
+                                  "more than %u bytes once decoded", DSSE_SIG_MAX);
         if (x == -ENOMEM)
                 return x;
         if (x < 0)
-                return jpath_fail(err, -EBADMSG, C_VALUE, q,
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
                                   "not base64 (standard or URL-safe, padded) nor hex");
         if (ret->len == 0)
-                return jpath_fail(err, -EBADMSG, C_VALUE, q, "empty");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q, "empty");
         return 0;
 }
 
@@ -193,24 +187,26 @@ int dsse_envelope_from_json(const json_t *doc, size_t payload_max, struct dsse_e
 
         if (!doc || !ret)
                 return -EINVAL;
-        if ((x = jpath_object(doc, "$", keys, C_TYPE, C_UNKNOWN, err)) < 0)
+        if ((x = jpath_object(doc, "$", keys, AE_POLICY_TYPE, AE_POLICY_UNKNOWN_FIELD, err)) < 0)
                 return x;
         if ((x = need_string(doc, "$", "payloadType", &v, err)) < 0)
                 return x;
         if (json_string_length(v) != strlen(DSSE_PAYLOAD_TYPE_KEYLIME) ||
             memcmp(json_string_value(v), DSSE_PAYLOAD_TYPE_KEYLIME,
                    strlen(DSSE_PAYLOAD_TYPE_KEYLIME)) != 0)
-                return jpath_fail(err, -EBADMSG, C_VALUE, "$.payloadType",
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, "$.payloadType",
                                   "not " DSSE_PAYLOAD_TYPE_KEYLIME " (Keylime's runtime policy)");
         if (!(sigs = json_object_get(doc, "signatures")))
-                return jpath_fail(err, -EBADMSG, C_MISSING, "$.signatures", "missing");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_MISSING_FIELD, "$.signatures",
+                                  "missing");
         if (!json_is_array(sigs))
-                return jpath_fail(err, -EBADMSG, C_TYPE, "$.signatures", "not an array");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, "$.signatures", "not an array");
         if (json_array_size(sigs) == 0)
-                return jpath_fail(err, -EBADMSG, C_VALUE, "$.signatures", "no signatures");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, "$.signatures",
+                                  "no signatures");
         if (json_array_size(sigs) > DSSE_SIGS_MAX)
-                return jpath_fail(err, -E2BIG, C_BIG, "$.signatures", "%zu signatures > %u",
-                                  json_array_size(sigs), DSSE_SIGS_MAX);
+                return jpath_fail(err, -E2BIG, AE_POLICY_TOO_BIG, "$.signatures",
+                                  "%zu signatures > %u", json_array_size(sigs), DSSE_SIGS_MAX);
         if ((x = need_string(doc, "$", "payload", &v, err)) < 0)
                 return x;
         if (!(e = calloc(1, sizeof(*e))))
@@ -234,7 +230,7 @@ int dsse_envelope_parse(const char *json, size_t len, size_t max, struct dsse_en
 
         if (!json || !ret)
                 return -EINVAL;
-        if ((x = jpath_load(json, len, max, C_JSON, &doc, err)) < 0)
+        if ((x = jpath_load(json, len, max, AE_POLICY_JSON, &doc, err)) < 0)
                 return x;
         x = dsse_envelope_from_json(doc, max, ret, err);
         json_decref(doc);
@@ -243,31 +239,17 @@ int dsse_envelope_parse(const char *json, size_t len, size_t max, struct dsse_en
 
 /* ---- keys ---- */
 
-static void bio_freep(BIO **b)
-{
-        BIO_free(*b);
-}
-
-static void x509_freep(X509 **x)
-{
-        X509_free(*x);
-}
-
-static void pkey_freep(EVP_PKEY **k)
-{
-        EVP_PKEY_free(*k);
-}
-
 int dsse_key_load(const char *pem, size_t len, EVP_PKEY **ret, struct attest_err *err)
 {
-        _cleanup_(bio_freep) BIO *b = NULL;
-        _cleanup_(x509_freep) X509 *cert = NULL;
-        _cleanup_(pkey_freep) EVP_PKEY *k = NULL;
+        _cleanup_(BIO_freep) BIO *b = NULL;
+        _cleanup_(X509_freep) X509 *cert = NULL;
+        _cleanup_(EVP_PKEY_freep) EVP_PKEY *k = NULL;
 
         if (!pem || !ret)
                 return -EINVAL;
         if (len > DSSE_KEY_FILE_MAX)
-                return attest_fail(err, -E2BIG, C_BIG, "%zu bytes > %u", len, DSSE_KEY_FILE_MAX);
+                return attest_fail(err, -E2BIG, AE_POLICY_TOO_BIG, "%zu bytes > %u", len,
+                                   DSSE_KEY_FILE_MAX);
         if (!(b = BIO_new_mem_buf(pem, (int)len)))
                 return -ENOMEM;
         k = PEM_read_bio_PUBKEY(b, NULL, NULL, NULL);
@@ -280,12 +262,12 @@ int dsse_key_load(const char *pem, size_t len, EVP_PKEY **ret, struct attest_err
         }
         ERR_clear_error();
         if (!k)
-                return attest_fail(err, -EBADMSG, C_VALUE,
+                return attest_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE,
                                    "neither a PEM public key (BEGIN PUBLIC KEY) nor a PEM "
                                    "certificate (a private key? openssl pkey -pubout gives its "
                                    "public key)");
         if (EVP_PKEY_get_base_id(k) != EVP_PKEY_EC)
-                return attest_fail(err, -EOPNOTSUPP, C_VALUE,
+                return attest_fail(err, -EOPNOTSUPP, AE_POLICY_BAD_VALUE,
                                    "not an EC key (%s): Keylime signs runtime policies with "
                                    "ECDSA only",
                                    OBJ_nid2sn(EVP_PKEY_get_base_id(k)));
@@ -295,14 +277,9 @@ int dsse_key_load(const char *pem, size_t len, EVP_PKEY **ret, struct attest_err
 
 /* ---- verification ---- */
 
-static void md_ctx_freep(EVP_MD_CTX **c)
-{
-        EVP_MD_CTX_free(*c);
-}
-
 int dsse_pae_sha256(const char *type, const uint8_t *payload, size_t len, uint8_t out[32])
 {
-        _cleanup_(md_ctx_freep) EVP_MD_CTX *c = EVP_MD_CTX_new();
+        _cleanup_(EVP_MD_CTX_freep) EVP_MD_CTX *c = EVP_MD_CTX_new();
         char head[64];
         size_t tlen = strlen(type);
         unsigned olen = 0;
@@ -323,11 +300,6 @@ int dsse_pae_sha256(const char *type, const uint8_t *payload, size_t len, uint8_
         return 0;
 }
 
-static void pkey_ctx_freep(EVP_PKEY_CTX **c)
-{
-        EVP_PKEY_CTX_free(*c);
-}
-
 /*
  * One signature (DER ECDSA) over the PAE's SHA-256 digest with one key: 1 verifies, 0 not,
  * -ENOMEM. The digest is taken once for all signatures and keys (a payload may be hundreds of
@@ -335,7 +307,7 @@ static void pkey_ctx_freep(EVP_PKEY_CTX **c)
  */
 static int verify_one(EVP_PKEY *key, const struct dsse_sig *s, const uint8_t digest[32])
 {
-        _cleanup_(pkey_ctx_freep) EVP_PKEY_CTX *c = EVP_PKEY_CTX_new(key, NULL);
+        _cleanup_(EVP_PKEY_CTX_freep) EVP_PKEY_CTX *c = EVP_PKEY_CTX_new(key, NULL);
         int r;
 
         if (!c)
@@ -375,7 +347,7 @@ int dsse_verify(const struct dsse_envelope *e, EVP_PKEY *const *keys, size_t nke
                                 *ret_key = k;
                         return 0;
                 }
-        return jpath_fail(err, -EKEYREJECTED, C_SIG, "$.signatures",
+        return jpath_fail(err, -EKEYREJECTED, AE_POLICY_BAD_SIGNATURE, "$.signatures",
                           "none of the %zu signatures verifies with the %zu key%s given (ECDSA "
                           "with SHA-256 over the DSSE v1 PAE of the payload)",
                           e->nsigs, nkeys, nkeys == 1 ? "" : "s");

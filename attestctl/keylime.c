@@ -20,18 +20,13 @@
 #include <pcre2.h>
 
 #include "attestctl/keylime.h"
+#include "evidence/hashalg.h"
+#include "evidence/ima-keyid.h"
 #include "evidence/jpath.h"
 #include "util/buf.h"
 #include "util/hex.h"
 #include "policy/runtime.h"
-
-#define C_JSON AE_POLICY_JSON
-#define C_TYPE AE_POLICY_TYPE
-#define C_UNKNOWN AE_POLICY_UNKNOWN_FIELD
-#define C_MISSING AE_POLICY_MISSING_FIELD
-#define C_VALUE AE_POLICY_BAD_VALUE
-#define C_HEX AE_POLICY_BAD_HEX
-#define C_BIG AE_POLICY_TOO_BIG
+#include "util/ossl.h"
 
 static void note(struct keylime_notes *n, const char *fmt, ...) _printf_(2, 3);
 static void note(struct keylime_notes *n, const char *fmt, ...)
@@ -138,22 +133,35 @@ static int exclude_check(const char *pat, const char *p, struct attest_err *err)
         }
         if (pcre2_get_error_message(ecode, msg, sizeof(msg)) < 0)
                 snprintf((char *)msg, sizeof(msg), "error %d", ecode);
-        return jpath_fail(err, -EBADMSG, C_VALUE, p, "not a regex PCRE2 reads alike: %s", msg);
+        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
+                          "not a regex PCRE2 reads alike: %s", msg);
 }
 
 /* ---- digests ---- */
 
-static const struct {
-        const char *name;
-        size_t hexlen;
-} algos[] = {{"sha1", 40}, {"sha256", 64}, {"sha384", 96}, {"sha512", 128}};
+/*
+ * The algorithms Keylime's runtime-policy schema names (digests, ima.log_hash_alg); names and
+ * sizes are evidence/hashalg.c's.
+ */
+static const enum hashalg_id keylime_algos[] = {HASHALG_SHA1, HASHALG_SHA256, HASHALG_SHA384,
+                                                HASHALG_SHA512};
+
+/* The Keylime algorithm named name (len bytes, the kernel's spelling), or NULL. */
+static const struct hashalg *keylime_algo(const char *name, size_t len)
+{
+        const struct hashalg *a = hashalg_from_kernel_name(name, len);
+
+        for (size_t i = 0; a && i < ARRAY_SIZE(keylime_algos); i++)
+                if (keylime_algos[i] == a->id)
+                        return a;
+        return NULL;
+}
 
 static bool hexlen_known(size_t n)
 {
-        for (size_t i = 0; i < ARRAY_SIZE(algos); i++)
-                if (algos[i].hexlen == n)
-                        return true;
-        return false;
+        const struct hashalg *a = n % 2 == 0 ? hashalg_bare_for_size(n / 2) : NULL;
+
+        return a && keylime_algo(a->name, a->name_len);
 }
 
 /* One digest string of a list: bare lowercase hex of a known length, or "alg:hex". */
@@ -163,30 +171,30 @@ static int digest_check(const json_t *v, const char *p, struct attest_err *err)
         size_t n;
 
         if (!json_is_string(v))
-                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not a string");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, p, "not a string");
         s = json_string_value(v);
         n = json_string_length(v);
         colon = memchr(s, ':', n);
         if (colon) {
                 size_t an = (size_t)(colon - s), hn = n - an - 1;
 
-                for (size_t i = 0; i < ARRAY_SIZE(algos); i++)
-                        if (strlen(algos[i].name) == an && memcmp(algos[i].name, s, an) == 0) {
-                                if (hn != algos[i].hexlen || !hex_is_lower(colon + 1, hn))
-                                        return jpath_fail(err, -EBADMSG, C_HEX, p,
-                                                          "not %zu lowercase hex digits after "
-                                                          "'%s:'",
-                                                          algos[i].hexlen, algos[i].name);
-                                return 0;
-                        }
-                return jpath_fail(err, -EBADMSG, C_HEX, p,
+                const struct hashalg *a = keylime_algo(s, an);
+
+                if (a) {
+                        if (hn != 2u * a->size || !hex_is_lower(colon + 1, hn))
+                                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_HEX, p,
+                                                  "not %u lowercase hex digits after '%s:'",
+                                                  2u * a->size, a->name);
+                        return 0;
+                }
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_HEX, p,
                                   "unknown algorithm prefix (sha1, sha256, sha384, sha512)");
         }
         if (!hex_is_lower(s, n))
-                return jpath_fail(err, -EBADMSG, C_HEX, p,
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_HEX, p,
                                   "not lowercase hex (Keylime's schema: ^[0-9a-f]{40,128}$)");
         if (!hexlen_known(n))
-                return jpath_fail(err, -EBADMSG, C_HEX, p,
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_HEX, p,
                                   "%zu hex digits: not a sha1 (40), sha256 (64), sha384 (96) or "
                                   "sha512 (128) digest",
                                   n);
@@ -216,10 +224,10 @@ static int digests_object(struct ctx *c, const json_t *o, const char *p, bool fi
         if (!out)
                 return -ENOMEM;
         if (!json_is_object(o))
-                return jpath_fail(c->err, -EBADMSG, C_TYPE, p, "not an object");
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_TYPE, p, "not an object");
         if (json_object_size(o) > max_names)
-                return jpath_fail(c->err, -E2BIG, C_BIG, p, "%zu names > %zu", json_object_size(o),
-                                  max_names);
+                return jpath_fail(c->err, -E2BIG, AE_POLICY_TOO_BIG, p, "%zu names > %zu",
+                                  json_object_size(o), max_names);
         json_object_foreach((json_t *)o, key, v)
         {
                 char q[JPATH_MAX], r[JPATH_MAX];
@@ -228,19 +236,19 @@ static int digests_object(struct ctx *c, const json_t *o, const char *p, bool fi
 
                 jpath_join(q, p, key);
                 if (kn == 0 || kn > name_max)
-                        return jpath_fail(c->err, -EBADMSG, C_VALUE, q,
+                        return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
                                           "name of %zu bytes, want 1-%zu", kn, name_max);
                 if (!json_is_array(v))
-                        return jpath_fail(c->err, -EBADMSG, C_TYPE, q, "not an array");
+                        return jpath_fail(c->err, -EBADMSG, AE_POLICY_TYPE, q, "not an array");
                 len = json_array_size(v);
                 if (len == 0)
-                        return jpath_fail(c->err, -EBADMSG, C_VALUE, q,
+                        return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
                                           "empty list (Keylime's schema: minItems 1)");
                 if (len > KEYLIME_LIST_MAX)
-                        return jpath_fail(c->err, -E2BIG, C_BIG, q, "%zu digests > %u", len,
-                                          KEYLIME_LIST_MAX);
+                        return jpath_fail(c->err, -E2BIG, AE_POLICY_TOO_BIG, q, "%zu digests > %u",
+                                          len, KEYLIME_LIST_MAX);
                 if (c->total_digests + len > KEYLIME_DIGESTS_MAX)
-                        return jpath_fail(c->err, -E2BIG, C_BIG, q,
+                        return jpath_fail(c->err, -E2BIG, AE_POLICY_TOO_BIG, q,
                                           "more than %u digests in the policy",
                                           KEYLIME_DIGESTS_MAX);
                 for (size_t i = 0; i < len; i++) {
@@ -275,46 +283,12 @@ static int digests_object(struct ctx *c, const json_t *o, const char *p, bool fi
 
 /* ---- verification keys: Keylime's ImaKeyring JSON {"keyids":[int], "pubkeys":[b64 DER]} ---- */
 
-/* Keylime's (and evmctl's) key id v2: the low 4 bytes of SHA-1 over the PKCS#1 RSA key or the
- * uncompressed EC point. */
-static int keyid_v2(EVP_PKEY *k, uint32_t *ret)
-{
-        unsigned char md[20];
-        unsigned char *der = NULL;
-        int n, id = EVP_PKEY_get_base_id(k);
-
-        if (id == EVP_PKEY_EC &&
-            EVP_PKEY_set_utf8_string_param(k, OSSL_PKEY_PARAM_EC_POINT_CONVERSION_FORMAT,
-                                           "uncompressed") != 1)
-                return -EBADMSG;
-        n = i2d_PublicKey(k, &der);
-        if (n <= 0)
-                return -EBADMSG;
-        if (!EVP_Digest(der, (size_t)n, md, NULL, EVP_sha1(), NULL)) {
-                OPENSSL_free(der);
-                return -ENOMEM;
-        }
-        OPENSSL_free(der);
-        *ret = (uint32_t)md[16] << 24 | (uint32_t)md[17] << 16 | (uint32_t)md[18] << 8 | md[19];
-        return 0;
-}
-
-static void evp_pkey_freep(EVP_PKEY **p)
-{
-        EVP_PKEY_free(*p);
-}
-
-static void bio_freep(BIO **p)
-{
-        BIO_free(*p);
-}
-
 /* One base64 DER public key (and its recorded key id, or -1) as a PEM string. */
 static int key_to_pem(struct ctx *c, const json_t *v, int64_t keyid, const char *p, json_t **ret)
 {
         _cleanup_free_ uint8_t *der = NULL;
-        _cleanup_(evp_pkey_freep) EVP_PKEY *k = NULL;
-        _cleanup_(bio_freep) BIO *bio = NULL;
+        _cleanup_(EVP_PKEY_freep) EVP_PKEY *k = NULL;
+        _cleanup_(BIO_freep) BIO *bio = NULL;
         const unsigned char *q;
         const char *s;
         char *pem;
@@ -324,34 +298,41 @@ static int key_to_pem(struct ctx *c, const json_t *v, int64_t keyid, const char 
         int x, id;
 
         if (!json_is_string(v))
-                return jpath_fail(c->err, -EBADMSG, C_TYPE, p, "not a string");
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_TYPE, p, "not a string");
         s = json_string_value(v);
         n = json_string_length(v);
         if (n == 0 || n > b64_encoded_size(KEYLIME_KEY_DER_MAX))
-                return jpath_fail(c->err, -EBADMSG, C_VALUE, p,
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
                                   "%zu base64 bytes, want a DER key of 1-%u bytes", n,
                                   KEYLIME_KEY_DER_MAX);
         if (!(der = malloc(KEYLIME_KEY_DER_MAX)))
                 return -ENOMEM;
         if (b64_decode(s, n, der, KEYLIME_KEY_DER_MAX, &dlen) < 0 || dlen == 0)
-                return jpath_fail(c->err, -EBADMSG, C_VALUE, p, "not base64");
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, p, "not base64");
         q = der;
         k = d2i_PUBKEY(NULL, &q, (long)dlen);
         if (!k || q != der + dlen)
-                return jpath_fail(c->err, -EBADMSG, C_VALUE, p, "not one DER SubjectPublicKeyInfo");
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
+                                  "not one DER SubjectPublicKeyInfo");
         id = EVP_PKEY_get_base_id(k);
         if (id != EVP_PKEY_RSA && id != EVP_PKEY_EC)
-                return jpath_fail(c->err, -EOPNOTSUPP, C_VALUE, p,
+                return jpath_fail(c->err, -EOPNOTSUPP, AE_POLICY_BAD_VALUE, p,
                                   "neither an RSA nor an EC key (what Keylime accepts)");
-        if ((x = keyid_v2(k, &own)) < 0)
-                return jpath_fail(c->err, x, C_VALUE, p, "cannot encode the key");
+        if ((x = ima_keyid_v2(k, &own, NULL)) < 0)
+                return jpath_fail(c->err, x == -ENOMEM ? x : -EBADMSG, AE_POLICY_BAD_VALUE, p,
+                                  "cannot encode the key");
         /* Keylime treats a recorded key id 0 as none */
         if (keyid > 0 && (uint32_t)keyid != own)
-                return jpath_fail(c->err, -EOPNOTSUPP, C_VALUE, p,
+                return jpath_fail(c->err, -EOPNOTSUPP, AE_POLICY_BAD_VALUE, p,
                                   "recorded key id 0x%08" PRIx32 " is not the key's own "
                                   "(0x%08" PRIx32 "): it came from a certificate's subject key "
                                   "identifier; give attestd that X.509 certificate instead",
                                   (uint32_t)keyid, own);
+        /* written with the uncompressed point, the one form the kernel reads */
+        if (id == EVP_PKEY_EC &&
+            EVP_PKEY_set_utf8_string_param(k, OSSL_PKEY_PARAM_EC_POINT_CONVERSION_FORMAT,
+                                           OSSL_PKEY_EC_POINT_CONVERSION_FORMAT_UNCOMPRESSED) != 1)
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, p, "cannot encode the key");
         if (!(bio = BIO_new(BIO_s_mem())) || PEM_write_bio_PUBKEY(bio, k) != 1)
                 return -ENOMEM;
         plen = BIO_get_mem_data(bio, &pem);
@@ -374,12 +355,12 @@ static int verification_keys(struct ctx *c, const json_t *v, json_t **ret)
 
         *ret = NULL;
         if (!json_is_string(v))
-                return jpath_fail(c->err, -EBADMSG, C_TYPE, p, "not a string");
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_TYPE, p, "not a string");
         n = json_string_length(v);
         if (n == 0)
                 return 0;
         if (n > KEYLIME_KEYS_JSON_MAX)
-                return jpath_fail(c->err, -E2BIG, C_BIG, p, "%zu bytes > %u", n,
+                return jpath_fail(c->err, -E2BIG, AE_POLICY_TOO_BIG, p, "%zu bytes > %u", n,
                                   KEYLIME_KEYS_JSON_MAX);
         doc = json_loadb(json_string_value(v), n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
         /* Keylime reads a JSON string holding the keyring JSON too (a database's encoding) */
@@ -391,43 +372,46 @@ static int verification_keys(struct ctx *c, const json_t *v, json_t **ret)
                 doc = inner;
         }
         if (!doc)
-                return jpath_fail(c->err, -EBADMSG, C_JSON, p,
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_JSON, p,
                                   "the string is not JSON: line %d column %d: %s", je.line,
                                   je.column, je.text);
-        if ((x = jpath_object(doc, p, keys, C_TYPE, C_UNKNOWN, c->err)) < 0)
+        if ((x = jpath_object(doc, p, keys, AE_POLICY_TYPE, AE_POLICY_UNKNOWN_FIELD, c->err)) < 0)
                 return x;
         if ((m = json_object_get(doc, "meta"))) {
                 json_t *ver;
 
                 jpath_join(q, p, "meta");
-                if ((x = jpath_object(m, q, meta_keys, C_TYPE, C_UNKNOWN, c->err)) < 0)
+                if ((x = jpath_object(m, q, meta_keys, AE_POLICY_TYPE, AE_POLICY_UNKNOWN_FIELD,
+                                      c->err)) < 0)
                         return x;
                 ver = json_object_get(m, "version");
                 jpath_join(r, q, "version");
                 if (!ver)
-                        return jpath_fail(c->err, -EBADMSG, C_MISSING, r, "missing");
+                        return jpath_fail(c->err, -EBADMSG, AE_POLICY_MISSING_FIELD, r, "missing");
                 if (!json_is_integer(ver) || json_integer_value(ver) < 1)
-                        return jpath_fail(c->err, -EBADMSG, C_VALUE, r, "not an integer >= 1");
+                        return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, r,
+                                          "not an integer >= 1");
         }
         ids = json_object_get(doc, "keyids");
         pubs = json_object_get(doc, "pubkeys");
         jpath_join(q, p, "keyids");
         if (!ids)
-                return jpath_fail(c->err, -EBADMSG, C_MISSING, q, "missing");
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_MISSING_FIELD, q, "missing");
         if (!json_is_array(ids))
-                return jpath_fail(c->err, -EBADMSG, C_TYPE, q, "not an array");
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_TYPE, q, "not an array");
         jpath_join(q, p, "pubkeys");
         if (!pubs)
-                return jpath_fail(c->err, -EBADMSG, C_MISSING, q, "missing");
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_MISSING_FIELD, q, "missing");
         if (!json_is_array(pubs))
-                return jpath_fail(c->err, -EBADMSG, C_TYPE, q, "not an array");
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_TYPE, q, "not an array");
         if (json_array_size(pubs) > KEYLIME_KEYS_MAX)
-                return jpath_fail(c->err, -E2BIG, C_BIG, q, "%zu keys > %u", json_array_size(pubs),
-                                  KEYLIME_KEYS_MAX);
+                return jpath_fail(c->err, -E2BIG, AE_POLICY_TOO_BIG, q, "%zu keys > %u",
+                                  json_array_size(pubs), KEYLIME_KEYS_MAX);
         if (json_array_size(ids) > json_array_size(pubs)) {
                 jpath_join(q, p, "keyids");
-                return jpath_fail(c->err, -EBADMSG, C_VALUE, q, "%zu key ids for %zu keys",
-                                  json_array_size(ids), json_array_size(pubs));
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
+                                  "%zu key ids for %zu keys", json_array_size(ids),
+                                  json_array_size(pubs));
         }
         if (!(out = json_array()))
                 return -ENOMEM;
@@ -439,10 +423,11 @@ static int verification_keys(struct ctx *c, const json_t *v, json_t **ret)
                         jpath_join(q, p, "keyids");
                         jpath_index(r, q, i);
                         if (!json_is_integer(id))
-                                return jpath_fail(c->err, -EBADMSG, C_TYPE, r, "not an integer");
+                                return jpath_fail(c->err, -EBADMSG, AE_POLICY_TYPE, r,
+                                                  "not an integer");
                         keyid = json_integer_value(id);
                         if (keyid < 0 || keyid > UINT32_MAX)
-                                return jpath_fail(c->err, -EBADMSG, C_VALUE, r,
+                                return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, r,
                                                   "not a 32-bit key id");
                 }
                 jpath_join(q, p, "pubkeys");
@@ -488,7 +473,8 @@ static int need(struct ctx *c, const json_t *o, const char *path, const char *ke
         if (*ret)
                 return 0;
         jpath_join(p, path, key);
-        return jpath_fail(c->err, -EBADMSG, C_MISSING, p, "missing (Keylime's schema requires it)");
+        return jpath_fail(c->err, -EBADMSG, AE_POLICY_MISSING_FIELD, p,
+                          "missing (Keylime's schema requires it)");
 }
 
 static int parse_meta(struct ctx *c, const json_t *m)
@@ -497,23 +483,26 @@ static int parse_meta(struct ctx *c, const json_t *m)
         json_t *v;
         int x;
 
-        if ((x = jpath_object(m, "$.meta", keys, C_TYPE, C_UNKNOWN, c->err)) < 0 ||
+        if ((x = jpath_object(m, "$.meta", keys, AE_POLICY_TYPE, AE_POLICY_UNKNOWN_FIELD, c->err)) <
+                    0 ||
             (x = need(c, m, "$.meta", "version", &v)) < 0)
                 return x;
         if (!json_is_integer(v))
-                return jpath_fail(c->err, -EBADMSG, C_TYPE, "$.meta.version", "not an integer");
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_TYPE, "$.meta.version",
+                                  "not an integer");
         if (json_integer_value(v) != 1)
-                return jpath_fail(c->err, -EOPNOTSUPP, C_VALUE, "$.meta.version",
+                return jpath_fail(c->err, -EOPNOTSUPP, AE_POLICY_BAD_VALUE, "$.meta.version",
                                   "version %" PRId64 ": only runtime-policy version 1 is known",
                                   (int64_t)json_integer_value(v));
         if ((x = need(c, m, "$.meta", "generator", &v)) < 0)
                 return x;
         if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 3)
-                return jpath_fail(c->err, -EBADMSG, C_VALUE, "$.meta.generator",
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, "$.meta.generator",
                                   "not an integer 0-3");
         v = json_object_get(m, "timestamp");
         if (v && !json_is_string(v))
-                return jpath_fail(c->err, -EBADMSG, C_TYPE, "$.meta.timestamp", "not a string");
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_TYPE, "$.meta.timestamp",
+                                  "not a string");
         return 0;
 }
 
@@ -527,10 +516,10 @@ static int parse_excludes(struct ctx *c, const json_t *a, json_t **ret)
         if (!out || !(pat = malloc(patmax)))
                 return -ENOMEM;
         if (!json_is_array(a))
-                return jpath_fail(c->err, -EBADMSG, C_TYPE, "$.excludes", "not an array");
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_TYPE, "$.excludes", "not an array");
         if (json_array_size(a) > KEYLIME_EXCLUDES_MAX)
-                return jpath_fail(c->err, -E2BIG, C_BIG, "$.excludes", "%zu regexes > %u",
-                                  json_array_size(a), KEYLIME_EXCLUDES_MAX);
+                return jpath_fail(c->err, -E2BIG, AE_POLICY_TOO_BIG, "$.excludes",
+                                  "%zu regexes > %u", json_array_size(a), KEYLIME_EXCLUDES_MAX);
         for (size_t i = 0; i < json_array_size(a); i++) {
                 json_t *v = json_array_get(a, i);
                 const char *why = NULL;
@@ -538,17 +527,17 @@ static int parse_excludes(struct ctx *c, const json_t *a, json_t **ret)
 
                 jpath_index(p, "$.excludes", i);
                 if (!json_is_string(v))
-                        return jpath_fail(c->err, -EBADMSG, C_TYPE, p, "not a string");
+                        return jpath_fail(c->err, -EBADMSG, AE_POLICY_TYPE, p, "not a string");
                 if (json_string_length(v) == 0)
                         /* Python: "()" joined in matches every path: refuse, not guess */
-                        return jpath_fail(c->err, -EBADMSG, C_VALUE, p,
+                        return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
                                           "an empty regex excludes every path");
                 x = keylime_exclude_to_pcre(json_string_value(v), json_string_length(v), pat,
                                             patmax, &why);
                 if (x == -EBADMSG)
-                        return jpath_fail(c->err, x, C_VALUE, p, "%s", why);
+                        return jpath_fail(c->err, x, AE_POLICY_BAD_VALUE, p, "%s", why);
                 if (x < 0)
-                        return jpath_fail(c->err, x, C_BIG, p,
+                        return jpath_fail(c->err, x, AE_POLICY_TOO_BIG, p,
                                           "longer than %u bytes once translated to PCRE2",
                                           KEYLIME_EXCLUDE_MAX);
                 if ((x = exclude_check(pat, p, c->err)) < 0)
@@ -571,24 +560,21 @@ static int parse_ima(struct ctx *c, const json_t *o, json_t **ret_ignored)
         *ret_ignored = NULL;
         if (!ign)
                 return -ENOMEM;
-        if ((x = jpath_object(o, "$.ima", keys, C_TYPE, C_UNKNOWN, c->err)) < 0)
+        if ((x = jpath_object(o, "$.ima", keys, AE_POLICY_TYPE, AE_POLICY_UNKNOWN_FIELD, c->err)) <
+            0)
                 return x;
         if ((x = need(c, o, "$.ima", "dm_policy", &v)) < 0)
                 return x;
         if (!json_is_null(v))
-                return jpath_fail(c->err, -EOPNOTSUPP, C_VALUE, "$.ima.dm_policy",
+                return jpath_fail(c->err, -EOPNOTSUPP, AE_POLICY_BAD_VALUE, "$.ima.dm_policy",
                                   "device-mapper policies are not supported by attestd; the "
                                   "import stops here rather than drop it");
         if ((x = need(c, o, "$.ima", "log_hash_alg", &v)) < 0)
                 return x;
         if (!json_is_string(v))
-                return jpath_fail(c->err, -EBADMSG, C_TYPE, "$.ima.log_hash_alg", "not a string");
-        bool known = false;
-        for (size_t i = 0; i < ARRAY_SIZE(algos); i++)
-                if (strcmp(json_string_value(v), algos[i].name) == 0)
-                        known = true;
-        if (!known)
-                return jpath_fail(c->err, -EBADMSG, C_VALUE, "$.ima.log_hash_alg",
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_TYPE, "$.ima.log_hash_alg", "not a string");
+        if (!keylime_algo(json_string_value(v), json_string_length(v)))
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, "$.ima.log_hash_alg",
                                   "not sha1, sha256, sha384 or sha512");
         if (strcmp(json_string_value(v), "sha1") != 0)
                 note(c->notes,
@@ -598,10 +584,10 @@ static int parse_ima(struct ctx *c, const json_t *o, json_t **ret_ignored)
         if ((x = need(c, o, "$.ima", "ignored_keyrings", &v)) < 0)
                 return x;
         if (!json_is_array(v))
-                return jpath_fail(c->err, -EBADMSG, C_TYPE, "$.ima.ignored_keyrings",
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_TYPE, "$.ima.ignored_keyrings",
                                   "not an array");
         if (json_array_size(v) > KEYLIME_KEYRINGS_MAX)
-                return jpath_fail(c->err, -E2BIG, C_BIG, "$.ima.ignored_keyrings",
+                return jpath_fail(c->err, -E2BIG, AE_POLICY_TOO_BIG, "$.ima.ignored_keyrings",
                                   "%zu keyrings > %u", json_array_size(v), KEYLIME_KEYRINGS_MAX);
         for (size_t i = 0; i < json_array_size(v); i++) {
                 json_t *k = json_array_get(v, i);
@@ -609,9 +595,9 @@ static int parse_ima(struct ctx *c, const json_t *o, json_t **ret_ignored)
 
                 jpath_index(p, "$.ima.ignored_keyrings", i);
                 if (!json_is_string(k))
-                        return jpath_fail(c->err, -EBADMSG, C_TYPE, p, "not a string");
+                        return jpath_fail(c->err, -EBADMSG, AE_POLICY_TYPE, p, "not a string");
                 if (json_string_length(k) == 0 || json_string_length(k) > KEYLIME_KEYRING_NAME_MAX)
-                        return jpath_fail(c->err, -EBADMSG, C_VALUE, p,
+                        return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
                                           "keyring name of %zu bytes, want 1-%u",
                                           json_string_length(k), KEYLIME_KEYRING_NAME_MAX);
                 if (json_array_append(ign, k) < 0)
@@ -635,7 +621,7 @@ int keylime_import(const char *json, size_t len, const struct keylime_opts *o, j
         if (!name_ok(o->name))
                 return attest_fail(err, -EINVAL, AE_POLICY_BAD_VALUE,
                                    "name '%s' is not [A-Za-z0-9_.+~-]{1,64}", o->name);
-        if ((x = jpath_load(json, len, KEYLIME_JSON_MAX, C_JSON, &doc, err)) < 0)
+        if ((x = jpath_load(json, len, KEYLIME_JSON_MAX, AE_POLICY_JSON, &doc, err)) < 0)
                 return x;
         return keylime_import_doc(doc, o, ret_policy, ret_stats, notes, err);
 }
@@ -659,19 +645,19 @@ int keylime_import_doc(const json_t *doc, const struct keylime_opts *o, json_t *
                 return attest_fail(err, -EINVAL, AE_POLICY_BAD_VALUE,
                                    "name '%s' is not [A-Za-z0-9_.+~-]{1,64}", o->name);
         if (!json_is_object(doc))
-                return jpath_fail(err, -EBADMSG, C_JSON, "$", "not an object");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_JSON, "$", "not an object");
         /* what attestd does not read: said so, never guessed at */
         if (json_object_get(doc, "payload") && !json_object_get(doc, "digests"))
-                return jpath_fail(err, -EOPNOTSUPP, C_VALUE, "$.payload",
+                return jpath_fail(err, -EOPNOTSUPP, AE_POLICY_BAD_VALUE, "$.payload",
                                   "a DSSE envelope (a signed policy) where a runtime policy "
                                   "belongs: import-keylime --dsse-key PEM verifies one and "
                                   "imports its payload (not another envelope)");
         if (!json_object_get(doc, "digests") &&
             (json_object_get(doc, "hashes") || json_object_get(doc, "exclude")))
-                return jpath_fail(err, -EOPNOTSUPP, C_VALUE, "$",
+                return jpath_fail(err, -EOPNOTSUPP, AE_POLICY_BAD_VALUE, "$",
                                   "a legacy Keylime allowlist: convert it to a runtime policy "
                                   "with keylime_convert_runtime_policy first");
-        if ((x = jpath_object(doc, "$", keys, C_TYPE, C_UNKNOWN, err)) < 0)
+        if ((x = jpath_object(doc, "$", keys, AE_POLICY_TYPE, AE_POLICY_UNKNOWN_FIELD, err)) < 0)
                 return x;
         for (size_t i = 0; keys[i]; i++)
                 if ((x = need(&c, doc, "$", keys[i], &v)) < 0)
@@ -681,7 +667,8 @@ int keylime_import_doc(const json_t *doc, const struct keylime_opts *o, json_t *
                 return x;
         v = json_object_get(doc, "release");
         if (!json_is_integer(v) || json_integer_value(v) < 0)
-                return jpath_fail(err, -EBADMSG, C_VALUE, "$.release", "not an integer >= 0");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, "$.release",
+                                  "not an integer >= 0");
 
         if ((x = digests_object(&c, json_object_get(doc, "digests"), "$.digests", true,
                                 KEYLIME_NAME_MAX, KEYLIME_NAMES_MAX, &digests, &c.st.names,

@@ -39,13 +39,13 @@ static json_t *agent_json(const struct attestd *d, const struct store_agent *a, 
         bool stale = api_agent_stale(d, a, now);
 
         return json_pack("{s:s, s:s, s:b, s:s?, s:o, s:o, s:o, s:s?, s:s?, s:I, s:s?, s:s?, s:o}",
-                         "id", a->id, "state", stale ? "stale" : a->state, "stale", stale, "policy",
-                         a->policy, "created", api_time_json(a->created), "last_seen",
-                         api_time_json(a->last_seen), "next_due", api_time_json(a->next_due),
-                         "last_status", a->last_status, "last_policy", a->last_policy, "ima_offset",
-                         (json_int_t)a->ima_offset, "hostname", a->hostname[0] ? a->hostname : NULL,
-                         "machine_id", a->machine_id[0] ? a->machine_id : NULL, "labels",
-                         labels_json(a));
+                         "id", a->id, "state", stale ? "stale" : agent_state_name(a->state),
+                         "stale", stale, "policy", a->policy, "created", api_time_json(a->created),
+                         "last_seen", api_time_json(a->last_seen), "next_due",
+                         api_time_json(a->next_due), "last_status", a->last_status, "last_policy",
+                         a->last_policy, "ima_offset", (json_int_t)a->ima_offset, "hostname",
+                         a->hostname[0] ? a->hostname : NULL, "machine_id",
+                         a->machine_id[0] ? a->machine_id : NULL, "labels", labels_json(a));
 }
 
 struct agents_list {
@@ -300,7 +300,9 @@ void api_agent_decommission(struct attestd *d, const struct api_req *req, struct
         }
         akcache_drop(d->aks, id);
         log_notice("agent %s decommissioned: it and its EK are refused until readmitted", id);
-        if (api_json(r, 200, json_pack("{s:s, s:s}", "id", id, "state", "decommissioned")) < 0)
+        if (api_json(r, 200,
+                     json_pack("{s:s, s:s}", "id", id, "state",
+                               agent_state_name(AGENT_STATE_DECOMMISSIONED))) < 0)
                 api_nomem(d, r);
 }
 
@@ -331,8 +333,8 @@ void api_agent_readmit(struct attestd *d, const struct api_req *req, struct api_
         log_notice("agent %s readmitted", id);
         e = store_agent_get(d->store, id, &a);
         if (api_json(r, 200,
-                     json_pack("{s:s, s:s}", "id", id, "state", e == 0 ? a->state : "forgotten")) <
-            0)
+                     json_pack("{s:s, s:s}", "id", id, "state",
+                               e == 0 ? agent_state_name(a->state) : "forgotten")) < 0)
                 api_nomem(d, r);
 }
 

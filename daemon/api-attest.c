@@ -16,6 +16,7 @@
 #include "policy/runtime.h"
 #include "policy/verdict.h"
 #include "util/buf.h"
+#include "util/clock.h"
 #include "util/hex.h"
 #include "verify/claims.h"
 #include "verify/verify.h"
@@ -140,56 +141,6 @@ static unsigned nonce_status(enum attest_code code)
 }
 
 /*
- * Whether a verification failure says the evidence is not a fresh quote of this agent's AK
- * (malformed, bad signature, another nonce): then it is rejected and changes nothing, since
- * anyone can post it. Failures after that point come from the agent's own TPM and are verdicts.
- */
-static bool unauthenticated(enum attest_code code)
-{
-        switch (code) {
-        case AE_NONE:
-        case AE_EVIDENCE_NONCE_MISMATCH:
-        case AE_QUOTE_AK_ALG:
-        case AE_QUOTE_AK_ATTRIBUTES:
-        case AE_QUOTE_AK_CURVE:
-        case AE_QUOTE_AK_KEY:
-        case AE_QUOTE_AK_MALFORMED:
-        case AE_QUOTE_AK_NAME_ALG:
-        case AE_QUOTE_AK_TOO_BIG:
-        case AE_QUOTE_AK_TRAILING:
-        case AE_QUOTE_AK_WEAK:
-        case AE_QUOTE_ATTEST_MALFORMED:
-        case AE_QUOTE_ATTEST_TOO_BIG:
-        case AE_QUOTE_ATTEST_TRAILING:
-        case AE_QUOTE_INTERNAL:
-        case AE_QUOTE_INVALID:
-        case AE_QUOTE_INVALID_ARGUMENT:
-        case AE_QUOTE_MAGIC:
-        case AE_QUOTE_NONCE:
-        case AE_QUOTE_SIG_ALG:
-        case AE_QUOTE_SIG_MALFORMED:
-        case AE_QUOTE_SIG_SCHEME:
-        case AE_QUOTE_SIG_TOO_BIG:
-        case AE_QUOTE_SIG_TRAILING:
-        case AE_QUOTE_SIGNATURE:
-        case AE_QUOTE_TYPE:
-        case AE_VERIFY_INTERNAL:
-        case AE_VERIFY_INVALID_ARGUMENT:
-                return true;
-        default:
-                return false;
-        }
-}
-
-static int64_t mono_us(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-/*
  * One evidence round, stage by stage: gate (agent state) -> decode (evidence JSON, nonce) ->
  * verify (quote, replay) -> judge (claims, policy, verdict) -> store -> respond. Each stage takes
  * the round, answers the request itself when it stops the round (then returns < 0), and leaves
@@ -217,6 +168,8 @@ struct round {
         char *text;             /* the verdict as stored (compact JSON) */
         uint32_t failed_claims; /* bit per enum claim_id that did not pass */
         char failing[384];      /* their names, ", " between, for the log */
+        char *failing_json;     /* their names as a JSON array, for the event (NULL: none) */
+        const char *reason;     /* static: the code of a round not verified or not judged */
         uint8_t *state;         /* the next replay state, encoded */
         size_t state_len;
         int64_t now, next_due, rid;
@@ -232,6 +185,7 @@ static void round_done(struct round *rd)
         rt_ctx_free(rd->rt);
         json_decref(rd->verdict);
         free(rd->text);
+        free(rd->failing_json);
         free(rd->state);
 }
 
@@ -251,17 +205,18 @@ static int stage_gate(struct attestd *d, const struct api_req *req, struct api_r
         }
         if (api_agent_load(d, r, rd->id, &rd->a) < 0)
                 return -ENOENT;
-        if (!strcmp(rd->a->state, "decommissioned")) {
+        switch (store_agent_active(rd->a)) {
+        case 0:
+                return 0;
+        case -EPERM:
                 api_error(d, r, 403, AE_AGENT_DECOMMISSIONED,
                           "agent %s was decommissioned by an administrator", rd->id);
                 return -EPERM;
-        }
-        if (strcmp(rd->a->state, "active") != 0) {
+        default:
                 api_error(d, r, 403, AE_AGENT_NOT_ACTIVE,
                           "agent %s has not activated its enrolment credential", rd->id);
                 return -EACCES;
         }
-        return 0;
 }
 
 static int stage_decode(struct attestd *d, const struct api_req *req, struct api_resp *r,
@@ -321,9 +276,9 @@ static const struct rt_policy *round_runtime(const struct round *rd)
 }
 
 /*
- * Verify against the stored state. A failure that says the evidence is not this agent's fresh
- * quote, or that its state moved on, refuses the round (answered here, < 0); other failures are
- * verdicts of the agent's own TPM and log (0 with !rd->verified and rd->err).
+ * Verify against the stored state. The failure's class (util/err.h) decides: a verdict of the
+ * agent's own TPM and log goes on (0 with !rd->verified and rd->err); anything else refuses the
+ * round (answered here, < 0) and changes nothing but the replay reset a reboot calls for.
  */
 static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
 {
@@ -421,32 +376,42 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
                 round_error(d, rd);
                 return x;
         }
-        if (unauthenticated(rd->err.code)) {
+        switch (attest_code_class(rd->err.code)) {
+        case AEC_VERDICT:
+                /* the agent's own TPM and log failed: a stored fail verdict */
+                return 0;
+        case AEC_STALE:
+                round_error(d, rd);
+                if (rd->err.code == AE_IMA_OFFSET_REBOOT || rd->err.code == AE_BOOT_OFFSET_REBOOT) {
+                        x = store_agent_reset_replay(d->store, rd->id, rd->a->seq);
+                        if (x < 0 && x != -ESTALE) {
+                                api_store_error(d, r, x, "replay reset");
+                                return x;
+                        }
+                        log_notice("agent %s rebooted: replay restarts from entry 0", rd->id);
+                        api_error(d, r, 409, rd->err.code, "%s; ask a new challenge", rd->err.msg);
+                        return e;
+                }
+                /* the agent's state moved on (another submission came first): refused */
+                api_error(d, r, 409, rd->err.code, "%s", rd->err.msg);
+                return e;
+        case AEC_SERVER:
+                /* ours (a hash or OpenSSL call failed, a bug): the evidence is not judged */
+                round_error(d, rd);
+                log_err("agent %s: verification failed on our side: %s", rd->id, rd->err.msg);
+                api_error(d, r, 500, rd->err.code ? rd->err.code : AE_VERIFY_INTERNAL, "%s",
+                          rd->err.msg);
+                return e;
+        case AEC_UNAUTHENTICATED:
+        case AEC_CLIENT:
+        default:
+                /* not proven to be this agent's fresh quote: anyone could have posted it, so it
+                 * changes nothing */
                 round_error(d, rd);
                 api_error(d, r, e == -EBADMSG ? 400 : 422,
                           rd->err.code ? rd->err.code : AE_QUOTE_INVALID, "%s", rd->err.msg);
                 return e;
         }
-        if (rd->err.code == AE_IMA_OFFSET_REBOOT || rd->err.code == AE_BOOT_OFFSET_REBOOT) {
-                x = store_agent_reset_replay(d->store, rd->id, rd->a->seq);
-
-                round_error(d, rd);
-                if (x < 0 && x != -ESTALE) {
-                        api_store_error(d, r, x, "replay reset");
-                        return x;
-                }
-                log_notice("agent %s rebooted: replay restarts from entry 0", rd->id);
-                api_error(d, r, 409, rd->err.code, "%s; ask a new challenge", rd->err.msg);
-                return e;
-        }
-        /* the agent's state moved on (another submission came first): refused, not judged */
-        if (rd->err.code == AE_IMA_OFFSET_MISMATCH || rd->err.code == AE_QUOTE_CLOCK_REWIND ||
-            rd->err.code == AE_BOOT_OFFSET_MISMATCH) {
-                round_error(d, rd);
-                api_error(d, r, 409, rd->err.code, "%s", rd->err.msg);
-                return e;
-        }
-        return 0;
 }
 
 /*
@@ -487,7 +452,7 @@ static void note_failures(struct round *rd, const struct verdict *v)
                 char name[VERDICT_ARG_MAX + 64];
                 int w;
 
-                if (c->result == CLAIM_PASS)
+                if (!verdict_claim_failing(c))
                         continue;
                 if ((unsigned)c->id < CLAIM__COUNT)
                         rd->failed_claims |= 1u << c->id;
@@ -503,6 +468,20 @@ static void note_failures(struct round *rd, const struct verdict *v)
         }
 }
 
+/* The failing claims as the event's JSON array text: rendered once, here, from the typed verdict
+ * (store-outbox.c and webhook.c take it as it is). */
+static int failing_json(struct round *rd, const struct verdict *v)
+{
+        json_auto_t *a = NULL;
+        int e;
+
+        if ((e = verdict_failing_to_json(v, &a)) < 0)
+                return e;
+        free(rd->failing_json);
+        rd->failing_json = json_dumps(a, JSON_COMPACT);
+        return rd->failing_json ? 0 : -ENOMEM;
+}
+
 static int verdict_json(struct round *rd, json_t **ret, enum verdict_status *ret_status)
 {
         _cleanup_(verdict_done) struct verdict v = {0};
@@ -510,6 +489,7 @@ static int verdict_json(struct round *rd, json_t **ret, enum verdict_status *ret
         int e;
 
         if (!rd->verified) {
+                rd->reason = attest_code_name(rd->err.code ? rd->err.code : AE_VERIFY_FAILED);
                 snprintf(rd->failing, sizeof(rd->failing), "verification: %s: %.256s",
                          attest_code_name(rd->err.code ? rd->err.code : AE_VERIFY_FAILED),
                          rd->err.msg);
@@ -533,6 +513,8 @@ static int verdict_json(struct round *rd, json_t **ret, enum verdict_status *ret
                 return e;
         snprintf(v.policy, sizeof(v.policy), "%s", rd->ref);
         note_failures(rd, &v);
+        if ((e = failing_json(rd, &v)) < 0)
+                return e;
         *ret_status = v.status;
         return verdict_to_json(&v, ret);
 }
@@ -579,6 +561,9 @@ static int judge_error(struct attestd *d, struct api_resp *r, struct round *rd, 
         rd->state = NULL;
         rd->status = VERDICT_ERROR;
         rd->failed_claims = 0;
+        free(rd->failing_json);
+        rd->failing_json = NULL;
+        rd->reason = attest_code_name(AE_JUDGE_FAILED);
         snprintf(rd->failing, sizeof(rd->failing), "could not judge: %s", rd->unjudged);
         rd->verdict = json_pack("{s:s, s:s?, s:[], s:{s:s, s:s}}", "status", "error", "policy",
                                 rd->ref[0] ? rd->ref : NULL, "claims", "reason", "code",
@@ -650,6 +635,8 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
                 .status = verdict_status_name(rd->status),
                 .policy = rd->ref[0] ? rd->ref : NULL,
                 .verdict = text,
+                .failing = rd->failing_json,
+                .reason = rd->reason,
                 .next_due = rd->next_due,
                 .ima_offset = advance ? rd->vr->next.entries : rd->a->ima_offset,
                 .replay_state = advance ? rd->state : rd->a->replay_state,

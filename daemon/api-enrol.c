@@ -116,12 +116,13 @@ void api_agent_enroll(struct attestd *d, const struct api_req *req, struct api_r
                         return;
                 }
                 if ((e = ekcert_verify(ek, ek_len, d->cfg.ek_ca, ekpub, ekpub_len, &err)) < 0) {
+                        enum attest_code c = err.code ? err.code : AE_EK_CERT_UNTRUSTED;
+
                         api_error(d, r,
-                                  e == -EINVAL         ? 500
-                                  : e == -EKEYREJECTED ? 403
-                                                       : 400,
-                                  err.code ? err.code : AE_EK_CERT_UNTRUSTED, "$.ek_cert: %s",
-                                  err.msg);
+                                  attest_code_class(c) == AEC_SERVER ? 500
+                                  : e == -EKEYREJECTED               ? 403
+                                                                     : 400,
+                                  c, "$.ek_cert: %s", err.msg);
                         return;
                 }
         }
@@ -160,7 +161,7 @@ void api_agent_enroll(struct attestd *d, const struct api_req *req, struct api_r
         a.created = attestd_now_ms();
         if (trust) {
                 log_warning("agent %s enrolled WITHOUT EK proof (--insecure-trust-ak)", idhex);
-                snprintf(a.state, sizeof(a.state), "active");
+                a.state = AGENT_STATE_ACTIVE;
                 e = store_agent_add(d->store, &a);
         } else {
                 if (RAND_bytes(secret, sizeof(secret)) != 1) {
@@ -172,11 +173,13 @@ void api_agent_enroll(struct attestd *d, const struct api_req *req, struct api_r
                 SHA256(secret, sizeof(secret), h);
                 OPENSSL_cleanse(secret, sizeof(secret));
                 if (e < 0) {
-                        api_error(d, r, e == -EIO ? 500 : 400, err.code ? err.code : AE_CRED_BAD_EK,
+                        enum attest_code c = err.code ? err.code : AE_CRED_BAD_EK;
+
+                        api_error(d, r, attest_code_class(c) == AEC_SERVER ? 500 : 400, c,
                                   "$.ek_public: %s", err.msg);
                         return;
                 }
-                snprintf(a.state, sizeof(a.state), "pending");
+                a.state = AGENT_STATE_PENDING;
                 e = store_agent_add_pending(d->store, &a, ekpub, ekpub_len, h,
                                             a.created + (int64_t)d->cfg.credential_ttl * 1000);
         }
@@ -184,7 +187,7 @@ void api_agent_enroll(struct attestd *d, const struct api_req *req, struct api_r
                 _cleanup_(store_agent_freep) struct store_agent *old = NULL;
 
                 if (store_agent_get(d->store, idhex, &old) == 0 &&
-                    !strcmp(old->state, "decommissioned"))
+                    old->state == AGENT_STATE_DECOMMISSIONED)
                         e = -EPERM;
         }
         if (e == -EPERM) {
@@ -216,8 +219,8 @@ void api_agent_enroll(struct attestd *d, const struct api_req *req, struct api_r
                  host && host->hostname[0] ? host->hostname : "-",
                  quote_ak_type(qak) == 0x0023 ? "ECC" : "RSA",
                  trust ? "active" : "pending credential activation");
-        json_t *resp =
-                json_pack("{s:s, s:s, s:s}", "id", idhex, "state", a.state, "ak_name", namehex);
+        json_t *resp = json_pack("{s:s, s:s, s:s}", "id", idhex, "state", agent_state_name(a.state),
+                                 "ak_name", namehex);
         if (resp && !trust) {
                 char blob[CRED_BLOB_MAX * 2], sec[CRED_ENC_SECRET_MAX * 2];
 
@@ -271,7 +274,9 @@ void api_agent_activate(struct attestd *d, const struct api_req *req, struct api
                                    id, replaced, replaced);
                 }
                 log_info("agent %s activated: its AK is in the TPM of its EK", id);
-                if (api_json(r, 200, json_pack("{s:s, s:s}", "id", id, "state", "active")) < 0)
+                if (api_json(r, 200,
+                             json_pack("{s:s, s:s}", "id", id, "state",
+                                       agent_state_name(AGENT_STATE_ACTIVE))) < 0)
                         api_nomem(d, r);
                 return;
         case -ENOENT:

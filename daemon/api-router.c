@@ -12,6 +12,7 @@
 #include "daemon/api-internal.h"
 #include "daemon/log.h"
 #include "daemon/webhook.h"
+#include "util/clock.h"
 #include "util/hex.h"
 #include "util/tok.h"
 
@@ -619,24 +620,16 @@ static void dispatch(struct attestd *d, const struct api_req *req, struct api_re
         m->fn(d, req, r, id);
 }
 
-static uint64_t mono_us(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 void api_handle(struct attestd *d, const struct api_req *req, struct api_resp *r)
 {
         size_t route = SIZE_MAX, method = 0;
-        uint64_t t0 = mono_us();
+        int64_t t0 = mono_us();
 
         memset(r, 0, sizeof(*r));
         metrics_request(&d->metrics);
         dispatch(d, req, r, &route, &method);
         /* by the route table's index, never by the client's path: bounded label values */
-        metrics_http(&d->metrics, route, method, mono_us() - t0);
+        metrics_http(&d->metrics, route, method, (uint64_t)(mono_us() - t0));
 }
 
 static void routes_for_metrics(struct metrics_routes *mr)

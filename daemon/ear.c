@@ -17,6 +17,7 @@
 
 #include "daemon/ear.h"
 #include "util/hex.h"
+#include "util/ossl.h"
 
 /* ---- appraisal ---- */
 
@@ -44,18 +45,47 @@ const char *ear_tv_name(enum ear_tv t)
         return (unsigned)t < ARRAY_SIZE(tv_names) ? tv_names[t] : "unknown";
 }
 
-/* The vector category of a claim: DESIGN §5 (configuration: SELinux, trusted keys, CFI; hardware:
- * the quote's PCRs; executables: IMA). The kernel release is configuration too. */
-static enum ear_tv claim_category(enum claim_id id)
+/*
+ * The trustworthiness-vector category of every claim id (docs/ear.md has the table and the
+ * reasons; AR4SI draft-ietf-rats-ar4si §2.3.4 defines the categories):
+ *   configuration  how the kernel is set up: SELinux, trusted keys, CFI, the kernel release
+ *   executables    what was loaded: IMA's boot aggregate and runtime appraisal, the boot
+ *                  applications (bootloaders, kernels) the firmware measured
+ *   hardware       the platform's hardware and firmware: the quoted PCRs, the firmware's event log
+ *                  replaying to them, its separators and TPM start-up locality, Secure Boot and
+ *                  its variables (firmware state)
+ * Every claim id has an entry: test-ear checks that none is left at instance-identity.
+ */
+static const enum ear_tv claim_categories[CLAIM__COUNT] = {
+        [CLAIM_SELINUX_INITIALIZED] = EAR_TV_CONFIGURATION,
+        [CLAIM_SELINUX_ENFORCING] = EAR_TV_CONFIGURATION,
+        [CLAIM_SELINUX_CHECKREQPROT] = EAR_TV_CONFIGURATION,
+        [CLAIM_SELINUX_POLICYCAP] = EAR_TV_CONFIGURATION,
+        [CLAIM_SELINUX_NEVER_PERMISSIVE] = EAR_TV_CONFIGURATION,
+        [CLAIM_SELINUX_POLICY_SHA256] = EAR_TV_CONFIGURATION,
+        [CLAIM_TRUSTED_KEYS_SOURCE] = EAR_TV_CONFIGURATION,
+        [CLAIM_TRUSTED_KEYS_ANCHORED] = EAR_TV_CONFIGURATION,
+        [CLAIM_CFI_ENABLED] = EAR_TV_CONFIGURATION,
+        [CLAIM_CFI_PERMISSIVE] = EAR_TV_CONFIGURATION,
+        [CLAIM_CFI_ANCHORED] = EAR_TV_CONFIGURATION,
+        [CLAIM_KERNEL_VERSION] = EAR_TV_CONFIGURATION,
+        [CLAIM_KERNEL_ANCHORED] = EAR_TV_CONFIGURATION,
+        [CLAIM_TPM_PCR] = EAR_TV_HARDWARE,
+        [CLAIM_IMA_BOOT_AGGREGATE] = EAR_TV_EXECUTABLES,
+        [CLAIM_IMA_RUNTIME] = EAR_TV_EXECUTABLES,
+        [CLAIM_BOOT_PCRS_REPLAY] = EAR_TV_HARDWARE,
+        [CLAIM_BOOT_SECUREBOOT] = EAR_TV_HARDWARE,
+        [CLAIM_BOOT_VARIABLE] = EAR_TV_HARDWARE,
+        [CLAIM_BOOT_BOOTLOADER] = EAR_TV_EXECUTABLES,
+        [CLAIM_BOOT_KERNEL] = EAR_TV_EXECUTABLES,
+        [CLAIM_BOOT_SEPARATORS] = EAR_TV_HARDWARE,
+        [CLAIM_BOOT_STARTUP_LOCALITY] = EAR_TV_HARDWARE,
+};
+
+enum ear_tv ear_claim_category(enum claim_id id)
 {
-        switch (id) {
-        case CLAIM_TPM_PCR:
-                return EAR_TV_HARDWARE;
-        case CLAIM_IMA_BOOT_AGGREGATE:
-                return EAR_TV_EXECUTABLES;
-        default:
-                return EAR_TV_CONFIGURATION;
-        }
+        /* an id this table does not know says nothing about the host's identity */
+        return (unsigned)id < CLAIM__COUNT ? claim_categories[id] : EAR_TV_CONFIGURATION;
 }
 
 /* affirming, warning (unanchored), contraindicated values per category */
@@ -73,7 +103,7 @@ void ear_appraise(const struct verdict *v, bool verified, struct ear_appraisal *
 {
         bool seen[EAR_TV__COUNT] = {false}, bad[EAR_TV__COUNT] = {false},
              loose[EAR_TV__COUNT] = {false};
-        bool any_bad = false, any_loose = false;
+        bool any_bad = false, any_loose = false, runtime = false;
 
         memset(ret, 0, sizeof(*ret));
         if (v->status == VERDICT_ERROR) {
@@ -91,10 +121,11 @@ void ear_appraise(const struct verdict *v, bool verified, struct ear_appraisal *
         }
         for (size_t i = 0; i < v->n_claims; i++) {
                 const struct verdict_claim *c = &v->claims[i];
-                enum ear_tv t = claim_category(c->id);
+                enum ear_tv t = ear_claim_category(c->id);
 
                 seen[t] = true;
-                if (c->result != CLAIM_PASS)
+                runtime |= c->id == CLAIM_IMA_RUNTIME;
+                if (verdict_claim_failing(c))
                         bad[t] = any_bad = true;
                 else if (!c->anchored)
                         loose[t] = any_loose = true;
@@ -105,6 +136,10 @@ void ear_appraise(const struct verdict *v, bool verified, struct ear_appraisal *
                              : bad[t]   ? category_values[t][2]
                              : loose[t] ? category_values[t][1]
                                         : category_values[t][0];
+        /* every file and ima-buf measurement was appraised against ima.runtime, and all passed:
+         * approved executables during and after boot (2), not only at boot (3) */
+        if (runtime && ret->tv[EAR_TV_EXECUTABLES] == AR4SI_EXEC_APPROVED_BOOT)
+                ret->tv[EAR_TV_EXECUTABLES] = AR4SI_EXEC_APPROVED_RUNTIME;
         if (any_bad || v->status != VERDICT_PASS)
                 ret->status = EAR_CONTRAINDICATED;
         else if (v->n_claims == 0)
@@ -130,9 +165,9 @@ static int claim_from_name(const char *name, struct verdict_claim *c)
                         c->arg[0] = '\0';
                         return 0;
                 }
-                /* "selinux.policycaps.NAME", "tpm.pcrs.BANK.N" */
-                if (name[k] == '.' && (i == CLAIM_SELINUX_POLICYCAP || i == CLAIM_TPM_PCR) &&
-                    name[k + 1] && strlen(name + k + 1) < sizeof(c->arg)) {
+                /* "selinux.policycaps.NAME", "tpm.pcrs.BANK.N", "boot.variables.PK",
+                 * "boot.bootloaders.N": any claim may carry an argument (verdict_claim_name) */
+                if (name[k] == '.' && name[k + 1] && strlen(name + k + 1) < sizeof(c->arg)) {
                         c->id = (enum claim_id)i;
                         snprintf(c->arg, sizeof(c->arg), "%s", name + k + 1);
                         return 0;
@@ -295,21 +330,11 @@ static int no_passphrase(char *buf, int size, int rwflag, void *u)
         return -1;
 }
 
-static void pkey_freep(EVP_PKEY **p)
-{
-        EVP_PKEY_free(*p);
-}
-
-static void bn_freep(BIGNUM **p)
-{
-        BN_free(*p);
-}
-
 int ear_signer_new(const char *pem, size_t len, struct ear_signer **ret, struct attest_err *err)
 {
-        _cleanup_(pkey_freep) EVP_PKEY *k = NULL;
-        _cleanup_(bn_freep) BIGNUM *bx = NULL;
-        _cleanup_(bn_freep) BIGNUM *by = NULL;
+        _cleanup_(EVP_PKEY_freep) EVP_PKEY *k = NULL;
+        _cleanup_(BN_freep) BIGNUM *bx = NULL;
+        _cleanup_(BN_freep) BIGNUM *by = NULL;
         _cleanup_(ear_signer_freep) struct ear_signer *s = NULL;
         uint8_t x[32], y[32], md[32];
         char group[64] = "", canon[160];

@@ -57,6 +57,7 @@ enum ear_tv {
 #define AR4SI_CONFIG_APPROVED 2       /* configuration: known and approved */
 #define AR4SI_CONFIG_UNAVAILABLE 36   /* configuration: elements unavailable to the verifier */
 #define AR4SI_CONFIG_UNSUPPORTABLE 96 /* configuration: unacceptable vulnerabilities */
+#define AR4SI_EXEC_APPROVED_RUNTIME 2 /* executables: approved during and after boot */
 #define AR4SI_EXEC_APPROVED_BOOT 3    /* executables: approved boot-time executables only */
 #define AR4SI_EXEC_UNRECOGNIZED 33    /* executables: unrecognised run-time objects */
 #define AR4SI_EXEC_CONTRAINDICATED 96 /* executables: contraindicated run-time objects */
@@ -78,13 +79,17 @@ const char *ear_tv_name(enum ear_tv t);
  *   status: contraindicated when not verified, the verdict failed or any claim is not "pass";
  *           none when nothing was checked (no claims); warning when a claim is unanchored;
  *           affirming otherwise
- *   vector: per category (configuration: selinux, trusted_keys, cfi, kernel; hardware: tpm PCRs;
- *           executables: ima), 0 when the category has no claim, its contraindicated value when
- *           one of its claims is not "pass", its warning value when one is unanchored, else its
- *           affirming value; instance-identity 2 (the quote verified with the enrolled AK).
+ *   vector: per category (ear_claim_category: configuration selinux, trusted_keys, cfi, kernel;
+ *           hardware tpm PCRs, boot chain, Secure Boot; executables ima, boot applications),
+ *           0 when the category has no claim, its contraindicated value when one of its claims
+ *           is not "pass" (missing too), its warning value when one is unanchored, else its
+ *           affirming value (executables: 2 when ima.runtime was checked, else 3);
+ *           instance-identity 2 (the quote verified with the enrolled AK).
  *           Not verified: 99 in every category.
  */
 void ear_appraise(const struct verdict *v, bool verified, struct ear_appraisal *ret);
+/* The vector category a claim id belongs to (one table in ear.c; docs/ear.md lists it). */
+enum ear_tv ear_claim_category(enum claim_id id);
 
 /*
  * The verdict JSON the daemon stored (verdict_to_json's shape, or the shape of a round that failed

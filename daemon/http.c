@@ -22,6 +22,7 @@
 #include "daemon/http-frame.h"
 #include "daemon/http.h"
 #include "daemon/log.h"
+#include "util/clock.h"
 
 /*
  * One accepted connection, from libmicrohttpd's STARTED notification to its CLOSED one (which
@@ -95,14 +96,6 @@ struct req_state {
         struct api_req req;
         char *qbuf[API_QUERY_MAX * 2];
 };
-
-static int64_t mono_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 bool http_socket_is_loopback(int fd)
 {
@@ -536,12 +529,7 @@ static void *reaper_main(void *arg)
                         malloc_trim(0);
                         pthread_mutex_lock(&s->lock);
                 }
-                clock_gettime(CLOCK_MONOTONIC, &ts);
-                ts.tv_nsec += (http_pressure(s) ? HTTP_REAP_FAST_MS : HTTP_REAP_MS) * 1000 * 1000L;
-                if (ts.tv_nsec >= 1000000000) {
-                        ts.tv_sec++;
-                        ts.tv_nsec -= 1000000000;
-                }
+                ts = mono_deadline_ms(http_pressure(s) ? HTTP_REAP_FAST_MS : HTTP_REAP_MS);
                 (void)pthread_cond_timedwait(&s->wake, &s->lock, &ts);
         }
         pthread_mutex_unlock(&s->lock);

@@ -30,8 +30,8 @@ static int agent_row(struct db_stmt *st, struct store_agent **ret)
         if (!a)
                 return -ENOMEM;
         col_str(st, 0, a->id, sizeof(a->id));
-        col_str(st, 4, a->state, sizeof(a->state));
-        if ((e = col_blob(st, 1, &a->ak_public, &a->ak_public_len)) < 0 ||
+        if ((e = col_state(st, 4, &a->state)) < 0 ||
+            (e = col_blob(st, 1, &a->ak_public, &a->ak_public_len)) < 0 ||
             (e = col_blob(st, 2, &a->ak_name, &a->ak_name_len)) < 0 ||
             (e = col_blob(st, 3, &a->ek_cert, &a->ek_cert_len)) < 0 ||
             (e = col_text(st, 5, &a->policy)) < 0 || (e = col_text(st, 9, &a->last_status)) < 0 ||
@@ -63,7 +63,7 @@ static int agent_add_fn(struct conn *c, void *arg)
         if (!st || bind_text(st, 1, a->id) < 0 ||
             bind_blob(st, 2, a->ak_public, a->ak_public_len) < 0 ||
             bind_blob(st, 3, a->ak_name, a->ak_name_len) < 0 ||
-            bind_blob(st, 4, a->ek_cert, a->ek_cert_len) < 0 || bind_text(st, 5, a->state) < 0 ||
+            bind_blob(st, 4, a->ek_cert, a->ek_cert_len) < 0 || bind_state(st, 5, a->state) < 0 ||
             bind_i64(st, 6, a->created) < 0 ||
             bind_blob(st, 7, a->has_ek_id ? a->ek_id : NULL, sizeof(a->ek_id)) < 0)
                 return -EIO;
@@ -76,7 +76,7 @@ static int agent_add_fn(struct conn *c, void *arg)
         if (rc != DB_DONE)
                 return -EIO;
         /* enrolled without credential activation (--insecure-trust-ak): active at once */
-        return strcmp(a->state, "active") ? 0 : outbox_on_enrolled(c, a->id, a->created);
+        return a->state != AGENT_STATE_ACTIVE ? 0 : outbox_on_enrolled(c, a->id, a->created);
 }
 
 int store_agent_add(struct store *s, const struct store_agent *a)
@@ -86,17 +86,17 @@ int store_agent_add(struct store *s, const struct store_agent *a)
         store_cache_agent_forget(store_cache_of(s), a->id);
         return e;
 }
-/* The agent's state into buf: 0, -ENOENT when there is no such agent. */
-static int agent_state(struct conn *c, const char *id, char *buf, size_t n)
+/* The agent's state: 0, -ENOENT when there is no such agent, -EBADMSG an unknown state. */
+static int agent_state(struct conn *c, const char *id, enum agent_state *ret)
 {
         struct db_stmt *st;
         int r = row_by_key(c, ST_AGENT_STATE, id, &st);
 
         if (r <= 0)
                 return r < 0 ? r : -ENOENT;
-        col_str(st, 0, buf, n);
+        r = col_state(st, 0, ret);
         db_reset(st);
-        return 0;
+        return r;
 }
 
 /* The agent that decommissioned this EK into who (may be NULL): 1 when refused, 0 when not. */
@@ -132,7 +132,7 @@ static int agent_add_pending_fn(struct conn *c, void *arg)
         struct pending_arg *p = arg;
         const uint8_t *ek_id = p->a->has_ek_id ? p->a->ek_id : NULL;
         struct store_agent row = *p->a;
-        char state[16];
+        enum agent_state state;
         struct db_stmt *st;
         int e;
 
@@ -147,11 +147,11 @@ static int agent_add_pending_fn(struct conn *c, void *arg)
         if (e == -EEXIST) {
                 /* enrolling a pending agent again adds a credential beside the others (the
                  * proof picks the right one); an active one stays, a decommissioned one too */
-                if ((e = agent_state(c, p->a->id, state, sizeof(state))) < 0)
+                if ((e = agent_state(c, p->a->id, &state)) < 0)
                         return e == -ENOENT ? -EEXIST : e;
-                if (!strcmp(state, "decommissioned"))
+                if (state == AGENT_STATE_DECOMMISSIONED)
                         return -EPERM;
-                if (strcmp(state, "pending") != 0)
+                if (state != AGENT_STATE_PENDING)
                         return -EEXIST;
         } else if (e < 0) {
                 return e;
@@ -204,7 +204,8 @@ static int agent_activate_fn(struct conn *c, void *arg)
 {
         struct activate_arg *a = arg;
         struct db_stmt *st;
-        char state[16], old[STORE_ID_MAX + 1];
+        enum agent_state state;
+        char old[STORE_ID_MAX + 1];
         uint8_t ek_id[STORE_EK_ID_LEN];
         _cleanup_free_ uint8_t *ek_cert = NULL;
         size_t ek_cert_len = 0;
@@ -212,11 +213,11 @@ static int agent_activate_fn(struct conn *c, void *arg)
         int64_t match_row = 0;
         int rc, e;
 
-        if ((e = agent_state(c, a->id, state, sizeof(state))) < 0)
+        if ((e = agent_state(c, a->id, &state)) < 0)
                 return e;
-        if (!strcmp(state, "decommissioned"))
+        if (state == AGENT_STATE_DECOMMISSIONED)
                 return -EPERM;
-        if (strcmp(state, "pending") != 0)
+        if (state != AGENT_STATE_PENDING)
                 return -EALREADY;
         st = st_get(c, ST_ENROL_GET);
         if (!st || bind_text(st, 1, a->id) < 0)
@@ -337,8 +338,8 @@ static int agent_decom_fn(struct conn *c, void *arg)
         if (rc == DB_DONE)
                 return -ENOENT;
         /* its pending credentials die with it; the event commits with the change */
-        if (outbox_on_decommission(c, d->id, d->now) < 0)
-                return -EIO;
+        if ((n = outbox_on_decommission(c, d->id, d->now)) < 0)
+                return n; /* -EBADMSG: an unknown stored state */
         if (exec_by_key(c, ST_AGENT_DECOM, d->id) < 0 || exec_by_key(c, ST_ENROL_DELETE, d->id) < 0)
                 return -EIO;
         if (have_ek) {
@@ -424,13 +425,17 @@ int store_agent_get(struct store *s, const char *id, struct store_agent **ret)
         return 0;
 }
 
-static int state_active(const char *state)
+static int state_active(enum agent_state state)
 {
-        if (!strcmp(state, "decommissioned"))
+        switch (state) {
+        case AGENT_STATE_ACTIVE:
+                return 0;
+        case AGENT_STATE_DECOMMISSIONED:
                 return -EPERM;
-        if (strcmp(state, "active") != 0)
+        case AGENT_STATE_PENDING:
+        default:
                 return -EACCES; /* enrolled, not yet activated */
-        return 0;
+        }
 }
 
 int store_agent_active(const struct store_agent *a)
@@ -441,9 +446,9 @@ int store_agent_active(const struct store_agent *a)
 int store_agent_offset(struct store *s, const char *id, uint64_t *ret)
 {
         struct agent_get_arg g = {.id = id};
-        char state[16];
+        enum agent_state state;
         uint64_t gen, offset;
-        int e = store_cache_agent_peek(store_cache_of(s), id, &offset, state, sizeof(state), &gen);
+        int e = store_cache_agent_peek(store_cache_of(s), id, &offset, &state, &gen);
 
         if (e == 0) {
                 /* the whole row: the evidence that follows the challenge needs it */
@@ -451,7 +456,7 @@ int store_agent_offset(struct store *s, const char *id, uint64_t *ret)
                         return e;
                 store_cache_agent_add(store_cache_of(s), g.a, gen);
                 offset = g.a->ima_offset;
-                snprintf(state, sizeof(state), "%s", g.a->state);
+                state = g.a->state;
                 store_agent_free(g.a);
         }
         if ((e = state_active(state)) < 0)
@@ -673,10 +678,10 @@ int store_agent_set_identity(struct store *s, const char *id, const struct evide
 
 static const char *const status_names[STORE_STATUS__COUNT] = {
         [STORE_STATUS_ANY] = "",
-        [STORE_STATUS_PENDING] = "pending",
-        [STORE_STATUS_ACTIVE] = "active",
-        [STORE_STATUS_DECOMMISSIONED] = "decommissioned",
-        [STORE_STATUS_PASS] = "pass",
+#define STATUS_NAME(id, name) [STORE_STATUS_##id] = name,
+        AGENT_STATES(STATUS_NAME)
+#undef STATUS_NAME
+                [STORE_STATUS_PASS] = "pass",
         [STORE_STATUS_FAIL] = "fail",
         [STORE_STATUS_FAILING] = "failing",
         [STORE_STATUS_STALE] = "stale",
@@ -693,10 +698,11 @@ const char *store_status_name(enum store_status st)
 
 static const char *const status_sql[STORE_STATUS__COUNT] = {
         [STORE_STATUS_ANY] = "",
-        [STORE_STATUS_PENDING] = " AND state = 'pending'",
-        [STORE_STATUS_ACTIVE] = " AND state = 'active'",
-        [STORE_STATUS_DECOMMISSIONED] = " AND state = 'decommissioned'",
-        [STORE_STATUS_PASS] = " AND last_status = 'pass' AND state = 'active' AND NOT " STALE_SQL,
+#define STATUS_SQL(id, name) [STORE_STATUS_##id] = " AND state = '" name "'",
+        AGENT_STATES(STATUS_SQL)
+#undef STATUS_SQL
+                [STORE_STATUS_PASS] =
+                        " AND last_status = 'pass' AND state = 'active' AND NOT " STALE_SQL,
         [STORE_STATUS_FAIL] = " AND last_status = 'fail' AND state = 'active' AND NOT " STALE_SQL,
         [STORE_STATUS_FAILING] = " AND last_status IN ('fail', 'error') AND state = 'active'",
         [STORE_STATUS_STALE] = " AND state <> 'decommissioned' AND " STALE_SQL,

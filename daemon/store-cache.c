@@ -16,6 +16,7 @@
 #include <search.h>
 
 #include "daemon/store-internal.h"
+#include "util/clock.h"
 
 #define AGENT_STRIPES 64
 #define POLICY_SLOTS 32
@@ -45,14 +46,6 @@ struct store_cache {
         uint64_t policy_gen;
         int64_t policy_max_age; /* ms a live version is served (0: until a local write) */
 };
-
-static int64_t mono_ms(void)
-{
-        struct timespec t;
-
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 void store_cache_set_policy_max_age(struct store_cache *c, int64_t ms)
 {
@@ -207,7 +200,7 @@ int store_cache_agent_get(struct store_cache *c, const char *id, struct store_ag
 }
 
 int store_cache_agent_peek(struct store_cache *c, const char *id, uint64_t *ret_offset,
-                           char *ret_state, size_t n, uint64_t *ret_gen)
+                           enum agent_state *ret_state, uint64_t *ret_gen)
 {
         struct agent_entry *e;
         int r = 0;
@@ -220,7 +213,7 @@ int store_cache_agent_peek(struct store_cache *c, const char *id, uint64_t *ret_
                 push_front(c, e);
                 c->stats.hits++;
                 *ret_offset = e->a->ima_offset;
-                snprintf(ret_state, n, "%s", e->a->state);
+                *ret_state = e->a->state;
                 r = 1;
         } else {
                 c->stats.misses++;

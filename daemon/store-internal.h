@@ -133,7 +133,7 @@ int store_cache_agent_get(struct store_cache *c, const char *id, struct store_ag
                           uint64_t *ret_gen);
 /* The same, only the IMA offset and the state (no copy). */
 int store_cache_agent_peek(struct store_cache *c, const char *id, uint64_t *ret_offset,
-                           char *ret_state, size_t n, uint64_t *ret_gen);
+                           enum agent_state *ret_state, uint64_t *ret_gen);
 /* Hold a copy of a, unless a write of that id came after gen was taken, or it is held already. */
 void store_cache_agent_add(struct store_cache *c, const struct store_agent *a, uint64_t gen);
 /* After a write to agent id committed (or may have): drop its row. */
@@ -209,6 +209,19 @@ static inline void col_str(struct db_stmt *st, int i, char *buf, size_t n)
         const char *t = db_col_text(st, i);
 
         snprintf(buf, n, "%s", t ? t : "");
+}
+
+/* An agent state column (the codec's text, daemon/agent-state.h): 0, -EBADMSG unknown or NULL. */
+static inline int col_state(struct db_stmt *st, int i, enum agent_state *ret)
+{
+        return agent_state_parse(db_col_text(st, i), ret);
+}
+
+static inline int bind_state(struct db_stmt *st, int i, enum agent_state s)
+{
+        const char *name = agent_state_name(s);
+
+        return name ? bind_text(st, i, name) : -EINVAL;
 }
 
 static inline int col_blob(struct db_stmt *st, int i, uint8_t **ret, size_t *ret_len)
@@ -298,8 +311,9 @@ static inline int exec_by_key(struct conn *c, enum stmt i, const char *key)
  * that causes the event, so the event commits with it or not at all. outbox_on_verdict() and
  * outbox_on_decommission() read the agent's previous state, so they run before its update.
  */
-int outbox_on_verdict(struct conn *c, const char *agent, const char *status, const char *verdict,
-                      int64_t now);
+/* failing: JSON array text of the failing claims' names (NULL: "[]"); reason: NULL or a code */
+int outbox_on_verdict(struct conn *c, const char *agent, const char *status, const char *failing,
+                      const char *reason, int64_t now);
 int outbox_on_enrolled(struct conn *c, const char *agent, int64_t now);
 int outbox_on_decommission(struct conn *c, const char *agent, int64_t now);
 /* An agent the stale scan just marked (last_status NULL: no verdict yet). */

@@ -6,8 +6,6 @@
  */
 #include <stdio.h>
 
-#include <jansson.h>
-
 #include "daemon/store-internal.h"
 
 /* ---- writing events (inside the caller's transaction) ---- */
@@ -80,9 +78,12 @@ static int event_put(struct conn *c, const struct event_in *ev)
         return 0;
 }
 
-/* The agent's last status and stale mark: 1 with them, 0 when there is no such agent. */
+/*
+ * The agent's last status, stale mark and state: 1 with them, 0 when there is no such agent,
+ * -EBADMSG an unknown state.
+ */
 static int agent_prev(struct conn *c, const char *agent, char *status, size_t n, bool *ret_stale,
-                      char *state, size_t m)
+                      enum agent_state *ret_state)
 {
         struct db_stmt *st;
         int r = row_by_key(c, ST_OUTBOX_PREV, agent, &st);
@@ -91,49 +92,19 @@ static int agent_prev(struct conn *c, const char *agent, char *status, size_t n,
                 return r;
         col_str(st, 0, status, n);
         *ret_stale = db_col_i64(st, 1) != 0;
-        col_str(st, 2, state, m);
+        r = col_state(st, 2, ret_state);
         db_reset(st);
-        return 1;
+        return r < 0 ? r : 1;
 }
 
-/*
- * The names of the failing claims of a verdict (JSON text, the network form the store keeps),
- * as a JSON array text, and the code of a failed verification. A verdict that does not parse
- * gives neither: the event still goes out.
- */
-static void verdict_details(const char *verdict, char **ret_claims, char **ret_reason)
+int outbox_on_verdict(struct conn *c, const char *agent, const char *status, const char *failing,
+                      const char *reason, int64_t now)
 {
-        json_auto_t *v = verdict ? json_loads(verdict, 0, NULL) : NULL;
-        json_auto_t *names = json_array();
-        json_t *claims = json_object_get(v, "claims"), *cl;
-        const char *code = json_string_value(json_object_get(json_object_get(v, "reason"), "code"));
-        size_t i;
-
-        *ret_claims = NULL;
-        *ret_reason = code ? strdup(code) : NULL;
-        if (!names)
-                return;
-        json_array_foreach(claims, i, cl)
-        {
-                const char *res = json_string_value(json_object_get(cl, "result"));
-                json_t *name = json_object_get(cl, "name");
-
-                /* every claim that did not pass: fail and missing alike */
-                if (res && strcmp(res, "pass") != 0 && json_is_string(name) &&
-                    json_array_append(names, name) < 0)
-                        return;
-        }
-        *ret_claims = json_dumps(names, JSON_COMPACT);
-}
-
-int outbox_on_verdict(struct conn *c, const char *agent, const char *status, const char *verdict,
-                      int64_t now)
-{
-        char prev[16], state[16], type[STORE_EVENT_TYPE_MAX];
-        _cleanup_free_ char *claims = NULL, *reason = NULL;
+        char prev[16], type[STORE_EVENT_TYPE_MAX];
+        enum agent_state state;
         bool stale = false;
         const char *was;
-        int r = agent_prev(c, agent, prev, sizeof(prev), &stale, state, sizeof(state));
+        int r = agent_prev(c, agent, prev, sizeof(prev), &stale, &state);
 
         if (r <= 0)
                 return r; /* no agent: the update that follows says so */
@@ -141,15 +112,14 @@ int outbox_on_verdict(struct conn *c, const char *agent, const char *status, con
         was = stale ? "stale" : prev[0] ? prev : NULL;
         if (was && !strcmp(was, status))
                 return 0; /* no change */
-        if (!strcmp(status, "fail") || !strcmp(status, "error"))
-                verdict_details(verdict, &claims, &reason);
+        /* what failed comes typed from the judge (api-attest.c), rendered: never re-read here */
         snprintf(type, sizeof(type), "agent.%s", status);
         return event_put(c, &(struct event_in){.time = now,
                                                .type = type,
                                                .agent = agent,
                                                .status = status,
                                                .previous = was,
-                                               .claims = claims ? claims : "[]",
+                                               .claims = failing ? failing : "[]",
                                                .reason = reason});
 }
 
@@ -164,11 +134,12 @@ int outbox_on_enrolled(struct conn *c, const char *agent, int64_t now)
 
 int outbox_on_decommission(struct conn *c, const char *agent, int64_t now)
 {
-        char prev[16], state[16];
+        char prev[16];
+        enum agent_state state;
         bool stale = false;
-        int r = agent_prev(c, agent, prev, sizeof(prev), &stale, state, sizeof(state));
+        int r = agent_prev(c, agent, prev, sizeof(prev), &stale, &state);
 
-        if (r <= 0 || !strcmp(state, "decommissioned"))
+        if (r <= 0 || state == AGENT_STATE_DECOMMISSIONED)
                 return r; /* nothing changes */
         return event_put(c, &(struct event_in){.time = now,
                                                .type = "agent.decommissioned",

@@ -65,7 +65,7 @@ static int result_add_fn(struct conn *c, void *arg)
         a->id = db_last_id(st);
 
         /* a verdict change is a webhook event, committed with the verdict or not at all */
-        if ((n = outbox_on_verdict(c, r->agent, r->status, r->verdict, r->time)) < 0)
+        if ((n = outbox_on_verdict(c, r->agent, r->status, r->failing, r->reason, r->time)) < 0)
                 return n;
         st = st_get(c, ST_AGENT_UPDATE);
         if (!st || bind_text(st, 1, r->agent) < 0 || bind_i64(st, 2, (int64_t)a->seq) < 0 ||

@@ -9,7 +9,8 @@
  * Reads always take a pooled connection (WAL readers do not block the writer).
  *
  * Errors: -ENOENT no such agent/policy, -EEXIST duplicate, -EBUSY policy bound to an agent,
- * -ESTALE the agent changed under a concurrent submission, -EIO database failure (err says).
+ * -ESTALE the agent changed under a concurrent submission, -EIO database failure (err says),
+ * -EBADMSG a row holds an agent state daemon/agent-state.h does not name (never defaulted).
  */
 #ifndef ATTESTD_STORE_H
 #define ATTESTD_STORE_H
@@ -18,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/agent-state.h"
 #include "evidence/evidence.h"
 #include "util/err.h"
 
@@ -122,7 +124,7 @@ struct store_agent {
         size_t ak_name_len;
         uint8_t *ek_cert; /* NULL when none was given */
         size_t ek_cert_len;
-        char state[16];                 /* "pending", "active", "decommissioned" */
+        enum agent_state state;
         uint8_t ek_id[STORE_EK_ID_LEN]; /* the EK's identity (valid when has_ek_id) */
         bool has_ek_id;
         char *policy;                         /* bound policy name, NULL: the default */
@@ -219,10 +221,10 @@ bool store_agent_identity_differs(const struct store_agent *a, const struct evid
  */
 enum store_status {
         STORE_STATUS_ANY,
-        STORE_STATUS_PENDING,
-        STORE_STATUS_ACTIVE,
-        STORE_STATUS_DECOMMISSIONED,
-        STORE_STATUS_PASS,
+#define STORE_STATUS_OF_STATE(id, name) STORE_STATUS_##id,
+        AGENT_STATES(STORE_STATUS_OF_STATE)
+#undef STORE_STATUS_OF_STATE
+                STORE_STATUS_PASS,
         STORE_STATUS_FAIL,
         STORE_STATUS_FAILING,
         STORE_STATUS_STALE,
@@ -280,6 +282,12 @@ struct store_result {
         const char *status;  /* "pass" / "fail" */
         const char *policy;  /* name@version or NULL */
         const char *verdict; /* JSON */
+        /* for the agent.fail / agent.error event, rendered by the caller from the typed verdict:
+         * the failing claims' names as a JSON array (NULL: "[]"), and the code of a round that
+         * failed verification or could not be judged (NULL: none). The store never reads the
+         * verdict text. */
+        const char *failing;
+        const char *reason;
         int64_t next_due;
         uint64_t ima_offset;
         const uint8_t *replay_state; /* replay_state_encode() bytes, or NULL */

@@ -16,8 +16,10 @@
 
 #include "daemon/attestd.h"
 #include "daemon/webhook.h"
+#include "util/clock.h"
 #include "util/tls.h"
 #include "util/file.h"
+#include "util/esc.h"
 #include "util/hex.h"
 #include "util/log.h"
 
@@ -74,37 +76,55 @@ static void time_text(int64_t ms, char out[32])
         snprintf(out + 19, 32 - 19, ".%03dZ", (int)(ms % 1000));
 }
 
+/*
+ * Whether the stored failing-claims text has the shape our renderer writes (a JSON array of
+ * strings, printable): spliced as is then, never parsed; anything else is sent as [].
+ */
+static bool claims_spliceable(const char *s)
+{
+        size_t n = s ? strlen(s) : 0;
+
+        return n >= 2 && n <= WEBHOOK_BODY_MAX && s[0] == '[' && s[n - 1] == ']' &&
+               (n == 2 || (s[1] == '"' && s[n - 2] == '"')) && esc_is_text(s, n);
+}
+
 int webhook_event_body(const struct store_event *ev, char **ret, size_t *ret_len)
 {
-        json_auto_t *claims = ev->claims ? json_loads(ev->claims, 0, NULL) : NULL;
-        json_auto_t *o = NULL;
+        json_auto_t *o = NULL, *reason = NULL;
+        _cleanup_free_ char *head = NULL, *rtext = NULL;
+        const char *claims = claims_spliceable(ev->claims) ? ev->claims : "[]";
+        size_t hn, n;
         char t[32];
         char *text;
 
         time_text(ev->time, t);
-        if (!json_is_array(claims)) {
-                json_decref(claims);
-                claims = json_array();
-        }
         o = json_pack("{s:I, s:s, s:s, s:s}", "id", (json_int_t)ev->id, "type", ev->type, "time", t,
                       "agent", ev->agent);
-        if (!o || !claims ||
+        if (!o ||
             (ev->hostname && json_object_set_new(o, "hostname", json_string(ev->hostname)) < 0) ||
             json_object_set_new(o, "status", ev->status ? json_string(ev->status) : json_null()) <
                     0 ||
             json_object_set_new(o, "previous",
-                                ev->previous ? json_string(ev->previous) : json_null()) < 0 ||
-            json_object_set(o, "failing_claims", claims) < 0 ||
-            (ev->reason && json_object_set_new(o, "reason", json_string(ev->reason)) < 0))
+                                ev->previous ? json_string(ev->previous) : json_null()) < 0)
                 return -ENOMEM;
-        text = json_dumps(o, JSON_COMPACT);
+        if (ev->reason && (!(reason = json_string(ev->reason)) ||
+                           !(rtext = json_dumps(reason, JSON_COMPACT | JSON_ENCODE_ANY))))
+                return -ENOMEM;
+        /* {...head fields, "failing_claims":CLAIMS[, "reason":R]}: the claims spliced as stored */
+        head = json_dumps(o, JSON_COMPACT);
+        if (!head)
+                return -ENOMEM;
+        hn = strlen(head) - 1; /* without its '}' */
+        n = hn + strlen(",\"failing_claims\":") + strlen(claims) +
+            (rtext ? strlen(",\"reason\":") + strlen(rtext) : 0) + 1;
+        if (n > WEBHOOK_BODY_MAX)
+                return -E2BIG;
+        text = malloc(n + 1);
         if (!text)
                 return -ENOMEM;
-        if (strlen(text) > WEBHOOK_BODY_MAX) {
-                free(text);
-                return -E2BIG;
-        }
-        *ret_len = strlen(text);
+        snprintf(text, n + 1, "%.*s,\"failing_claims\":%s%s%s}", (int)hn, head, claims,
+                 rtext ? ",\"reason\":" : "", rtext ? rtext : "");
+        *ret_len = n;
         *ret = text;
         return 0;
 }
@@ -137,13 +157,7 @@ static bool nap(struct webhook *w, int64_t ms)
         struct timespec ts;
         bool stop;
 
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_sec += ms / 1000;
-        ts.tv_nsec += (ms % 1000) * 1000000;
-        if (ts.tv_nsec >= 1000000000) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000;
-        }
+        ts = mono_deadline_ms(ms);
         pthread_mutex_lock(&w->lock);
         while (!w->stopping && pthread_cond_timedwait(&w->wake, &w->lock, &ts) == 0)
                 ;

@@ -9,18 +9,20 @@
 #include <openssl/provider.h>
 
 #include "evidence/bank.h"
+#include "evidence/hashalg.h"
 
-/* TCG Algorithm Registry: TPM_ALG_SHA1 0x0004, SHA256 0x000B, SHA384 0x000C, SHA512 0x000D. */
-static const struct {
-        const char *name;
-        size_t size;
-        uint16_t tpm_alg;
-} banks[BANK_COUNT] = {
-        [BANK_SHA1] = {"sha1", 20, 0x0004},
-        [BANK_SHA256] = {"sha256", 32, 0x000B},
-        [BANK_SHA384] = {"sha384", 48, 0x000C},
-        [BANK_SHA512] = {"sha512", 64, 0x000D},
+/* The algorithm of each bank: names, sizes and TPM_ALG_IDs are evidence/hashalg.c's. */
+static const enum hashalg_id bank_alg[BANK_COUNT] = {
+        [BANK_SHA1] = HASHALG_SHA1,
+        [BANK_SHA256] = HASHALG_SHA256,
+        [BANK_SHA384] = HASHALG_SHA384,
+        [BANK_SHA512] = HASHALG_SHA512,
 };
+
+static const struct hashalg *bank_hashalg(enum bank b)
+{
+        return &hashalg_table[bank_alg[b]];
+}
 
 /*
  * The digest functions of the provider that EVP_MD_fetch() chose for a bank, called directly on
@@ -47,33 +49,37 @@ struct hasher {
 
 const char *bank_name(enum bank b)
 {
-        return (unsigned)b < BANK_COUNT ? banks[b].name : "?";
+        return (unsigned)b < BANK_COUNT ? bank_hashalg(b)->name : "?";
 }
 
 size_t bank_size(enum bank b)
 {
-        return (unsigned)b < BANK_COUNT ? banks[b].size : 0;
+        return (unsigned)b < BANK_COUNT ? bank_hashalg(b)->size : 0;
 }
 
 uint16_t bank_tpm_alg(enum bank b)
 {
-        return (unsigned)b < BANK_COUNT ? banks[b].tpm_alg : 0;
+        return (unsigned)b < BANK_COUNT ? bank_hashalg(b)->tpm_alg : 0;
 }
 
+static int bank_of(const struct hashalg *a)
+{
+        if (a)
+                for (int b = 0; b < BANK_COUNT; b++)
+                        if (bank_alg[b] == a->id)
+                                return b;
+        return -EOPNOTSUPP;
+}
+
+/* the kernel's names only: a bank is named as the IMA log and /proc/crypto name it */
 int bank_from_name(const char *name, size_t len)
 {
-        for (int b = 0; b < BANK_COUNT; b++)
-                if (strlen(banks[b].name) == len && memcmp(banks[b].name, name, len) == 0)
-                        return b;
-        return -EOPNOTSUPP;
+        return bank_of(hashalg_from_kernel_name(name, len));
 }
 
 int bank_from_tpm_alg(uint16_t alg)
 {
-        for (int b = 0; b < BANK_COUNT; b++)
-                if (banks[b].tpm_alg == alg)
-                        return b;
-        return -EOPNOTSUPP;
+        return bank_of(hashalg_from_tpm_alg(alg));
 }
 
 int bank_mask_parse(const char *s, unsigned *ret_mask)
@@ -185,7 +191,7 @@ int hasher_new(struct hasher **ret)
         if (!h)
                 return -ENOMEM;
         for (int b = 0; b < BANK_COUNT; b++) {
-                h->md[b] = EVP_MD_fetch(NULL, banks[b].name, NULL);
+                h->md[b] = EVP_MD_fetch(NULL, bank_hashalg(b)->evp, NULL);
                 if (!h->md[b])
                         return -EOPNOTSUPP;
                 prov_digest_init(&h->pd[b], h->md[b]);
@@ -224,7 +230,7 @@ int hasher_end(struct hasher *h, uint8_t *out)
         size_t n = 0;
 
         if (pd->ctx) {
-                if (pd->final(pd->ctx, out, &n, banks[h->cur].size) != 1 || n != banks[h->cur].size)
+                if (pd->final(pd->ctx, out, &n, bank_size(h->cur)) != 1 || n != bank_size(h->cur))
                         return -EIO;
                 return 0;
         }
@@ -252,7 +258,7 @@ int hasher_digest(struct hasher *h, enum bank b, const void *data, size_t len, u
         }
         h->cur = b;
         if (pd->init(pd->ctx, NULL) != 1 || (len && pd->update(pd->ctx, data, len) != 1) ||
-            pd->final(pd->ctx, out, &n, banks[b].size) != 1 || n != banks[b].size)
+            pd->final(pd->ctx, out, &n, bank_size(b)) != 1 || n != bank_size(b))
                 return -EIO;
         return 0;
 }
@@ -265,7 +271,7 @@ int hasher_extend(struct hasher *h, enum bank b, uint8_t *pcr, const uint8_t *di
 
         if ((unsigned)b >= BANK_COUNT)
                 return -EINVAL;
-        n = banks[b].size;
+        n = bank_size(b);
         memcpy(buf, pcr, n);
         memcpy(buf + n, digest, n);
         return hasher_digest(h, b, buf, 2 * n, pcr);

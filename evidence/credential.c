@@ -11,12 +11,7 @@
 
 #include "evidence/credential.h"
 #include "evidence/tpmkey.h"
-
-DEFINE_CLEANUP_FUNC(EVP_PKEY_CTX *, EVP_PKEY_CTX_free)
-DEFINE_CLEANUP_FUNC(EVP_MAC *, EVP_MAC_free)
-DEFINE_CLEANUP_FUNC(EVP_MAC_CTX *, EVP_MAC_CTX_free)
-DEFINE_CLEANUP_FUNC(EVP_MD_CTX *, EVP_MD_CTX_free)
-DEFINE_CLEANUP_FUNC(EVP_CIPHER_CTX *, EVP_CIPHER_CTX_free)
+#include "util/ossl.h"
 
 static void put_be32(uint8_t *p, uint32_t v)
 {

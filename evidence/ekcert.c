@@ -14,10 +14,7 @@
 
 #include "evidence/ekcert.h"
 #include "evidence/tpmkey.h"
-
-DEFINE_CLEANUP_FUNC(X509 *, X509_free)
-DEFINE_CLEANUP_FUNC(X509_STORE *, X509_STORE_free)
-DEFINE_CLEANUP_FUNC(X509_STORE_CTX *, X509_STORE_CTX_free)
+#include "util/ossl.h"
 
 static bool has_suffix(const char *s, const char *suf)
 {

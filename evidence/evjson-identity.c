@@ -11,11 +11,6 @@
 #include "evidence/evjson.h"
 #include "evidence/jpath.h"
 
-#define C_TYPE AE_EVIDENCE_TYPE
-#define C_UNKNOWN AE_EVIDENCE_UNKNOWN_FIELD
-#define C_VALUE AE_EVIDENCE_BAD_VALUE
-#define C_BIG AE_EVIDENCE_TOO_BIG
-
 /* A string of the identity syntax into out (cap bytes with the NUL). */
 static int ident(const json_t *v, const char *path, bool (*valid)(const char *, size_t),
                  const char *what, char *out, size_t cap, struct attest_err *err)
@@ -23,12 +18,13 @@ static int ident(const json_t *v, const char *path, bool (*valid)(const char *, 
         size_t n;
 
         if (!json_is_string(v))
-                return jpath_fail(err, -EBADMSG, C_TYPE, path, "not a string");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_TYPE, path, "not a string");
         n = json_string_length(v);
         if (n > cap - 1)
-                return jpath_fail(err, -E2BIG, C_BIG, path, "%zu bytes > %zu", n, cap - 1);
+                return jpath_fail(err, -E2BIG, AE_EVIDENCE_TOO_BIG, path, "%zu bytes > %zu", n,
+                                  cap - 1);
         if (!valid(json_string_value(v), n))
-                return jpath_fail(err, -EBADMSG, C_VALUE, path, "not %s", what);
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, path, "not %s", what);
         memcpy(out, json_string_value(v), n + 1);
         return 0;
 }
@@ -43,17 +39,17 @@ static int labels(const json_t *o, const char *path, struct evidence_host *h,
         int x;
 
         if (!json_is_object(o))
-                return jpath_fail(err, -EBADMSG, C_TYPE, path, "not an object");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_TYPE, path, "not an object");
         if (json_object_size(o) > EVIDENCE_LABELS_MAX)
-                return jpath_fail(err, -E2BIG, C_BIG, path, "%zu labels > %d", json_object_size(o),
-                                  EVIDENCE_LABELS_MAX);
+                return jpath_fail(err, -E2BIG, AE_EVIDENCE_TOO_BIG, path, "%zu labels > %d",
+                                  json_object_size(o), EVIDENCE_LABELS_MAX);
         json_object_foreach((json_t *)o, key, v)
         {
                 size_t kn = strlen(key);
 
                 if (!evidence_label_key_valid(key, kn))
-                        return jpath_fail(err, -EBADMSG, C_VALUE, path, EVIDENCE_LABEL_KEY_WHY, n,
-                                          EVIDENCE_LABEL_KEY_MAX);
+                        return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, path,
+                                          EVIDENCE_LABEL_KEY_WHY, n, EVIDENCE_LABEL_KEY_MAX);
                 jpath_join(p, path, key);
                 if ((x = ident(v, p, evidence_label_value_valid, EVIDENCE_LABEL_VALUE_WHAT,
                                h->labels[n].value, sizeof(h->labels[n].value), err)) < 0)
@@ -95,7 +91,7 @@ int evidence_host_identity_from_json(const json_t *o, const char *path, struct e
         static const char *const keys[] = {"hostname", "machine_id", "labels", NULL};
         int x;
 
-        if ((x = jpath_object(o, path, keys, C_TYPE, C_UNKNOWN, err)) < 0)
+        if ((x = jpath_object(o, path, keys, AE_EVIDENCE_TYPE, AE_EVIDENCE_UNKNOWN_FIELD, err)) < 0)
                 return x;
         return evidence_host_identity_members(o, path, h, err);
 }

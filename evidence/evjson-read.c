@@ -28,16 +28,6 @@
 #include "util/hex.h"
 #include "util/json-rd.h"
 
-#define C_JSON AE_EVIDENCE_JSON
-#define C_TYPE AE_EVIDENCE_TYPE
-#define C_MISSING AE_EVIDENCE_MISSING_FIELD
-#define C_UNKNOWN AE_EVIDENCE_UNKNOWN_FIELD
-#define C_VERSION AE_EVIDENCE_VERSION
-#define C_HEX AE_EVIDENCE_BAD_HEX
-#define C_B64 AE_EVIDENCE_BAD_B64
-#define C_VALUE AE_EVIDENCE_BAD_VALUE
-#define C_BIG AE_EVIDENCE_TOO_BIG
-
 /* A leaf of the schema as the walk met it (present only when its object was one). */
 struct slot {
         bool present;
@@ -196,12 +186,13 @@ static int walk_bank(struct walk *w, int b, const struct jrd_str *bname)
                 if (b < 0 || w->pcrs_e)
                         continue;
                 if (pcr_index(&k, &i) < 0) {
-                        if ((e = pcrs_fail(w, C_UNKNOWN, bname, &k, "not a PCR index 0-23")) < 0)
+                        if ((e = pcrs_fail(w, AE_EVIDENCE_UNKNOWN_FIELD, bname, &k,
+                                           "not a PCR index 0-23")) < 0)
                                 return e;
                         continue;
                 }
                 if (v.type != JRD_STRING) {
-                        if ((e = pcrs_fail(w, C_TYPE, bname, &k, "not a string")) < 0)
+                        if ((e = pcrs_fail(w, AE_EVIDENCE_TYPE, bname, &k, "not a string")) < 0)
                                 return e;
                         continue;
                 }
@@ -214,7 +205,7 @@ static int walk_bank(struct walk *w, int b, const struct jrd_str *bname)
 
                         snprintf(why, sizeof(why), "not a %s digest (%zu hex digits)", bank_name(b),
                                  2 * n);
-                        if ((e = pcrs_fail(w, C_HEX, bname, &k, why)) < 0)
+                        if ((e = pcrs_fail(w, AE_EVIDENCE_BAD_HEX, bname, &k, why)) < 0)
                                 return e;
                         continue;
                 }
@@ -241,9 +232,9 @@ static int walk_pcrs(struct walk *w)
                 if ((e = jrd_value(&w->r, &v)) < 0)
                         return e;
                 if (!w->pcrs_e && b < 0)
-                        e = pcrs_fail(w, C_UNKNOWN, &k, NULL, "unknown PCR bank");
+                        e = pcrs_fail(w, AE_EVIDENCE_UNKNOWN_FIELD, &k, NULL, "unknown PCR bank");
                 else if (!w->pcrs_e && v.type != JRD_OBJECT)
-                        e = pcrs_fail(w, C_TYPE, &k, NULL, "not an object");
+                        e = pcrs_fail(w, AE_EVIDENCE_TYPE, &k, NULL, "not an object");
                 if (e < 0)
                         return e;
                 if (v.type == JRD_OBJECT)
@@ -348,8 +339,9 @@ static int syntax_error(const struct walk *w, int e, struct attest_err *err)
                         line++;
                         col = 0;
                 }
-        return attest_fail(err, -EBADMSG, C_JSON, "$: invalid JSON at line %zu column %zu: %s",
-                           line, col, why ? why : "malformed");
+        return attest_fail(err, -EBADMSG, AE_EVIDENCE_JSON,
+                           "$: invalid JSON at line %zu column %zu: %s", line, col,
+                           why ? why : "malformed");
 }
 
 /* ---- step 2: the checks, in the order of the jansson decoder ---- */
@@ -360,11 +352,11 @@ static int object(const struct obj *o, const char *path, struct attest_err *err)
         int e;
 
         if (!o->is_obj)
-                return jpath_fail(err, -EBADMSG, C_TYPE, path, "not an object");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_TYPE, path, "not an object");
         if (o->unknown) {
                 if ((e = join(p, path, &o->key)) < 0)
                         return e;
-                return jpath_fail(err, -EBADMSG, C_UNKNOWN, p, "unknown field");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_UNKNOWN_FIELD, p, "unknown field");
         }
         return 0;
 }
@@ -372,7 +364,7 @@ static int object(const struct obj *o, const char *path, struct attest_err *err)
 static int field(const struct slot *s, const char *path, struct attest_err *err)
 {
         if (!s->present)
-                return jpath_fail(err, -EBADMSG, C_MISSING, path, "missing");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_MISSING_FIELD, path, "missing");
         return 0;
 }
 
@@ -384,9 +376,10 @@ static int str(const struct slot *v, const char *path, size_t max, char *buf, si
                const char **ret, size_t *ret_len, struct attest_err *err)
 {
         if (v->type != JRD_STRING)
-                return jpath_fail(err, -EBADMSG, C_TYPE, path, "not a string");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_TYPE, path, "not a string");
         if (v->s.len > max)
-                return jpath_fail(err, -E2BIG, C_BIG, path, "%zu bytes > %zu", v->s.len, max);
+                return jpath_fail(err, -E2BIG, AE_EVIDENCE_TOO_BIG, path, "%zu bytes > %zu",
+                                  v->s.len, max);
         *ret = v->s.p;
         if (v->s.esc) {
                 if (jrd_str_copy(&v->s, buf, size) < 0)
@@ -401,9 +394,9 @@ static int str(const struct slot *v, const char *path, size_t max, char *buf, si
 static int offset(const struct slot *v, const char *path, uint64_t *ret, struct attest_err *err)
 {
         if (v->type != JRD_INT)
-                return jpath_fail(err, -EBADMSG, C_TYPE, path, "not an integer");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_TYPE, path, "not an integer");
         if (v->i < 0)
-                return jpath_fail(err, -EBADMSG, C_VALUE, path, "negative");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, path, "negative");
         *ret = (uint64_t)v->i;
         return 0;
 }
@@ -411,7 +404,7 @@ static int offset(const struct slot *v, const char *path, uint64_t *ret, struct 
 static int boolean(const struct slot *v, const char *path, bool *ret, struct attest_err *err)
 {
         if (v->type != JRD_TRUE && v->type != JRD_FALSE)
-                return jpath_fail(err, -EBADMSG, C_TYPE, path, "not a boolean");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_TYPE, path, "not a boolean");
         *ret = v->type == JRD_TRUE;
         return 0;
 }
@@ -428,14 +421,15 @@ static int hexfield(const struct slot *v, const char *path, uint8_t *out, size_t
         if (2 * max >= sizeof(buf))
                 return -EINVAL;
         if ((x = str(v, path, 2 * max, buf, sizeof(buf), &s, &n, err)) < 0)
-                return x == -E2BIG ? jpath_fail(err, -EBADMSG, C_HEX, path,
+                return x == -E2BIG ? jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_HEX, path,
                                                 "%zu hex digits, at most %zu bytes wanted",
                                                 v->s.len, max)
                                    : x;
         if (hex_decode(s, n, out, max, &got) < 0)
-                return jpath_fail(err, -EBADMSG, C_HEX, path, "not hex");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_HEX, path, "not hex");
         if (got == 0)
-                return jpath_fail(err, -EBADMSG, C_HEX, path, "%zu bytes, %zu wanted", got, max);
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_HEX, path, "%zu bytes, %zu wanted",
+                                  got, max);
         *ret_len = got;
         return 0;
 }
@@ -451,10 +445,11 @@ static int b64field(const struct slot *v, const char *path, size_t max, uint8_t 
         int x;
 
         if (v->type != JRD_STRING)
-                return jpath_fail(err, -EBADMSG, C_TYPE, path, "not a string");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_TYPE, path, "not a string");
         n = v->s.len;
         if (n / 4 > max / 3 + 1)
-                return jpath_fail(err, -E2BIG, C_BIG, path, "decodes to more than %zu bytes", max);
+                return jpath_fail(err, -E2BIG, AE_EVIDENCE_TOO_BIG, path,
+                                  "decodes to more than %zu bytes", max);
         if (n == 0) {
                 *ret = NULL;
                 *ret_len = 0;
@@ -471,9 +466,10 @@ static int b64field(const struct slot *v, const char *path, size_t max, uint8_t 
                 return -ENOMEM;
         x = b64_decode(s, n, out, max < room ? max : room, &got);
         if (x == -E2BIG)
-                return jpath_fail(err, -E2BIG, C_BIG, path, "decodes to more than %zu bytes", max);
+                return jpath_fail(err, -E2BIG, AE_EVIDENCE_TOO_BIG, path,
+                                  "decodes to more than %zu bytes", max);
         if (x < 0)
-                return jpath_fail(err, -EBADMSG, C_B64, path, "not base64");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_B64, path, "not base64");
         *ret = TAKE_PTR(out);
         *ret_len = got;
         return 0;
@@ -493,13 +489,13 @@ static int word(const struct slot *v, const char *path, char *out, size_t cap,
         if ((x = str(v, path, cap - 1, buf, sizeof(buf), &s, &n, err)) < 0)
                 return x;
         if (n == 0)
-                return jpath_fail(err, -EBADMSG, C_VALUE, path, "empty");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, path, "empty");
         for (size_t i = 0; i < n; i++) {
                 char c = s[i];
 
                 if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                       c == '_' || c == '-' || c == '.' || c == '+' || c == '~'))
-                        return jpath_fail(err, -EBADMSG, C_VALUE, path,
+                        return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, path,
                                           "byte %zu is not [A-Za-z0-9_.+~-]", i);
         }
         memcpy(out, s, n);
@@ -518,24 +514,27 @@ static int check_quote(const struct walk *w, struct evidence *ev, struct attest_
                           &ev->attest_len, err)) < 0)
                 return x;
         if (!ev->attest)
-                return jpath_fail(err, -EBADMSG, C_VALUE, "$.quote.attest", "empty");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, "$.quote.attest", "empty");
         if ((x = field(&w->sig, "$.quote.signature", err)) < 0 ||
             (x = b64field(&w->sig, "$.quote.signature", QUOTE_SIG_MAX, &ev->sig, &ev->sig_len,
                           err)) < 0)
                 return x;
         if (!ev->sig)
-                return jpath_fail(err, -EBADMSG, C_VALUE, "$.quote.signature", "empty");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, "$.quote.signature",
+                                  "empty");
         if (!w->pcrs.present)
-                return jpath_fail(err, -EBADMSG, C_MISSING, "$.quote.pcrs", "missing");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_MISSING_FIELD, "$.quote.pcrs",
+                                  "missing");
         if (!w->pcrs.is_obj)
-                return jpath_fail(err, -EBADMSG, C_TYPE, "$.quote.pcrs", "not an object");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_TYPE, "$.quote.pcrs", "not an object");
         if (w->pcrs_e) {
                 if (err)
                         *err = w->pcrs_err;
                 return w->pcrs_e;
         }
         if (!w->pcrs_count)
-                return jpath_fail(err, -EBADMSG, C_VALUE, "$.quote.pcrs", "no PCR listed");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, "$.quote.pcrs",
+                                  "no PCR listed");
         return 0;
 }
 
@@ -560,7 +559,7 @@ static int check_ima(const struct walk *w, size_t max_ima, struct evidence *ev,
         else if (n == 5 && memcmp(s, "ascii", 5) == 0)
                 ev->ima_format = IMA_FORMAT_ASCII;
         else
-                return jpath_fail(err, -EBADMSG, C_VALUE, "$.ima.format",
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, "$.ima.format",
                                   "not \"binary\" or \"ascii\"");
         if ((x = field(&w->entries, "$.ima.entries", err)) < 0 ||
             (x = b64field(&w->entries, "$.ima.entries", max_ima, &ev->ima, &ev->ima_len, err)) < 0)
@@ -639,7 +638,7 @@ static int ident(const struct slot *v, const char *path, bool (*valid)(const cha
         if ((x = str(v, path, cap - 1, buf, sizeof(buf), &s, &n, err)) < 0)
                 return x;
         if (!valid(s, n))
-                return jpath_fail(err, -EBADMSG, C_VALUE, path, "not %s", what);
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, path, "not %s", what);
         memcpy(out, s, n);
         out[n] = '\0';
         return 0;
@@ -652,18 +651,18 @@ static int check_labels(const struct walk *w, struct evidence_host *h, struct at
         int x;
 
         if (!w->labels.is_obj)
-                return jpath_fail(err, -EBADMSG, C_TYPE, path, "not an object");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_TYPE, path, "not an object");
         if (w->n_labels > EVIDENCE_LABELS_MAX)
-                return jpath_fail(err, -E2BIG, C_BIG, path, "%u labels > %d", w->n_labels,
-                                  EVIDENCE_LABELS_MAX);
+                return jpath_fail(err, -E2BIG, AE_EVIDENCE_TOO_BIG, path, "%u labels > %d",
+                                  w->n_labels, EVIDENCE_LABELS_MAX);
         for (unsigned i = 0; i < w->n_labels; i++) {
                 const struct jrd_str *k = &w->label_key[i];
                 char key[EVIDENCE_LABEL_KEY_MAX + 1];
 
                 if (k->len > EVIDENCE_LABEL_KEY_MAX || jrd_str_copy(k, key, sizeof(key)) < 0 ||
                     !evidence_label_key_valid(key, k->len))
-                        return jpath_fail(err, -EBADMSG, C_VALUE, path, EVIDENCE_LABEL_KEY_WHY, i,
-                                          EVIDENCE_LABEL_KEY_MAX);
+                        return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, path,
+                                          EVIDENCE_LABEL_KEY_WHY, i, EVIDENCE_LABEL_KEY_MAX);
                 jpath_join(p, path, key);
                 if ((x = ident(&w->label_val[i], p, evidence_label_value_valid,
                                EVIDENCE_LABEL_VALUE_WHAT, h->labels[i].value,
@@ -690,11 +689,12 @@ static int check_host(const struct walk *w, struct evidence_host *h, struct atte
                              &s, &n, err)) < 0)
                         return x;
                 if (n == 0)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, "$.host.kernel", "empty");
+                        return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, "$.host.kernel",
+                                          "empty");
                 for (size_t i = 0; i < n; i++)
                         if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e)
-                                return jpath_fail(err, -EBADMSG, C_VALUE, "$.host.kernel",
-                                                  "byte %zu is not printable", i);
+                                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE,
+                                                  "$.host.kernel", "byte %zu is not printable", i);
                 memcpy(h->kernel, s, n);
                 h->kernel[n] = '\0';
         }
@@ -702,10 +702,11 @@ static int check_host(const struct walk *w, struct evidence_host *h, struct atte
                 const struct slot *v = &w->cmdline;
 
                 if (v->type != JRD_STRING)
-                        return jpath_fail(err, -EBADMSG, C_TYPE, "$.host.cmdline", "not a string");
+                        return jpath_fail(err, -EBADMSG, AE_EVIDENCE_TYPE, "$.host.cmdline",
+                                          "not a string");
                 if (v->s.len > EVIDENCE_CMDLINE_MAX)
-                        return jpath_fail(err, -E2BIG, C_BIG, "$.host.cmdline", "%zu bytes > %d",
-                                          v->s.len, EVIDENCE_CMDLINE_MAX);
+                        return jpath_fail(err, -E2BIG, AE_EVIDENCE_TOO_BIG, "$.host.cmdline",
+                                          "%zu bytes > %d", v->s.len, EVIDENCE_CMDLINE_MAX);
                 if (!(h->cmdline = malloc(v->s.len + 1)))
                         return -ENOMEM;
                 if (jrd_str_copy(&v->s, h->cmdline, v->s.len + 1) < 0)
@@ -713,20 +714,21 @@ static int check_host(const struct walk *w, struct evidence_host *h, struct atte
                 for (size_t i = 0; i < v->s.len; i++)
                         if ((unsigned char)h->cmdline[i] < 0x20 ||
                             (unsigned char)h->cmdline[i] > 0x7e)
-                                return jpath_fail(err, -EBADMSG, C_VALUE, "$.host.cmdline",
-                                                  "byte %zu is not printable", i);
+                                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE,
+                                                  "$.host.cmdline", "byte %zu is not printable", i);
         }
         if (w->boot_id.present) {
                 if ((x = str(&w->boot_id, "$.host.boot_id", sizeof(h->boot_id) - 1, buf,
                              sizeof(buf), &s, &n, err)) < 0)
                         return x;
                 if (n == 0)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, "$.host.boot_id", "empty");
+                        return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, "$.host.boot_id",
+                                          "empty");
                 for (size_t i = 0; i < n; i++)
                         if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') ||
                               s[i] == '-'))
-                                return jpath_fail(err, -EBADMSG, C_VALUE, "$.host.boot_id",
-                                                  "byte %zu is not [0-9a-f-]", i);
+                                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE,
+                                                  "$.host.boot_id", "byte %zu is not [0-9a-f-]", i);
                 memcpy(h->boot_id, s, n);
                 h->boot_id[n] = '\0';
         }
@@ -756,20 +758,20 @@ static int check(const struct walk *w, size_t max_ima, struct evidence *ev, stru
         if ((x = field(&w->version, "$.version", err)) < 0)
                 return x;
         if (w->version.type != JRD_INT)
-                return jpath_fail(err, -EBADMSG, C_TYPE, "$.version", "not an integer");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_TYPE, "$.version", "not an integer");
         if (w->version.i != EVIDENCE_VERSION)
-                return jpath_fail(err, -EBADMSG, C_VERSION, "$.version",
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_VERSION, "$.version",
                                   "version %" PRId64 " is not supported (1)", w->version.i);
         if ((x = field(&w->nonce, "$.nonce", err)) < 0 ||
             (x = hexfield(&w->nonce, "$.nonce", ev->nonce, sizeof(ev->nonce), &ev->nonce_len,
                           err)) < 0)
                 return x;
         if (!w->quote.present)
-                return jpath_fail(err, -EBADMSG, C_MISSING, "$.quote", "missing");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_MISSING_FIELD, "$.quote", "missing");
         if ((x = check_quote(w, ev, err)) < 0)
                 return x;
         if (!w->ima.present)
-                return jpath_fail(err, -EBADMSG, C_MISSING, "$.ima", "missing");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_MISSING_FIELD, "$.ima", "missing");
         if ((x = check_ima(w, max_ima, ev, err)) < 0)
                 return x;
         if (w->boot.present && (x = check_boot(w, ev, err)) < 0)
@@ -793,8 +795,8 @@ int evidence_from_json(const char *buf, size_t len, size_t max_ima, struct evide
         int x;
 
         if (len > EVIDENCE_JSON_MAX)
-                return attest_fail(err, -E2BIG, C_BIG, "$: document of %zu bytes > %u", len,
-                                   EVIDENCE_JSON_MAX);
+                return attest_fail(err, -E2BIG, AE_EVIDENCE_TOO_BIG,
+                                   "$: document of %zu bytes > %u", len, EVIDENCE_JSON_MAX);
         if (!(ev = calloc(1, sizeof(*ev))))
                 return -ENOMEM;
         w.ev = ev;
@@ -808,7 +810,7 @@ int evidence_from_json(const char *buf, size_t len, size_t max_ima, struct evide
         if (x < 0 || (x = jrd_end(&w.r)) < 0)
                 return syntax_error(&w, x, err);
         if (v.type != JRD_OBJECT)
-                return attest_fail(err, -EBADMSG, C_JSON, "$: not a JSON object");
+                return attest_fail(err, -EBADMSG, AE_EVIDENCE_JSON, "$: not a JSON object");
         if ((x = check(&w, max_ima, ev, err)) < 0)
                 return x;
         *ret = TAKE_PTR(ev);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "evidence/hashalg.h"
 #include "evidence/ima-internal.h"
 #include "util/tok.h"
 
@@ -36,27 +37,6 @@ static const struct {
         {"ima-buf", "d-ng|n-ng|buf"},
         {"ima-modsig", "d-ng|n-ng|sig|d-modsig|modsig"},
 };
-
-/* Digest sizes of the algorithms the kernel's hash_algo_name[] can name in d-ng. */
-#define ALGO(name, size)                                                                           \
-        {                                                                                          \
-                name, sizeof(name) - 1, size                                                       \
-        }
-static const struct {
-        const char *name;
-        uint32_t len; /* strlen(name) */
-        uint32_t size;
-} digest_algos[] = {
-        ALGO("md4", 16),         ALGO("md5", 16),         ALGO("sha1", 20),
-        ALGO("rmd160", 20),      ALGO("sha256", 32),      ALGO("sha384", 48),
-        ALGO("sha512", 64),      ALGO("sha224", 28),      ALGO("rmd128", 16),
-        ALGO("rmd256", 32),      ALGO("rmd320", 40),      ALGO("wp256", 32),
-        ALGO("wp384", 48),       ALGO("wp512", 64),       ALGO("tgr128", 16),
-        ALGO("tgr160", 20),      ALGO("tgr192", 24),      ALGO("sm3", 32),
-        ALGO("streebog256", 32), ALGO("streebog512", 64), ALGO("sha3-256", 32),
-        ALGO("sha3-384", 48),    ALGO("sha3-512", 64),
-};
-#undef ALGO
 
 const char *ima_field_name(enum ima_field f)
 {
@@ -138,16 +118,10 @@ int ima_fail_entry(struct attest_err *err, int e, enum attest_code code, uint64_
 
 bool ima_digest_algo_ok(const char *name, uint32_t len, uint32_t size)
 {
-        /*
-         * only the kernel's hash_algo_name[] names, each with its digest size. Names are unique,
-         * so a size mismatch may be tested first: it skips the memcmp() of most rows (that loop
-         * was a third of the binary reader's instructions).
-         */
-        for (size_t i = 0; i < ARRAY_SIZE(digest_algos); i++)
-                if (digest_algos[i].size == size && digest_algos[i].len == len &&
-                    memcmp(digest_algos[i].name, name, len) == 0)
-                        return true;
-        return false;
+        /* only the kernel's hash_algo_name[] names (no alias), each with its digest size */
+        const struct hashalg *a = hashalg_from_kernel_name(name, len);
+
+        return a && a->size == size;
 }
 
 /* d-ng and d-modsig: "<algo>:\0" digest. An empty d-modsig (no modsig) is allowed by the caller. */

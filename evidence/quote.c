@@ -18,9 +18,7 @@
 
 #include "evidence/quote.h"
 #include "evidence/tpmkey.h"
-
-DEFINE_CLEANUP_FUNC(EVP_PKEY_CTX *, EVP_PKEY_CTX_free)
-DEFINE_CLEANUP_FUNC(EVP_MD_CTX *, EVP_MD_CTX_free)
+#include "util/ossl.h"
 
 struct quote_ak {
         TPMT_PUBLIC pub;

@@ -7,11 +7,7 @@
 #include <tss2/tss2_mu.h>
 
 #include "evidence/tpmkey.h"
-
-DEFINE_CLEANUP_FUNC(EVP_PKEY_CTX *, EVP_PKEY_CTX_free)
-DEFINE_CLEANUP_FUNC(OSSL_PARAM_BLD *, OSSL_PARAM_BLD_free)
-DEFINE_CLEANUP_FUNC(OSSL_PARAM *, OSSL_PARAM_free)
-DEFINE_CLEANUP_FUNC(BIGNUM *, BN_free)
+#include "util/ossl.h"
 
 static int from_params(const char *type, OSSL_PARAM_BLD *bld, EVP_PKEY **ret)
 {

@@ -7,8 +7,7 @@
 #include <tss2/tss2_tpm2_types.h>
 
 #include "util/err.h"
-
-DEFINE_CLEANUP_FUNC(EVP_PKEY *, EVP_PKEY_free)
+#include "util/ossl.h"
 
 /*
  * The public key of an RSA or ECC (NIST P-256/P-384/P-521) TPMT_PUBLIC. -EOPNOTSUPP for another

@@ -10,12 +10,6 @@
 #include "policy/policy-internal.h"
 #include "util/hex.h"
 
-#define C_TYPE AE_POLICY_TYPE
-#define C_UNKNOWN AE_POLICY_UNKNOWN_FIELD
-#define C_VALUE AE_POLICY_BAD_VALUE
-#define C_HEX AE_POLICY_BAD_HEX
-#define C_EMPTY AE_POLICY_EMPTY_SECTION
-
 struct boot_policy *boot_policy_free(struct boot_policy *p)
 {
         free(p);
@@ -37,10 +31,10 @@ static int parse_vars(const json_t *o, const char *path, struct boot_policy *bp,
         char p[JPATH_MAX], q[JPATH_MAX];
         int x;
 
-        if ((x = jpath_object(o, path, keys, C_TYPE, C_UNKNOWN, err)) < 0)
+        if ((x = jpath_object(o, path, keys, AE_POLICY_TYPE, AE_POLICY_UNKNOWN_FIELD, err)) < 0)
                 return x;
         if (json_object_size(o) == 0)
-                return jpath_fail(err, -EBADMSG, C_EMPTY, path,
+                return jpath_fail(err, -EBADMSG, AE_POLICY_EMPTY_SECTION, path,
                                   "no variable named; leave \"variables\" out");
         for (int k = 0; k < BOOT_VAR__COUNT; k++) {
                 json_t *a = json_object_get(o, boot_var_name((enum boot_var)k));
@@ -55,13 +49,13 @@ static int parse_vars(const json_t *o, const char *path, struct boot_policy *bp,
 
                         jpath_index(q, p, i);
                         if (!json_is_string(h))
-                                return jpath_fail(err, -EBADMSG, C_TYPE, q, "not a string");
+                                return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, q, "not a string");
                         if (!hexn(json_string_value(h), json_string_length(h), 32, bp->var[k][i]))
-                                return jpath_fail(err, -EBADMSG, C_HEX, q,
+                                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_HEX, q,
                                                   "not a sha256 digest (64 hex digits)");
                         for (size_t j = 0; j < i; j++)
                                 if (memcmp(bp->var[k][j], bp->var[k][i], 32) == 0)
-                                        return jpath_fail(err, -EBADMSG, C_VALUE, q,
+                                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
                                                           "same digest as [%zu]", j);
                 }
                 bp->nvar[k] = (unsigned)json_array_size(a);
@@ -86,17 +80,17 @@ static int parse_apps(const json_t *a, const char *p, struct boot_policy_apps *o
 
                 jpath_index(q, p, i);
                 if (!json_is_string(v))
-                        return jpath_fail(err, -EBADMSG, C_TYPE, q, "not a string");
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, q, "not a string");
                 s = json_string_value(v);
                 colon = memchr(s, ':', json_string_length(v));
                 b = colon ? bank_from_name(s, (size_t)(colon - s)) : -1;
                 if (b < 0)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, q,
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
                                           "not \"sha1:\", \"sha256:\", \"sha384:\" or \"sha512:\" "
                                           "followed by the digest");
                 if (!hexn(colon + 1, json_string_length(v) - (size_t)(colon + 1 - s),
                           bank_size((enum bank)b), out->digest[i]))
-                        return jpath_fail(err, -EBADMSG, C_HEX, q,
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_HEX, q,
                                           "not a %s digest (%zu hex digits)",
                                           bank_name((enum bank)b), 2 * bank_size((enum bank)b));
                 out->bank[i] = (uint8_t)b;
@@ -105,8 +99,8 @@ static int parse_apps(const json_t *a, const char *p, struct boot_policy_apps *o
                            out->text[i] + strlen(out->text[i]));
                 for (size_t j = 0; j < i; j++)
                         if (strcmp(out->text[j], out->text[i]) == 0)
-                                return jpath_fail(err, -EBADMSG, C_VALUE, q, "same digest as [%zu]",
-                                                  j);
+                                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
+                                                  "same digest as [%zu]", j);
         }
         out->n = (unsigned)json_array_size(a);
         out->set = true;
@@ -127,14 +121,15 @@ static int parse_locality(const json_t *a, const char *p, struct boot_policy *bp
 
                 jpath_index(q, p, i);
                 if (!json_is_integer(v))
-                        return jpath_fail(err, -EBADMSG, C_TYPE, q, "not an integer");
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, q, "not an integer");
                 n = json_integer_value(v);
                 if (n < 0 || n > BOOT_POLICY_LOCALITY_MAX)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, q, "not a locality 0-%d",
-                                          BOOT_POLICY_LOCALITY_MAX);
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
+                                          "not a locality 0-%d", BOOT_POLICY_LOCALITY_MAX);
                 for (size_t j = 0; j < i; j++)
                         if (bp->locality_v[j] == n)
-                                return jpath_fail(err, -EBADMSG, C_VALUE, q, "same as [%zu]", j);
+                                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
+                                                  "same as [%zu]", j);
                 bp->locality_v[i] = (uint8_t)n;
                 snprintf(bp->locality[i], sizeof(bp->locality[i]), "%d", (int)n);
         }

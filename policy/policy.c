@@ -9,15 +9,6 @@
 #include "evidence/jpath.h"
 #include "policy/policy-internal.h"
 
-#define C_JSON AE_POLICY_JSON
-#define C_TYPE AE_POLICY_TYPE
-#define C_UNKNOWN AE_POLICY_UNKNOWN_FIELD
-#define C_MISSING AE_POLICY_MISSING_FIELD
-#define C_VALUE AE_POLICY_BAD_VALUE
-#define C_HEX AE_POLICY_BAD_HEX
-#define C_GLOB AE_POLICY_BAD_GLOB
-#define C_EMPTY AE_POLICY_EMPTY_SECTION
-
 struct policy *policy_free(struct policy *p)
 {
         if (p) {
@@ -75,7 +66,7 @@ int policy_tri_bool(const json_t *o, const char *path, const char *key, tri *ret
                 return 0;
         jpath_join(p, path, key);
         if (!json_is_boolean(v))
-                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not a boolean");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, p, "not a boolean");
         *ret = json_is_true(v);
         return 0;
 }
@@ -93,20 +84,22 @@ static int pword(const json_t *v, const char *p, char *out, size_t cap, bool glo
         size_t n;
 
         if (!json_is_string(v))
-                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not a string");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, p, "not a string");
         s = json_string_value(v);
         n = json_string_length(v);
         if (n == 0 || n >= cap)
-                return jpath_fail(err, -EBADMSG, glob ? C_GLOB : C_VALUE, p,
+                return jpath_fail(err, -EBADMSG, glob ? AE_POLICY_BAD_GLOB : AE_POLICY_BAD_VALUE, p,
                                   "length %zu, want 1-%zu", n, cap - 1);
         for (size_t i = 0; i < n; i++)
                 if (!policy_word_char(s[i]) && !(glob && (s[i] == '*' || s[i] == '?')))
-                        return jpath_fail(err, -EBADMSG, glob ? C_GLOB : C_VALUE, p,
+                        return jpath_fail(err, -EBADMSG,
+                                          glob ? AE_POLICY_BAD_GLOB : AE_POLICY_BAD_VALUE, p,
                                           "byte %zu is not %s", i,
                                           glob ? "[A-Za-z0-9_.+~-] or a '*' '?' wildcard"
                                                : "[A-Za-z0-9_.+~-]");
         if (glob && strstr(s, "**"))
-                return jpath_fail(err, -EBADMSG, C_GLOB, p, "'**' is not a pattern; use '*'");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_GLOB, p,
+                                  "'**' is not a pattern; use '*'");
         memcpy(out, s, n + 1);
         return 0;
 }
@@ -129,11 +122,11 @@ static int parray(const json_t *o, const char *path, const char *key, size_t max
 int policy_list(const json_t *v, const char *p, size_t max, struct attest_err *err)
 {
         if (!json_is_array(v))
-                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an array");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, p, "not an array");
         if (json_array_size(v) == 0)
-                return jpath_fail(err, -EBADMSG, C_VALUE, p, "empty list");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p, "empty list");
         if (json_array_size(v) > max)
-                return jpath_fail(err, -EBADMSG, C_VALUE, p, "%zu entries > %zu",
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p, "%zu entries > %zu",
                                   json_array_size(v), max);
         return 0;
 }
@@ -159,10 +152,10 @@ int policy_section_object(const json_t *o, const char *path, const char *const *
 {
         int x;
 
-        if ((x = jpath_object(o, path, keys, C_TYPE, C_UNKNOWN, err)) < 0)
+        if ((x = jpath_object(o, path, keys, AE_POLICY_TYPE, AE_POLICY_UNKNOWN_FIELD, err)) < 0)
                 return x;
         if (json_object_size(o) == 0)
-                return jpath_fail(err, -EBADMSG, C_EMPTY, path,
+                return jpath_fail(err, -EBADMSG, AE_POLICY_EMPTY_SECTION, path,
                                   "an empty section checks nothing; leave it out");
         return 0;
 }
@@ -184,12 +177,13 @@ static int parse_selinux(const json_t *o, const char *path, struct policy *pol,
         if ((a = json_object_get(o, "policycaps"))) {
                 jpath_join(p, path, "policycaps");
                 if (!json_is_object(a))
-                        return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an object");
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, p, "not an object");
                 if (json_object_size(a) == 0)
-                        return jpath_fail(err, -EBADMSG, C_EMPTY, p, "no capability listed");
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_EMPTY_SECTION, p,
+                                          "no capability listed");
                 if (json_object_size(a) > CDATA_KV_MAX)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, p, "more than %d capabilities",
-                                          CDATA_KV_MAX);
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
+                                          "more than %d capabilities", CDATA_KV_MAX);
                 json_object_foreach(a, key, v)
                 {
                         unsigned i = pol->selinux.ncaps;
@@ -202,10 +196,11 @@ static int parse_selinux(const json_t *o, const char *path, struct policy *pol,
                                       (key[k] >= '0' && key[k] <= '9') || key[k] == '_'))
                                         ok = false;
                         if (!ok)
-                                return jpath_fail(err, -EBADMSG, C_VALUE, q,
+                                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
                                                   "not a capability name [a-z0-9_]{1,64}");
                         if (!json_is_boolean(v))
-                                return jpath_fail(err, -EBADMSG, C_TYPE, q, "not a boolean");
+                                return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, q,
+                                                  "not a boolean");
                         memcpy(pol->selinux.cap[i], key, n + 1);
                         /* a name the table does not know stays: it is reported missing */
                         pol->selinux.cap_id[i] = selinux_cap_from_name(key, n);
@@ -222,20 +217,20 @@ static int parse_selinux(const json_t *o, const char *path, struct policy *pol,
 
                         jpath_index(q, p, i);
                         if (!json_is_string(h))
-                                return jpath_fail(err, -EBADMSG, C_TYPE, q, "not a string");
+                                return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, q, "not a string");
                         /* the kernel hashes the policy with ima_hash: sha256 usually */
                         size_t n = json_string_length(h);
                         if ((n != 40 && n != 64 && n != 96 && n != 128) ||
                             hex_decode(json_string_value(h), n, pol->selinux.hash[i],
                                        BANK_DIGEST_MAX, &got) < 0)
-                                return jpath_fail(err, -EBADMSG, C_HEX, q,
+                                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_HEX, q,
                                                   "not a sha256 digest (64 hex digits; 40, 96 or "
                                                   "128 for another ima_hash)");
                         pol->selinux.hash_len[i] = (uint8_t)got;
                         for (size_t k = 0; k < i; k++)
                                 if (pol->selinux.hash_len[k] == got &&
                                     memcmp(pol->selinux.hash[k], pol->selinux.hash[i], got) == 0)
-                                        return jpath_fail(err, -EBADMSG, C_VALUE, q,
+                                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
                                                           "same hash as [%zu]", k);
                 }
                 pol->selinux.nhashes = (unsigned)json_array_size(a);
@@ -262,8 +257,11 @@ static int parse_words(const json_t *o, const char *path, const char *key, size_
         return 0;
 }
 
-static const struct pcrs_json_codes pcr_codes = {
-        .type = C_TYPE, .bank = C_UNKNOWN, .index = C_VALUE, .hex = C_HEX, .empty = C_EMPTY};
+static const struct pcrs_json_codes pcr_codes = {.type = AE_POLICY_TYPE,
+                                                 .bank = AE_POLICY_UNKNOWN_FIELD,
+                                                 .index = AE_POLICY_BAD_VALUE,
+                                                 .hex = AE_POLICY_BAD_HEX,
+                                                 .empty = AE_POLICY_EMPTY_SECTION};
 
 int policy_parse(const char *json, size_t len, struct policy **ret, struct attest_err *err)
 {
@@ -273,7 +271,7 @@ int policy_parse(const char *json, size_t len, struct policy **ret, struct attes
         if (len > POLICY_JSON_MAX)
                 return attest_fail(err, -E2BIG, AE_POLICY_TOO_BIG, "$: document of %zu bytes > %u",
                                    len, POLICY_JSON_MAX);
-        if ((x = jpath_load(json, len, POLICY_JSON_MAX, C_JSON, &j, err)) < 0)
+        if ((x = jpath_load(json, len, POLICY_JSON_MAX, AE_POLICY_JSON, &j, err)) < 0)
                 return x;
         return policy_from_json(j, ret, err);
 }
@@ -295,7 +293,7 @@ int policy_from_json(const json_t *j, struct policy **ret, struct attest_err *er
         json_t *s, *v;
         int x;
 
-        if ((x = jpath_object(j, "$", top, C_TYPE, C_UNKNOWN, err)) < 0)
+        if ((x = jpath_object(j, "$", top, AE_POLICY_TYPE, AE_POLICY_UNKNOWN_FIELD, err)) < 0)
                 return x;
         if (!(pol = calloc(1, sizeof(*pol))))
                 return -ENOMEM;
@@ -305,7 +303,7 @@ int policy_from_json(const json_t *j, struct policy **ret, struct attest_err *er
         pol->kernel.anchored = pol->require_boot_aggregate = -1;
 
         if (!(v = json_object_get(j, "name")))
-                return attest_fail(err, -EBADMSG, C_MISSING, "$.name: missing");
+                return attest_fail(err, -EBADMSG, AE_POLICY_MISSING_FIELD, "$.name: missing");
         if ((x = pword(v, "$.name", pol->name, sizeof(pol->name), false, err)) < 0)
                 return x;
 
@@ -318,7 +316,8 @@ int policy_from_json(const json_t *j, struct policy **ret, struct attest_err *er
                 return x;
         if (s) {
                 if (!json_object_get(s, "sources"))
-                        return attest_fail(err, -EBADMSG, C_MISSING, "%s.sources: missing", p);
+                        return attest_fail(err, -EBADMSG, AE_POLICY_MISSING_FIELD,
+                                           "%s.sources: missing", p);
                 if ((x = parse_words(s, p, "sources", POLICY_SOURCES_MAX, pol->tk.source,
                                      &pol->tk.nsources, err)) < 0 ||
                     (x = policy_tri_bool(s, p, "anchored", &pol->tk.anchored, err)) < 0)
@@ -332,7 +331,7 @@ int policy_from_json(const json_t *j, struct policy **ret, struct attest_err *er
                                 continue;
                         jpath_join(sp, p, "sources");
                         jpath_index(ip, sp, i);
-                        return jpath_fail(err, -EBADMSG, C_VALUE, ip,
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, ip,
                                           "not a trusted-keys source (tpm, tee, caam, dcp, none)");
                 }
                 pol->has_tk = true;
@@ -354,7 +353,8 @@ int policy_from_json(const json_t *j, struct policy **ret, struct attest_err *er
                 json_t *a;
 
                 if (!json_object_get(s, "versions"))
-                        return attest_fail(err, -EBADMSG, C_MISSING, "%s.versions: missing", p);
+                        return attest_fail(err, -EBADMSG, AE_POLICY_MISSING_FIELD,
+                                           "%s.versions: missing", p);
                 if ((x = parray(s, p, "versions", POLICY_VERSIONS_MAX, &a, q, err)) < 0)
                         return x;
                 for (size_t i = 0; i < json_array_size(a); i++) {

@@ -17,67 +17,40 @@
 #include <openssl/x509v3.h>
 #include <pcre2.h>
 
+#include "evidence/hashalg.h"
+#include "evidence/ima-keyid.h"
 #include "evidence/jpath.h"
 #include "policy/policy-internal.h"
 #include "policy/runtime.h"
 #include "util/hex.h"
 
-#define C_TYPE AE_POLICY_TYPE
-#define C_UNKNOWN AE_POLICY_UNKNOWN_FIELD
-#define C_VALUE AE_POLICY_BAD_VALUE
-#define C_HEX AE_POLICY_BAD_HEX
-
 /* ---- algorithms and reasons ---- */
 
-static const struct algo {
-        unsigned id;
-        const char *name;
-        size_t size;
-        const char *md; /* OpenSSL digest name */
-} algos[] = {
-        {RT_ALGO_MD5, "md5", 16, "MD5"},
-        {RT_ALGO_SHA1, "sha1", 20, "SHA1"},
-        {RT_ALGO_SHA256, "sha256", 32, "SHA256"},
-        {RT_ALGO_SHA384, "sha384", 48, "SHA384"},
-        {RT_ALGO_SHA512, "sha512", 64, "SHA512"},
-        {RT_ALGO_SHA224, "sha224", 28, "SHA224"},
-        {RT_ALGO_SM3_256, "sm3", 32, "SM3"},
-        {RT_ALGO_SHA3_256, "sha3-256", 32, "SHA3-256"},
-        {RT_ALGO_SHA3_384, "sha3-384", 48, "SHA3-384"},
-        {RT_ALGO_SHA3_512, "sha3-512", 64, "SHA3-512"},
-};
-
-static const struct algo *algo_by_id(unsigned id)
+/*
+ * The algorithms a policy may name: the HASHALG_POLICY rows of evidence/hashalg.c, by the
+ * kernel's enum hash_algo number. 0 stands for none (in rt_failure.algo too): md4, number 0, is
+ * no policy algorithm (tests/unit/test-hashalg.c holds the table to that).
+ */
+static const struct hashalg *algo_get(unsigned algo)
 {
-        for (size_t i = 0; i < ARRAY_SIZE(algos); i++)
-                if (algos[i].id == id)
-                        return &algos[i];
-        return NULL;
+        const struct hashalg *a = algo ? hashalg_get(algo) : NULL;
+
+        return a && (a->flags & HASHALG_POLICY) ? a : NULL;
 }
 
 const char *rt_algo_name(unsigned algo)
 {
-        const struct algo *a = algo_by_id(algo);
+        const struct hashalg *a = algo_get(algo);
 
         return a ? a->name : NULL;
 }
 
-size_t rt_algo_size(unsigned algo)
+/* A log's or a policy's digest name ("sha256", "sm3-256"): its number, 0 when not a policy's. */
+static unsigned algo_from_name(const char *name, size_t len)
 {
-        const struct algo *a = algo_by_id(algo);
+        const struct hashalg *a = hashalg_from_name(name, len);
 
-        return a ? a->size : 0;
-}
-
-unsigned rt_algo_from_name(const char *name, size_t len)
-{
-        for (size_t i = 0; i < ARRAY_SIZE(algos); i++)
-                if (strlen(algos[i].name) == len && memcmp(algos[i].name, name, len) == 0)
-                        return algos[i].id;
-        /* the kernel's name for sm3 */
-        if (len == 7 && memcmp(name, "sm3-256", 7) == 0)
-                return RT_ALGO_SM3_256;
-        return 0;
+        return a && algo_get(a->id) ? a->id : 0;
 }
 
 static const char *const reason_names[RT_REASON__COUNT] = {
@@ -252,48 +225,38 @@ static void slot_put(struct slot *t, size_t mask, uint64_t h, uint32_t ref)
 static int parse_digest(const json_t *v, const char *p, unsigned *ret_algo, uint8_t *out,
                         size_t *ret_len, struct attest_err *err)
 {
+        const struct hashalg *a;
         const char *s, *colon;
         size_t n, got = 0;
         unsigned algo;
 
         if (!json_is_string(v))
-                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not a string");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, p, "not a string");
         s = json_string_value(v);
         n = json_string_length(v);
         colon = memchr(s, ':', n);
         if (colon) {
-                algo = rt_algo_from_name(s, (size_t)(colon - s));
+                algo = algo_from_name(s, (size_t)(colon - s));
                 if (!algo)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, p,
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
                                           "unknown digest algorithm '%.16s'", s);
                 n -= (size_t)(colon - s) + 1;
                 s = colon + 1;
         } else {
-                switch (n) {
-                case 40:
-                        algo = RT_ALGO_SHA1;
-                        break;
-                case 64:
-                        algo = RT_ALGO_SHA256;
-                        break;
-                case 96:
-                        algo = RT_ALGO_SHA384;
-                        break;
-                case 128:
-                        algo = RT_ALGO_SHA512;
-                        break;
-                default:
-                        return jpath_fail(err, -EBADMSG, C_HEX, p,
+                const struct hashalg *b = n % 2 == 0 ? hashalg_bare_for_size(n / 2) : NULL;
+
+                if (!b)
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_HEX, p,
                                           "%zu hex digits: a bare digest has 40, 64, 96 or 128 "
                                           "(sha1, sha256, sha384, sha512); write \"algo:HEX\" "
                                           "for another",
                                           n);
-                }
+                algo = b->id;
         }
-        if (n != 2 * rt_algo_size(algo) || hex_decode(s, n, out, RT_DIGEST_MAX, &got) < 0 ||
-            got != rt_algo_size(algo))
-                return jpath_fail(err, -EBADMSG, C_HEX, p, "not a %s digest (%zu hex digits)",
-                                  rt_algo_name(algo), 2 * rt_algo_size(algo));
+        a = algo_get(algo);
+        if (n != 2u * a->size || hex_decode(s, n, out, RT_DIGEST_MAX, &got) < 0 || got != a->size)
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_HEX, p, "not a %s digest (%u hex digits)",
+                                  a->name, 2u * a->size);
         *ret_algo = algo;
         *ret_len = got;
         return 0;
@@ -316,30 +279,30 @@ static int parse_allowlist(const json_t *o, const char *p, bool abs, struct allo
         json_t *v;
 
         if (!json_is_object(o))
-                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an object");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, p, "not an object");
         if (json_object_size(o) > RT_PATHS_MAX)
-                return jpath_fail(err, -EBADMSG, C_VALUE, p, "%zu names > %d", json_object_size(o),
-                                  RT_PATHS_MAX);
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p, "%zu names > %d",
+                                  json_object_size(o), RT_PATHS_MAX);
         json_object_foreach((json_t *)o, key, v)
         {
                 size_t n = strlen(key);
 
                 jpath_join(q, p, key);
                 if (!name_ok(key, n, abs))
-                        return jpath_fail(err, -EBADMSG, C_VALUE, q,
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
                                           abs ? "not an absolute path of 1-%d bytes"
                                               : "not a name of 1-%d bytes",
                                           RT_PATH_BYTES_MAX);
                 if (!json_is_array(v))
-                        return jpath_fail(err, -EBADMSG, C_TYPE, q, "not an array");
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, q, "not an array");
                 if (json_array_size(v) == 0)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, q, "empty list");
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q, "empty list");
                 if (json_array_size(v) > RT_DIGESTS_PER_PATH_MAX)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, q, "%zu digests > %d",
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q, "%zu digests > %d",
                                           json_array_size(v), RT_DIGESTS_PER_PATH_MAX);
                 total += json_array_size(v);
                 if (total > RT_DIGESTS_MAX)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, q,
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
                                           "more than %d digests in the list", RT_DIGESTS_MAX);
                 names += n;
         }
@@ -406,34 +369,15 @@ static int allowlist_check(const struct allowlist *a, const char *name, size_t n
 
 struct rt_key {
         EVP_PKEY *pkey;
-        uint32_t keyid; /* last 4 bytes of the SHA-1 of the public key (evmctl, kernel) */
+        uint32_t keyid; /* IMA signature key id (evidence/ima-keyid.h) */
         uint32_t skid;  /* a certificate's subject key identifier's last 4 bytes */
         bool has_skid;
         /* modsig: the certificate (its issuer, serial and SKID name a CMS signer), or for a bare
          * key an empty X509 holding only the key (OpenSSL's CMS verify takes the key from one) */
         X509 *x509;
         bool is_cert;
-        uint8_t kid[20]; /* SHA-1 of the public key bits: RFC 5280 4.2.1.2 method (1) */
+        uint8_t kid[IMA_KEYID_SHA1_SIZE]; /* SHA-1 of the public key bits: RFC 5280 4.2.1.2 (1) */
 };
-
-static int key_id(EVP_PKEY *k, uint32_t *ret, uint8_t kid[20])
-{
-        unsigned char *der = NULL, md[20];
-        int n;
-
-        /* RSA: the PKCS#1 RSAPublicKey; EC: the X9.62 point (i2d_PublicKey of either) */
-        n = i2d_PublicKey(k, &der);
-        if (n <= 0)
-                return -EINVAL;
-        if (!EVP_Digest(der, (size_t)n, md, NULL, EVP_sha1(), NULL)) {
-                OPENSSL_free(der);
-                return -EINVAL;
-        }
-        OPENSSL_free(der);
-        memcpy(kid, md, 20);
-        *ret = (uint32_t)md[16] << 24 | (uint32_t)md[17] << 16 | (uint32_t)md[18] << 8 | md[19];
-        return 0;
-}
 
 static int parse_key(const json_t *v, const char *p, struct rt_key *ret, struct attest_err *err)
 {
@@ -443,11 +387,11 @@ static int parse_key(const json_t *v, const char *p, struct rt_key *ret, struct 
         size_t n;
 
         if (!json_is_string(v))
-                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not a string");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, p, "not a string");
         n = json_string_length(v);
         if (n == 0 || n > RT_KEY_PEM_MAX)
-                return jpath_fail(err, -EBADMSG, C_VALUE, p, "PEM of %zu bytes, want 1-%d", n,
-                                  RT_KEY_PEM_MAX);
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
+                                  "PEM of %zu bytes, want 1-%d", n, RT_KEY_PEM_MAX);
         if (!(b = BIO_new_mem_buf(json_string_value(v), (int)n)))
                 return -ENOMEM;
         memset(ret, 0, sizeof(*ret));
@@ -474,12 +418,12 @@ static int parse_key(const json_t *v, const char *p, struct rt_key *ret, struct 
         /* from here on ret owns what it holds (rt_policy_free releases it) */
         ret->pkey = k;
         if (!k)
-                return jpath_fail(err, -EBADMSG, C_VALUE, p,
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
                                   "not a PEM X.509 certificate or public key");
         if (EVP_PKEY_get_base_id(k) != EVP_PKEY_RSA && EVP_PKEY_get_base_id(k) != EVP_PKEY_EC)
-                return jpath_fail(err, -EBADMSG, C_VALUE, p, "not an RSA or EC key");
-        if (key_id(k, &ret->keyid, ret->kid) < 0)
-                return jpath_fail(err, -EBADMSG, C_VALUE, p, "key id not computable");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p, "not an RSA or EC key");
+        if (ima_keyid_v2(k, &ret->keyid, ret->kid) < 0)
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p, "key id not computable");
         if (!ret->x509 && (!(ret->x509 = X509_new()) || X509_set_pubkey(ret->x509, k) != 1)) {
                 ERR_clear_error();
                 return -ENOMEM;
@@ -552,10 +496,10 @@ static int parse_excludes(const json_t *a, const char *p, struct rt_policy *pol,
         PCRE2_SIZE eo;
 
         if (!json_is_array(a))
-                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an array");
+                return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, p, "not an array");
         if (json_array_size(a) > RT_EXCLUDES_MAX)
-                return jpath_fail(err, -EBADMSG, C_VALUE, p, "%zu entries > %d", json_array_size(a),
-                                  RT_EXCLUDES_MAX);
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p, "%zu entries > %d",
+                                  json_array_size(a), RT_EXCLUDES_MAX);
         if (json_array_size(a) == 0)
                 return 0;
         if (!(pol->each = calloc(json_array_size(a), sizeof(*pol->each))) ||
@@ -570,10 +514,10 @@ static int parse_excludes(const json_t *a, const char *p, struct rt_policy *pol,
 
                 jpath_index(q, p, i);
                 if (!json_is_string(v))
-                        return jpath_fail(err, -EBADMSG, C_TYPE, q, "not a string");
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, q, "not a string");
                 n = json_string_length(v);
                 if (n == 0 || n > RT_REGEX_MAX)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, q,
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
                                           "regex of %zu bytes, want 1-%d", n, RT_REGEX_MAX);
                 c = pcre2_compile((PCRE2_SPTR)json_string_value(v), n,
                                   PCRE2_ANCHORED | PCRE2_ENDANCHORED, &ec, &eo, NULL);
@@ -581,8 +525,9 @@ static int parse_excludes(const json_t *a, const char *p, struct rt_policy *pol,
                         PCRE2_UCHAR msg[120];
 
                         pcre2_get_error_message(ec, msg, sizeof(msg));
-                        return jpath_fail(err, -EBADMSG, C_VALUE, q, "not a regex: %s at byte %zu",
-                                          (const char *)msg, (size_t)eo);
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
+                                          "not a regex: %s at byte %zu", (const char *)msg,
+                                          (size_t)eo);
                 }
                 pol->each[pol->nexcl] = c;
                 if (!(pol->src[pol->nexcl++] = strndup(json_string_value(v), n)))
@@ -607,7 +552,7 @@ static int parse_excludes(const json_t *a, const char *p, struct rt_policy *pol,
                                   NULL);
         if (!pol->excl)
                 /* e.g. an unbalanced ')' that closes our group: refuse rather than guess */
-                return jpath_fail(err, -EBADMSG, C_VALUE, p,
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
                                   "the excludes do not combine into one pattern (a regex "
                                   "closes a group it did not open?)");
         /* JIT where the platform has it (all or none: the probe and the naming of a pattern
@@ -668,19 +613,19 @@ static int parse_violations(const json_t *v, const char *p, struct rt_policy *po
 
         if (json_is_string(v)) {
                 if (strcmp(json_string_value(v), "fail") != 0)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, p,
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
                                           "not \"fail\" or {\"allow\":N}");
                 pol->violations_fail = true;
                 return 0;
         }
-        if ((x = jpath_object(v, p, k, C_TYPE, C_UNKNOWN, err)) < 0)
+        if ((x = jpath_object(v, p, k, AE_POLICY_TYPE, AE_POLICY_UNKNOWN_FIELD, err)) < 0)
                 return x;
         jpath_join(q, p, "allow");
         n = json_object_get(v, "allow");
         if (!json_is_integer(n) || json_integer_value(n) < 0 ||
             json_integer_value(n) > RT_VIOLATIONS_ALLOW_MAX)
-                return jpath_fail(err, -EBADMSG, n ? C_VALUE : AE_POLICY_MISSING_FIELD, q,
-                                  "not an integer 0-%d", RT_VIOLATIONS_ALLOW_MAX);
+                return jpath_fail(err, -EBADMSG, n ? AE_POLICY_BAD_VALUE : AE_POLICY_MISSING_FIELD,
+                                  q, "not an integer 0-%d", RT_VIOLATIONS_ALLOW_MAX);
         pol->violations_fail = false;
         pol->violations_allow = (uint64_t)json_integer_value(n);
         return 0;
@@ -727,9 +672,9 @@ int rt_policy_from_json(const json_t *o, const char *path, struct rt_policy **re
         if ((v = json_object_get(o, "keys"))) {
                 jpath_join(p, path, "keys");
                 if (!json_is_array(v))
-                        return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an array");
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, p, "not an array");
                 if (json_array_size(v) > RT_KEYS_MAX)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, p, "%zu keys > %d",
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p, "%zu keys > %d",
                                           json_array_size(v), RT_KEYS_MAX);
                 if (json_array_size(v) &&
                     !(pol->keys = calloc(json_array_size(v), sizeof(*pol->keys))))
@@ -745,10 +690,11 @@ int rt_policy_from_json(const json_t *o, const char *path, struct rt_policy **re
         if ((v = json_object_get(o, "ignored_keyrings"))) {
                 jpath_join(p, path, "ignored_keyrings");
                 if (!json_is_array(v))
-                        return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an array");
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, p, "not an array");
                 if (json_array_size(v) > RT_IGNORED_KEYRINGS_MAX)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, p, "%zu keyrings > %d",
-                                          json_array_size(v), RT_IGNORED_KEYRINGS_MAX);
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
+                                          "%zu keyrings > %d", json_array_size(v),
+                                          RT_IGNORED_KEYRINGS_MAX);
                 if (json_array_size(v) &&
                     !(pol->ignored = calloc(json_array_size(v), sizeof(*pol->ignored))))
                         return -ENOMEM;
@@ -758,10 +704,10 @@ int rt_policy_from_json(const json_t *o, const char *path, struct rt_policy **re
 
                         jpath_index(q, p, i);
                         if (!json_is_string(s))
-                                return jpath_fail(err, -EBADMSG, C_TYPE, q, "not a string");
+                                return jpath_fail(err, -EBADMSG, AE_POLICY_TYPE, q, "not a string");
                         n = json_string_length(s);
                         if (!name_ok(json_string_value(s), n, false) || n > RT_KEYRING_NAME_MAX)
-                                return jpath_fail(err, -EBADMSG, C_VALUE, q,
+                                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
                                                   "not a keyring name of 1-%d bytes",
                                                   RT_KEYRING_NAME_MAX);
                         memcpy(pol->ignored[i], json_string_value(s), n + 1);
@@ -779,8 +725,8 @@ int rt_policy_from_json(const json_t *o, const char *path, struct rt_policy **re
                 jpath_join(p, path, "failures_max");
                 if (!json_is_integer(v) || json_integer_value(v) < 0 ||
                     json_integer_value(v) > RT_FAILURES_CAP)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, p, "not an integer 0-%d",
-                                          RT_FAILURES_CAP);
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
+                                          "not an integer 0-%d", RT_FAILURES_CAP);
                 pol->failures_max = (unsigned)json_integer_value(v);
         }
         pol->bytes = policy_bytes(pol);
@@ -1102,7 +1048,7 @@ int rt_policy_probe(const struct rt_policy *p, const char *path,
                 probe_chars(p->src[i], prefix, &plen, lits, &nl);
                 if (probe_hits(c, p->each[i], prefix, plen, lits, nl, buf, RT_PROBE_SHORT + plen,
                                false))
-                        return jpath_fail(err, -EBADMSG, C_VALUE, q,
+                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
                                           "exceeds the match limit (%d) on a %d-byte path built "
                                           "from its own characters: catastrophic backtracking "
                                           "(nested quantifiers such as (a+)+ or (a|aa)+)",
@@ -1155,7 +1101,7 @@ int rt_sig_parse(const uint8_t *p, size_t n, struct rt_sig *ret)
 static int sig_check(const struct rt_policy *p, const uint8_t *sigp, size_t sign, unsigned algo,
                      const uint8_t *d, size_t dn, enum rt_reason *ret_reason)
 {
-        const struct algo *a = algo_by_id(algo);
+        const struct hashalg *a = algo_get(algo);
         const struct rt_key *k = NULL;
         uint8_t fid[2 + RT_DIGEST_MAX], md[EVP_MAX_MD_SIZE];
         const uint8_t *tbs = d;
@@ -1178,7 +1124,7 @@ static int sig_check(const struct rt_policy *p, const uint8_t *sigp, size_t sign
                 return 0;
         }
         /* the signature's hash must be the digest's (Keylime, the kernel) */
-        if (!a || s.hash_algo != algo || !(evp = EVP_get_digestbyname(a->md)))
+        if (!a || s.hash_algo != algo || !a->evp || !(evp = EVP_get_digestbyname(a->evp)))
                 return 0;
         if (s.version == 3) {
                 fid[0] = s.type;
@@ -1268,7 +1214,7 @@ static bool modsig_sig_algo_ok(const struct rt_key *k, const X509_ALGOR *alg, in
 static int modsig_judge(const struct rt_policy *p, CMS_ContentInfo *cms, unsigned algo,
                         const uint8_t *d, size_t dn, enum rt_modsig_why *why)
 {
-        const struct algo *a = algo_by_id(algo);
+        const struct hashalg *a = algo_get(algo);
         STACK_OF(CMS_SignerInfo) * sis;
         CMS_SignerInfo *si;
         const struct rt_key *k;
@@ -1293,7 +1239,7 @@ static int modsig_judge(const struct rt_policy *p, CMS_ContentInfo *cms, unsigne
                 return 0;
         }
         si = sk_CMS_SignerInfo_value(sis, 0);
-        if (!a || !(evp = EVP_get_digestbyname(a->md))) {
+        if (!a || !a->evp || !(evp = EVP_get_digestbyname(a->evp))) {
                 *why = RT_MODSIG_NO_DIGEST;
                 return 0;
         }
@@ -1365,7 +1311,7 @@ int rt_modsig_check(const struct rt_policy *p, const struct ima_entry *e,
                 return 0;
         }
         if (e->modsig_algo)
-                algo = rt_algo_from_name(e->modsig_algo, e->modsig_algo_len);
+                algo = algo_from_name(e->modsig_algo, e->modsig_algo_len);
         /* the whole field is one DER (or BER: sign-file streams) ContentInfo, nothing after */
         cms = d2i_CMS_ContentInfo(NULL, &q, (long)e->modsig_len);
         if (!cms || q != e->modsig + e->modsig_len) {
@@ -1468,7 +1414,7 @@ int rt_eval_entry(struct rt_ctx *c, const struct ima_entry *e, uint64_t idx, str
         int r;
 
         if (e->algo)
-                algo = rt_algo_from_name(e->algo, e->algo_len);
+                algo = algo_from_name(e->algo, e->algo_len);
         if (e->violation) {
                 st->violations++;
                 if (!p->violations_fail && st->violations <= p->violations_allow)

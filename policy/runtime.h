@@ -30,6 +30,7 @@
 
 #include <jansson.h>
 
+#include "evidence/hashalg.h"
 #include "evidence/ima.h"
 #include "util/err.h"
 #include "verify/replay-state.h"
@@ -77,20 +78,6 @@
 #define RT_PROBE_SHORT 64
 #define RT_PROBE_LONG 4096
 #define RT_PROBE_NS 1000000000 /* a PUT's probe stops after 1 s (warned) */
-
-/* The kernel's enum hash_algo numbers (include/uapi/linux/hash_info.h). */
-enum rt_algo {
-        RT_ALGO_MD5 = 1,
-        RT_ALGO_SHA1 = 2,
-        RT_ALGO_SHA256 = 4,
-        RT_ALGO_SHA384 = 5,
-        RT_ALGO_SHA512 = 6,
-        RT_ALGO_SHA224 = 7,
-        RT_ALGO_SM3_256 = 17,
-        RT_ALGO_SHA3_256 = 20,
-        RT_ALGO_SHA3_384 = 21,
-        RT_ALGO_SHA3_512 = 22,
-};
 
 struct rt_policy;
 struct rt_ctx;
@@ -165,11 +152,11 @@ int rt_policy_probe(const struct rt_policy *p, const char *path,
         _wur_;
 
 const char *rt_reason_name(enum rt_reason r);
-/* "sha256" for RT_ALGO_SHA256; NULL for a number the table does not know. */
+/*
+ * "sha256" for HASHALG_SHA256 (evidence/hashalg.h): the name of an algorithm a policy may name,
+ * NULL for 0 (none) or any other number.
+ */
 const char *rt_algo_name(unsigned algo);
-/* The algorithm of a log's digest name ("sha256"); 0 when unknown. */
-unsigned rt_algo_from_name(const char *name, size_t len);
-size_t rt_algo_size(unsigned algo);
 
 /*
  * The IMA signature header (struct signature_v2_hdr, big-endian: u8 type | u8 version |

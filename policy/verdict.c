@@ -144,7 +144,7 @@ static json_t *claim_json(const struct verdict_claim *c)
             json_object_set_new(o, "result", json_string(claim_result_name(c->result))) < 0 ||
             json_object_set_new(o, "anchored", json_boolean(c->anchored)) < 0 ||
             (c->entry >= 0 && json_object_set_new(o, "entry", json_integer(c->entry)) < 0) ||
-            (c->reason[0] && c->result != CLAIM_PASS &&
+            (c->reason[0] && verdict_claim_failing(c) &&
              json_object_set_new(o, "reason", jstr(c->reason)) < 0))
                 return NULL;
         return TAKE_PTR(o);
@@ -206,5 +206,24 @@ int verdict_to_json(const struct verdict *v, json_t **ret)
             (v->runtime && json_object_set_new(o, "runtime", runtime_json(v->runtime)) < 0))
                 return -ENOMEM;
         *ret = TAKE_PTR(o);
+        return 0;
+}
+
+int verdict_failing_to_json(const struct verdict *v, json_t **ret)
+{
+        json_auto_t *a = json_array();
+
+        if (!a)
+                return -ENOMEM;
+        for (size_t i = 0; i < v->n_claims; i++) {
+                char name[96];
+
+                if (!verdict_claim_failing(&v->claims[i]))
+                        continue;
+                verdict_claim_name(&v->claims[i], name, sizeof(name));
+                if (json_array_append_new(a, jstr(name)) < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(a);
         return 0;
 }

@@ -146,5 +146,15 @@ void verdict_done(struct verdict *v);
 void verdict_claim_name(const struct verdict_claim *c, char *buf, size_t n);
 /* A new JSON object in the shape above; -ENOMEM. */
 int verdict_to_json(const struct verdict *v, json_t **ret) _wur_;
+/* Whether claim c fails the verdict: every result but pass (fail and missing alike). */
+static inline bool verdict_claim_failing(const struct verdict_claim *c)
+{
+        return c->result != CLAIM_PASS;
+}
+/*
+ * The names of the failing claims (verdict_claim_failing), in claim order, as a new JSON array
+ * of strings escaped as verdict_to_json escapes them; -ENOMEM.
+ */
+int verdict_failing_to_json(const struct verdict *v, json_t **ret) _wur_;
 
 #endif

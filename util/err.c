@@ -44,7 +44,7 @@ void attest_err_prefix(struct attest_err *err, const char *fmt, ...)
 }
 
 static const char *const code_names[AE__COUNT] = {[AE_NONE] = "none",
-#define ATTEST_CODE_NAME(id, name) [id] = name,
+#define ATTEST_CODE_NAME(id, name, cls) [id] = name,
                                                   ATTEST_CODES(ATTEST_CODE_NAME)
 #undef ATTEST_CODE_NAME
 };
@@ -66,4 +66,31 @@ bool attest_code_from_name(const char *name, enum attest_code *ret)
                         return true;
                 }
         return false;
+}
+
+/* cls is an enum attest_class constant: a code without a class, or with a misspelt one, does not
+ * compile */
+static const unsigned char code_classes[AE__COUNT] = {[AE_NONE] = AEC_SERVER,
+#define ATTEST_CODE_CLASS(id, name, cls) [id] = cls,
+                                                      ATTEST_CODES(ATTEST_CODE_CLASS)
+#undef ATTEST_CODE_CLASS
+};
+_Static_assert(AEC__COUNT <= 256, "code_classes holds a class in a byte");
+
+enum attest_class attest_code_class(enum attest_code c)
+{
+        if ((unsigned)c >= AE__COUNT)
+                return AEC_SERVER;
+        return (enum attest_class)code_classes[c];
+}
+
+const char *attest_class_name(enum attest_class k)
+{
+        static const char *const names[AEC__COUNT] = {
+                [AEC_CLIENT] = "client", [AEC_UNAUTHENTICATED] = "unauthenticated",
+                [AEC_STALE] = "stale",   [AEC_VERDICT] = "verdict",
+                [AEC_SERVER] = "server",
+        };
+
+        return (unsigned)k < AEC__COUNT ? names[k] : "unknown";
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -214,5 +216,128 @@ int file_read_alloc(const char *path, size_t max, unsigned flags, char **ret, si
                 return fd;
         e = file_read_alloc_fd(fd, path, max, flags, ret, ret_len, err);
         close(fd);
+        return e;
+}
+
+ssize_t file_bytes_read(void *ctx, uint8_t *buf, size_t n, struct attest_err *err)
+{
+        struct file_bytes *b = ctx;
+        size_t k = b->len - b->pos < n ? b->len - b->pos : n;
+
+        (void)err;
+        memcpy(buf, b->p + b->pos, k);
+        b->pos += k;
+        return (ssize_t)k;
+}
+
+static int write_all(int fd, const uint8_t *buf, size_t len)
+{
+        for (size_t off = 0; off < len;) {
+                ssize_t n = write(fd, buf + off, len - off);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        return -EIO;
+                off += (size_t)n;
+        }
+        return 0;
+}
+
+static int fsync_retry(int fd)
+{
+        while (fsync(fd) < 0) {
+                if (errno != EINTR)
+                        return -errno;
+        }
+        return 0;
+}
+
+/* Fill the open temporary file fd from fn, then fsync and close it (always closed). */
+static int fill_tmp(int fd, const char *shown, file_source_fn fn, void *ctx, struct attest_err *err)
+{
+        uint8_t buf[16384];
+        ssize_t n;
+        int e = 0;
+
+        while (e == 0 && (n = fn(ctx, buf, sizeof(buf), err)) != 0) {
+                if (n < 0)
+                        e = (int)n;
+                else if ((size_t)n > sizeof(buf))
+                        e = attest_fail(err, -EINVAL, AE_FILE, "%s: source gave %zd > %zu bytes",
+                                        shown, n, sizeof(buf));
+                else if ((e = write_all(fd, buf, (size_t)n)) < 0)
+                        e = fail_errno(err, e, shown);
+        }
+        if (e == 0 && (e = fsync_retry(fd)) < 0)
+                e = fail_errno(err, e, shown);
+        if (close(fd) < 0 && e == 0)
+                e = fail_errno(err, -errno, shown);
+        return e;
+}
+
+/* shown: how messages name the file (the caller's path, or name). */
+static int write_atomic(int dirfd, const char *name, const char *shown, mode_t mode,
+                        file_source_fn fn, void *ctx, struct attest_err *err)
+{
+        char tmp[NAME_MAX + 1];
+        struct stat st;
+        int fd, e;
+
+        if (!*name || strchr(name, '/'))
+                return attest_fail(err, -EINVAL, AE_FILE, "%s: not a file name", shown);
+        if ((size_t)snprintf(tmp, sizeof(tmp), ".%s.tmp", name) >= sizeof(tmp))
+                return attest_fail(err, -ENAMETOOLONG, AE_FILE, "%s: name too long", shown);
+        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+                return attest_fail(err, -ELOOP, AE_FILE, "%s: a symbolic link, not replaced",
+                                   shown);
+        (void)unlinkat(dirfd, tmp, 0);
+        do
+                fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+        while (fd < 0 && errno == EINTR);
+        if (fd < 0)
+                return fail_errno(err, -errno, shown);
+        e = fill_tmp(fd, shown, fn, ctx, err);
+        if (e == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+                e = fail_errno(err, -errno, shown);
+        if (e < 0) {
+                (void)unlinkat(dirfd, tmp, 0);
+                return e;
+        }
+        if ((e = fsync_retry(dirfd)) < 0)
+                return attest_fail(err, e, AE_FILE, "%s: directory fsync: %s", shown, strerror(-e));
+        return 0;
+}
+
+int file_write_atomic_at(int dirfd, const char *name, mode_t mode, file_source_fn fn, void *ctx,
+                         struct attest_err *err)
+{
+        return write_atomic(dirfd, name, name, mode, fn, ctx, err);
+}
+
+int file_write_atomic(const char *path, mode_t mode, file_source_fn fn, void *ctx,
+                      struct attest_err *err)
+{
+        const char *slash = strrchr(path, '/');
+        char dir[PATH_MAX];
+        size_t n;
+        int dirfd, e;
+
+        if (!slash) {
+                memcpy(dir, ".", 2);
+        } else {
+                n = slash == path ? 1 : (size_t)(slash - path);
+                if (n >= sizeof(dir))
+                        return attest_fail(err, -ENAMETOOLONG, AE_FILE, "%s: path too long", path);
+                memcpy(dir, path, n);
+                dir[n] = '\0';
+        }
+        dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dirfd < 0)
+                return fail_errno(err, -errno, path);
+        e = write_atomic(dirfd, slash ? slash + 1 : path, path, mode, fn, ctx, err);
+        close(dirfd);
         return e;
 }

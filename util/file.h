@@ -22,6 +22,8 @@
 #define ATTEST_FILE_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "util/err.h"
 #include "util/macro.h"
@@ -45,5 +47,38 @@ int file_read_alloc_fd(int fd, const char *name, size_t max, unsigned flags, cha
 
 /* Wipe len bytes (and the NUL after them) and free; NULL is fine. Returns NULL. */
 char *file_free_secret(char *p, size_t len);
+
+/*
+ * Atomic whole-file writes: the one way the agent saves its id, its AK blobs and the evidence dump.
+ *
+ * The bytes go to ".NAME.tmp" in the target's directory (a stale one from a crash is removed
+ * first, then it is created with O_EXCL | O_NOFOLLOW | O_CLOEXEC and mode, less the umask), are
+ * fsync()ed, renamed over NAME, and the directory is fsync()ed so that the new entry survives a
+ * power cut. EINTR is retried, short writes are continued. A target that is a symbolic link is
+ * refused (-ELOOP) rather than replaced: the caller named a file, not a link. On any failure
+ * before the rename the temporary file is removed and the target is left as it was.
+ *
+ * The bytes come from fn, called until it returns 0: > 0 bytes put in buf (at most n), or
+ * -errno (with err filled) to abandon the write; http_body_fn (agent/http.h) has this shape.
+ *
+ * Errors, with err naming the file (code AE_FILE, unless fn set its own): -EINVAL name empty or
+ * holding '/', -ENAMETOOLONG, -ELOOP, -errno from open/write/fsync/rename, fn's error.
+ */
+typedef ssize_t (*file_source_fn)(void *ctx, uint8_t *buf, size_t n, struct attest_err *err);
+
+/* name (a single path component) under the directory dirfd. */
+int file_write_atomic_at(int dirfd, const char *name, mode_t mode, file_source_fn fn, void *ctx,
+                         struct attest_err *err) _wur_;
+/* path, relative to the working directory or absolute. */
+int file_write_atomic(const char *path, mode_t mode, file_source_fn fn, void *ctx,
+                      struct attest_err *err) _wur_;
+
+/* A source of bytes already in memory: file_write_atomic(p, m, file_bytes_read, &FILE_BYTES(..)) */
+struct file_bytes {
+        const uint8_t *p;
+        size_t len, pos;
+};
+#define FILE_BYTES(data, n) ((struct file_bytes){.p = (const uint8_t *)(data), .len = (n)})
+ssize_t file_bytes_read(void *ctx, uint8_t *buf, size_t n, struct attest_err *err);
 
 #endif

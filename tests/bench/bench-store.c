@@ -138,7 +138,7 @@ int main(int argc, char **argv)
                                         .created = 1000};
 
                 snprintf(a.id, sizeof(a.id), "agent-%06u", i);
-                snprintf(a.state, sizeof(a.state), "active");
+                a.state = AGENT_STATE_ACTIVE;
                 memset(ak, 1, sizeof(ak));
                 memset(name, 0, sizeof(name));
                 memcpy(name, &i, sizeof(i));

@@ -15,16 +15,6 @@
 #include "evidence/jpath.h"
 #include "evidence/quote.h"
 
-#define C_JSON AE_EVIDENCE_JSON
-#define C_TYPE AE_EVIDENCE_TYPE
-#define C_MISSING AE_EVIDENCE_MISSING_FIELD
-#define C_UNKNOWN AE_EVIDENCE_UNKNOWN_FIELD
-#define C_VERSION AE_EVIDENCE_VERSION
-#define C_HEX AE_EVIDENCE_BAD_HEX
-#define C_B64 AE_EVIDENCE_BAD_B64
-#define C_VALUE AE_EVIDENCE_BAD_VALUE
-#define C_BIG AE_EVIDENCE_TOO_BIG
-
 /* obj.key, required or not: *ret NULL when absent and optional. path_out gets the child path. */
 static int field(const json_t *obj, const char *path, const char *key, bool required, json_t **ret,
                  char *path_out, struct attest_err *err)
@@ -33,7 +23,7 @@ static int field(const json_t *obj, const char *path, const char *key, bool requ
 
         jpath_join(path_out, path, key);
         if (!v && required)
-                return jpath_fail(err, -EBADMSG, C_MISSING, path_out, "missing");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_MISSING_FIELD, path_out, "missing");
         *ret = v;
         return 0;
 }
@@ -44,10 +34,11 @@ static int str(const json_t *v, const char *path, size_t max, const char **ret, 
         size_t n;
 
         if (!json_is_string(v))
-                return jpath_fail(err, -EBADMSG, C_TYPE, path, "not a string");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_TYPE, path, "not a string");
         n = json_string_length(v);
         if (n > max)
-                return jpath_fail(err, -E2BIG, C_BIG, path, "%zu bytes > %zu", n, max);
+                return jpath_fail(err, -E2BIG, AE_EVIDENCE_TOO_BIG, path, "%zu bytes > %zu", n,
+                                  max);
         *ret = json_string_value(v);
         *ret_len = n;
         return 0;
@@ -56,7 +47,7 @@ static int str(const json_t *v, const char *path, size_t max, const char **ret, 
 static int boolean(const json_t *v, const char *path, bool *ret, struct attest_err *err)
 {
         if (!json_is_boolean(v))
-                return jpath_fail(err, -EBADMSG, C_TYPE, path, "not a boolean");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_TYPE, path, "not a boolean");
         *ret = json_is_true(v);
         return 0;
 }
@@ -70,15 +61,15 @@ static int hexfield(const json_t *v, const char *path, uint8_t *out, size_t max,
         int x;
 
         if ((x = str(v, path, 2 * max, &s, &n, err)) < 0)
-                return x == -E2BIG ? jpath_fail(err, -EBADMSG, C_HEX, path,
+                return x == -E2BIG ? jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_HEX, path,
                                                 "%zu hex digits, at most %zu bytes wanted",
                                                 json_string_length(v), max)
                                    : x;
         if (hex_decode(s, n, out, max, &got) < 0)
-                return jpath_fail(err, -EBADMSG, C_HEX, path, "not hex");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_HEX, path, "not hex");
         if ((want && got != want) || got == 0)
-                return jpath_fail(err, -EBADMSG, C_HEX, path, "%zu bytes, %zu wanted", got,
-                                  want ? want : max);
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_HEX, path, "%zu bytes, %zu wanted",
+                                  got, want ? want : max);
         *ret_len = got;
         return 0;
 }
@@ -93,11 +84,12 @@ static int b64field(const json_t *v, const char *path, size_t max, uint8_t **ret
         int x;
 
         if (!json_is_string(v))
-                return jpath_fail(err, -EBADMSG, C_TYPE, path, "not a string");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_TYPE, path, "not a string");
         s = json_string_value(v);
         n = json_string_length(v);
         if (n / 4 > max / 3 + 1)
-                return jpath_fail(err, -E2BIG, C_BIG, path, "decodes to more than %zu bytes", max);
+                return jpath_fail(err, -E2BIG, AE_EVIDENCE_TOO_BIG, path,
+                                  "decodes to more than %zu bytes", max);
         if (n == 0) {
                 *ret = NULL;
                 *ret_len = 0;
@@ -108,9 +100,10 @@ static int b64field(const json_t *v, const char *path, size_t max, uint8_t **ret
                 return -ENOMEM;
         x = b64_decode(s, n, out, max < n / 4 * 3 ? max : n / 4 * 3, &got);
         if (x == -E2BIG)
-                return jpath_fail(err, -E2BIG, C_BIG, path, "decodes to more than %zu bytes", max);
+                return jpath_fail(err, -E2BIG, AE_EVIDENCE_TOO_BIG, path,
+                                  "decodes to more than %zu bytes", max);
         if (x < 0)
-                return jpath_fail(err, -EBADMSG, C_B64, path, "not base64");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_B64, path, "not base64");
         *ret = TAKE_PTR(out);
         *ret_len = got;
         return 0;
@@ -126,13 +119,13 @@ static int word(const json_t *v, const char *path, char *out, size_t cap, struct
         if ((x = str(v, path, cap - 1, &s, &n, err)) < 0)
                 return x;
         if (n == 0)
-                return jpath_fail(err, -EBADMSG, C_VALUE, path, "empty");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, path, "empty");
         for (size_t i = 0; i < n; i++) {
                 char c = s[i];
 
                 if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                       c == '_' || c == '-' || c == '.' || c == '+' || c == '~'))
-                        return jpath_fail(err, -EBADMSG, C_VALUE, path,
+                        return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, path,
                                           "byte %zu is not [A-Za-z0-9_.+~-]", i);
         }
         memcpy(out, s, n);
@@ -140,8 +133,11 @@ static int word(const json_t *v, const char *path, char *out, size_t cap, struct
         return 0;
 }
 
-static const struct pcrs_json_codes pcr_codes = {
-        .type = C_TYPE, .bank = C_UNKNOWN, .index = C_UNKNOWN, .hex = C_HEX, .empty = C_VALUE};
+static const struct pcrs_json_codes pcr_codes = {.type = AE_EVIDENCE_TYPE,
+                                                 .bank = AE_EVIDENCE_UNKNOWN_FIELD,
+                                                 .index = AE_EVIDENCE_UNKNOWN_FIELD,
+                                                 .hex = AE_EVIDENCE_BAD_HEX,
+                                                 .empty = AE_EVIDENCE_BAD_VALUE};
 
 static int parse_quote(const json_t *o, const char *path, struct evidence *ev,
                        struct attest_err *err)
@@ -151,18 +147,18 @@ static int parse_quote(const json_t *o, const char *path, struct evidence *ev,
         json_t *v = NULL;
         int x;
 
-        if ((x = jpath_object(o, path, keys, C_TYPE, C_UNKNOWN, err)) < 0)
+        if ((x = jpath_object(o, path, keys, AE_EVIDENCE_TYPE, AE_EVIDENCE_UNKNOWN_FIELD, err)) < 0)
                 return x;
         if ((x = field(o, path, "attest", true, &v, p, err)) < 0 ||
             (x = b64field(v, p, QUOTE_ATTEST_MAX, &ev->attest, &ev->attest_len, err)) < 0)
                 return x;
         if (!ev->attest)
-                return jpath_fail(err, -EBADMSG, C_VALUE, p, "empty");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, p, "empty");
         if ((x = field(o, path, "signature", true, &v, p, err)) < 0 ||
             (x = b64field(v, p, QUOTE_SIG_MAX, &ev->sig, &ev->sig_len, err)) < 0)
                 return x;
         if (!ev->sig)
-                return jpath_fail(err, -EBADMSG, C_VALUE, p, "empty");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, p, "empty");
         if ((x = field(o, path, "pcrs", true, &v, p, err)) < 0 ||
             (x = pcrs_from_json(v, p, &pcr_codes, &ev->pcrs, err)) < 0)
                 return x;
@@ -179,14 +175,14 @@ static int parse_ima(const json_t *o, const char *path, size_t max_ima, struct e
         json_t *v = NULL;
         int x;
 
-        if ((x = jpath_object(o, path, keys, C_TYPE, C_UNKNOWN, err)) < 0)
+        if ((x = jpath_object(o, path, keys, AE_EVIDENCE_TYPE, AE_EVIDENCE_UNKNOWN_FIELD, err)) < 0)
                 return x;
         if ((x = field(o, path, "offset", true, &v, p, err)) < 0)
                 return x;
         if (!json_is_integer(v))
-                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an integer");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_TYPE, p, "not an integer");
         if (json_integer_value(v) < 0)
-                return jpath_fail(err, -EBADMSG, C_VALUE, p, "negative");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, p, "negative");
         ev->ima_offset = (uint64_t)json_integer_value(v);
         if ((x = field(o, path, "format", true, &v, p, err)) < 0 ||
             (x = str(v, p, 16, &s, &n, err)) < 0)
@@ -196,7 +192,8 @@ static int parse_ima(const json_t *o, const char *path, size_t max_ima, struct e
         else if (strcmp(s, "ascii") == 0)
                 ev->ima_format = IMA_FORMAT_ASCII;
         else
-                return jpath_fail(err, -EBADMSG, C_VALUE, p, "not \"binary\" or \"ascii\"");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, p,
+                                  "not \"binary\" or \"ascii\"");
         if ((x = field(o, path, "entries", true, &v, p, err)) < 0 ||
             (x = b64field(v, p, max_ima, &ev->ima, &ev->ima_len, err)) < 0)
                 return x;
@@ -211,14 +208,14 @@ static int parse_boot(const json_t *o, const char *path, struct evidence *ev,
         json_t *v = NULL;
         int x;
 
-        if ((x = jpath_object(o, path, keys, C_TYPE, C_UNKNOWN, err)) < 0)
+        if ((x = jpath_object(o, path, keys, AE_EVIDENCE_TYPE, AE_EVIDENCE_UNKNOWN_FIELD, err)) < 0)
                 return x;
         if ((x = field(o, path, "offset", true, &v, p, err)) < 0)
                 return x;
         if (!json_is_integer(v))
-                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an integer");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_TYPE, p, "not an integer");
         if (json_integer_value(v) < 0)
-                return jpath_fail(err, -EBADMSG, C_VALUE, p, "negative");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, p, "negative");
         ev->boot_offset = (uint64_t)json_integer_value(v);
         if ((x = field(o, path, "data", true, &v, p, err)) < 0 ||
             (x = b64field(v, p, EVIDENCE_BOOT_LOG_MAX, &ev->boot_log, &ev->boot_log_len, err)) < 0)
@@ -236,7 +233,7 @@ static int parse_cfi(const json_t *o, const char *path, struct evidence_host *h,
         json_t *v = NULL;
         int x;
 
-        if ((x = jpath_object(o, path, keys, C_TYPE, C_UNKNOWN, err)) < 0)
+        if ((x = jpath_object(o, path, keys, AE_EVIDENCE_TYPE, AE_EVIDENCE_UNKNOWN_FIELD, err)) < 0)
                 return x;
         if ((x = field(o, path, "source", true, &v, p, err)) < 0 ||
             (x = word(v, p, h->cfi_source, sizeof(h->cfi_source), err)) < 0)
@@ -259,7 +256,7 @@ static int parse_tk(const json_t *o, const char *path, struct evidence_host *h,
         json_t *v = NULL;
         int x;
 
-        if ((x = jpath_object(o, path, keys, C_TYPE, C_UNKNOWN, err)) < 0)
+        if ((x = jpath_object(o, path, keys, AE_EVIDENCE_TYPE, AE_EVIDENCE_UNKNOWN_FIELD, err)) < 0)
                 return x;
         if ((x = field(o, path, "source", true, &v, p, err)) < 0 ||
             (x = word(v, p, h->tk_source, sizeof(h->tk_source), err)) < 0)
@@ -283,7 +280,7 @@ static int parse_host(const json_t *o, const char *path, struct evidence_host *h
         json_t *v = NULL;
         int x;
 
-        if ((x = jpath_object(o, path, keys, C_TYPE, C_UNKNOWN, err)) < 0)
+        if ((x = jpath_object(o, path, keys, AE_EVIDENCE_TYPE, AE_EVIDENCE_UNKNOWN_FIELD, err)) < 0)
                 return x;
         if ((x = field(o, path, "kernel", false, &v, p, err)) < 0)
                 return x;
@@ -291,10 +288,10 @@ static int parse_host(const json_t *o, const char *path, struct evidence_host *h
                 if ((x = str(v, p, sizeof(h->kernel) - 1, &s, &n, err)) < 0)
                         return x;
                 if (n == 0)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, p, "empty");
+                        return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, p, "empty");
                 for (size_t i = 0; i < n; i++)
                         if (s[i] < 0x21 || s[i] > 0x7e)
-                                return jpath_fail(err, -EBADMSG, C_VALUE, p,
+                                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, p,
                                                   "byte %zu is not printable", i);
                 memcpy(h->kernel, s, n + 1);
         }
@@ -305,7 +302,7 @@ static int parse_host(const json_t *o, const char *path, struct evidence_host *h
                         return x;
                 for (size_t i = 0; i < n; i++)
                         if (s[i] < 0x20 || s[i] > 0x7e)
-                                return jpath_fail(err, -EBADMSG, C_VALUE, p,
+                                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, p,
                                                   "byte %zu is not printable", i);
                 if (!(h->cmdline = strdup(s)))
                         return -ENOMEM;
@@ -316,11 +313,11 @@ static int parse_host(const json_t *o, const char *path, struct evidence_host *h
                 if ((x = str(v, p, sizeof(h->boot_id) - 1, &s, &n, err)) < 0)
                         return x;
                 if (n == 0)
-                        return jpath_fail(err, -EBADMSG, C_VALUE, p, "empty");
+                        return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, p, "empty");
                 for (size_t i = 0; i < n; i++)
                         if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') ||
                               s[i] == '-'))
-                                return jpath_fail(err, -EBADMSG, C_VALUE, p,
+                                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_BAD_VALUE, p,
                                                   "byte %zu is not [0-9a-f-]", i);
                 memcpy(h->boot_id, s, n + 1);
         }
@@ -345,20 +342,20 @@ int evidence_from_json_jansson(const char *buf, size_t len, size_t max_ima, stru
         int x;
 
         if (len > EVIDENCE_JSON_MAX)
-                return attest_fail(err, -E2BIG, C_BIG, "$: document of %zu bytes > %u", len,
-                                   EVIDENCE_JSON_MAX);
-        if ((x = jpath_load(buf, len, EVIDENCE_JSON_MAX, C_JSON, &j, err)) < 0)
+                return attest_fail(err, -E2BIG, AE_EVIDENCE_TOO_BIG,
+                                   "$: document of %zu bytes > %u", len, EVIDENCE_JSON_MAX);
+        if ((x = jpath_load(buf, len, EVIDENCE_JSON_MAX, AE_EVIDENCE_JSON, &j, err)) < 0)
                 return x;
-        if ((x = jpath_object(j, "$", keys, C_TYPE, C_UNKNOWN, err)) < 0)
+        if ((x = jpath_object(j, "$", keys, AE_EVIDENCE_TYPE, AE_EVIDENCE_UNKNOWN_FIELD, err)) < 0)
                 return x;
         if (!(ev = calloc(1, sizeof(*ev))))
                 return -ENOMEM;
         if ((x = field(j, "$", "version", true, &v, p, err)) < 0)
                 return x;
         if (!json_is_integer(v))
-                return jpath_fail(err, -EBADMSG, C_TYPE, p, "not an integer");
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_TYPE, p, "not an integer");
         if (json_integer_value(v) != EVIDENCE_VERSION)
-                return jpath_fail(err, -EBADMSG, C_VERSION, p,
+                return jpath_fail(err, -EBADMSG, AE_EVIDENCE_VERSION, p,
                                   "version %" JSON_INTEGER_FORMAT " is not supported (1)",
                                   json_integer_value(v));
         if ((x = field(j, "$", "nonce", true, &v, p, err)) < 0 ||

@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 FUZZ_CHECK(x == RT_PASS_SIGNED || x == RT_FAIL);
                 if (x == RT_PASS_SIGNED)
                         FUZZ_CHECK(rt_sig_parse(data, size, &s) == 0 && s.keyid == 0xd14a6f61 &&
-                                   s.hash_algo == RT_ALGO_SHA256 && s.sig_len >= 8);
+                                   s.hash_algo == HASHALG_SHA256 && s.sig_len >= 8);
                 if (x == RT_FAIL)
                         FUZZ_CHECK(why == RT_REASON_BAD_SIGNATURE || why == RT_REASON_UNKNOWN_KEY ||
                                    (why == RT_REASON_NOT_ALLOWED && size == 0));

@@ -403,11 +403,11 @@ static void sqlite_in_tmp(char *dir, char *db, size_t n)
 }
 
 /* An agent record: id, state, the 4-byte AK public area and AK name, created at 1000 */
-static void agent_rec(struct store_agent *a, const char *id, const char *state, uint8_t ak[4],
+static void agent_rec(struct store_agent *a, const char *id, enum agent_state state, uint8_t ak[4],
                       uint8_t name[4])
 {
         snprintf(a->id, sizeof(a->id), "%s", id);
-        snprintf(a->state, sizeof(a->state), "%s", state);
+        a->state = state;
         a->ak_public = ak;
         a->ak_public_len = 4;
         a->ak_name = name;
@@ -430,7 +430,7 @@ static void store_checks(enum store_mode mode)
         ck_assert_int_eq(store_open(db, mode, 2, &s, &err), 0);
         ck_assert_int_eq(store_schema_version(s, &ver), 0);
         ck_assert_int_eq(ver, STORE_SCHEMA_VERSION);
-        agent_rec(&a, "agent1", "active", ak, name);
+        agent_rec(&a, "agent1", AGENT_STATE_ACTIVE, ak, name);
         ck_assert_int_eq(store_agent_add(s, &a), 0);
         ck_assert_int_eq(store_agent_add(s, &a), -EEXIST);
         ck_assert_int_eq(store_policy_put(s, "p", "{\"name\":\"p\"}", 1, &v), 0);
@@ -513,7 +513,7 @@ START_TEST(test_store_identity_decommission_nonces)
         memset(h1, 1, 32);
         memset(h2, 2, 32);
         memset(h3, 3, 32);
-        agent_rec(&a, "old", "pending", ak, name);
+        agent_rec(&a, "old", AGENT_STATE_PENDING, ak, name);
         memset(a.ek_id, 0xee, sizeof(a.ek_id));
         a.has_ek_id = true;
         ck_assert_int_eq(store_agent_add_pending(s, &a, ekpub, sizeof(ekpub), h1, 100000), 0);
@@ -524,7 +524,7 @@ START_TEST(test_store_identity_decommission_nonces)
         ck_assert_str_eq(replaced, "");
         ck_assert_int_eq(store_agent_activate(s, "old", h2, 2000, replaced), -EALREADY);
         ck_assert_int_eq(store_agent_get(s, "old", &got), 0);
-        ck_assert_str_eq(got->state, "active");
+        ck_assert_int_eq(got->state, AGENT_STATE_ACTIVE);
         ck_assert(got->has_ek_id);
         store_agent_free(got);
         /* a new AK on the same EK: pending beside the old agent, which it replaces on proof */
@@ -533,7 +533,7 @@ START_TEST(test_store_identity_decommission_nonces)
         b.ak_name = name2;
         ck_assert_int_eq(store_agent_add_pending(s, &b, ekpub, sizeof(ekpub), h3, 100000), 0);
         ck_assert_int_eq(store_agent_get(s, "old", &got), 0);
-        ck_assert_str_eq(got->state, "active");
+        ck_assert_int_eq(got->state, AGENT_STATE_ACTIVE);
         store_agent_free(got);
         ck_assert_int_eq(store_agent_activate(s, "new", h3, 3000, replaced), 0);
         ck_assert_str_eq(replaced, "old");
@@ -645,7 +645,7 @@ START_TEST(test_store_migrates_pending_enrolments)
         memset(h, 5, sizeof(h));
         ck_assert_int_eq(store_agent_activate(s, "p", h, 1000, replaced), 0);
         ck_assert_int_eq(store_agent_get(s, "p", &got), 0);
-        ck_assert_str_eq(got->state, "active");
+        ck_assert_int_eq(got->state, AGENT_STATE_ACTIVE);
         ck_assert(!got->has_ek_id);
         store_agent_free(got);
         store_close(s);
@@ -674,6 +674,77 @@ START_TEST(test_store_refuses_a_newer_schema)
         ck_assert_int_eq(store_open(db, STORE_WRITER, 1, &s, &err), -EINVAL);
         ck_assert_int_eq(err.code, AE_STORE_SCHEMA);
         ck_assert_ptr_nonnull(strstr(err.msg, "newer"));
+        rm_rf(dir);
+}
+END_TEST
+
+/* Count the rows a listing hands out. */
+static int count_row(const struct store_agent *a, void *arg)
+{
+        (void)a;
+        (*(unsigned *)arg)++;
+        return 0;
+}
+
+/*
+ * The state column through the codec, both ways: what the store's own SQL writes (activation,
+ * decommission, readmit) reads back as the state it means, and a row holding a state no one
+ * knows is a store error on every path that reads it, never a silent default (-EBADMSG).
+ */
+START_TEST(test_store_refuses_unknown_agent_state)
+{
+        char dir[] = "/tmp/attestd-store.XXXXXX", db[64], cmd[192], replaced[STORE_ID_MAX + 1];
+        struct store *s;
+        struct attest_err err = {0};
+        struct store_agent a = {0}, *got = NULL;
+        struct store_agent_filter f = {.status = STORE_STATUS_ANY, .limit = 10};
+        uint8_t ak[4] = {1, 2, 3, 4}, name[4] = {5, 6, 7, 8}, ekpub[8] = {0}, h[32];
+        uint64_t offset = 0;
+        unsigned n = 0;
+
+        db_in_tmp(dir, db, sizeof(db));
+        ck_assert_int_eq(store_open(db, STORE_WRITER, 1, &s, &err), 0);
+        memset(h, 1, sizeof(h));
+        agent_rec(&a, "x", AGENT_STATE_PENDING, ak, name);
+        ck_assert_int_eq(store_agent_add_pending(s, &a, ekpub, sizeof(ekpub), h, 100000), 0);
+        ck_assert_int_eq(store_agent_get(s, "x", &got), 0);
+        ck_assert_int_eq(got->state, AGENT_STATE_PENDING);
+        store_agent_free(got);
+        ck_assert_int_eq(store_agent_activate(s, "x", h, 2000, replaced), 0);
+        ck_assert_int_eq(store_agent_get(s, "x", &got), 0);
+        ck_assert_int_eq(got->state, AGENT_STATE_ACTIVE);
+        store_agent_free(got);
+        ck_assert_int_eq(store_agent_decommission(s, "x", 3000), 0);
+        ck_assert_int_eq(store_agent_get(s, "x", &got), 0);
+        ck_assert_int_eq(got->state, AGENT_STATE_DECOMMISSIONED);
+        store_agent_free(got);
+        ck_assert_int_eq(store_agent_readmit(s, "x"), 0);
+        ck_assert_int_eq(store_agent_get(s, "x", &got), 0);
+        ck_assert_int_eq(got->state, AGENT_STATE_ACTIVE);
+        store_agent_free(got);
+        got = NULL;
+        store_close(s);
+        /* a state this attestd does not know (a newer one's, or a hand edit) */
+        if (store_target_pg()) {
+                ck_assert_int_eq(store_target_sql(db, "UPDATE agents SET state = 'retired'"), 0);
+        } else {
+                snprintf(cmd, sizeof(cmd), "sqlite3 %s \"UPDATE agents SET state = 'retired'\"",
+                         db);
+                ck_assert_int_eq(system(cmd), 0);
+        }
+        ck_assert_int_eq(store_open(db, STORE_WRITER, 1, &s, &err), 0);
+        ck_assert_int_eq(store_agent_get(s, "x", &got), -EBADMSG);
+        ck_assert_ptr_null(got);
+        ck_assert_int_eq(store_agent_offset(s, "x", &offset), -EBADMSG);
+        ck_assert_int_eq(store_agent_list(s, count_row, &n), -EBADMSG);
+        ck_assert_int_eq(store_agent_query(s, &f, count_row, &n), -EBADMSG);
+        ck_assert_uint_eq(n, 0);
+        ck_assert_int_eq(store_agent_add_pending(s, &a, ekpub, sizeof(ekpub), h, 100000), -EBADMSG);
+        ck_assert_int_eq(store_agent_activate(s, "x", h, 4000, replaced), -EBADMSG);
+        ck_assert_int_eq(store_agent_decommission(s, "x", 4000), -EBADMSG);
+        /* nothing of that was cached: still refused */
+        ck_assert_int_eq(store_agent_get(s, "x", &got), -EBADMSG);
+        store_close(s);
         rm_rf(dir);
 }
 END_TEST
@@ -747,7 +818,7 @@ START_TEST(test_store_writer_concurrent_callers)
                 w[i] = (struct writer_arg){.s = s};
                 snprintf(w[i].id, sizeof(w[i].id), "agent%d", i);
                 snprintf(a.id, sizeof(a.id), "%s", w[i].id);
-                snprintf(a.state, sizeof(a.state), "active");
+                a.state = AGENT_STATE_ACTIVE;
                 a.ak_public = ak;
                 a.ak_public_len = sizeof(ak);
                 a.ak_name = name;
@@ -793,6 +864,7 @@ int main(void)
         tcase_add_test(tc, test_metrics_text);
         tcase_add_test(tc, test_store_migrates_pending_enrolments);
         tcase_add_test(tc, test_store_refuses_a_newer_schema);
+        tcase_add_test(tc, test_store_refuses_unknown_agent_state);
         tcase_add_test(tc, test_store_writer);
         tcase_add_test(tc, test_store_pool);
         tcase_add_test(tc, test_store_writer_concurrent_callers);

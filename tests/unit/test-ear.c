@@ -147,6 +147,116 @@ START_TEST(test_unverified_round_is_contraindicated_crypto_failed)
 }
 END_TEST
 
+/* ---- categories (AR4SI; docs/ear.md "Categories") ---- */
+
+START_TEST(test_every_claim_id_has_its_category)
+{
+        static const struct {
+                enum claim_id id;
+                enum ear_tv t;
+        } want[] = {
+                {CLAIM_SELINUX_ENFORCING, EAR_TV_CONFIGURATION},
+                {CLAIM_SELINUX_POLICYCAP, EAR_TV_CONFIGURATION},
+                {CLAIM_TRUSTED_KEYS_SOURCE, EAR_TV_CONFIGURATION},
+                {CLAIM_CFI_ENABLED, EAR_TV_CONFIGURATION},
+                {CLAIM_KERNEL_VERSION, EAR_TV_CONFIGURATION},
+                {CLAIM_TPM_PCR, EAR_TV_HARDWARE},
+                {CLAIM_IMA_BOOT_AGGREGATE, EAR_TV_EXECUTABLES},
+                {CLAIM_IMA_RUNTIME, EAR_TV_EXECUTABLES},
+                {CLAIM_BOOT_PCRS_REPLAY, EAR_TV_HARDWARE},
+                {CLAIM_BOOT_SECUREBOOT, EAR_TV_HARDWARE},
+                {CLAIM_BOOT_VARIABLE, EAR_TV_HARDWARE},
+                {CLAIM_BOOT_BOOTLOADER, EAR_TV_EXECUTABLES},
+                {CLAIM_BOOT_KERNEL, EAR_TV_EXECUTABLES},
+                {CLAIM_BOOT_SEPARATORS, EAR_TV_HARDWARE},
+                {CLAIM_BOOT_STARTUP_LOCALITY, EAR_TV_HARDWARE},
+        };
+
+        /* a claim added without a row would land in instance-identity (the table's zero) */
+        for (int i = 0; i < CLAIM__COUNT; i++)
+                ck_assert_msg(ear_claim_category((enum claim_id)i) != EAR_TV_INSTANCE_IDENTITY,
+                              "%s has no category", claim_id_name((enum claim_id)i));
+        for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+                ck_assert_msg(ear_claim_category(want[i].id) == want[i].t, "%s: %s",
+                              claim_id_name(want[i].id),
+                              ear_tv_name(ear_claim_category(want[i].id)));
+}
+END_TEST
+
+/* One claim added to the all-anchored set, with result r: the vector (id, conf, exec, hw). */
+static void one_more(enum claim_id id, const char *arg, enum claim_result r, int conf, int exec,
+                     int hw)
+{
+        struct vc c[ARRAY_SIZE(all_anchored) + 1];
+        _cleanup_(verdict_done) struct verdict v = {0};
+        struct ear_appraisal a;
+
+        memcpy(c, all_anchored, sizeof(all_anchored));
+        c[ARRAY_SIZE(all_anchored)] = (struct vc){id, arg, r, true};
+        build(&v, c, ARRAY_SIZE(c));
+        ear_appraise(&v, true, &a);
+        ck_assert_msg(a.tv[EAR_TV_CONFIGURATION] == conf && a.tv[EAR_TV_EXECUTABLES] == exec &&
+                              a.tv[EAR_TV_HARDWARE] == hw,
+                      "%s %s: configuration %d executables %d hardware %d", claim_id_name(id),
+                      claim_result_name(r), a.tv[EAR_TV_CONFIGURATION], a.tv[EAR_TV_EXECUTABLES],
+                      a.tv[EAR_TV_HARDWARE]);
+        ck_assert_int_eq(a.tv[EAR_TV_INSTANCE_IDENTITY], 2);
+        ck_assert_str_eq(ear_status_name(a.status),
+                         r == CLAIM_PASS ? "affirming" : "contraindicated");
+}
+
+START_TEST(test_runtime_claim_is_executables_not_configuration)
+{
+        /* a file outside the allowlist: executables 96 contraindicated run-time objects, the
+         * configuration still approved (the old mapping gave configuration 96, executables 3) */
+        one_more(CLAIM_IMA_RUNTIME, "", CLAIM_FAIL, 2, 96, 2);
+        /* ima.runtime judged and passed: approved during and after boot (2, not 3) */
+        one_more(CLAIM_IMA_RUNTIME, "", CLAIM_PASS, 2, 2, 2);
+        /* nothing to judge (no log entries for it) fails the category too */
+        one_more(CLAIM_IMA_RUNTIME, "", CLAIM_MISSING, 2, 96, 2);
+}
+END_TEST
+
+START_TEST(test_boot_claims_fall_in_their_categories)
+{
+        one_more(CLAIM_BOOT_BOOTLOADER, "0", CLAIM_FAIL, 2, 96, 2);
+        one_more(CLAIM_BOOT_KERNEL, "", CLAIM_FAIL, 2, 96, 2);
+        one_more(CLAIM_BOOT_KERNEL, "", CLAIM_PASS, 2, 3, 2);
+        one_more(CLAIM_BOOT_SECUREBOOT, "", CLAIM_FAIL, 2, 3, 96);
+        one_more(CLAIM_BOOT_VARIABLE, "PK", CLAIM_MISSING, 2, 3, 96);
+        one_more(CLAIM_BOOT_PCRS_REPLAY, "", CLAIM_FAIL, 2, 3, 96);
+        one_more(CLAIM_BOOT_SEPARATORS, "", CLAIM_FAIL, 2, 3, 96);
+        one_more(CLAIM_BOOT_STARTUP_LOCALITY, "", CLAIM_MISSING, 2, 3, 96);
+        one_more(CLAIM_BOOT_SECUREBOOT, "", CLAIM_PASS, 2, 3, 2);
+        /* and the kernel's own settings stay configuration */
+        one_more(CLAIM_CFI_ENABLED, "", CLAIM_MISSING, 96, 3, 2);
+        one_more(CLAIM_TRUSTED_KEYS_SOURCE, "", CLAIM_FAIL, 96, 3, 2);
+}
+END_TEST
+
+START_TEST(test_stored_verdict_with_boot_arguments_reads_back)
+{
+        static const char t[] = "{\"status\":\"fail\",\"policy\":\"p@1\",\"claims\":["
+                                "{\"name\":\"boot.variables.PK\",\"result\":\"fail\","
+                                "\"anchored\":true},{\"name\":\"boot.bootloaders.1\","
+                                "\"result\":\"missing\",\"anchored\":true}]}";
+        _cleanup_(verdict_done) struct verdict v = {0};
+        struct attest_err err = {0};
+        struct ear_appraisal a;
+        bool verified = false;
+
+        verdict_init(&v);
+        ck_assert_msg(ear_verdict_parse(t, strlen(t), &v, &verified, &err) == 0, "%s", err.msg);
+        ck_assert_uint_eq(v.n_claims, 2);
+        ck_assert_int_eq(v.claims[0].id, CLAIM_BOOT_VARIABLE);
+        ck_assert_str_eq(v.claims[0].arg, "PK");
+        ck_assert_int_eq(v.claims[1].id, CLAIM_BOOT_BOOTLOADER);
+        ck_assert_str_eq(v.claims[1].arg, "1");
+        ear_appraise(&v, verified, &a);
+        tv_eq(&a, 2, 0, 96, 96);
+}
+END_TEST
+
 /* ---- the stored verdict JSON, read back ---- */
 
 START_TEST(test_stored_verdict_reads_back_typed)
@@ -485,6 +595,10 @@ static Suite *ear_suite(void)
         tcase_add_test(map, test_status_contraindicated_on_a_failed_or_missing_claim);
         tcase_add_test(map, test_status_none_when_nothing_was_checked);
         tcase_add_test(map, test_unverified_round_is_contraindicated_crypto_failed);
+        tcase_add_test(map, test_every_claim_id_has_its_category);
+        tcase_add_test(map, test_runtime_claim_is_executables_not_configuration);
+        tcase_add_test(map, test_boot_claims_fall_in_their_categories);
+        tcase_add_test(map, test_stored_verdict_with_boot_arguments_reads_back);
         tcase_add_test(map, test_stored_verdict_reads_back_typed);
         tcase_add_test(map, test_stored_verdict_of_a_failed_verification);
         tcase_add_test(map, test_stored_verdict_refuses_what_it_cannot_map);

@@ -68,13 +68,13 @@ static void rm_tmp(const char *dir)
         ck_assert_int_eq(system(cmd), 0);
 }
 
-static void add_agent(struct store *s, const char *id, const char *state, uint8_t tag)
+static void add_agent(struct store *s, const char *id, enum agent_state state, uint8_t tag)
 {
         uint8_t ak[4] = {1, 2, 3, tag}, name[4] = {5, 6, 7, tag};
         struct store_agent a = {0};
 
         snprintf(a.id, sizeof(a.id), "%s", id);
-        snprintf(a.state, sizeof(a.state), "%s", state);
+        a.state = state;
         a.ak_public = ak;
         a.ak_public_len = sizeof(ak);
         a.ak_name = name;
@@ -83,16 +83,24 @@ static void add_agent(struct store *s, const char *id, const char *state, uint8_
         ck_assert_int_eq(store_agent_add(s, &a), 0);
 }
 
+/*
+ * A result as api-attest.c stores it: the failing claims come rendered from the typed verdict
+ * (fail and missing alike). The verdict text says something else on purpose ("{}", or a claim
+ * the event must not show): the store must take what failed from the caller, never re-read it.
+ */
 static int verdict(struct store *s, const char *agent, const char *status, uint64_t seq,
                    int64_t time, int64_t next_due)
 {
-        static const char *const failing = "{\"status\":\"fail\",\"claims\":[{\"name\":\"kernel."
-                                           "version\",\"result\":\"fail\"},{\"name\":\"selinux\","
-                                           "\"result\":\"pass\"}]}";
+        static const char *const text = "{\"status\":\"fail\",\"claims\":[{\"name\":\"cfi."
+                                        "enabled\",\"result\":\"fail\"}]}";
+        bool fail = !strcmp(status, "fail");
         struct store_result r = {.agent = agent,
                                  .time = time,
                                  .status = status,
-                                 .verdict = strcmp(status, "fail") ? "{}" : failing,
+                                 .verdict = fail ? text : "{}",
+                                 .failing =
+                                         fail ? "[\"kernel.version\",\"boot.secureboot\"]" : NULL,
+                                 .reason = fail ? "quote_signature" : NULL,
                                  .next_due = next_due};
 
         return store_result_add(s, &r, seq, 10, NULL);
@@ -104,8 +112,8 @@ static void transitions(enum store_mode mode)
         struct store *s = open_tmp(mode, dir);
         struct seen v;
 
-        add_agent(s, "a1", "active", 1); /* enrolled without activation: active at once */
-        add_agent(s, "p1", "pending", 2);
+        add_agent(s, "a1", AGENT_STATE_ACTIVE, 1); /* enrolled without activation: active at once */
+        add_agent(s, "p1", AGENT_STATE_PENDING, 2);
         ck_assert_int_eq(verdict(s, "a1", "pass", 0, 2000, 9000), 0);
         /* refused: another submission was judged first; nothing of it may be written */
         ck_assert_int_eq(verdict(s, "a1", "fail", 0, 2001, 9000), -ESTALE);
@@ -123,7 +131,8 @@ static void transitions(enum store_mode mode)
         ck_assert_str_eq(v.prev[1], "-");
         ck_assert_str_eq(v.type[2], "agent.fail");
         ck_assert_str_eq(v.prev[2], "pass");
-        ck_assert_str_eq(v.claims[2], "[\"kernel.version\"]");
+        ck_assert_str_eq(v.claims[2], "[\"kernel.version\",\"boot.secureboot\"]");
+        ck_assert_str_eq(v.claims[1], "[]");
         ck_assert_str_eq(v.type[3], "agent.pass");
         ck_assert_str_eq(v.prev[3], "fail");
         ck_assert_str_eq(v.type[4], "agent.decommissioned");
@@ -163,8 +172,9 @@ START_TEST(test_outbox_stale_recorded_once)
         struct seen v;
         int n = 9;
 
-        add_agent(s, "a1", "active", 1); /* created 1000, interval 100, grace 50: due 1100 */
-        add_agent(s, "p1", "pending", 2);
+        add_agent(s, "a1", AGENT_STATE_ACTIVE,
+                  1); /* created 1000, interval 100, grace 50: due 1100 */
+        add_agent(s, "p1", AGENT_STATE_PENDING, 2);
         n = store_agent_stale_scan(s, 1150, 50, 100, no_log, NULL);
         ck_assert_int_ge(n, 0);
         ck_assert_int_eq(n, 0); /* at due + grace, not past it */
@@ -203,7 +213,7 @@ START_TEST(test_outbox_cap_drops_oldest_counts_undelivered)
         int64_t cur;
         struct seen v;
 
-        add_agent(s, "a1", "active", 1); /* event 1, before any receiver */
+        add_agent(s, "a1", AGENT_STATE_ACTIVE, 1); /* event 1, before any receiver */
         ck_assert_int_eq(store_outbox_setup(s, 3, urls, 2), 0);
         ck_assert_int_eq(store_outbox_cursor(s, urls[0], &cur), 0);
         ck_assert_int_eq(cur, 1); /* a new receiver starts after the newest event */
@@ -273,7 +283,8 @@ START_TEST(test_webhook_body_and_signature)
         hex_encode(md, sizeof(md), want + 7);
         ck_assert_str_eq(sig, want);
         free(body);
-        /* a host name when known, null for no previous status, [] for unreadable claims */
+        /* a host name when known, null for no previous status, [] for a claims column that is
+         * not an array of strings as the renderer writes it (spliced, never parsed) */
         ev.hostname = "web-7";
         ev.previous = NULL;
         ev.claims = "{bad";
@@ -283,6 +294,21 @@ START_TEST(test_webhook_body_and_signature)
         ck_assert_ptr_nonnull(strstr(body, "\"previous\":null"));
         ck_assert_ptr_nonnull(strstr(body, "\"failing_claims\":[]"));
         ck_assert_ptr_nonnull(strstr(body, "\"reason\":\"quote_signature\""));
+        ck_assert_int_eq(body[len - 1], '}');
+        free(body);
+        /* several names, spliced in order; a cut array or a control byte is not spliced */
+        ev.claims = "[\"ima.runtime\",\"boot.kernels\"]";
+        ck_assert_int_eq(webhook_event_body(&ev, &body, &len), 0);
+        ck_assert_ptr_nonnull(
+                strstr(body, "\"failing_claims\":[\"ima.runtime\",\"boot.kernels\"],\"reason\""));
+        free(body);
+        ev.claims = "[\"ima.runtime\"";
+        ck_assert_int_eq(webhook_event_body(&ev, &body, &len), 0);
+        ck_assert_ptr_nonnull(strstr(body, "\"failing_claims\":[]"));
+        free(body);
+        ev.claims = "[\"a\n\"]";
+        ck_assert_int_eq(webhook_event_body(&ev, &body, &len), 0);
+        ck_assert_ptr_nonnull(strstr(body, "\"failing_claims\":[]"));
         free(body);
 }
 END_TEST

@@ -231,7 +231,7 @@ START_TEST(test_file_outside_allowlist_fails_not_allowed)
         ck_assert_ptr_nonnull(f = find_fail(&st, "/bin/hello.sh"));
         ck_assert_int_eq(f->reason, RT_REASON_NOT_ALLOWED);
         ck_assert_uint_eq(f->entry, 15);
-        ck_assert_int_eq(f->algo, RT_ALGO_SHA256);
+        ck_assert_int_eq(f->algo, HASHALG_SHA256);
         ck_assert_uint_eq(f->digest_len, 32);
         ck_assert_uint_eq(f->digest[0], 0xb4);
         rt_policy_free(p);

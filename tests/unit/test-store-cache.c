@@ -30,12 +30,12 @@ static void db_in_tmp(char *dir, char *db, size_t n)
         store_target(dir, "t.db", db, n);
 }
 
-static void agent_rec(struct store_agent *a, const char *id, const char *state, uint8_t *ak,
+static void agent_rec(struct store_agent *a, const char *id, enum agent_state state, uint8_t *ak,
                       uint8_t *name)
 {
         memset(a, 0, sizeof(*a));
         snprintf(a->id, sizeof(a->id), "%s", id);
-        snprintf(a->state, sizeof(a->state), "%s", state);
+        a->state = state;
         a->ak_public = ak;
         a->ak_public_len = 4;
         a->ak_name = name;
@@ -70,8 +70,8 @@ static void coherent(struct store *s, const char *db, const char *id, const char
         store_close(t);
         ck_assert_msg(ea == eb, "%s: %s: cached %d, database %d", what, id, ea, eb);
         if (ea == 0) {
-                ck_assert_msg(!strcmp(a->state, b->state), "%s: state %s, database %s", what,
-                              a->state, b->state);
+                ck_assert_msg(a->state == b->state, "%s: state %s, database %s", what,
+                              agent_state_name(a->state), agent_state_name(b->state));
                 ck_assert_msg(same_str(a->policy, b->policy), "%s: policy %s, database %s", what,
                               a->policy ? a->policy : "-", b->policy ? b->policy : "-");
                 ck_assert_msg(a->seq == b->seq, "%s: seq %llu, database %llu", what,
@@ -135,7 +135,7 @@ static void every_write_path(enum store_mode mode)
         db_in_tmp(dir, db, sizeof(db));
         ck_assert_int_eq(store_open(db, mode, 2, &s, &err), 0);
         store_cache_limit(s, STORE_AGENT_CACHE_MAX);
-        agent_rec(&a, "a1", "active", ak, name);
+        agent_rec(&a, "a1", AGENT_STATE_ACTIVE, ak, name);
         ck_assert_int_eq(store_agent_add(s, &a), 0);
         coherent(s, db, "a1", "add");
         coherent(s, db, "a1", "a second read");
@@ -184,14 +184,14 @@ static void every_write_path(enum store_mode mode)
         ck_assert_int_eq(store_agent_delete(s, "a1"), 0);
         coherent(s, db, "a1", "delete");
         ck_assert_int_eq(store_agent_offset(s, "a1", &offset), -ENOENT);
-        agent_rec(&a, "a1", "active", ak2, name2);
+        agent_rec(&a, "a1", AGENT_STATE_ACTIVE, ak2, name2);
         ck_assert_int_eq(store_agent_add(s, &a), 0);
         coherent(s, db, "a1", "enrolled again");
         ck_assert_int_eq(store_agent_delete(s, "a1"), 0);
 
         /* enrolment by credential: pending, activated; a later identity on the same EK takes
          * over and the old agent is gone */
-        agent_rec(&a, "old", "pending", ak, name);
+        agent_rec(&a, "old", AGENT_STATE_PENDING, ak, name);
         memset(a.ek_id, 0xee, sizeof(a.ek_id));
         a.has_ek_id = true;
         ck_assert_int_eq(store_agent_add_pending(s, &a, ekpub, sizeof(ekpub), h1, 100000), 0);
@@ -200,7 +200,7 @@ static void every_write_path(enum store_mode mode)
         ck_assert_int_eq(store_agent_activate(s, "old", h1, 2000, replaced), 0);
         coherent(s, db, "old", "activate");
         ck_assert_int_eq(store_agent_offset(s, "old", &offset), 0);
-        agent_rec(&a, "new", "pending", ak2, name2);
+        agent_rec(&a, "new", AGENT_STATE_PENDING, ak2, name2);
         memset(a.ek_id, 0xee, sizeof(a.ek_id));
         a.has_ek_id = true;
         ck_assert_int_eq(store_agent_add_pending(s, &a, ekpub, sizeof(ekpub), h2, 100000), 0);
@@ -289,7 +289,7 @@ START_TEST(test_add_after_a_write_is_refused)
         db_in_tmp(dir, db, sizeof(db));
         ck_assert_int_eq(store_open(db, STORE_WRITER, 2, &s, &err), 0);
         store_cache_limit(s, STORE_AGENT_CACHE_MAX);
-        agent_rec(&a, "a1", "active", ak, name);
+        agent_rec(&a, "a1", AGENT_STATE_ACTIVE, ak, name);
         ck_assert_int_eq(store_agent_add(s, &a), 0);
         ck_assert_int_eq(store_agent_get(s, "a1", &old), 0); /* the row before the write */
         store_cache_agent_forget(store_cache_of(s), "a1");
@@ -302,14 +302,14 @@ START_TEST(test_add_after_a_write_is_refused)
         store_cache_stats(s, &st);
         ck_assert_uint_eq(st.refused, 1);
         ck_assert_int_eq(store_agent_get(s, "a1", &got), 0);
-        ck_assert_str_eq(got->state, "decommissioned");
+        ck_assert_int_eq(got->state, AGENT_STATE_DECOMMISSIONED);
         store_agent_free(got);
         /* nor does an add replace a row held already (it may be newer) */
         ck_assert_int_eq(store_cache_agent_get(store_cache_of(s), "a1", &got, &gen), 1);
         store_agent_free(got);
         store_cache_agent_add(store_cache_of(s), old, gen);
         ck_assert_int_eq(store_agent_get(s, "a1", &got), 0);
-        ck_assert_str_eq(got->state, "decommissioned");
+        ck_assert_int_eq(got->state, AGENT_STATE_DECOMMISSIONED);
         store_agent_free(got);
         store_agent_free(old);
         store_close(s);
@@ -333,7 +333,7 @@ START_TEST(test_bounded)
         for (int i = 0; i < 10; i++) {
                 snprintf(id, sizeof(id), "a%d", i);
                 memset(name, i, sizeof(name));
-                agent_rec(&a, id, "active", ak, name);
+                agent_rec(&a, id, AGENT_STATE_ACTIVE, ak, name);
                 ck_assert_int_eq(store_agent_add(s, &a), 0);
                 verdict(s, id, (uint64_t)i, "pass", NULL, 0);
         }
@@ -418,7 +418,7 @@ START_TEST(test_concurrent_rounds_and_admin_writes)
                 w[i] = (struct worker){.s = s};
                 snprintf(w[i].id, sizeof(w[i].id), "w%d", i);
                 memset(name, i + 1, sizeof(name));
-                agent_rec(&a, w[i].id, "active", ak, name);
+                agent_rec(&a, w[i].id, AGENT_STATE_ACTIVE, ak, name);
                 ck_assert_int_eq(store_agent_add(s, &a), 0);
         }
         for (int i = 0; i < 4; i++)
@@ -472,7 +472,7 @@ START_TEST(test_nonce_purge_at_most_once_a_second)
 
         db_in_tmp(dir, db, sizeof(db));
         ck_assert_int_eq(store_open(db, STORE_WRITER, 2, &s, &err), 0);
-        agent_rec(&a, "a1", "active", ak, name);
+        agent_rec(&a, "a1", AGENT_STATE_ACTIVE, ak, name);
         ck_assert_int_eq(store_agent_add(s, &a), 0);
         for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
                 struct store_result r = {.agent = "a1",
@@ -514,7 +514,7 @@ START_TEST(test_default_per_engine)
 
         db_in_tmp(dir, db, sizeof(db));
         ck_assert_int_eq(store_open(db, STORE_POOL, 2, &s, &err), 0);
-        agent_rec(&a, "a1", "active", ak, name);
+        agent_rec(&a, "a1", AGENT_STATE_ACTIVE, ak, name);
         ck_assert_int_eq(store_agent_add(s, &a), 0);
         ck_assert_int_eq(store_agent_offset(s, "a1", &offset), 0);
         ck_assert_int_eq(store_agent_offset(s, "a1", &offset), 0);

@@ -56,7 +56,7 @@ static void add_agent(struct store *s, const char *id, uint8_t tag1, uint8_t tag
         struct store_agent a = {0};
 
         snprintf(a.id, sizeof(a.id), "%s", id);
-        snprintf(a.state, sizeof(a.state), "active");
+        a.state = AGENT_STATE_ACTIVE;
         a.ak_public = ak;
         a.ak_public_len = sizeof(ak);
         a.ak_name = name;
@@ -260,7 +260,7 @@ static void *job_main(void *arg)
                 struct store_agent a = {0};
 
                 snprintf(a.id, sizeof(a.id), "%s", j->id);
-                snprintf(a.state, sizeof(a.state), "pending");
+                a.state = AGENT_STATE_PENDING;
                 a.ak_public = j->kind == GOOD ? ak : NULL;
                 a.ak_public_len = j->kind == GOOD ? sizeof(ak) : 0;
                 a.ak_name = ak;

@@ -292,6 +292,45 @@ START_TEST(test_hostile_bytes_render_escaped)
 }
 END_TEST
 
+/* The failing claims every consumer counts (event, log, metrics, EAR): fail and missing. */
+START_TEST(test_failing_claims_are_every_claim_not_passing)
+{
+        static const enum claim_result res[] = {CLAIM_PASS, CLAIM_FAIL, CLAIM_MISSING, CLAIM_PASS,
+                                                CLAIM_MISSING};
+        static const enum claim_id ids[] = {CLAIM_SELINUX_ENFORCING, CLAIM_IMA_RUNTIME,
+                                            CLAIM_BOOT_VARIABLE, CLAIM_TPM_PCR,
+                                            CLAIM_SELINUX_POLICYCAP};
+        static const char *const args[] = {"", "", "PK", "sha256.7", "open\x1b[0m"};
+        struct verdict v;
+        json_t *a = NULL;
+        char *text;
+
+        verdict_init(&v);
+        v.claims = calloc(ARRAY_SIZE(res), sizeof(*v.claims));
+        ck_assert_ptr_nonnull(v.claims);
+        v.n_claims = v.cap_claims = ARRAY_SIZE(res);
+        for (size_t i = 0; i < ARRAY_SIZE(res); i++) {
+                v.claims[i].id = ids[i];
+                v.claims[i].result = res[i];
+                snprintf(v.claims[i].arg, sizeof(v.claims[i].arg), "%s", args[i]);
+                ck_assert_int_eq(verdict_claim_failing(&v.claims[i]), res[i] != CLAIM_PASS);
+        }
+        ck_assert_int_eq(verdict_failing_to_json(&v, &a), 0);
+        text = json_dumps(a, JSON_COMPACT);
+        ck_assert_ptr_nonnull(text);
+        /* in claim order; an agent-supplied byte escaped as in the verdict */
+        ck_assert_str_eq(text, "[\"ima.runtime\",\"boot.variables.PK\","
+                               "\"selinux.policycaps.open\\\\x1b[0m\"]");
+        free(text);
+        json_decref(a);
+        v.n_claims = 1; /* only the passing one: an empty array */
+        ck_assert_int_eq(verdict_failing_to_json(&v, &a), 0);
+        ck_assert_uint_eq(json_array_size(a), 0);
+        json_decref(a);
+        verdict_done(&v);
+}
+END_TEST
+
 START_TEST(test_eval_refuses_missing_arguments)
 {
         struct claims c;
@@ -399,6 +438,7 @@ static Suite *verdict_suite(void)
         tcase_add_test(tc, test_cfi_kernel_tpm_ima_from_claims);
         tcase_add_test(tc, test_verdict_json_has_the_api_shape);
         tcase_add_test(tc, test_hostile_bytes_render_escaped);
+        tcase_add_test(tc, test_failing_claims_are_every_claim_not_passing);
         tcase_add_test(tc, test_eval_refuses_missing_arguments);
         tcase_add_test(tc, test_claims_anchored_measured_or_reported_by_the_host);
         tcase_add_test(tc, test_claims_quoted_pcrs_are_the_selection);
