@@ -332,7 +332,8 @@ static int key_to_pem(struct ctx *c, const json_t *v, int64_t keyid, const char 
         if (id == EVP_PKEY_EC &&
             EVP_PKEY_set_utf8_string_param(k, OSSL_PKEY_PARAM_EC_POINT_CONVERSION_FORMAT,
                                            OSSL_PKEY_EC_POINT_CONVERSION_FORMAT_UNCOMPRESSED) != 1)
-                return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, p, "cannot encode the key");
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
+                                  "cannot encode the key");
         if (!(bio = BIO_new(BIO_s_mem())) || PEM_write_bio_PUBKEY(bio, k) != 1)
                 return -ENOMEM;
         plen = BIO_get_mem_data(bio, &pem);
@@ -572,7 +573,8 @@ static int parse_ima(struct ctx *c, const json_t *o, json_t **ret_ignored)
         if ((x = need(c, o, "$.ima", "log_hash_alg", &v)) < 0)
                 return x;
         if (!json_is_string(v))
-                return jpath_fail(c->err, -EBADMSG, AE_POLICY_TYPE, "$.ima.log_hash_alg", "not a string");
+                return jpath_fail(c->err, -EBADMSG, AE_POLICY_TYPE, "$.ima.log_hash_alg",
+                                  "not a string");
         if (!keylime_algo(json_string_value(v), json_string_length(v)))
                 return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, "$.ima.log_hash_alg",
                                   "not sha1, sha256, sha384 or sha512");

@@ -255,8 +255,8 @@ static int parse_digest(const json_t *v, const char *p, unsigned *ret_algo, uint
         }
         a = algo_get(algo);
         if (n != 2u * a->size || hex_decode(s, n, out, RT_DIGEST_MAX, &got) < 0 || got != a->size)
-                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_HEX, p, "not a %s digest (%u hex digits)",
-                                  a->name, 2u * a->size);
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_HEX, p,
+                                  "not a %s digest (%u hex digits)", a->name, 2u * a->size);
         *ret_algo = algo;
         *ret_len = got;
         return 0;
