@@ -84,8 +84,10 @@ slowest() {
                 sort -rn | head -10 | awk '{ d = $1; sub(/^[^ ]+ /, ""); printf "  %7.1f  %s\n", d, $0 }' || true
 }
 
-stage "style: clang-format and banned functions" tests/check-style.sh
+# (the style check is a meson test, suite style: first, alone, so that it fails in seconds)
 stage "build (ASan+UBSan)" asan_build
+stage "meson test --suite style: clang-format and banned functions" \
+        meson test -C build-asan --suite style --print-errorlogs
 if [ $quick = 1 ]; then
         stage "meson test --suite unit (ASan+UBSan)" "${asan_env[@]}" \
                 meson test -C build-asan --suite unit --print-errorlogs --num-processes 2 \
@@ -93,7 +95,8 @@ if [ $quick = 1 ]; then
         check_summary
 else
         stage "meson test (ASan+UBSan)" "${asan_env[@]}" \
-                meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3
+                meson test -C build-asan --no-suite style --print-errorlogs --num-processes 2 \
+                --timeout-multiplier 3
         check_summary
         slowest
         stage "build (clang, libFuzzer targets)" fuzz_build
