@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Run every libFuzzer binary (BUILD_DIR/tests/fuzz/fuzz-*) for SECONDS each, on a scratch copy of
 # its seed corpus so the repository is not polluted. Fails if any target crashes, leaks, times out
-# or exits non-zero; prints the executions each one made. Crash inputs are kept in the scratch
+# or exits non-zero; prints per target the executions, coverage when its corpus was loaded (cov0)
+# and at the end (cov), the inputs that found something new (new) and how far into the run the
+# last of them came (last, % of the executions): what the seconds bought. Crash inputs are kept in the scratch
 # directory (printed) so they can be added to tests/fuzz/corpus/<name>/.
 #
 # Every target runs with -max_len at or above the largest cap of the parser it drives and
