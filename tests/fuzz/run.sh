@@ -3,8 +3,8 @@
 # its seed corpus so the repository is not polluted. Fails if any target crashes, leaks, times out
 # or exits non-zero; prints per target the executions, coverage when its corpus was loaded (cov0)
 # and at the end (cov), the inputs that found something new (new) and how far into the run the
-# last of them came (last, % of the executions): what the seconds bought. Crash inputs are kept in the scratch
-# directory (printed) so they can be added to tests/fuzz/corpus/<name>/.
+# last of them came (last, % of the executions): what the seconds bought. Crash inputs are kept
+# in the scratch directory (printed) so they can be added to tests/fuzz/corpus/<name>/.
 #
 # Every target runs with -max_len at or above the largest cap of the parser it drives and
 # -len_control=0 (libFuzzer otherwise grows inputs from small ones slowly and never gets near a
