@@ -154,10 +154,12 @@ api GET /v1/agents "" "$(cat $T/reader2.token)"
 # --- stopping the agent mid-round finishes the round: attestd is held (SIGSTOP) from 5 s before
 # the agent's next round (its interval, 20 s, runs from the last verdict's journal timestamp, not
 # from when this script saw it: a loaded guest's journal lags) until the round's request waits in
-# attestd's socket (/proc/net/tcp: the server side of port 8443 = 0x20FB with bytes queued, on
-# the agent's kept-alive connection or a new one); then systemd stops the agent and attestd goes
-# on. The hold is at most 20 s, within attestd's 30 s watchdog (pinged every second).
-waiting() { awk '$2 ~ /:20FB$/ && $4 == "01" { split($5, q, ":"); if (q[2] != "00000000") f = 1 } END { exit !f }' /proc/net/tcp; }
+# attestd's socket (the server side of port 8443 = 0x20FB with bytes queued, on the agent's
+# kept-alive connection or a new one; attestd.socket's ListenStream=8443 is an IPv6 socket that
+# takes IPv4 too, so its connections are in /proc/net/tcp6); then systemd stops the agent and
+# attestd goes on. The hold is at most 5 + 15 s by the clock, within attestd's 30 s watchdog
+# (pinged every second).
+waiting() { awk '$2 ~ /:20FB$/ && $4 == "01" { split($5, q, ":"); if (q[2] != "00000000") f = 1 } END { exit !f }' /proc/net/tcp /proc/net/tcp6; }
 last_verdict_at() { journalctl -q -o short-unix -u attest-agent.service | grep ': verdict: ' | tail -1 | cut -d. -f1; }
 pid=$(prop attestd.service MainPID)
 held=0
@@ -170,7 +172,10 @@ for _ in 1 2 3; do
         sleep "$lead"
         kill -STOP "$pid"
         held=1
-        for _ in $(seq 150); do waiting && break; sleep 0.1; done
+        until_t=$(($(date +%s) + 15))
+        until waiting || [ "$(date +%s)" -ge "$until_t" ]; do sleep 0.1; done
+        waiting && echo "# the round's request waits in attestd's socket" ||
+                echo "# no request queued within 15 s of the hold"
         break
 done
 [ $held = 1 ] || { bad "stop mid-round: every verdict seen less than 5 s before the next round"; kill -STOP "$pid"; }
