@@ -3,8 +3,8 @@
 # (unit + integration), fuzzers (clang, time-boxed), benchmarks (figures only, never fail on timing),
 # the kernel stage; a table of every stage and its seconds at the end.
 # Usage: tests/run-all.sh [--quick]
-#   --quick  the edit-compile-test loop: style, the ASan+UBSan build and the unit suites only
-#            (meson test --suite unit); README.md, "Development"
+#   --quick  the edit-compile-test loop: the ASan+UBSan build, the style check and the unit suites
+#            only (meson test --suite style, --suite unit); README.md, "Development"
 # Environment: FUZZ_SECONDS (per target, default 30), FUZZ_JOBS (targets at once, default 2),
 # STAGE_TABLE (a file: append the stage rows to it and print no table; setup.sh prints one table
 # with its own stages), ATTEST_CACHE (default /var/cache/attestd: ccache's folder for the builds).
