@@ -7,12 +7,13 @@ cd "$(dirname "$0")/.."
 command -v clang-format >/dev/null || { echo "style: clang-format not installed" >&2; exit 77; }
 git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { echo "style: not a git checkout" >&2; exit 77; }
 rc=0
-mapfile -t files < <(git ls-files -co --exclude-standard '*.c' '*.h' | grep -v '^kernel/')
-mapfile -t present < <(for f in "${files[@]}"; do [ -f "$f" ] && printf '%s\n' "$f"; done)
+# (tracked files deleted in the work tree are not looked at)
+mapfile -t files < <(git ls-files -co --exclude-standard '*.c' '*.h' | grep -v '^kernel/' |
+        while IFS= read -r f; do [ -f "$f" ] && printf '%s\n' "$f"; done)
 # clang-format on every core, 16 files a call; its "error: code should be clang-formatted" lines
 # name the files; a failure with no such line (clang-format itself failed) is reported whole
 xrc=0
-out=$(printf '%s\0' "${present[@]}" |
+out=$(printf '%s\0' "${files[@]}" |
         xargs -0 -P "$(nproc)" -n 16 clang-format --dry-run --Werror 2>&1 >/dev/null) || xrc=$?
 mapfile -t bad < <(printf '%s\n' "$out" |
         sed -n 's/^\(.*\):[0-9]*:[0-9]*: error: code should be clang-formatted.*/\1/p' | sort -u)
