@@ -280,10 +280,11 @@ check_config() {
 # kernels (one configuration) share every object the patches do not touch. ccache returns the
 # object the compiler would produce, so it is no input of the key.
 # Kbuild writes generated headers (autoconf.h, asm-offsets.h, ...) moments before the objects that
-# include them compile; ccache then keeps no direct-mode manifest for those objects ("include
-# file too new") and a later tree finds them only by running the preprocessor on every file.
-# Each tree is built once and its headers are not rewritten during the build, so the mtime and
-# ctime checks buy nothing here: with them off, the unpatched 6.1 build is direct-mode hits.
+# include them compile; ccache may then keep no direct-mode manifest for those objects ("include
+# file too new"), and a later tree would find them only through the preprocessor. Each tree is
+# built once and its headers are not rewritten during the build, so the mtime and ctime checks buy
+# nothing here; with them off, the unpatched 6.1 build after the patched one was all direct-mode
+# hits (1,381 direct, 0 preprocessed; docs/design-notes.md).
 ccache_cc=()
 if [ "$use_ccache" != 0 ] && command -v ccache >/dev/null 2>&1; then
         export CCACHE_DIR=$cache/ccache CCACHE_BASEDIR=$cache/kernel CCACHE_NOHASHDIR=1
