@@ -276,24 +276,37 @@ echo "# 6. clients that give up while waiting for a database connection"
 inst F --db-connections 1 --db-wait-ms 20000 --threads 8
 at F
 waits0=$(metric attestd_db_pool_waits_total)
-psql -q -X "$ATTEST_PG_URL" -c "BEGIN; LOCK TABLE agents IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(4); COMMIT;" \
-        >lock.out 2>&1 &
+# the lock is held until the clients are gone (psql reads its commands from a fifo), and each
+# step waits for the state it needs in pg_locks, not for a guessed time: under load psql and curl
+# take longer to start than any sleep would allow
+pgq() { psql -qtAX "$ATTEST_PG_URL" -c "$1"; }
+agents_locks() { # GRANTED: true or false
+        pgq "SELECT count(*) FROM pg_locks WHERE relation = 'agents'::regclass AND granted = $1"
+}
+mkfifo lock.fifo
+psql -q -X -v ON_ERROR_STOP=1 "$ATTEST_PG_URL" <lock.fifo >lock.out 2>&1 &
 lock_pid=$!
-sleep 0.5
+exec {lockfd}>lock.fifo
+echo "BEGIN; LOCK TABLE agents IN ACCESS EXCLUSIVE MODE;" >&"$lockfd"
+for _ in $(seq 200); do [ "$(agents_locks true)" -ge 1 ] && break; sleep 0.05; done
+[ "$(agents_locks true)" -ge 1 ] || fail "the table lock was not granted within 10 s: $(cat lock.out)"
 # the holder: takes F's one connection and blocks on the lock
-curl -s -m 30 --cacert "$CA" -H "Authorization: Bearer $READER" -o holder.json -w '%{http_code}' \
+curl -s -m 60 --cacert "$CA" -H "Authorization: Bearer $READER" -o holder.json -w '%{http_code}' \
         "https://127.0.0.1:${ports[F]}/v1/agents?limit=5" >holder.code &
 holder=$!
-sleep 0.5
+for _ in $(seq 200); do [ "$(agents_locks false)" -ge 1 ] && break; sleep 0.05; done
+[ "$(agents_locks false)" -ge 1 ] || fail "the holder's request did not wait on the lock within 10 s"
 gone=()
 for i in $(seq 8); do
-        curl -s -m 1 --cacert "$CA" -H "Authorization: Bearer $READER" -o /dev/null \
+        curl -s -m 2 --cacert "$CA" -H "Authorization: Bearer $READER" -o /dev/null \
                 "https://127.0.0.1:${ports[F]}/v1/agents?limit=5" >/dev/null &
         gone+=($!)
 done
 for c in "${gone[@]}"; do
-        if wait "$c"; then fail "a client expected to give up got its answer within 1 s (the lock did not hold)"; fi
+        if wait "$c"; then fail "a client expected to give up got its answer within 2 s (the lock did not hold)"; fi
 done
+echo "COMMIT;" >&"$lockfd"
+exec {lockfd}>&-
 wait "$lock_pid" || fail "psql lock: $(cat lock.out)"
 wait "$holder" || true
 [ "$(cat holder.code)" = 200 ] || fail "the request behind the lock: $(cat holder.code) $(cat holder.json)"
