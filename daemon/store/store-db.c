@@ -13,7 +13,7 @@
 
 #include <sqlite3.h>
 
-#include "daemon/store-internal.h"
+#include "daemon/store/store-internal.h"
 
 /* Forward migrations: migration[i] takes user_version i to i + 1. */
 static const char *const migration[STORE_SCHEMA_VERSION] = {
@@ -102,7 +102,7 @@ static const char *const migration[STORE_SCHEMA_VERSION] = {
         /* the stale scan logs each agent once per transition: when (0: not marked stale) */
         "ALTER TABLE agents ADD COLUMN stale_since INTEGER NOT NULL DEFAULT 0;"
         "CREATE INDEX agents_by_stale ON agents(stale_since, next_due);",
-        /* 5 -> 6 (issue 11): the webhook outbox (daemon/store-outbox.c, docs/webhooks.md).
+        /* 5 -> 6 (issue 11): the webhook outbox (daemon/store/store-outbox.c, docs/webhooks.md).
          * events: written in the transaction of the change that causes it; ids never reused, so
          * a receiver deduplicates by id. webhook_cursors: per receiver URL, the last event id it
          * acknowledged (delivery is in id order). outbox_meta: the cap and the events dropped by
@@ -228,7 +228,7 @@ static const char *const stmt_sql[ST_COUNT] = {
         [ST_NONCE_GET] = "SELECT 1 FROM nonces_used WHERE nonce = ?1",
         [ST_HEALTH_PUT] = "INSERT INTO health (id, time) VALUES (1, ?1)"
                           " ON CONFLICT (id) DO UPDATE SET time = excluded.time",
-        /* the webhook outbox (daemon/store-outbox.c) */
+        /* the webhook outbox (daemon/store/store-outbox.c) */
         [ST_OUTBOX_PREV] = "SELECT last_status, stale_since, state FROM agents WHERE id = ?1",
         [ST_OUTBOX_HOSTNAME] = "SELECT hostname FROM agents WHERE id = ?1",
         [ST_EVENT_ADD] = "INSERT INTO events (time, type, agent, hostname, status, previous,"

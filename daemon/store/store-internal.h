@@ -4,7 +4,7 @@
 /*
  * What the store-*.c files share: the prepared statements of a connection, the way a function runs
  * on one (store_write inside a durable write transaction, store_read outside any), and the small
- * bind/column helpers. Only daemon/store-*.c include this; everyone else uses daemon/store.h.
+ * bind/column helpers. Only daemon/store/ includes this; everyone else uses daemon/store/store.h.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/db.h"
+#include "daemon/store/db.h"
 
-#include "daemon/store.h"
+#include "daemon/store/store.h"
 
 enum stmt {
         ST_AGENT_ADD,
@@ -307,7 +307,7 @@ static inline int exec_by_key(struct conn *c, enum stmt i, const char *key)
 }
 
 /*
- * The webhook outbox (daemon/store-outbox.c): called inside the write transaction of the change
+ * The webhook outbox (daemon/store/store-outbox.c): called inside the write transaction of the change
  * that causes the event, so the event commits with it or not at all. outbox_on_verdict() and
  * outbox_on_decommission() read the agent's previous state, so they run before its update.
  */

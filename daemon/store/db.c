@@ -14,7 +14,7 @@
 #include <libpq-fe.h>
 #include <sqlite3.h>
 
-#include "daemon/db.h"
+#include "daemon/store/db.h"
 #include "util/hex.h"
 
 #define DB_PARAMS_MAX 32

@@ -8,7 +8,7 @@
  * statement of its connection (PQprepare on first use, PQexecPrepared after), blobs bound in
  * binary, integers as decimal text (the server's inferred type parses them), results in text
  * form (bytea decoded from hex). A statement may carry a PostgreSQL text of its own where the
- * dialect differs. Only daemon/store-*.c and daemon/db*.c include this.
+ * dialect differs. Only daemon/store/ includes this.
  *
  * Errors: negative errno; a unique violation is DB_CONSTRAINT from db_step, not an error. The
  * foreign error texts stay inside (db_errmsg for the open path's message; never a password).

@@ -3,7 +3,7 @@
 
 #include <openssl/crypto.h>
 
-#include "daemon/store-internal.h"
+#include "daemon/store/store-internal.h"
 
 /* ---- agents ---- */
 
