@@ -11,8 +11,6 @@
 
 #include <time.h>
 
-#include <sqlite3.h>
-
 #include "daemon/store/store-internal.h"
 
 /* Forward migrations: migration[i] takes user_version i to i + 1. */
@@ -544,7 +542,6 @@ static int conn_open(struct store *s, struct conn *c, struct attest_err *err)
                 return e;
         c->pg = db_kind_of(c->db) == DB_PG;
         if (!c->pg) {
-                sqlite3_busy_timeout(db_handle(c->db), 10000);
                 if (db_exec(c->db,
                             "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
                             " PRAGMA foreign_keys=ON;",
@@ -656,13 +653,10 @@ static int migrate(struct conn *c, struct attest_err *err)
 /* After a commit on c (by the thread using c): the pages it wrote to the WAL. */
 static void count_wal_pages(struct store *s, struct conn *c)
 {
-        int cur = 0, hi = 0;
+        uint64_t n = db_pages_written(c->db);
 
-        if (!c->pg &&
-            sqlite3_db_status(db_handle(c->db), SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 1) ==
-                    SQLITE_OK &&
-            cur > 0)
-                atomic_fetch_add(&s->wal_pages, (uint64_t)cur);
+        if (n > 0)
+                atomic_fetch_add(&s->wal_pages, n);
 }
 
 static void *writer_main(void *arg)

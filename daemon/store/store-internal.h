@@ -307,9 +307,9 @@ static inline int exec_by_key(struct conn *c, enum stmt i, const char *key)
 }
 
 /*
- * The webhook outbox (daemon/store/store-outbox.c): called inside the write transaction of the change
- * that causes the event, so the event commits with it or not at all. outbox_on_verdict() and
- * outbox_on_decommission() read the agent's previous state, so they run before its update.
+ * The webhook outbox (daemon/store/store-outbox.c): called inside the write transaction of the
+ * change that causes the event, so the event commits with it or not at all. outbox_on_verdict()
+ * and outbox_on_decommission() read the agent's previous state, so they run before its update.
  */
 /* failing: JSON array text of the failing claims' names (NULL: "[]"); reason: NULL or a code */
 int outbox_on_verdict(struct conn *c, const char *agent, const char *status, const char *failing,

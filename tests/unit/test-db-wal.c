@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The WAL write buffer of daemon/store/db.c (the "attestd-wal" VFS): a commit's frames reach the file
- * in one write (or a few of at most 124 KiB), yet every commit is in the file when the commit
- * returns, whatever PRAGMA synchronous says: another connection reads it at once, and a process
- * killed right after the commit loses nothing. Transactions larger than the buffer (spilled
+ * The WAL write buffer of daemon/store/db-wal.c (the "attestd-wal" VFS): a commit's frames reach
+ * the file in one write (or a few of at most 124 KiB), yet every commit is in the file when the
+ * commit returns, whatever PRAGMA synchronous says: another connection reads it at once, and a
+ * process killed right after the commit loses nothing. Transactions larger than the buffer (spilled
  * pages read back, several chunks) commit whole.
  */
 #include <check.h>

@@ -18,9 +18,9 @@
 /*
  * Ordered by events, never by sleeps (a 50 ms head start is a guess that load can beat): the first
  * write's function holds its batch open until the test's other writers are in the writer's queue.
- * What tells "queued": write_job (daemon/store/store-db.c) links the job into the queue and, still under
- * the store's lock, wakes the writer thread with pthread_cond_signal; this test is linked with
- * -Wl,--wrap=pthread_cond_signal (tests/unit/meson.build), and the first signal a test writer
+ * What tells "queued": write_job (daemon/store/store-db.c) links the job into the queue and, still
+ * under the store's lock, wakes the writer thread with pthread_cond_signal; this test is linked
+ * with -Wl,--wrap=pthread_cond_signal (tests/unit/meson.build), and the first signal a test writer
  * thread sends after it marked itself (tl_announce) counts as its write queued.
  */
 static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
