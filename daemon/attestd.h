@@ -19,7 +19,7 @@
 #include "daemon/policy-cache.h"
 #include "evidence/pcrsel.h"
 #include "daemon/ratelimit.h"
-#include "daemon/store.h"
+#include "daemon/store/store.h"
 
 struct ear_signer;
 struct webhook; /* daemon/webhook.h */

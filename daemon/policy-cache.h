@@ -20,7 +20,7 @@
 
 #include <jansson.h>
 
-#include "daemon/store.h"
+#include "daemon/store/store.h"
 #include "policy/policy.h"
 #include "util/err.h"
 #include "util/macro.h"

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "daemon/config.h"
-#include "daemon/store.h"
+#include "daemon/store/store.h"
 #include "util/err.h"
 
 #define WEBHOOK_SECRET_MIN 16 /* bytes of the key, without a trailing newline */

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fails when a C file is not clang-formatted or uses a banned function (STYLE.md "Untrusted bytes").
+# Fails when a C file is not clang-formatted or uses a banned function (STYLE.md "Untrusted bytes"),
+# or includes a database engine's header outside the store's backends.
 # Run by `meson test` (suite style) and by tests/run-all.sh --quick. Exits 77 (meson: skipped, never
 # a pass) where it cannot look: no clang-format, or not a git checkout (a release tarball).
 set -euo pipefail
@@ -29,6 +30,13 @@ fi
 if grep -nE '\b(sprintf|vsprintf|strcpy|strcat|gets|atoi|atol|strtok)\s*\(' "${files[@]}" |
         grep -v 'banned:'; then
         echo "style: banned function used (see STYLE.md)"
+        rc=1
+fi
+# the database engines stay behind the store's backends (daemon/store/db-backend.h); tests may
+# talk to a database themselves
+if grep -nE '^#include <(sqlite3|libpq-fe)\.h>' "${files[@]}" |
+        grep -vE '^(daemon/store/db-(sqlite|pg|wal)\.c|tests/)[^:]*:'; then
+        echo "style: sqlite3.h or libpq-fe.h outside daemon/store/db-{sqlite,pg,wal}.c"
         rc=1
 fi
 [ $rc -eq 0 ] && echo "style: ${#files[@]} files formatted, no banned functions"

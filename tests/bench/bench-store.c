@@ -20,8 +20,8 @@
 
 #include <openssl/rand.h>
 
-#include "daemon/db.h"
-#include "daemon/store.h"
+#include "daemon/store/db.h"
+#include "daemon/store/store.h"
 
 struct opts {
         unsigned agents, threads, verdicts, rate, retain;

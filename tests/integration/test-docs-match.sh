@@ -113,7 +113,7 @@ expect 401 unauthorized -- "the hash of the token with its trailing newline"
 api GET /healthz
 expect 200 "" -- "/healthz"
 schema=$(jq -r .schema <<<"$body")
-want=$(sed -n 's/^#define STORE_SCHEMA_VERSION \([0-9]*\).*/\1/p' "$TOP/daemon/store.h")
+want=$(sed -n 's/^#define STORE_SCHEMA_VERSION \([0-9]*\).*/\1/p' "$TOP/daemon/store/store.h")
 [ "$schema" = "$want" ] || fail "/healthz schema $schema, want STORE_SCHEMA_VERSION $want"
 grep -qF '`{"status": "ok", "schema": N, "store": "writable"}`' "$TOP/docs/api.md" ||
         fail "api.md does not show /healthz's answer"

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "daemon/agent-state.h"
-#include "daemon/store.h"
+#include "daemon/store/store.h"
 #include "tests/unit/testutil.h"
 
 /* The REST API's "state" strings (docs/api.md): the codec must give exactly these. */

@@ -22,7 +22,7 @@
 #include "daemon/metrics.h"
 #include "daemon/nonce.h"
 #include "daemon/ratelimit.h"
-#include "daemon/store.h"
+#include "daemon/store/store.h"
 #include "store-target.h"
 
 static const uint8_t key1[NONCE_KEY_MIN] = {1, 2, 3, 4}, key2[NONCE_KEY_MIN] = {9};

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The WAL write buffer of daemon/db.c (the "attestd-wal" VFS): a commit's frames reach the file
- * in one write (or a few of at most 124 KiB), yet every commit is in the file when the commit
- * returns, whatever PRAGMA synchronous says: another connection reads it at once, and a process
- * killed right after the commit loses nothing. Transactions larger than the buffer (spilled
+ * The WAL write buffer of daemon/store/db-wal.c (the "attestd-wal" VFS): a commit's frames reach
+ * the file in one write (or a few of at most 124 KiB), yet every commit is in the file when the
+ * commit returns, whatever PRAGMA synchronous says: another connection reads it at once, and a
+ * process killed right after the commit loses nothing. Transactions larger than the buffer (spilled
  * pages read back, several chunks) commit whole.
  */
 #include <check.h>
@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "daemon/db.h"
+#include "daemon/store/db.h"
 #include "tests/unit/testutil.h"
 
 static void exec_ok(struct db *d, const char *sql)

@@ -15,7 +15,7 @@
 
 #include <jansson.h>
 
-#include "daemon/store.h"
+#include "daemon/store/store.h"
 #include "store-target.h"
 #include "daemon/webhook.h"
 #include "util/hex.h"

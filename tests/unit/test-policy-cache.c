@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "daemon/policy-cache.h"
-#include "daemon/store.h"
+#include "daemon/store/store.h"
 #include "store-target.h"
 
 struct fixture {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The store's read cache (daemon/store-cache.c): every write path leaves what a read returns
+ * The store's read cache (daemon/store/store-cache.c): every write path leaves what a read returns
  * equal to the database (checked against a second store on the same file, which has read nothing
  * yet), a read that raced a write does not put the old row back, the cap holds, and concurrent
  * rounds and admin writes end coherent. Real SQLite files, or real PostgreSQL databases (suite
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/store-internal.h"
+#include "daemon/store/store-internal.h"
 #include "store-target.h"
 
 static void rm_rf(const char *dir)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Writer mode's group commit (daemon/store-db.c): a write queued while a batch runs its
+ * Writer mode's group commit (daemon/store/store-writer.c): a write queued while a batch runs its
  * statements joins that batch's commit instead of waiting for the next one, and is answered
  * only after that commit; joining stops at STORE_COMMIT_JOBS_MAX writes.
  */
@@ -12,16 +12,16 @@
 #include <string.h>
 #include <time.h>
 
-#include "daemon/store-internal.h"
+#include "daemon/store/store-internal.h"
 #include "tests/unit/testutil.h"
 
 /*
  * Ordered by events, never by sleeps (a 50 ms head start is a guess that load can beat): the first
  * write's function holds its batch open until the test's other writers are in the writer's queue.
- * What tells "queued": write_job (daemon/store-db.c) links the job into the queue and, still under
- * the store's lock, wakes the writer thread with pthread_cond_signal; this test is linked with
- * -Wl,--wrap=pthread_cond_signal (tests/unit/meson.build), and the first signal a test writer
- * thread sends after it marked itself (tl_announce) counts as its write queued.
+ * What tells "queued": write_job (daemon/store/store-writer.c) links the job into the queue and,
+ * still under the store's lock, wakes the writer thread with pthread_cond_signal; this test is
+ * linked with -Wl,--wrap=pthread_cond_signal (tests/unit/meson.build), and the first signal a test
+ * writer thread sends after it marked itself (tl_announce) counts as its write queued.
  */
 static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ev_cv = PTHREAD_COND_INITIALIZER;

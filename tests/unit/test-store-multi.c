@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/store.h"
+#include "daemon/store/store.h"
 #include "store-target.h"
 
 struct fix {

@@ -6,7 +6,7 @@
  */
 #include <stdio.h>
 
-#include "daemon/store-internal.h"
+#include "daemon/store/store-internal.h"
 
 /* ---- writing events (inside the caller's transaction) ---- */
 

@@ -4,17 +4,19 @@
 /*
  * What the store-*.c files share: the prepared statements of a connection, the way a function runs
  * on one (store_write inside a durable write transaction, store_read outside any), and the small
- * bind/column helpers. Only daemon/store-*.c include this; everyone else uses daemon/store.h.
+ * bind/column helpers. Only daemon/store/ includes this; everyone else uses daemon/store/store.h.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/db.h"
+#include "daemon/store/db.h"
 
-#include "daemon/store.h"
+#include "daemon/store/store.h"
 
 enum stmt {
         ST_AGENT_ADD,
@@ -112,6 +114,70 @@ struct conn {
  */
 #define STORE_COMMIT_JOBS_MAX 64
 
+/* advisory lock keys (pg_advisory_xact_lock): the migration, the event writers */
+#define PG_LOCK_MIGRATE "7631463249"
+#define PG_LOCK_EVENTS "7631463250"
+
+/* a write waiting for the writer thread (store-writer.c) */
+struct job;
+
+/*
+ * A store: its pooled connections, the writer thread and its queue, the counters, the claims and
+ * the readiness probe. Opened and closed in store-db.c; store-writer.c runs functions on it.
+ */
+struct store {
+        enum store_mode mode;
+        pthread_mutex_t lock;      /* the writer's queue */
+        pthread_mutex_t pool_lock; /* the pooled connections: readers do not wait on the queue */
+        pthread_cond_t conn_free;  /* a pooled connection came back */
+        struct conn *free;         /* pooled connections */
+        struct conn *conns;        /* all pooled connections */
+        unsigned nconns;
+        /* writer mode */
+        struct conn writer;
+        pthread_t writer_thread;
+        bool writer_running, stopping;
+        pthread_cond_t job_ready;
+        struct job *queue, *queue_tail;
+        atomic_uint_fast64_t commits, writes; /* write transactions, writes in them */
+        atomic_uint_fast64_t wal_pages;       /* pages those commits wrote to the WAL */
+        char *path;                           /* a SQLite file or a PostgreSQL URL */
+        char *password;                       /* PostgreSQL, or NULL */
+        bool pg;
+        int64_t wait_ms; /* how long a caller waits for a pooled connection (<= 0: for ever) */
+        atomic_uint_fast64_t statements;            /* executions (sqlite3_step / PQexec*) */
+        atomic_uint_fast64_t pool_waits, pool_busy; /* waited for a connection, gave up */
+        atomic_uint_fast64_t in_use;                /* pooled connections taken */
+        /* PostgreSQL session locks this store holds (store_claim): duties of one instance */
+        pthread_mutex_t claim_lock;
+        char *claimed[STORE_CLAIMS_MAX];
+        struct conn *claimed_on[STORE_CLAIMS_MAX];  /* the connection holding the lock */
+        unsigned claimed_session[STORE_CLAIMS_MAX]; /* and its session then */
+        /* readiness probe: at most one real write per interval, the last answer cached */
+        pthread_mutex_t probe_lock;
+        int64_t probe_at;
+        atomic_int probe_rc;
+        char probe_msg[160];
+        struct store_cache *cache; /* store-cache.c */
+};
+
+/* A failure of d while doing what: -EIO with the engine's message in err. */
+static inline int store_db_fail(struct db *d, struct attest_err *err, const char *what)
+{
+        return attest_fail(err, -EIO, AE_STORE_IO, "%s: %s", what, d ? db_errmsg(d) : "?");
+}
+
+/* Connect c to the store's database and prepare its statements (store-stmt.c): 0 or -errno. */
+int store_conn_open(struct store *s, struct conn *c, struct attest_err *err);
+/* Finalize c's statements and close its connection; c may be half open. */
+void store_conn_close(struct conn *c);
+/* Statement i (no parameters) run once on c: 0 or -EIO. */
+int store_st_exec(struct conn *c, enum stmt i);
+/* Bring the database's schema to STORE_SCHEMA_VERSION (store-schema.c): 0 or -errno. */
+int store_migrate(struct conn *c, struct attest_err *err);
+/* The writer thread of writer mode (store-writer.c): runs the queued jobs until s->stopping. */
+void *store_writer_main(void *arg);
+
 /* The read cache (store-cache.c); the store-*.c files keep it coherent with their writes. */
 struct store_cache;
 struct store_cache *store_cache_of(struct store *s);
@@ -149,6 +215,15 @@ int store_cache_policy_get(struct store_cache *c, const char *name, int64_t *ret
 void store_cache_policy_add(struct store_cache *c, const char *name, int64_t version, uint64_t gen);
 /* After any policy write committed (or may have). */
 void store_cache_policy_forget(struct store_cache *c);
+
+/*
+ * The agent in the current row of st, its columns in STORE_AGENT_LIST_COLS' order (store-agents.c):
+ * 0 with *ret, -ENOMEM, -EBADMSG an unknown state.
+ */
+int store_agent_row(struct db_stmt *st, struct store_agent **ret);
+/* Insert agent arg (a const struct store_agent *) on c: 0, -EEXIST (its id or AK is taken), -EIO.
+ */
+int store_agent_add_fn(struct conn *c, void *arg);
 
 /* Prepare statement i on c (first use when the schema was missing at open): 0 or -EIO. */
 int store_stmt_prepare(struct conn *c, enum stmt i);
@@ -307,9 +382,9 @@ static inline int exec_by_key(struct conn *c, enum stmt i, const char *key)
 }
 
 /*
- * The webhook outbox (daemon/store-outbox.c): called inside the write transaction of the change
- * that causes the event, so the event commits with it or not at all. outbox_on_verdict() and
- * outbox_on_decommission() read the agent's previous state, so they run before its update.
+ * The webhook outbox (daemon/store/store-outbox.c): called inside the write transaction of the
+ * change that causes the event, so the event commits with it or not at all. outbox_on_verdict()
+ * and outbox_on_decommission() read the agent's previous state, so they run before its update.
  */
 /* failing: JSON array text of the failing claims' names (NULL: "[]"); reason: NULL or a code */
 int outbox_on_verdict(struct conn *c, const char *agent, const char *status, const char *failing,

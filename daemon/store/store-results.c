@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdio.h>
 
-#include "daemon/store-internal.h"
+#include "daemon/store/store-internal.h"
 #include "util/log.h"
 
 /* ---- results ---- */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 
-#include "daemon/store-internal.h"
+#include "daemon/store/store-internal.h"
 
 /* ---- policies ---- */
 

@@ -8,7 +8,7 @@
  * statement of its connection (PQprepare on first use, PQexecPrepared after), blobs bound in
  * binary, integers as decimal text (the server's inferred type parses them), results in text
  * form (bytea decoded from hex). A statement may carry a PostgreSQL text of its own where the
- * dialect differs. Only daemon/store-*.c and daemon/db*.c include this.
+ * dialect differs. Only daemon/store/ includes this.
  *
  * Errors: negative errno; a unique violation is DB_CONSTRAINT from db_step, not an error. The
  * foreign error texts stay inside (db_errmsg for the open path's message; never a password).
@@ -58,14 +58,17 @@ struct db *db_close(struct db *d);
 enum db_kind db_kind_of(const struct db *d);
 /* The engine's last message (for the open path's errors only). */
 const char *db_errmsg(struct db *d);
-/* The raw handle (SQLite: sqlite3 *; PostgreSQL: PGconn *). */
-void *db_handle(struct db *d);
 /* Whether the connection is still usable (PostgreSQL: CONNECTION_OK). */
 bool db_ok(struct db *d);
 /* PostgreSQL: a broken connection connected again (statements re-prepared on use); 0 or -EIO. */
 int db_reconnect(struct db *d);
 /* Which session of d this is (bumped by every reconnect): session state (locks) lives in one. */
 unsigned db_session(const struct db *d);
+/*
+ * The pages the last transaction on d wrote to the WAL, read by the thread using d (and reset):
+ * SQLite's page cache writes; 0 on PostgreSQL, whose WAL is the server's.
+ */
+uint64_t db_pages_written(struct db *d);
 
 /*
  * A statement of d, prepared for reuse (persistent) or once (db_finalize after use). sql uses ?N;
@@ -96,7 +99,7 @@ int64_t db_last_id(struct db_stmt *st);
 
 /*
  * SQLite files are opened through a VFS that gathers a WAL file's frame writes into one write
- * per commit (db.c): the writes SQLite asked for, and the writes that reached the file.
+ * per commit (db-wal.c): the writes SQLite asked for, and the writes that reached the file.
  */
 void db_wal_stats(uint64_t *ret_writes, uint64_t *ret_flushes);
 

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fleet's views of agents: host identity (hostname, machine id, labels), the filtered and
+ * paged list, the stale scan.
+ */
+#include <stdio.h>
+
+#include "daemon/store/store-internal.h"
+
+/* ---- host identity ---- */
+
+int store_labels_json(const struct evidence_host *h, char *buf, size_t n)
+{
+        size_t at = 0;
+        int w;
+
+        if (n < 3)
+                return -E2BIG;
+        buf[at++] = '{';
+        for (unsigned i = 0; i < h->n_labels && i < EVIDENCE_LABELS_MAX; i++) {
+                /* keys and values are of the identity syntax: nothing to escape */
+                w = snprintf(buf + at, n - at, "%s\"%s\":\"%s\"", i ? "," : "", h->labels[i].key,
+                             h->labels[i].value);
+                if (w < 0 || (size_t)w >= n - at)
+                        return -E2BIG;
+                at += (size_t)w;
+        }
+        if (n - at < 2)
+                return -E2BIG;
+        buf[at++] = '}';
+        buf[at] = '\0';
+        return 0;
+}
+
+bool store_agent_identity_differs(const struct store_agent *a, const struct evidence_host *h)
+{
+        char labels[STORE_LABELS_JSON_MAX];
+
+        if (h->hostname[0] && strcmp(h->hostname, a->hostname) != 0)
+                return true;
+        if (h->machine_id[0] && strcmp(h->machine_id, a->machine_id) != 0)
+                return true;
+        if (!h->labels_present)
+                return false;
+        if (store_labels_json(h, labels, sizeof(labels)) < 0)
+                return true;
+        return !a->labels || strcmp(labels, a->labels) != 0;
+}
+
+struct identity_arg {
+        const char *id;
+        const struct evidence_host *h;
+        char labels[STORE_LABELS_JSON_MAX];
+};
+
+static int agent_identity_fn(struct conn *c, void *arg)
+{
+        struct identity_arg *a = arg;
+        const struct evidence_host *h = a->h;
+        struct db_stmt *st = st_get(c, ST_AGENT_IDENTITY);
+        int n;
+
+        if (!st || bind_text(st, 1, a->id) < 0 ||
+            bind_text(st, 2, h->hostname[0] ? h->hostname : NULL) < 0 ||
+            bind_text(st, 3, h->machine_id[0] ? h->machine_id : NULL) < 0 ||
+            bind_text(st, 4, h->labels_present ? a->labels : NULL) < 0)
+                return -EIO;
+        if ((n = step_changes(c, st)) < 0)
+                return n;
+        if (n == 0)
+                return -ENOENT;
+        if (!h->labels_present)
+                return 0;
+        if (exec_by_key(c, ST_LABELS_DELETE, a->id) < 0)
+                return -EIO;
+        for (unsigned i = 0; i < h->n_labels && i < EVIDENCE_LABELS_MAX; i++) {
+                st = st_get(c, ST_LABEL_PUT);
+                if (!st || bind_text(st, 1, a->id) < 0 || bind_text(st, 2, h->labels[i].key) < 0 ||
+                    bind_text(st, 3, h->labels[i].value) < 0 || step_changes(c, st) < 0)
+                        return -EIO;
+        }
+        return 0;
+}
+
+int store_agent_set_identity(struct store *s, const char *id, const struct evidence_host *h)
+{
+        struct identity_arg a = {.id = id, .h = h};
+        int e;
+
+        if (h->labels_present && (e = store_labels_json(h, a.labels, sizeof(a.labels))) < 0)
+                return e;
+        e = store_write(s, agent_identity_fn, &a);
+        /* the cached row carries the identity too (a round compares against it) */
+        store_cache_agent_forget(store_cache_of(s), id);
+        return e;
+}
+
+/* ---- the filtered, paged list ---- */
+
+static const char *const status_names[STORE_STATUS__COUNT] = {
+        [STORE_STATUS_ANY] = "",
+#define STATUS_NAME(id, name) [STORE_STATUS_##id] = name,
+        AGENT_STATES(STATUS_NAME)
+#undef STATUS_NAME
+                [STORE_STATUS_PASS] = "pass",
+        [STORE_STATUS_FAIL] = "fail",
+        [STORE_STATUS_FAILING] = "failing",
+        [STORE_STATUS_STALE] = "stale",
+        [STORE_STATUS_NEVER] = "never",
+};
+
+const char *store_status_name(enum store_status st)
+{
+        return (unsigned)st < STORE_STATUS__COUNT ? status_names[st] : NULL;
+}
+
+/* ?1 now, ?2 grace, ?3 interval (ms) */
+#define STALE_SQL "((CASE WHEN next_due = 0 THEN created + ?3 ELSE next_due END) + ?2 < ?1)"
+
+static const char *const status_sql[STORE_STATUS__COUNT] = {
+        [STORE_STATUS_ANY] = "",
+#define STATUS_SQL(id, name) [STORE_STATUS_##id] = " AND state = '" name "'",
+        AGENT_STATES(STATUS_SQL)
+#undef STATUS_SQL
+                [STORE_STATUS_PASS] =
+                        " AND last_status = 'pass' AND state = 'active' AND NOT " STALE_SQL,
+        [STORE_STATUS_FAIL] = " AND last_status = 'fail' AND state = 'active' AND NOT " STALE_SQL,
+        [STORE_STATUS_FAILING] = " AND last_status IN ('fail', 'error') AND state = 'active'",
+        [STORE_STATUS_STALE] = " AND state <> 'decommissioned' AND " STALE_SQL,
+        [STORE_STATUS_NEVER] = " AND last_status IS NULL AND state = 'active'",
+};
+
+struct query_arg {
+        const struct store_agent_filter *f;
+        int (*fn)(const struct store_agent *a, void *arg);
+        void *arg;
+};
+
+static int agent_query_fn(struct conn *c, void *arg)
+{
+        struct query_arg *q = arg;
+        const struct store_agent_filter *f = q->f;
+        char sql[1024];
+        size_t n;
+        struct db_stmt *st = NULL;
+        int rc, e = 0, p;
+
+        if ((unsigned)f->status >= STORE_STATUS__COUNT || f->n_labels > STORE_LABEL_FILTERS_MAX)
+                return -EINVAL;
+        /* fixed SQL text only: every value the client gave is a bound parameter */
+        n = (size_t)snprintf(sql, sizeof(sql),
+                             "SELECT " STORE_AGENT_LIST_COLS " FROM agents WHERE id > ?4%s%s",
+                             f->hostname ? " AND hostname = ?5" : "", status_sql[f->status]);
+        for (unsigned i = 0; i < f->n_labels && n < sizeof(sql); i++)
+                n += (size_t)snprintf(sql + n, sizeof(sql) - n,
+                                      " AND id IN (SELECT agent FROM agent_labels WHERE key = ?%u"
+                                      " AND value = ?%u)",
+                                      7 + 2 * i, 8 + 2 * i);
+        if (n < sizeof(sql))
+                n += (size_t)snprintf(sql + n, sizeof(sql) - n, " ORDER BY id LIMIT ?6");
+        if (n >= sizeof(sql))
+                return -E2BIG;
+        if (db_prepare(c->db, sql, NULL, 0, false, &st) < 0)
+                return -EIO;
+        /* parameters the text does not name are simply not bound */
+        p = db_param_count(st);
+        if ((p >= 1 && bind_i64(st, 1, f->now) < 0) || (p >= 2 && bind_i64(st, 2, f->grace) < 0) ||
+            (p >= 3 && bind_i64(st, 3, f->interval) < 0) ||
+            bind_text(st, 4, f->after ? f->after : "") < 0 ||
+            (f->hostname && bind_text(st, 5, f->hostname) < 0) ||
+            bind_i64(st, 6, f->limit > INT64_MAX ? INT64_MAX : (int64_t)f->limit) < 0)
+                e = -EIO;
+        for (unsigned i = 0; e == 0 && i < f->n_labels; i++)
+                if (bind_text(st, (int)(7 + 2 * i), f->label_key[i]) < 0 ||
+                    bind_text(st, (int)(8 + 2 * i), f->label_value[i]) < 0)
+                        e = -EIO;
+        while (e == 0 && (rc = db_step(st)) == DB_ROW) {
+                struct store_agent *a;
+
+                if ((e = store_agent_row(st, &a)) < 0)
+                        break;
+                e = q->fn(a, q->arg);
+                store_agent_free(a);
+        }
+        if (e == 0 && rc != DB_DONE)
+                e = -EIO;
+        db_finalize(st);
+        return e;
+}
+
+int store_agent_query(struct store *s, const struct store_agent_filter *f,
+                      int (*fn)(const struct store_agent *a, void *arg), void *arg)
+{
+        struct query_arg q = {f, fn, arg};
+
+        return store_read(s, agent_query_fn, &q);
+}
+
+/* ---- the stale scan ---- */
+
+struct stale_arg {
+        int64_t now, grace, interval;
+        void (*fn)(const char *id, const char *hostname, const char *last_status, int64_t last_seen,
+                   void *arg);
+        void *arg;
+        int n;
+};
+
+static int stale_bind(struct db_stmt *st, const struct stale_arg *a)
+{
+        return bind_i64(st, 1, a->now) < 0 || bind_i64(st, 2, a->grace) < 0 ||
+                               bind_i64(st, 3, a->interval) < 0
+                       ? -EIO
+                       : 0;
+}
+
+static int stale_any_fn(struct conn *c, void *arg)
+{
+        struct db_stmt *st = st_get(c, ST_STALE_ANY);
+        int rc;
+
+        if (!st || stale_bind(st, arg) < 0)
+                return -EIO;
+        rc = db_step(st);
+        db_reset(st);
+        return rc == DB_ROW ? 1 : rc == DB_DONE ? 0 : -EIO;
+}
+
+static int stale_mark_fn(struct conn *c, void *arg)
+{
+        struct stale_arg *a = arg;
+        struct db_stmt *st = st_get(c, ST_STALE_MARK);
+        int rc;
+
+        if (!st || stale_bind(st, a) < 0)
+                return -EIO;
+        a->n = 0;
+        while ((rc = db_step(st)) == DB_ROW) {
+                char id[STORE_ID_MAX + 1], host[EVIDENCE_HOSTNAME_MAX + 1], status[16];
+                bool have_status = !db_col_null(st, 2);
+
+                col_str(st, 0, id, sizeof(id));
+                col_str(st, 1, host, sizeof(host));
+                col_str(st, 2, status, sizeof(status));
+                /* called inside the transaction: fn only logs */
+                a->fn(id, host, have_status ? status : NULL, db_col_i64(st, 3), a->arg);
+                a->n++;
+                /* the webhook event commits with the mark (RETURNING rows are buffered) */
+                if (outbox_on_stale(c, id, have_status ? status : NULL, a->now) < 0) {
+                        db_reset(st);
+                        return -EIO;
+                }
+        }
+        db_reset(st);
+        return rc == DB_DONE ? 0 : -EIO;
+}
+
+int store_agent_stale_scan(struct store *s, int64_t now, int64_t grace, int64_t interval,
+                           void (*fn)(const char *id, const char *hostname, const char *last_status,
+                                      int64_t last_seen, void *arg),
+                           void *arg)
+{
+        struct stale_arg a = {now, grace, interval, fn, arg, 0};
+        int e = store_read(s, stale_any_fn, &a);
+
+        if (e <= 0)
+                return e;
+        if ((e = store_write(s, stale_mark_fn, &a)) < 0)
+                return e;
+        return a.n;
+}

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The store's schema (DESIGN §7): the forward migrations of each engine, run at open by the
+ * first connection (store_migrate) inside one transaction.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "daemon/store/store-internal.h"
+
+/* Forward migrations: migration[i] takes user_version i to i + 1. */
+static const char *const migration[STORE_SCHEMA_VERSION] = {
+        "CREATE TABLE agents ("
+        " id TEXT PRIMARY KEY,"
+        " ak_public BLOB NOT NULL,"
+        " ak_name BLOB NOT NULL UNIQUE,"
+        " ek_cert BLOB,"
+        " state TEXT NOT NULL,"
+        " policy TEXT,"
+        " created INTEGER NOT NULL,"
+        " last_seen INTEGER NOT NULL DEFAULT 0,"
+        " next_due INTEGER NOT NULL DEFAULT 0,"
+        " last_status TEXT,"
+        " last_policy TEXT,"
+        " last_result INTEGER NOT NULL DEFAULT 0,"
+        " ima_offset INTEGER NOT NULL DEFAULT 0,"
+        " replay_state TEXT,"
+        " seq INTEGER NOT NULL DEFAULT 0);"
+        "CREATE TABLE policies ("
+        " name TEXT NOT NULL,"
+        " version INTEGER NOT NULL,"
+        " body TEXT NOT NULL,"
+        " created INTEGER NOT NULL,"
+        " deleted INTEGER NOT NULL DEFAULT 0,"
+        " PRIMARY KEY (name, version));"
+        "CREATE TABLE results ("
+        " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+        " agent TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,"
+        " time INTEGER NOT NULL,"
+        " status TEXT NOT NULL,"
+        " policy TEXT,"
+        " verdict TEXT NOT NULL);"
+        "CREATE INDEX results_by_agent ON results(agent, id);",
+        /* 1 -> 2: enrolment by credential activation (DESIGN §4) */
+        "CREATE TABLE enrolments ("
+        " agent TEXT PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,"
+        " ek_public BLOB NOT NULL,"
+        " cred_hash BLOB NOT NULL,"
+        " expires INTEGER NOT NULL);",
+        /* 2 -> 3 (issue 9): one live identity per EK, several pending credentials per agent
+         * (a second enrolment never replaces the first), decommissioning, consumed nonces */
+        "ALTER TABLE agents ADD COLUMN ek_id BLOB;"
+        "ALTER TABLE agents ADD COLUMN prev_state TEXT;"
+        "CREATE INDEX agents_by_ek ON agents(ek_id);"
+        "CREATE TABLE enrolments3 ("
+        " agent TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,"
+        " ek_public BLOB NOT NULL,"
+        " ek_id BLOB,"
+        " ek_cert BLOB,"
+        " cred_hash BLOB NOT NULL,"
+        " expires INTEGER NOT NULL);"
+        "INSERT INTO enrolments3 (agent, ek_public, cred_hash, expires)"
+        " SELECT agent, ek_public, cred_hash, expires FROM enrolments;"
+        "DROP TABLE enrolments;"
+        "ALTER TABLE enrolments3 RENAME TO enrolments;"
+        "CREATE INDEX enrolments_by_agent ON enrolments(agent);"
+        "CREATE TABLE ek_decommissioned ("
+        " ek_id BLOB PRIMARY KEY,"
+        " agent TEXT NOT NULL,"
+        " time INTEGER NOT NULL);"
+        "CREATE TABLE nonces_used ("
+        " nonce BLOB PRIMARY KEY,"
+        " expires INTEGER NOT NULL) WITHOUT ROWID;"
+        "CREATE INDEX nonces_used_by_expiry ON nonces_used(expires);"
+        "CREATE TABLE health (id INTEGER PRIMARY KEY, time INTEGER NOT NULL);",
+        /* 3 -> 4 (issue 15): the replay state is the typed binary form (verify/replay-state.h),
+         * a BLOB. The JSON states are dropped, not converted: each agent's next challenge asks
+         * from entry 0 and the agent resends its log once. */
+        "ALTER TABLE agents DROP COLUMN replay_state;"
+        "ALTER TABLE agents ADD COLUMN replay_state BLOB;"
+        "UPDATE agents SET ima_offset = 0;",
+        /* 4 -> 5 (issue 11): host identity; labels once as the JSON the API shows and once as
+         * rows the ?label= filter finds through an index; indexes for ?hostname= and ?status= */
+        "ALTER TABLE agents ADD COLUMN hostname TEXT;"
+        "ALTER TABLE agents ADD COLUMN machine_id TEXT;"
+        "ALTER TABLE agents ADD COLUMN labels TEXT;"
+        "CREATE TABLE agent_labels ("
+        " agent TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,"
+        " key TEXT NOT NULL,"
+        " value TEXT NOT NULL,"
+        " PRIMARY KEY (agent, key)) WITHOUT ROWID;"
+        "CREATE INDEX agent_labels_by_kv ON agent_labels(key, value, agent);"
+        "CREATE INDEX agents_by_hostname ON agents(hostname, id);"
+        "CREATE INDEX agents_by_status ON agents(last_status, id);"
+        /* the stale scan logs each agent once per transition: when (0: not marked stale) */
+        "ALTER TABLE agents ADD COLUMN stale_since INTEGER NOT NULL DEFAULT 0;"
+        "CREATE INDEX agents_by_stale ON agents(stale_since, next_due);",
+        /* 5 -> 6 (issue 11): the webhook outbox (daemon/store/store-outbox.c, docs/webhooks.md).
+         * events: written in the transaction of the change that causes it; ids never reused, so
+         * a receiver deduplicates by id. webhook_cursors: per receiver URL, the last event id it
+         * acknowledged (delivery is in id order). outbox_meta: the cap and the events dropped by
+         * it. The stale scan's mark is schema 5's agents.stale_since. */
+        "CREATE TABLE events ("
+        " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+        " time INTEGER NOT NULL,"
+        " type TEXT NOT NULL,"
+        " agent TEXT NOT NULL,"
+        " hostname TEXT,"
+        " status TEXT,"
+        " previous TEXT,"
+        " claims TEXT,"
+        " reason TEXT);"
+        "CREATE TABLE webhook_cursors ("
+        " url TEXT PRIMARY KEY,"
+        " delivered INTEGER NOT NULL);"
+        "CREATE TABLE outbox_meta ("
+        " id INTEGER PRIMARY KEY CHECK (id = 1),"
+        " cap INTEGER NOT NULL,"
+        " dropped INTEGER NOT NULL);"
+        "INSERT INTO outbox_meta (id, cap, dropped) VALUES (1, 100000, 0);",
+        /* 7: PostgreSQL's one-statement verdict (attestd_verdict); nothing on SQLite */
+        "",
+};
+
+/*
+ * PostgreSQL: the same logical schema and version numbers, each migration[i] taking version i to
+ * i + 1 in the engine's types (INTEGER -> BIGINT, BLOB -> BYTEA, AUTOINCREMENT -> an identity
+ * column, rowid -> an id column); the version is the one row of schema_version. All pending
+ * migrations run in one transaction under an advisory lock, so instances starting at once
+ * migrate once.
+ */
+static const char *const pg_migration[STORE_SCHEMA_VERSION] = {
+        "CREATE TABLE agents ("
+        " id TEXT PRIMARY KEY,"
+        " ak_public BYTEA NOT NULL,"
+        " ak_name BYTEA NOT NULL UNIQUE,"
+        " ek_cert BYTEA,"
+        " state TEXT NOT NULL,"
+        " policy TEXT,"
+        " created BIGINT NOT NULL,"
+        " last_seen BIGINT NOT NULL DEFAULT 0,"
+        " next_due BIGINT NOT NULL DEFAULT 0,"
+        " last_status TEXT,"
+        " last_policy TEXT,"
+        " last_result BIGINT NOT NULL DEFAULT 0,"
+        " ima_offset BIGINT NOT NULL DEFAULT 0,"
+        " replay_state TEXT,"
+        " seq BIGINT NOT NULL DEFAULT 0);"
+        "CREATE TABLE policies ("
+        " name TEXT NOT NULL,"
+        " version BIGINT NOT NULL,"
+        " body TEXT NOT NULL,"
+        " created BIGINT NOT NULL,"
+        " deleted BIGINT NOT NULL DEFAULT 0,"
+        " PRIMARY KEY (name, version));"
+        "CREATE TABLE results ("
+        " id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,"
+        " agent TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,"
+        " time BIGINT NOT NULL,"
+        " status TEXT NOT NULL,"
+        " policy TEXT,"
+        " verdict TEXT NOT NULL);"
+        "CREATE INDEX results_by_agent ON results(agent, id);",
+        "CREATE TABLE enrolments ("
+        " agent TEXT PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,"
+        " ek_public BYTEA NOT NULL,"
+        " cred_hash BYTEA NOT NULL,"
+        " expires BIGINT NOT NULL);",
+        "ALTER TABLE agents ADD COLUMN ek_id BYTEA;"
+        "ALTER TABLE agents ADD COLUMN prev_state TEXT;"
+        "CREATE INDEX agents_by_ek ON agents(ek_id);"
+        "ALTER TABLE enrolments DROP CONSTRAINT enrolments_pkey;"
+        "ALTER TABLE enrolments ADD COLUMN id BIGINT GENERATED BY DEFAULT AS IDENTITY"
+        " PRIMARY KEY;"
+        "ALTER TABLE enrolments ADD COLUMN ek_id BYTEA;"
+        "ALTER TABLE enrolments ADD COLUMN ek_cert BYTEA;"
+        "CREATE INDEX enrolments_by_agent ON enrolments(agent);"
+        "CREATE TABLE ek_decommissioned ("
+        " ek_id BYTEA PRIMARY KEY,"
+        " agent TEXT NOT NULL,"
+        " time BIGINT NOT NULL);"
+        "CREATE TABLE nonces_used ("
+        " nonce BYTEA PRIMARY KEY,"
+        " expires BIGINT NOT NULL);"
+        "CREATE INDEX nonces_used_by_expiry ON nonces_used(expires);"
+        "CREATE TABLE health (id BIGINT PRIMARY KEY, time BIGINT NOT NULL);",
+        "ALTER TABLE agents DROP COLUMN replay_state;"
+        "ALTER TABLE agents ADD COLUMN replay_state BYTEA;"
+        "UPDATE agents SET ima_offset = 0;",
+        "ALTER TABLE agents ADD COLUMN hostname TEXT;"
+        "ALTER TABLE agents ADD COLUMN machine_id TEXT;"
+        "ALTER TABLE agents ADD COLUMN labels TEXT;"
+        "CREATE TABLE agent_labels ("
+        " agent TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,"
+        " key TEXT NOT NULL,"
+        " value TEXT NOT NULL,"
+        " PRIMARY KEY (agent, key));"
+        "CREATE INDEX agent_labels_by_kv ON agent_labels(key, value, agent);"
+        "CREATE INDEX agents_by_hostname ON agents(hostname, id);"
+        "CREATE INDEX agents_by_status ON agents(last_status, id);"
+        "ALTER TABLE agents ADD COLUMN stale_since BIGINT NOT NULL DEFAULT 0;"
+        "CREATE INDEX agents_by_stale ON agents(stale_since, next_due);",
+        "CREATE TABLE events ("
+        " id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,"
+        " time BIGINT NOT NULL,"
+        " type TEXT NOT NULL,"
+        " agent TEXT NOT NULL,"
+        " hostname TEXT,"
+        " status TEXT,"
+        " previous TEXT,"
+        " claims TEXT,"
+        " reason TEXT);"
+        "CREATE TABLE webhook_cursors ("
+        " url TEXT PRIMARY KEY,"
+        " delivered BIGINT NOT NULL);"
+        "CREATE TABLE outbox_meta ("
+        " id BIGINT PRIMARY KEY CHECK (id = 1),"
+        " cap BIGINT NOT NULL,"
+        " dropped BIGINT NOT NULL);"
+        "INSERT INTO outbox_meta (id, cap, dropped) VALUES (1, 100000, 0);",
+        /*
+         * 7: a verdict whose status is unchanged (the steady state) recorded by one statement,
+         * one round trip instead of seven (store-results.c, result_add_one_fn): the checks and
+         * writes of result_add_fn's statements. rc 0 written (rid: the result's id), 1 no such
+         * agent, 2 its seq moved on, 3 the nonce was used before, 4 the status changes (nothing
+         * written: the caller takes the path that writes the webhook event), 5 an error (msg;
+         * its subtransaction rolled back, the caller's transaction stays usable, as a savepoint
+         * would leave it). The agent's row is locked first, so the checks hold until the end.
+         */
+        "CREATE FUNCTION attestd_verdict(p_agent TEXT, p_seq BIGINT, p_time BIGINT,"
+        " p_next_due BIGINT, p_status TEXT, p_policy TEXT, p_verdict TEXT, p_ima_offset BIGINT,"
+        " p_state BYTEA, p_retain BIGINT, p_nonce BYTEA, p_nonce_expires BIGINT,"
+        " p_purge BIGINT) RETURNS TABLE (rc INTEGER, rid BIGINT, msg TEXT)"
+        " LANGUAGE plpgsql AS $f$"
+        " DECLARE a RECORD; n BIGINT;"
+        " BEGIN"
+        "  rc := 0; rid := 0; msg := NULL;"
+        "  BEGIN"
+        "   SELECT last_status, stale_since, seq INTO a FROM agents WHERE id = p_agent"
+        "    FOR UPDATE;"
+        "   IF NOT FOUND THEN rc := 1;"
+        "   ELSIF a.seq <> p_seq THEN rc := 2;"
+        "   ELSIF a.stale_since <> 0 OR coalesce(a.last_status, '') = ''"
+        "    OR a.last_status <> p_status THEN rc := 4;"
+        "   END IF;"
+        "   IF rc <> 0 THEN RETURN NEXT; RETURN; END IF;"
+        "   IF p_purge > 0 THEN DELETE FROM nonces_used WHERE expires <= p_purge; END IF;"
+        "   IF p_nonce IS NOT NULL THEN"
+        "    INSERT INTO nonces_used (nonce, expires) VALUES (p_nonce, p_nonce_expires)"
+        "     ON CONFLICT DO NOTHING;"
+        "    GET DIAGNOSTICS n = ROW_COUNT;"
+        "    IF n = 0 THEN rc := 3; RETURN NEXT; RETURN; END IF;"
+        "   END IF;"
+        "   INSERT INTO results (agent, time, status, policy, verdict)"
+        "    VALUES (p_agent, p_time, p_status, p_policy, p_verdict) RETURNING id INTO rid;"
+        "   UPDATE agents SET last_seen = p_time, next_due = p_next_due, last_status = p_status,"
+        "    last_policy = p_policy, last_result = rid, ima_offset = p_ima_offset,"
+        "    replay_state = p_state, seq = seq + 1, stale_since = 0"
+        "    WHERE id = p_agent AND seq = p_seq;"
+        "   DELETE FROM results WHERE agent = p_agent AND id <= (SELECT r.id FROM results r"
+        "    WHERE r.agent = p_agent ORDER BY r.id DESC LIMIT 1 OFFSET p_retain);"
+        "  EXCEPTION WHEN OTHERS THEN"
+        "   rc := 5; rid := 0; msg := SQLSTATE || ' ' || SQLERRM;"
+        "  END;"
+        "  RETURN NEXT;"
+        " END $f$;",
+};
+
+/* How each engine keeps its schema version; the migrations themselves are the same steps. */
+struct migrator {
+        const char *begin;         /* the transaction, locked against a concurrent migration */
+        const char *version;       /* the current version, one integer */
+        const char *set, *set_end; /* record a version: set, the number, set_end */
+        const char *const *steps;
+};
+
+static const struct migrator migrator_sqlite = {
+        .begin = "BEGIN IMMEDIATE",
+        .version = "PRAGMA user_version",
+        .set = "PRAGMA user_version = ",
+        .set_end = "",
+        .steps = migration,
+};
+
+static const struct migrator migrator_pg = {
+        .begin = "BEGIN; SELECT pg_advisory_xact_lock(" PG_LOCK_MIGRATE ");"
+                 " CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
+        .version = "SELECT coalesce(max(version), 0) FROM schema_version",
+        .set = "DELETE FROM schema_version; INSERT INTO schema_version VALUES (",
+        .set_end = ")",
+        .steps = pg_migration,
+};
+
+int store_migrate(struct conn *c, struct attest_err *err)
+{
+        const struct migrator *m = c->pg ? &migrator_pg : &migrator_sqlite;
+        int64_t version;
+        char msg[200] = "";
+
+        if (db_exec(c->db, m->begin, msg, sizeof(msg)) < 0) {
+                (void)db_exec(c->db, "ROLLBACK", NULL, 0);
+                return attest_fail(err, -EIO, AE_STORE_IO, "begin: %s", msg[0] ? msg : "?");
+        }
+        if (store_query_i64(c, m->version, &version) < 0) {
+                (void)db_exec(c->db, "ROLLBACK", NULL, 0);
+                return store_db_fail(c->db, err, "schema version");
+        }
+        if (version > STORE_SCHEMA_VERSION) {
+                (void)db_exec(c->db, "ROLLBACK", NULL, 0);
+                return attest_fail(err, -EINVAL, AE_STORE_SCHEMA,
+                                   "database schema %d is newer than this attestd (%d)",
+                                   (int)version, STORE_SCHEMA_VERSION);
+        }
+        for (int v = (int)version; v < STORE_SCHEMA_VERSION; v++) {
+                char set[96];
+
+                snprintf(set, sizeof(set), "%s%d%s", m->set, v + 1, m->set_end);
+                if (db_exec(c->db, m->steps[v], msg, sizeof(msg)) < 0 ||
+                    db_exec(c->db, set, msg, sizeof(msg)) < 0) {
+                        int e = attest_fail(err, -EIO, AE_STORE_SCHEMA, "migration %d: %s", v + 1,
+                                            msg[0] ? msg : "?");
+
+                        (void)db_exec(c->db, "ROLLBACK", NULL, 0);
+                        return e;
+                }
+        }
+        if (db_exec(c->db, "COMMIT", msg, sizeof(msg)) < 0)
+                return attest_fail(err, -EIO, AE_STORE_IO, "commit: %s", msg[0] ? msg : "?");
+        return 0;
+}
