@@ -53,24 +53,6 @@ static unsigned algo_from_name(const char *name, size_t len)
         return a && algo_get(a->id) ? a->id : 0;
 }
 
-static const char *const reason_names[RT_REASON__COUNT] = {
-        [RT_REASON_NOT_ALLOWED] = "not_allowed",
-        [RT_REASON_DIGEST_MISMATCH] = "digest_mismatch",
-        [RT_REASON_BAD_SIGNATURE] = "bad_signature",
-        [RT_REASON_UNKNOWN_KEY] = "unknown_key",
-        [RT_REASON_VIOLATION] = "violation",
-        [RT_REASON_KEYRING_NOT_ALLOWED] = "keyring_not_allowed",
-        [RT_REASON_BUF_NOT_ALLOWED] = "buf_not_allowed",
-        [RT_REASON_UNSUPPORTED] = "unsupported",
-        [RT_REASON_EXCLUDE_LIMIT] = "exclude_match_limit",
-        [RT_REASON_EXCLUDE_BUDGET] = "exclude_budget_spent",
-};
-
-const char *rt_reason_name(enum rt_reason r)
-{
-        return (unsigned)r < RT_REASON__COUNT ? reason_names[r] : "unknown";
-}
-
 /* ---- hash sets ---- */
 
 /* 64-bit hash of bytes, 8 at a time (a multiply-xorshift mix; not keyed: the policy's keys are
