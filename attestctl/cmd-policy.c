@@ -207,22 +207,17 @@ static int load_policy(const char *path, struct policy **ret)
         return 0;
 }
 
-/* ima.runtime: each accepted entry judged in the replay pass, as attestd does */
-static int runtime_entry(void *arg, const struct ima_entry *e, uint64_t idx, struct rt_state *st)
-{
-        int x = rt_eval_entry(arg, e, idx, st, NULL);
-
-        return x < 0 ? x : 0;
-}
-
 /*
  * Load and verify: 0 verified, 1 verification failed (printed), negative on other errors. With
- * rt (the policy's ima.runtime context, or NULL) every accepted entry is judged too.
+ * rt (the policy's ima.runtime context and the results, or NULL) every accepted entry is judged
+ * too, in the replay pass, as attestd does.
  */
-static int load_and_verify(const struct args *a, const char *ev_path, struct rt_ctx *rt,
-                           const char *ref, struct evidence **ret_ev, struct verify_result *ret_vr,
+static int load_and_verify(const struct args *a, const char *ev_path, struct rt_observer *rt,
+                           struct evidence **ret_ev, struct verify_result *ret_vr,
                            struct attest_err *verr)
 {
+        const struct verify_observer observer = {
+                .begin = rt_observer_begin, .entry = rt_observer_entry, .arg = rt};
         _cleanup_free_ uint8_t *evbuf = NULL, *akbuf = NULL;
         _cleanup_(evidence_freep) struct evidence *ev = NULL;
         _cleanup_(quote_ak_freep) struct quote_ak *ak = NULL;
@@ -256,13 +251,10 @@ static int load_and_verify(const struct args *a, const char *ev_path, struct rt_
                 .nonce = ev->nonce,
                 .nonce_len = ev->nonce_len,
                 .sel = a->sel ? &sel : NULL,
-                .entry = rt ? runtime_entry : NULL,
-                .entry_arg = rt,
+                .observer = rt ? &observer : NULL,
         };
         if ((x = verify_evidence(&in, ev, ret_vr, verr)) < 0)
                 return 1;
-        if (rt)
-                snprintf(ret_vr->next.runtime.ref, sizeof(ret_vr->next.runtime.ref), "%s", ref);
         *ret_ev = TAKE_PTR(ev);
         return 0;
 }
@@ -273,6 +265,8 @@ static int do_check(const struct args *a)
         _cleanup_(rt_ctx_freep) struct rt_ctx *rt = NULL;
         _cleanup_(evidence_freep) struct evidence *ev = NULL;
         struct verify_result vr;
+        struct rt_state st;
+        struct rt_observer obs = {.st = &st};
         struct attest_err verr = {0};
         json_auto_t *verdict = NULL;
         int x;
@@ -285,7 +279,11 @@ static int do_check(const struct args *a)
                 return 2;
         if (policy_runtime(pol) && rt_ctx_new(policy_runtime(pol), &rt) < 0)
                 return 2;
-        x = load_and_verify(a, a->pos[1], rt, policy_name(pol), &ev, &vr, &verr);
+        /* offline: no stored results, the log judged from where the evidence starts it */
+        rt_state_empty(&st);
+        (void)rt_state_for_round(&st, false, 0, rt ? policy_name(pol) : NULL);
+        obs.ctx = rt;
+        x = load_and_verify(a, a->pos[1], rt ? &obs : NULL, &ev, &vr, &verr);
         if (x < 0)
                 return 2;
         if (x == 1) {
@@ -309,6 +307,8 @@ static int do_check(const struct args *a)
         enum verdict_status status = VERDICT_FAIL;
 
         x = claims_from_verified(&vr, ev, &c);
+        if (x == 0)
+                c.runtime = st.ref[0] ? &st : NULL;
         if (x == 0 && (x = policy_eval(pol, &c, &v)) == 0) {
                 status = v.status;
                 x = verdict_to_json(&v, &verdict);
@@ -423,7 +423,7 @@ static int do_from_host(const struct args *a)
                 usage(stderr);
                 return 2;
         }
-        x = load_and_verify(a, a->pos[0], NULL, NULL, &ev, &vr, &verr);
+        x = load_and_verify(a, a->pos[0], NULL, &ev, &vr, &verr);
         if (x < 0)
                 return 2;
         if (x == 1) {

@@ -13,6 +13,7 @@
 #include "daemon/policy-cache.h"
 #include "evidence/evjson.h"
 #include "policy/policy.h"
+#include "policy/runtime-state.h"
 #include "policy/runtime.h"
 #include "policy/verdict.h"
 #include "util/buf.h"
@@ -28,8 +29,8 @@
  * reset). A stored state the evidence round cannot decode (it replays from entry 0 then: a
  * corrupt row, a format from another version) asks for the log from entry 0 too, else the agent
  * would be sent the column's offset, refused with 409, and sent it again for ever.
- * replay_state_boot_offset refuses exactly what replay_state_decode refuses, without building the
- * state (fuzz-replay-state checks that they agree).
+ * rt_state_stored_boot_offset refuses exactly what rt_state_stored_decode refuses, without
+ * building the state (fuzz-replay-state checks that they agree).
  */
 static int challenge_offsets(struct attestd *d, const char *id, uint64_t *ret_ima,
                              uint64_t *ret_boot)
@@ -44,7 +45,7 @@ static int challenge_offsets(struct attestd *d, const char *id, uint64_t *ret_im
         if (!a->ima_offset)
                 return 0;
         if (!a->replay_state ||
-            replay_state_boot_offset(a->replay_state, a->replay_state_len, &boot, NULL) < 0) {
+            rt_state_stored_boot_offset(a->replay_state, a->replay_state_len, &boot, NULL) < 0) {
                 log_warning("agent %s: stored replay state unusable: its log is asked from "
                             "entry 0",
                             id);
@@ -157,6 +158,9 @@ struct round {
         /* api_evidence's own, not zeroed with the round (tens of KiB): verify_evidence fills it
          * on success only, and it is read (and released) only when verified */
         struct verify_result *vr;
+        /* runtime: the ima.runtime results, as stored and then as this round leaves them (the
+         * observer's; api_evidence's own, as vr) */
+        struct rt_state *rts;
         struct policy_cached *policy; /* parsed, from the cache; NULL: none bound, no "default" */
         struct rt_ctx *rt;            /* runtime: this round's ima.runtime context, if any */
         char ref[API_POLICY_REF_MAX];
@@ -262,14 +266,6 @@ static int nonce_unused(struct attestd *d, struct api_resp *r, const struct roun
         return e;
 }
 
-/* runtime: the verify pass's per-entry hook, judging each new entry against ima.runtime */
-static int runtime_entry(void *arg, const struct ima_entry *e, uint64_t idx, struct rt_state *st)
-{
-        int x = rt_eval_entry(arg, e, idx, st, NULL);
-
-        return x < 0 ? x : 0;
-}
-
 static const struct rt_policy *round_runtime(const struct round *rd)
 {
         return rd->policy ? policy_runtime(policy_cached_policy(rd->policy)) : NULL;
@@ -287,27 +283,34 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
         struct verify_input in;
         struct attest_err err = {0};
         const struct rt_policy *rp = round_runtime(rd);
-        bool armed = false;
+        struct rt_observer obs = {.st = rd->rts};
+        const struct verify_observer observer = {
+                .begin = rt_observer_begin, .entry = rt_observer_entry, .arg = &obs};
+        enum rt_round plan;
         int e, x;
 
         if (rp && rt_ctx_new(rp, &rd->rt) < 0) {
                 api_nomem(d, r);
                 return -ENOMEM;
         }
+        obs.ctx = rd->rt;
         if (akcache_get(d->aks, rd->id, rd->a->ak_public, rd->a->ak_public_len, &ak, &err) < 0) {
                 log_err("agent %s: stored AK does not parse: %s", rd->id, err.msg);
                 api_error(d, r, 500, AE_STORE_CORRUPT, "stored AK of %s is unusable", rd->id);
                 return -EIO;
         }
-        /* decode fills prev whole when it succeeds (and leaves it alone when not) */
-        if (!rd->a->replay_state)
+        /* decode fills prev and the runtime results whole when it succeeds (and leaves them
+         * alone when not) */
+        if (!rd->a->replay_state) {
                 replay_state_init(&prev);
-        else if (replay_state_decode(rd->a->replay_state, rd->a->replay_state_len, &prev, &err) <
-                 0) {
+                rt_state_empty(rd->rts);
+        } else if (rt_state_stored_decode(rd->a->replay_state, rd->a->replay_state_len, &prev,
+                                          rd->rts, &err) < 0) {
                 /* an unreadable state costs a full replay, not the agent */
                 log_warning("agent %s: stored replay state unusable (%s): replaying from 0", rd->id,
                             err.msg);
                 replay_state_init(&prev);
+                rt_state_empty(rd->rts);
         }
         in = (struct verify_input){
                 .ak = akcache_ak(ak),
@@ -317,25 +320,19 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
                 .prev = &prev,
                 .max_entries = d->cfg.max_entries,
         };
-        /* runtime: judge the new entries in the same pass, when the stored results were made by
-         * this policy version (or the log starts again from entry 0) */
-        armed = rp &&
-                (!prev.valid || rd->ev->ima_offset == 0 || !strcmp(prev.runtime.ref, rd->ref));
-        /* the log sent again from entry 0 after such a restart: judged afresh (the stored state
-         * of this boot was made under the other policy) */
-        if (armed && prev.valid && strcmp(prev.runtime.ref, rd->ref) != 0)
+        /* runtime: whether the new entries are judged in the same pass (policy/runtime-state.h) */
+        plan = rt_state_for_round(rd->rts, prev.valid, rd->ev->ima_offset, rp ? rd->ref : NULL);
+        if (plan == RT_ROUND_AFRESH)
                 in.prev = NULL;
-        if (armed) {
-                in.entry = runtime_entry;
-                in.entry_arg = rd->rt;
-        }
+        if (plan == RT_ROUND_JUDGE || plan == RT_ROUND_AFRESH)
+                in.observer = &observer;
         e = verify_evidence(&in, rd->ev, rd->vr, &rd->err);
         akcache_put(d->aks, ak);
         /* cost bounds: which exclude stopped at its limit (control bytes already '?') */
         if (rd->rt && rt_ctx_exclude_note(rd->rt))
                 log_warning("agent %s: %s", rd->id, rt_ctx_exclude_note(rd->rt));
         rd->verified = e == 0;
-        if (e == 0 && rp && !armed) {
+        if (e == 0 && plan == RT_ROUND_RESTART) {
                 /* runtime: another policy judged the earlier entries; start again from 0 */
                 verify_result_done(rd->vr);
                 rd->verified = false;
@@ -349,25 +346,15 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
                         return x;
                 }
                 log_notice("agent %s: runtime policy now %s (was %s): replay restarts from entry 0",
-                           rd->id, rd->ref, prev.runtime.ref[0] ? prev.runtime.ref : "none");
+                           rd->id, rd->ref, rd->rts->ref[0] ? rd->rts->ref : "none");
                 api_error(d, r, 409, AE_RUNTIME_POLICY_CHANGED,
                           "the runtime policy is now %s: the log must be judged from entry 0; ask "
                           "a new challenge",
                           rd->ref);
                 return -ESTALE;
         }
-        if (e == 0) {
-                struct rt_state *rs = &rd->vr->next.runtime;
-
-                if (rp)
-                        snprintf(rs->ref, sizeof(rs->ref), "%s", rd->ref);
-                else if (rs->ref[0] || rs->nfail || rs->passed || rs->failed || rs->excluded ||
-                         rs->signed_ok || rs->violations)
-                        /* no runtime policy: no runtime results kept (cleared once, not zeroed
-                         * again every round: tens of KiB; failures are read up to nfail only) */
-                        rt_state_init(rs);
+        if (e == 0)
                 return 0;
-        }
         if (e == -ENOMEM) {
                 api_nomem(d, r);
                 return e;
@@ -508,8 +495,10 @@ static int verdict_json(struct round *rd, json_t **ret, enum verdict_status *ret
                                  "checked beyond the quote and the log");
                 return *ret ? 0 : -ENOMEM;
         }
-        if ((e = claims_from_verified(rd->vr, rd->ev, &c)) < 0 ||
-            (e = policy_eval(policy_cached_policy(rd->policy), &c, &v)) < 0)
+        if ((e = claims_from_verified(rd->vr, rd->ev, &c)) < 0)
+                return e;
+        c.runtime = rd->rts->ref[0] ? rd->rts : NULL; /* runtime: the observer's results */
+        if ((e = policy_eval(policy_cached_policy(rd->policy), &c, &v)) < 0)
                 return e;
         snprintf(v.policy, sizeof(v.policy), "%s", rd->ref);
         note_failures(rd, &v);
@@ -585,7 +574,7 @@ static int stage_judge(struct attestd *d, struct api_resp *r, struct round *rd)
         if (rd->verified && rd->unjudged[0])
                 e = -EPROTO;
         else if ((e = verdict_json(rd, &rd->verdict, &rd->status)) == 0 && rd->verified)
-                e = replay_state_encode(&rd->vr->next, &rd->state, &rd->state_len);
+                e = rt_state_stored_encode(&rd->vr->next, rd->rts, &rd->state, &rd->state_len);
         if (e < 0 && (!rd->verified || judge_error(d, r, rd, e) < 0)) {
                 if (!rd->verified)
                         api_error(d, r, 500, AE_INTERNAL, "could not judge");
@@ -707,7 +696,8 @@ static void stage_respond(struct attestd *d, struct api_resp *r, const struct ro
 void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id)
 {
         struct verify_result vr;
-        _cleanup_(round_done) struct round rd = {.id = id, .t0 = mono_us(), .vr = &vr};
+        struct rt_state rts;
+        _cleanup_(round_done) struct round rd = {.id = id, .t0 = mono_us(), .vr = &vr, .rts = &rts};
 
         if (stage_gate(d, req, r, &rd) < 0 || stage_decode(d, req, r, &rd) < 0 ||
             stage_policy(d, r, &rd) < 0 || stage_verify(d, r, &rd) < 0 ||

@@ -33,7 +33,7 @@
 #include "evidence/hashalg.h"
 #include "evidence/ima.h"
 #include "util/err.h"
-#include "verify/replay-state.h"
+#include "policy/runtime-state.h"
 
 /* Caps: every count and size of the section. */
 #define RT_PATHS_MAX 500000    /* paths in digests (and events in keyrings, ima_buf) */
@@ -151,7 +151,6 @@ int rt_policy_probe(const struct rt_policy *p, const char *path,
                     void (*warn)(void *arg, const char *msg), void *arg, struct attest_err *err)
         _wur_;
 
-const char *rt_reason_name(enum rt_reason r);
 /*
  * "sha256" for HASHALG_SHA256 (evidence/hashalg.h): the name of an algorithm a policy may name,
  * NULL for 0 (none) or any other number.

@@ -24,7 +24,7 @@
 #include "evidence/bank.h"
 #include "evidence/cdata.h"
 #include "util/err.h"
-#include "verify/replay-state.h"
+#include "policy/runtime-state.h"
 
 enum verdict_status {
         VERDICT_PASS,

@@ -97,7 +97,7 @@ int claims_from_verified(const struct verify_result *vr, const struct evidence *
         }
         claims_build(&vr->next.claims, &ev->host, &quoted, vr->boot_aggregate_seen,
                      vr->boot_aggregate_ok, vr->boot_aggregate_err.msg, ret);
-        ret->runtime = vr->next.runtime.ref[0] ? &vr->next.runtime : NULL; /* runtime */
+        ret->runtime = NULL; /* the observer's results: the caller's (claims.h) */
         ret->boot_present = vr->next.boot.valid;
         ret->boot_matched = vr->next.boot.valid ? vr->boot.matched : 0;
         ret->boot_banks = vr->next.boot.valid ? vr->boot.banks_compared : 0;

@@ -19,6 +19,7 @@
 #include "verify/boot.h"
 
 struct verify_result;
+struct rt_state; /* opaque here: policy/runtime-state.h */
 
 /* Where a claim came from. */
 struct claim_src {
@@ -58,8 +59,9 @@ struct claims {
         bool boot_aggregate_seen, boot_aggregate_ok;
         char boot_aggregate_why[256]; /* why not ok, when seen */
 
-        /* runtime: the ima.runtime results of this boot's entries (counts, first failures),
-         * borrowed from the verify result's next state; NULL when no runtime policy judged them */
+        /* runtime: the ima.runtime results of this boot's entries (counts, first failures;
+         * policy/runtime-state.h), borrowed from the round's observer and set by the caller:
+         * claims_from_verified leaves it NULL (no runtime policy judged them) */
         const struct rt_state *runtime;
         /* bootv: measured boot, from the firmware event log (verify/boot.h). A claim from PCR p
          * is anchored when boot_matched has bit p: the log's replay of PCR p equalled the

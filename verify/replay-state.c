@@ -35,24 +35,9 @@ enum {
 #define FLAGS_ALL ((1u << SELINUX_FLAG__COUNT) - 1)
 #define CAPS_ALL ((1u << SELINUX_CAP__COUNT) - 1)
 
-/* the used prefix ends in runtime.fail[]: both must stay last (replay-state.h) */
-_Static_assert(offsetof(struct rt_state, fail) + sizeof(((struct rt_state *)0)->fail) ==
-                       sizeof(struct rt_state),
-               "rt_state.fail must be the last member");
-_Static_assert(offsetof(struct replay_state, runtime) + sizeof(struct rt_state) ==
-                       sizeof(struct replay_state),
-               "replay_state.runtime must be the last member");
-
-#define USED_MIN offsetof(struct replay_state, runtime.fail)
-
-void rt_state_init(struct rt_state *s)
-{
-        memset(s, 0, sizeof(*s));
-}
-
 void replay_state_init(struct replay_state *s)
 {
-        memset(s, 0, sizeof(*s)); /* the runtime part too: no second rt_state_init */
+        memset(s, 0, sizeof(*s));
         cdata_claims_init(&s->claims);
 }
 
@@ -61,19 +46,12 @@ void replay_state_init(struct replay_state *s)
 #define PCRS_END (PCRS_AT + sizeof(((struct replay_state *)0)->pcr))
 
 /* The decoder's scratch emptied but for the PCR values (the walk empties those of the state's
- * banks) and runtime.fail[] (written up to nfail). */
+ * banks). */
 static void scratch_empty(struct replay_state *s)
 {
         memset(s, 0, PCRS_AT);
-        memset((uint8_t *)s + PCRS_END, 0, USED_MIN - PCRS_END);
+        memset((uint8_t *)s + PCRS_END, 0, sizeof(*s) - PCRS_END);
         cdata_claims_init(&s->claims);
-}
-
-size_t replay_state_used(const struct replay_state *s)
-{
-        size_t n = s->runtime.nfail < RT_FAILURES_CAP ? s->runtime.nfail : RT_FAILURES_CAP;
-
-        return USED_MIN + n * sizeof(struct rt_failure);
 }
 
 void replay_state_copy(struct replay_state *dst, const struct replay_state *src)
@@ -82,8 +60,7 @@ void replay_state_copy(struct replay_state *dst, const struct replay_state *src)
         for (int b = 0; b < BANK_COUNT; b++)
                 if (src->banks & BANK_MASK(b))
                         memcpy(dst->pcr[b], src->pcr[b], sizeof(dst->pcr[b]));
-        memcpy((uint8_t *)dst + PCRS_END, (const uint8_t *)src + PCRS_END,
-               replay_state_used(src) - PCRS_END);
+        memcpy((uint8_t *)dst + PCRS_END, (const uint8_t *)src + PCRS_END, sizeof(*src) - PCRS_END);
 }
 
 /* ---- encoding ---- */
@@ -154,42 +131,24 @@ static int encode_claims(struct wb *w, const struct cdata_claims *c)
         return 0;
 }
 
-/* ---- runtime section ('R'): runtime's block ---- */
+/* ---- the observer's section ('R'), opaque ---- */
 
-enum { RT_TAG = 'R' };
-
-/* u8 'R' | u32 length | body; nothing when no runtime policy judged this boot */
-static int encode_runtime(struct wb *w, const struct rt_state *rs)
+/* u8 'R' | u32 length | the observer's bytes; nothing when it has none */
+static int encode_observer(struct wb *w, const uint8_t *obs, size_t len)
 {
-        size_t ref = strnlen(rs->ref, sizeof(rs->ref)), mark;
         int x;
 
-        if (!ref)
+        if (!len)
                 return 0;
-        if (rs->nfail > RT_FAILURES_CAP)
+        if (len > REPLAY_STATE_OBSERVER_MAX || !obs)
                 return -EINVAL;
-        if ((x = wb_put_u8(w, RT_TAG)) < 0 || (x = wb_sized_begin(w, false, &mark)) < 0 ||
-            (x = put_sized8(w, rs->ref, ref)) < 0 || (x = put_u64le(w, rs->passed)) < 0 ||
-            (x = put_u64le(w, rs->failed)) < 0 || (x = put_u64le(w, rs->excluded)) < 0 ||
-            (x = put_u64le(w, rs->signed_ok)) < 0 || (x = put_u64le(w, rs->violations)) < 0 ||
-            (x = wb_put_u8(w, (uint8_t)rs->nfail)) < 0)
+        if ((x = wb_put_u8(w, REPLAY_STATE_OBSERVER_TAG)) < 0 ||
+            (x = wb_put_u32le(w, (uint32_t)len)) < 0)
                 return x;
-        for (unsigned i = 0; i < rs->nfail; i++) {
-                const struct rt_failure *f = &rs->fail[i];
-
-                if (f->digest_len > RT_DIGEST_MAX || f->path_len > RT_FAIL_PATH_MAX)
-                        return -EINVAL;
-                if ((x = put_u64le(w, f->entry)) < 0 || (x = wb_put_u8(w, f->reason)) < 0 ||
-                    (x = wb_put_u8(w, f->algo)) < 0 ||
-                    (x = put_sized8(w, f->digest, f->digest_len)) < 0 ||
-                    (x = wb_put_u8(w, f->path_cut ? 1 : 0)) < 0 ||
-                    (x = put_sized8(w, f->path, f->path_len)) < 0)
-                        return x;
-        }
-        return wb_sized_end(w, false, mark, REPLAY_STATE_RUNTIME_MAX);
+        return wb_put(w, obs, len);
 }
 
-static int encode(struct wb *w, const struct replay_state *s)
+static int encode(struct wb *w, const struct replay_state *s, const uint8_t *obs, size_t obs_len)
 {
         uint8_t f = 0;
         int x;
@@ -201,7 +160,7 @@ static int encode(struct wb *w, const struct replay_state *s)
             (x = wb_put_u8(w, REPLAY_STATE_VERSION)) < 0)
                 return x;
         if (!s->valid)
-                return wb_put_u8(w, F_VALID & 0);
+                return obs_len ? -EINVAL : wb_put_u8(w, F_VALID & 0);
         if ((x = wb_put_u8(w, f)) < 0 || (x = wb_put_u32le(w, s->reset_count)) < 0 ||
             (x = wb_put_u32le(w, s->restart_count)) < 0 || (x = put_u64le(w, s->clock)) < 0 ||
             (x = put_u64le(w, s->entries)) < 0 || (x = wb_put_u8(w, (uint8_t)s->banks)) < 0 ||
@@ -214,19 +173,21 @@ static int encode(struct wb *w, const struct replay_state *s)
                                 return x;
         if ((x = encode_claims(w, &s->claims)) < 0)
                 return x;
-        /* the tagged sections in increasing tag order: 'B' (boot), then 'R' (runtime) */
+        /* the tagged sections in increasing tag order: 'B' (boot), then 'R' (the observer's) */
         if ((x = boot_state_put(w, &s->boot)) < 0)
                 return x;
-        return encode_runtime(w, &s->runtime);
+        return encode_observer(w, obs, obs_len);
 }
 
 static int decode_check(const uint8_t *buf, size_t len, struct replay_state *scratch,
-                        struct attest_err *err);
+                        struct replay_observer_section *obs, struct attest_err *err);
 
-int replay_state_encode(const struct replay_state *s, uint8_t **ret, size_t *ret_len)
+int replay_state_encode(const struct replay_state *s, const uint8_t *obs, size_t obs_len,
+                        uint8_t **ret, size_t *ret_len)
 {
         struct wb w;
         struct replay_state check; /* the check's scratch: a few hundred bytes of it written */
+        struct replay_observer_section sec;
         uint8_t *out;
         int x;
 
@@ -237,11 +198,12 @@ int replay_state_encode(const struct replay_state *s, uint8_t **ret, size_t *ret
         /*
          * What cannot be read back must not be stored: it would cost a full replay. The encoder
          * writes what it is given; the decoder's rules between fields (entries below the entry
-         * count, runtime counts within it, printable words) are checked only there, so a state
+         * count, printable words) are checked only there, so a state
          * the verifier got wrong is refused here, not found unreadable next round. The check is
          * the decoder's walk without building the state (no PCR values copied, nothing returned).
          */
-        if ((x = encode(&w, s)) < 0 || decode_check(wb_data(&w), wb_len(&w), &check, NULL) < 0) {
+        if ((x = encode(&w, s, obs, obs_len)) < 0 ||
+            decode_check(wb_data(&w), wb_len(&w), &check, &sec, NULL) < 0) {
                 wb_free(&w);
                 return x == -ENOMEM ? x : -EINVAL;
         }
@@ -495,80 +457,9 @@ static int decode_claims(struct dec *d, uint64_t entries, struct cdata_claims *c
         return 0;
 }
 
-/* The runtime section's body (after tag and length): every field checked. */
-static int decode_runtime(struct dec *d, uint64_t entries, struct rt_state *rs)
-{
-        const uint8_t *p;
-        uint8_t n = 0, nfail = 0;
-        size_t off;
-        int x;
-
-        off = rd_offset(&d->r);
-        if ((x = sized8(d, "runtime.ref", 1, RT_REF_MAX, &p, &n)) < 0)
-                return x;
-        for (uint8_t i = 0; i < n; i++)
-                if (p[i] < 0x21 || p[i] > 0x7e)
-                        return bad(d, off, "runtime.ref", "byte %u not printable", i);
-        memcpy(rs->ref, p, n);
-        rs->ref[n] = '\0';
-        if ((x = u64f(d, "runtime.passed", &rs->passed)) < 0 ||
-            (x = u64f(d, "runtime.failed", &rs->failed)) < 0 ||
-            (x = u64f(d, "runtime.excluded", &rs->excluded)) < 0 ||
-            (x = u64f(d, "runtime.signed", &rs->signed_ok)) < 0 ||
-            (x = u64f(d, "runtime.violations", &rs->violations)) < 0)
-                return x;
-        /* every judged entry is one of the counted outcomes (violations allowed included) */
-        if (rs->passed > entries || rs->failed > entries || rs->excluded > entries ||
-            rs->violations > entries || rs->signed_ok > rs->passed ||
-            rs->passed + rs->failed + rs->excluded > entries)
-                return bad(d, off, "runtime.counts", "counts exceed the %" PRIu64 " entries",
-                           entries);
-        off = rd_offset(&d->r);
-        if ((x = u8f(d, "runtime.nfail", &nfail)) < 0)
-                return x;
-        if (nfail > RT_FAILURES_CAP || nfail > rs->failed)
-                return bad(d, off, "runtime.nfail", "%u failures named, %" PRIu64 " counted", nfail,
-                           rs->failed);
-        rs->nfail = nfail;
-        for (unsigned i = 0; i < nfail; i++) {
-                struct rt_failure *f = &rs->fail[i];
-                uint8_t cut = 0;
-
-                memset(f, 0, sizeof(*f));
-                if ((x = entryf(d, "runtime.failure.entry", entries, &f->entry)) < 0)
-                        return x;
-                if (i && f->entry <= rs->fail[i - 1].entry)
-                        return bad(d, rd_offset(&d->r) - 8, "runtime.failure.entry",
-                                   "not after the previous failure");
-                off = rd_offset(&d->r);
-                if ((x = u8f(d, "runtime.failure.reason", &f->reason)) < 0)
-                        return x;
-                if (f->reason >= RT_REASON__COUNT)
-                        return bad(d, off, "runtime.failure.reason", "%u is no reason", f->reason);
-                if ((x = u8f(d, "runtime.failure.algo", &f->algo)) < 0 ||
-                    (x = sized8(d, "runtime.failure.digest", 0, RT_DIGEST_MAX, &p, &n)) < 0)
-                        return x;
-                memcpy(f->digest, p, n);
-                f->digest_len = n;
-                off = rd_offset(&d->r);
-                if ((x = u8f(d, "runtime.failure.flags", &cut)) < 0 ||
-                    (x = bitsf(d, "runtime.failure.flags", cut, 1, off)) < 0)
-                        return x;
-                f->path_cut = cut;
-                off = rd_offset(&d->r);
-                if ((x = sized8(d, "runtime.failure.path", 0, RT_FAIL_PATH_MAX, &p, &n)) < 0)
-                        return x;
-                if (memchr(p, '\0', n))
-                        return bad(d, off, "runtime.failure.path", "NUL in the path");
-                memcpy(f->path, p, n);
-                f->path[n] = '\0';
-                f->path_len = n;
-        }
-        return 0;
-}
-
 /* Tagged sections after the claims, each u8 tag | u32 length | body, tags ascending. */
-static int decode_sections(struct dec *d, struct replay_state *s)
+static int decode_sections(struct dec *d, struct replay_state *s,
+                           struct replay_observer_section *obs)
 {
         int last = -1;
 
@@ -580,7 +471,7 @@ static int decode_sections(struct dec *d, struct replay_state *s)
                 int x;
 
                 /* what is no known section is bytes after the state */
-                if (d->r.p[0] != BOOT_STATE_TAG && d->r.p[0] != RT_TAG)
+                if (d->r.p[0] != BOOT_STATE_TAG && d->r.p[0] != REPLAY_STATE_OBSERVER_TAG)
                         return attest_fail(d->err, -EBADMSG, AE_REPLAY_STATE_TRAILING,
                                            "byte %zu: %zu bytes after the state", off,
                                            rd_left(&d->r));
@@ -599,8 +490,16 @@ static int decode_sections(struct dec *d, struct replay_state *s)
                                 return truncated(d, "section");
                         x = boot_state_get_in(p, len, off + 5, &s->boot, d->err);
                         break;
-                case RT_TAG:
-                        x = decode_runtime(d, s->entries, &s->runtime);
+                case REPLAY_STATE_OBSERVER_TAG:
+                        /* the observer's bytes: its decoder reads them (replay-state.h) */
+                        if (len > REPLAY_STATE_OBSERVER_MAX)
+                                return bad(d, off + 1, "section.length", "%" PRIu32 " > %d", len,
+                                           REPLAY_STATE_OBSERVER_MAX);
+                        if (rd_bytes(&d->r, len, &p) < 0)
+                                return truncated(d, "section");
+                        *obs = (struct replay_observer_section){
+                                .p = p, .len = len, .off = off + 5, .entries = s->entries};
+                        x = 0;
                         break;
                 default:
                         return bad(d, off, "section.tag", "unknown section %u", tag);
@@ -620,7 +519,8 @@ static int decode_sections(struct dec *d, struct replay_state *s)
  * failure), emptied by scratch_empty. With pcrs the PCR values of the state's banks are emptied and
  * filled; without, they are checked for length only (the walk reads none of them back).
  */
-static int walk(struct dec *d, struct replay_state *s, bool pcrs)
+static int walk(struct dec *d, struct replay_state *s, struct replay_observer_section *obs,
+                bool pcrs)
 {
         const uint8_t *m, *p;
         uint8_t v = 0, f = 0, banks = 0;
@@ -685,7 +585,7 @@ static int walk(struct dec *d, struct replay_state *s, bool pcrs)
                                         memcpy(s->pcr[b][i], p, bank_size(b));
                         }
                 if ((x = decode_claims(d, s->entries, &s->claims)) < 0 ||
-                    (x = decode_sections(d, s)) < 0)
+                    (x = decode_sections(d, s, obs)) < 0)
                         return x;
         }
         if (rd_left(&d->r))
@@ -698,37 +598,45 @@ static int walk(struct dec *d, struct replay_state *s, bool pcrs)
 /* The walk without the IMA PCR values (neither emptied nor copied): for what needs the verdict of
  * the decoder, not the state. */
 static int decode_check(const uint8_t *buf, size_t len, struct replay_state *scratch,
-                        struct attest_err *err)
+                        struct replay_observer_section *obs, struct attest_err *err)
 {
         struct dec d = {.r = RD_INIT(buf, len), .err = err};
 
         scratch_empty(scratch);
-        return walk(&d, scratch, false);
+        *obs = (struct replay_observer_section){0};
+        return walk(&d, scratch, obs, false);
 }
 
 int replay_state_decode(const uint8_t *buf, size_t len, struct replay_state *ret,
-                        struct attest_err *err)
+                        struct replay_observer_section *ret_obs, struct attest_err *err)
 {
         struct dec d = {.r = RD_INIT(buf, len), .err = err};
+        struct replay_observer_section obs = {0};
         struct replay_state s;
         int x;
 
         scratch_empty(&s);
-        if ((x = walk(&d, &s, true)) < 0)
+        if ((x = walk(&d, &s, &obs, true)) < 0)
                 return x;
         if (ret)
                 replay_state_copy(ret, &s);
+        if (ret_obs)
+                *ret_obs = obs;
         return 0;
 }
 
-int replay_state_boot_offset(const uint8_t *buf, size_t len, uint64_t *ret, struct attest_err *err)
+int replay_state_boot_offset(const uint8_t *buf, size_t len, uint64_t *ret,
+                             struct replay_observer_section *ret_obs, struct attest_err *err)
 {
+        struct replay_observer_section obs;
         struct replay_state s;
         int x;
 
-        if ((x = decode_check(buf, len, &s, err)) < 0)
+        if ((x = decode_check(buf, len, &s, &obs, err)) < 0)
                 return x;
         if (ret)
                 *ret = s.valid && s.boot.valid ? s.boot.offset : 0;
+        if (ret_obs)
+                *ret_obs = obs;
         return 0;
 }

@@ -14,7 +14,7 @@
 
 void verify_result_done(struct verify_result *r)
 {
-        /* nothing owned; not zeroed either (31 KiB a round for nothing read after) */
+        /* nothing owned; not zeroed either (KiBs a round for nothing read after) */
         (void)r;
 }
 
@@ -142,6 +142,7 @@ static int feed_prefix(const struct verify_input *in, const struct evidence *ev,
                        const struct quote_info *q, uint64_t n, struct hasher *h,
                        struct replay_state *next, struct attest_err *ba_err, struct attest_err *err)
 {
+        const struct verify_observer *obs = in->observer;
         struct ima_reader rd;
         _cleanup_(ima_reader_donep) struct ima_reader *rdp = NULL;
         struct ima_entry e;
@@ -150,6 +151,9 @@ static int feed_prefix(const struct verify_input *in, const struct evidence *ev,
         if ((x = reader_open(&rd, ev, n)) < 0)
                 return attest_fail(err, x, AE_VERIFY_INTERNAL, "cannot open the IMA log reader");
         rdp = &rd;
+        if (obs && obs->begin && (x = obs->begin(obs->arg, next->entries)) < 0)
+                return attest_fail(err, x, AE_VERIFY_INTERNAL,
+                                   "entry %" PRIu64 ": the observer failed", next->entries);
         for (uint64_t i = 0; i < n; i++) {
                 uint64_t idx = next->entries + i;
 
@@ -161,10 +165,10 @@ static int feed_prefix(const struct verify_input *in, const struct evidence *ev,
                         next->boot_aggregate_seen = true;
                         next->boot_aggregate_ok = boot_aggregate_ok(h, &e, ev, q, ba_err);
                 }
-                /* runtime: the per-entry hook sees every accepted entry */
-                if (in->entry && (x = in->entry(in->entry_arg, &e, idx, &next->runtime)) < 0)
+                /* the observer sees every accepted entry */
+                if (obs && obs->entry && (x = obs->entry(obs->arg, &e, idx)) < 0)
                         return attest_fail(err, x, AE_VERIFY_INTERNAL,
-                                           "entry %" PRIu64 ": the runtime check failed", idx);
+                                           "entry %" PRIu64 ": the observer failed", idx);
                 if (e.pcr != IMA_PCR)
                         continue; /* only PCR 10 is checked against the quote: no claims */
                 if ((x = cdata_claims_feed(&next->claims, &e, idx, err)) < 0) {
@@ -287,7 +291,7 @@ int verify_evidence(const struct verify_input *in, const struct evidence *ev,
         r.boot_aggregate_ok = r.next.boot_aggregate_ok;
         if ((x = verify_boot(ev, prev, r.rebooted, &r, err)) < 0)
                 return x;
-        /* the value only (verify.h): not the unused PCR banks and runtime failures */
+        /* the value only (verify.h): not the unused PCR banks */
         memcpy(ret, &r, offsetof(struct verify_result, next));
         replay_state_copy(&ret->next, &r.next);
         return 0;

@@ -38,22 +38,33 @@
 #include "verify/boot.h"
 #include "verify/replay-state.h"
 
+/*
+ * A per-entry observer of the round (the runtime policy: policy/runtime-state.h), opaque to
+ * verify: it sees every entry this round accepts, in the pass that feeds the claims (no second
+ * parse), and keeps what it makes of them itself. A negative return of either function stops
+ * verification with that errno (verify_internal).
+ */
+struct verify_observer {
+        /*
+         * optional: once a round, before its first entry, with that entry's index since boot: 0
+         * when the replay starts the boot's log again (no stored state, or a reboot), even when
+         * the round accepts no entry
+         */
+        int (*begin)(void *arg, uint64_t first);
+        /* each accepted entry (the new entries of the matching prefix) in log order, idx counted
+         * from the boot's entry 0 */
+        int (*entry)(void *arg, const struct ima_entry *e, uint64_t idx);
+        void *arg;
+};
+
 struct verify_input {
         const struct quote_ak *ak;
         const uint8_t *nonce; /* the nonce the verifier issued */
         size_t nonce_len;
-        const struct pcr_sel *sel;       /* selection asked for; NULL: any */
-        const struct replay_state *prev; /* NULL or !valid: replay from entry 0 */
-        uint64_t max_entries;            /* entries per submission; 0: IMA_ENTRIES_DEFAULT */
-        /*
-         * runtime: optional, called once for every entry this round accepts (the new entries of
-         * the matching prefix, in log order, idx counted from the boot's entry 0), in the pass
-         * that feeds the claims: no second parse. st is the runtime state carried in the result's
-         * next state (empty again after a reboot). A negative return stops verification with
-         * that errno (verify_internal).
-         */
-        int (*entry)(void *arg, const struct ima_entry *e, uint64_t idx, struct rt_state *st);
-        void *entry_arg;
+        const struct pcr_sel *sel;              /* selection asked for; NULL: any */
+        const struct replay_state *prev;        /* NULL or !valid: replay from entry 0 */
+        uint64_t max_entries;                   /* entries per submission; 0: IMA_ENTRIES_DEFAULT */
+        const struct verify_observer *observer; /* NULL: none */
 };
 
 struct verify_result {
@@ -71,9 +82,8 @@ struct verify_result {
 
 /*
  * Verify ev; fills *ret only on success (next's value: the PCR values of banks it does not replay
- * and the runtime failures past next.runtime.nfail are left as they were). verify_result_done
- * releases what a result may own: nothing today (the state and its claims are plain values), so it
- * does nothing; call it all the same.
+ * are left as they were). verify_result_done releases what a result may own: nothing today (the
+ * state and its claims are plain values), so it does nothing; call it all the same.
  */
 int verify_evidence(const struct verify_input *in, const struct evidence *ev,
                     struct verify_result *ret, struct attest_err *err) _wur_;

@@ -469,6 +469,7 @@ static void http_frame_seeds(void)
 static void replay_state_seeds(void)
 {
         struct replay_state s;
+        static struct rt_state rt; /* 21 KiB */
         struct cdata_claims *c = &s.claims;
         uint8_t *b = NULL, *p1;
         size_t n = 0;
@@ -496,13 +497,14 @@ static void replay_state_seeds(void)
         memset(c->trusted_keys.source_name, 'x', CDATA_WORD_MAX - 1);
         c->cfi_seen = true;
         /* runtime: its section at its largest */
-        memset(s.runtime.ref, 'r', RT_REF_MAX);
-        s.runtime.failed = s.runtime.nfail = RT_FAILURES_CAP;
+        rt_state_init(&rt);
+        memset(rt.ref, 'r', RT_REF_MAX);
+        rt.failed = rt.nfail = RT_FAILURES_CAP;
         for (unsigned i = 0; i < RT_FAILURES_CAP; i++) {
-                s.runtime.fail[i].entry = 10 + i;
-                s.runtime.fail[i].digest_len = RT_DIGEST_MAX;
-                s.runtime.fail[i].path_len = RT_FAIL_PATH_MAX;
-                memset(s.runtime.fail[i].path, '/', RT_FAIL_PATH_MAX);
+                rt.fail[i].entry = 10 + i;
+                rt.fail[i].digest_len = RT_DIGEST_MAX;
+                rt.fail[i].path_len = RT_FAIL_PATH_MAX;
+                memset(rt.fail[i].path, '/', RT_FAIL_PATH_MAX);
         }
         /* the measured-boot section at its largest: 8 algorithms, every claim */
         {
@@ -525,7 +527,7 @@ static void replay_state_seeds(void)
                 for (int i = 0; i < BOOT_APPS_MAX; i++)
                         bs->claims.apps[i].bank = BANK_SHA512;
         }
-        if (replay_state_encode(&s, &b, &n) < 0 || n != REPLAY_STATE_MAX)
+        if (rt_state_stored_encode(&s, &rt, &b, &n) < 0 || n != REPLAY_STATE_MAX)
                 die("replay state");
         put("replay-state", "state", -1, b, n - 1);
         put("replay-state", "state", 0, b, n);
