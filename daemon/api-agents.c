@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* The agents API: list, get, delete, decommission, readmit, bind a policy, results. */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
 #include "daemon/api-internal.h"
 #include "daemon/log.h"
+#include "util/buf.h"
 #include "util/hex.h"
 
 /* ---- agents ---- */
@@ -211,28 +214,76 @@ int api_agent_load(struct attestd *d, struct api_resp *r, const char *id, struct
         return e;
 }
 
-struct last_result {
-        json_t *verdict;
-};
-
-static int last_result_one(int64_t rid, int64_t time, const char *status, const char *policy,
-                           const char *verdict, void *arg)
+/*
+ * A verdict as the store holds it (the compact JSON stage_store rendered from the typed verdict)
+ * is embedded in answers as it is: never parsed back (DESIGN §1). Text that is not an object
+ * goes out as null.
+ */
+static const char *stored_verdict(const char *text, size_t *ret_len)
 {
-        struct last_result *l = arg;
+        size_t n = text ? strlen(text) : 0;
+
+        if (n < 2 || text[0] != '{' || text[n - 1] != '}') {
+                *ret_len = 4;
+                return "null";
+        }
+        *ret_len = n;
+        return text;
+}
+
+/*
+ * o's compact text (o's reference stolen) with "key": the stored verdict text last, written to
+ * a new exact-size buffer *ret (its length *ret_len); -ENOMEM.
+ */
+static int json_with_verdict(json_t *o, const char *key, const char *verdict, char **ret,
+                             size_t *ret_len)
+{
+        _cleanup_free_ char *head = json_dumps(o, JSON_COMPACT | JSON_ENCODE_ANY);
+        size_t hn = head ? strlen(head) : 0, vn, max;
+        const char *v = stored_verdict(verdict, &vn);
+        struct wb w;
+        char *p;
+
+        json_decref(o);
+        if (!head)
+                return -ENOMEM;
+        /* head, ",\"" key "\":" verdict: each below half of SIZE_MAX (they are in memory) */
+        max = hn + strlen(key) + vn + 4;
+        p = malloc(max);
+        if (!p)
+                return -ENOMEM;
+        wb_init(&w, p, max);
+        if (wb_put_json_raw_last(&w, head, hn, key, v, vn) < 0) {
+                free(p);
+                return -ENOMEM;
+        }
+        *ret = p;
+        *ret_len = wb_len(&w);
+        return 0;
+}
+
+/* The newest result's stored verdict text, copied into *(char **)arg. */
+static int last_verdict_one(int64_t rid, int64_t time, const char *status, const char *policy,
+                            const char *verdict, void *arg)
+{
+        char **ret = arg;
 
         (void)rid;
         (void)time;
         (void)status;
         (void)policy;
-        l->verdict = json_loads(verdict, 0, NULL);
-        return 0;
+        free(*ret);
+        *ret = verdict ? strdup(verdict) : NULL;
+        return verdict && !*ret ? -ENOMEM : 0;
 }
 
 void api_agent_get(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id)
 {
         _cleanup_(store_agent_freep) struct store_agent *a = NULL;
-        struct last_result l = {NULL};
+        _cleanup_free_ char *verdict = NULL;
         char namehex[2 * QUOTE_NAME_MAX + 1] = "";
+        char *body;
+        size_t n;
         json_t *o;
         int e;
 
@@ -240,21 +291,28 @@ void api_agent_get(struct attestd *d, const struct api_req *req, struct api_resp
         if (api_agent_load(d, r, id, &a) < 0)
                 return;
         if (a->last_result &&
-            (e = store_results_list(d->store, id, 1, 0, last_result_one, &l)) < 0 && e != -ENOENT) {
-                api_store_error(d, r, e, "result lookup");
+            (e = store_results_list(d->store, id, 1, 0, last_verdict_one, &verdict)) < 0 &&
+            e != -ENOENT) {
+                if (e == -ENOMEM)
+                        api_nomem(d, r);
+                else
+                        api_store_error(d, r, e, "result lookup");
                 return;
         }
         if (a->ak_name_len <= QUOTE_NAME_MAX)
                 hex_encode(a->ak_name, a->ak_name_len, namehex);
         o = agent_json(d, a, attestd_now_ms());
-        if (!o || json_object_set_new(o, "ak_name", json_string(namehex)) < 0 ||
-            json_object_set_new(o, "last_verdict", l.verdict ? l.verdict : json_null()) < 0) {
+        if (!o || json_object_set_new(o, "ak_name", json_string(namehex)) < 0) {
                 json_decref(o);
                 api_nomem(d, r);
                 return;
         }
-        if (api_json(r, 200, o) < 0)
+        /* the last member, where json_object_set_new put it when the text was parsed */
+        if (json_with_verdict(o, "last_verdict", verdict, &body, &n) < 0) {
                 api_nomem(d, r);
+                return;
+        }
+        api_resp_text(r, 200, "application/json", body, n);
 }
 
 void api_agent_delete(struct attestd *d, const struct api_req *req, struct api_resp *r,
@@ -382,22 +440,95 @@ void api_agent_policy(struct attestd *d, const struct api_req *req, struct api_r
 }
 
 struct results {
-        json_t *arr;
+        char **rows; /* each row's answer text, its verdict in it as stored */
+        size_t *lens;
+        size_t n, cap; /* cap: the limit */
+        size_t bytes;  /* of the rows, together */
         int64_t last;
 };
+
+static void results_done(struct results *l)
+{
+        for (size_t i = 0; i < l->n; i++)
+                free(l->rows[i]);
+        free(l->rows);
+        free(l->lens);
+}
 
 static int results_one(int64_t rid, int64_t time, const char *status, const char *policy,
                        const char *verdict, void *arg)
 {
         struct results *l = arg;
-        json_t *v = json_loads(verdict, 0, NULL);
-        json_t *o = json_pack("{s:I, s:o, s:s, s:s?, s:o}", "id", (json_int_t)rid, "time",
-                              api_time_json(time), "status", status ? status : "", "policy", policy,
-                              "verdict", v ? v : json_null());
+        json_t *o;
+        int e;
 
         l->last = rid;
-        if (!o || json_array_append_new(l->arr, o) < 0)
+        if (l->n == l->cap) /* the store hands out limit rows at most */
+                return -E2BIG;
+        o = json_pack("{s:I, s:o, s:s, s:s?}", "id", (json_int_t)rid, "time", api_time_json(time),
+                      "status", status ? status : "", "policy", policy);
+        if (!o)
                 return -ENOMEM;
+        if ((e = json_with_verdict(o, "verdict", verdict, &l->rows[l->n], &l->lens[l->n])) < 0)
+                return e;
+        l->bytes += l->lens[l->n++];
+        return 0;
+}
+
+/* What the results answer has between its head, its rows and next_before. */
+static const char results_mid[] = ",\"results\":[", results_tail[] = "],\"next_before\":";
+
+/* The answer's parts into w, in order (the caller sized w for them). */
+static int results_put(struct wb *w, const char *head, size_t hn, const struct results *l,
+                       const char *next)
+{
+        int e;
+
+        /* head: {"id":ID} without its "}" */
+        if ((e = wb_put(w, head, hn - 1)) < 0 ||
+            (e = wb_put(w, results_mid, sizeof(results_mid) - 1)) < 0)
+                return e;
+        for (size_t i = 0; i < l->n; i++)
+                if ((i && (e = wb_put_u8(w, ',')) < 0) ||
+                    (e = wb_put(w, l->rows[i], l->lens[i])) < 0)
+                        return e;
+        if ((e = wb_put(w, results_tail, sizeof(results_tail) - 1)) < 0 ||
+            (e = wb_put(w, next, strlen(next))) < 0)
+                return e;
+        return wb_put_u8(w, '}');
+}
+
+/*
+ * {"id":ID,"results":[rows],"next_before":N|null} into a new writer *ret, the bytes jansson
+ * wrote for it when the rows were parsed verdicts; -ENOMEM.
+ */
+static int results_answer(const char *id, const struct results *l, bool more, struct wb *ret)
+{
+        json_t *o = json_pack("{s:s}", "id", id);
+        _cleanup_free_ char *head = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        char next[24];
+        size_t hn, max;
+        struct wb w;
+        int e;
+
+        json_decref(o);
+        if (!head)
+                return -ENOMEM;
+        hn = strlen(head);
+        if (more)
+                snprintf(next, sizeof(next), "%" PRId64, l->last);
+        else
+                snprintf(next, sizeof(next), "null");
+        /* head without "}", the rows with a comma each at most, next and "}" */
+        max = hn - 1 + sizeof(results_mid) - 1 + l->bytes + l->n + sizeof(results_tail) - 1 +
+              strlen(next) + 1;
+        if (wb_new(&w, max) < 0)
+                return -ENOMEM;
+        if ((e = results_put(&w, head, hn, l, next)) < 0) {
+                wb_free(&w);
+                return e;
+        }
+        *ret = w;
         return 0;
 }
 
@@ -406,33 +537,36 @@ void api_agent_results(struct attestd *d, const struct api_req *req, struct api_
 {
         static const char *const q[] = {"limit", "before"};
         uint64_t limit = 20, before = 0;
-        struct results l = {json_array(), 0};
+        _cleanup_(results_done) struct results l = {0};
+        struct wb w;
         int e;
 
-        if (!l.arr) {
+        if (api_query_check(d, req, r, q, ARRAY_SIZE(q)) < 0 ||
+            api_query_u64(d, req, r, "limit", 1, 1000, &limit) < 0 ||
+            api_query_u64(d, req, r, "before", 1, INT64_MAX, &before) < 0)
+                return;
+        l.rows = calloc(limit, sizeof(*l.rows));
+        l.lens = calloc(limit, sizeof(*l.lens));
+        if (!l.rows || !l.lens) {
                 api_nomem(d, r);
                 return;
         }
-        if (api_query_check(d, req, r, q, ARRAY_SIZE(q)) < 0 ||
-            api_query_u64(d, req, r, "limit", 1, 1000, &limit) < 0 ||
-            api_query_u64(d, req, r, "before", 1, INT64_MAX, &before) < 0) {
-                json_decref(l.arr);
-                return;
-        }
+        l.cap = limit;
         e = store_results_list(d->store, id, limit, (int64_t)before, results_one, &l);
         if (e < 0) {
-                json_decref(l.arr);
                 if (e == -ENOENT)
                         api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent %s", id);
+                else if (e == -ENOMEM)
+                        api_nomem(d, r);
                 else
                         api_store_error(d, r, e, "results");
                 return;
         }
-        if (api_json(r, 200,
-                     json_pack("{s:s, s:o, s:o}", "id", id, "results", l.arr, "next_before",
-                               json_array_size(l.arr) == limit ? json_integer(l.last)
-                                                               : json_null())) < 0)
+        if (results_answer(id, &l, l.n == limit, &w) < 0) {
                 api_nomem(d, r);
+                return;
+        }
+        api_resp_text(r, 200, "application/json", (char *)w.p, wb_len(&w));
 }
 
 static void stale_one(const char *id, const char *hostname, const char *last_status,

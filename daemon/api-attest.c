@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "daemon/api-internal.h"
+#include "daemon/ear.h"
 #include "daemon/log.h"
 #include "daemon/policy-cache.h"
 #include "evidence/evjson.h"
@@ -165,6 +166,7 @@ struct round {
         struct rt_ctx *rt;            /* runtime: this round's ima.runtime context, if any */
         char ref[API_POLICY_REF_MAX];
         enum verdict_status status;
+        struct ear_appraisal appraisal; /* of the verdict, stored with it (daemon/ear.h) */
         /* why this verified round could not be judged ("": it was); then it is stored as an
          * error result and keeps the last good replay state */
         char unjudged[256];
@@ -469,6 +471,16 @@ static int failing_json(struct round *rd, const struct verdict *v)
         return rd->failing_json ? 0 : -ENOMEM;
 }
 
+/* The appraisal of a verdict without claims (not verified, no policy, not judged). */
+static void appraise_bare(struct round *rd, enum verdict_status status)
+{
+        _cleanup_(verdict_done) struct verdict v = {0};
+
+        verdict_init(&v);
+        v.status = status;
+        ear_appraise(&v, rd->verified, &rd->appraisal);
+}
+
 static int verdict_json(struct round *rd, json_t **ret, enum verdict_status *ret_status)
 {
         _cleanup_(verdict_done) struct verdict v = {0};
@@ -481,6 +493,7 @@ static int verdict_json(struct round *rd, json_t **ret, enum verdict_status *ret
                          attest_code_name(rd->err.code ? rd->err.code : AE_VERIFY_FAILED),
                          rd->err.msg);
                 *ret_status = VERDICT_FAIL;
+                appraise_bare(rd, VERDICT_FAIL);
                 *ret = json_pack("{s:s, s:s?, s:[], s:{s:s, s:s}}", "status", "fail", "policy",
                                  rd->ref[0] ? rd->ref : NULL, "claims", "reason", "code",
                                  attest_code_name(rd->err.code ? rd->err.code : AE_VERIFY_FAILED),
@@ -489,6 +502,7 @@ static int verdict_json(struct round *rd, json_t **ret, enum verdict_status *ret
         }
         if (!rd->policy) {
                 *ret_status = VERDICT_PASS;
+                appraise_bare(rd, VERDICT_PASS);
                 *ret = json_pack("{s:s, s:n, s:[], s:s}", "status", "pass", "policy", "claims",
                                  "note",
                                  "no policy bound and no policy named default: nothing "
@@ -505,6 +519,7 @@ static int verdict_json(struct round *rd, json_t **ret, enum verdict_status *ret
         if ((e = failing_json(rd, &v)) < 0)
                 return e;
         *ret_status = v.status;
+        ear_appraise(&v, true, &rd->appraisal);
         return verdict_to_json(&v, ret);
 }
 
@@ -549,6 +564,7 @@ static int judge_error(struct attestd *d, struct api_resp *r, struct round *rd, 
         free(rd->state);
         rd->state = NULL;
         rd->status = VERDICT_ERROR;
+        appraise_bare(rd, VERDICT_ERROR);
         rd->failed_claims = 0;
         free(rd->failing_json);
         rd->failing_json = NULL;
@@ -611,6 +627,7 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
         bool pass = rd->status == VERDICT_PASS;
         /* a failed or unjudged round keeps the last good state: the next one retries */
         bool advance = rd->verified && rd->status != VERDICT_ERROR;
+        struct store_appraisal appraisal;
         char esc[512];
         int e;
 
@@ -618,12 +635,14 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
                 api_nomem(d, r);
                 return -ENOMEM;
         }
+        ear_appraisal_to_store(&rd->appraisal, &appraisal);
         struct store_result res = {
                 .agent = rd->id,
                 .time = rd->now,
                 .status = verdict_status_name(rd->status),
                 .policy = rd->ref[0] ? rd->ref : NULL,
                 .verdict = text,
+                .appraisal = &appraisal,
                 .failing = rd->failing_json,
                 .reason = rd->reason,
                 .next_due = rd->next_due,

@@ -40,48 +40,17 @@ void api_ear_keys(struct attestd *d, const struct api_req *req, struct api_resp 
                 r->content_type = "application/jwk-set+json";
 }
 
-struct latest {
-        int64_t id, time;
-        char *verdict;
-        char *policy;
-        int e;
-};
-
-static void latest_done(struct latest *l)
-{
-        free(l->verdict);
-        free(l->policy);
-}
-
-static int latest_one(int64_t rid, int64_t time, const char *status, const char *policy,
-                      const char *verdict, void *arg)
-{
-        struct latest *l = arg;
-
-        (void)status;
-        l->id = rid;
-        l->time = time;
-        l->verdict = strdup(verdict ? verdict : "");
-        l->policy = policy ? strdup(policy) : NULL;
-        if (!l->verdict || (policy && !l->policy))
-                return -ENOMEM;
-        return 0;
-}
-
 void api_agent_ear(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id)
 {
         static const char *const q[] = {"nonce"};
-        _cleanup_(verdict_done) struct verdict v = {0};
-        _cleanup_(latest_done) struct latest l = {0};
+        struct store_result_head l;
         struct ear_appraisal a;
         struct attest_err err = {0};
         const char *nonce = NULL;
         json_auto_t *claims = NULL;
         char *tok = NULL;
-        bool verified;
         int e;
 
-        verdict_init(&v);
         if (api_query_check(d, req, r, q, ARRAY_SIZE(q)) < 0)
                 return;
         if (req->nquery > 1) {
@@ -98,29 +67,42 @@ void api_agent_ear(struct attestd *d, const struct api_req *req, struct api_resp
         }
         if (!ear_configured(d, r))
                 return;
-        e = store_results_list(d->store, id, 1, 0, latest_one, &l);
-        if (e < 0) {
-                if (e == -ENOENT)
-                        api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent %s", id);
-                else if (e == -ENOMEM)
-                        api_nomem(d, r);
-                else
-                        api_store_error(d, r, e, "results");
+        e = store_result_latest(d->store, id, &l);
+        if (e == -ENOENT) {
+                api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent %s", id);
                 return;
         }
-        if (!l.verdict) {
+        if (e == -ENODATA) {
                 api_error(d, r, 409, AE_EAR_NO_VERDICT, "agent %s has no verdict yet", id);
                 return;
         }
-        if ((e = ear_verdict_parse(l.verdict, strlen(l.verdict), &v, &verified, &err)) < 0) {
-                log_err("EAR for agent %s, result %lld: %s", id, (long long)l.id, err.msg);
-                api_error(d, r, 500, AE_INTERNAL, "the stored verdict could not be read");
+        if (e == -EBADMSG) {
+                log_err("EAR for agent %s: its newest result row is not one attestd writes", id);
+                api_error(d, r, 500, AE_STORE_CORRUPT, "the stored result could not be read");
                 return;
         }
-        ear_appraise(&v, verified, &a);
+        if (e < 0) {
+                api_store_error(d, r, e, "results");
+                return;
+        }
+        /* a result stored before the appraisal was (schema 8): its verdict text is not read
+         * back to make one */
+        if (!l.has_appraisal) {
+                api_error(d, r, 409, AE_EAR_NO_APPRAISAL,
+                          "the latest result of agent %s (id %lld) was stored by an attestd "
+                          "that did not record EAR appraisals; the agent's next attestation "
+                          "round will produce one",
+                          id, (long long)l.id);
+                return;
+        }
+        if (ear_appraisal_from_store(&l.appraisal, &a, &err) < 0) {
+                log_err("EAR for agent %s, result %lld: %s", id, (long long)l.id, err.msg);
+                api_error(d, r, 500, AE_STORE_CORRUPT, "the stored appraisal could not be read");
+                return;
+        }
         struct ear_input in = {
                 .agent = id,
-                .policy = v.policy[0] ? v.policy : l.policy,
+                .policy = l.policy[0] ? l.policy : NULL,
                 .build = "attestd " ATTEST_VERSION,
                 .nonce = nonce,
                 .iat = attestd_now_ms() / 1000,

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* EAR: appraisal, claims-set, key and ES256 signature (daemon/ear.h). */
+#include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include <openssl/pem.h>
 
 #include "daemon/ear.h"
+#include "daemon/store/store.h"
 #include "util/hex.h"
 #include "util/ossl.h"
 
@@ -150,104 +153,59 @@ void ear_appraise(const struct verdict *v, bool verified, struct ear_appraisal *
                 ret->status = EAR_AFFIRMING;
 }
 
-/* ---- the stored verdict, parsed once ---- */
+/* ---- the appraisal as the store keeps it ---- */
 
-static int claim_from_name(const char *name, struct verdict_claim *c)
+_Static_assert(EAR_TV__COUNT == STORE_TV_COUNT, "the results table has a column per category");
+
+/* ear.status as its AR4SI trustworthiness tier (draft-fv-rats-ear: ear.status in CBOR) */
+static const int64_t status_tiers[] = {
+        [EAR_NONE] = 0,
+        [EAR_AFFIRMING] = 2,
+        [EAR_WARNING] = 32,
+        [EAR_CONTRAINDICATED] = 96,
+};
+
+void ear_appraisal_to_store(const struct ear_appraisal *a, struct store_appraisal *ret)
 {
-        for (int i = 0; i < CLAIM__COUNT; i++) {
-                const char *n = claim_id_name((enum claim_id)i);
-                size_t k = strlen(n);
-
-                if (strncmp(name, n, k) != 0)
-                        continue;
-                if (name[k] == '\0') {
-                        c->id = (enum claim_id)i;
-                        c->arg[0] = '\0';
-                        return 0;
-                }
-                /* "selinux.policycaps.NAME", "tpm.pcrs.BANK.N", "boot.variables.PK",
-                 * "boot.bootloaders.N": any claim may carry an argument (verdict_claim_name) */
-                if (name[k] == '.' && name[k + 1] && strlen(name + k + 1) < sizeof(c->arg)) {
-                        c->id = (enum claim_id)i;
-                        snprintf(c->arg, sizeof(c->arg), "%s", name + k + 1);
-                        return 0;
-                }
-        }
-        return -EBADMSG;
+        assert((unsigned)a->status < ARRAY_SIZE(status_tiers));
+        ret->status = status_tiers[a->status];
+        for (int t = 0; t < EAR_TV__COUNT; t++)
+                ret->tv[t] = a->tv[t];
 }
 
-static int result_from_name(const char *s, enum claim_result *ret)
+/* Whether ear_appraise() gives category t the value v. */
+static bool tv_value_known(enum ear_tv t, int64_t v)
 {
-        for (int r = CLAIM_PASS; r <= CLAIM_MISSING; r++)
-                if (!strcmp(s, claim_result_name((enum claim_result)r))) {
-                        *ret = (enum claim_result)r;
-                        return 0;
-                }
-        return -EBADMSG;
+        if (v == AR4SI_VERIFIER_MALFUNCTION || v == AR4SI_NO_CLAIM || v == AR4SI_CRYPTO_FAILED)
+                return true;
+        for (size_t k = 0; k < ARRAY_SIZE(category_values[t]); k++)
+                if (v == category_values[t][k])
+                        return true;
+        return t == EAR_TV_EXECUTABLES && v == AR4SI_EXEC_APPROVED_RUNTIME;
 }
 
-int ear_verdict_parse(const char *text, size_t len, struct verdict *ret, bool *ret_verified,
-                      struct attest_err *err)
+int ear_appraisal_from_store(const struct store_appraisal *s, struct ear_appraisal *ret,
+                             struct attest_err *err)
 {
-        json_auto_t *o = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
-        const char *status = NULL;
-        json_t *claims, *policy, *unchecked, *x;
-        size_t i;
-        int e;
+        struct ear_appraisal a = {0};
+        size_t i = 0;
 
-        if (!o || !json_is_object(o))
-                return attest_fail(err, -EBADMSG, AE_INTERNAL, "stored verdict: not a JSON object");
-        if (json_unpack(json_object_get(o, "status"), "s", &status) < 0 ||
-            (strcmp(status, "pass") && strcmp(status, "fail") && strcmp(status, "error")))
-                return attest_fail(err, -EBADMSG, AE_INTERNAL, "stored verdict: $.status");
-        ret->status = !strcmp(status, "pass")   ? VERDICT_PASS
-                      : !strcmp(status, "fail") ? VERDICT_FAIL
-                                                : VERDICT_ERROR;
-        policy = json_object_get(o, "policy");
-        if (json_is_string(policy))
-                snprintf(ret->policy, sizeof(ret->policy), "%s", json_string_value(policy));
-        else if (policy && !json_is_null(policy))
-                return attest_fail(err, -EBADMSG, AE_INTERNAL, "stored verdict: $.policy");
-        claims = json_object_get(o, "claims");
-        if (!json_is_array(claims))
-                return attest_fail(err, -EBADMSG, AE_INTERNAL, "stored verdict: $.claims");
-        if (json_array_size(claims) > VERDICT_CLAIMS_MAX)
-                return attest_fail(err, -E2BIG, AE_INTERNAL, "stored verdict: %zu claims > %d",
-                                   json_array_size(claims), VERDICT_CLAIMS_MAX);
-        if (json_array_size(claims)) {
-                ret->claims = calloc(json_array_size(claims), sizeof(*ret->claims));
-                if (!ret->claims)
-                        return -ENOMEM;
-                ret->cap_claims = json_array_size(claims);
+        while (i < ARRAY_SIZE(status_tiers) && status_tiers[i] != s->status)
+                i++;
+        if (i == ARRAY_SIZE(status_tiers))
+                return attest_fail(err, -EBADMSG, AE_STORE_CORRUPT,
+                                   "stored appraisal: ear.status %" PRId64 " is not a tier",
+                                   s->status);
+        a.status = (enum ear_status)i;
+        for (int t = 0; t < EAR_TV__COUNT; t++) {
+                if (!tv_value_known((enum ear_tv)t, s->tv[t]))
+                        return attest_fail(err, -EBADMSG, AE_STORE_CORRUPT,
+                                           "stored appraisal: %s %" PRId64
+                                           " is not a value of that category",
+                                           ear_tv_name((enum ear_tv)t), s->tv[t]);
+                a.tv[t] = (int)s->tv[t];
         }
-        json_array_foreach(claims, i, x)
-        {
-                struct verdict_claim *c = &ret->claims[i];
-                const char *name = NULL, *result = NULL;
-                json_t *entry = json_object_get(x, "entry");
-                int anchored = 0;
-
-                if (json_unpack(x, "{s:s, s:s, s:b}", "name", &name, "result", &result, "anchored",
-                                &anchored) < 0 ||
-                    claim_from_name(name, c) < 0 || result_from_name(result, &c->result) < 0 ||
-                    (entry && !json_is_null(entry) && !json_is_integer(entry)))
-                        return attest_fail(err, -EBADMSG, AE_INTERNAL,
-                                           "stored verdict: $.claims[%zu]", i);
-                c->anchored = anchored;
-                c->entry = json_is_integer(entry) ? (int64_t)json_integer_value(entry) : -1;
-                ret->n_claims = i + 1;
-        }
-        unchecked = json_object_get(o, "sections_unchecked");
-        json_array_foreach(unchecked, i, x)
-        {
-                for (int s = 0; s < SECTION__COUNT; s++)
-                        if (json_is_string(x) &&
-                            !strcmp(json_string_value(x), policy_section_name(s)))
-                                ret->unchecked |= 1u << s;
-        }
-        /* a round whose evidence failed verification: {"status":"fail","reason":{...}} */
-        e = json_is_object(json_object_get(o, "reason"));
-        *ret_verified = !e;
+        *ret = a;
         return 0;
 }
 

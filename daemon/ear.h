@@ -3,8 +3,12 @@
  * EAR: a verdict as an EAT Attestation Result (draft-fv-rats-ear), a JWT signed with ES256 by the
  * daemon's --ear-key (DESIGN §5 "Result as EAR"; docs/ear.md says what each claim means).
  *
- *   ear_appraise()    typed verdict -> ear.status and the AR4SI trustworthiness vector (pure)
- *   ear_verdict_parse the stored verdict JSON (results table) -> struct verdict, once
+ *   ear_appraise()    typed verdict -> ear.status and the AR4SI trustworthiness vector (pure),
+ *                     once, when the round is judged
+ *   ear_appraisal_to_store / _from_store
+ *                     the appraisal as the results table keeps it (daemon/store.h), and back,
+ *                     refusing values ear_appraise() never gives; the EAR is issued from it (the
+ *                     verdict's text is never read back)
  *   ear_claims()      the claims-set (JSON object)
  *   ear_signer_*      the P-256 key: loaded once (other curves and RSA refused), its JWKS and
  *                     RFC 7638 thumbprint (the kid), and ES256 signing through libjwt
@@ -91,15 +95,20 @@ void ear_appraise(const struct verdict *v, bool verified, struct ear_appraisal *
 /* The vector category a claim id belongs to (one table in ear.c; docs/ear.md lists it). */
 enum ear_tv ear_claim_category(enum claim_id id);
 
+struct store_appraisal;
 /*
- * The verdict JSON the daemon stored (verdict_to_json's shape, or the shape of a round that failed
- * verification: "reason" and no claims) into *ret (verdict_init'ed by the caller; claims owned,
- * verdict_done). Only what the appraisal needs is read: status, policy, each claim's name, result,
- * anchored and entry, sections_unchecked. -EBADMSG (err says where), -E2BIG over
- * VERDICT_CLAIMS_MAX claims, -ENOMEM.
+ * The stored form (store_appraisal): ear.status as its AR4SI trustworthiness tier (none 0,
+ * affirming 2, warning 32, contraindicated 96: draft-fv-rats-ear's encoding of ear.status, not
+ * enum ear_status's numbers), the vector's values as they are.
  */
-int ear_verdict_parse(const char *text, size_t len, struct verdict *ret, bool *ret_verified,
-                      struct attest_err *err) _wur_;
+void ear_appraisal_to_store(const struct ear_appraisal *a, struct store_appraisal *ret);
+/*
+ * And back. -EBADMSG (err: AE_STORE_CORRUPT, naming the value) when the status is not a tier or a
+ * vector value is not one ear_appraise() gives its category (-1, 0, 99, or the category's
+ * affirming, warning or contraindicated value): a corrupt or foreign row, never defaulted.
+ */
+int ear_appraisal_from_store(const struct store_appraisal *s, struct ear_appraisal *ret,
+                             struct attest_err *err) _wur_;
 
 struct ear_input {
         const char *agent;   /* submodule label */

@@ -404,6 +404,40 @@ int wb_put_json_int_first(struct wb *w, const char *key, int64_t value, const ch
         return wb_put(w, obj + 1, n - 1);
 }
 
+int wb_put_json_raw_last(struct wb *w, const char *obj, size_t n, const char *key, const char *raw,
+                         size_t rn)
+{
+        size_t kn = strnlen(key, 64), head;
+        bool empty;
+        uint8_t *o;
+        int e;
+
+        if (n < 2 || obj[0] != '{' || obj[n - 1] != '}' || rn == 0 || kn == 64)
+                return -EINVAL;
+        if (n > wb_avail(w))
+                return -E2BIG;
+        empty = n == 2; /* "{}": no comma before the member */
+        /* obj without its "}", a comma unless empty, "\"" key "\":" (no wrap: n <= avail) */
+        head = n - 1 + (empty ? 0 : 1) + 1 + kn + 2;
+        /* then raw and "}": all or nothing */
+        if (head > wb_avail(w) || rn >= wb_avail(w) - head)
+                return -E2BIG;
+        if ((e = wb_reserve(w, head + rn + 1, &o)) < 0)
+                return e;
+        memcpy(o, obj, n - 1);
+        o += n - 1;
+        if (!empty)
+                *o++ = ',';
+        *o++ = '"';
+        memcpy(o, key, kn);
+        o += kn;
+        *o++ = '"';
+        *o++ = ':';
+        memcpy(o, raw, rn);
+        o[rn] = '}';
+        return 0;
+}
+
 int wb_put_json_plain(struct wb *w, const char *s)
 {
         size_t n = strlen(s);

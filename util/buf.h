@@ -120,6 +120,17 @@ int wb_put_json_int_first(struct wb *w, const char *key, int64_t value, const ch
         _wur_;
 
 /*
+ * A compact JSON object's text obj (n bytes, "{" ... "}", as json_dumps(JSON_COMPACT) writes it)
+ * with the member "key":raw appended last: the bytes jansson writes for the same object with that
+ * member set last, when raw (rn bytes) is the compact text jansson wrote for its value. raw is
+ * JSON text already rendered and is put as it is: neither parsed nor checked. key: a literal that
+ * needs no escape. -EINVAL when obj is not "{" ... "}" or raw is empty, -E2BIG past the maximum
+ * (the writer unchanged).
+ */
+int wb_put_json_raw_last(struct wb *w, const char *obj, size_t n, const char *key, const char *raw,
+                         size_t rn) _wur_;
+
+/*
  * s as a JSON string ("s") when every byte is printable ASCII other than '"' and '\\' (0x20..0x7e):
  * then the bytes are what any JSON encoder writes (jansson: json_dumps of json_string(s) with
  * JSON_ENCODE_ANY). -EINVAL for any other byte (the caller encodes such text with its escapes),

@@ -81,6 +81,7 @@ enum attest_class {
         X(AE_CREDENTIAL_EXPIRED, "credential_expired", AEC_CLIENT)                                 \
         X(AE_DRAINING, "draining", AEC_SERVER)                                                     \
         X(AE_EAR_KEY, "ear_key", AEC_SERVER)                                                       \
+        X(AE_EAR_NO_APPRAISAL, "ear_no_appraisal", AEC_CLIENT)                                     \
         X(AE_EAR_NO_VERDICT, "ear_no_verdict", AEC_CLIENT)                                         \
         X(AE_EAR_UNCONFIGURED, "ear_unconfigured", AEC_SERVER)                                     \
         X(AE_EK_CA_UNCONFIGURED, "ek_ca_unconfigured", AEC_CLIENT)                                 \

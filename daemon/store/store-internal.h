@@ -33,6 +33,7 @@ enum stmt {
         ST_RESULT_ADD,
         ST_RESULT_PRUNE,
         ST_RESULT_LIST,
+        ST_RESULT_LATEST,
         ST_POLICY_NEXT,
         ST_POLICY_ADD,
         ST_POLICY_GET_LATEST,

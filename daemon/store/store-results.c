@@ -19,6 +19,20 @@ static bool nonce_purge_due(const struct conn *c, int64_t t)
         return t - c->nonce_purge_at >= STORE_NONCE_PURGE_MS || t < c->nonce_purge_at;
 }
 
+/* The appraisal into parameters first .. first + STORE_TV_COUNT (NULLs for none): 0 or -EIO. */
+static int bind_appraisal(struct db_stmt *st, int first, const struct store_appraisal *a)
+{
+        for (int i = 0; i <= STORE_TV_COUNT; i++) {
+                int e = !a       ? bind_text(st, first + i, NULL)
+                        : i == 0 ? bind_i64(st, first, a->status)
+                                 : bind_i64(st, first + i, a->tv[i - 1]);
+
+                if (e < 0)
+                        return -EIO;
+        }
+        return 0;
+}
+
 static int result_add_fn(struct conn *c, void *arg)
 {
         struct result_arg *a = arg;
@@ -51,7 +65,7 @@ static int result_add_fn(struct conn *c, void *arg)
         st = st_get(c, ST_RESULT_ADD);
         if (!st || bind_text(st, 1, r->agent) < 0 || bind_i64(st, 2, r->time) < 0 ||
             bind_text(st, 3, r->status) < 0 || bind_text(st, 4, r->policy) < 0 ||
-            bind_text(st, 5, r->verdict) < 0)
+            bind_text(st, 5, r->verdict) < 0 || bind_appraisal(st, 6, r->appraisal) < 0)
                 return -EIO;
         n = db_step(st);
         db_reset(st);
@@ -112,7 +126,8 @@ static int result_add_one_fn(struct conn *c, void *arg)
             bind_blob(st, 9, r->replay_state, r->replay_state_len) < 0 ||
             bind_i64(st, 10, (int64_t)a->retain) < 0 ||
             bind_blob(st, 11, r->nonce, r->nonce ? STORE_NONCE_LEN : 0) < 0 ||
-            bind_i64(st, 12, r->nonce_expires) < 0 || bind_i64(st, 13, purge) < 0)
+            bind_i64(st, 12, r->nonce_expires) < 0 || bind_i64(st, 13, purge) < 0 ||
+            bind_appraisal(st, 14, r->appraisal) < 0)
                 return -EIO;
         if (db_step(st) != DB_ROW) {
                 db_reset(st);
@@ -240,6 +255,57 @@ int store_results_list(struct store *s, const char *agent, uint64_t limit, int64
         struct results_arg a = {agent, limit, before, fn, arg};
 
         return store_read(s, results_list_fn, &a);
+}
+
+struct latest_arg {
+        const char *agent;
+        struct store_result_head *ret;
+};
+
+static int result_latest_fn(struct conn *c, void *arg)
+{
+        struct latest_arg *a = arg;
+        struct store_result_head h = {0};
+        const char *policy;
+        struct db_stmt *st;
+        unsigned nulls = 0;
+        int n = row_by_key(c, ST_RESULT_LATEST, a->agent, &st);
+
+        if (n == 0) {
+                n = exists(c, ST_AGENT_EXISTS, a->agent);
+                return n < 0 ? n : n == 0 ? -ENOENT : -ENODATA;
+        }
+        if (n < 0)
+                return n;
+        h.id = db_col_i64(st, 0);
+        h.time = db_col_i64(st, 1);
+        policy = db_col_text(st, 2);
+        if (policy && strlen(policy) >= sizeof(h.policy)) {
+                db_reset(st);
+                return -EBADMSG;
+        }
+        snprintf(h.policy, sizeof(h.policy), "%s", policy ? policy : "");
+        /* columns 3 .. 3 + STORE_TV_COUNT: all NULL (a row from before schema 8) or none */
+        for (int i = 0; i <= STORE_TV_COUNT; i++)
+                nulls += db_col_null(st, 3 + i);
+        h.appraisal.status = db_col_i64(st, 3);
+        for (int t = 0; t < STORE_TV_COUNT; t++)
+                h.appraisal.tv[t] = db_col_i64(st, 4 + t);
+        db_reset(st);
+        if (nulls != 0 && nulls != STORE_TV_COUNT + 1)
+                return -EBADMSG;
+        h.has_appraisal = nulls == 0;
+        if (!h.has_appraisal)
+                h.appraisal = (struct store_appraisal){0};
+        *a->ret = h;
+        return 0;
+}
+
+int store_result_latest(struct store *s, const char *agent, struct store_result_head *ret)
+{
+        struct latest_arg a = {agent, ret};
+
+        return store_read(s, result_latest_fn, &a);
 }
 
 static int nonce_used_fn(struct conn *c, void *arg)

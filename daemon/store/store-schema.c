@@ -121,6 +121,15 @@ static const char *const migration[STORE_SCHEMA_VERSION] = {
         "INSERT INTO outbox_meta (id, cap, dropped) VALUES (1, 100000, 0);",
         /* 7: PostgreSQL's one-statement verdict (attestd_verdict); nothing on SQLite */
         "",
+        /* 7 -> 8: each result's EAR appraisal, typed (store_appraisal; daemon/ear.h says what
+         * the values are), written when the round is judged, so GET /v1/agents/{id}/ear never
+         * reads the verdict text back. Rows written before have NULLs: their EAR is 409
+         * ear_no_appraisal until the agent's next round. */
+        "ALTER TABLE results ADD COLUMN ear_status INTEGER;"
+        "ALTER TABLE results ADD COLUMN ear_tv_instance_identity INTEGER;"
+        "ALTER TABLE results ADD COLUMN ear_tv_configuration INTEGER;"
+        "ALTER TABLE results ADD COLUMN ear_tv_executables INTEGER;"
+        "ALTER TABLE results ADD COLUMN ear_tv_hardware INTEGER;",
 };
 
 /*
@@ -254,6 +263,58 @@ static const char *const pg_migration[STORE_SCHEMA_VERSION] = {
         "   END IF;"
         "   INSERT INTO results (agent, time, status, policy, verdict)"
         "    VALUES (p_agent, p_time, p_status, p_policy, p_verdict) RETURNING id INTO rid;"
+        "   UPDATE agents SET last_seen = p_time, next_due = p_next_due, last_status = p_status,"
+        "    last_policy = p_policy, last_result = rid, ima_offset = p_ima_offset,"
+        "    replay_state = p_state, seq = seq + 1, stale_since = 0"
+        "    WHERE id = p_agent AND seq = p_seq;"
+        "   DELETE FROM results WHERE agent = p_agent AND id <= (SELECT r.id FROM results r"
+        "    WHERE r.agent = p_agent ORDER BY r.id DESC LIMIT 1 OFFSET p_retain);"
+        "  EXCEPTION WHEN OTHERS THEN"
+        "   rc := 5; rid := 0; msg := SQLSTATE || ' ' || SQLERRM;"
+        "  END;"
+        "  RETURN NEXT;"
+        " END $f$;",
+        /*
+         * 8: the results' EAR appraisal (as on SQLite), and attestd_verdict() writing it: the
+         * function of 7 with five more parameters, so 7's is dropped (every new database runs
+         * both: this step is the upgrade path of each store-pg test).
+         */
+        "ALTER TABLE results ADD COLUMN ear_status INTEGER,"
+        " ADD COLUMN ear_tv_instance_identity INTEGER, ADD COLUMN ear_tv_configuration INTEGER,"
+        " ADD COLUMN ear_tv_executables INTEGER, ADD COLUMN ear_tv_hardware INTEGER;"
+        "DROP FUNCTION attestd_verdict(TEXT, BIGINT, BIGINT, BIGINT, TEXT, TEXT, TEXT, BIGINT,"
+        " BYTEA, BIGINT, BYTEA, BIGINT, BIGINT);"
+        "CREATE FUNCTION attestd_verdict(p_agent TEXT, p_seq BIGINT, p_time BIGINT,"
+        " p_next_due BIGINT, p_status TEXT, p_policy TEXT, p_verdict TEXT, p_ima_offset BIGINT,"
+        " p_state BYTEA, p_retain BIGINT, p_nonce BYTEA, p_nonce_expires BIGINT,"
+        " p_purge BIGINT, p_ear_status INTEGER, p_tv_instance INTEGER, p_tv_config INTEGER,"
+        " p_tv_exec INTEGER, p_tv_hardware INTEGER)"
+        " RETURNS TABLE (rc INTEGER, rid BIGINT, msg TEXT)"
+        " LANGUAGE plpgsql AS $f$"
+        " DECLARE a RECORD; n BIGINT;"
+        " BEGIN"
+        "  rc := 0; rid := 0; msg := NULL;"
+        "  BEGIN"
+        "   SELECT last_status, stale_since, seq INTO a FROM agents WHERE id = p_agent"
+        "    FOR UPDATE;"
+        "   IF NOT FOUND THEN rc := 1;"
+        "   ELSIF a.seq <> p_seq THEN rc := 2;"
+        "   ELSIF a.stale_since <> 0 OR coalesce(a.last_status, '') = ''"
+        "    OR a.last_status <> p_status THEN rc := 4;"
+        "   END IF;"
+        "   IF rc <> 0 THEN RETURN NEXT; RETURN; END IF;"
+        "   IF p_purge > 0 THEN DELETE FROM nonces_used WHERE expires <= p_purge; END IF;"
+        "   IF p_nonce IS NOT NULL THEN"
+        "    INSERT INTO nonces_used (nonce, expires) VALUES (p_nonce, p_nonce_expires)"
+        "     ON CONFLICT DO NOTHING;"
+        "    GET DIAGNOSTICS n = ROW_COUNT;"
+        "    IF n = 0 THEN rc := 3; RETURN NEXT; RETURN; END IF;"
+        "   END IF;"
+        "   INSERT INTO results (agent, time, status, policy, verdict, ear_status,"
+        "    ear_tv_instance_identity, ear_tv_configuration, ear_tv_executables,"
+        "    ear_tv_hardware) VALUES (p_agent, p_time, p_status, p_policy, p_verdict,"
+        "    p_ear_status, p_tv_instance, p_tv_config, p_tv_exec, p_tv_hardware)"
+        "    RETURNING id INTO rid;"
         "   UPDATE agents SET last_seen = p_time, next_due = p_next_due, last_status = p_status,"
         "    last_policy = p_policy, last_result = rid, ima_offset = p_ima_offset,"
         "    replay_state = p_state, seq = seq + 1, stale_since = 0"

@@ -8,6 +8,11 @@
 
 #include "daemon/store/store-internal.h"
 
+/* The appraisal's columns (schema 8), in store_appraisal's order: status, then the vector. */
+#define APPRAISAL_COLS                                                                             \
+        "ear_status, ear_tv_instance_identity, ear_tv_configuration, ear_tv_executables,"          \
+        " ear_tv_hardware"
+
 /*
  * Every change of an agent's state (verdict, replay reset, decommission, readmit, policy bind,
  * activation) bumps its seq: a verdict is recorded only at the seq its round read, so a row
@@ -58,12 +63,15 @@ static const char *const stmt_sql[ST_COUNT] = {
         [ST_AGENT_OFFSET] = "SELECT ima_offset, state FROM agents WHERE id = ?1",
         [ST_AGENT_RESET_REPLAY] = "UPDATE agents SET ima_offset = 0, seq = seq + 1"
                                   " WHERE id = ?1 AND seq = ?2",
-        [ST_RESULT_ADD] = "INSERT INTO results (agent, time, status, policy, verdict)"
-                          " VALUES (?1, ?2, ?3, ?4, ?5)",
+        [ST_RESULT_ADD] =
+                "INSERT INTO results (agent, time, status, policy, verdict, " APPRAISAL_COLS
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         [ST_RESULT_PRUNE] = "DELETE FROM results WHERE agent = ?1 AND id <= (SELECT id FROM"
                             " results WHERE agent = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)",
         [ST_RESULT_LIST] = "SELECT id, time, status, policy, verdict FROM results WHERE"
                            " agent = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
+        [ST_RESULT_LATEST] = "SELECT id, time, policy, " APPRAISAL_COLS " FROM results WHERE"
+                             " agent = ?1 ORDER BY id DESC LIMIT 1",
         [ST_POLICY_NEXT] = "SELECT coalesce(max(version), 0) + 1 FROM policies WHERE name = ?1",
         [ST_POLICY_ADD] = "INSERT INTO policies (name, version, body, created)"
                           " VALUES (?1, ?2, ?3, ?4)",
@@ -155,8 +163,9 @@ static const char *const stmt_pg[ST_COUNT] = {
                           " state = 'active' AND ((next_due > 0 AND next_due < ?1::bigint -"
                           " ?2::bigint) OR (next_due = 0 AND created + ?3::bigint + ?2::bigint <"
                           " ?1::bigint)) RETURNING id, hostname, last_status, last_seen",
-        [ST_RESULT_ADD] = "INSERT INTO results (agent, time, status, policy, verdict)"
-                          " VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id",
+        [ST_RESULT_ADD] =
+                "INSERT INTO results (agent, time, status, policy, verdict, " APPRAISAL_COLS
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING id",
         [ST_RESULT_PRUNE] = "DELETE FROM results WHERE agent = ?1 AND id <= (SELECT id FROM"
                             " results WHERE agent = ?1 ORDER BY id DESC LIMIT 1 OFFSET"
                             " ?2::bigint)",
@@ -171,7 +180,7 @@ static const char *const stmt_pg[ST_COUNT] = {
                               "delivered), ?1::bigint) FROM webhook_cursors)",
         [ST_EVENT_LOCK] = "SELECT pg_advisory_xact_lock(" PG_LOCK_EVENTS ")",
         [ST_VERDICT_ONE] = "SELECT rc, rid, msg FROM attestd_verdict(?1, ?2, ?3, ?4, ?5, ?6, ?7,"
-                           " ?8, ?9, ?10, ?11, ?12, ?13)",
+                           " ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
         [ST_SCHEMA_VERSION] = "SELECT coalesce(max(version), 0) FROM schema_version",
         [ST_BEGIN] = "BEGIN",
 };

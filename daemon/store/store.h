@@ -23,7 +23,7 @@
 #include "evidence/evidence.h"
 #include "util/err.h"
 
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 #define STORE_ID_MAX 64
 #define STORE_EK_ID_LEN 32  /* SHA-256 of the EK's SubjectPublicKeyInfo (DER) */
 #define STORE_NONCE_LEN 32  /* NONCE_LEN */
@@ -275,13 +275,25 @@ struct store_counts {
 int store_agent_counts(struct store *s, int64_t now, int64_t grace, int64_t interval,
                        struct store_counts *ret) _wur_;
 
+/*
+ * A result's EAR appraisal (daemon/ear.h makes it from the typed verdict and reads it back):
+ * ear.status as its AR4SI tier value and the trustworthiness vector, integers the store keeps as
+ * given and does not interpret. Results written before schema 8 have none.
+ */
+#define STORE_TV_COUNT 4
+struct store_appraisal {
+        int64_t status;
+        int64_t tv[STORE_TV_COUNT];
+};
+
 /* A verdict to record, with the agent state that goes with it. */
 struct store_result {
         const char *agent;
         int64_t time;
-        const char *status;  /* "pass" / "fail" */
-        const char *policy;  /* name@version or NULL */
-        const char *verdict; /* JSON */
+        const char *status;                      /* "pass" / "fail" */
+        const char *policy;                      /* name@version or NULL */
+        const char *verdict;                     /* JSON */
+        const struct store_appraisal *appraisal; /* NULL: none (stored as NULLs) */
         /* for the agent.fail / agent.error event, rendered by the caller from the typed verdict:
          * the failing claims' names as a JSON array (NULL: "[]"), and the code of a round that
          * failed verification or could not be judged (NULL: none). The store never reads the
@@ -315,6 +327,20 @@ int store_results_list(struct store *s, const char *agent, uint64_t limit, int64
                        int (*fn)(int64_t id, int64_t time, const char *status, const char *policy,
                                  const char *verdict, void *arg),
                        void *arg) _wur_;
+
+#define STORE_POLICY_REF_MAX (STORE_ID_MAX + 24) /* name@version, with its NUL */
+/* The newest result of an agent, without its verdict text. */
+struct store_result_head {
+        int64_t id, time;
+        char policy[STORE_POLICY_REF_MAX]; /* name@version, "" when none judged */
+        bool has_appraisal;                /* false: written before schema 8 */
+        struct store_appraisal appraisal;
+};
+/*
+ * -ENOENT no such agent, -ENODATA no result yet, -EBADMSG a row the store cannot have written
+ * (some appraisal columns NULL and others not, a policy longer than STORE_POLICY_REF_MAX).
+ */
+int store_result_latest(struct store *s, const char *agent, struct store_result_head *ret) _wur_;
 
 /*
  * The webhook outbox (docs/webhooks.md). Events are written by the store functions above in the

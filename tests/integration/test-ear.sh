@@ -10,6 +10,9 @@
 #  3. status mapping on real rounds: no policy (none), PCR + IMA policy (affirming), a policy
 #     with an unanchored claim (warning), a wrong PCR (contraindicated), evidence that fails
 #     verification (contraindicated, 99s); eat_nonce echoed
+#  3b. a database an older attestd wrote (schema 7: results without the typed appraisal): the
+#     EAR of its last result is 409 ear_no_appraisal (the verdict text is never read back to make
+#     one); after one more round 200 and the vector matches the new result
 #  4. flipped payload / signature / header bytes and the claims signed by another key: refused
 #  5. under valgrind (when ATTESTD is not built with ASan): one EAR request, no leak
 # Usage: test-ear.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP
@@ -17,7 +20,7 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 agent_test_args 5 "$@"
-agent_test_begin tpm2_pcrread openssl
+agent_test_begin tpm2_pcrread openssl sqlite3
 PY=/usr/bin/python3 # Debian's python, where python3-jwt lives
 "$PY" -c 'import jwt, cryptography' || fail "python3-jwt / python3-cryptography not installed"
 VERIFY=("$PY" "$TOP/tests/lib/ear-verify.py")
@@ -146,6 +149,31 @@ ear "$id" warning
 zero=$(printf '0%.0s' $(seq 64))
 policy wrong "{\"name\":\"wrong\",\"tpm\":{\"pcrs\":{\"sha256\":{\"0\":\"$zero\"}}}}"
 round a3.log
+ear "$id" contraindicated
+
+# ---- 3b. results an older attestd stored ------------------------------------------------------
+echo "# 3b. a database of schema 7: 409 until the next round, then the new result's EAR"
+stop_daemon TERM
+api_last=$(sqlite3 attestd.db "SELECT max(id) FROM results WHERE agent = '$id'")
+# the results table as schema 7 made it: the older attestd stored no appraisal
+sqlite3 attestd.db "ALTER TABLE results DROP COLUMN ear_status;
+        ALTER TABLE results DROP COLUMN ear_tv_instance_identity;
+        ALTER TABLE results DROP COLUMN ear_tv_configuration;
+        ALTER TABLE results DROP COLUMN ear_tv_executables;
+        ALTER TABLE results DROP COLUMN ear_tv_hardware; PRAGMA user_version = 7;" ||
+        fail "could not make the database schema 7"
+start_attestd -n upgraded --ek-ca "$SWTPM_STATE/ca" --interval 1 --ear-key "$work/ear.key"
+[ "$(sqlite3 attestd.db 'PRAGMA user_version')" -ge 8 ] || fail "the database was not migrated"
+api GET "/v1/agents/$id/ear" "" "$READER"
+expect 409 ear_no_appraisal -- "EAR of a result stored before the upgrade"
+jq -e --arg r "$api_last" '.detail | contains("next attestation round") and contains("id " + $r)' \
+        <<<"$body" >/dev/null || fail "the 409 does not say what to expect: $body"
+api GET "/v1/agents/$id/results?limit=1" "" "$READER"
+[ "$status" = 200 ] && [ "$(jq -r '.results[0].id' <<<"$body")" = "$api_last" ] &&
+        [ "$(jq -r '.results[0].verdict.status' <<<"$body")" = fail ] ||
+        fail "the old result is not answered as it was stored: $status $body"
+ok "the old result is still answered by /results"
+round a3b.log
 ear "$id" contraindicated
 
 # PCR 10 extended behind the IMA log's back: the log no longer replays to the quote, the round

@@ -749,6 +749,145 @@ START_TEST(test_store_refuses_unknown_agent_state)
 }
 END_TEST
 
+/* One SQL statement on a store test's database: a PostgreSQL URL or a SQLite file. */
+static void db_sql(const char *db, const char *sql)
+{
+        char cmd[512];
+
+        if (store_is_url(db)) {
+                ck_assert_int_eq(store_target_sql(db, sql), 0);
+                return;
+        }
+        ck_assert_int_lt(snprintf(cmd, sizeof(cmd), "sqlite3 %s \"%s\"", db, sql),
+                         (int)sizeof(cmd));
+        ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A pass or fail result of agent "a" at time t with appraisal ap (NULL: none), at seq. */
+static int64_t add_appraised(struct store *s, const char *status, int64_t t,
+                             const struct store_appraisal *ap, uint64_t seq)
+{
+        struct store_result r = {.agent = "a",
+                                 .time = t,
+                                 .status = status,
+                                 .policy = "p@1",
+                                 .verdict = "{}",
+                                 .appraisal = ap,
+                                 .next_due = t + 1000};
+        int64_t id = 0;
+
+        ck_assert_int_eq(store_result_add(s, &r, seq, 10, &id), 0);
+        return id;
+}
+
+static void head_eq(struct store *s, int64_t id, int64_t t, const struct store_appraisal *ap)
+{
+        struct store_result_head h;
+
+        ck_assert_int_eq(store_result_latest(s, "a", &h), 0);
+        ck_assert_int_eq(h.id, id);
+        ck_assert_int_eq(h.time, t);
+        ck_assert_str_eq(h.policy, "p@1");
+        ck_assert_int_eq(h.has_appraisal, ap != NULL);
+        if (!ap)
+                return;
+        ck_assert_int_eq(h.appraisal.status, ap->status);
+        for (int i = 0; i < STORE_TV_COUNT; i++)
+                ck_assert_int_eq(h.appraisal.tv[i], ap->tv[i]);
+}
+
+/*
+ * The appraisal columns (schema 8) written by both write paths (on PostgreSQL a changed status
+ * takes the statements, an unchanged one attestd_verdict()), NULL when none is given, and read
+ * back with the newest result; a row with some of them NULL is refused.
+ */
+START_TEST(test_store_results_keep_their_appraisal)
+{
+        static const struct store_appraisal affirming = {2, {2, 2, 3, 2}},
+                                            warning = {32, {2, 36, 3, 2}},
+                                            contra = {96, {2, 2, 3, 96}};
+        char dir[] = "/tmp/attestd-store.XXXXXX", db[64];
+        uint8_t ak[4] = {1, 2, 3, 4}, name[4] = {5, 6, 7, 8};
+        struct store_agent a = {0};
+        struct store_result_head h = {.id = 77};
+        struct attest_err err = {0};
+        struct store *s;
+        int64_t id;
+
+        db_in_tmp(dir, db, sizeof(db));
+        ck_assert_int_eq(store_open(db, STORE_WRITER, 1, &s, &err), 0);
+        ck_assert_int_eq(store_result_latest(s, "a", &h), -ENOENT);
+        agent_rec(&a, "a", AGENT_STATE_ACTIVE, ak, name);
+        ck_assert_int_eq(store_agent_add(s, &a), 0);
+        ck_assert_int_eq(store_result_latest(s, "a", &h), -ENODATA);
+        ck_assert_int_eq(h.id, 77); /* untouched on failure */
+
+        id = add_appraised(s, "pass", 2000, &affirming, 0);
+        head_eq(s, id, 2000, &affirming);
+        id = add_appraised(s, "pass", 3000, &warning, 1);
+        head_eq(s, id, 3000, &warning);
+        id = add_appraised(s, "pass", 4000, NULL, 2);
+        head_eq(s, id, 4000, NULL);
+        id = add_appraised(s, "fail", 5000, &contra, 3);
+        head_eq(s, id, 5000, &contra);
+        id = add_appraised(s, "fail", 6000, NULL, 4);
+        head_eq(s, id, 6000, NULL);
+        id = add_appraised(s, "fail", 7000, &contra, 5);
+        head_eq(s, id, 7000, &contra);
+        store_close(s);
+
+        /* half an appraisal: not a row attestd writes */
+        db_sql(db, "UPDATE results SET ear_tv_hardware = NULL");
+        ck_assert_int_eq(store_open(db, STORE_POOL, 1, &s, &err), 0);
+        h.id = 77;
+        ck_assert_int_eq(store_result_latest(s, "a", &h), -EBADMSG);
+        ck_assert_int_eq(h.id, 77);
+        store_close(s);
+        db_sql(db, "UPDATE results SET ear_status = NULL, ear_tv_instance_identity = NULL,"
+                   " ear_tv_configuration = NULL, ear_tv_executables = NULL");
+        ck_assert_int_eq(store_open(db, STORE_POOL, 1, &s, &err), 0);
+        head_eq(s, id, 7000, NULL);
+        store_close(s);
+        rm_rf(dir);
+}
+END_TEST
+
+/* A SQLite database of schema 7 (results without the appraisal) migrates: its rows have none. */
+START_TEST(test_store_migrates_results_without_appraisal)
+{
+        static const struct store_appraisal affirming = {2, {2, 2, 3, 2}};
+        char dir[] = "/tmp/attestd-store.XXXXXX", db[64];
+        uint8_t ak[4] = {1, 2, 3, 4}, name[4] = {5, 6, 7, 8};
+        struct store_agent a = {0};
+        struct attest_err err = {0};
+        struct store *s;
+        int64_t id;
+        int ver;
+
+        sqlite_in_tmp(dir, db, sizeof(db));
+        ck_assert_int_eq(store_open(db, STORE_WRITER, 1, &s, &err), 0);
+        agent_rec(&a, "a", AGENT_STATE_ACTIVE, ak, name);
+        ck_assert_int_eq(store_agent_add(s, &a), 0);
+        id = add_appraised(s, "pass", 2000, &affirming, 0);
+        store_close(s);
+        /* the results table as schema 7 had it */
+        db_sql(db, "ALTER TABLE results DROP COLUMN ear_status;"
+                   " ALTER TABLE results DROP COLUMN ear_tv_instance_identity;"
+                   " ALTER TABLE results DROP COLUMN ear_tv_configuration;"
+                   " ALTER TABLE results DROP COLUMN ear_tv_executables;"
+                   " ALTER TABLE results DROP COLUMN ear_tv_hardware; PRAGMA user_version = 7;");
+        ck_assert_int_eq(store_open(db, STORE_WRITER, 1, &s, &err), 0);
+        ck_assert_int_eq(store_schema_version(s, &ver), 0);
+        ck_assert_int_eq(ver, STORE_SCHEMA_VERSION);
+        head_eq(s, id, 2000, NULL);
+        /* the next round's result has one */
+        id = add_appraised(s, "pass", 3000, &affirming, 1);
+        head_eq(s, id, 3000, &affirming);
+        store_close(s);
+        rm_rf(dir);
+}
+END_TEST
+
 START_TEST(test_store_writer)
 {
         store_checks(STORE_WRITER);
@@ -865,6 +1004,8 @@ int main(void)
         tcase_add_test(tc, test_store_migrates_pending_enrolments);
         tcase_add_test(tc, test_store_refuses_a_newer_schema);
         tcase_add_test(tc, test_store_refuses_unknown_agent_state);
+        tcase_add_test(tc, test_store_results_keep_their_appraisal);
+        tcase_add_test(tc, test_store_migrates_results_without_appraisal);
         tcase_add_test(tc, test_store_writer);
         tcase_add_test(tc, test_store_pool);
         tcase_add_test(tc, test_store_writer_concurrent_callers);

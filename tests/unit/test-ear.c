@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * EAR (daemon/ear.c): the status and trustworthiness-vector mapping on hand-built verdicts, the
- * stored verdict JSON read back into the typed verdict, the claims-set, eat_nonce checks, the key
- * (P-256 only) with its RFC 7638 thumbprint, and ES256 signatures checked with OpenSSL directly.
+ * EAR (daemon/ear.c): the status and trustworthiness-vector mapping on hand-built verdicts (every
+ * claim id), the appraisal's stored form and back (values never given refused), the claims-set,
+ * eat_nonce checks, the key (P-256 only) with its RFC 7638 thumbprint, and ES256 signatures checked
+ * with OpenSSL directly.
  */
 #include <check.h>
 #include <errno.h>
+#include <inttypes.h>
 
 #include <openssl/bn.h>
 #include <openssl/ec.h>
@@ -13,6 +15,7 @@
 #include <openssl/pem.h>
 
 #include "daemon/ear.h"
+#include "daemon/store/store.h"
 #include "tests/unit/testutil.h"
 #include "util/hex.h"
 
@@ -234,111 +237,215 @@ START_TEST(test_boot_claims_fall_in_their_categories)
 }
 END_TEST
 
-START_TEST(test_stored_verdict_with_boot_arguments_reads_back)
+START_TEST(test_boot_claims_with_arguments_fall_in_their_categories)
 {
-        static const char t[] = "{\"status\":\"fail\",\"policy\":\"p@1\",\"claims\":["
-                                "{\"name\":\"boot.variables.PK\",\"result\":\"fail\","
-                                "\"anchored\":true},{\"name\":\"boot.bootloaders.1\","
-                                "\"result\":\"missing\",\"anchored\":true}]}";
+        static const struct vc c[] = {
+                {CLAIM_BOOT_VARIABLE, "PK", CLAIM_FAIL, true},
+                {CLAIM_BOOT_BOOTLOADER, "1", CLAIM_MISSING, true},
+        };
         _cleanup_(verdict_done) struct verdict v = {0};
-        struct attest_err err = {0};
         struct ear_appraisal a;
-        bool verified = false;
 
-        verdict_init(&v);
-        ck_assert_msg(ear_verdict_parse(t, strlen(t), &v, &verified, &err) == 0, "%s", err.msg);
-        ck_assert_uint_eq(v.n_claims, 2);
-        ck_assert_int_eq(v.claims[0].id, CLAIM_BOOT_VARIABLE);
-        ck_assert_str_eq(v.claims[0].arg, "PK");
-        ck_assert_int_eq(v.claims[1].id, CLAIM_BOOT_BOOTLOADER);
-        ck_assert_str_eq(v.claims[1].arg, "1");
-        ear_appraise(&v, verified, &a);
+        build(&v, c, ARRAY_SIZE(c));
+        ear_appraise(&v, true, &a);
+        ck_assert_str_eq(ear_status_name(a.status), "contraindicated");
         tv_eq(&a, 2, 0, 96, 96);
 }
 END_TEST
 
-/* ---- the stored verdict JSON, read back ---- */
-
-START_TEST(test_stored_verdict_reads_back_typed)
+/*
+ * Every claim id of the category table, alone in a verdict: its category (written out here, not
+ * read from the table) takes the affirming, warning and contraindicated values, the others stay
+ * 0 (no claim).
+ */
+START_TEST(test_every_claim_id_alone_appraises_its_category)
 {
-        struct vc c[ARRAY_SIZE(all_anchored) + 1];
-        _cleanup_(verdict_done) struct verdict v = {0};
-        _cleanup_(verdict_done) struct verdict w = {0};
-        struct attest_err err = {0};
-        json_auto_t *o = NULL;
-        _cleanup_free_ char *text = NULL;
-        bool verified = false;
+        static const enum ear_tv want[CLAIM__COUNT] = {
+                [CLAIM_SELINUX_INITIALIZED] = EAR_TV_CONFIGURATION,
+                [CLAIM_SELINUX_ENFORCING] = EAR_TV_CONFIGURATION,
+                [CLAIM_SELINUX_CHECKREQPROT] = EAR_TV_CONFIGURATION,
+                [CLAIM_SELINUX_POLICYCAP] = EAR_TV_CONFIGURATION,
+                [CLAIM_SELINUX_NEVER_PERMISSIVE] = EAR_TV_CONFIGURATION,
+                [CLAIM_SELINUX_POLICY_SHA256] = EAR_TV_CONFIGURATION,
+                [CLAIM_TRUSTED_KEYS_SOURCE] = EAR_TV_CONFIGURATION,
+                [CLAIM_TRUSTED_KEYS_ANCHORED] = EAR_TV_CONFIGURATION,
+                [CLAIM_CFI_ENABLED] = EAR_TV_CONFIGURATION,
+                [CLAIM_CFI_PERMISSIVE] = EAR_TV_CONFIGURATION,
+                [CLAIM_CFI_ANCHORED] = EAR_TV_CONFIGURATION,
+                [CLAIM_KERNEL_VERSION] = EAR_TV_CONFIGURATION,
+                [CLAIM_KERNEL_ANCHORED] = EAR_TV_CONFIGURATION,
+                [CLAIM_TPM_PCR] = EAR_TV_HARDWARE,
+                [CLAIM_IMA_BOOT_AGGREGATE] = EAR_TV_EXECUTABLES,
+                [CLAIM_IMA_RUNTIME] = EAR_TV_EXECUTABLES,
+                [CLAIM_BOOT_PCRS_REPLAY] = EAR_TV_HARDWARE,
+                [CLAIM_BOOT_SECUREBOOT] = EAR_TV_HARDWARE,
+                [CLAIM_BOOT_VARIABLE] = EAR_TV_HARDWARE,
+                [CLAIM_BOOT_BOOTLOADER] = EAR_TV_EXECUTABLES,
+                [CLAIM_BOOT_KERNEL] = EAR_TV_EXECUTABLES,
+                [CLAIM_BOOT_SEPARATORS] = EAR_TV_HARDWARE,
+                [CLAIM_BOOT_STARTUP_LOCALITY] = EAR_TV_HARDWARE,
+        };
+        /* affirming, warning (unanchored), contraindicated (fail; missing alike) */
+        static const int values[EAR_TV__COUNT][3] = {
+                [EAR_TV_CONFIGURATION] = {2, 36, 96},
+                [EAR_TV_EXECUTABLES] = {3, 33, 96},
+                [EAR_TV_HARDWARE] = {2, 32, 96},
+        };
+        static const struct {
+                enum claim_result r;
+                bool anchored;
+                int col;
+                const char *status;
+        } cases[] = {
+                {CLAIM_PASS, true, 0, "affirming"},
+                {CLAIM_PASS, false, 1, "warning"},
+                {CLAIM_FAIL, true, 2, "contraindicated"},
+                {CLAIM_MISSING, true, 2, "contraindicated"},
+        };
 
-        memcpy(c, all_anchored, sizeof(all_anchored));
-        c[ARRAY_SIZE(all_anchored)] = (struct vc){CLAIM_CFI_ENABLED, "", CLAIM_FAIL, false};
-        build(&v, c, ARRAY_SIZE(c));
-        v.unchecked = 1u << SECTION_KERNEL | 1u << SECTION_TRUSTED_KEYS;
-        ck_assert_int_eq(verdict_to_json(&v, &o), 0);
-        text = json_dumps(o, JSON_COMPACT);
-        ck_assert_ptr_nonnull(text);
-        verdict_init(&w);
-        ck_assert_msg(ear_verdict_parse(text, strlen(text), &w, &verified, &err) == 0, "%s",
-                      err.msg);
-        ck_assert(verified);
-        ck_assert_int_eq(w.status, VERDICT_FAIL);
-        ck_assert_str_eq(w.policy, "prod@3");
-        ck_assert_uint_eq(w.unchecked, v.unchecked);
-        ck_assert_uint_eq(w.n_claims, v.n_claims);
-        for (size_t i = 0; i < v.n_claims; i++) {
-                ck_assert_int_eq(w.claims[i].id, v.claims[i].id);
-                ck_assert_str_eq(w.claims[i].arg, v.claims[i].arg);
-                ck_assert_int_eq(w.claims[i].result, v.claims[i].result);
-                ck_assert_int_eq(w.claims[i].anchored, v.claims[i].anchored);
-                ck_assert_int_eq(w.claims[i].entry, v.claims[i].entry);
+        for (int id = 0; id < CLAIM__COUNT; id++) {
+                /* every id has a row above (instance-identity is no claim's category) */
+                ck_assert_msg(want[id] != EAR_TV_INSTANCE_IDENTITY, "%s: no row",
+                              claim_id_name((enum claim_id)id));
+                for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+                        struct vc c = {(enum claim_id)id, "", cases[k].r, cases[k].anchored};
+                        _cleanup_(verdict_done) struct verdict v = {0};
+                        struct ear_appraisal a;
+                        int expect = values[want[id]][cases[k].col];
+
+                        /* ima.runtime judged and passed: approved during and after boot */
+                        if (id == CLAIM_IMA_RUNTIME && cases[k].col == 0)
+                                expect = 2;
+                        build(&v, &c, 1);
+                        ear_appraise(&v, true, &a);
+                        ck_assert_str_eq(ear_status_name(a.status), cases[k].status);
+                        ck_assert_int_eq(a.tv[EAR_TV_INSTANCE_IDENTITY], 2);
+                        for (int t = EAR_TV_INSTANCE_IDENTITY + 1; t < EAR_TV__COUNT; t++)
+                                ck_assert_msg(a.tv[t] == (t == (int)want[id] ? expect : 0),
+                                              "%s %s anchored %d: %s %d",
+                                              claim_id_name((enum claim_id)id),
+                                              claim_result_name(cases[k].r), cases[k].anchored,
+                                              ear_tv_name((enum ear_tv)t), a.tv[t]);
+                }
         }
 }
 END_TEST
 
-START_TEST(test_stored_verdict_of_a_failed_verification)
-{
-        static const char t[] = "{\"status\":\"fail\",\"policy\":null,\"claims\":[],"
-                                "\"reason\":{\"code\":\"quote_signature\",\"detail\":\"x\"}}";
-        static const char nopol[] = "{\"status\":\"pass\",\"policy\":null,\"claims\":[],"
-                                    "\"note\":\"nothing checked\"}";
-        _cleanup_(verdict_done) struct verdict v = {0};
-        _cleanup_(verdict_done) struct verdict w = {0};
-        bool verified = true;
+/* ---- the appraisal as the results table keeps it ---- */
 
-        ck_assert_int_eq(ear_verdict_parse(LIT(t), &v, &verified, NULL), 0);
-        ck_assert(!verified);
-        ck_assert_int_eq(v.status, VERDICT_FAIL);
-        ck_assert_str_eq(v.policy, "");
-        ck_assert_int_eq(ear_verdict_parse(LIT(nopol), &w, &verified, NULL), 0);
-        ck_assert(verified);
-        ck_assert_uint_eq(w.n_claims, 0);
+static void round_trip(const struct ear_appraisal *a, int64_t tier)
+{
+        struct store_appraisal s;
+        struct ear_appraisal b;
+        struct attest_err err = {0};
+
+        ear_appraisal_to_store(a, &s);
+        ck_assert_int_eq(s.status, tier);
+        for (int t = 0; t < EAR_TV__COUNT; t++)
+                ck_assert_int_eq(s.tv[t], a->tv[t]);
+        memset(&b, 0xa5, sizeof(b));
+        ck_assert_msg(ear_appraisal_from_store(&s, &b, &err) == 0, "%s", err.msg);
+        ck_assert_int_eq(b.status, a->status);
+        for (int t = 0; t < EAR_TV__COUNT; t++)
+                ck_assert_int_eq(b.tv[t], a->tv[t]);
+}
+
+/* Every appraisal ear_appraise() makes is stored as AR4SI tiers and reads back the same. */
+START_TEST(test_appraisal_round_trips_through_the_stored_form)
+{
+        struct vc c[ARRAY_SIZE(all_anchored) + 1];
+        _cleanup_(verdict_done) struct verdict v = {0};
+        struct ear_appraisal a;
+
+        build(&v, all_anchored, ARRAY_SIZE(all_anchored));
+        ear_appraise(&v, true, &a);
+        round_trip(&a, 2); /* affirming */
+        verdict_done(&v);
+        memcpy(c, all_anchored, sizeof(all_anchored));
+        c[ARRAY_SIZE(all_anchored)] = (struct vc){CLAIM_IMA_RUNTIME, "", CLAIM_PASS, false};
+        build(&v, c, ARRAY_SIZE(c));
+        ear_appraise(&v, true, &a);
+        round_trip(&a, 32); /* warning, executables 33 */
+        ck_assert_int_eq(a.tv[EAR_TV_EXECUTABLES], 33);
+        verdict_done(&v);
+        c[ARRAY_SIZE(all_anchored)] = (struct vc){CLAIM_IMA_RUNTIME, "", CLAIM_PASS, true};
+        build(&v, c, ARRAY_SIZE(c));
+        ear_appraise(&v, true, &a);
+        round_trip(&a, 2); /* executables 2 */
+        ck_assert_int_eq(a.tv[EAR_TV_EXECUTABLES], 2);
+        verdict_done(&v);
+        c[0].result = CLAIM_FAIL;
+        build(&v, c, ARRAY_SIZE(c));
+        ear_appraise(&v, true, &a);
+        round_trip(&a, 96); /* contraindicated */
+        verdict_done(&v);
+        build(&v, NULL, 0);
+        ear_appraise(&v, true, &a);
+        round_trip(&a, 0); /* none: nothing checked */
+        v.status = VERDICT_FAIL;
+        ear_appraise(&v, false, &a);
+        round_trip(&a, 96); /* not verified: 99s */
+        ck_assert_int_eq(a.tv[EAR_TV_HARDWARE], 99);
+        v.status = VERDICT_ERROR;
+        ear_appraise(&v, true, &a);
+        round_trip(&a, 0); /* not judged: -1s */
+        ck_assert_int_eq(a.tv[EAR_TV_CONFIGURATION], -1);
 }
 END_TEST
 
-START_TEST(test_stored_verdict_refuses_what_it_cannot_map)
+/* A stored value ear_appraise() never gives is a corrupt row: refused, never defaulted. */
+START_TEST(test_stored_appraisal_refuses_values_out_of_range)
 {
-        static const char *const bad[] = {
-                "[]",
-                "{\"status\":\"maybe\",\"claims\":[]}",
-                "{\"status\":\"pass\",\"claims\":{}}",
-                "{\"status\":\"pass\",\"claims\":[{\"name\":\"selinux.colour\","
-                "\"result\":\"pass\",\"anchored\":true}]}",
-                "{\"status\":\"pass\",\"claims\":[{\"name\":\"selinux.enforcing\","
-                "\"result\":\"perhaps\",\"anchored\":true}]}",
-                "{\"status\":\"pass\",\"claims\":[{\"name\":\"tpm.pcrs.\","
-                "\"result\":\"pass\",\"anchored\":true}]}",
-                "{\"status\":\"pass\",\"claims\":[{\"name\":\"kernel.version\","
-                "\"result\":\"pass\"}]}",
+        static const int64_t bad_status[] = {1, 3, 31, 33, 95, 97, -1, 99, INT64_MAX, INT64_MIN};
+        static const struct {
+                enum ear_tv t;
+                int64_t v;
+        } bad_tv[] = {
+                {EAR_TV_INSTANCE_IDENTITY, 3},   {EAR_TV_INSTANCE_IDENTITY, 96},
+                {EAR_TV_CONFIGURATION, 3},       {EAR_TV_CONFIGURATION, 33},
+                {EAR_TV_CONFIGURATION, 32},      {EAR_TV_EXECUTABLES, 36},
+                {EAR_TV_EXECUTABLES, 32},        {EAR_TV_HARDWARE, 3},
+                {EAR_TV_HARDWARE, 36},           {EAR_TV_HARDWARE, -2},
+                {EAR_TV_HARDWARE, 100},          {EAR_TV_HARDWARE, 128},
+                {EAR_TV_EXECUTABLES, 1LL << 32}, {EAR_TV_CONFIGURATION, INT64_MIN},
         };
+        const struct store_appraisal good = {2, {2, 2, 3, 2}};
+        struct ear_appraisal a = {EAR_WARNING, {1, 1, 1, 1}};
 
-        for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-                _cleanup_(verdict_done) struct verdict v = {0};
+        for (size_t i = 0; i < ARRAY_SIZE(bad_status); i++) {
+                struct store_appraisal s = good;
                 struct attest_err err = {0};
-                bool verified;
 
-                ck_assert_msg(ear_verdict_parse(bad[i], strlen(bad[i]), &v, &verified, &err) ==
-                                      -EBADMSG,
-                              "accepted %s", bad[i]);
-                ck_assert_int_eq(err.code, AE_INTERNAL);
+                s.status = bad_status[i];
+                ck_assert_int_eq(ear_appraisal_from_store(&s, &a, &err), -EBADMSG);
+                ck_assert_int_eq(err.code, AE_STORE_CORRUPT);
+                ck_assert_ptr_nonnull(strstr(err.msg, "ear.status"));
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(bad_tv); i++) {
+                struct store_appraisal s = good;
+                struct attest_err err = {0};
+
+                s.tv[bad_tv[i].t] = bad_tv[i].v;
+                ck_assert_msg(ear_appraisal_from_store(&s, &a, &err) == -EBADMSG,
+                              "%s %" PRId64 " accepted", ear_tv_name(bad_tv[i].t), bad_tv[i].v);
+                ck_assert_int_eq(err.code, AE_STORE_CORRUPT);
+                ck_assert_ptr_nonnull(strstr(err.msg, ear_tv_name(bad_tv[i].t)));
+        }
+        /* nothing written on failure */
+        ck_assert_int_eq(a.status, EAR_WARNING);
+        ck_assert_int_eq(a.tv[0], 1);
+        /* and every value a category can have is taken */
+        for (int64_t v = -1; v <= 127; v++) {
+                struct store_appraisal s = good;
+                bool any = v == -1 || v == 0 || v == 99;
+
+                s.tv[EAR_TV_HARDWARE] = v;
+                ck_assert_int_eq(ear_appraisal_from_store(&s, &a, NULL) == 0,
+                                 any || v == 2 || v == 32 || v == 96);
+                s = good;
+                s.tv[EAR_TV_EXECUTABLES] = v;
+                ck_assert_int_eq(ear_appraisal_from_store(&s, &a, NULL) == 0,
+                                 any || v == 2 || v == 3 || v == 33 || v == 96);
         }
 }
 END_TEST
@@ -598,10 +705,10 @@ static Suite *ear_suite(void)
         tcase_add_test(map, test_every_claim_id_has_its_category);
         tcase_add_test(map, test_runtime_claim_is_executables_not_configuration);
         tcase_add_test(map, test_boot_claims_fall_in_their_categories);
-        tcase_add_test(map, test_stored_verdict_with_boot_arguments_reads_back);
-        tcase_add_test(map, test_stored_verdict_reads_back_typed);
-        tcase_add_test(map, test_stored_verdict_of_a_failed_verification);
-        tcase_add_test(map, test_stored_verdict_refuses_what_it_cannot_map);
+        tcase_add_test(map, test_boot_claims_with_arguments_fall_in_their_categories);
+        tcase_add_test(map, test_every_claim_id_alone_appraises_its_category);
+        tcase_add_test(map, test_appraisal_round_trips_through_the_stored_form);
+        tcase_add_test(map, test_stored_appraisal_refuses_values_out_of_range);
         tcase_add_test(map, test_claims_set_has_the_ear_shape);
         tcase_add_test(map, test_nonce_is_base64url_of_8_to_64_bytes);
         tcase_add_test(key, test_sign_es256_verifies_with_the_key_only);

@@ -6,6 +6,8 @@
  * hostile strings at their caps, the daemon's fields added as stage_judge adds them, the
  * unverified and no-policy shapes; and the writer's refusals. The challenge answer's strings
  * (wb_put_json_plain): the bytes jansson writes for every plain string, a refusal for the rest.
+ * The agent answers' embedded verdict (wb_put_json_raw_last): the stored text verbatim is what
+ * parsing it back and dumping the answer wrote.
  */
 #include <check.h>
 #include <errno.h>
@@ -54,6 +56,38 @@ static void same_response(json_t *verdict, int64_t id)
         ck_assert_msg(memcmp(wb_data(&w), want, strlen(want)) == 0, "differs from %s", want);
         wb_free(&w);
         free(want);
+        free(text);
+        json_decref(o);
+}
+
+/*
+ * The agent answers' embedding (api-agents.c, "last_verdict" and each result's "verdict"): the
+ * stored text put last as it is must be the bytes jansson wrote when it parsed that text back and
+ * dumped the answer with it.
+ */
+static void same_embedding(json_t *verdict)
+{
+        char *text = json_dumps(verdict, JSON_COMPACT), *head, *want;
+        json_t *o = json_pack("{s:s, s:b, s:n, s:I}", "id", hostile, "stale", 1, "policy", "seq",
+                              (json_int_t)INT64_MAX);
+        struct wb w;
+
+        ck_assert_ptr_nonnull(text);
+        ck_assert_ptr_nonnull(o);
+        head = json_dumps(o, JSON_COMPACT | JSON_ENCODE_ANY);
+        ck_assert_ptr_nonnull(head);
+        ck_assert_int_eq(json_object_set_new(o, "last_verdict", json_loads(text, 0, NULL)), 0);
+        want = json_dumps(o, JSON_COMPACT | JSON_ENCODE_ANY);
+        ck_assert_ptr_nonnull(want);
+        ck_assert_int_eq(wb_new(&w, strlen(want)), 0);
+        ck_assert_int_eq(
+                wb_put_json_raw_last(&w, head, strlen(head), "last_verdict", text, strlen(text)),
+                0);
+        ck_assert_uint_eq(wb_len(&w), strlen(want));
+        ck_assert_msg(memcmp(wb_data(&w), want, strlen(want)) == 0, "differs from %s", want);
+        wb_free(&w);
+        free(want);
+        free(head);
         free(text);
         json_decref(o);
 }
@@ -125,6 +159,7 @@ START_TEST(test_response_is_the_jansson_bytes_for_policy_verdicts)
         judge_fields(j, host);
         for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
                 same_response(j, ids[i]);
+        same_embedding(j);
         json_decref(j);
 
         /* a passing verdict with no claims */
@@ -134,6 +169,7 @@ START_TEST(test_response_is_the_jansson_bytes_for_policy_verdicts)
         ck_assert_int_eq(verdict_to_json(&v, &j), 0);
         judge_fields(j, "h");
         same_response(j, 7);
+        same_embedding(j);
         json_decref(j);
         verdict_done(&v);
 }
@@ -152,6 +188,7 @@ START_TEST(test_response_is_the_jansson_bytes_for_the_other_shapes)
         ck_assert_ptr_nonnull(j);
         ck_assert_int_eq(json_object_set_new(j, "time", json_string("t")), 0);
         same_response(j, 12);
+        same_embedding(j);
         json_decref(j);
         j = json_pack("{s:s, s:s?, s:[], s:{s:s, s:s}}", "status", "fail", "policy", NULL, "claims",
                       "reason", "code", "x", "detail", "");
@@ -161,6 +198,7 @@ START_TEST(test_response_is_the_jansson_bytes_for_the_other_shapes)
                       hostile);
         judge_fields(j, hostile);
         same_response(j, 14);
+        same_embedding(j);
         json_decref(j);
 }
 END_TEST
@@ -188,6 +226,40 @@ START_TEST(test_writer_refuses_what_is_not_an_object_and_stays_bounded)
         ck_assert_int_eq(wb_put_u8(&w, 'q'), 0);
         ck_assert_int_eq(wb_put_json_int_first(&w, "id", 123, LIT("{\"a\":\"xxxxxxxxxxxxxxxx\"}")),
                          -E2BIG);
+        ck_assert_uint_eq(wb_len(&w), 1);
+}
+END_TEST
+
+START_TEST(test_raw_member_refuses_what_is_not_an_object_and_stays_bounded)
+{
+        uint8_t st[17];
+        struct wb w;
+
+        wb_init(&w, st, sizeof(st));
+        ck_assert_int_eq(wb_put_json_raw_last(&w, LIT("[1]"), "v", LIT("1")), -EINVAL);
+        ck_assert_int_eq(wb_put_json_raw_last(&w, LIT("{\"a\":1"), "v", LIT("1")), -EINVAL);
+        ck_assert_int_eq(wb_put_json_raw_last(&w, LIT("{"), "v", LIT("1")), -EINVAL);
+        ck_assert_int_eq(wb_put_json_raw_last(&w, LIT("{}"), "v", LIT("")), -EINVAL);
+        ck_assert_uint_eq(wb_len(&w), 0);
+        /* an empty object takes no comma */
+        ck_assert_int_eq(wb_put_json_raw_last(&w, LIT("{}"), "v", LIT("{}")), 0);
+        ck_assert_uint_eq(wb_len(&w), 8);
+        ck_assert_mem_eq(st, "{\"v\":{}}", 8);
+        /* exactly at the maximum, then one byte past it: nothing written */
+        wb_reset(&w);
+        ck_assert_int_eq(wb_put_json_raw_last(&w, LIT("{\"a\":1}"), "v", LIT("[1,2]")), 0);
+        ck_assert_uint_eq(wb_len(&w), 17);
+        ck_assert_mem_eq(st, "{\"a\":1,\"v\":[1,2]}", 17);
+        wb_reset(&w);
+        ck_assert_int_eq(wb_put_json_raw_last(&w, LIT("{\"a\":1}"), "v", LIT("[1,22]")), -E2BIG);
+        ck_assert_uint_eq(wb_len(&w), 0);
+        ck_assert_int_eq(wb_put_u8(&w, 'q'), 0);
+        ck_assert_int_eq(wb_put_json_raw_last(&w, LIT("{\"a\":1}"), "v", LIT("[1,2]")), -E2BIG);
+        ck_assert_uint_eq(wb_len(&w), 1);
+        /* an object longer than the writer */
+        ck_assert_int_eq(
+                wb_put_json_raw_last(&w, LIT("{\"a\":\"xxxxxxxxxxxxxxxx\"}"), "v", LIT("1")),
+                -E2BIG);
         ck_assert_uint_eq(wb_len(&w), 1);
 }
 END_TEST
@@ -249,6 +321,7 @@ static Suite *verdict_resp_suite(void)
         tcase_add_test(tc, test_response_is_the_jansson_bytes_for_the_other_shapes);
         tcase_add_test(tc, test_writer_refuses_what_is_not_an_object_and_stays_bounded);
         tcase_add_test(tc, test_plain_strings_are_the_jansson_bytes_and_the_rest_is_refused);
+        tcase_add_test(tc, test_raw_member_refuses_what_is_not_an_object_and_stays_bounded);
         suite_add_tcase(s, tc);
         return s;
 }
