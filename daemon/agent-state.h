@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#pragma once
+#ifndef ATTEST_AGENT_STATE_H
+#define ATTEST_AGENT_STATE_H
 
 /*
  * An agent's enrolment state: one table gives each state its enum constant and its stable name,
@@ -26,3 +27,5 @@ enum agent_state {
 const char *agent_state_name(enum agent_state s);
 /* The state named by text (exactly, case and all): 0, or -EBADMSG for NULL or any other text. */
 int agent_state_parse(const char *text, enum agent_state *ret) _wur_;
+
+#endif

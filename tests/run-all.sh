@@ -67,7 +67,10 @@ fuzz_build() {
         [ ${#targets[@]} -gt 1 ] || { echo "no fuzz targets in build-fuzz" >&2; return 1; }
         ninja -C build-fuzz "${targets[@]}"
 }
-asan_env=(env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1)
+# CK_TIMEOUT_MULTIPLIER: Check's own per-case timeouts (4 s unless a test sets one) scale as meson's do
+# (--timeout-multiplier 3 below); under load an exhaustive case took over 4 s (tests/unit/test-buf.c)
+asan_env=(env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+        CK_TIMEOUT_MULTIPLIER=3)
 
 # Check's own summary of every suite (from meson's log of the run above)
 check_summary() {

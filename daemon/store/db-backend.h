@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#pragma once
+#ifndef ATTEST_STORE_DB_BACKEND_H
+#define ATTEST_STORE_DB_BACKEND_H
 
 /*
  * What a database backend implements for daemon/store/db.h: one struct db_ops a backend, chosen
@@ -71,3 +72,5 @@ static inline void db_count(struct db *d)
 /* The VFS to open SQLite files with: "attestd-wal", or NULL (the default) if it could not be
  * registered (db-wal.c). */
 const char *db_wal_vfs_name(void);
+
+#endif

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#pragma once
+#ifndef ATTEST_STORE_DB_H
+#define ATTEST_STORE_DB_H
 
 /*
  * The store's database connections on two engines (DESIGN §7): SQLite (a file path, the default)
@@ -105,3 +106,5 @@ void db_wal_stats(uint64_t *ret_writes, uint64_t *ret_flushes);
 
 /* Statements without parameters, several separated by ';': 0 or -EIO (msg, if any, says why). */
 int db_exec(struct db *d, const char *sql, char *msg, size_t n);
+
+#endif

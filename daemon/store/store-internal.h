@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#pragma once
+#ifndef ATTEST_STORE_STORE_INTERNAL_H
+#define ATTEST_STORE_STORE_INTERNAL_H
 
 /*
  * What the store-*.c files share: the prepared statements of a connection, the way a function runs
@@ -394,3 +395,5 @@ int outbox_on_enrolled(struct conn *c, const char *agent, int64_t now);
 int outbox_on_decommission(struct conn *c, const char *agent, int64_t now);
 /* An agent the stale scan just marked (last_status NULL: no verdict yet). */
 int outbox_on_stale(struct conn *c, const char *agent, const char *last_status, int64_t now);
+
+#endif

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#pragma once
+#ifndef ATTEST_TEST_STORE_TARGET_H
+#define ATTEST_TEST_STORE_TARGET_H
 
 /*
  * The store tests on both backends: without ATTEST_PG_URL a store is a SQLite file in the test's
@@ -61,3 +62,5 @@ static inline int store_target_sql(const char *db, const char *sql)
         PQfinish(c);
         return ok ? 0 : -1;
 }
+
+#endif
