@@ -527,6 +527,8 @@ static int receiver_init(struct webhook *w, struct receiver *r, const char *url,
                          struct attest_err *err)
 {
         const struct config *cfg = w->cfg;
+        struct tls_client_opts tls;
+        const char *refused = "the URL";
         struct curl_slist *t;
         int e;
 
@@ -545,26 +547,17 @@ static int receiver_init(struct webhook *w, struct receiver *r, const char *url,
         t = t ? curl_slist_append(t, "Expect:") : NULL; /* no 100-continue round trip */
         if (!t)
                 return -ENOMEM;
+        tls = (struct tls_client_opts){
+                .ca = cfg->webhook_ca[0] ? cfg->webhook_ca : NULL,
+                .connect_timeout_ms = (long)min_sz(cfg->webhook_timeout * 1000, CONNECT_MAX_MS),
+                .timeout_ms = (long)(cfg->webhook_timeout * 1000),
+                .max_response = WEBHOOK_RESPONSE_MAX,
+        };
+        /* https only, a redirect is a failure */
         if (curl_easy_setopt(r->curl, CURLOPT_URL, url) != CURLE_OK ||
-            curl_easy_setopt(r->curl, CURLOPT_PROTOCOLS_STR, "https") != CURLE_OK)
-                return attest_fail(err, -EINVAL, AE_CONFIG, "--webhook %s: refused by libcurl",
-                                   r->host);
-        curl_easy_setopt(r->curl, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(r->curl, CURLOPT_FOLLOWLOCATION, 0L); /* a redirect is a failure */
-        curl_easy_setopt(r->curl, CURLOPT_SSL_VERIFYPEER, 1L);
-        curl_easy_setopt(r->curl, CURLOPT_SSL_VERIFYHOST, 2L);
-        curl_easy_setopt(r->curl, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
-        if (curl_easy_setopt(r->curl, CURLOPT_SSL_CIPHER_LIST, ATTEST_TLS12_CIPHERS) != CURLE_OK)
-                return attest_fail(err, -EINVAL, AE_CONFIG,
-                                   "--webhook %s: TLS 1.2 suites refused "
-                                   "by libcurl",
-                                   r->host);
-        if (cfg->webhook_ca[0])
-                curl_easy_setopt(r->curl, CURLOPT_CAINFO, cfg->webhook_ca);
-        curl_easy_setopt(r->curl, CURLOPT_TIMEOUT_MS, (long)(cfg->webhook_timeout * 1000));
-        curl_easy_setopt(r->curl, CURLOPT_CONNECTTIMEOUT_MS,
-                         (long)min_sz(cfg->webhook_timeout * 1000, CONNECT_MAX_MS));
-        curl_easy_setopt(r->curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)WEBHOOK_RESPONSE_MAX);
+            tls_client_setup(r->curl, &tls, &refused) < 0)
+                return attest_fail(err, -EINVAL, AE_CONFIG, "--webhook %s: %s refused by libcurl",
+                                   r->host, refused);
         curl_easy_setopt(r->curl, CURLOPT_WRITEFUNCTION, sink_write);
         curl_easy_setopt(r->curl, CURLOPT_NOPROGRESS, 0L);
         curl_easy_setopt(r->curl, CURLOPT_XFERINFOFUNCTION, sink_progress);
