@@ -15,8 +15,12 @@
 
 int tls_client_setup(CURL *h, const struct tls_client_opts *o, const char **ret_refused)
 {
-        SET(h, CURLOPT_PROTOCOLS_STR, o->plain_http ? "http" : "https", "the protocol list");
-        SET(h, CURLOPT_REDIR_PROTOCOLS_STR, "", "the redirect protocol list");
+        const char *proto = o->plain_http ? "http" : "https";
+
+        SET(h, CURLOPT_PROTOCOLS_STR, proto, "the protocol list");
+        /* libcurl refuses an empty list (CURLE_BAD_FUNCTION_ARGUMENT: the "" the clients set
+         * before never took); no redirect is followed anyway, and none could leave the protocol */
+        SET(h, CURLOPT_REDIR_PROTOCOLS_STR, proto, "the redirect protocol list");
         SET(h, CURLOPT_FOLLOWLOCATION, 0L, "no redirects");
         SET(h, CURLOPT_NOSIGNAL, 1L, "no signals");
         SET(h, CURLOPT_CONNECTTIMEOUT_MS, o->connect_timeout_ms, "the connect timeout");

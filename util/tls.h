@@ -37,7 +37,7 @@ struct tls_client_opts {
 };
 
 /*
- * Sets on h: one protocol (https, or http when plain_http) and none to redirect to, no
+ * Sets on h: one protocol (https, or http when plain_http), for redirects too, and no
  * redirects followed (a 3xx is an answer), no signals (threads), the two timeouts, the response
  * cap; for https also peer and host name verification, TLS >= 1.2 with only
  * ATTEST_TLS12_CIPHERS, and the CA. Proxies come from the environment as libcurl's default.

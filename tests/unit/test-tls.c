@@ -209,9 +209,9 @@ START_TEST(test_tls_refused_option_is_named)
         CURL *h = curl_easy_init();
 
         ck_assert_ptr_nonnull(h);
-        o.timeout_ms = -1; /* libcurl refuses a negative timeout */
+        o.max_response = UINT64_MAX; /* a negative curl_off_t: libcurl refuses it */
         ck_assert_int_eq(tls_client_setup(h, &o, &what), -EINVAL);
-        ck_assert_str_eq(what, "the timeout");
+        ck_assert_str_eq(what, "the response cap");
         o = plain;
         o.plain_http = false;
         o.ca = "/etc/ssl/certs/ca-certificates.crt";
