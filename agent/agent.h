@@ -21,7 +21,7 @@
 #include "agent/http.h"
 #include "agent/imalog.h"
 #include "agent/outcome.h"
-#include "agent/tpm.h"
+#include "tpm/tpm.h"
 #include "util/err.h"
 #include "util/log.h"
 

@@ -14,7 +14,7 @@
 
 #include "evidence/evidence.h"
 #include "util/err.h"
-#include "agent/tpm.h"
+#include "tpm/tpm.h"
 
 #define AGENT_CONFIG_DEFAULT_FILE "/etc/attest-agent/agent.conf"
 #define AGENT_CONFIG_STR_MAX 4096                          /* a value, with its NUL */

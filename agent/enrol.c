@@ -11,6 +11,7 @@
 #include <openssl/crypto.h>
 
 #include "agent/agent.h"
+#include "evidence/evjson.h"
 #include "util/file.h"
 #include "util/hex.h"
 
@@ -67,28 +68,20 @@ static int b64_member(json_t *o, const char *key, size_t max, uint8_t **ret, siz
         return 0;
 }
 
-/* {"hostname":..,"machine_id":..,"labels":{..}}: the host object's identity members (NULL on
- * ENOMEM, which json_pack turns into a failed pack). */
-static json_t *identity_json(const struct facts *f, const struct agent_config *c)
+/* {"hostname":..,"machine_id":..,"labels":{..}}: the host object, written by the evidence's own
+ * writer (evidence/evjson-write.c) and taken into the request as it is. */
+static int identity_json(const struct facts *f, const struct agent_config *c, json_t **ret)
 {
-        json_t *o = json_object(), *l = json_object();
+        _cleanup_free_ char *text = NULL;
+        struct evidence_host h = {0};
+        int x;
 
-        if (!o || !l || json_object_set_new(o, "labels", l) < 0) {
-                json_decref(o);
-                json_decref(l);
-                return NULL;
-        }
-        for (unsigned i = 0; i < c->n_labels; i++)
-                if (json_object_set_new(l, c->labels[i].key, json_string(c->labels[i].value)) < 0)
-                        goto fail;
-        if ((f->hostname[0] && json_object_set_new(o, "hostname", json_string(f->hostname)) < 0) ||
-            (f->machine_id[0] &&
-             json_object_set_new(o, "machine_id", json_string(f->machine_id)) < 0))
-                goto fail;
-        return o;
-fail:
-        json_decref(o);
-        return NULL;
+        facts_put_identity(f, c->labels, c->n_labels, &h);
+        if ((x = evidence_host_identity_to_json(&h, &text)) < 0)
+                return x;
+        if (!(*ret = json_loads(text, 0, NULL)))
+                return -ENOMEM;
+        return 0;
 }
 
 /* Enrol the AK (and activate the credential). 0 when enrolled; else negative with *o filled. */
@@ -97,7 +90,7 @@ int agent_enrol(struct agent *a, struct agent_outcome *o)
         _cleanup_free_ uint8_t *ak = NULL, *ekpub = NULL, *ekcert = NULL, *blob = NULL,
                                *secret = NULL;
         _cleanup_free_ char *ak64 = NULL, *ekpub64 = NULL, *ekcert64 = NULL, *proof64 = NULL;
-        json_t *req, *resp = NULL, *cred;
+        json_t *req, *resp = NULL, *cred, *host;
         struct attest_err err = {0};
         struct file_bytes bytes;
         size_t ak_len, ekpub_len, ekcert_len = 0, blob_len, secret_len, plen = TPM_CRED_MAX;
@@ -125,8 +118,11 @@ int agent_enrol(struct agent *a, struct agent_outcome *o)
                 log_err("host identity: %s", err.msg);
                 return agent_outcome_set(o, AGENT_OUTCOME_LOCAL, x);
         }
-        req = json_pack("{s:s, s:s, s:o}", "ak_public", ak64, "ek_public", ekpub64, "host",
-                        identity_json(&f, &a->cfg));
+        if ((x = identity_json(&f, &a->cfg, &host)) < 0) {
+                log_err("host identity: %s", strerror(-x));
+                return agent_outcome_set(o, AGENT_OUTCOME_LOCAL, x);
+        }
+        req = json_pack("{s:s, s:s, s:o}", "ak_public", ak64, "ek_public", ekpub64, "host", host);
         if (!req || (ekcert64 && json_object_set_new(req, "ek_cert", json_string(ekcert64)))) {
                 json_decref(req);
                 return agent_outcome_set(o, AGENT_OUTCOME_LOCAL, -ENOMEM);

@@ -118,6 +118,13 @@ int http_new(const struct http_opts *o, struct http_client **ret, struct attest_
 {
         _cleanup_(http_freep) struct http_client *c = calloc(1, sizeof(*c));
         bool https = strncmp(o->url, "https://", 8) == 0;
+        const struct tls_client_opts tls = {
+                .ca = o->ca,
+                .connect_timeout_ms = o->connect_timeout_ms ? o->connect_timeout_ms : 5000L,
+                .timeout_ms = o->timeout_ms ? o->timeout_ms : 30000L,
+                .plain_http = !https,
+        };
+        const char *refused = "";
         CURL *h;
 
         if (!c)
@@ -137,34 +144,18 @@ int http_new(const struct http_opts *o, struct http_client **ret, struct attest_
                         return -ENOMEM;
                 snprintf(c->auth, n, "Authorization: Bearer %s", o->token);
         }
-        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, https ? "https" : "http");
-        curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "");
-        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-                         o->connect_timeout_ms ? o->connect_timeout_ms : 5000L);
-        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, o->timeout_ms ? o->timeout_ms : 30000L);
+        if (tls_client_setup(h, &tls, &refused) < 0)
+                return attest_fail(err, -EINVAL, AE_HTTP_START, "libcurl refused %s", refused);
         curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
         curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
         curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
-        if (https) {
-                curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
-                curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
-                curl_easy_setopt(h, CURLOPT_CAINFO, o->ca);
-                curl_easy_setopt(h, CURLOPT_CAPATH, NULL); /* pinned: this CA only */
-                curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
-                if (curl_easy_setopt(h, CURLOPT_SSL_CIPHER_LIST, ATTEST_TLS12_CIPHERS) != CURLE_OK)
-                        return attest_fail(err, -EINVAL, AE_HTTP_START,
-                                           "libcurl refused the TLS 1.2 "
-                                           "cipher list");
-                if (o->cert) {
-                        int r;
+        if (https && o->cert) {
+                int r;
 
-                        curl_easy_setopt(h, CURLOPT_SSLCERT, o->cert);
-                        curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
-                        if ((r = load_key(h, o->key ? o->key : o->cert, err)) < 0)
-                                return r;
-                }
+                curl_easy_setopt(h, CURLOPT_SSLCERT, o->cert);
+                curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+                if ((r = load_key(h, o->key ? o->key : o->cert, err)) < 0)
+                        return r;
         }
         *ret = TAKE_PTR(c);
         return 0;

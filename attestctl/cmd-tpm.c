@@ -13,7 +13,7 @@
 
 #include "attestctl/attestctl.h"
 #include "util/hex.h"
-#include "agent/tpm.h"
+#include "tpm/tpm.h"
 
 #define DEFAULT_SEL "sha256:0-10"
 

@@ -27,8 +27,6 @@ const char remote_options_help[] =
         "  --timeout SEC     for the whole request (default 30)\n"
         "  -h, --help        this text\n";
 
-static const char tls12_ciphers[] = ATTEST_TLS12_CIPHERS;
-
 bool remote_color(void)
 {
         const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
@@ -174,6 +172,8 @@ static int load_token(struct remote *r)
 
 int remote_connect(struct remote *r, bool need_token)
 {
+        struct tls_client_opts tls;
+        const char *refused = "";
         CURL *h;
         int x;
 
@@ -203,22 +203,16 @@ int remote_connect(struct remote *r, bool need_token)
                 return x;
         if (!(h = r->curl = curl_easy_init()))
                 return -ENOMEM;
-        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https");
-        curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "");
-        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, r->timeout * 1000L);
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
-        curl_easy_setopt(h, CURLOPT_CAINFO, r->ca);
-        curl_easy_setopt(h, CURLOPT_CAPATH, NULL); /* pinned: this CA only */
-        curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
-        if (curl_easy_setopt(h, CURLOPT_SSL_CIPHER_LIST, tls12_ciphers) != CURLE_OK) {
-                fprintf(stderr, "attestctl: libcurl refuses the AEAD cipher list\n");
+        tls = (struct tls_client_opts){
+                .ca = r->ca,
+                .connect_timeout_ms = 5000L,
+                .timeout_ms = r->timeout * 1000L,
+                .max_response = CTL_RESPONSE_MAX,
+        };
+        if (tls_client_setup(h, &tls, &refused) < 0) {
+                fprintf(stderr, "attestctl: libcurl refuses %s\n", refused);
                 return -ENOTSUP;
         }
-        curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)CTL_RESPONSE_MAX);
         return 0;
 }
 

@@ -8,8 +8,10 @@
 #include <openssl/sha.h>
 
 #include "daemon/akcache.h"
+#include "util/hash.h"
+#include "util/lru.h"
 
-#define AKCACHE_BUCKETS 4096
+#define AKCACHE_BUCKETS_MAX 65536 /* chains of max / 65536 at most */
 #define AKCACHE_ID_MAX 64
 
 struct akcache_ref {
@@ -18,24 +20,14 @@ struct akcache_ref {
         struct quote_ak *ak;
         unsigned refs;
         bool cached; /* in the table (holds one reference) */
-        struct akcache_ref *next;
+        struct lru_node node;
 };
 
 struct akcache {
         pthread_mutex_t lock;
-        size_t max, n;
-        struct akcache_ref *bucket[AKCACHE_BUCKETS];
+        size_t max;
+        struct lru lru; /* the cached entries by id, the least recently used evicted first */
 };
-
-static size_t bucket_of(const char *id)
-{
-        /* FNV-1a */
-        uint32_t h = 2166136261u;
-
-        for (; *id; id++)
-                h = (h ^ (uint8_t)*id) * 16777619u;
-        return h % AKCACHE_BUCKETS;
-}
 
 int akcache_new(size_t max, struct akcache **ret)
 {
@@ -43,6 +35,10 @@ int akcache_new(size_t max, struct akcache **ret)
 
         if (!c)
                 return -ENOMEM;
+        if (lru_init(&c->lru, max < AKCACHE_BUCKETS_MAX ? max : AKCACHE_BUCKETS_MAX) < 0) {
+                free(c);
+                return -ENOMEM;
+        }
         c->max = max;
         pthread_mutex_init(&c->lock, NULL);
         *ret = c;
@@ -59,11 +55,11 @@ struct akcache *akcache_free(struct akcache *c)
 {
         if (!c)
                 return NULL;
-        for (size_t b = 0; b < AKCACHE_BUCKETS; b++)
-                for (struct akcache_ref *r = c->bucket[b], *next; r; r = next) {
-                        next = r->next;
-                        ref_free(r);
-                }
+        for (struct lru_node *n; (n = lru_oldest(&c->lru));) {
+                lru_remove(&c->lru, n);
+                ref_free(LRU_ENTRY(n, struct akcache_ref, node));
+        }
+        lru_done(&c->lru);
         pthread_mutex_destroy(&c->lock);
         free(c);
         return NULL;
@@ -74,23 +70,35 @@ const struct quote_ak *akcache_ak(const struct akcache_ref *r)
         return r->ak;
 }
 
-/* Unlink id's entry from its bucket; drops the table's reference. Lock held. */
+static bool id_eq(const struct lru_node *n, const void *id)
+{
+        return strcmp(LRU_ENTRY(n, const struct akcache_ref, node)->id, id) == 0;
+}
+
+/* id's cached entry or NULL. Lock held. */
+static struct akcache_ref *find_locked(struct akcache *c, const char *id)
+{
+        struct lru_node *n = lru_find(&c->lru, hash_fnv1a_str(id), id_eq, id);
+
+        return n ? LRU_ENTRY(n, struct akcache_ref, node) : NULL;
+}
+
+/* Take r out of the table; drops the table's reference. Lock held. */
+static void evict_locked(struct akcache *c, struct akcache_ref *r)
+{
+        lru_remove(&c->lru, &r->node);
+        r->cached = false;
+        if (--r->refs == 0)
+                ref_free(r);
+}
+
+/* Take id's entry out of the table, if there is one. Lock held. */
 static void unlink_locked(struct akcache *c, const char *id)
 {
-        struct akcache_ref **pp = &c->bucket[bucket_of(id)];
+        struct akcache_ref *r = find_locked(c, id);
 
-        while (*pp && strcmp((*pp)->id, id) != 0)
-                pp = &(*pp)->next;
-        if (*pp) {
-                struct akcache_ref *r = *pp;
-
-                *pp = r->next;
-                r->next = NULL;
-                r->cached = false;
-                c->n--;
-                if (--r->refs == 0)
-                        ref_free(r);
-        }
+        if (r)
+                evict_locked(c, r);
 }
 
 int akcache_get(struct akcache *c, const char *id, const uint8_t *pub, size_t len,
@@ -98,17 +106,15 @@ int akcache_get(struct akcache *c, const char *id, const uint8_t *pub, size_t le
 {
         uint8_t h[SHA256_DIGEST_LENGTH];
         struct akcache_ref *r;
-        size_t b = bucket_of(id);
         int e;
 
         if (strlen(id) > AKCACHE_ID_MAX)
                 return -EINVAL;
         SHA256(pub, len, h);
         pthread_mutex_lock(&c->lock);
-        for (r = c->bucket[b]; r; r = r->next)
-                if (!strcmp(r->id, id))
-                        break;
+        r = find_locked(c, id);
         if (r && !memcmp(r->hash, h, sizeof(h))) {
+                lru_touch(&c->lru, &r->node);
                 r->refs++;
                 pthread_mutex_unlock(&c->lock);
                 *ret = r;
@@ -129,12 +135,13 @@ int akcache_get(struct akcache *c, const char *id, const uint8_t *pub, size_t le
         r->refs = 1;
         pthread_mutex_lock(&c->lock);
         unlink_locked(c, id);
-        if (c->n < c->max) {
+        if (c->max > 0) {
+                /* room for one more: the least recently used go */
+                while (lru_count(&c->lru) >= c->max)
+                        evict_locked(c, LRU_ENTRY(lru_oldest(&c->lru), struct akcache_ref, node));
                 r->cached = true;
                 r->refs++;
-                r->next = c->bucket[b];
-                c->bucket[b] = r;
-                c->n++;
+                lru_add(&c->lru, &r->node, hash_fnv1a_str(id));
         }
         pthread_mutex_unlock(&c->lock);
         *ret = r;

@@ -4,6 +4,8 @@
  * point of) the same stored AK every round: quote_ak_parse() was 15% of the daemon's CPU in the
  * benchmark. Entries are immutable and reference counted; an entry is keyed by the agent id and
  * checked against a hash of the stored TPM2B_PUBLIC, so a re-enrolled id never gets a stale key.
+ * At most max entries (util/lru.h): a miss over the cap evicts the least recently used; an
+ * evicted entry stays valid for whoever holds it.
  */
 #ifndef ATTESTD_AKCACHE_H
 #define ATTESTD_AKCACHE_H
@@ -21,8 +23,8 @@ int akcache_new(size_t max, struct akcache **ret) _wur_;
 struct akcache *akcache_free(struct akcache *c);
 
 /*
- * The parsed AK of agent id whose stored public area is pub; parsed (and cached, room permitting)
- * on a miss. Errors are quote_ak_parse()'s. Release with akcache_put().
+ * The parsed AK of agent id whose stored public area is pub; parsed (and cached) on a miss.
+ * Errors are quote_ak_parse()'s. Release with akcache_put().
  */
 int akcache_get(struct akcache *c, const char *id, const uint8_t *pub, size_t len,
                 struct akcache_ref **ret, struct attest_err *err) _wur_;

@@ -23,6 +23,7 @@
 #include "daemon/http.h"
 #include "daemon/log.h"
 #include "util/clock.h"
+#include "util/hash.h"
 
 /*
  * One accepted connection, from libmicrohttpd's STARTED notification to its CLOSED one (which
@@ -228,12 +229,8 @@ enum { SHARE_ADDR = 'a', SHARE_AGENT = 'g' };
 
 static uint32_t share_hash(const struct http_server *s, const uint8_t *key, size_t len)
 {
-        /* FNV-1a seeded at start: keys come from clients, the seed keeps chains unguessable */
-        uint32_t h = 2166136261u ^ s->share_seed;
-
-        for (size_t i = 0; i < len; i++)
-                h = (h ^ key[i]) * 16777619u;
-        return h;
+        /* seeded at start: keys come from clients, the seed keeps chains unguessable */
+        return (uint32_t)hash_fnv1a(key, len, s->share_seed);
 }
 
 /* The share of key, attached (refs + 1), created if needed; NULL on ENOMEM. budget_lock held. */

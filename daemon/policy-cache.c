@@ -9,22 +9,27 @@
 
 #include "daemon/policy-cache.h"
 #include "policy/runtime.h"
+#include "util/hash.h"
+#include "util/lru.h"
+
+#define POLICY_CACHE_BUCKETS 1024 /* names; every version of a name shares its chain */
 
 struct policy_cached {
         char name[POLICY_NAME_MAX + 1];
         int64_t version;
-        uint64_t bytes;                    /* policy_cached_bytes() */
-        struct policy *policy;             /* immutable once added */
-        atomic_uint refs;                  /* the cache's (while listed) and every holder's */
-        struct policy_cached *prev, *next; /* most recently used first */
+        uint64_t bytes;             /* policy_cached_bytes() */
+        struct policy *policy;      /* immutable once added */
+        atomic_uint refs;           /* the cache's (while listed) and every holder's */
+        struct lru_node node;       /* listed: by name (every version under one hash) */
+        struct policy_cached *gone; /* unlisted, to unref outside the lock */
 };
 
 struct policy_cache {
         pthread_mutex_t lock;
         pthread_mutex_t fill_lock; /* held by the one miss reading and parsing the store */
-        size_t max, n;
+        size_t max;
         uint64_t max_bytes, bytes; /* bytes: of the listed entries */
-        struct policy_cached *head, *tail;
+        struct lru lru;
         uint64_t gen; /* bumped by every drop */
         atomic_uint_fast64_t hits, misses, parses, evictions;
 };
@@ -38,6 +43,10 @@ int policy_cache_new(size_t max, struct policy_cache **ret)
         c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
+        if (lru_init(&c->lru, max < POLICY_CACHE_BUCKETS ? max : POLICY_CACHE_BUCKETS) < 0) {
+                free(c);
+                return -ENOMEM;
+        }
         c->max = max;
         c->max_bytes = POLICY_CACHE_BYTES_DEFAULT;
         pthread_mutex_init(&c->lock, NULL);
@@ -83,56 +92,66 @@ uint64_t policy_cached_bytes(const struct policy_cached *e)
 /* Under the lock. */
 static void unlink_entry(struct policy_cache *c, struct policy_cached *e)
 {
-        if (e->prev)
-                e->prev->next = e->next;
-        else
-                c->head = e->next;
-        if (e->next)
-                e->next->prev = e->prev;
-        else
-                c->tail = e->prev;
-        e->prev = e->next = NULL;
-        c->n--;
+        lru_remove(&c->lru, &e->node);
         c->bytes -= e->bytes;
 }
 
 /* Under the lock. */
 static void push_front(struct policy_cache *c, struct policy_cached *e)
 {
-        e->prev = NULL;
-        e->next = c->head;
-        if (c->head)
-                c->head->prev = e;
-        else
-                c->tail = e;
-        c->head = e;
-        c->n++;
+        lru_add(&c->lru, &e->node, hash_fnv1a_str(e->name));
         c->bytes += e->bytes;
+}
+
+struct name_version {
+        const char *name;
+        int64_t version; /* < 0: any */
+};
+
+static bool entry_eq(const struct lru_node *n, const void *key)
+{
+        const struct policy_cached *e = LRU_ENTRY(n, const struct policy_cached, node);
+        const struct name_version *k = key;
+
+        return (k->version < 0 || e->version == k->version) && strcmp(e->name, k->name) == 0;
+}
+
+/* Under the lock: a listed entry of name (version < 0: any version), or NULL. */
+static struct policy_cached *lookup_locked(struct policy_cache *c, const char *name,
+                                           int64_t version)
+{
+        const struct name_version k = {name, version};
+        struct lru_node *n = lru_find(&c->lru, hash_fnv1a_str(name), entry_eq, &k);
+
+        return n ? LRU_ENTRY(n, struct policy_cached, node) : NULL;
 }
 
 /* Under the lock: the listed entry name@version, moved to the front, or NULL. */
 static struct policy_cached *find(struct policy_cache *c, const char *name, int64_t version)
 {
-        for (struct policy_cached *e = c->head; e; e = e->next) {
-                if (e->version != version || strcmp(e->name, name) != 0)
-                        continue;
-                unlink_entry(c, e);
-                push_front(c, e);
-                return e;
-        }
-        return NULL;
+        struct policy_cached *e = lookup_locked(c, name, version);
+
+        if (e)
+                lru_touch(&c->lru, &e->node);
+        return e;
+}
+
+static struct policy_cached *oldest(struct policy_cache *c)
+{
+        struct lru_node *n = lru_oldest(&c->lru);
+
+        return n ? LRU_ENTRY(n, struct policy_cached, node) : NULL;
 }
 
 struct policy_cache *policy_cache_free(struct policy_cache *c)
 {
         if (!c)
                 return NULL;
-        while (c->head) {
-                struct policy_cached *e = c->head;
-
+        for (struct policy_cached *e; (e = oldest(c));) {
                 unlink_entry(c, e);
                 policy_cached_unref(e);
         }
+        lru_done(&c->lru);
         pthread_mutex_destroy(&c->fill_lock);
         pthread_mutex_destroy(&c->lock);
         free(c);
@@ -201,17 +220,17 @@ static int add(struct policy_cache *c, const char *name, int64_t version, struct
         }
         push_front(c, e);
         /* the least recently used go while either cap is passed; never e itself */
-        while (c->tail != e && (c->n > c->max || c->bytes > c->max_bytes)) {
-                struct policy_cached *t = c->tail;
+        while (oldest(c) != e && (lru_count(&c->lru) > c->max || c->bytes > c->max_bytes)) {
+                struct policy_cached *t = oldest(c);
 
                 unlink_entry(c, t);
-                t->next = evicted; /* unref'ed outside the lock */
+                t->gone = evicted; /* unref'ed outside the lock */
                 evicted = t;
                 atomic_fetch_add(&c->evictions, 1);
         }
         pthread_mutex_unlock(&c->lock);
         while (evicted) {
-                struct policy_cached *next = evicted->next;
+                struct policy_cached *next = evicted->gone;
 
                 policy_cached_unref(evicted);
                 evicted = next;
@@ -285,17 +304,14 @@ void policy_cache_drop(struct policy_cache *c, const char *name)
 
         pthread_mutex_lock(&c->lock);
         c->gen++;
-        for (struct policy_cached *e = c->head, *next; e; e = next) {
-                next = e->next;
-                if (strcmp(e->name, name) != 0)
-                        continue;
+        for (struct policy_cached *e; (e = lookup_locked(c, name, -1));) {
                 unlink_entry(c, e);
-                e->next = gone; /* unref'ed outside the lock */
+                e->gone = gone; /* unref'ed outside the lock */
                 gone = e;
         }
         pthread_mutex_unlock(&c->lock);
         while (gone) {
-                struct policy_cached *next = gone->next;
+                struct policy_cached *next = gone->gone;
 
                 policy_cached_unref(gone);
                 gone = next;
@@ -305,7 +321,7 @@ void policy_cache_drop(struct policy_cache *c, const char *name)
 void policy_cache_stats(struct policy_cache *c, struct policy_cache_stats *ret)
 {
         pthread_mutex_lock(&c->lock);
-        ret->entries = c->n;
+        ret->entries = lru_count(&c->lru);
         ret->bytes = c->bytes;
         pthread_mutex_unlock(&c->lock);
         ret->hits = atomic_load(&c->hits);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "daemon/ratelimit.h"
+#include "util/hash.h"
 
 struct slot {
         char key[RATELIMIT_KEY_MAX + 1];
@@ -48,12 +49,8 @@ struct ratelimit *ratelimit_free(struct ratelimit *r)
 /* FNV-1a over the key (ids are not secret; a collision only shares a budget). */
 static struct slot *slot_for(struct ratelimit *r, const char *key, uint64_t now, bool claim)
 {
-        uint64_t h = 14695981039346656037ull;
-        struct slot *s;
+        struct slot *s = &r->slot[hash_fnv1a_str(key) % RATELIMIT_SLOTS];
 
-        for (const char *p = key; *p; p++)
-                h = (h ^ (uint8_t)*p) * 1099511628211ull;
-        s = &r->slot[h % RATELIMIT_SLOTS];
         if (strncmp(s->key, key, RATELIMIT_KEY_MAX) != 0) {
                 if (!claim)
                         return NULL;

@@ -10,17 +10,13 @@
 #include <time.h>
 
 #include <curl/curl.h>
-#include <jansson.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 
 #include "daemon/attestd.h"
 #include "daemon/webhook.h"
 #include "util/clock.h"
 #include "util/tls.h"
 #include "util/file.h"
-#include "util/esc.h"
-#include "util/hex.h"
 #include "util/log.h"
 
 #define BATCH 32             /* events read from the outbox at once per receiver */
@@ -61,88 +57,6 @@ struct webhook {
         uint64_t dropped_seen;
         atomic_uint_fast64_t delivered, failed;
 };
-
-/* ---- the event's JSON and signature ---- */
-
-static void time_text(int64_t ms, char out[32])
-{
-        struct tm tm;
-        time_t t = (time_t)(ms / 1000);
-
-        if (!gmtime_r(&t, &tm) || !strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm)) {
-                snprintf(out, 32, "1970-01-01T00:00:00.000Z");
-                return;
-        }
-        snprintf(out + 19, 32 - 19, ".%03dZ", (int)(ms % 1000));
-}
-
-/*
- * Whether the stored failing-claims text has the shape our renderer writes (a JSON array of
- * strings, printable): spliced as is then, never parsed; anything else is sent as [].
- */
-static bool claims_spliceable(const char *s)
-{
-        size_t n = s ? strlen(s) : 0;
-
-        return n >= 2 && n <= WEBHOOK_BODY_MAX && s[0] == '[' && s[n - 1] == ']' &&
-               (n == 2 || (s[1] == '"' && s[n - 2] == '"')) && esc_is_text(s, n);
-}
-
-int webhook_event_body(const struct store_event *ev, char **ret, size_t *ret_len)
-{
-        json_auto_t *o = NULL, *reason = NULL;
-        _cleanup_free_ char *head = NULL, *rtext = NULL;
-        const char *claims = claims_spliceable(ev->claims) ? ev->claims : "[]";
-        size_t hn, n;
-        char t[32];
-        char *text;
-
-        time_text(ev->time, t);
-        o = json_pack("{s:I, s:s, s:s, s:s}", "id", (json_int_t)ev->id, "type", ev->type, "time", t,
-                      "agent", ev->agent);
-        if (!o ||
-            (ev->hostname && json_object_set_new(o, "hostname", json_string(ev->hostname)) < 0) ||
-            json_object_set_new(o, "status", ev->status ? json_string(ev->status) : json_null()) <
-                    0 ||
-            json_object_set_new(o, "previous",
-                                ev->previous ? json_string(ev->previous) : json_null()) < 0)
-                return -ENOMEM;
-        if (ev->reason && (!(reason = json_string(ev->reason)) ||
-                           !(rtext = json_dumps(reason, JSON_COMPACT | JSON_ENCODE_ANY))))
-                return -ENOMEM;
-        /* {...head fields, "failing_claims":CLAIMS[, "reason":R]}: the claims spliced as stored */
-        head = json_dumps(o, JSON_COMPACT);
-        if (!head)
-                return -ENOMEM;
-        hn = strlen(head) - 1; /* without its '}' */
-        n = hn + strlen(",\"failing_claims\":") + strlen(claims) +
-            (rtext ? strlen(",\"reason\":") + strlen(rtext) : 0) + 1;
-        if (n > WEBHOOK_BODY_MAX)
-                return -E2BIG;
-        text = malloc(n + 1);
-        if (!text)
-                return -ENOMEM;
-        snprintf(text, n + 1, "%.*s,\"failing_claims\":%s%s%s}", (int)hn, head, claims,
-                 rtext ? ",\"reason\":" : "", rtext ? rtext : "");
-        *ret_len = n;
-        *ret = text;
-        return 0;
-}
-
-int webhook_sign(const uint8_t *key, size_t key_len, const char *body, size_t len,
-                 char ret[7 + WEBHOOK_SIG_HEX])
-{
-        uint8_t mac[32];
-        size_t mac_len = 0;
-
-        if (!EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, key, key_len, (const uint8_t *)body, len,
-                       mac, sizeof(mac), &mac_len) ||
-            mac_len != sizeof(mac))
-                return -EIO;
-        memcpy(ret, "sha256=", 7);
-        hex_encode(mac, sizeof(mac), ret + 7);
-        return 0;
-}
 
 /* ---- waiting ---- */
 
@@ -527,6 +441,8 @@ static int receiver_init(struct webhook *w, struct receiver *r, const char *url,
                          struct attest_err *err)
 {
         const struct config *cfg = w->cfg;
+        struct tls_client_opts tls;
+        const char *refused = "the URL";
         struct curl_slist *t;
         int e;
 
@@ -545,26 +461,17 @@ static int receiver_init(struct webhook *w, struct receiver *r, const char *url,
         t = t ? curl_slist_append(t, "Expect:") : NULL; /* no 100-continue round trip */
         if (!t)
                 return -ENOMEM;
+        tls = (struct tls_client_opts){
+                .ca = cfg->webhook_ca[0] ? cfg->webhook_ca : NULL,
+                .connect_timeout_ms = (long)min_sz(cfg->webhook_timeout * 1000, CONNECT_MAX_MS),
+                .timeout_ms = (long)(cfg->webhook_timeout * 1000),
+                .max_response = WEBHOOK_RESPONSE_MAX,
+        };
+        /* https only, a redirect is a failure */
         if (curl_easy_setopt(r->curl, CURLOPT_URL, url) != CURLE_OK ||
-            curl_easy_setopt(r->curl, CURLOPT_PROTOCOLS_STR, "https") != CURLE_OK)
-                return attest_fail(err, -EINVAL, AE_CONFIG, "--webhook %s: refused by libcurl",
-                                   r->host);
-        curl_easy_setopt(r->curl, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(r->curl, CURLOPT_FOLLOWLOCATION, 0L); /* a redirect is a failure */
-        curl_easy_setopt(r->curl, CURLOPT_SSL_VERIFYPEER, 1L);
-        curl_easy_setopt(r->curl, CURLOPT_SSL_VERIFYHOST, 2L);
-        curl_easy_setopt(r->curl, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
-        if (curl_easy_setopt(r->curl, CURLOPT_SSL_CIPHER_LIST, ATTEST_TLS12_CIPHERS) != CURLE_OK)
-                return attest_fail(err, -EINVAL, AE_CONFIG,
-                                   "--webhook %s: TLS 1.2 suites refused "
-                                   "by libcurl",
-                                   r->host);
-        if (cfg->webhook_ca[0])
-                curl_easy_setopt(r->curl, CURLOPT_CAINFO, cfg->webhook_ca);
-        curl_easy_setopt(r->curl, CURLOPT_TIMEOUT_MS, (long)(cfg->webhook_timeout * 1000));
-        curl_easy_setopt(r->curl, CURLOPT_CONNECTTIMEOUT_MS,
-                         (long)min_sz(cfg->webhook_timeout * 1000, CONNECT_MAX_MS));
-        curl_easy_setopt(r->curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)WEBHOOK_RESPONSE_MAX);
+            tls_client_setup(r->curl, &tls, &refused) < 0)
+                return attest_fail(err, -EINVAL, AE_CONFIG, "--webhook %s: %s refused by libcurl",
+                                   r->host, refused);
         curl_easy_setopt(r->curl, CURLOPT_WRITEFUNCTION, sink_write);
         curl_easy_setopt(r->curl, CURLOPT_NOPROGRESS, 0L);
         curl_easy_setopt(r->curl, CURLOPT_XFERINFOFUNCTION, sink_progress);

@@ -147,6 +147,68 @@ int evidence_json_head(const struct evidence *ev, struct wb *w)
         return put_s(w, ",\"entries\":\"");
 }
 
+/* The identity members ("hostname", "machine_id", "labels"), each when reported; *first: no
+ * member written before them (a comma goes first otherwise). */
+static int put_identity(struct wb *w, const struct evidence_host *h, bool *first)
+{
+        int x = 0;
+
+        /* TRY: evidence_json_head's, defined to the end of the file */
+#define SEP()                                                                                      \
+        do {                                                                                       \
+                if (!*first)                                                                       \
+                        TRY(wb_put_u8(w, ','));                                                    \
+                *first = false;                                                                    \
+        } while (0)
+        if (h->hostname[0]) {
+                SEP();
+                TRY(put_key(w, "hostname"));
+                TRY(put_str(w, h->hostname));
+        }
+        if (h->machine_id[0]) {
+                SEP();
+                TRY(put_key(w, "machine_id"));
+                TRY(put_str(w, h->machine_id));
+        }
+        if (h->labels_present) {
+                SEP();
+                TRY(put_s(w, "\"labels\":{"));
+                for (unsigned i = 0; i < h->n_labels && i < EVIDENCE_LABELS_MAX; i++) {
+                        if (i)
+                                TRY(wb_put_u8(w, ','));
+                        TRY(put_key(w, h->labels[i].key));
+                        TRY(put_str(w, h->labels[i].value));
+                }
+                TRY(wb_put_u8(w, '}'));
+        }
+#undef SEP
+        return 0;
+}
+
+int evidence_host_identity_to_json(const struct evidence_host *h, char **ret)
+{
+        struct wb w;
+        bool first = true;
+        uint8_t *o;
+        int x;
+
+        if ((x = wb_new(&w, EVIDENCE_TAIL_MAX)) < 0)
+                return x;
+        x = wb_put_u8(&w, '{');
+        if (x == 0)
+                x = put_identity(&w, h, &first);
+        if (x == 0)
+                x = put_s(&w, "}");
+        if (x == 0 && (x = wb_reserve(&w, 1, &o)) == 0)
+                *o = '\0';
+        if (x < 0) {
+                wb_free(&w);
+                return x;
+        }
+        *ret = (char *)wb_data(&w);
+        return 0;
+}
+
 /* "},"host":{..}} */
 int evidence_json_tail(const struct evidence_host *h, struct wb *w)
 {
@@ -193,27 +255,7 @@ int evidence_json_tail(const struct evidence_host *h, struct wb *w)
                 TRY(put_str(w, h->tk_origin));
                 TRY(wb_put_u8(w, '}'));
         }
-        if (h->hostname[0]) {
-                SEP();
-                TRY(put_key(w, "hostname"));
-                TRY(put_str(w, h->hostname));
-        }
-        if (h->machine_id[0]) {
-                SEP();
-                TRY(put_key(w, "machine_id"));
-                TRY(put_str(w, h->machine_id));
-        }
-        if (h->labels_present) {
-                SEP();
-                TRY(put_s(w, "\"labels\":{"));
-                for (unsigned i = 0; i < h->n_labels && i < EVIDENCE_LABELS_MAX; i++) {
-                        if (i)
-                                TRY(wb_put_u8(w, ','));
-                        TRY(put_key(w, h->labels[i].key));
-                        TRY(put_str(w, h->labels[i].value));
-                }
-                TRY(wb_put_u8(w, '}'));
-        }
+        TRY(put_identity(w, h, &first));
 #undef SEP
 #undef TRY
         return put_s(w, "}}");

@@ -58,6 +58,11 @@ int evidence_host_identity_from_json(const json_t *o, const char *path, struct e
 int evidence_host_identity_members(const json_t *o, const char *path, struct evidence_host *h,
                                    struct attest_err *err) _wur_;
 /*
+ * The identity members of h alone as a JSON object text (NUL terminated, free() it), written by
+ * the same code as evidence "host"'s: the agent's enrolment body. -EINVAL: not printable ASCII.
+ */
+int evidence_host_identity_to_json(const struct evidence_host *h, char **ret) _wur_;
+/*
  * The head holds the firmware event log (ev->boot_log, at most EVIDENCE_BOOT_LOG_MAX bytes, else
  * -E2BIG): a writer for it needs evidence_json_head_max(ev) bytes, EVIDENCE_HEAD_MAX without one.
  */

@@ -17,6 +17,7 @@
 
 #include "daemon/store/store-internal.h"
 #include "util/clock.h"
+#include "util/hash.h"
 
 #define AGENT_STRIPES 64
 #define POLICY_SLOTS 32
@@ -71,11 +72,7 @@ static int entry_cmp(const void *a, const void *b)
 /* Not a keyed hash: a collision only makes a concurrent miss skip its add. */
 static unsigned stripe(const char *id)
 {
-        uint32_t h = 2166136261u;
-
-        for (; *id; id++)
-                h = (h ^ (uint8_t)*id) * 16777619u;
-        return h % AGENT_STRIPES;
+        return hash_fnv1a_str(id) % AGENT_STRIPES;
 }
 
 int store_cache_new(size_t max, struct store_cache **ret)

@@ -18,7 +18,7 @@
 
 #include "evidence/bank.h"
 #include "tests/lib/imagen.h"
-#include "agent/tpm.h"
+#include "tpm/tpm.h"
 
 static double now_s(void)
 {

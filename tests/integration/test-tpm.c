@@ -31,7 +31,7 @@
 #include "evidence/pcrs.h"
 #include "evidence/pcrsel.h"
 #include "evidence/quote.h"
-#include "agent/tpm.h"
+#include "tpm/tpm.h"
 #include "tests/lib/tool.h"
 
 /* --- helpers ------------------------------------------------------------------------------- */

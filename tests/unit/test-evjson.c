@@ -350,6 +350,50 @@ START_TEST(test_identity_caps)
 }
 END_TEST
 
+/* The enrolment body's "host" comes from the evidence's writer: the same members, read back by
+ * the daemon's identity reader, nothing else; an empty label set is written as a report too. */
+START_TEST(test_identity_alone_is_the_evidence_host_members)
+{
+        struct evidence_host h = {0}, back = {0};
+        struct attest_err err = {0};
+        json_t *o;
+        char *out = NULL;
+
+        ck_assert_int_eq(evidence_host_identity_to_json(&h, &out), 0);
+        ck_assert_str_eq(out, "{}");
+        free(out);
+        h.labels_present = true;
+        ck_assert_int_eq(evidence_host_identity_to_json(&h, &out), 0);
+        ck_assert_str_eq(out, "{\"labels\":{}}");
+        free(out);
+        snprintf(h.hostname, sizeof(h.hostname), "web-1.example");
+        snprintf(h.machine_id, sizeof(h.machine_id), "%s", "0123456789abcdef0123456789abcdef");
+        h.n_labels = 2;
+        snprintf(h.labels[0].key, sizeof(h.labels[0].key), "role");
+        snprintf(h.labels[0].value, sizeof(h.labels[0].value), "web");
+        snprintf(h.labels[1].key, sizeof(h.labels[1].key), "zone");
+        snprintf(h.labels[1].value, sizeof(h.labels[1].value), "a");
+        h.kernel[0] = 'x'; /* not an identity member: not written */
+        ck_assert_int_eq(evidence_host_identity_to_json(&h, &out), 0);
+        ck_assert_str_eq(out, "{\"hostname\":\"web-1.example\",\"machine_id\":"
+                              "\"0123456789abcdef0123456789abcdef\",\"labels\":{\"role\":\"web\","
+                              "\"zone\":\"a\"}}");
+        o = json_loads(out, 0, NULL);
+        ck_assert_ptr_nonnull(o);
+        ck_assert_msg(evidence_host_identity_from_json(o, "$.host", &back, &err) == 0, "%s",
+                      err.msg);
+        ck_assert_str_eq(back.hostname, h.hostname);
+        ck_assert_str_eq(back.machine_id, h.machine_id);
+        ck_assert_uint_eq(back.n_labels, 2);
+        ck_assert_str_eq(back.labels[1].value, "a");
+        json_decref(o);
+        free(out);
+        /* what the evidence writer refuses, this refuses too */
+        h.hostname[0] = '\n';
+        ck_assert_int_eq(evidence_host_identity_to_json(&h, &out), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_control_bytes_in_an_unknown_key_are_escaped)
 {
         const char *j = "{\"version\":1,\"a\\u001b[0m\\n\":1}";
@@ -520,6 +564,7 @@ int main(void)
         tcase_add_test(tc, test_minimal_evidence_without_host_or_log);
         tcase_add_loop_test(tc, test_each_bad_field_is_named_by_its_path, 0, ARRAY_SIZE(bad));
         tcase_add_test(tc, test_identity_caps);
+        tcase_add_test(tc, test_identity_alone_is_the_evidence_host_members);
         tcase_add_test(tc, test_control_bytes_in_an_unknown_key_are_escaped);
         tcase_add_test(tc, test_ima_cap_is_enforced_exactly);
         tcase_add_test(tc, test_quote_blob_caps);

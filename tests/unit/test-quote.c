@@ -25,7 +25,7 @@
 #include "evidence/pcrs.h"
 #include "evidence/pcrsel.h"
 #include "evidence/quote.h"
-#include "agent/tpm.h"
+#include "tpm/tpm.h"
 
 #define BLOB_MAX 4096
 

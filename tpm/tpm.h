@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * TPM 2.0 access for the agent, over tpm2-tss ESAPI: endorsement key (EK) certificate and public
- * area, the attestation key (AK) kept as saved blobs in a state directory, quotes, and credential
- * activation (enrolment, DESIGN §4).
+ * TPM 2.0 access for the agent and attestctl, over tpm2-tss ESAPI: endorsement key (EK)
+ * certificate and public area, the attestation key (AK) kept as saved blobs in a state directory,
+ * quotes, and credential activation (enrolment, DESIGN §4). The module is split by concern:
+ * tpm.c, tpm-ek.c, tpm-ak.c, tpm-quote.c (tpm-internal.h says which holds what).
  *
  * Every TSS2_RC is turned into a negative errno (-EIO for the TPM and transport) and a message
  * with the Tss2_RC_Decode() text in err; none escapes this module.
@@ -21,8 +22,8 @@
  * The AK's parent is the EK of the same algorithm; swtpm 0.7's swtpm_setup --ecc provisions a
  * P-384 EK (0x01c00016, high range), for which there is no TPM_KEY_ alg yet.
  */
-#ifndef AGENT_TPM_H
-#define AGENT_TPM_H
+#ifndef TPM_TPM_H
+#define TPM_TPM_H
 
 #include <stddef.h>
 #include <stdint.h>
