@@ -98,4 +98,8 @@ int keylime_import_doc(const json_t *doc, const struct keylime_opts *o, json_t *
 int keylime_exclude_to_pcre(const char *py, size_t n, char *out, size_t size, const char **ret_why)
         _wur_;
 
+/* 0 if PCRE2 compiles the pattern pat (from keylime_exclude_to_pcre()); else -EBADMSG with err
+ * naming the JSON path p and PCRE2's message. */
+int keylime_exclude_check(const char *pat, const char *p, struct attest_err *err) _wur_;
+
 #endif
