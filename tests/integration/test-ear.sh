@@ -8,18 +8,20 @@
 #  2. JWKS without a token; 401 without one on /ear, 404 unknown agent, 409 ear_no_verdict for an
 #     enrolled agent that has no verdict yet, 400 for a malformed nonce
 #  3. status mapping on real rounds: no policy (none), PCR + IMA policy (affirming), a policy
-#     with an unanchored claim (warning), a wrong PCR (contraindicated), evidence that fails
-#     verification (contraindicated, 99s); eat_nonce echoed
+#     with an unanchored claim (warning), a wrong PCR (contraindicated), a failing runtime
+#     policy (contraindicated, executables), evidence that fails verification
+#     (contraindicated, 99s); eat_nonce echoed
 #  3b. a database an older attestd wrote (schema 7: results without the typed appraisal): the
 #     EAR of its last result is 409 ear_no_appraisal (the verdict text is never read back to make
 #     one); after one more round 200 and the vector matches the new result
 #  4. flipped payload / signature / header bytes and the claims signed by another key: refused
 #  5. under valgrind (when ATTESTD is not built with ASan): one EAR request, no leak
-# Usage: test-ear.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP
+# Usage: test-ear.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP BUSYHOST
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
-agent_test_args 5 "$@"
+agent_test_args 6 "$@"
+BUSYHOST=$(realpath "$6")
 agent_test_begin tpm2_pcrread openssl sqlite3
 PY=/usr/bin/python3 # Debian's python, where python3-jwt lives
 "$PY" -c 'import jwt, cryptography' || fail "python3-jwt / python3-cryptography not installed"
@@ -149,6 +151,22 @@ ear "$id" warning
 zero=$(printf '0%.0s' $(seq 64))
 policy wrong "{\"name\":\"wrong\",\"tpm\":{\"pcrs\":{\"sha256\":{\"0\":\"$zero\"}}}}"
 round a3.log
+ear "$id" contraindicated
+
+# a runtime policy the boot's files are not in: ima.runtime fails, which AR4SI files under
+# executables (the independent consumer's table, docs/ear.md); dd940f4 filed it under
+# configuration and left executables at 3, "approved boot"
+policy runtime "{\"name\":\"runtime\",\"ima\":{\"runtime\":{\"digests\":
+        {\"/usr/bin/not-on-this-host\":[\"sha256:$zero\"]}}}}"
+# the recorded boot's entries are all critical data (not judged by a runtime policy): the host
+# measures three files more (appended to the agent's log and extended into PCR 10)
+"$BUSYHOST" ima.bin "$SWTPM_TCTI" 3 30 1000 busy.stop >busy.out 2>busy.err ||
+        fail "busyhost: $(cat busy.err)"
+[ "$(cat busy.out)" = 3 ] || fail "busyhost added $(cat busy.out) entries, not 3"
+round a3r.log
+api GET "/v1/agents/$id/results?limit=1" "" "$READER"
+[ "$(jq -r '[.results[0].verdict.claims[] | select(.name == "ima.runtime") | .result] | first' \
+        <<<"$body")" = fail ] || fail "the runtime policy did not fail ima.runtime: $body"
 ear "$id" contraindicated
 
 # ---- 3b. results an older attestd stored ------------------------------------------------------
