@@ -19,7 +19,7 @@
 #include "daemon/api.h"
 #include "daemon/attestd.h"
 #include "daemon/ear.h"
-#include "daemon/http.h"
+#include "daemon/http/http.h"
 #include "daemon/webhook.h"
 #include "util/file.h"
 #include "util/log.h"

@@ -19,8 +19,8 @@
 #include <microhttpd.h>
 
 #include "daemon/api.h"
-#include "daemon/http-frame.h"
-#include "daemon/http.h"
+#include "daemon/http/http-frame.h"
+#include "daemon/http/http.h"
 #include "daemon/log.h"
 #include "util/clock.h"
 
