@@ -16,7 +16,7 @@
 #include <openssl/crypto.h>
 #include <systemd/sd-daemon.h>
 
-#include "daemon/api.h"
+#include "daemon/api/api.h"
 #include "daemon/attestd.h"
 #include "daemon/ear.h"
 #include "daemon/http/http.h"

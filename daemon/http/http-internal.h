@@ -16,7 +16,7 @@
 
 #include <microhttpd.h>
 
-#include "daemon/api.h"
+#include "daemon/api/api.h"
 #include "daemon/http/http.h"
 
 /*

@@ -11,7 +11,7 @@
 #include <gnutls/x509.h>
 #include <microhttpd.h>
 
-#include "daemon/api.h"
+#include "daemon/api/api.h"
 #include "daemon/http/http-frame.h"
 #include "daemon/http/http-internal.h"
 #include "daemon/log.h"

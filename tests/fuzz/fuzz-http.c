@@ -20,7 +20,7 @@
 
 #include <openssl/sha.h>
 
-#include "daemon/api.h"
+#include "daemon/api/api.h"
 #include "tests/fuzz/fuzz.h"
 
 static const char *const methods[] = {"GET", "POST", "PUT", "DELETE", "PATCH"};

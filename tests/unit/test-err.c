@@ -13,7 +13,7 @@
 #include "tests/unit/testutil.h"
 
 /*
- * The codes daemon/api-attest.c's unauthenticated() listed before the class existed (minus
+ * The codes daemon/api/api-attest.c's unauthenticated() listed before the class existed (minus
  * AE_NONE, now AEC_SERVER, and the four below): evidence not proven to be a fresh quote of the
  * agent's AK, refused with 400/422 and changing nothing.
  */

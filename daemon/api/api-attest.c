@@ -7,7 +7,7 @@
 
 #include <time.h>
 
-#include "daemon/api-internal.h"
+#include "daemon/api/api-internal.h"
 #include "daemon/ear.h"
 #include "daemon/log.h"
 #include "daemon/policy-cache.h"

@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "daemon/api.h"
+#include "daemon/api/api.h"
 
 #define API_TIME_MAX 32
 #define API_POLICY_REF_MAX (API_ID_MAX + 24) /* name@version */

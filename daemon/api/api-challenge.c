@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon/api-internal.h"
+#include "daemon/api/api-internal.h"
 #include "daemon/log.h"
 #include "policy/runtime-state.h"
 #include "util/buf.h"
