@@ -196,7 +196,7 @@ START_TEST(test_authenticated_quote_failures_are_verdicts)
 }
 END_TEST
 
-/* What the API answers 4xx and 5xx today (daemon/api-*.c) agrees with the class. */
+/* What the API answers 4xx and 5xx today (daemon/api/api-*.c) agrees with the class. */
 START_TEST(test_api_answers_agree_with_the_class)
 {
         static const enum attest_code client[] = {
