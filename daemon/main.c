@@ -16,10 +16,10 @@
 #include <openssl/crypto.h>
 #include <systemd/sd-daemon.h>
 
-#include "daemon/api.h"
+#include "daemon/api/api.h"
 #include "daemon/attestd.h"
 #include "daemon/ear.h"
-#include "daemon/http.h"
+#include "daemon/http/http.h"
 #include "daemon/webhook.h"
 #include "util/file.h"
 #include "util/log.h"

@@ -6,9 +6,9 @@
  * an object pushes a mark holding the previous object's first key, so the keys of the innermost
  * object are always keys[obj_start .. nkeys); closing it checks them for duplicates (pairwise up to
  * DUP_PAIRWISE_MAX keys, sorted above: no input makes it quadratic) and pops them with the mark.
+ * Numbers are scanned in json-rd-num.c.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +16,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "util/json-rd-internal.h"
 #include "util/json-rd.h"
 
 enum {
@@ -28,9 +29,8 @@ enum {
 #define KEY_MARK 1u
 #define KEY_ESC 2u
 #define DUP_PAIRWISE_MAX 32
-#define EXP_SATURATE 1000000000 /* exponents are counted up to here, beyond it they only grow */
 
-static int fail(struct jrd *r, size_t off, const char *why)
+int jrd_fail(struct jrd *r, size_t off, const char *why)
 {
         if (!r->err) {
                 r->err = -EBADMSG;
@@ -205,49 +205,49 @@ static int scan_string(struct jrd *r, struct jrd_str *ret)
 
                 i = plain_run(b, i, n);
                 if (i >= n)
-                        return fail(r, r->pos, "unterminated string");
+                        return jrd_fail(r, r->pos, "unterminated string");
                 c = b[i];
                 if (c == '"')
                         break;
                 if (c < 0x20)
-                        return fail(r, i, "control byte in a string");
+                        return jrd_fail(r, i, "control byte in a string");
                 if (c >= 0x80) {
                         size_t k = utf8_seq(b + i, n - i);
 
                         if (!k)
-                                return fail(r, i, "invalid UTF-8");
+                                return jrd_fail(r, i, "invalid UTF-8");
                         i += k;
                         continue;
                 }
                 /* an escape */
                 esc = true;
                 if (n - i < 2)
-                        return fail(r, r->pos, "unterminated string");
+                        return jrd_fail(r, r->pos, "unterminated string");
                 c = b[i + 1];
                 if (c == 'u') {
                         int32_t u = u_escape(b, i, n), lo;
 
                         if (u < 0)
-                                return fail(r, i, "invalid \\u escape");
+                                return jrd_fail(r, i, "invalid \\u escape");
                         if (u >= 0xdc00 && u <= 0xdfff)
-                                return fail(r, i, "unpaired surrogate");
+                                return jrd_fail(r, i, "unpaired surrogate");
                         if (u >= 0xd800 && u <= 0xdbff) {
                                 lo = u_escape(b, i + 6, n);
                                 if (lo < 0xdc00 || lo > 0xdfff)
-                                        return fail(r, i, "unpaired surrogate");
+                                        return jrd_fail(r, i, "unpaired surrogate");
                                 shrink += 12 - 4;
                                 i += 12;
                                 continue;
                         }
                         if (u == 0)
-                                return fail(r, i, "\\u0000 in a string");
+                                return jrd_fail(r, i, "\\u0000 in a string");
                         shrink += 6 - utf8_size((uint32_t)u);
                         i += 6;
                         continue;
                 }
                 if (!(c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' ||
                       c == 'r' || c == 't'))
-                        return fail(r, i, "invalid escape");
+                        return jrd_fail(r, i, "invalid escape");
                 shrink++;
                 i += 2;
         }
@@ -429,133 +429,13 @@ static int check_duplicates(struct jrd *r, size_t close_off)
                 for (uint32_t a = 1; a < n; a++)
                         for (uint32_t b = 0; b < a; b++)
                                 if (k[a].len == k[b].len && key_cmp(r->buf, &k[a], &k[b]) == 0)
-                                        return fail(r, k[a].off - 1, "duplicate key");
+                                        return jrd_fail(r, k[a].off - 1, "duplicate key");
                 return 0;
         }
         qsort_r(k, n, sizeof(*k), key_qcmp, (void *)r->buf);
         for (uint32_t a = 1; a < n; a++)
                 if (key_cmp(r->buf, &k[a], &k[a - 1]) == 0)
-                        return fail(r, close_off, "duplicate key");
-        return 0;
-}
-
-/* ---- numbers ---- */
-
-static bool is_digit(unsigned char c)
-{
-        return c >= '0' && c <= '9';
-}
-
-/*
- * Whether the real with the digits [is, ie) (integer part) and [fs, fe) (fraction, empty when
- * fs == fe) times 10^exp rounds past DBL_MAX, as strtod() would decide on the whole text. The
- * decimal exponent of the first non-zero digit decides, except when it is 308: then strtod() on the
- * first 400 digits, plus one non-zero digit when a non-zero one follows them, which keeps the
- * comparison with the rounding boundary (309 significant digits) exact.
- */
-static bool real_overflows(const unsigned char *b, size_t is, size_t ie, size_t fs, size_t fe,
-                           int64_t exp)
-{
-        const size_t from[2] = {is, fs}, to[2] = {ie, fe};
-        char text[400 + 1 + 16];
-        size_t o = 0, first = 0;
-        int part = -1;
-        int64_t e10;
-        double v;
-
-        for (int p = 0; p < 2 && part < 0; p++)
-                for (size_t k = from[p]; k < to[p] && part < 0; k++)
-                        if (b[k] != '0') {
-                                part = p;
-                                first = k;
-                        }
-        if (part < 0)
-                return false; /* zero */
-        e10 = (part == 0 ? (int64_t)(ie - first) - 1 : -(int64_t)(first - fs) - 1) + exp;
-        if (e10 != 308)
-                return e10 > 308;
-        for (int p = part; p < 2; p++)
-                for (size_t k = p == part ? first : from[p]; k < to[p]; k++) {
-                        if (o < 400) {
-                                text[o++] = (char)b[k];
-                        } else if (b[k] != '0') {
-                                text[o++] = '1';
-                                p = 2;
-                                break;
-                        }
-                }
-        snprintf(text + o, sizeof(text) - o, "e%d", 308 - (int)(o - 1));
-        errno = 0;
-        v = strtod(text, NULL);
-        return errno == ERANGE && v > 1.0;
-}
-
-static int scan_number(struct jrd *r, struct jrd_val *ret)
-{
-        const unsigned char *b = (const unsigned char *)r->buf;
-        size_t n = r->len, i = r->pos, is, ie, fs = 0, fe = 0;
-        bool neg = false, real = false;
-        int64_t exp = 0;
-
-        if (b[i] == '-') {
-                neg = true;
-                i++;
-        }
-        is = i;
-        if (i < n && b[i] == '0') {
-                i++;
-                if (i < n && is_digit(b[i]))
-                        return fail(r, r->pos, "number with a leading zero");
-        } else if (i < n && is_digit(b[i])) {
-                while (i < n && is_digit(b[i]))
-                        i++;
-        } else {
-                return fail(r, r->pos, "invalid number");
-        }
-        ie = i;
-        if (i < n && b[i] == '.') {
-                i++;
-                fs = i;
-                if (i >= n || !is_digit(b[i]))
-                        return fail(r, r->pos, "invalid number");
-                while (i < n && is_digit(b[i]))
-                        i++;
-                fe = i;
-                real = true;
-        }
-        if (i < n && (b[i] == 'e' || b[i] == 'E')) {
-                bool eneg = false;
-
-                i++;
-                if (i < n && (b[i] == '+' || b[i] == '-'))
-                        eneg = b[i++] == '-';
-                if (i >= n || !is_digit(b[i]))
-                        return fail(r, r->pos, "invalid number");
-                for (; i < n && is_digit(b[i]); i++)
-                        if (exp < EXP_SATURATE)
-                                exp = exp * 10 + (b[i] - '0');
-                if (eneg)
-                        exp = -exp;
-                real = true;
-        }
-        ret->off = r->pos;
-        if (real) {
-                if (real_overflows(b, is, ie, fs, fe, exp))
-                        return fail(r, r->pos, "real number out of range");
-                ret->type = JRD_REAL;
-        } else {
-                uint64_t m = 0, limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-
-                if (ie - is > 19)
-                        return fail(r, r->pos, "integer out of range");
-                for (size_t k = is; k < ie; k++)
-                        m = m * 10 + (b[k] - '0'); /* 19 digits fit in 64 bits */
-                if (m > limit)
-                        return fail(r, r->pos, "integer out of range");
-                ret->type = JRD_INT;
-                ret->i = !neg ? (int64_t)m : m == limit ? INT64_MIN : -(int64_t)m;
-        }
-        r->pos = i;
+                        return jrd_fail(r, close_off, "duplicate key");
         return 0;
 }
 
@@ -564,7 +444,7 @@ static int scan_number(struct jrd *r, struct jrd_val *ret)
 static int literal(struct jrd *r, const char *word, size_t n)
 {
         if (r->len - r->pos < n || memcmp(r->buf + r->pos, word, n) != 0)
-                return fail(r, r->pos, "invalid literal");
+                return jrd_fail(r, r->pos, "invalid literal");
         r->pos += n;
         return 0;
 }
@@ -600,9 +480,9 @@ int jrd_value(struct jrd *r, struct jrd_val *ret)
         ret->i = 0;
         skip_ws(r);
         if (r->depth >= JRD_DEPTH_MAX)
-                return fail(r, r->pos, "nested deeper than 2048 values");
+                return jrd_fail(r, r->pos, "nested deeper than 2048 values");
         if (r->pos >= r->len)
-                return fail(r, r->pos, "premature end of input");
+                return jrd_fail(r, r->pos, "premature end of input");
         ret->off = r->pos;
         switch (r->buf[r->pos]) {
         case '{':
@@ -628,9 +508,9 @@ int jrd_value(struct jrd *r, struct jrd_val *ret)
                 e = literal(r, "null", 4);
                 break;
         default:
-                if (r->buf[r->pos] != '-' && !is_digit((unsigned char)r->buf[r->pos]))
-                        return fail(r, r->pos, "value expected");
-                e = scan_number(r, ret);
+                if (r->buf[r->pos] != '-' && !jrd_is_digit((unsigned char)r->buf[r->pos]))
+                        return jrd_fail(r, r->pos, "value expected");
+                e = jrd_scan_number(r, ret);
                 break;
         }
         if (e < 0)
@@ -644,7 +524,7 @@ static int separator(struct jrd *r, char close, bool *ret_closed)
 {
         skip_ws(r);
         if (r->pos >= r->len)
-                return fail(r, r->pos, "premature end of input");
+                return jrd_fail(r, r->pos, "premature end of input");
         if (r->buf[r->pos] == close) {
                 *ret_closed = true;
                 return 0;
@@ -652,8 +532,9 @@ static int separator(struct jrd *r, char close, bool *ret_closed)
         *ret_closed = false;
         if (r->state == S_NEXT) {
                 if (r->buf[r->pos] != ',')
-                        return fail(r, r->pos,
-                                    close == '}' ? "',' or '}' expected" : "',' or ']' expected");
+                        return jrd_fail(r, r->pos,
+                                        close == '}' ? "',' or '}' expected"
+                                                     : "',' or ']' expected");
                 r->pos++;
                 skip_ws(r);
         }
@@ -690,7 +571,7 @@ int jrd_member(struct jrd *r, struct jrd_str *ret_key)
                 return close_container(r);
         }
         if (r->pos >= r->len || r->buf[r->pos] != '"')
-                return fail(r, r->pos, "key expected");
+                return jrd_fail(r, r->pos, "key expected");
         if ((e = scan_string(r, ret_key)) < 0)
                 return e;
         k = (struct jrd_key){.off = (uint32_t)(ret_key->p - r->buf),
@@ -701,7 +582,7 @@ int jrd_member(struct jrd *r, struct jrd_str *ret_key)
                 return e;
         skip_ws(r);
         if (r->pos >= r->len || r->buf[r->pos] != ':')
-                return fail(r, r->pos, "':' expected");
+                return jrd_fail(r, r->pos, "':' expected");
         r->pos++;
         r->state = S_VALUE;
         return 1;
@@ -770,6 +651,6 @@ int jrd_end(struct jrd *r)
                 return -EINVAL;
         skip_ws(r);
         if (r->pos != r->len)
-                return fail(r, r->pos, "bytes after the document");
+                return jrd_fail(r, r->pos, "bytes after the document");
         return 0;
 }

@@ -26,7 +26,7 @@
 
 #include <microhttpd.h>
 
-#include "daemon/http.h"
+#include "daemon/http/http.h"
 #include "util/file.h"
 #include "util/num.h"
 
@@ -232,7 +232,7 @@ int main(int argc, char **argv)
         sigaddset(&ss, SIGINT);
         sigaddset(&ss, SIGTERM);
         pthread_sigmask(SIG_BLOCK, &ss, NULL);
-        /* attestd's flags and TLS set-up (daemon/http.c: http_start) */
+        /* attestd's flags and TLS set-up (daemon/http/http.c: http_start) */
         d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC |
                                      MHD_USE_ERROR_LOG | MHD_USE_TLS,
                              0, NULL, NULL, on_request, NULL, MHD_OPTION_LISTEN_SOCKET, fd,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The request framing checks (daemon/http-frame.c) against a plain reference written from RFC 9112
- * here, one request head per input:
+ * The request framing checks (daemon/http/http-frame.c) against a plain reference written from
+ * RFC 9112 here, one request head per input:
  *
  *   byte 0      version: HTTP/1.1, HTTP/1.0, HTTP/1.2 (mod 3)
  *   then        the request-target up to '\n' (any bytes, by length), then header fields, one a
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "daemon/http-frame.h"
+#include "daemon/http/http-frame.h"
 #include "tests/fuzz/fuzz.h"
 
 static const char *const versions[] = {"HTTP/1.1", "HTTP/1.0", "HTTP/1.2"};

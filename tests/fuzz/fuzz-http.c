@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * attestd's request handling (daemon/api-*.c: routing, auth, query and body checks, the handlers,
- * the SQLite store) fed one request per input:
+ * attestd's request handling (daemon/api/api-*.c: routing, auth, query and body checks, the
+ * handlers, the SQLite store) fed one request per input:
  *
  *   byte 0      method: GET POST PUT DELETE PATCH (mod 5)
  *   byte 1      Authorization: none, admin, reader, enroll, an unknown token, junk (mod 6)
@@ -20,7 +20,7 @@
 
 #include <openssl/sha.h>
 
-#include "daemon/api.h"
+#include "daemon/api/api.h"
 #include "tests/fuzz/fuzz.h"
 
 static const char *const methods[] = {"GET", "POST", "PUT", "DELETE", "PATCH"};

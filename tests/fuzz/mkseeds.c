@@ -25,7 +25,7 @@
 #include "daemon/auth.h"
 #include "evidence/cdata.h"
 #include "daemon/config.h"
-#include "daemon/http-frame.h"
+#include "daemon/http/http-frame.h"
 #include "evidence/evjson.h"
 #include "tests/fuzz/fuzz-util-kv.h"
 #include "tests/lib/imagen.h"

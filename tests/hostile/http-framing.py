@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Raw HTTP/1.1 framing probes for tests/hostile/test-http-framing.sh (RFC 9112 cases attestd must
-# refuse, daemon/http-frame.h). Every loop is bounded in count and time; traffic to loopback only.
+# refuse, daemon/http/http-frame.h). Every loop is bounded in count and time; traffic to loopback only.
 #   direct PORT CA AGENT_ID            each case over TLS straight to attestd: the exact status,
 #                                      {"error","detail"} with the expected code, Connection:
 #                                      close, and the connection closed after the one response

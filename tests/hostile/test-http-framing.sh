@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# HTTP framing (hostile round three, item 5; daemon/http-frame.h, docs/SECURITY.md "HTTP framing
+# HTTP framing (hostile round three, item 5; daemon/http/http-frame.h, docs/SECURITY.md "HTTP framing
 # and proxies"): a real attestd over TLS on loopback, and a real HAProxy from Debian in front of it.
 #  1. direct: every malformed head RFC 9112 rejects (whitespace in or before a field name, obs-fold,
 #     Content-Length with Transfer-Encoding, a Transfer-Encoding other than "chunked", HTTP/1.1

@@ -13,7 +13,7 @@
 #include "tests/unit/testutil.h"
 
 /*
- * The codes daemon/api-attest.c's unauthenticated() listed before the class existed (minus
+ * The codes daemon/api/api-attest.c's unauthenticated() listed before the class existed (minus
  * AE_NONE, now AEC_SERVER, and the four below): evidence not proven to be a fresh quote of the
  * agent's AK, refused with 400/422 and changing nothing.
  */
@@ -196,7 +196,7 @@ START_TEST(test_authenticated_quote_failures_are_verdicts)
 }
 END_TEST
 
-/* What the API answers 4xx and 5xx today (daemon/api-*.c) agrees with the class. */
+/* What the API answers 4xx and 5xx today (daemon/api/api-*.c) agrees with the class. */
 START_TEST(test_api_answers_agree_with_the_class)
 {
         static const enum attest_code client[] = {

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * daemon/http-frame.c without a server: the request-target, header fields as libmicrohttpd hands
- * them over (obs-fold joined to the name), the end-of-head rules, every byte value in a name, a
- * value and a target, and the caps at cap - 1, cap and cap + 1.
+ * daemon/http/http-frame.c without a server: the request-target, header fields as libmicrohttpd
+ * hands them over (obs-fold joined to the name), the end-of-head rules, every byte value in a
+ * name, a value and a target, and the caps at cap - 1, cap and cap + 1.
  */
 #include <check.h>
 #include <errno.h>
 
-#include "daemon/http-frame.h"
+#include "daemon/http/http-frame.h"
 #include "tests/unit/testutil.h"
 
 /* the head's verdict: fields as name/value pairs (NULL-terminated list), then the version */

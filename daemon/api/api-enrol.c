@@ -11,7 +11,7 @@
 #include <openssl/sha.h>
 #include <openssl/x509.h>
 
-#include "daemon/api-internal.h"
+#include "daemon/api/api-internal.h"
 #include "evidence/evjson.h"
 #include "daemon/log.h"
 #include "evidence/credential.h"

@@ -19,7 +19,7 @@
  *   requests not answered --body-timeout after their head; near --max-connections it closes
  *   connections waiting for a head first, so a full table does not keep agents out.
  * - --max-connections-per-ip; RLIMIT_NOFILE raised to the hard limit.
- * - before a body byte is read: what RFC 9112 refuses in a request head (daemon/http-frame.h,
+ * - before a body byte is read: what RFC 9112 refuses in a request head (daemon/http/http-frame.h,
  *   on the raw target and each header line as libmicrohttpd split it: names that are not tokens,
  *   obs-fold, control bytes in values, Content-Length and Transfer-Encoding together or twice,
  *   HTTP/1.1 without Host, %2F / %5C / %00 in the path; 400 and close), mTLS, the body cap (413),

@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 
-#include "daemon/api-internal.h"
+#include "daemon/api/api-internal.h"
 #include "daemon/log.h"
 #include "daemon/policy-cache.h"
 #include "policy/runtime.h"

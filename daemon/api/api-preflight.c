@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "daemon/api-internal.h"
-#include "daemon/api.h"
+#include "daemon/api/api-internal.h"
+#include "daemon/api/api.h"
 
 int api_preflight(struct attestd *d, const char *method, const char *path,
                   const char *authorization, struct api_resp *ret, char ret_id[API_ID_MAX + 1])

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the API handler files share (api-router.c, api-agents.c, api-enrol.c, api-policies.c,
- * api-attest.c, api-preflight.c, api-ear.c); not for other modules. The handlers do not include
- * each other.
+ * api-challenge.c, api-attest.c, api-preflight.c, api-ear.c); not for other modules. The handlers
+ * do not include each other.
  */
 #ifndef ATTESTD_API_INTERNAL_H
 #define ATTESTD_API_INTERNAL_H
@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "daemon/api.h"
+#include "daemon/api/api.h"
 
 #define API_TIME_MAX 32
 #define API_POLICY_REF_MAX (API_ID_MAX + 24) /* name@version */
@@ -94,9 +94,10 @@ void api_policy_get(struct attestd *d, const struct api_req *req, struct api_res
                     const char *name);
 void api_policy_delete(struct attestd *d, const struct api_req *req, struct api_resp *r,
                        const char *name);
-/* api-attest.c */
+/* api-challenge.c */
 void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp *r,
                    const char *id);
+/* api-attest.c */
 void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id);
 /* api-ear.c */
 void api_agent_ear(struct attestd *d, const struct api_req *req, struct api_resp *r,

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/api-internal.h"
+#include "daemon/api/api-internal.h"
 #include "daemon/ear.h"
 #include "daemon/log.h"
 

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "daemon/http-frame.h"
+#include "daemon/http/http-frame.h"
 #include "util/hex.h"
 #include "util/log.h"
 #include "util/tok.h"

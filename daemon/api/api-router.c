@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "daemon/api-internal.h"
+#include "daemon/api/api-internal.h"
 #include "daemon/log.h"
 #include "daemon/webhook.h"
 #include "util/clock.h"

@@ -7,7 +7,7 @@
 
 #include <jansson.h>
 
-#include "daemon/api-internal.h"
+#include "daemon/api/api-internal.h"
 #include "daemon/log.h"
 #include "util/buf.h"
 #include "util/hex.h"
