@@ -11,6 +11,7 @@
 #include "policy/runtime-state.h"
 #include "policy/runtime.h"
 #include "util/rd.h"
+#include "verify/state-dec.h"
 
 _Static_assert(RT_STATE_BODY_MAX <= REPLAY_STATE_OBSERVER_MAX,
                "the runtime body must fit the replay state's observer section");
@@ -161,111 +162,47 @@ int rt_state_put(struct wb *w, const struct rt_state *s)
 
 /* ---- decoding ---- */
 
-struct dec {
-        struct rd r;
-        size_t base; /* the body's offset in the stored state */
-        struct attest_err *err;
-};
-
-static size_t at(const struct dec *d)
-{
-        return d->base + rd_offset(&d->r);
-}
-
-static int truncated(struct dec *d, const char *field)
-{
-        return attest_fail(d->err, -EBADMSG, AE_REPLAY_STATE_TRUNCATED,
-                           "byte %zu (%s): truncated, %zu bytes left", at(d), field,
-                           rd_left(&d->r));
-}
-
-static _printf_(4, 5) int bad(struct dec *d, size_t off, const char *field, const char *fmt, ...)
-{
-        char why[160];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(why, sizeof(why), fmt, ap);
-        va_end(ap);
-        return attest_fail(d->err, -EBADMSG, AE_REPLAY_STATE_BAD_VALUE, "byte %zu (%s): %s", off,
-                           field, why);
-}
-
-static int u8f(struct dec *d, const char *field, uint8_t *ret)
-{
-        return rd_u8(&d->r, ret) < 0 ? truncated(d, field) : 0;
-}
-
-/* A u64 at most INT64_MAX (SQLite and JSON carry them as signed). */
-static int u64f(struct dec *d, const char *field, uint64_t *ret)
-{
-        size_t off = at(d);
-        uint64_t v = 0;
-
-        if (rd_u64le(&d->r, &v) < 0)
-                return truncated(d, field);
-        if (v > INT64_MAX)
-                return bad(d, off, field, "%" PRIu64 " > INT64_MAX", v);
-        *ret = v;
-        return 0;
-}
-
-/* u8 length in [min, max], then that many bytes (borrowed). */
-static int sized8(struct dec *d, const char *field, uint8_t min, uint8_t max, const uint8_t **ret,
-                  uint8_t *ret_len)
-{
-        size_t off = at(d);
-        uint8_t n = 0;
-        int x;
-
-        if ((x = u8f(d, field, &n)) < 0)
-                return x;
-        if (n < min || n > max)
-                return bad(d, off, field, "length %u not in %u-%u", n, min, max);
-        if (rd_bytes(&d->r, n, ret) < 0)
-                return truncated(d, field);
-        *ret_len = n;
-        return 0;
-}
-
-static int failure_get(struct dec *d, uint64_t entries, const struct rt_failure *prev,
+static int failure_get(struct state_dec *d, uint64_t entries, const struct rt_failure *prev,
                        struct rt_failure *f)
 {
         const uint8_t *p;
         uint8_t n = 0, cut = 0;
-        size_t off = at(d);
+        size_t off = state_dec_at(d);
         int x;
 
         memset(f, 0, sizeof(*f));
-        if ((x = u64f(d, "runtime.failure.entry", &f->entry)) < 0)
+        if ((x = state_dec_u64(d, "runtime.failure.entry", &f->entry)) < 0)
                 return x;
         if (f->entry >= entries)
-                return bad(d, off, "runtime.failure.entry",
-                           "entry %" PRIu64 " not below the entry count %" PRIu64, f->entry,
-                           entries);
+                return state_dec_bad(d, off, "runtime.failure.entry",
+                                     "entry %" PRIu64 " not below the entry count %" PRIu64,
+                                     f->entry, entries);
         if (prev && f->entry <= prev->entry)
-                return bad(d, off, "runtime.failure.entry", "not after the previous failure");
-        off = at(d);
-        if ((x = u8f(d, "runtime.failure.reason", &f->reason)) < 0)
+                return state_dec_bad(d, off, "runtime.failure.entry",
+                                     "not after the previous failure");
+        off = state_dec_at(d);
+        if ((x = state_dec_u8(d, "runtime.failure.reason", &f->reason)) < 0)
                 return x;
         if (f->reason >= RT_REASON__COUNT)
-                return bad(d, off, "runtime.failure.reason", "%u is no reason", f->reason);
-        if ((x = u8f(d, "runtime.failure.algo", &f->algo)) < 0 ||
-            (x = sized8(d, "runtime.failure.digest", 0, RT_DIGEST_MAX, &p, &n)) < 0)
+                return state_dec_bad(d, off, "runtime.failure.reason", "%u is no reason",
+                                     f->reason);
+        if ((x = state_dec_u8(d, "runtime.failure.algo", &f->algo)) < 0 ||
+            (x = state_dec_sized8(d, "runtime.failure.digest", 0, RT_DIGEST_MAX, &p, &n)) < 0)
                 return x;
         memcpy(f->digest, p, n);
         f->digest_len = n;
-        off = at(d);
-        if ((x = u8f(d, "runtime.failure.flags", &cut)) < 0)
+        off = state_dec_at(d);
+        if ((x = state_dec_u8(d, "runtime.failure.flags", &cut)) < 0)
                 return x;
         if (cut & ~1u)
-                return bad(d, off, "runtime.failure.flags", "unknown bits 0x%x", cut & ~1u);
+                return state_dec_bad(d, off, "runtime.failure.flags", "unknown bits 0x%x",
+                                     cut & ~1u);
         f->path_cut = cut;
-        off = at(d);
-        if ((x = sized8(d, "runtime.failure.path", 0, RT_FAIL_PATH_MAX, &p, &n)) < 0)
+        off = state_dec_at(d);
+        if ((x = state_dec_sized8(d, "runtime.failure.path", 0, RT_FAIL_PATH_MAX, &p, &n)) < 0)
                 return x;
         if (memchr(p, '\0', n))
-                return bad(d, off, "runtime.failure.path", "NUL in the path");
+                return state_dec_bad(d, off, "runtime.failure.path", "NUL in the path");
         memcpy(f->path, p, n);
         f->path[n] = '\0';
         f->path_len = n;
@@ -273,38 +210,38 @@ static int failure_get(struct dec *d, uint64_t entries, const struct rt_failure 
 }
 
 /* The body, every field checked, into *s (a scratch the caller drops on failure). */
-static int body_get(struct dec *d, uint64_t entries, struct rt_state *s)
+static int body_get(struct state_dec *d, uint64_t entries, struct rt_state *s)
 {
         const uint8_t *p;
         uint8_t n = 0, nfail = 0;
-        size_t off = at(d);
+        size_t off = state_dec_at(d);
         int x;
 
-        if ((x = sized8(d, "runtime.ref", 1, RT_REF_MAX, &p, &n)) < 0)
+        if ((x = state_dec_sized8(d, "runtime.ref", 1, RT_REF_MAX, &p, &n)) < 0)
                 return x;
         for (uint8_t i = 0; i < n; i++)
                 if (p[i] < 0x21 || p[i] > 0x7e)
-                        return bad(d, off, "runtime.ref", "byte %u not printable", i);
+                        return state_dec_bad(d, off, "runtime.ref", "byte %u not printable", i);
         memcpy(s->ref, p, n);
         s->ref[n] = '\0';
-        if ((x = u64f(d, "runtime.passed", &s->passed)) < 0 ||
-            (x = u64f(d, "runtime.failed", &s->failed)) < 0 ||
-            (x = u64f(d, "runtime.excluded", &s->excluded)) < 0 ||
-            (x = u64f(d, "runtime.signed", &s->signed_ok)) < 0 ||
-            (x = u64f(d, "runtime.violations", &s->violations)) < 0)
+        if ((x = state_dec_u64(d, "runtime.passed", &s->passed)) < 0 ||
+            (x = state_dec_u64(d, "runtime.failed", &s->failed)) < 0 ||
+            (x = state_dec_u64(d, "runtime.excluded", &s->excluded)) < 0 ||
+            (x = state_dec_u64(d, "runtime.signed", &s->signed_ok)) < 0 ||
+            (x = state_dec_u64(d, "runtime.violations", &s->violations)) < 0)
                 return x;
         /* every judged entry is one of the counted outcomes (violations allowed included) */
         if (s->passed > entries || s->failed > entries || s->excluded > entries ||
             s->violations > entries || s->signed_ok > s->passed ||
             s->passed + s->failed + s->excluded > entries)
-                return bad(d, off, "runtime.counts", "counts exceed the %" PRIu64 " entries",
-                           entries);
-        off = at(d);
-        if ((x = u8f(d, "runtime.nfail", &nfail)) < 0)
+                return state_dec_bad(d, off, "runtime.counts",
+                                     "counts exceed the %" PRIu64 " entries", entries);
+        off = state_dec_at(d);
+        if ((x = state_dec_u8(d, "runtime.nfail", &nfail)) < 0)
                 return x;
         if (nfail > RT_FAILURES_CAP || nfail > s->failed)
-                return bad(d, off, "runtime.nfail", "%u failures named, %" PRIu64 " counted", nfail,
-                           s->failed);
+                return state_dec_bad(d, off, "runtime.nfail",
+                                     "%u failures named, %" PRIu64 " counted", nfail, s->failed);
         s->nfail = nfail;
         for (unsigned i = 0; i < nfail; i++)
                 if ((x = failure_get(d, entries, i ? &s->fail[i - 1] : NULL, &s->fail[i])) < 0)
@@ -316,7 +253,7 @@ int rt_state_get(const struct replay_observer_section *sec, struct rt_state *ret
                  struct attest_err *err)
 {
         struct rt_state s;
-        struct dec d;
+        struct state_dec d;
         int x;
 
         if (!sec)
@@ -329,14 +266,14 @@ int rt_state_get(const struct replay_observer_section *sec, struct rt_state *ret
                         rt_state_empty(ret);
                 return 0;
         }
-        d = (struct dec){.r = RD_INIT(sec->p, sec->len), .base = sec->off, .err = err};
+        d = (struct state_dec){.r = RD_INIT(sec->p, sec->len), .base = sec->off, .err = err};
         rt_state_empty(&s);
         if ((x = body_get(&d, sec->entries, &s)) < 0)
                 return x;
         /* the tag's offset, as the replay state's sections name it */
         if (rd_left(&d.r))
-                return bad(&d, sec->off - 5, "section.length", "%zu bytes, the section used %zu",
-                           sec->len, rd_offset(&d.r));
+                return state_dec_bad(&d, sec->off - 5, "section.length",
+                                     "%zu bytes, the section used %zu", sec->len, rd_offset(&d.r));
         if (ret)
                 rt_state_copy(ret, &s);
         return 0;

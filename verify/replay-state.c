@@ -11,6 +11,7 @@
 #include "util/buf.h"
 #include "util/rd.h"
 #include "verify/replay-state.h"
+#include "verify/state-dec.h"
 
 static const uint8_t magic[3] = {'a', 'r', 's'};
 
@@ -220,158 +221,94 @@ int replay_state_encode(const struct replay_state *s, const uint8_t *obs, size_t
 
 /* ---- decoding ---- */
 
-struct dec {
-        struct rd r;
-        struct attest_err *err;
-};
-
-static int truncated(struct dec *d, const char *field)
-{
-        return attest_fail(d->err, -EBADMSG, AE_REPLAY_STATE_TRUNCATED,
-                           "byte %zu (%s): truncated, %zu bytes left", rd_offset(&d->r), field,
-                           rd_left(&d->r));
-}
-
-static _printf_(4, 5) int bad(struct dec *d, size_t off, const char *field, const char *fmt, ...)
-{
-        char why[160];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(why, sizeof(why), fmt, ap);
-        va_end(ap);
-        return attest_fail(d->err, -EBADMSG, AE_REPLAY_STATE_BAD_VALUE, "byte %zu (%s): %s", off,
-                           field, why);
-}
-
-static int u8f(struct dec *d, const char *field, uint8_t *ret)
-{
-        return rd_u8(&d->r, ret) < 0 ? truncated(d, field) : 0;
-}
-
-static int u32f(struct dec *d, const char *field, uint32_t *ret)
-{
-        return rd_u32le(&d->r, ret) < 0 ? truncated(d, field) : 0;
-}
-
-/* A u64 at most INT64_MAX (SQLite and JSON carry them as signed). */
-static int u64f(struct dec *d, const char *field, uint64_t *ret)
-{
-        size_t off = rd_offset(&d->r);
-        uint64_t v = 0;
-
-        if (rd_u64le(&d->r, &v) < 0)
-                return truncated(d, field);
-        if (v > INT64_MAX)
-                return bad(d, off, field, "%" PRIu64 " > INT64_MAX", v);
-        *ret = v;
-        return 0;
-}
-
 /* A log entry number: below the state's entry count. */
-static int entryf(struct dec *d, const char *field, uint64_t entries, uint64_t *ret)
+static int entryf(struct state_dec *d, const char *field, uint64_t entries, uint64_t *ret)
 {
-        size_t off = rd_offset(&d->r);
+        size_t off = state_dec_at(d);
         int x;
 
-        if ((x = u64f(d, field, ret)) < 0)
+        if ((x = state_dec_u64(d, field, ret)) < 0)
                 return x;
         if (*ret >= entries)
-                return bad(d, off, field, "entry %" PRIu64 " not below the entry count %" PRIu64,
-                           *ret, entries);
+                return state_dec_bad(d, off, field,
+                                     "entry %" PRIu64 " not below the entry count %" PRIu64, *ret,
+                                     entries);
         return 0;
 }
 
-/* u8 length in [min, max], then that many bytes (borrowed). */
-static int sized8(struct dec *d, const char *field, uint8_t min, uint8_t max, const uint8_t **ret,
-                  uint8_t *ret_len)
-{
-        size_t off = rd_offset(&d->r);
-        uint8_t n = 0;
-        int x;
-
-        if ((x = u8f(d, field, &n)) < 0)
-                return x;
-        if (n < min || n > max)
-                return bad(d, off, field, "length %u not in %u-%u", n, min, max);
-        if (rd_bytes(&d->r, n, ret) < 0)
-                return truncated(d, field);
-        *ret_len = n;
-        return 0;
-}
-
-static int bitsf(struct dec *d, const char *field, uint32_t v, uint32_t allowed, size_t off)
+static int bitsf(struct state_dec *d, const char *field, uint32_t v, uint32_t allowed, size_t off)
 {
         if (v & ~allowed)
-                return bad(d, off, field, "unknown bits 0x%" PRIx32, v & ~allowed);
+                return state_dec_bad(d, off, field, "unknown bits 0x%" PRIx32, v & ~allowed);
         return 0;
 }
 
-static int decode_selinux(struct dec *d, uint64_t entries, struct cdata_selinux_state *s)
+static int decode_selinux(struct state_dec *d, uint64_t entries, struct cdata_selinux_state *s)
 {
         size_t off;
         int x;
 
         if ((x = entryf(d, "selinux.entry", entries, &s->entry)) < 0)
                 return x;
-        off = rd_offset(&d->r);
-        if ((x = u8f(d, "selinux.flags_present", &s->flags_present)) < 0 ||
+        off = state_dec_at(d);
+        if ((x = state_dec_u8(d, "selinux.flags_present", &s->flags_present)) < 0 ||
             (x = bitsf(d, "selinux.flags_present", s->flags_present, FLAGS_ALL, off)) < 0)
                 return x;
-        off = rd_offset(&d->r);
-        if ((x = u8f(d, "selinux.flags_value", &s->flags_value)) < 0 ||
+        off = state_dec_at(d);
+        if ((x = state_dec_u8(d, "selinux.flags_value", &s->flags_value)) < 0 ||
             (x = bitsf(d, "selinux.flags_value", s->flags_value, s->flags_present, off)) < 0)
                 return x;
-        off = rd_offset(&d->r);
-        if ((x = u32f(d, "selinux.caps_present", &s->caps_present)) < 0 ||
+        off = state_dec_at(d);
+        if ((x = state_dec_u32(d, "selinux.caps_present", &s->caps_present)) < 0 ||
             (x = bitsf(d, "selinux.caps_present", s->caps_present, CAPS_ALL, off)) < 0)
                 return x;
-        off = rd_offset(&d->r);
-        if ((x = u32f(d, "selinux.caps_value", &s->caps_value)) < 0 ||
+        off = state_dec_at(d);
+        if ((x = state_dec_u32(d, "selinux.caps_value", &s->caps_value)) < 0 ||
             (x = bitsf(d, "selinux.caps_value", s->caps_value, s->caps_present, off)) < 0)
                 return x;
-        off = rd_offset(&d->r);
-        if ((x = u32f(d, "selinux.unknown_keys", &s->unknown_keys)) < 0)
+        off = state_dec_at(d);
+        if ((x = state_dec_u32(d, "selinux.unknown_keys", &s->unknown_keys)) < 0)
                 return x;
         if (s->unknown_keys > CDATA_KV_MAX)
-                return bad(d, off, "selinux.unknown_keys", "%" PRIu32 " > %d", s->unknown_keys,
-                           CDATA_KV_MAX);
+                return state_dec_bad(d, off, "selinux.unknown_keys", "%" PRIu32 " > %d",
+                                     s->unknown_keys, CDATA_KV_MAX);
         return 0;
 }
 
-static int decode_history(struct dec *d, uint8_t f, uint64_t entries,
+static int decode_history(struct state_dec *d, uint8_t f, uint64_t entries,
                           struct cdata_selinux_history *h)
 {
-        size_t off = rd_offset(&d->r);
+        size_t off = state_dec_at(d);
         uint8_t lapse = 0;
         int x;
 
-        if ((x = u64f(d, "history.states", &h->states)) < 0)
+        if ((x = state_dec_u64(d, "history.states", &h->states)) < 0)
                 return x;
         if (h->states > entries || !h->states != !(f & C_SELINUX))
-                return bad(d, off, "history.states",
-                           "%" PRIu64 " states with %" PRIu64 " entries, selinux %s", h->states,
-                           entries, f & C_SELINUX ? "seen" : "not seen");
+                return state_dec_bad(d, off, "history.states",
+                                     "%" PRIu64 " states with %" PRIu64 " entries, selinux %s",
+                                     h->states, entries, f & C_SELINUX ? "seen" : "not seen");
         h->enforced = f & C_ENFORCED;
         if (h->enforced &&
             (x = entryf(d, "history.first_enforcing", entries, &h->first_enforcing)) < 0)
                 return x;
-        off = rd_offset(&d->r);
-        if ((x = u8f(d, "history.lapse", &lapse)) < 0)
+        off = state_dec_at(d);
+        if ((x = state_dec_u8(d, "history.lapse", &lapse)) < 0)
                 return x;
         if (lapse >= SELINUX_LAPSE__COUNT || (lapse != SELINUX_LAPSE_NONE && !h->enforced))
-                return bad(d, off, "history.lapse", "%u%s", lapse,
-                           lapse < SELINUX_LAPSE__COUNT ? " without an enforcing state"
-                                                        : " is no lapse");
+                return state_dec_bad(d, off, "history.lapse", "%u%s", lapse,
+                                     lapse < SELINUX_LAPSE__COUNT ? " without an enforcing state"
+                                                                  : " is no lapse");
         h->lapse = lapse;
         if (lapse == SELINUX_LAPSE_NONE)
                 return 0;
-        off = rd_offset(&d->r);
+        off = state_dec_at(d);
         if ((x = entryf(d, "history.lapse_entry", entries, &h->lapse_entry)) < 0)
                 return x;
         if (h->lapse_entry <= h->first_enforcing)
-                return bad(d, off, "history.lapse_entry", "%" PRIu64 " not after %" PRIu64,
-                           h->lapse_entry, h->first_enforcing);
+                return state_dec_bad(d, off, "history.lapse_entry",
+                                     "%" PRIu64 " not after %" PRIu64, h->lapse_entry,
+                                     h->first_enforcing);
         return 0;
 }
 
@@ -380,18 +317,18 @@ static bool word_char(uint8_t c)
         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-static int decode_claims(struct dec *d, uint64_t entries, struct cdata_claims *c)
+static int decode_claims(struct state_dec *d, uint64_t entries, struct cdata_claims *c)
 {
         const uint8_t *p;
         uint8_t f = 0, n = 0, bits = 0, mode = 0;
-        size_t off = rd_offset(&d->r);
+        size_t off = state_dec_at(d);
         int x;
 
-        if ((x = u8f(d, "claims.flags", &f)) < 0 ||
+        if ((x = state_dec_u8(d, "claims.flags", &f)) < 0 ||
             (x = bitsf(d, "claims.flags", f, C_ALL, off)) < 0)
                 return x;
         if ((f & C_ENFORCED) && !(f & C_SELINUX))
-                return bad(d, off, "claims.flags", "enforced without a selinux-state");
+                return state_dec_bad(d, off, "claims.flags", "enforced without a selinux-state");
         if ((x = decode_history(d, f, entries, &c->history)) < 0)
                 return x;
         if ((c->selinux_seen = f & C_SELINUX) && (x = decode_selinux(d, entries, &c->selinux)) < 0)
@@ -399,13 +336,14 @@ static int decode_claims(struct dec *d, uint64_t entries, struct cdata_claims *c
         if ((c->policy_hash_seen = f & C_POLICY_HASH)) {
                 if ((x = entryf(d, "policy_hash.entry", entries, &c->policy_hash_entry)) < 0)
                         return x;
-                off = rd_offset(&d->r);
-                if ((x = u32f(d, "policy_hash.count", &c->policy_hash_count)) < 0)
+                off = state_dec_at(d);
+                if ((x = state_dec_u32(d, "policy_hash.count", &c->policy_hash_count)) < 0)
                         return x;
                 if (c->policy_hash_count == 0 || c->policy_hash_count > entries)
-                        return bad(d, off, "policy_hash.count", "%" PRIu32 " not in 1-%" PRIu64,
-                                   c->policy_hash_count, entries);
-                if ((x = sized8(d, "policy_hash.digest", 1, BANK_DIGEST_MAX, &p, &n)) < 0)
+                        return state_dec_bad(d, off, "policy_hash.count",
+                                             "%" PRIu32 " not in 1-%" PRIu64, c->policy_hash_count,
+                                             entries);
+                if ((x = state_dec_sized8(d, "policy_hash.digest", 1, BANK_DIGEST_MAX, &p, &n)) < 0)
                         return x;
                 memcpy(c->policy_hash, p, n);
                 c->policy_hash_len = n;
@@ -413,27 +351,28 @@ static int decode_claims(struct dec *d, uint64_t entries, struct cdata_claims *c
         if ((c->kernel_version_seen = f & C_KERNEL)) {
                 if ((x = entryf(d, "kernel_version.entry", entries, &c->kernel_version_entry)) < 0)
                         return x;
-                off = rd_offset(&d->r);
-                if ((x = sized8(d, "kernel_version.value", 1, CDATA_KERNEL_VERSION_MAX - 1, &p,
-                                &n)) < 0)
+                off = state_dec_at(d);
+                if ((x = state_dec_sized8(d, "kernel_version.value", 1,
+                                          CDATA_KERNEL_VERSION_MAX - 1, &p, &n)) < 0)
                         return x;
                 for (uint8_t i = 0; i < n; i++)
                         if (p[i] < 0x21 || p[i] > 0x7e)
-                                return bad(d, off, "kernel_version.value", "byte %u not printable",
-                                           i);
+                                return state_dec_bad(d, off, "kernel_version.value",
+                                                     "byte %u not printable", i);
                 memcpy(c->kernel_version, p, n);
                 c->kernel_version[n] = '\0';
         }
         if ((c->trusted_keys_seen = f & C_TK)) {
                 if ((x = entryf(d, "trusted_keys.entry", entries, &c->trusted_keys.entry)) < 0)
                         return x;
-                off = rd_offset(&d->r);
-                if ((x = sized8(d, "trusted_keys.source", 1, CDATA_WORD_MAX - 1, &p, &n)) < 0)
+                off = state_dec_at(d);
+                if ((x = state_dec_sized8(d, "trusted_keys.source", 1, CDATA_WORD_MAX - 1, &p,
+                                          &n)) < 0)
                         return x;
                 for (uint8_t i = 0; i < n; i++)
                         if (!word_char(p[i]))
-                                return bad(d, off, "trusted_keys.source", "byte %u not [a-z0-9_]",
-                                           i);
+                                return state_dec_bad(d, off, "trusted_keys.source",
+                                                     "byte %u not [a-z0-9_]", i);
                 memcpy(c->trusted_keys.source_name, p, n);
                 c->trusted_keys.source_name[n] = '\0';
                 c->trusted_keys.source = tk_source_from_name(c->trusted_keys.source_name, n);
@@ -441,30 +380,30 @@ static int decode_claims(struct dec *d, uint64_t entries, struct cdata_claims *c
         if ((c->cfi_seen = f & C_CFI)) {
                 if ((x = entryf(d, "cfi.entry", entries, &c->cfi.entry)) < 0)
                         return x;
-                off = rd_offset(&d->r);
-                if ((x = u8f(d, "cfi.bits", &bits)) < 0 ||
+                off = state_dec_at(d);
+                if ((x = state_dec_u8(d, "cfi.bits", &bits)) < 0 ||
                     (x = bitsf(d, "cfi.bits", bits, 3, off)) < 0)
                         return x;
                 c->cfi.enabled = bits & 1;
                 c->cfi.permissive = bits & 2;
-                off = rd_offset(&d->r);
-                if ((x = u8f(d, "cfi.mode", &mode)) < 0)
+                off = state_dec_at(d);
+                if ((x = state_dec_u8(d, "cfi.mode", &mode)) < 0)
                         return x;
                 if (mode >= CFI_MODE__COUNT)
-                        return bad(d, off, "cfi.mode", "%u is no mode", mode);
+                        return state_dec_bad(d, off, "cfi.mode", "%u is no mode", mode);
                 c->cfi.mode = mode;
         }
         return 0;
 }
 
 /* Tagged sections after the claims, each u8 tag | u32 length | body, tags ascending. */
-static int decode_sections(struct dec *d, struct replay_state *s,
+static int decode_sections(struct state_dec *d, struct replay_state *s,
                            struct replay_observer_section *obs)
 {
         int last = -1;
 
         while (rd_left(&d->r)) {
-                size_t off = rd_offset(&d->r), end;
+                size_t off = state_dec_at(d), end;
                 const uint8_t *p;
                 uint8_t tag = 0;
                 uint32_t len = 0;
@@ -475,41 +414,43 @@ static int decode_sections(struct dec *d, struct replay_state *s,
                         return attest_fail(d->err, -EBADMSG, AE_REPLAY_STATE_TRAILING,
                                            "byte %zu: %zu bytes after the state", off,
                                            rd_left(&d->r));
-                if ((x = u8f(d, "section.tag", &tag)) < 0 ||
-                    (x = u32f(d, "section.length", &len)) < 0)
+                if ((x = state_dec_u8(d, "section.tag", &tag)) < 0 ||
+                    (x = state_dec_u32(d, "section.length", &len)) < 0)
                         return x;
                 if ((int)tag <= last)
-                        return bad(d, off, "section.tag", "tag 0x%02x after 0x%02x", tag, last);
+                        return state_dec_bad(d, off, "section.tag", "tag 0x%02x after 0x%02x", tag,
+                                             last);
                 last = tag;
                 if (len > rd_left(&d->r))
-                        return truncated(d, "section");
-                end = rd_offset(&d->r) + len;
+                        return state_dec_truncated(d, "section");
+                end = state_dec_at(d) + len;
                 switch (tag) {
                 case BOOT_STATE_TAG:
                         if (rd_bytes(&d->r, len, &p) < 0)
-                                return truncated(d, "section");
+                                return state_dec_truncated(d, "section");
                         x = boot_state_get_in(p, len, off + 5, &s->boot, d->err);
                         break;
                 case REPLAY_STATE_OBSERVER_TAG:
                         /* the observer's bytes: its decoder reads them (replay-state.h) */
                         if (len > REPLAY_STATE_OBSERVER_MAX)
-                                return bad(d, off + 1, "section.length", "%" PRIu32 " > %d", len,
-                                           REPLAY_STATE_OBSERVER_MAX);
+                                return state_dec_bad(d, off + 1, "section.length",
+                                                     "%" PRIu32 " > %d", len,
+                                                     REPLAY_STATE_OBSERVER_MAX);
                         if (rd_bytes(&d->r, len, &p) < 0)
-                                return truncated(d, "section");
+                                return state_dec_truncated(d, "section");
                         *obs = (struct replay_observer_section){
                                 .p = p, .len = len, .off = off + 5, .entries = s->entries};
                         x = 0;
                         break;
                 default:
-                        return bad(d, off, "section.tag", "unknown section %u", tag);
+                        return state_dec_bad(d, off, "section.tag", "unknown section %u", tag);
                 }
                 if (x < 0)
                         return x;
-                if (rd_offset(&d->r) != end)
-                        return bad(d, off, "section.length",
-                                   "%" PRIu32 " bytes, the section used %zu", len,
-                                   rd_offset(&d->r) - (end - len));
+                if (state_dec_at(d) != end)
+                        return state_dec_bad(d, off, "section.length",
+                                             "%" PRIu32 " bytes, the section used %zu", len,
+                                             state_dec_at(d) - (end - len));
         }
         return 0;
 }
@@ -519,7 +460,7 @@ static int decode_sections(struct dec *d, struct replay_state *s,
  * failure), emptied by scratch_empty. With pcrs the PCR values of the state's banks are emptied and
  * filled; without, they are checked for length only (the walk reads none of them back).
  */
-static int walk(struct dec *d, struct replay_state *s, struct replay_observer_section *obs,
+static int walk(struct state_dec *d, struct replay_state *s, struct replay_observer_section *obs,
                 bool pcrs)
 {
         const uint8_t *m, *p;
@@ -535,43 +476,43 @@ static int walk(struct dec *d, struct replay_state *s, struct replay_observer_se
         if (rd_bytes(&d->r, sizeof(magic), &m) < 0 || memcmp(m, magic, sizeof(magic)) != 0)
                 return attest_fail(d->err, -EBADMSG, AE_REPLAY_STATE_MAGIC,
                                    "byte 0: not a replay state (no \"ars\" magic)");
-        if ((x = u8f(d, "version", &v)) < 0)
+        if ((x = state_dec_u8(d, "version", &v)) < 0)
                 return x;
         if (v != REPLAY_STATE_VERSION)
                 return attest_fail(d->err, -EBADMSG, AE_REPLAY_STATE_VERSION,
                                    "byte 3 (version): %u is not supported (%d is)", v,
                                    REPLAY_STATE_VERSION);
-        off = rd_offset(&d->r);
-        if ((x = u8f(d, "flags", &f)) < 0 || (x = bitsf(d, "flags", f, F_ALL, off)) < 0)
+        off = state_dec_at(d);
+        if ((x = state_dec_u8(d, "flags", &f)) < 0 || (x = bitsf(d, "flags", f, F_ALL, off)) < 0)
                 return x;
         if (!(f & F_VALID) && f)
-                return bad(d, off, "flags", "an invalid state has no other flag");
+                return state_dec_bad(d, off, "flags", "an invalid state has no other flag");
         if ((f & F_BA_OK) && !(f & F_BA_SEEN))
-                return bad(d, off, "flags", "boot_aggregate ok without seen");
+                return state_dec_bad(d, off, "flags", "boot_aggregate ok without seen");
         s->valid = f & F_VALID;
         s->boot_aggregate_seen = f & F_BA_SEEN;
         s->boot_aggregate_ok = f & F_BA_OK;
         if (s->valid) {
-                if ((x = u32f(d, "reset_count", &s->reset_count)) < 0 ||
-                    (x = u32f(d, "restart_count", &s->restart_count)) < 0 ||
-                    (x = u64f(d, "clock", &s->clock)) < 0 ||
-                    (x = u64f(d, "entries", &s->entries)) < 0)
+                if ((x = state_dec_u32(d, "reset_count", &s->reset_count)) < 0 ||
+                    (x = state_dec_u32(d, "restart_count", &s->restart_count)) < 0 ||
+                    (x = state_dec_u64(d, "clock", &s->clock)) < 0 ||
+                    (x = state_dec_u64(d, "entries", &s->entries)) < 0)
                         return x;
                 if (s->boot_aggregate_seen && s->entries == 0)
-                        return bad(d, 4, "flags", "boot_aggregate seen in no entry");
-                off = rd_offset(&d->r);
-                if ((x = u8f(d, "banks", &banks)) < 0 ||
+                        return state_dec_bad(d, 4, "flags", "boot_aggregate seen in no entry");
+                off = state_dec_at(d);
+                if ((x = state_dec_u8(d, "banks", &banks)) < 0 ||
                     (x = bitsf(d, "banks", banks, BANK_MASK_ALL, off)) < 0)
                         return x;
                 if (!banks)
-                        return bad(d, off, "banks", "no bank");
+                        return state_dec_bad(d, off, "banks", "no bank");
                 s->banks = banks;
-                off = rd_offset(&d->r);
-                if ((x = u32f(d, "used", &s->used)) < 0 ||
+                off = state_dec_at(d);
+                if ((x = state_dec_u32(d, "used", &s->used)) < 0 ||
                     (x = bitsf(d, "used", s->used, PCRS_USED_ALL, off)) < 0)
                         return x;
                 if (s->used && !s->entries)
-                        return bad(d, off, "used", "PCRs extended by no entry");
+                        return state_dec_bad(d, off, "used", "PCRs extended by no entry");
                 for (int b = 0; b < BANK_COUNT; b++)
                         if (pcrs && (s->banks & BANK_MASK(b)))
                                 memset(s->pcr[b], 0, sizeof(s->pcr[b]));
@@ -580,7 +521,7 @@ static int walk(struct dec *d, struct replay_state *s, struct replay_observer_se
                                 if (!(s->banks & BANK_MASK(b)) || !(s->used & (1u << i)))
                                         continue;
                                 if (rd_bytes(&d->r, bank_size(b), &p) < 0)
-                                        return truncated(d, "pcrs");
+                                        return state_dec_truncated(d, "pcrs");
                                 if (pcrs)
                                         memcpy(s->pcr[b][i], p, bank_size(b));
                         }
@@ -590,7 +531,7 @@ static int walk(struct dec *d, struct replay_state *s, struct replay_observer_se
         }
         if (rd_left(&d->r))
                 return attest_fail(d->err, -EBADMSG, AE_REPLAY_STATE_TRAILING,
-                                   "byte %zu: %zu bytes after the state", rd_offset(&d->r),
+                                   "byte %zu: %zu bytes after the state", state_dec_at(d),
                                    rd_left(&d->r));
         return 0;
 }
@@ -600,7 +541,7 @@ static int walk(struct dec *d, struct replay_state *s, struct replay_observer_se
 static int decode_check(const uint8_t *buf, size_t len, struct replay_state *scratch,
                         struct replay_observer_section *obs, struct attest_err *err)
 {
-        struct dec d = {.r = RD_INIT(buf, len), .err = err};
+        struct state_dec d = {.r = RD_INIT(buf, len), .err = err};
 
         scratch_empty(scratch);
         *obs = (struct replay_observer_section){0};
@@ -610,7 +551,7 @@ static int decode_check(const uint8_t *buf, size_t len, struct replay_state *scr
 int replay_state_decode(const uint8_t *buf, size_t len, struct replay_state *ret,
                         struct replay_observer_section *ret_obs, struct attest_err *err)
 {
-        struct dec d = {.r = RD_INIT(buf, len), .err = err};
+        struct state_dec d = {.r = RD_INIT(buf, len), .err = err};
         struct replay_observer_section obs = {0};
         struct replay_state s;
         int x;
