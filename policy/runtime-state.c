@@ -111,26 +111,6 @@ int rt_observer_entry(void *arg, const struct ima_entry *e, uint64_t idx)
 
 /* ---- encoding ---- */
 
-static int put_u64le(struct wb *w, uint64_t v)
-{
-        int x;
-
-        if ((x = wb_put_u32le(w, (uint32_t)v)) < 0)
-                return x;
-        return wb_put_u32le(w, (uint32_t)(v >> 32));
-}
-
-static int put_sized8(struct wb *w, const void *p, size_t n)
-{
-        int x;
-
-        if (n > UINT8_MAX)
-                return -EINVAL;
-        if ((x = wb_put_u8(w, (uint8_t)n)) < 0)
-                return x;
-        return wb_put(w, p, n);
-}
-
 int rt_state_put(struct wb *w, const struct rt_state *s)
 {
         size_t ref = strnlen(s->ref, sizeof(s->ref));
@@ -140,9 +120,9 @@ int rt_state_put(struct wb *w, const struct rt_state *s)
                 return 0;
         if (s->nfail > RT_FAILURES_CAP)
                 return -EINVAL;
-        if ((x = put_sized8(w, s->ref, ref)) < 0 || (x = put_u64le(w, s->passed)) < 0 ||
-            (x = put_u64le(w, s->failed)) < 0 || (x = put_u64le(w, s->excluded)) < 0 ||
-            (x = put_u64le(w, s->signed_ok)) < 0 || (x = put_u64le(w, s->violations)) < 0 ||
+        if ((x = state_put_sized8(w, s->ref, ref)) < 0 || (x = wb_put_u64le(w, s->passed)) < 0 ||
+            (x = wb_put_u64le(w, s->failed)) < 0 || (x = wb_put_u64le(w, s->excluded)) < 0 ||
+            (x = wb_put_u64le(w, s->signed_ok)) < 0 || (x = wb_put_u64le(w, s->violations)) < 0 ||
             (x = wb_put_u8(w, (uint8_t)s->nfail)) < 0)
                 return x;
         for (unsigned i = 0; i < s->nfail; i++) {
@@ -150,11 +130,11 @@ int rt_state_put(struct wb *w, const struct rt_state *s)
 
                 if (f->digest_len > RT_DIGEST_MAX || f->path_len > RT_FAIL_PATH_MAX)
                         return -EINVAL;
-                if ((x = put_u64le(w, f->entry)) < 0 || (x = wb_put_u8(w, f->reason)) < 0 ||
+                if ((x = wb_put_u64le(w, f->entry)) < 0 || (x = wb_put_u8(w, f->reason)) < 0 ||
                     (x = wb_put_u8(w, f->algo)) < 0 ||
-                    (x = put_sized8(w, f->digest, f->digest_len)) < 0 ||
+                    (x = state_put_sized8(w, f->digest, f->digest_len)) < 0 ||
                     (x = wb_put_u8(w, f->path_cut ? 1 : 0)) < 0 ||
-                    (x = put_sized8(w, f->path, f->path_len)) < 0)
+                    (x = state_put_sized8(w, f->path, f->path_len)) < 0)
                         return x;
         }
         return 0;

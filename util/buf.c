@@ -80,6 +80,15 @@ int wb_put_u32le(struct wb *w, uint32_t v)
         return wb_put_u32(w, false, v);
 }
 
+int wb_put_u64le(struct wb *w, uint64_t v)
+{
+        uint8_t b[8];
+
+        for (int i = 0; i < 8; i++)
+                b[i] = (uint8_t)(v >> (8 * i));
+        return wb_put(w, b, 8);
+}
+
 int wb_put_u32(struct wb *w, bool big_endian, uint32_t v)
 {
         uint8_t b[4];

@@ -82,6 +82,7 @@ int wb_put_u8(struct wb *w, uint8_t v) _wur_;
 int wb_put_u16be(struct wb *w, uint16_t v) _wur_;
 int wb_put_u32be(struct wb *w, uint32_t v) _wur_;
 int wb_put_u32le(struct wb *w, uint32_t v) _wur_;
+int wb_put_u64le(struct wb *w, uint64_t v) _wur_;
 /* big_endian false: little-endian. */
 int wb_put_u32(struct wb *w, bool big_endian, uint32_t v) _wur_;
 /* Overwrite 4 bytes already written at off (a length prefix reserved earlier). */

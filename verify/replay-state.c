@@ -66,26 +66,6 @@ void replay_state_copy(struct replay_state *dst, const struct replay_state *src)
 
 /* ---- encoding ---- */
 
-static int put_u64le(struct wb *w, uint64_t v)
-{
-        int x;
-
-        if ((x = wb_put_u32le(w, (uint32_t)v)) < 0)
-                return x;
-        return wb_put_u32le(w, (uint32_t)(v >> 32));
-}
-
-static int put_sized8(struct wb *w, const void *p, size_t n)
-{
-        int x;
-
-        if (n > UINT8_MAX)
-                return -EINVAL;
-        if ((x = wb_put_u8(w, (uint8_t)n)) < 0)
-                return x;
-        return wb_put(w, p, n);
-}
-
 static int encode_claims(struct wb *w, const struct cdata_claims *c)
 {
         const struct cdata_selinux_history *h = &c->history;
@@ -98,34 +78,35 @@ static int encode_claims(struct wb *w, const struct cdata_claims *c)
         f |= c->kernel_version_seen ? C_KERNEL : 0;
         f |= c->trusted_keys_seen ? C_TK : 0;
         f |= c->cfi_seen ? C_CFI : 0;
-        if ((x = wb_put_u8(w, f)) < 0 || (x = put_u64le(w, h->states)) < 0 ||
-            (h->enforced && (x = put_u64le(w, h->first_enforcing)) < 0) ||
+        if ((x = wb_put_u8(w, f)) < 0 || (x = wb_put_u64le(w, h->states)) < 0 ||
+            (h->enforced && (x = wb_put_u64le(w, h->first_enforcing)) < 0) ||
             (x = wb_put_u8(w, (uint8_t)h->lapse)) < 0 ||
-            (h->lapse != SELINUX_LAPSE_NONE && (x = put_u64le(w, h->lapse_entry)) < 0))
+            (h->lapse != SELINUX_LAPSE_NONE && (x = wb_put_u64le(w, h->lapse_entry)) < 0))
                 return x;
-        if (c->selinux_seen && ((x = put_u64le(w, c->selinux.entry)) < 0 ||
+        if (c->selinux_seen && ((x = wb_put_u64le(w, c->selinux.entry)) < 0 ||
                                 (x = wb_put_u8(w, c->selinux.flags_present)) < 0 ||
                                 (x = wb_put_u8(w, c->selinux.flags_value)) < 0 ||
                                 (x = wb_put_u32le(w, c->selinux.caps_present)) < 0 ||
                                 (x = wb_put_u32le(w, c->selinux.caps_value)) < 0 ||
                                 (x = wb_put_u32le(w, c->selinux.unknown_keys)) < 0))
                 return x;
-        if (c->policy_hash_seen && ((x = put_u64le(w, c->policy_hash_entry)) < 0 ||
-                                    (x = wb_put_u32le(w, c->policy_hash_count)) < 0 ||
-                                    (x = put_sized8(w, c->policy_hash, c->policy_hash_len)) < 0))
+        if (c->policy_hash_seen &&
+            ((x = wb_put_u64le(w, c->policy_hash_entry)) < 0 ||
+             (x = wb_put_u32le(w, c->policy_hash_count)) < 0 ||
+             (x = state_put_sized8(w, c->policy_hash, c->policy_hash_len)) < 0))
                 return x;
         if (c->kernel_version_seen &&
-            ((x = put_u64le(w, c->kernel_version_entry)) < 0 ||
-             (x = put_sized8(w, c->kernel_version,
-                             strnlen(c->kernel_version, sizeof(c->kernel_version)))) < 0))
+            ((x = wb_put_u64le(w, c->kernel_version_entry)) < 0 ||
+             (x = state_put_sized8(w, c->kernel_version,
+                                   strnlen(c->kernel_version, sizeof(c->kernel_version)))) < 0))
                 return x;
         if (c->trusted_keys_seen &&
-            ((x = put_u64le(w, c->trusted_keys.entry)) < 0 ||
-             (x = put_sized8(w, c->trusted_keys.source_name,
-                             strnlen(c->trusted_keys.source_name, CDATA_WORD_MAX))) < 0))
+            ((x = wb_put_u64le(w, c->trusted_keys.entry)) < 0 ||
+             (x = state_put_sized8(w, c->trusted_keys.source_name,
+                                   strnlen(c->trusted_keys.source_name, CDATA_WORD_MAX))) < 0))
                 return x;
         if (c->cfi_seen &&
-            ((x = put_u64le(w, c->cfi.entry)) < 0 ||
+            ((x = wb_put_u64le(w, c->cfi.entry)) < 0 ||
              (x = wb_put_u8(w, (uint8_t)(c->cfi.enabled | c->cfi.permissive << 1))) < 0 ||
              (x = wb_put_u8(w, (uint8_t)c->cfi.mode)) < 0))
                 return x;
@@ -163,8 +144,8 @@ static int encode(struct wb *w, const struct replay_state *s, const uint8_t *obs
         if (!s->valid)
                 return obs_len ? -EINVAL : wb_put_u8(w, F_VALID & 0);
         if ((x = wb_put_u8(w, f)) < 0 || (x = wb_put_u32le(w, s->reset_count)) < 0 ||
-            (x = wb_put_u32le(w, s->restart_count)) < 0 || (x = put_u64le(w, s->clock)) < 0 ||
-            (x = put_u64le(w, s->entries)) < 0 || (x = wb_put_u8(w, (uint8_t)s->banks)) < 0 ||
+            (x = wb_put_u32le(w, s->restart_count)) < 0 || (x = wb_put_u64le(w, s->clock)) < 0 ||
+            (x = wb_put_u64le(w, s->entries)) < 0 || (x = wb_put_u8(w, (uint8_t)s->banks)) < 0 ||
             (x = wb_put_u32le(w, s->used)) < 0)
                 return x;
         for (int b = 0; b < BANK_COUNT; b++)

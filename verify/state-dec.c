@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "verify/state-dec.h"
 
@@ -67,5 +68,20 @@ int state_dec_sized8(struct state_dec *d, const char *field, uint8_t min, uint8_
         if (rd_bytes(&d->r, n, ret) < 0)
                 return state_dec_truncated(d, field);
         *ret_len = n;
+        return 0;
+}
+
+int state_put_sized8(struct wb *w, const void *p, size_t n)
+{
+        uint8_t *dst;
+        int x;
+
+        if (n > UINT8_MAX)
+                return -EINVAL;
+        if ((x = wb_reserve(w, 1 + n, &dst)) < 0)
+                return x;
+        dst[0] = (uint8_t)n;
+        if (n)
+                memcpy(dst + 1, p, n);
         return 0;
 }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/buf.h"
 #include "util/err.h"
 #include "util/macro.h"
 #include "util/rd.h"
@@ -40,5 +41,9 @@ int state_dec_u64(struct state_dec *d, const char *field, uint64_t *ret);
 /* A u8 length in [min, max], then that many bytes (*ret borrows from the input). */
 int state_dec_sized8(struct state_dec *d, const char *field, uint8_t min, uint8_t max,
                      const uint8_t **ret, uint8_t *ret_len);
+
+/* The writer's side of state_dec_sized8(): a u8 length, then the n bytes; -EINVAL when n does
+ * not fit in a u8, else wb_put()'s result (the buffer unchanged on failure). */
+int state_put_sized8(struct wb *w, const void *p, size_t n);
 
 #endif

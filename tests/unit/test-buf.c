@@ -60,6 +60,7 @@ START_TEST(test_failed_put_leaves_writer_unchanged)
         /* 3 bytes left: every append of 4 fails, whatever its kind */
         ck_assert_int_eq(wb_put(&w, "wxyz", 4), -E2BIG);
         ck_assert_int_eq(wb_put_u32le(&w, 1), -E2BIG);
+        ck_assert_int_eq(wb_put_u64le(&w, 1), -E2BIG);
         ck_assert_int_eq(wb_put_u32be(&w, 1), -E2BIG);
         ck_assert_int_eq(wb_put_hex(&w, "00112233", 8), -E2BIG);
         ck_assert_int_eq(wb_put_b64(&w, "AAAAAA==", 8), -E2BIG);
@@ -126,6 +127,8 @@ START_TEST(test_byte_orders_and_sized_fields)
         ck_assert_int_eq(wb_set_u32(&w, 13, true, 1), -EINVAL);
         ck_assert_int_eq(wb_set_u32(&w, SIZE_MAX, true, 1), -EINVAL);
         ck_assert_int_eq(wb_sized_end(&w, true, 14, 100), -EINVAL);
+        ck_assert_int_eq(wb_put_u64le(&w, 0x0102030405060708u), 0);
+        ck_assert_mem_eq(b + 16, "\x08\x07\x06\x05\x04\x03\x02\x01", 8);
 }
 END_TEST
 
