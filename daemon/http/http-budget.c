@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The in-flight body budget (whole, per client address, per agent), the minimum body rate's
- * deadline, and the bodies' own mappings.
+ * deadline, and the bodies' buffers (small ones from malloc, large ones their own mappings).
  */
 #include <assert.h>
 #include <errno.h>
@@ -181,21 +181,44 @@ void http_body_due(struct http_server *s, struct MHD_Connection *c, const struct
 }
 
 /*
- * A body's buffer is its own anonymous mapping, grown by mremap(), which moves page tables
+ * A large body's buffer is its own anonymous mapping, grown by mremap(), which moves page tables
  * instead of copying, and unmapped when the request ends or the body is dropped: what a request
  * held is back to the system at once. Buffers from malloc() end up in the threads' arenas once
  * glibc's threshold has risen or an arena holds large free chunks (after a connection flood):
  * there every doubling copied into pages that stayed resident after free, and two admitted
  * 16 MiB bodies cost 145 MB of RSS (tests/hostile/test-http.sh section 5 after section 4).
+ * A small body (up to HTTP_BODY_HEAP_MAX, which an attestation's evidence nearly always is)
+ * comes from malloc(): a fresh mapping per request faulted its pages in anew every time, and a
+ * page fault is dear (on a small VM it cost attestd ~40 % more CPU per attestation); what the
+ * arenas keep of small buffers is bounded by the requests in flight. The switch copies at most
+ * HTTP_BODY_HEAP_MAX bytes once.
  */
+static bool body_mapped(size_t cap)
+{
+        return cap > HTTP_BODY_HEAP_MAX;
+}
+
 int http_body_grow(struct req_state *st, size_t cap)
 {
-        void *p = st->body ? mremap(st->body, st->cap, cap, MREMAP_MAYMOVE)
-                           : mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                                  -1, 0);
+        void *p;
 
-        if (p == MAP_FAILED)
-                return -ENOMEM;
+        if (!body_mapped(cap)) {
+                p = realloc(st->body, cap);
+                if (!p)
+                        return -ENOMEM;
+        } else if (st->body && body_mapped(st->cap)) {
+                p = mremap(st->body, st->cap, cap, MREMAP_MAYMOVE);
+                if (p == MAP_FAILED)
+                        return -ENOMEM;
+        } else {
+                p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                if (p == MAP_FAILED)
+                        return -ENOMEM;
+                if (st->body) {
+                        memcpy(p, st->body, st->len);
+                        free(st->body);
+                }
+        }
         st->body = p;
         st->cap = cap;
         return 0;
@@ -203,8 +226,10 @@ int http_body_grow(struct req_state *st, size_t cap)
 
 void http_body_drop(struct http_server *s, struct req_state *st)
 {
-        if (st->body)
+        if (st->body && body_mapped(st->cap))
                 (void)munmap(st->body, st->cap);
+        else
+                free(st->body);
         st->body = NULL;
         st->len = st->cap = 0;
         budget_give(s, st, st->reserved);

@@ -83,7 +83,7 @@ struct req_state {
         uint64_t arrived; /* body bytes read so far, kept or discarded */
         int64_t head_ms;  /* when the head was complete */
         struct share *addr, *agent; /* attached when the request may carry a body */
-        char *body;                 /* its own mapping of cap bytes (body_grow()) */
+        char *body;                 /* cap bytes: malloc'd or its own mapping (body_grow()) */
         bool too_large;
         bool over_budget;
         enum budget_verdict busy_why;
@@ -113,7 +113,7 @@ void http_budget_detach(struct http_server *s, struct req_state *st);
 void http_body_due(struct http_server *s, struct MHD_Connection *c, const struct req_state *st,
                    bool armed);
 int http_body_grow(struct req_state *st, size_t cap);
-/* Unmap the body and give back what it held of the budget. */
+/* Free or unmap the body and give back what it held of the budget. */
 void http_body_drop(struct http_server *s, struct req_state *st);
 
 /* http-request.c: libmicrohttpd's callbacks for a request */

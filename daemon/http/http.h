@@ -72,6 +72,11 @@
 #define HTTP_CONN_MEMORY 16384
 /* A body's first buffer; it doubles as bytes arrive, up to the declared length and the cap. */
 #define HTTP_BODY_FIRST 4096
+/*
+ * A body buffer up to this size comes from malloc() (pages the threads' arenas keep: no page
+ * faults per request); a larger one is its own mapping (http-budget.c says why).
+ */
+#define HTTP_BODY_HEAP_MAX (64u * 1024)
 /* Buckets of the table of per-address and per-agent shares (chained: entries only while a request
  * with a body is attached, at most two per request). */
 #define HTTP_SHARE_BUCKETS 1024
