@@ -12,6 +12,10 @@ void store_agent_free(struct store_agent *a)
 {
         if (!a)
                 return;
+        if (a->packed) {
+                free(a);
+                return;
+        }
         free(a->ak_public);
         free(a->ak_name);
         free(a->ek_cert);

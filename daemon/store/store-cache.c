@@ -55,15 +55,6 @@ void store_cache_set_policy_max_age(struct store_cache *c, int64_t ms)
         pthread_mutex_unlock(&c->lock);
 }
 
-static void *memdup(const void *p, size_t n)
-{
-        void *d = malloc(n ? n : 1);
-
-        if (d)
-                memcpy(d, p, n);
-        return d;
-}
-
 static int entry_cmp(const void *a, const void *b)
 {
         return strcmp(a, b); /* both are struct agent_entry, id first */
@@ -142,35 +133,82 @@ static struct agent_entry *find(struct store_cache *c, const char *id)
         return p ? *(struct agent_entry **)p : NULL;
 }
 
-struct store_agent *store_agent_dup(const struct store_agent *a)
-{
-        struct store_agent *d = malloc(sizeof(*d));
+/*
+ * A copy of an agent in one allocation: the struct, then each variable-length field's bytes
+ * (strings with their NUL), so that handing a cached agent to a request costs one malloc() and
+ * store_agent_free() one free() (a->packed), not nine of each. ov, when given, replaces the three
+ * fields a verdict changes (the cache's copy after a committed verdict). Every field is bounded by
+ * the store's caps, far below SIZE_MAX; the sum is still checked.
+ */
+struct agent_over {
+        const char *last_status, *last_policy;
+        const uint8_t *replay_state;
+        size_t replay_state_len;
+};
 
-        if (!d)
+struct pack {
+        uint8_t *at;
+        size_t need;
+        bool overflow;
+};
+
+/* Reserve (at == NULL) or copy n bytes of p (NULL: the field stays NULL). */
+static void *pack_put(struct pack *k, const void *p, size_t n)
+{
+        void *d;
+
+        if (!p)
                 return NULL;
-        *d = *a;
-        /* every pointer store_agent_free() frees, copied (a new one belongs here too) */
-        d->ak_public = NULL;
-        d->ak_name = NULL;
-        d->ek_cert = NULL;
-        d->policy = NULL;
-        d->last_status = NULL;
-        d->last_policy = NULL;
-        d->replay_state = NULL;
-        d->labels = NULL;
-        if ((a->labels && !(d->labels = strdup(a->labels))) ||
-            ((a->ak_public && !(d->ak_public = memdup(a->ak_public, a->ak_public_len))) ||
-             (a->ak_name && !(d->ak_name = memdup(a->ak_name, a->ak_name_len))) ||
-             (a->ek_cert && !(d->ek_cert = memdup(a->ek_cert, a->ek_cert_len))) ||
-             (a->policy && !(d->policy = strdup(a->policy))) ||
-             (a->last_status && !(d->last_status = strdup(a->last_status))) ||
-             (a->last_policy && !(d->last_policy = strdup(a->last_policy))) ||
-             (a->replay_state &&
-              !(d->replay_state = memdup(a->replay_state, a->replay_state_len))))) {
-                store_agent_free(d);
+        if (!k->at) {
+                k->overflow |= n > SIZE_MAX - k->need;
+                k->need += n;
                 return NULL;
         }
+        d = k->at;
+        memcpy(d, p, n);
+        k->at += n;
         return d;
+}
+
+static void agent_pack_fields(struct store_agent *d, const struct store_agent *a,
+                              const struct agent_over *ov, struct pack *k)
+{
+        const char *st = ov ? ov->last_status : a->last_status;
+        const char *pol = ov ? ov->last_policy : a->last_policy;
+
+        d->ak_public = pack_put(k, a->ak_public, a->ak_public_len);
+        d->ak_name = pack_put(k, a->ak_name, a->ak_name_len);
+        d->ek_cert = pack_put(k, a->ek_cert, a->ek_cert_len);
+        d->policy = pack_put(k, a->policy, a->policy ? strlen(a->policy) + 1 : 0);
+        d->last_status = pack_put(k, st, st ? strlen(st) + 1 : 0);
+        d->last_policy = pack_put(k, pol, pol ? strlen(pol) + 1 : 0);
+        d->labels = pack_put(k, a->labels, a->labels ? strlen(a->labels) + 1 : 0);
+        if (ov) {
+                d->replay_state = pack_put(k, ov->replay_state, ov->replay_state_len);
+                d->replay_state_len = ov->replay_state ? ov->replay_state_len : 0;
+        } else {
+                d->replay_state = pack_put(k, a->replay_state, a->replay_state_len);
+        }
+}
+
+static struct store_agent *agent_pack(const struct store_agent *a, const struct agent_over *ov)
+{
+        struct pack k = {.need = sizeof(*a)};
+        struct store_agent *d, sizing = *a;
+
+        agent_pack_fields(&sizing, a, ov, &k);
+        if (k.overflow || !(d = malloc(k.need)))
+                return NULL;
+        *d = *a;
+        d->packed = true;
+        k.at = (uint8_t *)(d + 1);
+        agent_pack_fields(d, a, ov, &k);
+        return d;
+}
+
+struct store_agent *store_agent_dup(const struct store_agent *a)
+{
+        return agent_pack(a, NULL);
 }
 
 int store_cache_agent_get(struct store_cache *c, const char *id, struct store_agent **ret,
@@ -281,21 +319,13 @@ void store_cache_agent_verdict(struct store_cache *c, const struct store_result 
         if (!e)
                 goto out;
         /* the same change the committed UPDATE made, on the row it made it to */
-        if (e->a->seq == expect_seq && (a = store_agent_dup(e->a))) {
-                free(a->last_status);
-                free(a->last_policy);
-                free(a->replay_state);
-                a->last_status = r->status ? strdup(r->status) : NULL;
-                a->last_policy = r->policy ? strdup(r->policy) : NULL;
-                a->replay_state =
-                        r->replay_state ? memdup(r->replay_state, r->replay_state_len) : NULL;
-                a->replay_state_len = r->replay_state ? r->replay_state_len : 0;
-                if ((r->status && !a->last_status) || (r->policy && !a->last_policy) ||
-                    (r->replay_state && !a->replay_state)) {
-                        store_agent_free(a);
-                        a = NULL;
-                }
-        }
+        if (e->a->seq == expect_seq)
+                a = agent_pack(e->a, &(struct agent_over){
+                                             .last_status = r->status,
+                                             .last_policy = r->policy,
+                                             .replay_state = r->replay_state,
+                                             .replay_state_len = r->replay_state_len,
+                                     });
         if (!a) {
                 drop_entry(c, e);
                 c->stats.forgets++;

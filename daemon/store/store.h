@@ -140,6 +140,9 @@ struct store_agent {
         char hostname[EVIDENCE_HOSTNAME_MAX + 1];
         char machine_id[EVIDENCE_MACHINE_ID_LEN + 1];
         char *labels; /* a JSON object of strings, NULL before any report */
+        /* one allocation (store_agent_dup()): the fields point into it, free() the struct only;
+         * its pointer fields are not to be replaced */
+        bool packed;
 };
 
 void store_agent_free(struct store_agent *a);

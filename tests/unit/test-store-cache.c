@@ -90,7 +90,19 @@ static void coherent(struct store *s, const char *db, const char *id, const char
                 ck_assert_msg(
                         same_blob(a->ak_public, a->ak_public_len, b->ak_public, b->ak_public_len),
                         "%s: AK", what);
-                ck_assert_msg(a->has_ek_id == b->has_ek_id, "%s: EK", what);
+                ck_assert_msg(same_blob(a->ak_name, a->ak_name_len, b->ak_name, b->ak_name_len),
+                              "%s: AK name", what);
+                ck_assert_msg(same_blob(a->ek_cert, a->ek_cert_len, b->ek_cert, b->ek_cert_len),
+                              "%s: EK certificate", what);
+                ck_assert_msg(
+                        a->has_ek_id == b->has_ek_id &&
+                                (!a->has_ek_id || !memcmp(a->ek_id, b->ek_id, sizeof(a->ek_id))),
+                        "%s: EK", what);
+                ck_assert_msg(same_str(a->labels, b->labels), "%s: labels", what);
+                ck_assert_msg(!strcmp(a->hostname, b->hostname) &&
+                                      !strcmp(a->machine_id, b->machine_id),
+                              "%s: host identity", what);
+                ck_assert_msg(a->created == b->created, "%s: created", what);
         }
         store_agent_free(a);
         store_agent_free(b);
@@ -143,6 +155,18 @@ static void every_write_path(enum store_mode mode)
         ck_assert_uint_ge(st.hits, 1);
         ck_assert_int_eq(store_agent_offset(s, "a1", &offset), 0);
 
+        /* the host's identity and labels, then a read holds them: a verdict's copy keeps them */
+        {
+                struct evidence_host h = {.hostname = "web-1",
+                                          .machine_id = "0123456789abcdef0123456789abcdef",
+                                          .labels_present = true,
+                                          .n_labels = 1,
+                                          .labels = {{.key = "role", .value = "web"}}};
+
+                ck_assert_int_eq(store_agent_set_identity(s, "a1", &h), 0);
+                coherent(s, db, "a1", "identity");
+                coherent(s, db, "a1", "identity, held");
+        }
         /* a verdict changes the held row as the UPDATE changed the database row */
         verdict(s, "a1", 3, "pass", NULL, 0);
         coherent(s, db, "a1", "verdict");
