@@ -75,6 +75,13 @@ if want 1; then
         : >rounds.txt
         for _ in $(seq 10); do once agent.log || true; done
         echo "# real agent, no attack: $(wc -l <rounds.txt) rounds, $(awk '$2 != 0' rounds.txt | wc -l) failed; round ms: p50 $(pct 50), p99 $(pct 99), max $(pct 100)"
+        # how many rounds the attack's time would hold at this machine's own no-attack pace: under
+        # attack the agent must get at least half of them (at most 100, at least 5), a ratio in the
+        # same run rather than a count that a loaded machine cannot reach even unattacked
+        base_ms=$(awk '{ s += $1; n++ } END { printf "%d", n ? s / n : 1000 }' rounds.txt)
+        want_n=$(( (ATTACK - 8) * 1000 / (base_ms > 0 ? base_ms : 1) / 2 ))
+        [ "$want_n" -le 100 ] || want_n=100
+        [ "$want_n" -ge 5 ] || want_n=5
         echo "# 1. 17 x POST .../$ATK_ID/evidence, Content-Length 16777216, a byte every $DRIP s, from 127.0.0.2, $ATTACK s"
         python3 "$HOSTILE" hold "$port" 17 2 2 "drip:$DRIP:16777216:/v1/agents/$ATK_ID/evidence" \
                 "$ATTACK" hold1.txt &
@@ -100,7 +107,8 @@ if want 1; then
         slow=$(metric 'attestd_http_connections_closed_total{reason="slow_body"}')
         echo "# attackers: $st1; closed for a slow body: ${slow:-none}"
         echo "# real agent under attack: $n rounds, $bad failed; round ms: p50 $p50, p99 $p99, max $max"
-        [ "$n" -ge 10 ] || fail "only $n rounds in $((ATTACK - 8)) s"
+        [ "$n" -ge "$want_n" ] ||
+                fail "only $n rounds in $((ATTACK - 8)) s (want $want_n: half the no-attack pace, $base_ms ms a round)"
         [ "$bad" -eq 0 ] || fail "$bad of $n rounds failed under attack 2: $(grep -m3 -iE 'server_busy|503|error' agent.log)"
         # the latency bound holds its release-build figure: under AddressSanitizer the same rounds
         # cost several times the CPU (a p99 of 2.4 s with no attack at all on a loaded 2-core

@@ -69,6 +69,14 @@ settle() {
         done
         nfds
 }
+# held MIN SECONDS: until attestd holds at least MIN fds (the attackers' connections are in; bounded
+# by the clock, not a guess at how long they take on a loaded machine)
+held() {
+        local end=$((SECONDS + $2))
+        while [ "$(nfds)" -lt "$1" ] && [ $SECONDS -lt "$end" ]; do
+                sleep 0.1
+        done
+}
 # attack ARGS...: hostile-http.py holding connections to attestd (hold PORT ARGS) in the
 # background, its pid in $attacker; retreat: the attacker stopped (it must still be running)
 attack() {
@@ -104,7 +112,7 @@ if want 1; then
         attack 40 2 3 idle 30 hold1.txt
         python3 "$HOSTILE" hold "$port" 40 4 5 partial 30 hold1b.txt &
         a2=$!
-        sleep 1
+        held $((base_fds + 40)) 30
         t0=$(ticks)
         sleep 5
         spin=$(( $(ticks) - t0 ))
