@@ -56,6 +56,15 @@ if printf '%s\0' "${all[@]}" | xargs -0 grep -nIE -- "$refs"; then
                 "cite docs/architecture.md §N or another file in the tree, or say why inline"
         rc=1
 fi
+# ... and a citation "architecture.md §N" or "§N.M" names a section docs/architecture.md has
+mapfile -t sections < <(sed -nE 's/^#{2,3} ([0-9]+(\.[0-9]+)?)\.? .*/\1/p' docs/architecture.md)
+while IFS= read -r hit; do
+        sec=${hit##*§}
+        if ! printf '%s\n' "${sections[@]}" | grep -qxF -- "$sec"; then
+                echo "style: ${hit%%:*}: cites docs/architecture.md §$sec, which has no such section"
+                rc=1
+        fi
+done < <(printf '%s\0' "${all[@]}" | xargs -0 grep -HoIE -- 'architecture(\.md)? §[0-9]+(\.[0-9]+)?')
 [ $rc -eq 0 ] && echo "style: ${#files[@]} files formatted, no banned functions, ${#all[@]} files" \
         "without references outside the repository"
 exit $rc
