@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The TCG2 firmware event log (issue 13, measured boot): the bytes of
+ * The TCG2 firmware event log (measured boot, docs/architecture.md §5.4): the bytes of
  * /sys/kernel/security/tpm0/binary_bios_measurements from the offset the verifier's challenge
  * names (`boot_offset`, the bytes it already holds for this boot) to the end, for the evidence's
  * "boot_log" (evidence/evidence.h: boot_offset, boot_log, boot_log_len).

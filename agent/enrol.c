@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Enrolment (DESIGN §4): the AK, EK and EK certificate to the verifier with the enrolment token,
+ * Enrolment (docs/architecture.md §3.1): the AK, EK and EK certificate to the verifier with the
  * then TPM2_ActivateCredential on the credential it wraps for this TPM, the proof back; the agent
  * id it assigns kept in state_dir/agent-id.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The evidence JSON of DESIGN §3 (evidence/evjson.h), written as a stream: the envelope before and
+ * The evidence JSON (docs/architecture.md §4), written as a stream: the envelope before and
  * after the IMA entries is built with the bounded writer, the entries are read from the log span
  * (agent/imalog.h) and base64-encoded on the fly. The bytes are those evidence_to_json() makes
  * for the same evidence (tests/unit/test-agent.c checks it), so attestd reads them as it always

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Host facts the agent reports beside the IMA log. On a mainline kernel none of them is measured,
- * so the verifier treats them as unanchored (DESIGN §3): CFI from the kernel config, the trusted
+ * so the verifier treats them as unanchored (docs/architecture.md §5.2): CFI from the kernel
  * keys source from the kernel command line, the kernel release and the boot id.
  */
 #ifndef AGENT_FACTS_H

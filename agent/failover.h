@@ -6,7 +6,7 @@
  *
  * - The agent stays on one verifier while it answers. A step (a round, or the enrolment) goes
  *   whole to one verifier: a round's challenge and evidence are never split across two, so a
- *   nonce is only ever shown to the instance that issued it (DESIGN §4 would allow more when
+ *   nonce is only ever shown to the instance that issued it (the nonces would allow more when
  *   instances share the nonce key; this rule needs nothing of the kind).
  * - A verifier that gives no usable answer (connect or TLS error, timeout, an answer that is not
  *   one, any 5xx such as 503 store_busy) is left for the next one in the list at once, and the

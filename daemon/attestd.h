@@ -39,7 +39,7 @@ struct attestd {
         struct ear_signer *ear; /* --ear-key; NULL: EAR endpoints answer 503 */
         atomic_bool draining;
         atomic_uint in_flight;
-        struct webhook *webhooks; /* delivery and stale scan threads (issue 11) */
+        struct webhook *webhooks; /* delivery and stale scan threads (docs/webhooks.md) */
 };
 
 /* Wall clock in ms since the epoch. */

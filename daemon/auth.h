@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Bearer tokens with roles (DESIGN §4 "Authorization"). The tokens file holds lines
+ * Bearer tokens with roles (docs/api.md, "Conventions"). The tokens file holds lines
  * `ROLE SHA256HEX [comment]` (ROLE: admin, reader, enroll; `#` comments); only hashes are kept,
  * compared in constant time with CRYPTO_memcmp. admin may do what reader and enroll may.
  */

@@ -48,7 +48,7 @@ static const struct opt opts[] = {
         {"retain", OPT_U64, O(retain), 1, 1000000, "N", "results kept per agent (default 100)"},
         {"tokens", OPT_STR, O(tokens), 0, 0, "FILE",
          "bearer tokens, lines `ROLE SHA256HEX [comment]` (default /etc/attestd/tokens)"},
-        /* issue 9, api: stateless nonces, activation rate limit */
+        /* api: stateless nonces, activation rate limit (docs/architecture.md §3.2) */
         {"nonce-ttl", OPT_U64, O(nonce_ttl), 1, 3600, "SECONDS", "nonce lifetime (default 60)"},
         {"nonce-key", OPT_STR, O(nonce_key), 0, 0, "FILE",
          "nonce MAC key, 32-64 bytes (default: nonce.key beside the database, created 0600)"},
@@ -74,7 +74,7 @@ static const struct opt opts[] = {
          "labs only: enrol AKs without EK certificate or credential activation (warned)"},
         {"credential-ttl", OPT_U64, O(credential_ttl), 10, 86400, "SECONDS",
          "time an agent has to activate its enrolment credential (default 300)"},
-        /* HTTP front (issue 9) */
+        /* HTTP front (docs/SECURITY.md) */
         {"tls-client-ca", OPT_STR, O(tls_client_ca), 0, 0, "FILE",
          "require client certificates chaining to this CA bundle (PEM); mTLS"},
         {"max-connections", OPT_U64, O(max_connections), 16, 1000000, "N",
@@ -105,7 +105,7 @@ static const struct opt opts[] = {
          "time from a request head before --min-body-rate applies (default 5)"},
         {"ear-key", OPT_STR, O(ear_key), 0, 0, "FILE",
          "EC P-256 private key (PEM, mode 0600) signing EAR results (GET /v1/agents/ID/ear)"},
-        /* webhooks (issue 11, docs/webhooks.md) */
+        /* webhooks (docs/webhooks.md) */
         {"webhook", OPT_URL, O(webhooks), 0, 0, "URL",
          "send agent events to this https:// URL (repeatable, up to 8; flags replace the file's)"},
         {"webhook-ca", OPT_STR, O(webhook_ca), 0, 0, "FILE",
@@ -156,7 +156,7 @@ static void config_defaults(struct config *c)
         c->max_body = 64u * 1024;
         c->max_entries = 1000000;
         c->drain_timeout = 10;
-        /* HTTP front (issue 9) */
+        /* HTTP front (docs/SECURITY.md) */
         c->max_connections = 10000;
         c->max_connections_per_ip = 32;
         c->header_timeout = 10;

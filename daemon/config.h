@@ -54,7 +54,7 @@ struct config {
         char ek_ca[CONFIG_STR_MAX]; /* EK certificate CA bundle; "" : none configured */
         bool insecure_trust_ak;     /* enrol without EK proof (labs) */
         uint64_t credential_ttl;    /* seconds to activate an enrolment */
-        /* HTTP front (issue 9): connection caps, deadlines, in-flight body budget, mTLS */
+        /* HTTP front (docs/SECURITY.md): connection caps, deadlines, in-flight body budget, mTLS */
         char tls_client_ca[CONFIG_STR_MAX]; /* "" : no client certificates asked for */
         uint64_t max_connections;
         uint64_t max_connections_per_ip;
@@ -67,7 +67,7 @@ struct config {
         uint64_t min_body_rate;               /* bytes/s a body must average after the grace */
         uint64_t body_rate_grace;             /* seconds from the head before the rate counts */
         char ear_key[CONFIG_STR_MAX]; /* EAR signing key (PEM, P-256); "" : EAR endpoints 503 */
-        /* webhooks (issue 11, docs/webhooks.md): https:// URLs only; flags replace the file's */
+        /* webhooks (docs/webhooks.md): https:// URLs only; flags replace the file's */
         char webhooks[CONFIG_WEBHOOKS_MAX][CONFIG_URL_MAX];
         unsigned n_webhooks;
         char webhook_ca[CONFIG_STR_MAX];          /* "": the system's trust store */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * EAR: a verdict as an EAT Attestation Result (draft-fv-rats-ear), a JWT signed with ES256 by the
- * daemon's --ear-key (DESIGN §5 "Result as EAR"; docs/ear.md says what each claim means).
+ * daemon's --ear-key (docs/ear.md says what each claim means).
  *
  *   ear_appraise()    typed verdict -> ear.status and the AR4SI trustworthiness vector (pure),
  *                     once, when the round is judged

@@ -145,7 +145,7 @@ static int store_setup(struct attestd *d)
 }
 
 /*
- * The nonce MAC key (DESIGN §4 "Freshness"): --nonce-key, or nonce.key in the database's
+ * The nonce MAC key (docs/architecture.md §3.2): --nonce-key, or nonce.key in the database's
  * directory, created with 32 random bytes (0600) on first start. Never logged.
  */
 static int nonce_setup(struct attestd *d)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Stateless nonces (DESIGN §4 "Freshness"). A nonce is 32 bytes:
+ * Stateless nonces (docs/architecture.md §3.2). A nonce is 32 bytes:
  *
  *   rand[8] | expires_ms[6, big endian] | mac_issue[9] | mac_agent[9]
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Parsed policies, cached by name@version (issue 15: a policy is parsed once, validated once).
+ * Parsed policies, cached by name@version (a policy is parsed once, validated once, on PUT).
  *
  * A stored policy version never changes (versions are never reused, deleted ones included), so
  * an entry is immutable and shared: holders keep a reference (policy_cached_unref) and may use it

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Webhooks (DESIGN §5, docs/webhooks.md): the outbox's duties in the daemon's background.
+ * Webhooks (docs/webhooks.md): the outbox's duties in the daemon's background.
  *   - one delivery thread per receiver (--webhook URL): events in id order, one at a time,
  *     each POSTed as JSON signed with HMAC-SHA256 (--webhook-secret-file), retried with capped,
  *     jittered exponential back-off until the receiver answers 2xx; its cursor in the database

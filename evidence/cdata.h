@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Critical data: the ima-buf entries the claims come from (DESIGN §3): selinux-state,
- * selinux-policy-hash, kernel_version, and the kernel/ patch set's trusted-keys-source and
- * cfi-state. Each decoded claim remembers the log entry it came from.
+ * Critical data: the ima-buf entries the claims come from (docs/architecture.md §5.2):
+ * selinux-state, selinux-policy-hash, kernel_version, and the kernel/ patch set's
+ * trusted-keys-source and cfi-state. Each decoded claim remembers the log entry it came from.
  */
 #ifndef ATTEST_CDATA_H
 #define ATTEST_CDATA_H
@@ -58,7 +58,7 @@ enum cdata_kind cdata_kind_of(const struct ima_entry *e);
 /*
  * Typed payloads. Every measured key=value buffer is parsed once, when its entry is fed, into the
  * values below; a malformed one fails with err naming the entry and the key. Keys a payload does
- * not use are counted, not kept (DESIGN §3: unknown keys are not rejected).
+ * not use are counted, not kept (unknown keys are not rejected: newer kernels may add keys).
  */
 
 /* SELinux policy capabilities (the kernel's selinux_policycap_names[], in its order). */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One submission of evidence as the verifier sees it (DESIGN §3): the nonce, the quote with the
- * PCR values read beside it, the IMA log entries from an offset and the host facts the agent
- * reported. A plain struct: evidence/evjson.h is its JSON codec (the network edge), verify/ and
- * policy/ take this struct.
+ * One submission of evidence as attestd sees it (docs/architecture.md §4): the nonce, the quote
+ * with the PCR values read beside it, the IMA log entries from an offset and the host facts the
+ * agent reported. A plain struct: evidence/evjson.h is its JSON codec (the network edge), verify/
+ * and policy/ take this struct.
  */
 #ifndef ATTEST_EVIDENCE_H
 #define ATTEST_EVIDENCE_H
@@ -29,7 +29,7 @@
 #define EVIDENCE_BOOT_LOG_MAX (1u << 20)
 
 /*
- * Host identity (issue 11): the host name, /etc/machine-id and the operator's labels. Reported,
+ * Host identity: the host name, /etc/machine-id and the operator's labels. Reported,
  * never anchored; the daemon stores them and lists agents by them. One syntax for every reader
  * (agent config, evidence JSON, enrolment, the daemon's ?label= and ?hostname= filters):
  *   host name  1..EVIDENCE_HOSTNAME_MAX bytes of [A-Za-z0-9._-]

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * evidence_from_json: the evidence document read with the pull reader of util/json-rd.h straight
- * into struct evidence, without a jansson tree (issue 15: the tree, its allocations and the copy
+ * into struct evidence, without a jansson tree (the tree, its allocations and the copy
  * of the base64 log were most of attestd's JSON cost).
  *
  * It gives the answer the jansson decoder gave (tests/fuzz/evjson-jansson.c keeps that decoder,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The JSON codec of struct evidence (evidence/evidence.h): DESIGN §3, version 1 (agent -> daemon):
+ * The JSON codec of struct evidence (evidence/evidence.h): docs/architecture.md §4, version 1:
  *
  *   {"version":1, "nonce":"HEX",
  *    "quote":{"attest":"B64", "signature":"B64", "pcrs":{"sha256":{"0":"HEX", ...}, ...}},
@@ -30,7 +30,7 @@
 #include "util/buf.h"
 #include "util/err.h"
 
-#define EVIDENCE_JSON_MAX (16u * 1024 * 1024) /* DESIGN §5: evidence body cap */
+#define EVIDENCE_JSON_MAX (16u * 1024 * 1024) /* docs/architecture.md §4.3: the document cap */
 #define EVIDENCE_HEAD_MAX (64u * 1024) /* JSON before the entries: PCRs of 4 banks, the blobs */
 #define EVIDENCE_TAIL_MAX (16u * 1024) /* JSON after them: the host facts */
 

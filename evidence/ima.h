@@ -23,7 +23,7 @@
 #include "evidence/pcrs.h"
 #include "util/rd.h"
 
-/* Caps (DESIGN §3). */
+/* Caps (docs/architecture.md §4.3). */
 #define IMA_NAME_MAX 4096           /* entry (event or file) name, without the NUL */
 #define IMA_DATA_MAX (64 * 1024)    /* template data */
 #define IMA_TMPL_NAME_MAX 255       /* template name or field list */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * TPM 2.0 quote verification (DESIGN §3 "Quote", §4): the AK public area, the quote
+ * TPM 2.0 quote verification (docs/architecture.md §5.3, §8): the AK public area, the quote
  * (TPMS_ATTEST) and its signature (TPMT_SIGNATURE) are untrusted bytes; quote_verify() decodes them
  * with tpm2-tss MU, checks the signature with OpenSSL and the contents against the nonce, the
  * requested PCR selection and the PCR values. Pure: no TPM, no I/O.

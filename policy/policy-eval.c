@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Evaluation of a parsed policy on the typed claims of one verified submission (DESIGN §5). */
+/* A parsed policy judging the typed claims of one verified submission (attestd-policy(5)). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>

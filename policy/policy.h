@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Attestation policy (DESIGN §6, attestd-policy(5)): a JSON document of expected host state,
+ * Attestation policy (attestd-policy(5)): a JSON document of expected host state,
  * parsed strictly (errors name the JSON path), evaluated against the typed claims of one verified
  * submission into a typed verdict (policy/verdict.h) with a reason per claim, or written from a
  * known-good host.
@@ -30,7 +30,7 @@
 
 /* runtime: a policy document, and the body of PUT /v1/policies/{name} (admin only; other
  * non-evidence bodies keep --max-body, 64 KiB): an ima.runtime allowlist of 100,000 paths is
- * ~11 MiB (docs/design-notes.md, the departure from DESIGN §5) */
+ * ~11 MiB (docs/design-notes.md, "Runtime policies") */
 #define POLICY_JSON_MAX (32u * 1024 * 1024)
 #define POLICY_NAME_MAX 64
 #define POLICY_HASHES_MAX 256

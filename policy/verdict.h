@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The verdict (DESIGN §1: policy -> verdict -> store): a status and one result per claim the
- * policy checked, typed. JSON is made once, at the edge, by verdict_to_json
- * (policy/verdict-json.c), in the shape of DESIGN §5:
+ * The verdict (docs/architecture.md §6; policy -> verdict -> store): a status and a result per
+ * claim the policy checked, typed. JSON is made once, at the edge, by verdict_to_json
+ * (policy/verdict.c), in the shape docs/api.md gives:
  *   {"status":"pass"|"fail", "policy":NAME,
  *    "claims":[{"name":"selinux.enforcing", "expected":true, "observed":true,
  *               "result":"pass"|"fail"|"missing", "anchored":true, "entry":4,

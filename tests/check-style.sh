@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Fails when a C file is not clang-formatted or uses a banned function (STYLE.md "Untrusted bytes"),
-# or includes a database engine's header outside the store's backends.
+# Fails when a C file is not clang-formatted or uses a banned function (unbounded or unchecked
+# string and number handling: untrusted bytes go through util/rd.h, buf.h, tok.h and num.h), or
+# includes a database engine's header outside the store's backends, or when any file refers to
+# something outside the repository (below).
 # Run by `meson test` (suite style) and by tests/run-all.sh --quick. Exits 77 (meson: skipped, never
 # a pass) where it cannot look: no clang-format, or not a git checkout (a release tarball).
 set -euo pipefail
@@ -29,7 +31,7 @@ if [ $xrc -ne 0 ] && [ ${#bad[@]} -eq 0 ]; then
 fi
 if grep -nE '\b(sprintf|vsprintf|strcpy|strcat|gets|atoi|atol|strtok)\s*\(' "${files[@]}" |
         grep -v 'banned:'; then
-        echo "style: banned function used (see STYLE.md)"
+        echo "style: banned function used (use util/buf.h, util/tok.h, util/num.h instead)"
         rc=1
 fi
 # the database engines stay behind the store's backends (daemon/store/db-backend.h); tests may
@@ -39,5 +41,30 @@ if grep -nE '^#include <(sqlite3|libpq-fe)\.h>' "${files[@]}" |
         echo "style: sqlite3.h or libpq-fe.h outside daemon/store/db-{sqlite,pg,wal}.c"
         rc=1
 fi
-[ $rc -eq 0 ] && echo "style: ${#files[@]} files formatted, no banned functions"
+# The repository stands alone: no user has the design file it grew from or the project's issue
+# tracker, so a doc or comment cites docs/architecture.md (its numbered sections), another file in
+# the tree, or states its reason inline. Every tracked or new text file is looked at, this one
+# aside. kernel/config/attest.config is left out on purpose: its bytes are part of every kernel's
+# build cache key (kernel/build.sh), so even a comment edit there rebuilds all test kernels.
+refs='shared/DESIGN|shared/STYLE|DESIGN(\.md)? ?§|\bDESIGN\b|STYLE\.md|[Ii]ssues? [0-9]'
+refs+='|/work/shared|\.\./shared'
+mapfile -t all < <(git ls-files -co --exclude-standard |
+        grep -vxE 'tests/check-style\.sh|kernel/config/attest\.config' |
+        while IFS= read -r f; do [ -f "$f" ] && printf '%s\n' "$f"; done)
+if printf '%s\0' "${all[@]}" | xargs -0 grep -nIE -- "$refs"; then
+        echo "style: a reference outside the repository (DESIGN §N, an issue number, ../shared):" \
+                "cite docs/architecture.md §N or another file in the tree, or say why inline"
+        rc=1
+fi
+# ... and a citation "architecture.md §N" or "§N.M" names a section docs/architecture.md has
+mapfile -t sections < <(sed -nE 's/^#{2,3} ([0-9]+(\.[0-9]+)?)\.? .*/\1/p' docs/architecture.md)
+while IFS= read -r hit; do
+        sec=${hit##*§}
+        if ! printf '%s\n' "${sections[@]}" | grep -qxF -- "$sec"; then
+                echo "style: ${hit%%:*}: cites docs/architecture.md §$sec, which has no such section"
+                rc=1
+        fi
+done < <(printf '%s\0' "${all[@]}" | xargs -0 grep -HoIE -- 'architecture(\.md)? §[0-9]+(\.[0-9]+)?')
+[ $rc -eq 0 ] && echo "style: ${#files[@]} files formatted, no banned functions, ${#all[@]} files" \
+        "without references outside the repository"
 exit $rc

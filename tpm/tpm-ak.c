@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The attestation key: created under the EK, saved as blobs in the state directory and loaded
- * again; credential activation with it (enrolment, DESIGN §4). */
+ * again; credential activation with it (enrolment, docs/architecture.md §3.1). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -26,7 +26,7 @@ static void closep(int *fd)
 
 /* --- AK ------------------------------------------------------------------------------------ */
 
-/* Restricted signing key: RSA-2048 RSASSA-SHA256 or ECC P-256 ECDSA-SHA256 (DESIGN §3 Quote). */
+/* Restricted signing key: RSA-2048 RSASSA-SHA256 or ECC P-256 ECDSA-SHA256 (architecture §5.3). */
 static void ak_template(enum tpm_key_alg alg, TPM2B_PUBLIC *ret)
 {
         TPMT_PUBLIC *p = &ret->publicArea;

@@ -2,7 +2,7 @@
 /*
  * TPM 2.0 access for the agent and attestctl, over tpm2-tss ESAPI: endorsement key (EK)
  * certificate and public area, the attestation key (AK) kept as saved blobs in a state directory,
- * quotes, and credential activation (enrolment, DESIGN §4). The module is split by concern:
+ * quotes, and credential activation (enrolment, docs/architecture.md §3.1). The module is split:
  * tpm.c, tpm-ek.c, tpm-ak.c, tpm-quote.c (tpm-internal.h says which holds what).
  *
  * Every TSS2_RC is turned into a negative errno (-EIO for the TPM and transport) and a message

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Measured boot (issue 13): the firmware event log (evidence/tcglog.h) replayed into PCR 0-7 of
- * every bank the log carries, compared with the quoted values in every bank the quote covers,
- * and the boot claims the log holds. Incremental like the IMA log: the state keeps the replayed
- * PCR 0-7, the byte offset and entry count, the Spec ID event's algorithms and the claims so far;
- * each round extends with only the new bytes (boot_log.offset == the stored offset, or 0 to start
- * over); a reboot (detected by verify_evidence) starts from an empty state.
+ * Measured boot (docs/architecture.md §5.4): the firmware event log (tcglog.h) replayed into PCR
+ * 0-7 of every bank the log carries, compared with the quoted values in every bank the quote
+ * covers, and the boot claims the log holds. Incremental like the IMA log: the state keeps the
+ * replayed PCR 0-7, the byte offset and entry count, the Spec ID event's algorithms and the claims
+ * so far; each round extends with only the new bytes (boot_log.offset == the stored offset, or 0 to
+ * start over); a reboot (detected by verify_evidence) starts from an empty state.
  *
  * Errors of boot_verify (besides the tcglog_* codes of the reader, under "$.boot_log.data: "):
  *   -ESTALE  boot_offset_mismatch  boot_log.offset is neither 0 nor the stored offset

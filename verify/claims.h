@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Claims: what a verified submission says about its host (DESIGN §1, the arrow verify -> claims ->
- * policy), typed. Each claim says where it came from: anchored (a measured log entry under a
- * verified quote, with that entry's number) or reported (a host fact the agent sent, entry -1).
- * The policy evaluator reads only this struct: no JSON, no key=value text.
+ * Claims: what a verified submission says about its host (docs/architecture.md §5.2; verify ->
+ * claims -> policy), typed. Each claim says where it came from: anchored (a measured log entry
+ * under a verified quote, with that entry's number) or reported (a host fact the agent sent, entry
+ * -1). The policy evaluator reads only this struct: no JSON, no key=value text.
  */
 #ifndef ATTEST_CLAIMS_H
 #define ATTEST_CLAIMS_H

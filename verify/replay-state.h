@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The per-agent replay state carried between rounds (DESIGN §3 "Incremental", §7), and its stored
+ * The per-agent replay state carried between rounds (docs/architecture.md §5.5), and its stored
  * form: a compact, versioned, length-checked binary encoding, little-endian throughout:
  *
  *   "ars" u8 version(2) | u8 flags (valid, boot_aggregate seen, ok)          -- end if !valid

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Verification of one evidence submission against the agent's stored state (DESIGN §3): the
+ * Verifying one evidence submission against the agent's stored state (docs/architecture.md §5): the
  * quote, reboot and clock checks, incremental IMA replay against the quoted PCR 10, boot_aggregate
  * and the typed claims (critical data) of the accepted entries. Pure: no I/O, no TPM.
  *

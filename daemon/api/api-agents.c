@@ -216,7 +216,7 @@ int api_agent_load(struct attestd *d, struct api_resp *r, const char *id, struct
 
 /*
  * A verdict as the store holds it (the compact JSON stage_store rendered from the typed verdict)
- * is embedded in answers as it is: never parsed back (DESIGN §1). Text that is not an object
+ * is embedded in answers as it is: never parsed back (docs/architecture.md §2). Not an object:
  * goes out as null.
  */
 static const char *stored_verdict(const char *text, size_t *ret_len)

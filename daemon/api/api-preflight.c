@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The pre-flight check (issue 9, defect 3): what the API can decide from a request's head alone
+ * The pre-flight check (docs/api.md, "Before the body"): what the API can decide from a head
  * is decided before the HTTP layer reads one byte of its body, so an anonymous client cannot make
  * the daemon buffer a body addressed to an agent that does not exist, or to a route it may not
  * use. api_handle() repeats every check on the full request; this only answers early.

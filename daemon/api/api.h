@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * REST API (DESIGN §5): routing, auth, validation and the handlers. api_handle() is a pure
+ * REST API (docs/api.md): routing, auth, validation and the handlers. api_handle() is a pure
  * function of the request and the context, so the HTTP layer, the fuzzer and tests share it.
  * Every error is {"error": CODE, "detail": TEXT} with its 4xx/5xx status.
  */

@@ -3,7 +3,7 @@
  * The HTTP(S) front: libmicrohttpd with its GnuTLS TLS (TLS >= 1.2, AEAD suites only), a thread
  * pool, every request handed to api_handle().
  *
- * Defences against an anonymous network (issue 9):
+ * Defences against an anonymous network (docs/SECURITY.md):
  * - poll() mode without MHD_USE_TURBO. libmicrohttpd 0.9.75 with MHD_USE_EPOLL | MHD_USE_TURBO
  *   and TLS (a) spins: a new connection goes straight to the "ready" list with READ_READY set,
  *   and the TLS handshake reads through GnuTLS's own recv, whose EAGAIN never clears READ_READY,

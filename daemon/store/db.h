@@ -3,7 +3,7 @@
 #define ATTEST_STORE_DB_H
 
 /*
- * The store's database connections on two engines (DESIGN §7): SQLite (a file path, the default)
+ * The store's database connections on two engines (docs/architecture.md §7): SQLite (a file path,
  * and PostgreSQL through libpq (a postgresql:// or postgres:// URL). SQL is written once with ?N
  * placeholders; the PostgreSQL side translates them to $N and runs each statement as a prepared
  * statement of its connection (PQprepare on first use, PQexecPrepared after), blobs bound in

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The store's read cache (issue 15: no SQLite reads on the attestation's hot path): agent rows by
+ * The store's read cache (no SQLite reads on the attestation's hot path): agent rows by
  * id, and the live version of each policy name. Private to daemon/store/store-*.c, which keep it
  * coherent: every write that changes an agent row forgets that row (or, for a verdict, applies
  * the same change) once its transaction has committed; every policy write forgets the versions.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * An agent's identity lifecycle (DESIGN §4): enrolment pending a credential, activation by its
+ * An agent's identity lifecycle (docs/architecture.md §3.1): enrolment pending a credential,
  * proof, decommission (its EK refused from then on) and readmission.
  */
 #include <stdio.h>

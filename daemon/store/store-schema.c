@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The store's schema (DESIGN §7): the forward migrations of each engine, run at open by the
+ * The store's schema (docs/architecture.md §7): the forward migrations of each engine, run at
  * first connection (store_migrate) inside one transaction.
  */
 #include <errno.h>
@@ -42,13 +42,13 @@ static const char *const migration[STORE_SCHEMA_VERSION] = {
         " policy TEXT,"
         " verdict TEXT NOT NULL);"
         "CREATE INDEX results_by_agent ON results(agent, id);",
-        /* 1 -> 2: enrolment by credential activation (DESIGN §4) */
+        /* 1 -> 2: enrolment by credential activation (docs/architecture.md §3.1) */
         "CREATE TABLE enrolments ("
         " agent TEXT PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,"
         " ek_public BLOB NOT NULL,"
         " cred_hash BLOB NOT NULL,"
         " expires INTEGER NOT NULL);",
-        /* 2 -> 3 (issue 9): one live identity per EK, several pending credentials per agent
+        /* 2 -> 3: one live identity per EK, several pending credentials per agent
          * (a second enrolment never replaces the first), decommissioning, consumed nonces */
         "ALTER TABLE agents ADD COLUMN ek_id BLOB;"
         "ALTER TABLE agents ADD COLUMN prev_state TEXT;"
@@ -74,13 +74,13 @@ static const char *const migration[STORE_SCHEMA_VERSION] = {
         " expires INTEGER NOT NULL) WITHOUT ROWID;"
         "CREATE INDEX nonces_used_by_expiry ON nonces_used(expires);"
         "CREATE TABLE health (id INTEGER PRIMARY KEY, time INTEGER NOT NULL);",
-        /* 3 -> 4 (issue 15): the replay state is the typed binary form (verify/replay-state.h),
+        /* 3 -> 4: the replay state is the typed binary form (verify/replay-state.h),
          * a BLOB. The JSON states are dropped, not converted: each agent's next challenge asks
          * from entry 0 and the agent resends its log once. */
         "ALTER TABLE agents DROP COLUMN replay_state;"
         "ALTER TABLE agents ADD COLUMN replay_state BLOB;"
         "UPDATE agents SET ima_offset = 0;",
-        /* 4 -> 5 (issue 11): host identity; labels once as the JSON the API shows and once as
+        /* 4 -> 5: host identity; labels once as the JSON the API shows and once as
          * rows the ?label= filter finds through an index; indexes for ?hostname= and ?status= */
         "ALTER TABLE agents ADD COLUMN hostname TEXT;"
         "ALTER TABLE agents ADD COLUMN machine_id TEXT;"
@@ -96,7 +96,7 @@ static const char *const migration[STORE_SCHEMA_VERSION] = {
         /* the stale scan logs each agent once per transition: when (0: not marked stale) */
         "ALTER TABLE agents ADD COLUMN stale_since INTEGER NOT NULL DEFAULT 0;"
         "CREATE INDEX agents_by_stale ON agents(stale_since, next_due);",
-        /* 5 -> 6 (issue 11): the webhook outbox (daemon/store/store-outbox.c, docs/webhooks.md).
+        /* 5 -> 6: the webhook outbox (daemon/store/store-outbox.c, docs/webhooks.md).
          * events: written in the transaction of the change that causes it; ids never reused, so
          * a receiver deduplicates by id. webhook_cursors: per receiver URL, the last event id it
          * acknowledged (delivery is in id order). outbox_meta: the cap and the events dropped by

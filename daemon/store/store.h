@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Storage (DESIGN §7): SQLite in WAL mode, synchronous=FULL, schema versioned with
+ * Storage (docs/architecture.md §7): SQLite in WAL mode, synchronous=FULL, schema versioned with
  * PRAGMA user_version and forward migrations, prepared statements only, every write in a
  * transaction. Two write paths, chosen at open:
  *   STORE_WRITER  one writer thread owns the write connection and commits queued writes in
@@ -214,7 +214,7 @@ bool store_agent_identity_differs(const struct store_agent *a, const struct evid
 
 /*
  * GET /v1/agents's filters, applied in SQL (indexes on hostname, last_status and labels), in id
- * order from after the cursor. Status (DESIGN §5, docs/api.md), where stale means past next_due
+ * order from after the cursor. Status (docs/api.md), where stale means past next_due
  * (created + interval before the first verdict) + grace:
  *   pending, active, decommissioned  the stored state, stale or not
  *   pass, fail                       state active, last verdict pass / fail, not stale

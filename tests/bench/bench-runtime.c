@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ima.runtime evaluation speed (issue 13): an allowlist of P paths (default 100,000, one sha256
+ * ima.runtime evaluation speed: an allowlist of P paths (default 100,000, one sha256
  * digest each, plus two excludes) and a binary log of N ima-ng entries (default 1,000,000: 90 %
  * allowed, 5 % another digest, 5 % unknown paths), written by imagen. Two passes over the log on
  * one core: read only (the IMA reader), then read and judge every entry (rt_eval_entry); the

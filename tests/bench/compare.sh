@@ -14,7 +14,7 @@
 #                     $BENCH_CACHE/COMMIT/build-rel (default /var/cache/attestd/bench), once, and
 #                     reused by later runs.
 #   BASE_COMMIT=REV   the commit A is built from when BASE is unset (default de812f8: attestd before
-#                     the typed pipeline, the reference of issue 15)
+#                     the typed pipeline, the reference of the one-core throughput goal)
 #   ROUNDS=N          rounds per build (default 3)
 #   PIN=1             attestd on CPU 0, the client on CPU 1 (taskset): CPU per attestation and the
 #                     rate one dedicated core of attestd sustains (default 1)

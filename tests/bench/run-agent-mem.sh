@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# attest-agent private memory per round, by the size of the IMA log increment (issue 15): the
+# attest-agent private memory per round, by the size of the IMA log increment: the
 # agent in loop mode against attestd (TLS, loopback) and swtpm (the set-up of the hostile agent
 # tests, tests/lib/common.sh); for each size N (default 100, 10,000 and 100,000) one round
 # sends an N-entry increment (imagen ima-ng entries, extended into PCR 10 so the round passes).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ima.runtime evaluation figures (issue 13: >= 1 M entries/s on one core): bench-runtime pinned to
+# ima.runtime evaluation figures (goal: >= 1 M entries/s on one core): bench-runtime pinned to
 # one core, then callgrind's instructions per entry for the read pass and the read + judge pass
 # (a figure a loaded machine does not move). Never fails on timing; fails on a wrong count.
 # Usage: run-runtime.sh BUILD_DIR [PATHS] [ENTRIES]

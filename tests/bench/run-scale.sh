@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scale-out bench (issue 14): SQLite against PostgreSQL, 1, 2 and 4 attestd instances, AGENTS
+# Scale-out bench (docs/scaling.md): SQLite against PostgreSQL, 1, 2 and 4 attestd instances, AGENTS
 # simulated agents (bench-daemon: their own P-256 AKs, TPM-format quotes, ENTRIES new IMA entries
 # per round) spread over the instances' URLs, each agent at one instance. Prints per
 # configuration attestations/s, round p50/p99, CPU per attestation of the attestd processes and

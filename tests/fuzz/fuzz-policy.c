@@ -3,7 +3,7 @@
  * policy_parse on arbitrary bytes: no crash, no leak. An accepted policy is evaluated against the
  * typed claims of a fixed host (selinux history, policy hash, kernel version, trusted keys, CFI,
  * PCRs) and the verdict must be well formed: pass exactly when every claim passes, every absent
- * section listed as unchecked, and its JSON in the shape of DESIGN §5.
+ * section listed as unchecked, and its JSON in the shape docs/api.md gives.
  */
 #include <string.h>
 

@@ -100,7 +100,7 @@ static void ima_seeds(void)
                     imagen_fields(&g, 10, "buf", &buf, 1, 0) < 0)
                         die("imagen");
                 put_log("data", d, &g, true, true);
-                /* the issue 9 overflow: digests after a full buf field */
+                /* the fixed scratch overflow: digests after a full buf field */
                 struct imagen_field four[] = {{IMA_FIELD_BUF, big, IMA_DATA_MAX - 4 + d},
                                               {IMA_FIELD_D_NG, d256, sizeof(d256)},
                                               {IMA_FIELD_D_NG, d256, sizeof(d256)},

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 9, defect 7: the agent's round order on a busy host. A host that keeps measuring (busyhost:
+# The agent's round order on a busy host (quote, then log). A host that keeps measuring (busyhost:
 # appends a valid IMA entry to the log the agent reads, then extends PCR 10 of the same swtpm by
 # its template hash, as the kernel does) is attested by the real attest-agent against a real
 # attestd over TLS for ROUNDS rounds (default 200). Quoting first and reading the log after gives

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 9, defect 9 (the agent's side): a decommissioned agent stops for good. The real
+# Decommissioning, the agent's side: a decommissioned agent stops for good. The real
 # attest-agent against a real attestd over TLS with a real swtpm:
 #  1. the admin decommissions the attesting agent: the next round gets 403 agent_decommissioned;
 #     the agent logs an error, says so in STATUS=, and exits 3 (AGENT_EXIT_DECOMMISSIONED, the

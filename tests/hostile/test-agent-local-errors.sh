@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 9, defect 8: a local error is never taken for an answer of the verifier. With its IMA log
+# A local error is never taken for an answer of the verifier. With its IMA log
 # file gone (ENOENT on this host) the real attest-agent, enrolled and attesting against a real
 # attestd over TLS, logs the local error, backs off and retries, keeps its agent id and does not
 # enrol again (before the fix it deleted its id, enrolled again, got 409 agent_exists and exited,

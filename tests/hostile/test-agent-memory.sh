@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The agent's private memory does not grow with the IMA log increment (issue 15): the evidence is
+# The agent's private memory does not grow with the IMA log increment: the evidence is
 # streamed, the log never held whole. A real agent against attestd and swtpm sends a round of 100
 # new entries, then one of 100,000 (about 10 MB of log, 14 MB of evidence); during each round
 # tests/lib/memsample.py samples its RssAnon (anonymous pages: private memory). The increments are

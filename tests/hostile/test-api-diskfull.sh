@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile API, issue 9 defect 6 (readiness): attestd's database on a real, small tmpfs that is
+# Hostile API, readiness: attestd's database on a real, small tmpfs that is
 # then filled up. /healthz must say 503 store_unavailable while writes cannot succeed (it said
 # "ok"), come back to 200 once space is freed, and nothing stored before is lost (policies, the
 # agent and its results, across a restart, integrity_check ok).

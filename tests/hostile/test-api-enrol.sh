@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile API, issue 9 defects 6 (enrolment, activation flood) and 9 (decommission), with curl,
+# Hostile API, enrolment (activation flood) and decommissioning, with curl,
 # tpm2-tools and a swtpm provisioned with EK certificates, against a real attestd over TLS:
 #  1. a second enrolment of the same AK and EK by another enroll-token holder does not replace
 #     the first one's pending credential: the first TPM proof still activates

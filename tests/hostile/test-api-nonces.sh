@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile API, issue 9 defect 4 (anonymous nonce exhaustion) and the database file modes:
+# Hostile API, anonymous nonce exhaustion, and the database file modes:
 #  1. file modes: a missing state directory is created 0700; the database, its WAL and SHM and
 #     the generated nonce key are 0600 although the umask is 022
 #  2. 10,000 anonymous challenges (4 concurrent TLS clients, bounded in count and time) for a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 9 defect 2 over HTTP: an enrolled agent (a real AK in swtpm, real quotes) posts ascii IMA
+# The ascii reader's caps over HTTP: an enrolled agent (AK in swtpm, real quotes) posts ascii IMA
 # logs built at the caps of the ascii reader (tests/fuzz/mkseeds.c) to a real attestd over TLS.
 # The custom-template lines that overflowed the reader's scratch (buf|d-ng|d-ng|buf and
 # d-ng|buf at template data cap-1/cap/cap+1) must be answered with the documented JSON and the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile network, HTTP front (issue 9, defects 1, 3, 5, 6 (HTTP), 10): a real attestd over TLS
+# Hostile network, HTTP front (docs/SECURITY.md): a real attestd over TLS
 # on loopback, a real attest-agent with swtpm, attackers from 127.0.0.2-200. Each attack checks
 # its expected status and a memory and fd ceiling (VmRSS and /proc/PID/fd of attestd).
 #  1. spin: silent and half-handshaken TLS connections: attestd CPU over 5 s stays near zero;

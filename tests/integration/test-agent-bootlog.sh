@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# attest-agent sends the firmware event log (issue 13): a real attestd (whose challenge names a
+# attest-agent sends the firmware event log (measured boot): a real attestd (whose challenge names a
 # boot_offset), a real swtpm, the agent in --once rounds with --dump-evidence (the evidence it
 # sends, byte for byte). The log is a real one (SeaBIOS under QEMU, tests/data/qemu61-good).
 #  1. --boot-log FILE: "boot_log" carries the whole log from offset 0, and attestd judges the round

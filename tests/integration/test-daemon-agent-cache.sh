@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The agent rows and live policy versions a round reads come from the store's memory cache
-# (issue 15: no SQLite reads on the hot path); every write path keeps it coherent, so each admin
+# (no SQLite reads on the hot path); every write path keeps it coherent, so each admin
 # change judges the very next round: decommission and readmit, bind-policy and unbind, a policy
 # PUT and DELETE, an agent DELETE and a new enrolment under the same id; a round's own state (the
 # IMA offset the next challenge asks from) follows each verdict; a restarted daemon continues from

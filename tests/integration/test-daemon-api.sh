@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# API contract of attestd (DESIGN §5) over real HTTPS on loopback: every endpoint's success and
+# API contract of attestd (docs/api.md) over real HTTPS on loopback: every endpoint's success and
 # each documented error (400 bad JSON / unknown field with its path / bad id, 401, 403, 404, 405,
 # 409, 413, 415), with AKs made by a real swtpm. Run under tests/lib/swtpm-run.
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Policies are parsed once (issue 15): a PUT parses the document once and the evaluation path
+# Policies are parsed once: a PUT parses the document once and the evaluation path
 # takes the parsed policy from the cache, so N attestations against one policy parse it no more
 # (attestd_policy_parses_total in /metrics); a PUT of a new version judges the very next round; a
 # deleted policy judges no round after the DELETE; a restarted daemon parses the stored text once

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2016 # backquotes of Markdown in single-quoted patterns
-# Docs that match the program (issue 11), for attestd and attest-agent (attestctl's man page and
+# Docs that match the program, for attestd and attest-agent (attestctl's man page and
 # help are tested by attestctl's own tests, not here):
 #  - every flag `--help` prints is documented in the man page's OPTIONS, and every flag OPTIONS
 #    documents is in `--help` (attestd(8), attest-agent(8));

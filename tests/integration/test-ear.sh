@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# EAR (DESIGN §5 "Result as EAR", docs/ear.md): a real attestd over HTTPS with --ear-key, the real
+# EAR (docs/ear.md): a real attestd over HTTPS with --ear-key, the real
 # agent enrolled by credential activation on a swtpm, and an independent consumer
 # (tests/lib/ear-verify.py: PyJWT + cryptography from Debian) that fetches GET /v1/ear/keys,
 # verifies GET /v1/agents/ID/ear and checks every claim against GET /v1/agents/ID/results.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Cross-check `attestctl ima replay` against ima-evm-utils' `evmctl ima_measurement` on every real
-# IMA log (tests/data/*/ and /work/shared/data/ima-qemu-6.1/*/) and on tampered copies of each:
-# a flipped byte in the template data of entry k, a deleted entry, two swapped entries, a dropped
-# last entry, a truncated last entry. For every bank with a PCR file both tools must agree with
+# IMA log in tests/data/ (every folder with a binary log and a PCR file; qemu61-good and qemu61-tcb
+# are the two earliest boots, see tests/data/README.md) and on tampered copies of each: a flipped
+# byte in the template data of entry k, a deleted entry, two swapped entries, a dropped last entry,
+# a truncated last entry. For every bank with a PCR file both tools must agree with
 # each other and with the expected verdict (pass on the real logs, fail on the tampered ones).
 #
 # Two cases are known differences, printed but not failures as long as each tool gives its own
@@ -31,7 +32,6 @@ if [ $# -ne 1 ]; then
 fi
 attestctl=$1
 top=${ATTEST_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-shared=/work/shared/data/ima-qemu-6.1
 evmctl=${EVMCTL:-evmctl}
 
 if ! command -v "$evmctl" >/dev/null; then
@@ -135,7 +135,7 @@ evm_verdict() {
 # ---- data sets: every folder with a binary log and at least one PCR file, deduplicated ----
 sets=()
 declare -A seen=()
-for d in "$top"/tests/data/*/ "$shared"/*/; do
+for d in "$top"/tests/data/*/; do
         [ -f "$d/binary_runtime_measurements" ] || continue
         ls "$d"/pcrs-*.txt >/dev/null 2>&1 || continue
         sum=$(cat "$d/binary_runtime_measurements" "$d"/pcrs-*.txt | sha256sum | cut -c1-16)
@@ -146,7 +146,7 @@ for d in "$top"/tests/data/*/ "$shared"/*/; do
         sets+=("${d%/}")
 done
 if [ ${#sets[@]} -eq 0 ]; then
-        echo "test-evmctl: no IMA logs found in $top/tests/data or $shared" >&2
+        echo "test-evmctl: no IMA logs found in $top/tests/data" >&2
         exit 1
 fi
 
@@ -193,7 +193,6 @@ record() {
 
 for d in "${sets[@]}"; do
         name=${d##*/}
-        [[ $d == "$shared"/* ]] && name="shared/$name"
         log="$d/binary_runtime_measurements"
         mapfile -t tab < <(entry_table "$log")
         n=${#tab[@]}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Operating a fleet (issue 11) with the real agent, a real attestd (TLS, SQLite) and a real swtpm:
+# Operating a fleet (docs/operating.md) with the real agent, real attestd (TLS, SQLite), real swtpm:
 #  1. host identity: the agent reports hostname, machine id and config labels at enrolment and
 #     with each round; attestd stores them, shows them in agent objects, updates them on the next
 #     round; the verdict (response and stored result) names the host; one log line per verdict

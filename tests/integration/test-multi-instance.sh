@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Several attestd instances on one PostgreSQL (issue 14, DESIGN §7): a throwaway PostgreSQL 15
+# Several attestd instances on one PostgreSQL (docs/architecture.md §7): a throwaway PostgreSQL 15
 # (tests/lib/pg-run.sh), three attestd over TLS on loopback sharing it and one nonce key, a real
 # agent and hand-made rounds on swtpm, a webhook receiver (tests/lib/webhook-receiver.py).
 #  1. a challenge from A answered at B (and B's at C) is accepted: the nonce key is shared; an

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Webhooks (issue 11, docs/webhooks.md) against a real attestd, real quotes from swtpm and a real
+# Webhooks (docs/webhooks.md) against a real attestd, real quotes from swtpm and a real
 # HTTPS receiver (tests/lib/webhook-receiver.py: verifies the HMAC itself, deduplicates by id):
 #  1. every event type arrives, signed, in order: enrolled, pass, fail (with its failing claims),
 #     pass, decommissioned; then, restarted with a short interval, enrolled, stale (once), pass

@@ -4,7 +4,7 @@
  *   mkevidence extends LOG          one tpm2_pcrextend argument per entry of a binary log
  *                                   ("10:sha1=HEX,sha256=HEX"), what the kernel extended
  *   mkevidence json NONCE ATTEST SIG PCRS LOG [KEY=VALUE...]
- *                                   the evidence JSON (DESIGN §3) of a tpm2_quote -m/-s pair,
+ *                                   the evidence JSON (architecture.md §4) of tpm2_quote -m/-s,
  *                                   tpm2_pcrread output and a binary log sent from entry 0;
  *                                   KEY: kernel, cmdline, tk_source, tk_origin, cfi_source,
  *                                   cfi_enabled, cfi_permissive (0/1)

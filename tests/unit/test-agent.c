@@ -602,7 +602,7 @@ static void teardown(void)
         memcpy(tmpdir + strlen(tmpdir) - 6, "XXXXXX", 6);
 }
 
-/* ---- the round's outcome and what the agent does next (issue 9, defects 8 and 9) ---- */
+/* ---- the round's outcome and what the agent does next (local errors, decommission) ---- */
 
 static enum agent_action act(enum agent_step step, enum agent_outcome_kind kind, int error,
                              long status, const char *code)

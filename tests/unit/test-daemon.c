@@ -489,7 +489,7 @@ static void store_checks(enum store_mode mode)
         rm_rf(dir);
 }
 
-/* Pending credentials, EK identity, decommission and consumed nonces (issue 9). */
+/* Pending credentials, EK identity, decommission and consumed nonces. */
 START_TEST(test_store_identity_decommission_nonces)
 {
         char dir[] = "/tmp/attestd-store.XXXXXX", db[64], replaced[STORE_ID_MAX + 1];

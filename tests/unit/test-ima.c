@@ -844,7 +844,7 @@ static int read_one(const char *s, size_t len, struct ima_entry *e, struct attes
 }
 
 /*
- * Issue 9 defect 2: custom templates whose digests come after a full buf field wrote past the
+ * A fixed overflow: custom templates whose digests come after a full buf field wrote past the
  * 65,664-byte scratch (the d-ng path had no cap check and `cap - pos - 4` wrapped). ASan catches
  * the write; after the fix each is rejected as template data over the cap.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Several stores on one database, as several attestd instances on one PostgreSQL (issue 14; run
+ * Several stores on one database, as several attestd instances on one PostgreSQL (run
  * on SQLite too, where two stores are two connections' writers on one file): two rounds racing on
  * one agent record one verdict (the other -ESTALE); a change by another store (decommission,
  * policy bind, readmit) makes a round read before it stale; one nonce consumed once; a statement

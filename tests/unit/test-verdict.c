@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * policy_eval on hand-built claims (no log, no JSON in): typed comparisons, anchored vs reported,
- * entries, status; and verdict_to_json's exact shape (DESIGN §5).
+ * entries, status; and verdict_to_json's exact shape (docs/api.md).
  */
 #include <check.h>
 #include <errno.h>
