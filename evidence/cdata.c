@@ -143,10 +143,8 @@ static const char *const tk_names[] = {
 };
 
 static const char *const cfi_mode_names[] = {
-        [CFI_MODE_NONE] = "none",
-        [CFI_MODE_KCFI] = "kcfi",
-        [CFI_MODE_UNKNOWN] = "unknown",
-        [CFI_MODE_ABSENT] = "absent",
+        [CFI_MODE_NONE] = "none",       [CFI_MODE_KCFI] = "kcfi",
+        [CFI_MODE_UNKNOWN] = "unknown", [CFI_MODE_ABSENT] = "absent",
         [CFI_MODE_FINEIBT] = "fineibt",
 };
 

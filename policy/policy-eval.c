@@ -294,10 +294,10 @@ static void eval_tk(struct eval *ev, const struct policy *p, const struct claims
                 tk_word(ev, c, CLAIM_TRUSTED_KEYS_REQUESTED, "requested", c->tk_requested,
                         p->tk.requested, p->tk.nrequested, "the command line asked for");
         if (p->tk.anchored == 1)
-                anchored_claim(
-                        ev, CLAIM_TRUSTED_KEYS_ANCHORED, &c->trusted_keys, "trusted-keys-source",
-                        SERIES,
-                        c->trusted_keys.present && !c->trusted_keys.anchored ? c->tk_origin : "-");
+                anchored_claim(ev, CLAIM_TRUSTED_KEYS_ANCHORED, &c->trusted_keys,
+                               "trusted-keys-source", SERIES,
+                               c->trusted_keys.present && !c->trusted_keys.anchored ? c->tk_origin
+                                                                                    : "-");
 }
 
 /* cfi.mode: measured only (the agent's report from the kernel configuration has no mode) */
@@ -308,7 +308,8 @@ static void eval_cfi_mode(struct eval *ev, const struct policy *p, const struct 
         bool ok = false;
 
         if (!c->cfi.present || !c->cfi.anchored) {
-                claim(ev, id, NULL, exp, vnull(), CLAIM_MISSING, c->cfi.present ? &c->cfi : &nowhere,
+                claim(ev, id, NULL, exp, vnull(), CLAIM_MISSING,
+                      c->cfi.present ? &c->cfi : &nowhere,
                       "not measured: the verified log has no cfi-state entry (" SERIES ")%s",
                       c->cfi.present ? "; the agent's report has no mode" : "");
                 return;
@@ -321,8 +322,8 @@ static void eval_cfi_mode(struct eval *ev, const struct policy *p, const struct 
         for (unsigned i = 0; i < p->cfi.nmodes; i++)
                 ok = ok || c->cfi_mode == p->cfi.mode_id[i];
         claim(ev, id, NULL, exp, vstr(cfi_mode_name(c->cfi_mode)), ok ? CLAIM_PASS : CLAIM_FAIL,
-              &c->cfi, "entry %" PRId64 ": mode=%s, which the policy does not accept",
-              c->cfi.entry, cfi_mode_name(c->cfi_mode));
+              &c->cfi, "entry %" PRId64 ": mode=%s, which the policy does not accept", c->cfi.entry,
+              cfi_mode_name(c->cfi_mode));
 }
 
 static void eval_cfi(struct eval *ev, const struct policy *p, const struct claims *c)

@@ -36,7 +36,7 @@ struct policy {
                 unsigned nsources; /* 0: sources not checked */
                 char source[POLICY_SOURCES_MAX][WORD_MAX];
                 enum tk_source source_id[POLICY_SOURCES_MAX]; /* never TK_SOURCE_UNKNOWN */
-                unsigned nrng, nrequested; /* 0: not checked */
+                unsigned nrng, nrequested;                    /* 0: not checked */
                 char rng[POLICY_SOURCES_MAX][WORD_MAX];       /* known words only */
                 char requested[POLICY_SOURCES_MAX][WORD_MAX]; /* known words only */
                 tri anchored;

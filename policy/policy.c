@@ -261,9 +261,9 @@ static int parse_words(const json_t *o, const char *path, const char *key, size_
  * The optional list o.key: 1..POLICY_SOURCES_MAX words, each one of known (NULL-terminated; a
  * typo must not turn into a claim that can never pass); *ret_n 0 when absent.
  */
-static int known_words(const json_t *o, const char *path, const char *key,
-                       const char *const *known, const char *what, char (*out)[WORD_MAX],
-                       unsigned *ret_n, struct attest_err *err)
+static int known_words(const json_t *o, const char *path, const char *key, const char *const *known,
+                       const char *what, char (*out)[WORD_MAX], unsigned *ret_n,
+                       struct attest_err *err)
 {
         char p[JPATH_MAX], ip[JPATH_MAX], list[128] = "";
         unsigned n = 0;
@@ -315,8 +315,8 @@ static int parse_tk(const json_t *s, const char *p, struct policy *pol, struct a
                                    "rng or requested)",
                                    p);
         for (unsigned i = 0; i < pol->tk.nsources; i++)
-                pol->tk.source_id[i] = tk_source_from_name(pol->tk.source[i],
-                                                           strlen(pol->tk.source[i]));
+                pol->tk.source_id[i] =
+                        tk_source_from_name(pol->tk.source[i], strlen(pol->tk.source[i]));
         return 0;
 }
 
@@ -332,7 +332,8 @@ static int parse_cfi(const json_t *s, const char *p, struct policy *pol, struct 
             (x = policy_tri_bool(s, p, "anchored", &pol->cfi.anchored, err)) < 0)
                 return x;
         for (unsigned i = 0; i < pol->cfi.nmodes; i++)
-                pol->cfi.mode_id[i] = cfi_mode_from_name(pol->cfi.mode[i], strlen(pol->cfi.mode[i]));
+                pol->cfi.mode_id[i] =
+                        cfi_mode_from_name(pol->cfi.mode[i], strlen(pol->cfi.mode[i]));
         return 0;
 }
 

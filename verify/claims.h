@@ -50,7 +50,7 @@ struct claims {
         /* CFI: the patched kernel's cfi-state, else the agent's report */
         struct claim_src cfi;
         bool cfi_enabled, cfi_permissive;
-        enum cfi_mode cfi_mode; /* measured only: CFI_MODE_ABSENT when not anchored */
+        enum cfi_mode cfi_mode;          /* measured only: CFI_MODE_ABSENT when not anchored */
         char cfi_origin[CDATA_WORD_MAX]; /* reported: "config", "proc-config" */
 
         /* kernel: mainline kernel_version, else the agent's uname */

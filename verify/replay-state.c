@@ -382,8 +382,8 @@ static int decode_claims(struct state_dec *d, uint64_t entries, struct cdata_cla
                     ((f & C_TK_REQ) &&
                      (x = wordf(d, "trusted_keys.requested", c->trusted_keys.requested_name)) < 0))
                         return x;
-                c->trusted_keys.source = tk_source_from_name(
-                        c->trusted_keys.source_name, strlen(c->trusted_keys.source_name));
+                c->trusted_keys.source = tk_source_from_name(c->trusted_keys.source_name,
+                                                             strlen(c->trusted_keys.source_name));
         }
         if ((c->cfi_seen = f & C_CFI)) {
                 if ((x = entryf(d, "cfi.entry", entries, &c->cfi.entry)) < 0)

@@ -81,7 +81,7 @@ struct replay_state {
 #define REPLAY_STATE_PCRS_MAX (1 + 4 + PCR_COUNT * (20 + 32 + 48 + 64))
 #define REPLAY_STATE_CLAIMS_MAX                                                                    \
         (1 + 8 + 8 + 1 + 8 + (8 + 1 + 1 + 4 + 4 + 4) + (8 + 4 + 1 + BANK_DIGEST_MAX) +             \
-         (8 + 1 + CDATA_KERNEL_VERSION_MAX - 1) + (8 + 3 * (1 + CDATA_WORD_MAX - 1)) +            \
+         (8 + 1 + CDATA_KERNEL_VERSION_MAX - 1) + (8 + 3 * (1 + CDATA_WORD_MAX - 1)) +             \
          (8 + 1 + 1))
 /* the observer's section: u8 tag 'R' | u32 length | body */
 #define REPLAY_STATE_OBSERVER_SECTION_MAX (1 + 4 + REPLAY_STATE_OBSERVER_MAX)
