@@ -888,8 +888,38 @@ START_TEST(test_from_host_keeps_anchoring)
         json_t *p = from_host(&h, "patched");
         ck_assert(json_is_true(json_object_get(json_object_get(p, "trusted_keys"), "anchored")));
         ck_assert(json_is_true(json_object_get(json_object_get(p, "cfi"), "anchored")));
+        /* no rng= or requested= in this record: nothing pinned for them */
+        ck_assert_ptr_null(json_object_get(json_object_get(p, "trusted_keys"), "rng"));
+        ck_assert_ptr_null(json_object_get(json_object_get(p, "trusted_keys"), "requested"));
         json_t *v = eval_json(p, &h);
         ck_assert_str_eq(status(v), "pass");
+        json_decref(v);
+        json_decref(p);
+        host_done(&h);
+
+        /* every measured key is pinned: rng, requested and the CFI mode; and the policy passes
+         * its own host but not one whose key material comes from the kernel's RNG */
+        synth(&h, "source=tpm;requested=any;builtin=tpm,tee;rng=tpm;error=0;",
+              "enabled=1;mode=kcfi;permissive=0;");
+        p = from_host(&h, "patched");
+        json_t *tk = json_object_get(p, "trusted_keys");
+        ck_assert_str_eq(json_string_value(json_array_get(json_object_get(tk, "rng"), 0)), "tpm");
+        ck_assert_str_eq(json_string_value(json_array_get(json_object_get(tk, "requested"), 0)),
+                         "any");
+        ck_assert_str_eq(json_string_value(json_array_get(
+                                 json_object_get(json_object_get(p, "cfi"), "mode"), 0)),
+                         "kcfi");
+        v = eval_json(p, &h);
+        ck_assert_str_eq(status(v), "pass");
+        assert_claim(v, "trusted_keys.rng", "pass", true, 2);
+        assert_claim(v, "cfi.mode", "pass", true, 3);
+        json_decref(v);
+        host_done(&h);
+        synth(&h, "source=tpm;requested=any;builtin=tpm,tee;rng=kernel;error=0;",
+              "enabled=1;mode=kcfi;permissive=0;");
+        v = eval_json(p, &h);
+        ck_assert_str_eq(status(v), "fail");
+        assert_claim(v, "trusted_keys.rng", "fail", true, 2);
         json_decref(v);
         json_decref(p);
         host_done(&h);
