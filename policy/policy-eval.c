@@ -275,18 +275,17 @@ static void eval_tk(struct eval *ev, const struct policy *p, const struct claims
         for (unsigned i = 0; i < p->tk.nsources; i++)
                 if (c->trusted_keys.present && c->tk_source == p->tk.source_id[i])
                         ok = true;
-        if (!p->tk.nsources)
-                ;
-        else if (!c->trusted_keys.present)
+        if (p->tk.nsources && !c->trusted_keys.present)
                 claim(ev, CLAIM_TRUSTED_KEYS_SOURCE, NULL, vwords(p->tk.source, p->tk.nsources),
                       vnull(), CLAIM_MISSING, &nowhere,
                       "not measured: the verified log has no trusted-keys-source entry (" SERIES
                       "), and the agent reported no trusted.source= either");
-        else
+        else if (p->tk.nsources)
                 claim(ev, CLAIM_TRUSTED_KEYS_SOURCE, NULL, vwords(p->tk.source, p->tk.nsources),
                       vstr(c->tk_source_name), ok ? CLAIM_PASS : CLAIM_FAIL, &c->trusted_keys,
-                      "trusted keys are backed by '%s', which the policy does not accept",
-                      c->tk_source_name);
+                      "trusted keys are backed by '%s'%s, which the policy does not accept",
+                      c->tk_source_name,
+                      c->trusted_keys.anchored ? "" : " (the agent's report of trusted.source=)");
         if (p->tk.nrng)
                 tk_word(ev, c, CLAIM_TRUSTED_KEYS_RNG, "rng", c->tk_rng, p->tk.rng, p->tk.nrng,
                         "new key material comes from");

@@ -146,6 +146,15 @@ START_TEST(test_trusted_keys_anchored_vs_reported)
                       "%s", k->reason);
         verdict_done(&v);
 
+        /* a reported source the policy does not accept: the reason says whose word it is */
+        c.tk_source = TK_SOURCE_CAAM;
+        snprintf(c.tk_source_name, sizeof(c.tk_source_name), "caam");
+        eval(p, &c, &v);
+        ck_assert_str_eq(find(&v, CLAIM_TRUSTED_KEYS_SOURCE, NULL)->reason,
+                         "trusted keys are backed by 'caam' (the agent's report of "
+                         "trusted.source=), which the policy does not accept");
+        verdict_done(&v);
+
         /* a source the table does not know never matches (policies name known ones only) */
         c.trusted_keys = (struct claim_src){true, true, 9};
         c.tk_source = TK_SOURCE_UNKNOWN;
