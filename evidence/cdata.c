@@ -143,10 +143,9 @@ static const char *const tk_names[] = {
 };
 
 static const char *const cfi_mode_names[] = {
-        [CFI_MODE_NONE] = "none",
-        [CFI_MODE_KCFI] = "kcfi",
-        [CFI_MODE_UNKNOWN] = "unknown",
-        [CFI_MODE_ABSENT] = "absent",
+        [CFI_MODE_NONE] = "none",       [CFI_MODE_KCFI] = "kcfi",
+        [CFI_MODE_UNKNOWN] = "unknown", [CFI_MODE_ABSENT] = "absent",
+        [CFI_MODE_FINEIBT] = "fineibt",
 };
 
 static bool word_is(const char *word, const char *p, size_t len)
@@ -183,6 +182,20 @@ enum tk_source tk_source_from_name(const char *name, size_t len)
                 if (word_is(tk_names[i], name, len))
                         return (enum tk_source)i;
         return TK_SOURCE_UNKNOWN;
+}
+
+const char *cfi_mode_name(enum cfi_mode m)
+{
+        return (unsigned)m < CFI_MODE__COUNT ? cfi_mode_names[m] : "unknown";
+}
+
+enum cfi_mode cfi_mode_from_name(const char *name, size_t len)
+{
+        for (unsigned i = 0; i < CFI_MODE__COUNT; i++)
+                if (i != CFI_MODE_UNKNOWN && i != CFI_MODE_ABSENT &&
+                    word_is(cfi_mode_names[i], name, len))
+                        return (enum cfi_mode)i;
+        return CFI_MODE_UNKNOWN;
 }
 
 int cdata_selinux_flag(const struct cdata_selinux_state *s, enum selinux_flag f)
@@ -324,6 +337,12 @@ static int parse_tk(const struct ima_entry *e, uint64_t idx, struct cdata_truste
             (x = kv_word(kv, idx, event, t.source_name, err)) < 0)
                 return x;
         t.source = tk_source_from_name(t.source_name, kv->val_len);
+        /* optional, but a word when present: what a policy compares must be a plain name */
+        if ((kv = cdata_kv_get(&kvs, "rng")) && (x = kv_word(kv, idx, event, t.rng_name, err)) < 0)
+                return x;
+        if ((kv = cdata_kv_get(&kvs, "requested")) &&
+            (x = kv_word(kv, idx, event, t.requested_name, err)) < 0)
+                return x;
         *ret = t;
         return 0;
 }
@@ -347,10 +366,7 @@ static int parse_cfi(const struct ima_entry *e, uint64_t idx, struct cdata_cfi *
         if ((kv = cdata_kv_get(&kvs, "mode"))) {
                 if ((x = kv_word(kv, idx, event, mode, err)) < 0)
                         return x;
-                c.mode = CFI_MODE_UNKNOWN;
-                for (unsigned i = 0; i < CFI_MODE_UNKNOWN; i++)
-                        if (!strcmp(mode, cfi_mode_names[i]))
-                                c.mode = (enum cfi_mode)i;
+                c.mode = cfi_mode_from_name(mode, strlen(mode));
         }
         *ret = c;
         return 0;

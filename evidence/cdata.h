@@ -146,19 +146,35 @@ enum tk_source tk_source_from_name(const char *name, size_t len);
 
 #define CDATA_WORD_MAX 32 /* bytes of a word value (source, mode) with its NUL */
 
+/*
+ * One trusted-keys-source entry. source is required; rng (where new key material comes from: a
+ * source name, "kernel" or "none") and requested (trusted.source= reduced to a known name: "any",
+ * a source name or "other") are kept as measured, "" when the entry has no such key.
+ */
 struct cdata_trusted_keys {
         uint64_t entry;
         enum tk_source source;
-        char source_name[CDATA_WORD_MAX]; /* the word as measured ([a-z0-9_]) */
+        char source_name[CDATA_WORD_MAX];    /* the word as measured ([a-z0-9_]) */
+        char rng_name[CDATA_WORD_MAX];       /* "" when absent */
+        char requested_name[CDATA_WORD_MAX]; /* "" when absent */
 };
 
+/* cfi-state's mode= (kernel/patches: kcfi, fineibt on 6.12 x86, none). Stored by number in the
+ * replay state: new modes go at the end. */
 enum cfi_mode {
         CFI_MODE_NONE,
         CFI_MODE_KCFI,
-        CFI_MODE_UNKNOWN,
-        CFI_MODE_ABSENT, /* no mode key */
+        CFI_MODE_UNKNOWN, /* a word this table does not know */
+        CFI_MODE_ABSENT,  /* no mode key */
+        CFI_MODE_FINEIBT,
         CFI_MODE__COUNT,
 };
+
+/* "none", "kcfi", "fineibt", "unknown", "absent". */
+const char *cfi_mode_name(enum cfi_mode m);
+/* The measured mode of a word of len bytes: CFI_MODE_UNKNOWN for a word this table does not know
+ * (never CFI_MODE_ABSENT). */
+enum cfi_mode cfi_mode_from_name(const char *name, size_t len);
 
 struct cdata_cfi {
         uint64_t entry;

@@ -10,7 +10,7 @@ usage() {
 usage: kernel/capture.sh [options] SCENARIO...
 
 For each SCENARIO (a name from kernel/scenarios/, without .scn), run kernel/boot.sh into
-\$ATTEST_CACHE/runs/<scenario>-<UTC time>/, check the result with kernel/check-log.sh, and copy
+RUNS/<scenario>-<UTC time>/, check the result with kernel/check-log.sh, and copy
 the files the tests read into DEST/<scenario>/ (replacing what was there):
   ascii_runtime_measurements binary_runtime_measurements binary_bios_measurements cmdline.txt
   pcrs-sha1.txt pcrs-sha256.txt pcrs-sha384.txt pcrs-sha512.txt
@@ -21,6 +21,8 @@ A log over --max-size bytes is refused.
 
 options:
   --dest DIR      where the data folders go (default: tests/data of this checkout)
+  --runs DIR      where the run folders go (RUNS; default \$ATTEST_CACHE/runs), e.g. when the
+                  kernel cache is shared and must not be written
   --accel A       tcg (default) or kvm, passed to kernel/boot.sh
   --timeout SEC   per boot (default 180)
   --max-size N    largest binary_runtime_measurements accepted (default 65536)
@@ -29,12 +31,14 @@ EOF
 }
 
 dest=$KERNEL_DIR/../tests/data
+runs=$ATTEST_CACHE/runs
 accel=tcg
 tmo=180
 max=65536
 while [ $# -gt 0 ]; do
         case $1 in
         --dest) dest=${2:?}; shift ;;
+        --runs) runs=${2:?}; shift ;;
         --accel) accel=${2:?}; shift ;;
         --timeout) tmo=${2:?}; shift ;;
         --max-size) max=${2:?}; shift ;;
@@ -52,7 +56,7 @@ files=(ascii_runtime_measurements binary_runtime_measurements binary_bios_measur
 for name in "$@"; do
         scn=$KERNEL_DIR/scenarios/$name.scn
         [ -f "$scn" ] || die "no scenario $scn"
-        run=$ATTEST_CACHE/runs/$name-$(date -u +%Y%m%dT%H%M%SZ)
+        run=$runs/$name-$(date -u +%Y%m%dT%H%M%SZ)
         "$KERNEL_DIR/boot.sh" --scenario "$scn" --out "$run" --accel "$accel" --timeout "$tmo"
         for f in "${files[@]}"; do
                 [ -f "$run/$f" ] || die "$name: the guest did not produce $f"

@@ -203,46 +203,126 @@ static void eval_selinux(struct eval *ev, const struct policy *p, const struct c
         }
 }
 
-/* "<section>.anchored": the claim must come from a measured entry. */
+/*
+ * "<section>.anchored": the claim must come from a measured entry. measured: the event name;
+ * who: which kernels measure it, for a reason a person can act on.
+ */
 static void anchored_claim(struct eval *ev, enum claim_id id, const struct claim_src *src,
-                           const char *measured, const char *origin)
+                           const char *measured, const char *who, const char *origin)
 {
         if (!src->present) {
                 claim(ev, id, NULL, vbool(true), vnull(), CLAIM_MISSING, &nowhere,
-                      "no %s entry in the verified log, and no host fact", measured);
+                      "not measured: the verified log has no %s entry (%s), and the agent "
+                      "reported nothing either",
+                      measured, who);
                 return;
         }
         claim(ev, id, NULL, vbool(true), vbool(src->anchored),
               src->anchored ? CLAIM_PASS : CLAIM_FAIL, src,
-              "only reported by the agent (%s), not measured: no %s entry in the verified log, "
-              "and the policy requires an anchored claim",
-              origin, measured);
+              "only reported by the agent (from %s), not measured: the verified log has no %s "
+              "entry (%s), and an agent's report is not covered by the TPM quote",
+              origin, measured, who);
+}
+
+#define SERIES "only a kernel with the attestd patch series measures it"
+
+static struct verdict_value vwords(const char (*w)[WORD_MAX], unsigned n)
+{
+        return (struct verdict_value){
+                .kind = VV_STRINGS, .strs = w[0], .stride = sizeof(w[0]), .n = n};
+}
+
+/*
+ * trusted_keys.rng / .requested: a word only the measured entry has (the agent reports the
+ * source alone). have: the entry's word, "" when it had no such key.
+ */
+static void tk_word(struct eval *ev, const struct claims *c, enum claim_id id, const char *key,
+                    const char *have, const char (*want)[WORD_MAX], unsigned n, const char *what)
+{
+        const struct claim_src *src = &c->trusted_keys;
+        bool ok = false;
+
+        if (!src->present) {
+                claim(ev, id, NULL, vwords(want, n), vnull(), CLAIM_MISSING, &nowhere,
+                      "not measured: the verified log has no trusted-keys-source entry (" SERIES
+                      ")");
+                return;
+        }
+        if (!src->anchored) {
+                claim(ev, id, NULL, vwords(want, n), vnull(), CLAIM_MISSING, src,
+                      "not measured: the verified log has no trusted-keys-source entry (" SERIES
+                      "); the agent reports the source only (from %s), not %s",
+                      c->tk_origin, key);
+                return;
+        }
+        if (!have[0]) {
+                claim(ev, id, NULL, vwords(want, n), vnull(), CLAIM_MISSING, src,
+                      "entry %" PRId64 ": trusted-keys-source has no key '%s'", src->entry, key);
+                return;
+        }
+        for (unsigned i = 0; i < n; i++)
+                ok = ok || !strcmp(have, want[i]);
+        claim(ev, id, NULL, vwords(want, n), vstr(have), ok ? CLAIM_PASS : CLAIM_FAIL, src,
+              "entry %" PRId64 ": %s=%s: %s '%s', which the policy does not accept", src->entry,
+              key, have, what, have);
 }
 
 static void eval_tk(struct eval *ev, const struct policy *p, const struct claims *c)
 {
-        struct verdict_value exp = {.kind = VV_STRINGS,
-                                    .strs = p->tk.source[0],
-                                    .stride = sizeof(p->tk.source[0]),
-                                    .n = p->tk.nsources};
         bool ok = false;
 
         /* policies name known sources only, so an unknown word never matches */
         for (unsigned i = 0; i < p->tk.nsources; i++)
                 if (c->trusted_keys.present && c->tk_source == p->tk.source_id[i])
                         ok = true;
-        if (!c->trusted_keys.present)
-                claim(ev, CLAIM_TRUSTED_KEYS_SOURCE, NULL, exp, vnull(), CLAIM_MISSING, &nowhere,
-                      "no trusted-keys-source entry in the verified log, and the agent reported "
-                      "none");
-        else
-                claim(ev, CLAIM_TRUSTED_KEYS_SOURCE, NULL, exp, vstr(c->tk_source_name),
-                      ok ? CLAIM_PASS : CLAIM_FAIL, &c->trusted_keys, "source '%s' is not accepted",
-                      c->tk_source_name);
+        if (p->tk.nsources && !c->trusted_keys.present)
+                claim(ev, CLAIM_TRUSTED_KEYS_SOURCE, NULL, vwords(p->tk.source, p->tk.nsources),
+                      vnull(), CLAIM_MISSING, &nowhere,
+                      "not measured: the verified log has no trusted-keys-source entry (" SERIES
+                      "), and the agent reported no trusted.source= either");
+        else if (p->tk.nsources)
+                claim(ev, CLAIM_TRUSTED_KEYS_SOURCE, NULL, vwords(p->tk.source, p->tk.nsources),
+                      vstr(c->tk_source_name), ok ? CLAIM_PASS : CLAIM_FAIL, &c->trusted_keys,
+                      "trusted keys are backed by '%s'%s, which the policy does not accept",
+                      c->tk_source_name,
+                      c->trusted_keys.anchored ? "" : " (the agent's report of trusted.source=)");
+        if (p->tk.nrng)
+                tk_word(ev, c, CLAIM_TRUSTED_KEYS_RNG, "rng", c->tk_rng, p->tk.rng, p->tk.nrng,
+                        "new key material comes from");
+        if (p->tk.nrequested)
+                tk_word(ev, c, CLAIM_TRUSTED_KEYS_REQUESTED, "requested", c->tk_requested,
+                        p->tk.requested, p->tk.nrequested, "the command line asked for");
         if (p->tk.anchored == 1)
-                anchored_claim(
-                        ev, CLAIM_TRUSTED_KEYS_ANCHORED, &c->trusted_keys, "trusted-keys-source",
-                        c->trusted_keys.present && !c->trusted_keys.anchored ? c->tk_origin : "-");
+                anchored_claim(ev, CLAIM_TRUSTED_KEYS_ANCHORED, &c->trusted_keys,
+                               "trusted-keys-source", SERIES,
+                               c->trusted_keys.present && !c->trusted_keys.anchored ? c->tk_origin
+                                                                                    : "-");
+}
+
+/* cfi.mode: measured only (the agent's report from the kernel configuration has no mode) */
+static void eval_cfi_mode(struct eval *ev, const struct policy *p, const struct claims *c)
+{
+        enum claim_id id = CLAIM_CFI_MODE;
+        struct verdict_value exp = vwords(p->cfi.mode, p->cfi.nmodes);
+        bool ok = false;
+
+        if (!c->cfi.present || !c->cfi.anchored) {
+                claim(ev, id, NULL, exp, vnull(), CLAIM_MISSING,
+                      c->cfi.present ? &c->cfi : &nowhere,
+                      "not measured: the verified log has no cfi-state entry (" SERIES ")%s",
+                      c->cfi.present ? "; the agent's report has no mode" : "");
+                return;
+        }
+        if (c->cfi_mode == CFI_MODE_ABSENT) {
+                claim(ev, id, NULL, exp, vnull(), CLAIM_MISSING, &c->cfi,
+                      "entry %" PRId64 ": cfi-state has no key 'mode'", c->cfi.entry);
+                return;
+        }
+        for (unsigned i = 0; i < p->cfi.nmodes; i++)
+                ok = ok || c->cfi_mode == p->cfi.mode_id[i];
+        claim(ev, id, NULL, exp, vstr(cfi_mode_name(c->cfi_mode)), ok ? CLAIM_PASS : CLAIM_FAIL,
+              &c->cfi, "entry %" PRId64 ": mode=%s, which the policy does not accept", c->cfi.entry,
+              cfi_mode_name(c->cfi_mode));
 }
 
 static void eval_cfi(struct eval *ev, const struct policy *p, const struct claims *c)
@@ -260,8 +340,8 @@ static void eval_cfi(struct eval *ev, const struct policy *p, const struct claim
                 if (!c->cfi.present) {
                         claim(ev, keys[k].id, NULL, vbool(want[k]), vnull(), CLAIM_MISSING,
                               &nowhere,
-                              "no cfi-state entry in the verified log, and the agent reported no "
-                              "CFI state");
+                              "not measured: the verified log has no cfi-state entry (" SERIES
+                              "), and the agent reported no CFI state either");
                         continue;
                 }
                 if (c->cfi.anchored)
@@ -274,8 +354,10 @@ static void eval_cfi(struct eval *ev, const struct policy *p, const struct claim
                               "agent reported %s=%d (from %s)", keys[k].key, have[k],
                               c->cfi_origin);
         }
+        if (p->cfi.nmodes)
+                eval_cfi_mode(ev, p, c);
         if (p->cfi.anchored == 1)
-                anchored_claim(ev, CLAIM_CFI_ANCHORED, &c->cfi, "cfi-state",
+                anchored_claim(ev, CLAIM_CFI_ANCHORED, &c->cfi, "cfi-state", SERIES,
                                c->cfi.present && !c->cfi.anchored ? c->cfi_origin : "-");
 }
 
@@ -303,7 +385,9 @@ static void eval_kernel(struct eval *ev, const struct policy *p, const struct cl
                       c->kernel.anchored ? "measured" : "reported", kv);
         }
         if (p->kernel.anchored == 1)
-                anchored_claim(ev, CLAIM_KERNEL_ANCHORED, &c->kernel, "kernel_version", "uname");
+                anchored_claim(ev, CLAIM_KERNEL_ANCHORED, &c->kernel, "kernel_version",
+                               "Linux 5.15 and later measure it under a CRITICAL_DATA rule",
+                               "uname");
 }
 
 static void eval_tpm(struct eval *ev, const struct policy *p, const struct claims *c)

@@ -29,6 +29,21 @@ static bool valid_word(const char *s, size_t n)
 }
 
 /* o[k] = v, consuming v in every case; false (and nothing set) once ok is false. */
+/* The words attestd-policy(5) accepts for trusted_keys.rng and .requested (policy.c refuses
+ * others): a pinned value must parse. */
+static bool rng_word(const char *w)
+{
+        return !strcmp(w, "kernel") || tk_source_from_name(w, strlen(w)) != TK_SOURCE_UNKNOWN;
+}
+
+static bool requested_word(const char *w)
+{
+        enum tk_source s = tk_source_from_name(w, strlen(w));
+
+        return !strcmp(w, "any") || !strcmp(w, "other") ||
+               (s != TK_SOURCE_UNKNOWN && s != TK_SOURCE_NONE);
+}
+
 static bool setn(bool ok, json_t *o, const char *k, json_t *v)
 {
         if (!ok || !o || !v) {
@@ -89,17 +104,30 @@ int policy_from_host(const struct claims *c, const char *name, json_t **ret_poli
                         json_decref(sec);
         }
 
-        /* trusted keys: the measured source, else the reported one, when a policy can name it */
-        if (c->trusted_keys.present && c->tk_source != TK_SOURCE_UNKNOWN)
-                ok = setn(ok, pol, "trusted_keys",
-                          json_pack("{s:[s], s:b}", "sources", tk_source_name(c->tk_source),
-                                    "anchored", c->trusted_keys.anchored));
+        /* trusted keys: the measured source, else the reported one, when a policy can name it;
+         * and, measured only, where key material comes from and what the boot asked for */
+        if (c->trusted_keys.present && c->tk_source != TK_SOURCE_UNKNOWN) {
+                json_t *tk = json_pack("{s:[s], s:b}", "sources", tk_source_name(c->tk_source),
+                                       "anchored", c->trusted_keys.anchored);
 
-        /* cfi */
-        if (c->cfi.present)
-                ok = setn(ok, pol, "cfi",
-                          json_pack("{s:b, s:b, s:b}", "enabled", c->cfi_enabled, "permissive",
-                                    c->cfi_permissive, "anchored", c->cfi.anchored));
+                if (tk && c->trusted_keys.anchored && rng_word(c->tk_rng))
+                        ok = setn(ok, tk, "rng", json_pack("[s]", c->tk_rng));
+                if (tk && c->trusted_keys.anchored && requested_word(c->tk_requested))
+                        ok = setn(ok, tk, "requested", json_pack("[s]", c->tk_requested));
+                ok = setn(ok, pol, "trusted_keys", tk);
+        }
+
+        /* cfi; the mode only when measured */
+        if (c->cfi.present) {
+                json_t *cfi = json_pack("{s:b, s:b, s:b}", "enabled", c->cfi_enabled, "permissive",
+                                        c->cfi_permissive, "anchored", c->cfi.anchored);
+
+                if (cfi && c->cfi.anchored &&
+                    (c->cfi_mode == CFI_MODE_KCFI || c->cfi_mode == CFI_MODE_FINEIBT ||
+                     c->cfi_mode == CFI_MODE_NONE))
+                        ok = setn(ok, cfi, "mode", json_pack("[s]", cfi_mode_name(c->cfi_mode)));
+                ok = setn(ok, pol, "cfi", cfi);
+        }
 
         /* kernel: the exact version, when it is a valid pattern */
         const char *ver = c->kernel.present ? c->kernel_version : "";

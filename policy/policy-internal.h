@@ -33,13 +33,19 @@ struct policy {
                 uint8_t hash_len[POLICY_HASHES_MAX];
         } selinux;
         struct {
-                unsigned nsources;
+                unsigned nsources; /* 0: sources not checked */
                 char source[POLICY_SOURCES_MAX][WORD_MAX];
                 enum tk_source source_id[POLICY_SOURCES_MAX]; /* never TK_SOURCE_UNKNOWN */
+                unsigned nrng, nrequested;                    /* 0: not checked */
+                char rng[POLICY_SOURCES_MAX][WORD_MAX];       /* known words only */
+                char requested[POLICY_SOURCES_MAX][WORD_MAX]; /* known words only */
                 tri anchored;
         } tk;
         struct {
                 tri enabled, permissive, anchored;
+                unsigned nmodes; /* 0: mode not checked */
+                char mode[POLICY_SOURCES_MAX][WORD_MAX];
+                enum cfi_mode mode_id[POLICY_SOURCES_MAX]; /* never UNKNOWN or ABSENT */
         } cfi;
         struct {
                 unsigned nversions;

@@ -257,6 +257,86 @@ static int parse_words(const json_t *o, const char *path, const char *key, size_
         return 0;
 }
 
+/*
+ * The optional list o.key: 1..POLICY_SOURCES_MAX words, each one of known (NULL-terminated; a
+ * typo must not turn into a claim that can never pass); *ret_n 0 when absent.
+ */
+static int known_words(const json_t *o, const char *path, const char *key, const char *const *known,
+                       const char *what, char (*out)[WORD_MAX], unsigned *ret_n,
+                       struct attest_err *err)
+{
+        char p[JPATH_MAX], ip[JPATH_MAX], list[128] = "";
+        unsigned n = 0;
+        int x;
+
+        *ret_n = 0;
+        if (!json_object_get(o, key))
+                return 0;
+        if ((x = parse_words(o, path, key, POLICY_SOURCES_MAX, out, &n, err)) < 0)
+                return x;
+        for (unsigned i = 0; i < n; i++) {
+                bool ok = false;
+
+                for (size_t k = 0; known[k]; k++)
+                        ok = ok || !strcmp(out[i], known[k]);
+                if (ok)
+                        continue;
+                for (size_t k = 0; known[k]; k++)
+                        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+                                 k ? ", " : "", known[k]);
+                jpath_join(p, path, key);
+                jpath_index(ip, p, i);
+                return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, ip, "not %s (%s)", what,
+                                  list);
+        }
+        *ret_n = n;
+        return 0;
+}
+
+/* trusted_keys: at least one of sources, rng, requested (anchored alone judges nothing) */
+static int parse_tk(const json_t *s, const char *p, struct policy *pol, struct attest_err *err)
+{
+        static const char *const sources[] = {"tpm", "tee", "caam", "dcp", "none", NULL};
+        static const char *const rng[] = {"tpm", "tee", "caam", "dcp", "kernel", "none", NULL};
+        static const char *const requested[] = {"any", "tpm", "tee", "caam", "dcp", "other", NULL};
+        int x;
+
+        if ((x = known_words(s, p, "sources", sources, "a trusted-keys source", pol->tk.source,
+                             &pol->tk.nsources, err)) < 0 ||
+            (x = known_words(s, p, "rng", rng, "a source of key material", pol->tk.rng,
+                             &pol->tk.nrng, err)) < 0 ||
+            (x = known_words(s, p, "requested", requested, "a trusted.source= value",
+                             pol->tk.requested, &pol->tk.nrequested, err)) < 0 ||
+            (x = policy_tri_bool(s, p, "anchored", &pol->tk.anchored, err)) < 0)
+                return x;
+        if (!pol->tk.nsources && !pol->tk.nrng && !pol->tk.nrequested)
+                return attest_fail(err, -EBADMSG, AE_POLICY_MISSING_FIELD,
+                                   "%s.sources: missing (a trusted_keys section demands sources, "
+                                   "rng or requested)",
+                                   p);
+        for (unsigned i = 0; i < pol->tk.nsources; i++)
+                pol->tk.source_id[i] =
+                        tk_source_from_name(pol->tk.source[i], strlen(pol->tk.source[i]));
+        return 0;
+}
+
+static int parse_cfi(const json_t *s, const char *p, struct policy *pol, struct attest_err *err)
+{
+        static const char *const modes[] = {"kcfi", "fineibt", "none", NULL};
+        int x;
+
+        if ((x = policy_tri_bool(s, p, "enabled", &pol->cfi.enabled, err)) < 0 ||
+            (x = known_words(s, p, "mode", modes, "a CFI mode", pol->cfi.mode, &pol->cfi.nmodes,
+                             err)) < 0 ||
+            (x = policy_tri_bool(s, p, "permissive", &pol->cfi.permissive, err)) < 0 ||
+            (x = policy_tri_bool(s, p, "anchored", &pol->cfi.anchored, err)) < 0)
+                return x;
+        for (unsigned i = 0; i < pol->cfi.nmodes; i++)
+                pol->cfi.mode_id[i] =
+                        cfi_mode_from_name(pol->cfi.mode[i], strlen(pol->cfi.mode[i]));
+        return 0;
+}
+
 static const struct pcrs_json_codes pcr_codes = {.type = AE_POLICY_TYPE,
                                                  .bank = AE_POLICY_UNKNOWN_FIELD,
                                                  .index = AE_POLICY_BAD_VALUE,
@@ -283,8 +363,8 @@ int policy_from_json(const json_t *j, struct policy **ret, struct attest_err *er
         static const char *const k_selinux[] = {"initialized", "enforcing",     "checkreqprot",
                                                 "policycaps",  "policy_sha256", "never_permissive",
                                                 NULL};
-        static const char *const k_tk[] = {"sources", "anchored", NULL};
-        static const char *const k_cfi[] = {"enabled", "permissive", "anchored", NULL};
+        static const char *const k_tk[] = {"sources", "rng", "requested", "anchored", NULL};
+        static const char *const k_cfi[] = {"enabled", "mode", "permissive", "anchored", NULL};
         static const char *const k_kernel[] = {"versions", "anchored", NULL};
         static const char *const k_tpm[] = {"pcrs", NULL};
         static const char *const k_ima[] = {"require_boot_aggregate", "runtime", NULL};
@@ -312,40 +392,15 @@ int policy_from_json(const json_t *j, struct policy **ret, struct attest_err *er
                 return x;
         pol->has_selinux = s;
 
-        if ((x = section(j, "trusted_keys", k_tk, &s, p, err)) < 0)
+        if ((x = section(j, "trusted_keys", k_tk, &s, p, err)) < 0 ||
+            (s && (x = parse_tk(s, p, pol, err)) < 0))
                 return x;
-        if (s) {
-                if (!json_object_get(s, "sources"))
-                        return attest_fail(err, -EBADMSG, AE_POLICY_MISSING_FIELD,
-                                           "%s.sources: missing", p);
-                if ((x = parse_words(s, p, "sources", POLICY_SOURCES_MAX, pol->tk.source,
-                                     &pol->tk.nsources, err)) < 0 ||
-                    (x = policy_tri_bool(s, p, "anchored", &pol->tk.anchored, err)) < 0)
-                        return x;
-                for (unsigned i = 0; i < pol->tk.nsources; i++) {
-                        const char *w = pol->tk.source[i];
-                        char sp[JPATH_MAX], ip[JPATH_MAX];
+        pol->has_tk = s;
 
-                        pol->tk.source_id[i] = tk_source_from_name(w, strlen(w));
-                        if (pol->tk.source_id[i] != TK_SOURCE_UNKNOWN)
-                                continue;
-                        jpath_join(sp, p, "sources");
-                        jpath_index(ip, sp, i);
-                        return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_VALUE, ip,
-                                          "not a trusted-keys source (tpm, tee, caam, dcp, none)");
-                }
-                pol->has_tk = true;
-        }
-
-        if ((x = section(j, "cfi", k_cfi, &s, p, err)) < 0)
+        if ((x = section(j, "cfi", k_cfi, &s, p, err)) < 0 ||
+            (s && (x = parse_cfi(s, p, pol, err)) < 0))
                 return x;
-        if (s) {
-                if ((x = policy_tri_bool(s, p, "enabled", &pol->cfi.enabled, err)) < 0 ||
-                    (x = policy_tri_bool(s, p, "permissive", &pol->cfi.permissive, err)) < 0 ||
-                    (x = policy_tri_bool(s, p, "anchored", &pol->cfi.anchored, err)) < 0)
-                        return x;
-                pol->has_cfi = true;
-        }
+        pol->has_cfi = s;
 
         if ((x = section(j, "kernel", k_kernel, &s, p, err)) < 0)
                 return x;

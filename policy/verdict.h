@@ -59,8 +59,11 @@ enum policy_section {
         X(CLAIM_SELINUX_NEVER_PERMISSIVE, "selinux.never_permissive")                              \
         X(CLAIM_SELINUX_POLICY_SHA256, "selinux.policy_sha256")                                    \
         X(CLAIM_TRUSTED_KEYS_SOURCE, "trusted_keys.source")                                        \
+        X(CLAIM_TRUSTED_KEYS_RNG, "trusted_keys.rng")                                              \
+        X(CLAIM_TRUSTED_KEYS_REQUESTED, "trusted_keys.requested")                                  \
         X(CLAIM_TRUSTED_KEYS_ANCHORED, "trusted_keys.anchored")                                    \
         X(CLAIM_CFI_ENABLED, "cfi.enabled")                                                        \
+        X(CLAIM_CFI_MODE, "cfi.mode")                                                              \
         X(CLAIM_CFI_PERMISSIVE, "cfi.permissive")                                                  \
         X(CLAIM_CFI_ANCHORED, "cfi.anchored")                                                      \
         X(CLAIM_KERNEL_VERSION, "kernel.version")                                                  \

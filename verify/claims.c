@@ -27,6 +27,7 @@ void claims_build(const struct cdata_claims *m, const struct evidence_host *h,
         struct claims c;
 
         memset(&c, 0, sizeof(c));
+        c.cfi_mode = CFI_MODE_ABSENT;
         if (!h)
                 h = &none;
         c.selinux = m->selinux_seen ? anchored_at(m->selinux.entry) : absent;
@@ -40,6 +41,8 @@ void claims_build(const struct cdata_claims *m, const struct evidence_host *h,
                 c.trusted_keys = anchored_at(m->trusted_keys.entry);
                 c.tk_source = m->trusted_keys.source;
                 word(c.tk_source_name, m->trusted_keys.source_name);
+                word(c.tk_rng, m->trusted_keys.rng_name);
+                word(c.tk_requested, m->trusted_keys.requested_name);
         } else if (h->tk_present) {
                 c.trusted_keys = reported;
                 word(c.tk_source_name, h->tk_source);
@@ -53,6 +56,7 @@ void claims_build(const struct cdata_claims *m, const struct evidence_host *h,
                 c.cfi = anchored_at(m->cfi.entry);
                 c.cfi_enabled = m->cfi.enabled;
                 c.cfi_permissive = m->cfi.permissive;
+                c.cfi_mode = m->cfi.mode;
         } else if (h->cfi_present) {
                 c.cfi = reported;
                 c.cfi_enabled = h->cfi_enabled;

@@ -42,10 +42,15 @@ struct claims {
         enum tk_source tk_source;
         char tk_source_name[CDATA_WORD_MAX]; /* the word as measured or reported */
         char tk_origin[CDATA_WORD_MAX];      /* reported: where the agent read it ("cmdline") */
+        /* measured only (the agent reports neither): the entry's rng= and requested= words, ""
+         * when the entry had no such key or the claim is not anchored */
+        char tk_rng[CDATA_WORD_MAX];
+        char tk_requested[CDATA_WORD_MAX];
 
         /* CFI: the patched kernel's cfi-state, else the agent's report */
         struct claim_src cfi;
         bool cfi_enabled, cfi_permissive;
+        enum cfi_mode cfi_mode;          /* measured only: CFI_MODE_ABSENT when not anchored */
         char cfi_origin[CDATA_WORD_MAX]; /* reported: "config", "proc-config" */
 
         /* kernel: mainline kernel_version, else the agent's uname */

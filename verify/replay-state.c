@@ -29,7 +29,9 @@ enum {
         C_KERNEL = 1u << 3,
         C_TK = 1u << 4,
         C_CFI = 1u << 5,
-        C_ALL = (1u << 6) - 1,
+        C_TK_RNG = 1u << 6, /* the trusted-keys entry had rng= (only with C_TK) */
+        C_TK_REQ = 1u << 7, /* ... and requested= */
+        C_ALL = (1u << 8) - 1,
 };
 
 #define PCRS_USED_ALL ((1u << PCR_COUNT) - 1)
@@ -78,6 +80,8 @@ static int encode_claims(struct wb *w, const struct cdata_claims *c)
         f |= c->kernel_version_seen ? C_KERNEL : 0;
         f |= c->trusted_keys_seen ? C_TK : 0;
         f |= c->cfi_seen ? C_CFI : 0;
+        f |= c->trusted_keys_seen && c->trusted_keys.rng_name[0] ? C_TK_RNG : 0;
+        f |= c->trusted_keys_seen && c->trusted_keys.requested_name[0] ? C_TK_REQ : 0;
         if ((x = wb_put_u8(w, f)) < 0 || (x = wb_put_u64le(w, h->states)) < 0 ||
             (h->enforced && (x = wb_put_u64le(w, h->first_enforcing)) < 0) ||
             (x = wb_put_u8(w, (uint8_t)h->lapse)) < 0 ||
@@ -103,7 +107,13 @@ static int encode_claims(struct wb *w, const struct cdata_claims *c)
         if (c->trusted_keys_seen &&
             ((x = wb_put_u64le(w, c->trusted_keys.entry)) < 0 ||
              (x = state_put_sized8(w, c->trusted_keys.source_name,
-                                   strnlen(c->trusted_keys.source_name, CDATA_WORD_MAX))) < 0))
+                                   strnlen(c->trusted_keys.source_name, CDATA_WORD_MAX))) < 0 ||
+             ((f & C_TK_RNG) &&
+              (x = state_put_sized8(w, c->trusted_keys.rng_name,
+                                    strnlen(c->trusted_keys.rng_name, CDATA_WORD_MAX))) < 0) ||
+             ((f & C_TK_REQ) &&
+              (x = state_put_sized8(w, c->trusted_keys.requested_name,
+                                    strnlen(c->trusted_keys.requested_name, CDATA_WORD_MAX))) < 0)))
                 return x;
         if (c->cfi_seen &&
             ((x = wb_put_u64le(w, c->cfi.entry)) < 0 ||
@@ -298,6 +308,24 @@ static bool word_char(uint8_t c)
         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
 }
 
+/* A word of the trusted-keys entry: u8 length (1..CDATA_WORD_MAX - 1) | [a-z0-9_] bytes. */
+static int wordf(struct state_dec *d, const char *field, char out[CDATA_WORD_MAX])
+{
+        size_t off = state_dec_at(d);
+        const uint8_t *p;
+        uint8_t n = 0;
+        int x;
+
+        if ((x = state_dec_sized8(d, field, 1, CDATA_WORD_MAX - 1, &p, &n)) < 0)
+                return x;
+        for (uint8_t i = 0; i < n; i++)
+                if (!word_char(p[i]))
+                        return state_dec_bad(d, off, field, "byte %u not [a-z0-9_]", i);
+        memcpy(out, p, n);
+        out[n] = '\0';
+        return 0;
+}
+
 static int decode_claims(struct state_dec *d, uint64_t entries, struct cdata_claims *c)
 {
         const uint8_t *p;
@@ -310,6 +338,9 @@ static int decode_claims(struct state_dec *d, uint64_t entries, struct cdata_cla
                 return x;
         if ((f & C_ENFORCED) && !(f & C_SELINUX))
                 return state_dec_bad(d, off, "claims.flags", "enforced without a selinux-state");
+        if ((f & (C_TK_RNG | C_TK_REQ)) && !(f & C_TK))
+                return state_dec_bad(d, off, "claims.flags",
+                                     "trusted-keys rng or requested without a trusted-keys entry");
         if ((x = decode_history(d, f, entries, &c->history)) < 0)
                 return x;
         if ((c->selinux_seen = f & C_SELINUX) && (x = decode_selinux(d, entries, &c->selinux)) < 0)
@@ -344,19 +375,15 @@ static int decode_claims(struct state_dec *d, uint64_t entries, struct cdata_cla
                 c->kernel_version[n] = '\0';
         }
         if ((c->trusted_keys_seen = f & C_TK)) {
-                if ((x = entryf(d, "trusted_keys.entry", entries, &c->trusted_keys.entry)) < 0)
+                if ((x = entryf(d, "trusted_keys.entry", entries, &c->trusted_keys.entry)) < 0 ||
+                    (x = wordf(d, "trusted_keys.source", c->trusted_keys.source_name)) < 0 ||
+                    ((f & C_TK_RNG) &&
+                     (x = wordf(d, "trusted_keys.rng", c->trusted_keys.rng_name)) < 0) ||
+                    ((f & C_TK_REQ) &&
+                     (x = wordf(d, "trusted_keys.requested", c->trusted_keys.requested_name)) < 0))
                         return x;
-                off = state_dec_at(d);
-                if ((x = state_dec_sized8(d, "trusted_keys.source", 1, CDATA_WORD_MAX - 1, &p,
-                                          &n)) < 0)
-                        return x;
-                for (uint8_t i = 0; i < n; i++)
-                        if (!word_char(p[i]))
-                                return state_dec_bad(d, off, "trusted_keys.source",
-                                                     "byte %u not [a-z0-9_]", i);
-                memcpy(c->trusted_keys.source_name, p, n);
-                c->trusted_keys.source_name[n] = '\0';
-                c->trusted_keys.source = tk_source_from_name(c->trusted_keys.source_name, n);
+                c->trusted_keys.source = tk_source_from_name(c->trusted_keys.source_name,
+                                                             strlen(c->trusted_keys.source_name));
         }
         if ((c->cfi_seen = f & C_CFI)) {
                 if ((x = entryf(d, "cfi.entry", entries, &c->cfi.entry)) < 0)

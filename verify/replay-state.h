@@ -6,13 +6,15 @@
  *   "ars" u8 version(2) | u8 flags (valid, boot_aggregate seen, ok)          -- end if !valid
  *   u32 resetCount | u32 restartCount | u64 clock | u64 entries
  *   u8 banks (BANK_MASK bits) | u32 used (PCR bits) | for each bank, each used PCR: digest
- *   u8 claim flags (selinux, enforced, policy hash, kernel version, trusted keys, cfi)
+ *   u8 claim flags (selinux, enforced, policy hash, kernel version, trusted keys, cfi,
+ *                   trusted keys' rng, trusted keys' requested)
  *   u64 selinux states | [u64 first enforcing] | u8 lapse | [u64 lapse entry]
  *   [selinux: u64 entry | u8 flags present | u8 flags value | u32 caps present | u32 caps value |
  *             u32 unknown keys]
  *   [policy hash: u64 entry | u32 count | u8 len | len bytes]
  *   [kernel version: u64 entry | u8 len | len bytes]
- *   [trusted keys: u64 entry | u8 len | len bytes of the source word]
+ *   [trusted keys: u64 entry | u8 len | len bytes of the source word
+ *                  | [u8 len | the rng word] | [u8 len | the requested word]]
  *   [cfi: u64 entry | u8 bits (enabled, permissive) | u8 mode]
  *   then tagged sections, each at most once, in tag order: u8 tag | u32 length | length bytes
  *     'B' measured boot (verify/boot.h: boot_state_put)
@@ -79,7 +81,8 @@ struct replay_state {
 #define REPLAY_STATE_PCRS_MAX (1 + 4 + PCR_COUNT * (20 + 32 + 48 + 64))
 #define REPLAY_STATE_CLAIMS_MAX                                                                    \
         (1 + 8 + 8 + 1 + 8 + (8 + 1 + 1 + 4 + 4 + 4) + (8 + 4 + 1 + BANK_DIGEST_MAX) +             \
-         (8 + 1 + CDATA_KERNEL_VERSION_MAX - 1) + (8 + 1 + CDATA_WORD_MAX - 1) + (8 + 1 + 1))
+         (8 + 1 + CDATA_KERNEL_VERSION_MAX - 1) + (8 + 3 * (1 + CDATA_WORD_MAX - 1)) +             \
+         (8 + 1 + 1))
 /* the observer's section: u8 tag 'R' | u32 length | body */
 #define REPLAY_STATE_OBSERVER_SECTION_MAX (1 + 4 + REPLAY_STATE_OBSERVER_MAX)
 #define REPLAY_STATE_MAX                                                                           \

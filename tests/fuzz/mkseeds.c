@@ -495,6 +495,8 @@ static void replay_state_seeds(void)
         memset(c->kernel_version, 'v', CDATA_KERNEL_VERSION_MAX - 1);
         c->trusted_keys_seen = true;
         memset(c->trusted_keys.source_name, 'x', CDATA_WORD_MAX - 1);
+        memset(c->trusted_keys.rng_name, 'r', CDATA_WORD_MAX - 1);
+        memset(c->trusted_keys.requested_name, 'q', CDATA_WORD_MAX - 1);
         c->cfi_seen = true;
         /* runtime: its section at its largest */
         rt_state_init(&rt);

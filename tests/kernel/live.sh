@@ -19,6 +19,9 @@
 #             the guest's /sys/fs/selinux/policy
 #   unpatched unpatched kernel: trusted keys and CFI only as unanchored host facts; a policy that
 #             demands anchored claims fails, saying they were not measured
+#   rng       patched gcc kernel booted with trusted.rng=kernel: trusted keys from the TPM pass,
+#             anchored, but a policy demanding key material from the TPM fails trusted_keys.rng,
+#             naming the trusted-keys-source entry (rng=kernel)
 #   forgery   a forged cfi-state line in place of the kernel's, in a copy of the log the agent
 #             reads, fails the replay; appended after the quoted entries, it is never counted
 #   ovmf      UEFI (OVMF) with Secure Boot on, the EFI-stub kernel signed with the snakeoil key
@@ -340,6 +343,28 @@ unpatched)
                 grep -q "not measured" <<<"$r" || fail "$s.anchored reason does not say 'not measured': $r"
                 ok "$s.anchored reason: $r"
         done
+        ;;
+rng)
+        put_policy default '{"name":"default","trusted_keys":{"sources":["tpm"],"rng":["tpm"],
+                "requested":["any"],"anchored":true}}'
+        boot
+        rounds 1 1
+        tk=$(event_entry trusted-keys-source)
+        [ "$tk" != none ] || fail "no trusted-keys-source entry in the guest's IMA log"
+        buf=$(event_buf trusted-keys-source)
+        grep -q '^source=tpm;.*rng=kernel;' <<<"$buf" ||
+                fail "the kernel did not measure rng=kernel: '$buf'"
+        ok "guest log: entry $tk trusted-keys-source '$buf'"
+        want "status" "$(v 1 .status)" fail
+        want "trusted_keys.source" "$(c 1 trusted_keys.source result)/$(c 1 trusted_keys.source observed)/$(c 1 trusted_keys.source anchored)" pass/tpm/true
+        want "trusted_keys.requested" "$(c 1 trusted_keys.requested result)/$(c 1 trusted_keys.requested observed)" pass/any
+        want "trusted_keys.anchored" "$(c 1 trusted_keys.anchored result)" pass
+        want "trusted_keys.rng" "$(c 1 trusted_keys.rng result)/$(c 1 trusted_keys.rng observed)/$(c 1 trusted_keys.rng anchored)" fail/kernel/true
+        want "trusted_keys.rng entry" "$(c 1 trusted_keys.rng entry)" "$tk"
+        want "trusted_keys.rng reason" "$(c 1 trusted_keys.rng reason)" \
+                "entry $tk: rng=kernel: new key material comes from 'kernel', which the policy does not accept"
+        # the only claim that did not pass
+        want "claims not passing" "$(v 1 '[.claims[] | select(.result != "pass") | .name] | join(",")')" trusted_keys.rng
         ;;
 forgery)
         "$TOP/tests/kernel/forge-line.sh" cfi-state "enabled=1;mode=kcfi;permissive=0;" >"$work/forged-cfi.line"

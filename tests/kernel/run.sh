@@ -5,13 +5,13 @@
 # host. Prints every build's and boot's time; exits non-zero when any build or scenario fails.
 #   BUILD  a meson build folder with daemon/attestd and agent/attest-agent (default build-rel)
 # Environment: KERNEL_BUILD (default kernel/build.sh of this tree), ATTEST_CACHE (kernel cache),
-# KERNEL_SCENARIOS (default: all, space separated: gcc selinux forgery clang unpatched gcc-6.12
-# ovmf).
+# KERNEL_SCENARIOS (default: all, space separated: gcc selinux forgery rng clang unpatched
+# gcc-6.12 ovmf).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(realpath "${1:-$top/build-rel}")
 kbuild=${KERNEL_BUILD:-$top/kernel/build.sh}
-scenarios=${KERNEL_SCENARIOS:-gcc selinux forgery clang unpatched gcc-6.12 ovmf}
+scenarios=${KERNEL_SCENARIOS:-gcc selinux forgery rng clang unpatched gcc-6.12 ovmf}
 failed=0
 t0=$(date +%s)
 
@@ -56,7 +56,7 @@ fi
 # (a full build instead of a few files). Four kernels, not five.
 need_kernel() { # SCENARIO -> kernel name
         case $1 in
-        gcc | selinux | forgery | ovmf) echo gcc-6.1 ;;
+        gcc | selinux | forgery | rng | ovmf) echo gcc-6.1 ;;
         clang) echo clang-6.1 ;;
         unpatched) echo unpatched-6.1 ;;
         gcc-6.12) echo gcc-6.12 ;;

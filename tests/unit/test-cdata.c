@@ -321,6 +321,9 @@ START_TEST(test_patch_set_events_become_claims)
         /* a source this table does not know is kept by name, never taken for another */
         ck_assert_int_eq(c.trusted_keys.source, TK_SOURCE_UNKNOWN);
         ck_assert_str_eq(c.trusted_keys.source_name, "pkwm");
+        /* the latest entry had neither rng= nor requested=: nothing of the earlier one stays */
+        ck_assert_str_eq(c.trusted_keys.rng_name, "");
+        ck_assert_str_eq(c.trusted_keys.requested_name, "");
         ck_assert(c.cfi_seen);
         ck_assert_uint_eq(c.cfi.entry, 1);
         ck_assert(c.cfi.enabled);
@@ -335,6 +338,9 @@ START_TEST(test_patch_set_events_become_claims)
         ck_assert_int_eq(feed_all(&g, &c, &err), 0);
         ck_assert_int_eq(c.trusted_keys.source, TK_SOURCE_TEE);
         ck_assert_str_eq(tk_source_name(c.trusted_keys.source), "tee");
+        /* where key material comes from and what the command line asked for, as measured */
+        ck_assert_str_eq(c.trusted_keys.rng_name, "kernel");
+        ck_assert_str_eq(c.trusted_keys.requested_name, "any");
         ck_assert(!c.cfi.enabled);
         ck_assert(c.cfi.permissive);
         ck_assert_int_eq(c.cfi.mode, CFI_MODE_ABSENT);
@@ -365,6 +371,19 @@ START_TEST(test_malformed_critical_data_names_the_entry_and_field)
                  "entry 1 (trusted-keys-source): source is not a word"},
                 {"trusted-keys-source", "source=;", AE_CDATA_BAD_VALUE,
                  "entry 1 (trusted-keys-source): source is not a word"},
+                /* rng= and requested= are optional, but words when present */
+                {"trusted-keys-source", "source=tpm;rng=;", AE_CDATA_BAD_VALUE,
+                 "entry 1 (trusted-keys-source): rng is not a word"},
+                {"trusted-keys-source", "source=tpm;rng=TPM;", AE_CDATA_BAD_VALUE,
+                 "entry 1 (trusted-keys-source): rng is not a word"},
+                {"trusted-keys-source", "source=tpm;rng=tpm,kernel;", AE_CDATA_BAD_VALUE,
+                 "entry 1 (trusted-keys-source): rng is not a word"},
+                {"trusted-keys-source", "source=tpm;rng=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa;",
+                 AE_CDATA_BAD_VALUE, "entry 1 (trusted-keys-source): rng is not a word"},
+                {"trusted-keys-source", "source=tpm;rng=tpm;rng=kernel;", AE_CDATA_DUPLICATE_KEY,
+                 "entry 1 (trusted-keys-source)"},
+                {"trusted-keys-source", "source=tpm;requested=t e;", AE_CDATA_BAD_VALUE,
+                 "entry 1 (trusted-keys-source): requested is not a word"},
                 {"cfi-state", "enabled=2;permissive=0;", AE_CDATA_BAD_FLAG,
                  "entry 1 (cfi-state): enabled='2' is not 0 or 1"},
                 {"cfi-state", "enabled=1;mode=kcfi;", AE_CDATA_MISSING_KEY,

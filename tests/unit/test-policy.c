@@ -63,8 +63,23 @@ static const struct bad {
          "$.trusted_keys.sources[1]: not a trusted-keys source"},
         {"{\"name\":\"a\",\"trusted_keys\":{\"sources\":[\"tpm\"],\"anchored\":\"yes\"}}",
          AE_POLICY_TYPE, "$.trusted_keys.anchored: not a boolean"},
-        {"{\"name\":\"a\",\"cfi\":{\"mode\":\"kcfi\"}}", AE_POLICY_UNKNOWN_FIELD,
-         "$.cfi.mode: unknown field"},
+        {"{\"name\":\"a\",\"cfi\":{\"mode\":\"kcfi\"}}", AE_POLICY_TYPE,
+         "$.cfi.mode: not an array"},
+        {"{\"name\":\"a\",\"cfi\":{\"mode\":[\"kcfi\",\"cet\"]}}", AE_POLICY_BAD_VALUE,
+         "$.cfi.mode[1]: not a CFI mode (kcfi, fineibt, none)"},
+        {"{\"name\":\"a\",\"trusted_keys\":{\"rng\":[\"tpm\",\"random\"]}}", AE_POLICY_BAD_VALUE,
+         "$.trusted_keys.rng[1]: not a source of key material (tpm, tee, caam, dcp, kernel, none)"},
+        {"{\"name\":\"a\",\"trusted_keys\":{\"rng\":[\"TPM\"]}}", AE_POLICY_BAD_VALUE,
+         "$.trusted_keys.rng[0]: not a source of key material"},
+        {"{\"name\":\"a\",\"trusted_keys\":{\"rng\":[]}}", AE_POLICY_BAD_VALUE,
+         "$.trusted_keys.rng: empty list"},
+        {"{\"name\":\"a\",\"trusted_keys\":{\"rng\":\"tpm\"}}", AE_POLICY_TYPE,
+         "$.trusted_keys.rng: not an array"},
+        {"{\"name\":\"a\",\"trusted_keys\":{\"requested\":[\"any\",\"tpm;\"]}}",
+         AE_POLICY_BAD_VALUE, "$.trusted_keys.requested[1]: byte 3"},
+        {"{\"name\":\"a\",\"trusted_keys\":{\"requested\":[\"none\"]}}", AE_POLICY_BAD_VALUE,
+         "$.trusted_keys.requested[0]: not a trusted.source= value (any, tpm, tee, caam, dcp, "
+         "other)"},
         {"{\"name\":\"a\",\"kernel\":{\"versions\":[\"6.1.[0-9]\"]}}", AE_POLICY_BAD_GLOB,
          "$.kernel.versions[0]: byte 4"},
         {"{\"name\":\"a\",\"kernel\":{\"versions\":[\"6.1.*\",\"6.**\"]}}", AE_POLICY_BAD_GLOB,
@@ -567,7 +582,8 @@ START_TEST(test_trusted_keys_anchored_and_unanchored)
         v = eval(pol, &h);
         ck_assert_str_eq(status(v), "fail");
         assert_claim(v, "trusted_keys.source", "fail", true, 2);
-        ck_assert_str_eq(reason(v, "trusted_keys.source"), "source 'caam' is not accepted");
+        ck_assert_str_eq(reason(v, "trusted_keys.source"),
+                         "trusted keys are backed by 'caam', which the policy does not accept");
         json_decref(v);
         host_done(&h);
 
@@ -590,9 +606,68 @@ START_TEST(test_trusted_keys_anchored_and_unanchored)
         assert_claim(v, "trusted_keys.source", "pass", false, -1);
         assert_claim(v, "trusted_keys.anchored", "fail", false, -1);
         ck_assert_str_eq(reason(v, "trusted_keys.anchored"),
-                         "only reported by the agent (cmdline), not measured: no "
-                         "trusted-keys-source entry in the verified log, and the policy requires "
-                         "an anchored claim");
+                         "only reported by the agent (from cmdline), not measured: the verified "
+                         "log has no trusted-keys-source entry (only a kernel with the attestd "
+                         "patch series measures it), and an agent's report is not covered by the "
+                         "TPM quote");
+        json_decref(v);
+        host_done(&h);
+}
+END_TEST
+
+/*
+ * trusted_keys.rng and .requested from the log through the whole path: the record as the patched
+ * kernel writes it (a boot with trusted.rng=kernel), fed, replayed, claimed, judged.
+ */
+START_TEST(test_trusted_keys_rng_from_the_log)
+{
+        const char *pol = "{\"name\":\"rng\",\"trusted_keys\":{\"sources\":[\"tpm\"],"
+                          "\"rng\":[\"tpm\"],\"requested\":[\"any\"],\"anchored\":true}}";
+        struct host h;
+        json_t *v;
+
+        synth(&h, "source=tpm;requested=any;builtin=tpm,tee;rng=kernel;error=0;", NULL);
+        v = eval(pol, &h);
+        ck_assert_str_eq(status(v), "fail");
+        assert_claim(v, "trusted_keys.source", "pass", true, 2);
+        assert_claim(v, "trusted_keys.requested", "pass", true, 2);
+        assert_claim(v, "trusted_keys.anchored", "pass", true, 2);
+        assert_claim(v, "trusted_keys.rng", "fail", true, 2);
+        ck_assert_str_eq(reason(v, "trusted_keys.rng"),
+                         "entry 2: rng=kernel: new key material comes from 'kernel', which the "
+                         "policy does not accept");
+        json_decref(v);
+        host_done(&h);
+
+        synth(&h, "source=tpm;requested=any;builtin=tpm,tee;rng=tpm;error=0;", NULL);
+        v = eval(pol, &h);
+        ck_assert_str_eq(status(v), "pass");
+        assert_claim(v, "trusted_keys.rng", "pass", true, 2);
+        json_decref(v);
+        host_done(&h);
+
+        /* trusted.source=tee asked for, the TEE never came up */
+        synth(&h, "source=none;requested=tee;builtin=tpm,tee;rng=none;error=19;", NULL);
+        v = eval(pol, &h);
+        assert_claim(v, "trusted_keys.source", "fail", true, 2);
+        assert_claim(v, "trusted_keys.rng", "fail", true, 2);
+        assert_claim(v, "trusted_keys.requested", "fail", true, 2);
+        json_decref(v);
+        host_done(&h);
+
+        /* a record without rng= (an earlier series): missing, naming the key */
+        synth(&h, "source=tpm;", NULL);
+        v = eval(pol, &h);
+        assert_claim(v, "trusted_keys.rng", "missing", true, 2);
+        ck_assert_str_eq(reason(v, "trusted_keys.rng"),
+                         "entry 2: trusted-keys-source has no key 'rng'");
+        json_decref(v);
+        host_done(&h);
+
+        /* a kernel without the series: missing, not measured */
+        synth(&h, NULL, NULL);
+        v = eval(pol, &h);
+        assert_claim(v, "trusted_keys.rng", "missing", false, -1);
         json_decref(v);
         host_done(&h);
 }
@@ -813,8 +888,38 @@ START_TEST(test_from_host_keeps_anchoring)
         json_t *p = from_host(&h, "patched");
         ck_assert(json_is_true(json_object_get(json_object_get(p, "trusted_keys"), "anchored")));
         ck_assert(json_is_true(json_object_get(json_object_get(p, "cfi"), "anchored")));
+        /* no rng= or requested= in this record: nothing pinned for them */
+        ck_assert_ptr_null(json_object_get(json_object_get(p, "trusted_keys"), "rng"));
+        ck_assert_ptr_null(json_object_get(json_object_get(p, "trusted_keys"), "requested"));
         json_t *v = eval_json(p, &h);
         ck_assert_str_eq(status(v), "pass");
+        json_decref(v);
+        json_decref(p);
+        host_done(&h);
+
+        /* every measured key is pinned: rng, requested and the CFI mode; and the policy passes
+         * its own host but not one whose key material comes from the kernel's RNG */
+        synth(&h, "source=tpm;requested=any;builtin=tpm,tee;rng=tpm;error=0;",
+              "enabled=1;mode=kcfi;permissive=0;");
+        p = from_host(&h, "patched");
+        json_t *tk = json_object_get(p, "trusted_keys");
+        ck_assert_str_eq(json_string_value(json_array_get(json_object_get(tk, "rng"), 0)), "tpm");
+        ck_assert_str_eq(json_string_value(json_array_get(json_object_get(tk, "requested"), 0)),
+                         "any");
+        ck_assert_str_eq(json_string_value(json_array_get(
+                                 json_object_get(json_object_get(p, "cfi"), "mode"), 0)),
+                         "kcfi");
+        v = eval_json(p, &h);
+        ck_assert_str_eq(status(v), "pass");
+        assert_claim(v, "trusted_keys.rng", "pass", true, 2);
+        assert_claim(v, "cfi.mode", "pass", true, 3);
+        json_decref(v);
+        host_done(&h);
+        synth(&h, "source=tpm;requested=any;builtin=tpm,tee;rng=kernel;error=0;",
+              "enabled=1;mode=kcfi;permissive=0;");
+        v = eval_json(p, &h);
+        ck_assert_str_eq(status(v), "fail");
+        assert_claim(v, "trusted_keys.rng", "fail", true, 2);
         json_decref(v);
         json_decref(p);
         host_done(&h);
@@ -849,6 +954,7 @@ int main(void)
         tcase_add_test(tc, test_mismatches_fail_with_reasons);
         tcase_add_test(tc, test_boot_aggregate_fails_against_other_pcrs);
         tcase_add_test(tc, test_trusted_keys_anchored_and_unanchored);
+        tcase_add_test(tc, test_trusted_keys_rng_from_the_log);
         tcase_add_test(tc, test_cfi_permissive_and_anchoring);
         tcase_add_test(tc, test_host_kernel_version_is_unanchored);
         tcase_add_test(tc, test_absent_sections_are_listed_unchecked);

@@ -143,6 +143,10 @@ static void max_state(struct replay_state *s)
         memset(s->claims.trusted_keys.source_name, 'x', CDATA_WORD_MAX - 1);
         s->claims.trusted_keys.source_name[CDATA_WORD_MAX - 1] = '\0';
         s->claims.trusted_keys.source = TK_SOURCE_UNKNOWN;
+        memset(s->claims.trusted_keys.rng_name, 'r', CDATA_WORD_MAX - 1);
+        s->claims.trusted_keys.rng_name[CDATA_WORD_MAX - 1] = '\0';
+        memset(s->claims.trusted_keys.requested_name, 'q', CDATA_WORD_MAX - 1);
+        s->claims.trusted_keys.requested_name[CDATA_WORD_MAX - 1] = '\0';
         s->entries = 1000;
 }
 
@@ -219,6 +223,60 @@ START_TEST(test_round_trip_keeps_every_field)
 }
 END_TEST
 
+/*
+ * The trusted-keys entry's rng= and requested= words: each after the source word, under its own
+ * claim-flag bit, so a state stored before they existed (small_state: neither bit) still reads,
+ * with both "" (not measured).
+ */
+START_TEST(test_trusted_keys_rng_and_requested_round_trip)
+{
+        struct replay_state s, back;
+        struct attest_err err = {0};
+        size_t n, m;
+        uint8_t *b, *old;
+
+        small_state(&s);
+        old = enc(&s, &m);
+        ck_assert_int_eq(replay_state_decode(old, m, &back, NULL, &err), 0);
+        ck_assert_str_eq(back.claims.trusted_keys.rng_name, "");
+        ck_assert_str_eq(back.claims.trusted_keys.requested_name, "");
+        ck_assert_uint_eq(old[O_CFLAGS] & 0xc0, 0);
+
+        snprintf(s.claims.trusted_keys.rng_name, CDATA_WORD_MAX, "kernel");
+        b = enc(&s, &n);
+        ck_assert_uint_eq(n, m + 1 + 6);
+        ck_assert_int_eq(replay_state_decode(b, n, &back, NULL, &err), 0);
+        ck_assert_str_eq(back.claims.trusted_keys.rng_name, "kernel");
+        ck_assert_str_eq(back.claims.trusted_keys.requested_name, "");
+        free(b);
+
+        snprintf(s.claims.trusted_keys.requested_name, CDATA_WORD_MAX, "any");
+        b = enc(&s, &n);
+        ck_assert_uint_eq(n, m + 1 + 6 + 1 + 3);
+        ck_assert_int_eq(replay_state_decode(b, n, &back, NULL, &err), 0);
+        ck_assert_str_eq(back.claims.trusted_keys.rng_name, "kernel");
+        ck_assert_str_eq(back.claims.trusted_keys.requested_name, "any");
+        ck_assert_str_eq(back.claims.trusted_keys.source_name, "tpm");
+        ck_assert_int_eq(back.claims.cfi.mode, CFI_MODE_KCFI);
+        /* a hostile rng word: not [a-z0-9_], or empty */
+        b[O_TK + 3 + 1] = 'K';
+        ck_assert_int_eq(replay_state_decode(b, n, &back, NULL, &err), -EBADMSG);
+        ck_assert_msg(strstr(err.msg, "(trusted_keys.rng): byte 0 not [a-z0-9_]"), "%s", err.msg);
+        b[O_TK + 3 + 1] = 'k';
+        b[O_TK + 3] = 0;
+        ck_assert_int_eq(replay_state_decode(b, n, &back, NULL, &err), -EBADMSG);
+        ck_assert_msg(strstr(err.msg, "(trusted_keys.rng)"), "%s", err.msg);
+        free(b);
+
+        /* the encoder refuses what the decoder would: a word with a byte outside [a-z0-9_] */
+        snprintf(s.claims.trusted_keys.requested_name, CDATA_WORD_MAX, "a;b");
+        b = NULL;
+        ck_assert_int_eq(replay_state_encode(&s, NULL, 0, &b, &n), -EINVAL);
+        ck_assert_ptr_null(b);
+        free(old);
+}
+END_TEST
+
 START_TEST(test_every_truncation_is_refused_and_leaves_the_output)
 {
         struct replay_state s, out, canary;
@@ -273,7 +331,8 @@ START_TEST(test_each_field_out_of_range_is_refused)
                 {O_BANKS, 1, 0, AE_REPLAY_STATE_BAD_VALUE, "byte 29 (banks): no bank"},
                 {O_BANKS, 1, 0x12, AE_REPLAY_STATE_BAD_VALUE, "byte 29 (banks): unknown bits"},
                 {O_USED, 4, 1u << 24, AE_REPLAY_STATE_BAD_VALUE, "byte 30 (used): unknown bits"},
-                {O_CFLAGS, 1, 0x7f, AE_REPLAY_STATE_BAD_VALUE, "byte 66 (claims.flags)"},
+                {O_CFLAGS, 1, 0x4f, AE_REPLAY_STATE_BAD_VALUE,
+                 "byte 66 (claims.flags): trusted-keys rng or requested without"},
                 {O_CFLAGS, 1, 0x3e, AE_REPLAY_STATE_BAD_VALUE, "byte 66 (claims.flags): enforced"},
                 {O_STATES, 8, 41, AE_REPLAY_STATE_BAD_VALUE, "byte 67 (history.states)"},
                 {O_STATES, 8, 0, AE_REPLAY_STATE_BAD_VALUE, "byte 67 (history.states)"},
@@ -678,6 +737,7 @@ static Suite *replay_state_suite(void)
         TCase *tc = tcase_create("codec");
 
         tcase_add_test(tc, test_round_trip_keeps_every_field);
+        tcase_add_test(tc, test_trusted_keys_rng_and_requested_round_trip);
         tcase_add_test(tc, test_every_truncation_is_refused_and_leaves_the_output);
         tcase_add_test(tc, test_each_field_out_of_range_is_refused);
         tcase_add_test(tc, test_cap_at_cap_minus_one_cap_and_cap_plus_one);

@@ -141,7 +141,18 @@ START_TEST(test_trusted_keys_anchored_vs_reported)
         ck_assert_int_eq(k->entry, -1);
         k = find(&v, CLAIM_TRUSTED_KEYS_ANCHORED, NULL);
         ck_assert_int_eq(k->result, CLAIM_FAIL);
-        ck_assert_msg(strstr(k->reason, "only reported by the agent (cmdline)"), "%s", k->reason);
+        ck_assert_msg(strstr(k->reason, "only reported by the agent (from cmdline), not measured: "
+                                        "the verified log has no trusted-keys-source entry"),
+                      "%s", k->reason);
+        verdict_done(&v);
+
+        /* a reported source the policy does not accept: the reason says whose word it is */
+        c.tk_source = TK_SOURCE_CAAM;
+        snprintf(c.tk_source_name, sizeof(c.tk_source_name), "caam");
+        eval(p, &c, &v);
+        ck_assert_str_eq(find(&v, CLAIM_TRUSTED_KEYS_SOURCE, NULL)->reason,
+                         "trusted keys are backed by 'caam' (the agent's report of "
+                         "trusted.source=), which the policy does not accept");
         verdict_done(&v);
 
         /* a source the table does not know never matches (policies name known ones only) */
@@ -152,6 +163,174 @@ START_TEST(test_trusted_keys_anchored_vs_reported)
         k = find(&v, CLAIM_TRUSTED_KEYS_SOURCE, NULL);
         ck_assert_int_eq(k->result, CLAIM_FAIL);
         ck_assert_str_eq(k->observed.s, "tpm2");
+        verdict_done(&v);
+}
+END_TEST
+
+/* A patched kernel's trusted-keys-source at entry 3, through claims_build as verify makes it. */
+static void tk_measured(struct claims *c, const char *rng, const char *requested)
+{
+        struct cdata_claims m;
+
+        cdata_claims_init(&m);
+        m.trusted_keys_seen = true;
+        m.trusted_keys.entry = 3;
+        m.trusted_keys.source = TK_SOURCE_TPM;
+        snprintf(m.trusted_keys.source_name, CDATA_WORD_MAX, "tpm");
+        snprintf(m.trusted_keys.rng_name, CDATA_WORD_MAX, "%s", rng);
+        snprintf(m.trusted_keys.requested_name, CDATA_WORD_MAX, "%s", requested);
+        claims_build(&m, NULL, NULL, false, false, NULL, c);
+}
+
+START_TEST(test_trusted_keys_rng_and_requested)
+{
+        static const char *p = "{\"name\":\"r\",\"trusted_keys\":{\"rng\":[\"tpm\"],"
+                               "\"requested\":[\"any\",\"tpm\"]}}";
+        struct evidence_host h = {0};
+        struct cdata_claims none;
+        struct claims c;
+        struct verdict v;
+        const struct verdict_claim *k;
+
+        /* pass: key material from the TPM, trusted.source= not given; no source claim asked */
+        tk_measured(&c, "tpm", "any");
+        eval(p, &c, &v);
+        ck_assert_int_eq(v.status, VERDICT_PASS);
+        ck_assert_uint_eq(v.n_claims, 2);
+        k = find(&v, CLAIM_TRUSTED_KEYS_RNG, NULL);
+        ck_assert_int_eq(k->result, CLAIM_PASS);
+        ck_assert(k->anchored);
+        ck_assert_int_eq(k->entry, 3);
+        ck_assert_str_eq(k->observed.s, "tpm");
+        ck_assert_int_eq(k->expected.kind, VV_STRINGS);
+        ck_assert_uint_eq(k->expected.n, 1);
+        ck_assert_int_eq(find(&v, CLAIM_TRUSTED_KEYS_REQUESTED, NULL)->result, CLAIM_PASS);
+        verdict_done(&v);
+
+        /* fail: trusted.rng=kernel, trusted.source=tee; the entry and the value named */
+        tk_measured(&c, "kernel", "tee");
+        eval(p, &c, &v);
+        ck_assert_int_eq(v.status, VERDICT_FAIL);
+        k = find(&v, CLAIM_TRUSTED_KEYS_RNG, NULL);
+        ck_assert_int_eq(k->result, CLAIM_FAIL);
+        ck_assert_str_eq(k->observed.s, "kernel");
+        ck_assert_str_eq(k->reason, "entry 3: rng=kernel: new key material comes from 'kernel', "
+                                    "which the policy does not accept");
+        k = find(&v, CLAIM_TRUSTED_KEYS_REQUESTED, NULL);
+        ck_assert_int_eq(k->result, CLAIM_FAIL);
+        ck_assert_str_eq(k->reason, "entry 3: requested=tee: the command line asked for 'tee', "
+                                    "which the policy does not accept");
+        verdict_done(&v);
+
+        /* missing: an entry without the keys (an older series) */
+        tk_measured(&c, "", "");
+        eval(p, &c, &v);
+        ck_assert_int_eq(v.status, VERDICT_FAIL);
+        k = find(&v, CLAIM_TRUSTED_KEYS_RNG, NULL);
+        ck_assert_int_eq(k->result, CLAIM_MISSING);
+        ck_assert_int_eq(k->observed.kind, VV_NULL);
+        ck_assert_int_eq(k->entry, 3);
+        ck_assert_str_eq(k->reason, "entry 3: trusted-keys-source has no key 'rng'");
+        ck_assert_str_eq(find(&v, CLAIM_TRUSTED_KEYS_REQUESTED, NULL)->reason,
+                         "entry 3: trusted-keys-source has no key 'requested'");
+        verdict_done(&v);
+
+        /* missing: only the agent's report of trusted.source= (a kernel without the series) */
+        cdata_claims_init(&none);
+        h.tk_present = true;
+        snprintf(h.tk_source, sizeof(h.tk_source), "tpm");
+        snprintf(h.tk_origin, sizeof(h.tk_origin), "cmdline");
+        claims_build(&none, &h, NULL, false, false, NULL, &c);
+        eval(p, &c, &v);
+        k = find(&v, CLAIM_TRUSTED_KEYS_RNG, NULL);
+        ck_assert_int_eq(k->result, CLAIM_MISSING);
+        ck_assert(!k->anchored);
+        ck_assert_int_eq(k->entry, -1);
+        ck_assert_msg(strstr(k->reason, "not measured: the verified log has no "
+                                        "trusted-keys-source entry") &&
+                              strstr(k->reason, "(from cmdline), not rng"),
+                      "%s", k->reason);
+        verdict_done(&v);
+
+        /* missing: nothing measured, nothing reported */
+        claims_build(&none, NULL, NULL, false, false, NULL, &c);
+        eval(p, &c, &v);
+        k = find(&v, CLAIM_TRUSTED_KEYS_RNG, NULL);
+        ck_assert_int_eq(k->result, CLAIM_MISSING);
+        ck_assert_msg(strstr(k->reason, "attestd patch series"), "%s", k->reason);
+        verdict_done(&v);
+
+        /* hostile: a word no policy can name never passes, and bytes come out escaped */
+        tk_measured(&c, "tpm_but_not_really", "any");
+        eval(p, &c, &v);
+        ck_assert_int_eq(find(&v, CLAIM_TRUSTED_KEYS_RNG, NULL)->result, CLAIM_FAIL);
+        verdict_done(&v);
+        tk_measured(&c, "any", "any");
+        snprintf(c.tk_rng, sizeof(c.tk_rng), "t\x1b[2Jpm");
+        eval(p, &c, &v);
+        k = find(&v, CLAIM_TRUSTED_KEYS_RNG, NULL);
+        ck_assert_int_eq(k->result, CLAIM_FAIL);
+        ck_assert_ptr_null(strchr(k->observed.s, 0x1b));
+        ck_assert_ptr_null(strchr(k->reason, 0x1b));
+        verdict_done(&v);
+}
+END_TEST
+
+/* cfi.mode: from the measured cfi-state only. */
+START_TEST(test_cfi_mode)
+{
+        static const char *p =
+                "{\"name\":\"m\",\"cfi\":{\"mode\":[\"kcfi\"],\"enabled\":true,\"anchored\":true}}";
+        struct cdata_claims m;
+        struct evidence_host h = {0};
+        struct claims c;
+        struct verdict v;
+        const struct verdict_claim *k;
+
+        cdata_claims_init(&m);
+        m.cfi_seen = true;
+        m.cfi = (struct cdata_cfi){.entry = 2, .enabled = true, .mode = CFI_MODE_KCFI};
+        claims_build(&m, NULL, NULL, false, false, NULL, &c);
+        eval(p, &c, &v);
+        ck_assert_int_eq(v.status, VERDICT_PASS);
+        k = find(&v, CLAIM_CFI_MODE, NULL);
+        ck_assert_int_eq(k->result, CLAIM_PASS);
+        ck_assert_str_eq(k->observed.s, "kcfi");
+        ck_assert_int_eq(k->entry, 2);
+        verdict_done(&v);
+
+        m.cfi.mode = CFI_MODE_FINEIBT;
+        claims_build(&m, NULL, NULL, false, false, NULL, &c);
+        eval(p, &c, &v);
+        k = find(&v, CLAIM_CFI_MODE, NULL);
+        ck_assert_int_eq(k->result, CLAIM_FAIL);
+        ck_assert_str_eq(k->reason, "entry 2: mode=fineibt, which the policy does not accept");
+        verdict_done(&v);
+
+        m.cfi.mode = CFI_MODE_ABSENT;
+        claims_build(&m, NULL, NULL, false, false, NULL, &c);
+        eval(p, &c, &v);
+        k = find(&v, CLAIM_CFI_MODE, NULL);
+        ck_assert_int_eq(k->result, CLAIM_MISSING);
+        ck_assert_str_eq(k->reason, "entry 2: cfi-state has no key 'mode'");
+        verdict_done(&v);
+
+        /* the agent's report from the kernel configuration has no mode: never a pass */
+        cdata_claims_init(&m);
+        h.cfi_present = true;
+        h.cfi_enabled = true;
+        snprintf(h.cfi_source, sizeof(h.cfi_source), "config");
+        claims_build(&m, &h, NULL, false, false, NULL, &c);
+        eval(p, &c, &v);
+        ck_assert_int_eq(find(&v, CLAIM_CFI_ENABLED, NULL)->result, CLAIM_PASS);
+        k = find(&v, CLAIM_CFI_MODE, NULL);
+        ck_assert_int_eq(k->result, CLAIM_MISSING);
+        ck_assert(!k->anchored);
+        ck_assert_msg(strstr(k->reason, "no cfi-state entry"), "%s", k->reason);
+        k = find(&v, CLAIM_CFI_ANCHORED, NULL);
+        ck_assert_int_eq(k->result, CLAIM_FAIL);
+        ck_assert_msg(strstr(k->reason, "only reported by the agent (from config), not measured"),
+                      "%s", k->reason);
         verdict_done(&v);
 }
 END_TEST
@@ -435,6 +614,8 @@ static Suite *verdict_suite(void)
 
         tcase_add_test(tc, test_selinux_flags_and_caps_compare_typed_values);
         tcase_add_test(tc, test_trusted_keys_anchored_vs_reported);
+        tcase_add_test(tc, test_trusted_keys_rng_and_requested);
+        tcase_add_test(tc, test_cfi_mode);
         tcase_add_test(tc, test_cfi_kernel_tpm_ima_from_claims);
         tcase_add_test(tc, test_verdict_json_has_the_api_shape);
         tcase_add_test(tc, test_hostile_bytes_render_escaped);
