@@ -68,7 +68,14 @@ static bool hexlen_known(size_t n)
         return a && keylime_algo(a->name, a->name_len);
 }
 
-/* One digest string of a list: bare lowercase hex of a known length, or "alg:hex". */
+/* What digest_check() found: carry the string, carry it as o->alg_256, or drop it. */
+enum digest_kind { DIGEST_KEEP, DIGEST_BARE_256, DIGEST_NO_ALGORITHM };
+
+/*
+ * One digest string of a list: "alg:hex", or bare lowercase hex of 40-128 digits (Keylime's
+ * schema, ^[0-9a-f]{40,128}$). A bare length that names no algorithm is Keylime's too: it never
+ * matches an entry there (a log's digest has the size of its algorithm), so it is dropped here.
+ */
 static int digest_check(const json_t *v, const char *p, struct attest_err *err)
 {
         const char *s, *colon;
@@ -89,7 +96,7 @@ static int digest_check(const json_t *v, const char *p, struct attest_err *err)
                                 return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_HEX, p,
                                                   "not %u lowercase hex digits after '%s:'",
                                                   2u * a->size, a->name);
-                        return 0;
+                        return DIGEST_KEEP;
                 }
                 return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_HEX, p,
                                   "unknown algorithm prefix (sha1, sha256, sha384, sha512)");
@@ -97,20 +104,78 @@ static int digest_check(const json_t *v, const char *p, struct attest_err *err)
         if (!hex_is_lower(s, n))
                 return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_HEX, p,
                                   "not lowercase hex (Keylime's schema: ^[0-9a-f]{40,128}$)");
-        if (!hexlen_known(n))
+        if (n < 40 || n > 128)
                 return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_HEX, p,
-                                  "%zu hex digits: not a sha1 (40), sha256 (64), sha384 (96) or "
-                                  "sha512 (128) digest",
+                                  "%zu hex digits: Keylime's schema takes 40-128 "
+                                  "(^[0-9a-f]{40,128}$)",
                                   n);
-        return 0;
+        if (!hexlen_known(n))
+                return DIGEST_NO_ALGORITHM;
+        return n == 64 ? DIGEST_BARE_256 : DIGEST_KEEP;
 }
 
 struct ctx {
+        const struct hashalg *alg_256; /* keylime_opts.alg_256 */
         struct attest_err *err;
         struct keylime_notes *notes;
         struct keylime_stats st;
         size_t total_digests;
 };
+
+/*
+ * One name's list v (at path q), checked, into *ret: the same array when every digest is carried
+ * as written (shared, not copied), else a new one: bare 64-hex digests as "alg:hex" when
+ * o->alg_256 says they are another algorithm than sha256, digests of no algorithm's length left
+ * out (counted, the first named in a note).
+ */
+static int digest_list(struct ctx *c, json_t *v, const char *q, json_t **ret)
+{
+        size_t len = json_array_size(v), drop = 0, rewrite = 0;
+        char r[JPATH_MAX];
+        json_auto_t *out = NULL;
+        int x;
+
+        for (size_t i = 0; i < len; i++) {
+                jpath_index(r, q, i);
+                if ((x = digest_check(json_array_get(v, i), r, c->err)) < 0)
+                        return x;
+                if (x == DIGEST_NO_ALGORITHM && c->st.dropped_digests + drop++ == 0)
+                        note(c->notes,
+                             "%s: %zu hex digits name no algorithm: not carried (Keylime's "
+                             "schema accepts 40-128 digits; such a digest matches no entry there "
+                             "either)",
+                             r, json_string_length(json_array_get(v, i)));
+                if (x == DIGEST_BARE_256) {
+                        c->st.digests_256++;
+                        rewrite += c->alg_256 != NULL;
+                }
+        }
+        c->st.dropped_digests += drop;
+        if (!drop && !rewrite) {
+                *ret = json_incref(v);
+                return 0;
+        }
+        if (!(out = json_array()))
+                return -ENOMEM;
+        for (size_t i = 0; i < len; i++) {
+                const char *s = json_string_value(json_array_get(v, i));
+                size_t n = json_string_length(json_array_get(v, i));
+                char buf[32 + 1 + 64 + 1];
+
+                if (!memchr(s, ':', n) && !hexlen_known(n))
+                        continue;
+                if (c->alg_256 && n == 64 && !memchr(s, ':', n)) {
+                        snprintf(buf, sizeof(buf), "%s:%s", c->alg_256->name, s);
+                        x = json_array_append_new(out, json_string(buf));
+                } else {
+                        x = json_array_append(out, json_array_get(v, i));
+                }
+                if (x < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(out);
+        return 0;
+}
 
 /*
  * A Keylime "digests-object" ({name: [hex, ...]}, lists of 1..KEYLIME_LIST_MAX) at path p into a
@@ -134,7 +199,8 @@ static int digests_object(struct ctx *c, const json_t *o, const char *p, bool fi
                                   json_object_size(o), max_names);
         json_object_foreach((json_t *)o, key, v)
         {
-                char q[JPATH_MAX], r[JPATH_MAX];
+                char q[JPATH_MAX];
+                json_auto_t *list = NULL;
                 size_t kn = strlen(key), len;
                 int x;
 
@@ -155,11 +221,8 @@ static int digests_object(struct ctx *c, const json_t *o, const char *p, bool fi
                         return jpath_fail(c->err, -E2BIG, AE_POLICY_TOO_BIG, q,
                                           "more than %u digests in the policy",
                                           KEYLIME_DIGESTS_MAX);
-                for (size_t i = 0; i < len; i++) {
-                        jpath_index(r, q, i);
-                        if ((x = digest_check(json_array_get(v, i), r, c->err)) < 0)
-                                return x;
-                }
+                if ((x = digest_list(c, v, q, &list)) < 0)
+                        return x;
                 if (files && strcmp(key, "boot_aggregate") == 0) {
                         c->st.dropped_boot_aggregate += len;
                         continue;
@@ -172,12 +235,21 @@ static int digests_object(struct ctx *c, const json_t *o, const char *p, bool fi
                                      q);
                         continue;
                 }
-                /* the same strings, checked: shared, not copied */
-                if (json_object_set(out, key, v) < 0)
+                if (json_array_size(list) == 0) {
+                        /* every digest of a length no algorithm has: its entries fail either way
+                         * (Keylime: hash not in the list; attestd: path not in the list) */
+                        if (c->st.dropped_lists++ == 0)
+                                note(c->notes,
+                                     "%s: no digest of a known algorithm's length left: not "
+                                     "carried (its entries fail, as in Keylime)",
+                                     q);
+                        continue;
+                }
+                if (json_object_set(out, key, list) < 0)
                         return -ENOMEM;
                 names++;
-                digests += len;
-                c->total_digests += len;
+                digests += json_array_size(list);
+                c->total_digests += json_array_size(list);
         }
         *ret = TAKE_PTR(out);
         *ret_names = names;
@@ -528,8 +600,34 @@ int keylime_import(const char *json, size_t len, const struct keylime_opts *o, j
                 return attest_fail(err, -EINVAL, AE_POLICY_BAD_VALUE,
                                    "name '%s' is not [A-Za-z0-9_.+~-]{1,64}", o->name);
         if ((x = jpath_load(json, len, KEYLIME_JSON_MAX, AE_POLICY_JSON, &doc, err)) < 0)
-                return x;
+                return keylime_flat_refusal(json, len, x, err);
         return keylime_import_doc(doc, o, ret_policy, ret_stats, notes, err);
+}
+
+bool keylime_is_flat_allowlist(const char *text, size_t len)
+{
+        size_t i = 0, n = len < 4096 ? len : 4096, h;
+
+        while (i < n && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
+                i++;
+        for (h = 0; i + h < n && hex_is_lower(text + i + h, 1); h++)
+                ;
+        if (h < 40 || h > 128 || i + h >= n || (text[i + h] != ' ' && text[i + h] != '\t'))
+                return false;
+        for (i += h; i < n && (text[i] == ' ' || text[i] == '\t'); i++)
+                ;
+        /* a path (sha256sum's binary-mode '*' before it) */
+        return i < n && (text[i] == '/' || text[i] == '*' || (unsigned char)text[i] > ' ');
+}
+
+int keylime_flat_refusal(const char *text, size_t len, int x, struct attest_err *err)
+{
+        if (x != -EBADMSG || !keylime_is_flat_allowlist(text, len))
+                return x;
+        return attest_fail(err, -EOPNOTSUPP, AE_POLICY_BAD_VALUE,
+                           "line 1 is \"HEX PATH\" (sha256sum's format): a flat Keylime allowlist: "
+                           "convert it to a runtime policy with keylime_convert_runtime_policy -a "
+                           "FILE first");
 }
 
 int keylime_import_doc(const json_t *doc, const struct keylime_opts *o, json_t **ret_policy,
@@ -541,11 +639,12 @@ int keylime_import_doc(const json_t *doc, const struct keylime_opts *o, json_t *
                                            "ima-buf",  "verification-keys", NULL};
         json_auto_t *digests = NULL, *excl = NULL, *rings = NULL, *bufs = NULL, *vkeys = NULL,
                     *ignored = NULL, *rt = NULL, *pol = NULL;
-        struct ctx c = {.err = err, .notes = notes};
+        struct ctx c = {.alg_256 = o ? o->alg_256 : NULL, .err = err, .notes = notes};
         json_t *v;
         int x;
 
-        if (!doc || !o || !o->name || !ret_policy || o->violations_allow > KEYLIME_VIOLATIONS_MAX)
+        if (!doc || !o || !o->name || !ret_policy || o->violations_allow > KEYLIME_VIOLATIONS_MAX ||
+            (o->alg_256 && (o->alg_256->size != 32 || !(o->alg_256->flags & HASHALG_POLICY))))
                 return -EINVAL;
         if (!name_ok(o->name))
                 return attest_fail(err, -EINVAL, AE_POLICY_BAD_VALUE,
@@ -614,6 +713,17 @@ int keylime_import_doc(const json_t *doc, const struct keylime_opts *o, json_t *
         if (c.st.dropped_names)
                 note(notes, "$.digests: %zu names that are not absolute paths not carried",
                      c.st.dropped_names);
+        if (c.st.dropped_digests)
+                note(notes,
+                     "%zu digests of a length no algorithm has not carried (they match nothing)",
+                     c.st.dropped_digests);
+        if (c.st.digests_256)
+                note(notes,
+                     c.alg_256 ? "%zu digests of 64 hex digits carried as %s"
+                               : "%zu digests of 64 hex digits read as %s: Keylime compares hex "
+                                 "whatever the algorithm; for files hashed with sm3 "
+                                 "(ima_hash=sm3), import with --digest-alg sm3",
+                     c.st.digests_256, c.alg_256 ? c.alg_256->name : "sha256");
         if (c.st.dropped_boot_aggregate)
                 note(notes,
                      "$.digests.boot_aggregate: %zu digests not carried: attestd checks the "
