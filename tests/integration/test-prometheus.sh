@@ -9,22 +9,36 @@
 #     test's CA; with the host passing, AttestdHostFailing is evaluated on that data and inactive
 #  3. the host fails its policy: AttestdHostFailing reaches "firing" (Prometheus' HTTP API) with
 #     its labels and summary; AttestdStoreNotWritable stays inactive
-#  4. attestd stopped: AttestdDown goes pending (up{job="attestd"} == 0, for 2m)
+#  4. the database's tmpfs filled: attestd_store_writable 0, AttestdStoreNotWritable pending; space
+#     freed: 1 again, the alert inactive
+#  5. attestd stopped: AttestdDown goes pending (up{job="attestd"} == 0, for 2m)
 # Usage: test-prometheus.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP
 # (re-runs itself under SWTPM_RUN --ek-cert when no swtpm is given in SWTPM_TCTI)
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 agent_test_args 5 "$@"
-agent_test_begin tpm2_pcrread prometheus promtool
+agent_test_begin tpm2_pcrread prometheus promtool mount umount dd
 boot_host
+# the database on a small tmpfs, filled in part 4 (root, as tests/hostile/test-api-diskfull.sh)
+mkdir full
+if ! mount -t tmpfs -o size=3m,mode=0700 tmpfs full 2>mount.err; then
+        echo "not ok: cannot mount a tmpfs (run as root): $(cat mount.err)" >&2
+        exit 1
+fi
+unmount_full() {
+        kill_daemon
+        umount "$work/full" 2>/dev/null || umount -l "$work/full" 2>/dev/null || true
+}
+at_exit unmount_full
 RULES=$TOP/contrib/prometheus/attestd.rules.yml
 DASH=$TOP/contrib/grafana/attestd.json
 
 # the webhook metrics are there only with a receiver: one that never answers (nothing listens on
 # port 1), so the failing host's event stays pending
 (umask 077 && openssl rand -hex 32 >webhook.secret)
-start_attestd --ek-ca "$SWTPM_STATE/ca" --interval 300 --webhook "https://127.0.0.1:1/hook" \
+start_attestd -d "$work/full/attestd.db" --ek-ca "$SWTPM_STATE/ca" --interval 300 \
+        --webhook "https://127.0.0.1:1/hook" \
         --webhook-secret-file "$work/webhook.secret" --webhook-backoff-max 1
 api GET /v1/agents # no token: 401, so attestd_rejected_requests_total has a sample
 expect 401 unauthorized -- "a refused request" >/dev/null
@@ -175,7 +189,26 @@ for a in AttestdStoreNotWritable AttestdDown AttestdServerErrors; do
 done
 ok "AttestdStoreNotWritable, AttestdDown, AttestdServerErrors inactive"
 
-# ---- 4. attestd gone --------------------------------------------------------------------------
+# ---- 4. the disk fills, then space comes back ------------------------------------------------
+dd if=/dev/zero of=full/fill bs=64k 2>/dev/null || true
+st=""
+for _ in $(seq 300); do
+        st=$(rule AttestdStoreNotWritable | jq -r .state)
+        [ "$st" = pending ] && break
+        sleep 0.1
+done
+[ "$st" = pending ] || fail "AttestdStoreNotWritable with the disk full: $(rule AttestdStoreNotWritable)"
+[ "$(promq 'attestd_store_writable')" = 0 ] || fail "attestd_store_writable not 0 with the disk full"
+ok "the disk full: attestd_store_writable 0, AttestdStoreNotWritable pending (fires after 1 minute)"
+rm -f full/fill
+wait_promq 'attestd_store_writable' 1 30
+t0=$(date +%s)
+evaluated_after AttestdStoreNotWritable "$t0"
+[ "$(rule AttestdStoreNotWritable | jq -r .state)" = inactive ] ||
+        fail "space back: $(rule AttestdStoreNotWritable)"
+ok "space back: attestd_store_writable 1, AttestdStoreNotWritable inactive"
+
+# ---- 5. attestd gone --------------------------------------------------------------------------
 stop_daemon
 st=""
 for _ in $(seq 150); do
