@@ -14,7 +14,7 @@ packages=(
         shellcheck jq python3 iproute2
         linux-source-6.1 linux-source-6.12 clang-16 lld-16 llvm-16 bc flex bison libelf-dev cpio
         xz-utils busybox-static checkpolicy qemu-system-x86
-        socat haproxy ccache
+        socat haproxy ccache prometheus
         postgresql-15 libpq-dev
         ovmf sbsigntool keyutils attr systemd-boot-efi mtools dosfstools
         libjwt-dev python3-jwt python3-cryptography
@@ -62,6 +62,10 @@ deps() {
         export DEBIAN_FRONTEND=noninteractive
         apt-get update -qq
         apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+        # Debian's prometheus starts a service on :9090; the tests start their own on loopback
+        if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null; then
+                systemctl disable --now prometheus >/dev/null 2>&1 || true
+        fi
 }
 
 build() {

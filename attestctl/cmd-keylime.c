@@ -19,6 +19,7 @@
 #include "attestctl/dsse.h"
 #include "attestctl/keylime.h"
 #include "attestctl/remote.h"
+#include "evidence/hashalg.h"
 #include "evidence/jpath.h"
 #include "policy/policy.h"
 #include "policy/runtime.h"
@@ -31,7 +32,7 @@ static void import_usage(FILE *f)
         fprintf(f,
                 "Usage: attestctl policy import-keylime FILE [--name NAME] [-o OUT]\n"
                 "                                        [--violations fail|N]\n"
-                "                                        [--dsse-key PEM]...\n"
+                "                                        [--dsse-key PEM]... [--digest-alg ALG]\n"
                 "\n"
                 "Read a Keylime runtime policy (JSON, meta.version 1: digests, excludes, "
                 "keyrings,\n"
@@ -53,7 +54,16 @@ static void import_usage(FILE *f)
                 "                   key of this X.509 certificate (PEM; ECDSA with SHA-256, as\n"
                 "                   Keylime signs); up to %u, one verifying signature suffices.\n"
                 "                   Required for an envelope, refused for a plain policy\n"
+                "  --digest-alg ALG what digests of 64 hex digits are: sha256 (the default) or\n"
+                "                   sm3 (files hashed with ima_hash=sm3). Keylime compares\n"
+                "                   digests as hex whatever the algorithm; attestd judges the\n"
+                "                   algorithm too\n"
                 "  -h, --help       this text\n"
+                "\n"
+                "Digests are 40-128 lowercase hex digits, as Keylime's schema has them; one whose\n"
+                "length names no algorithm matches nothing, in Keylime or here: it is not\n"
+                "carried (a note names it). A flat allowlist (\"HEX PATH\" lines) or a legacy\n"
+                "JSON allowlist is refused with the command that converts it.\n"
                 "\n"
                 "Exit status: 0 written, 1 the Keylime policy is invalid, uses what attestd\n"
                 "does not support, or its envelope does not verify, 2 usage or file errors.\n",
@@ -190,6 +200,7 @@ int ctl_policy_import_keylime(int argc, char **argv)
                 {"output", required_argument, NULL, 'o'},
                 {"violations", required_argument, NULL, 'v'},
                 {"dsse-key", required_argument, NULL, 'k'},
+                {"digest-alg", required_argument, NULL, 'a'},
                 {"help", no_argument, NULL, 'h'},
                 {0},
         };
@@ -226,6 +237,19 @@ int ctl_policy_import_keylime(int argc, char **argv)
                         if ((x = dsse_key_add(&keys, optarg)) != 0)
                                 return x;
                         break;
+                case 'a':
+                        ko.alg_256 = hashalg_from_name(optarg, strlen(optarg));
+                        if (!ko.alg_256 || ko.alg_256->size != 32 ||
+                            !(ko.alg_256->flags & HASHALG_POLICY)) {
+                                fprintf(stderr,
+                                        "attestctl policy import-keylime: --digest-alg %s: "
+                                        "sha256 or sm3 (an algorithm of 32-byte digests)\n",
+                                        optarg);
+                                return 2;
+                        }
+                        if (ko.alg_256->id == HASHALG_SHA256)
+                                ko.alg_256 = NULL; /* the default: carried as written */
+                        break;
                 case 'h':
                         import_usage(stdout);
                         return 0;
@@ -242,6 +266,8 @@ int ctl_policy_import_keylime(int argc, char **argv)
                 return 2;
         /* parsed once: an envelope or a policy (the same strict JSON reader either way) */
         x = jpath_load((const char *)buf, len, KEYLIME_JSON_MAX, AE_POLICY_JSON, &doc, &err);
+        if (x < 0) /* a flat allowlist ("HEX PATH" lines) is not JSON: say how to convert it */
+                x = keylime_flat_refusal((const char *)buf, len, x, &err);
         free(TAKE_PTR(buf));
         if (x == 0 && dsse_is_envelope(doc)) {
                 if ((x = import_envelope(argv[optind], &doc, &keys, &ko, &pol, &st, &notes)) != 0)

@@ -89,9 +89,15 @@ static json_t *decoded_json(const struct tcglog_event *e, struct hasher *h)
                 if (tcglog_startup_locality(e, &loc) > 0)
                         return json_pack("{s:i}", "startup_locality", loc);
                 return NULL;
-        case EV_SEPARATOR:
-                return json_pack("{s:b}", "error",
-                                 e->size == 4 && memcmp(e->data, "\xff\xff\xff\xff", 4) == 0);
+        case EV_SEPARATOR: {
+                /* PFP: 00000000h or FFFFFFFFh a delimiter, digests of 00000001h an error */
+                struct attest_err err = {0};
+                int k = boot_separator_kind(h, (1u << BANK_COUNT) - 1, e, &err);
+
+                if (k < 0)
+                        return json_pack("{s:b}", "malformed", 1);
+                return json_pack("{s:b}", "error", k > 0);
+        }
         default:
                 return NULL;
         }

@@ -10,23 +10,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <openssl/bio.h>
-#include <openssl/core_names.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
-
+#include "attestctl/keylime-internal.h"
 #include "attestctl/keylime.h"
 #include "evidence/hashalg.h"
-#include "evidence/ima-keyid.h"
 #include "evidence/jpath.h"
-#include "util/buf.h"
 #include "util/hex.h"
 #include "policy/runtime.h"
-#include "util/ossl.h"
 
-static void note(struct keylime_notes *n, const char *fmt, ...) _printf_(2, 3);
-static void note(struct keylime_notes *n, const char *fmt, ...)
+void keylime_note(struct keylime_notes *n, const char *fmt, ...)
 {
         va_list ap;
 
@@ -68,7 +59,14 @@ static bool hexlen_known(size_t n)
         return a && keylime_algo(a->name, a->name_len);
 }
 
-/* One digest string of a list: bare lowercase hex of a known length, or "alg:hex". */
+/* What digest_check() found: carry the string, carry it as o->alg_256, or drop it. */
+enum digest_kind { DIGEST_KEEP, DIGEST_BARE_256, DIGEST_NO_ALGORITHM };
+
+/*
+ * One digest string of a list: "alg:hex", or bare lowercase hex of 40-128 digits (Keylime's
+ * schema, ^[0-9a-f]{40,128}$). A bare length that names no algorithm is Keylime's too: it never
+ * matches an entry there (a log's digest has the size of its algorithm), so it is dropped here.
+ */
 static int digest_check(const json_t *v, const char *p, struct attest_err *err)
 {
         const char *s, *colon;
@@ -89,7 +87,7 @@ static int digest_check(const json_t *v, const char *p, struct attest_err *err)
                                 return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_HEX, p,
                                                   "not %u lowercase hex digits after '%s:'",
                                                   2u * a->size, a->name);
-                        return 0;
+                        return DIGEST_KEEP;
                 }
                 return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_HEX, p,
                                   "unknown algorithm prefix (sha1, sha256, sha384, sha512)");
@@ -97,20 +95,80 @@ static int digest_check(const json_t *v, const char *p, struct attest_err *err)
         if (!hex_is_lower(s, n))
                 return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_HEX, p,
                                   "not lowercase hex (Keylime's schema: ^[0-9a-f]{40,128}$)");
-        if (!hexlen_known(n))
+        if (n < 40 || n > 128)
                 return jpath_fail(err, -EBADMSG, AE_POLICY_BAD_HEX, p,
-                                  "%zu hex digits: not a sha1 (40), sha256 (64), sha384 (96) or "
-                                  "sha512 (128) digest",
+                                  "%zu hex digits: Keylime's schema takes 40-128 "
+                                  "(^[0-9a-f]{40,128}$)",
                                   n);
-        return 0;
+        if (!hexlen_known(n))
+                return DIGEST_NO_ALGORITHM;
+        return n == 64 ? DIGEST_BARE_256 : DIGEST_KEEP;
 }
 
 struct ctx {
+        const struct hashalg *alg_256; /* keylime_opts.alg_256 */
         struct attest_err *err;
         struct keylime_notes *notes;
         struct keylime_stats st;
         size_t total_digests;
 };
+
+/*
+ * One name's list v (at path q), checked, into *ret: the same array when every digest is carried
+ * as written (shared, not copied), else a new one: bare 64-hex digests as "alg:hex" when
+ * o->alg_256 says they are another algorithm than sha256, digests of no algorithm's length left
+ * out (counted, the first named in a note). *ret_256: the bare 64-hex digests among them.
+ */
+static int digest_list(struct ctx *c, json_t *v, const char *q, json_t **ret, size_t *ret_256)
+{
+        size_t len = json_array_size(v), drop = 0, rewrite = 0, bare = 0;
+        char r[JPATH_MAX];
+        json_auto_t *out = NULL;
+        int x;
+
+        for (size_t i = 0; i < len; i++) {
+                jpath_index(r, q, i);
+                if ((x = digest_check(json_array_get(v, i), r, c->err)) < 0)
+                        return x;
+                if (x == DIGEST_NO_ALGORITHM && c->st.dropped_digests + drop++ == 0)
+                        keylime_note(c->notes,
+                                     "%s: %zu hex digits name no algorithm: not carried (Keylime's "
+                                     "schema accepts 40-128 digits; such a digest matches no entry "
+                                     "there "
+                                     "either)",
+                                     r, json_string_length(json_array_get(v, i)));
+                if (x == DIGEST_BARE_256) {
+                        bare++;
+                        rewrite += c->alg_256 != NULL;
+                }
+        }
+        c->st.dropped_digests += drop;
+        *ret_256 = bare;
+        if (!drop && !rewrite) {
+                *ret = json_incref(v);
+                return 0;
+        }
+        if (!(out = json_array()))
+                return -ENOMEM;
+        for (size_t i = 0; i < len; i++) {
+                const char *s = json_string_value(json_array_get(v, i));
+                size_t n = json_string_length(json_array_get(v, i));
+                char buf[32 + 1 + 64 + 1];
+
+                if (!memchr(s, ':', n) && !hexlen_known(n))
+                        continue;
+                if (c->alg_256 && n == 64 && !memchr(s, ':', n)) {
+                        snprintf(buf, sizeof(buf), "%s:%s", c->alg_256->name, s);
+                        x = json_array_append_new(out, json_string(buf));
+                } else {
+                        x = json_array_append(out, json_array_get(v, i));
+                }
+                if (x < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(out);
+        return 0;
+}
 
 /*
  * A Keylime "digests-object" ({name: [hex, ...]}, lists of 1..KEYLIME_LIST_MAX) at path p into a
@@ -134,8 +192,9 @@ static int digests_object(struct ctx *c, const json_t *o, const char *p, bool fi
                                   json_object_size(o), max_names);
         json_object_foreach((json_t *)o, key, v)
         {
-                char q[JPATH_MAX], r[JPATH_MAX];
-                size_t kn = strlen(key), len;
+                char q[JPATH_MAX];
+                json_auto_t *list = NULL;
+                size_t kn = strlen(key), len, bare = 0;
                 int x;
 
                 jpath_join(q, p, key);
@@ -155,199 +214,42 @@ static int digests_object(struct ctx *c, const json_t *o, const char *p, bool fi
                         return jpath_fail(c->err, -E2BIG, AE_POLICY_TOO_BIG, q,
                                           "more than %u digests in the policy",
                                           KEYLIME_DIGESTS_MAX);
-                for (size_t i = 0; i < len; i++) {
-                        jpath_index(r, q, i);
-                        if ((x = digest_check(json_array_get(v, i), r, c->err)) < 0)
-                                return x;
-                }
+                if ((x = digest_list(c, v, q, &list, &bare)) < 0)
+                        return x;
                 if (files && strcmp(key, "boot_aggregate") == 0) {
                         c->st.dropped_boot_aggregate += len;
                         continue;
                 }
                 if (files && key[0] != '/') {
                         if (c->st.dropped_names++ == 0)
-                                note(c->notes,
-                                     "%s: not an absolute path: not carried (attestd lists files "
-                                     "by absolute path; such an entry fails)",
-                                     q);
+                                keylime_note(c->notes,
+                                             "%s: not an absolute path: not carried (attestd lists "
+                                             "files "
+                                             "by absolute path; such an entry fails)",
+                                             q);
                         continue;
                 }
-                /* the same strings, checked: shared, not copied */
-                if (json_object_set(out, key, v) < 0)
+                if (json_array_size(list) == 0) {
+                        /* every digest of a length no algorithm has: its entries fail either way
+                         * (Keylime: hash not in the list; attestd: path not in the list) */
+                        if (c->st.dropped_lists++ == 0)
+                                keylime_note(
+                                        c->notes,
+                                        "%s: no digest of a known algorithm's length left: not "
+                                        "carried (its entries fail, as in Keylime)",
+                                        q);
+                        continue;
+                }
+                if (json_object_set(out, key, list) < 0)
                         return -ENOMEM;
                 names++;
-                digests += len;
-                c->total_digests += len;
+                c->st.digests_256 += bare; /* carried: what the note counts */
+                digests += json_array_size(list);
+                c->total_digests += json_array_size(list);
         }
         *ret = TAKE_PTR(out);
         *ret_names = names;
         *ret_digests = digests;
-        return 0;
-}
-
-/* ---- verification keys: Keylime's ImaKeyring JSON {"keyids":[int], "pubkeys":[b64 DER]} ---- */
-
-/* One base64 DER public key (and its recorded key id, or -1) as a PEM string. */
-static int key_to_pem(struct ctx *c, const json_t *v, int64_t keyid, const char *p, json_t **ret)
-{
-        _cleanup_free_ uint8_t *der = NULL;
-        _cleanup_(EVP_PKEY_freep) EVP_PKEY *k = NULL;
-        _cleanup_(BIO_freep) BIO *bio = NULL;
-        const unsigned char *q;
-        const char *s;
-        char *pem;
-        size_t n, dlen;
-        long plen;
-        uint32_t own;
-        int x, id;
-
-        if (!json_is_string(v))
-                return jpath_fail(c->err, -EBADMSG, AE_POLICY_TYPE, p, "not a string");
-        s = json_string_value(v);
-        n = json_string_length(v);
-        if (n == 0 || n > b64_encoded_size(KEYLIME_KEY_DER_MAX))
-                return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
-                                  "%zu base64 bytes, want a DER key of 1-%u bytes", n,
-                                  KEYLIME_KEY_DER_MAX);
-        if (!(der = malloc(KEYLIME_KEY_DER_MAX)))
-                return -ENOMEM;
-        if (b64_decode(s, n, der, KEYLIME_KEY_DER_MAX, &dlen) < 0 || dlen == 0)
-                return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, p, "not base64");
-        q = der;
-        k = d2i_PUBKEY(NULL, &q, (long)dlen);
-        if (!k || q != der + dlen)
-                return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
-                                  "not one DER SubjectPublicKeyInfo");
-        id = EVP_PKEY_get_base_id(k);
-        if (id != EVP_PKEY_RSA && id != EVP_PKEY_EC)
-                return jpath_fail(c->err, -EOPNOTSUPP, AE_POLICY_BAD_VALUE, p,
-                                  "neither an RSA nor an EC key (what Keylime accepts)");
-        if ((x = ima_keyid_v2(k, &own, NULL)) < 0)
-                return jpath_fail(c->err, x == -ENOMEM ? x : -EBADMSG, AE_POLICY_BAD_VALUE, p,
-                                  "cannot encode the key");
-        /* Keylime treats a recorded key id 0 as none */
-        if (keyid > 0 && (uint32_t)keyid != own)
-                return jpath_fail(c->err, -EOPNOTSUPP, AE_POLICY_BAD_VALUE, p,
-                                  "recorded key id 0x%08" PRIx32 " is not the key's own "
-                                  "(0x%08" PRIx32 "): it came from a certificate's subject key "
-                                  "identifier; give attestd that X.509 certificate instead",
-                                  (uint32_t)keyid, own);
-        /* written with the uncompressed point, the one form the kernel reads */
-        if (id == EVP_PKEY_EC &&
-            EVP_PKEY_set_utf8_string_param(k, OSSL_PKEY_PARAM_EC_POINT_CONVERSION_FORMAT,
-                                           OSSL_PKEY_EC_POINT_CONVERSION_FORMAT_UNCOMPRESSED) != 1)
-                return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, p,
-                                  "cannot encode the key");
-        if (!(bio = BIO_new(BIO_s_mem())) || PEM_write_bio_PUBKEY(bio, k) != 1)
-                return -ENOMEM;
-        plen = BIO_get_mem_data(bio, &pem);
-        if (plen <= 0 || !(*ret = json_stringn(pem, (size_t)plen)))
-                return -ENOMEM;
-        return 0;
-}
-
-static int verification_keys(struct ctx *c, const json_t *v, json_t **ret)
-{
-        static const char *const keys[] = {"meta", "keyids", "pubkeys", NULL};
-        static const char *const meta_keys[] = {"version", NULL};
-        const char *p = "$[\"verification-keys\"]";
-        char q[JPATH_MAX], r[JPATH_MAX];
-        json_auto_t *doc = NULL, *out = NULL;
-        json_t *ids, *pubs, *m;
-        json_error_t je;
-        size_t n;
-        int x;
-
-        *ret = NULL;
-        if (!json_is_string(v))
-                return jpath_fail(c->err, -EBADMSG, AE_POLICY_TYPE, p, "not a string");
-        n = json_string_length(v);
-        if (n == 0)
-                return 0;
-        if (n > KEYLIME_KEYS_JSON_MAX)
-                return jpath_fail(c->err, -E2BIG, AE_POLICY_TOO_BIG, p, "%zu bytes > %u", n,
-                                  KEYLIME_KEYS_JSON_MAX);
-        doc = json_loadb(json_string_value(v), n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
-        /* Keylime reads a JSON string holding the keyring JSON too (a database's encoding) */
-        if (doc && json_is_string(doc)) {
-                json_t *inner = json_loadb(json_string_value(doc), json_string_length(doc),
-                                           JSON_REJECT_DUPLICATES, &je);
-
-                json_decref(doc);
-                doc = inner;
-        }
-        if (!doc)
-                return jpath_fail(c->err, -EBADMSG, AE_POLICY_JSON, p,
-                                  "the string is not JSON: line %d column %d: %s", je.line,
-                                  je.column, je.text);
-        if ((x = jpath_object(doc, p, keys, AE_POLICY_TYPE, AE_POLICY_UNKNOWN_FIELD, c->err)) < 0)
-                return x;
-        if ((m = json_object_get(doc, "meta"))) {
-                json_t *ver;
-
-                jpath_join(q, p, "meta");
-                if ((x = jpath_object(m, q, meta_keys, AE_POLICY_TYPE, AE_POLICY_UNKNOWN_FIELD,
-                                      c->err)) < 0)
-                        return x;
-                ver = json_object_get(m, "version");
-                jpath_join(r, q, "version");
-                if (!ver)
-                        return jpath_fail(c->err, -EBADMSG, AE_POLICY_MISSING_FIELD, r, "missing");
-                if (!json_is_integer(ver) || json_integer_value(ver) < 1)
-                        return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, r,
-                                          "not an integer >= 1");
-        }
-        ids = json_object_get(doc, "keyids");
-        pubs = json_object_get(doc, "pubkeys");
-        jpath_join(q, p, "keyids");
-        if (!ids)
-                return jpath_fail(c->err, -EBADMSG, AE_POLICY_MISSING_FIELD, q, "missing");
-        if (!json_is_array(ids))
-                return jpath_fail(c->err, -EBADMSG, AE_POLICY_TYPE, q, "not an array");
-        jpath_join(q, p, "pubkeys");
-        if (!pubs)
-                return jpath_fail(c->err, -EBADMSG, AE_POLICY_MISSING_FIELD, q, "missing");
-        if (!json_is_array(pubs))
-                return jpath_fail(c->err, -EBADMSG, AE_POLICY_TYPE, q, "not an array");
-        if (json_array_size(pubs) > KEYLIME_KEYS_MAX)
-                return jpath_fail(c->err, -E2BIG, AE_POLICY_TOO_BIG, q, "%zu keys > %u",
-                                  json_array_size(pubs), KEYLIME_KEYS_MAX);
-        if (json_array_size(ids) > json_array_size(pubs)) {
-                jpath_join(q, p, "keyids");
-                return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, q,
-                                  "%zu key ids for %zu keys", json_array_size(ids),
-                                  json_array_size(pubs));
-        }
-        if (!(out = json_array()))
-                return -ENOMEM;
-        for (size_t i = 0; i < json_array_size(pubs); i++) {
-                json_t *id = json_array_get(ids, i), *pem = NULL;
-                int64_t keyid = -1;
-
-                if (id) {
-                        jpath_join(q, p, "keyids");
-                        jpath_index(r, q, i);
-                        if (!json_is_integer(id))
-                                return jpath_fail(c->err, -EBADMSG, AE_POLICY_TYPE, r,
-                                                  "not an integer");
-                        keyid = json_integer_value(id);
-                        if (keyid < 0 || keyid > UINT32_MAX)
-                                return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, r,
-                                                  "not a 32-bit key id");
-                }
-                jpath_join(q, p, "pubkeys");
-                jpath_index(r, q, i);
-                if ((x = key_to_pem(c, json_array_get(pubs, i), keyid, r, &pem)) < 0)
-                        return x;
-                if (json_array_append_new(out, pem) < 0)
-                        return -ENOMEM;
-        }
-        c->st.keys = json_array_size(out);
-        if (json_array_size(out) == 0) {
-                note(c->notes, "%s: an empty keyring (no keys)", p);
-                return 0;
-        }
-        *ret = TAKE_PTR(out);
         return 0;
 }
 
@@ -483,10 +385,11 @@ static int parse_ima(struct ctx *c, const json_t *o, json_t **ret_ignored)
                 return jpath_fail(c->err, -EBADMSG, AE_POLICY_BAD_VALUE, "$.ima.log_hash_alg",
                                   "not sha1, sha256, sha384 or sha512");
         if (strcmp(json_string_value(v), "sha1") != 0)
-                note(c->notes,
-                     "$.ima.log_hash_alg %s not carried: attestd takes each entry's template "
-                     "hash algorithm from the log itself",
-                     json_string_value(v));
+                keylime_note(
+                        c->notes,
+                        "$.ima.log_hash_alg %s not carried: attestd takes each entry's template "
+                        "hash algorithm from the log itself",
+                        json_string_value(v));
         if ((x = need(c, o, "$.ima", "ignored_keyrings", &v)) < 0)
                 return x;
         if (!json_is_array(v))
@@ -528,8 +431,34 @@ int keylime_import(const char *json, size_t len, const struct keylime_opts *o, j
                 return attest_fail(err, -EINVAL, AE_POLICY_BAD_VALUE,
                                    "name '%s' is not [A-Za-z0-9_.+~-]{1,64}", o->name);
         if ((x = jpath_load(json, len, KEYLIME_JSON_MAX, AE_POLICY_JSON, &doc, err)) < 0)
-                return x;
+                return keylime_flat_refusal(json, len, x, err);
         return keylime_import_doc(doc, o, ret_policy, ret_stats, notes, err);
+}
+
+bool keylime_is_flat_allowlist(const char *text, size_t len)
+{
+        size_t i = 0, n = len < 4096 ? len : 4096, h;
+
+        while (i < n && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
+                i++;
+        for (h = 0; i + h < n && hex_is_lower(text + i + h, 1); h++)
+                ;
+        if (h < 40 || h > 128 || i + h >= n || (text[i + h] != ' ' && text[i + h] != '\t'))
+                return false;
+        for (i += h; i < n && (text[i] == ' ' || text[i] == '\t'); i++)
+                ;
+        /* a path (sha256sum's binary-mode '*' before it) */
+        return i < n && (text[i] == '/' || text[i] == '*' || (unsigned char)text[i] > ' ');
+}
+
+int keylime_flat_refusal(const char *text, size_t len, int x, struct attest_err *err)
+{
+        if (x != -EBADMSG || !keylime_is_flat_allowlist(text, len))
+                return x;
+        return attest_fail(err, -EOPNOTSUPP, AE_POLICY_BAD_VALUE,
+                           "line 1 is \"HEX PATH\" (sha256sum's format): a flat Keylime allowlist: "
+                           "convert it to a runtime policy with keylime_convert_runtime_policy -a "
+                           "FILE first");
 }
 
 int keylime_import_doc(const json_t *doc, const struct keylime_opts *o, json_t **ret_policy,
@@ -541,11 +470,12 @@ int keylime_import_doc(const json_t *doc, const struct keylime_opts *o, json_t *
                                            "ima-buf",  "verification-keys", NULL};
         json_auto_t *digests = NULL, *excl = NULL, *rings = NULL, *bufs = NULL, *vkeys = NULL,
                     *ignored = NULL, *rt = NULL, *pol = NULL;
-        struct ctx c = {.err = err, .notes = notes};
+        struct ctx c = {.alg_256 = o ? o->alg_256 : NULL, .err = err, .notes = notes};
         json_t *v;
         int x;
 
-        if (!doc || !o || !o->name || !ret_policy || o->violations_allow > KEYLIME_VIOLATIONS_MAX)
+        if (!doc || !o || !o->name || !ret_policy || o->violations_allow > KEYLIME_VIOLATIONS_MAX ||
+            (o->alg_256 && (o->alg_256->size != 32 || !(o->alg_256->flags & HASHALG_POLICY))))
                 return -EINVAL;
         if (!name_ok(o->name))
                 return attest_fail(err, -EINVAL, AE_POLICY_BAD_VALUE,
@@ -587,7 +517,8 @@ int keylime_import_doc(const json_t *doc, const struct keylime_opts *o, json_t *
             (x = digests_object(&c, json_object_get(doc, "ima-buf"), "$[\"ima-buf\"]", false,
                                 KEYLIME_NAME_MAX, KEYLIME_NAMES_MAX, &bufs, &c.st.buf_names,
                                 &c.st.buf_digests)) < 0 ||
-            (x = verification_keys(&c, json_object_get(doc, "verification-keys"), &vkeys)) < 0)
+            (x = keylime_verification_keys(json_object_get(doc, "verification-keys"), c.notes,
+                                           &c.st.keys, &vkeys, err)) < 0)
                 return x;
 
         if (!(rt = json_object()) || json_object_set(rt, "digests", digests) < 0)
@@ -612,16 +543,30 @@ int keylime_import_doc(const json_t *doc, const struct keylime_opts *o, json_t *
         if (!pol)
                 return -ENOMEM;
         if (c.st.dropped_names)
-                note(notes, "$.digests: %zu names that are not absolute paths not carried",
-                     c.st.dropped_names);
+                keylime_note(notes, "$.digests: %zu names that are not absolute paths not carried",
+                             c.st.dropped_names);
+        if (c.st.dropped_digests)
+                keylime_note(
+                        notes,
+                        "%zu digests of a length no algorithm has not carried (they match nothing)",
+                        c.st.dropped_digests);
+        if (c.st.digests_256)
+                keylime_note(
+                        notes,
+                        c.alg_256 ? "%zu digests of 64 hex digits carried as %s"
+                                  : "%zu digests of 64 hex digits read as %s: Keylime compares hex "
+                                    "whatever the algorithm; for files hashed with sm3 "
+                                    "(ima_hash=sm3), import with --digest-alg sm3",
+                        c.st.digests_256, c.alg_256 ? c.alg_256->name : "sha256");
         if (c.st.dropped_boot_aggregate)
-                note(notes,
-                     "$.digests.boot_aggregate: %zu digests not carried: attestd checks the "
-                     "boot_aggregate entry against the quoted PCRs (ima.require_boot_aggregate)",
-                     c.st.dropped_boot_aggregate);
+                keylime_note(
+                        notes,
+                        "$.digests.boot_aggregate: %zu digests not carried: attestd checks the "
+                        "boot_aggregate entry against the quoted PCRs (ima.require_boot_aggregate)",
+                        c.st.dropped_boot_aggregate);
         if (json_object_get(json_object_get(doc, "meta"), "timestamp") ||
             json_integer_value(json_object_get(doc, "release")) != 0)
-                note(notes, "$.meta and $.release are metadata: not carried");
+                keylime_note(notes, "$.meta and $.release are metadata: not carried");
         if (ret_stats)
                 *ret_stats = c.st;
         *ret_policy = TAKE_PTR(pol);

@@ -7,8 +7,10 @@
  *
  * Strict: every one of Keylime's eight top-level fields must be there (Keylime's own schema
  * requires them), no field outside Keylime's schema, no duplicate key, digests as Keylime's schema
- * has them (lowercase hex) of a length that names an algorithm (40 sha1, 64 sha256, 96 sha384, 128
- * sha512; "alg:hex" accepted too), every exclude compiled by PCRE2 after translation from Python's
+ * has them (40-128 lowercase hex digits, "alg:hex" accepted too): a length that names an algorithm
+ * (40 sha1, 64 sha256 or, with keylime_opts.alg_256, sm3, 96 sha384, 128 sha512) is carried; any
+ * other is accepted as Keylime accepts it and, since such a digest matches nothing there or here,
+ * not carried, with a note; every exclude compiled by PCRE2 after translation from Python's
  * re dialect, every verification key a DER RSA or EC public key whose key id is the one Keylime
  * records. What attestd cannot do is refused (a dm_policy, a legacy allowlist), never dropped; a
  * DSSE-signed envelope is read by attestctl/dsse.c, which verifies it with the keys given (--dsse-
@@ -29,6 +31,7 @@
 
 #include <jansson.h>
 
+#include "evidence/hashalg.h"
 #include "policy/runtime.h"
 #include "util/err.h"
 
@@ -62,6 +65,9 @@ struct keylime_stats {
                 ignored_keyrings;
         size_t dropped_names;          /* digests names that are not absolute paths (not carried) */
         size_t dropped_boot_aggregate; /* digests.boot_aggregate values (checked against PCRs) */
+        size_t dropped_digests;        /* digests whose length names no algorithm (never match) */
+        size_t dropped_lists;          /* names left without a digest by that (not carried) */
+        size_t digests_256;            /* bare 64-hex digests, carried as o->alg_256 */
 };
 
 struct keylime_opts {
@@ -72,6 +78,13 @@ struct keylime_opts {
          * neither checked nor failed), fails them when that option is true.
          */
         int64_t violations_allow;
+        /*
+         * What a bare digest of 64 hex digits is: Keylime compares digests as hex strings
+         * whatever the algorithm, so one list serves sha256 and sm3 logs alike (its
+         * keylime-policy tool calls such a list "sha256_or_sm3_256"); attestd judges an algorithm
+         * and its digest together. NULL: sha256; else a 32-byte policy algorithm (sm3).
+         */
+        const struct hashalg *alg_256;
 };
 
 /*
@@ -84,6 +97,16 @@ struct keylime_opts {
 int keylime_import(const char *json, size_t len, const struct keylime_opts *o, json_t **ret_policy,
                    struct keylime_stats *ret_stats, struct keylime_notes *notes,
                    struct attest_err *err) _wur_;
+/*
+ * Whether the text starts like a flat allowlist: its first non-blank line "HEX<blank>PATH" as
+ * sha256sum writes and Keylime's flat allowlists are (40-128 hex digits). Reads at most the
+ * first 4 KiB.
+ */
+bool keylime_is_flat_allowlist(const char *text, size_t len);
+/* x, or -EOPNOTSUPP with err saying how to convert when x is -EBADMSG (not JSON) and the text is
+ * a flat allowlist. */
+int keylime_flat_refusal(const char *text, size_t len, int x, struct attest_err *err) _wur_;
+
 /* The same on a document already parsed (by jpath_load: no duplicate keys, no NUL in strings). */
 int keylime_import_doc(const json_t *doc, const struct keylime_opts *o, json_t **ret_policy,
                        struct keylime_stats *ret_stats, struct keylime_notes *notes,

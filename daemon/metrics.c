@@ -76,6 +76,25 @@ void metrics_conn_closed(struct metrics *m, enum metrics_conn_close why)
                 atomic_fetch_add(&m->conns_closed[why], 1);
 }
 
+void metrics_response(struct metrics *m, unsigned status)
+{
+        unsigned c = status >= 200 && status < 600 ? status / 100 - 2 : 3;
+
+        atomic_fetch_add(&m->responses[c], 1);
+}
+
+static const char *const reset_names[METRICS_RESET__COUNT] = {
+        [METRICS_RESET_REBOOT] = "reboot",
+        [METRICS_RESET_RUNTIME_POLICY] = "runtime_policy",
+        [METRICS_RESET_STATE_UNUSABLE] = "state_unusable",
+};
+
+void metrics_replay_reset(struct metrics *m, enum metrics_reset why)
+{
+        if ((unsigned)why < METRICS_RESET__COUNT)
+                atomic_fetch_add(&m->replay_resets[why], 1);
+}
+
 void metrics_claim_failed(struct metrics *m, enum claim_id id)
 {
         if ((unsigned)id < CLAIM__COUNT)
@@ -223,6 +242,20 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
                         fprintf(f, "attestd_rejected_requests_total{code=\"%s\"} %llu\n",
                                 attest_code_name((enum attest_code)i), (unsigned long long)n);
         }
+        fputs("# HELP attestd_http_responses_total API answers by status class.\n"
+              "# TYPE attestd_http_responses_total counter\n",
+              f);
+        for (unsigned i = 0; i < 4; i++)
+                fprintf(f, "attestd_http_responses_total{class=\"%uxx\"} %llu\n", i + 2,
+                        (unsigned long long)atomic_load(&m->responses[i]));
+        fputs("# HELP attestd_replay_resets_total Agents' log replays started again from entry 0: "
+              "reboot (the TPM's counters moved), runtime_policy (another runtime policy judged "
+              "the earlier entries), state_unusable (the stored replay state did not decode).\n"
+              "# TYPE attestd_replay_resets_total counter\n",
+              f);
+        for (unsigned i = 0; i < METRICS_RESET__COUNT; i++)
+                fprintf(f, "attestd_replay_resets_total{reason=\"%s\"} %llu\n", reset_names[i],
+                        (unsigned long long)atomic_load(&m->replay_resets[i]));
         fprintf(f,
                 "# HELP attestd_ima_entries_replayed_total IMA log entries replayed.\n"
                 "# TYPE attestd_ima_entries_replayed_total counter\n"
@@ -234,6 +267,10 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
                 "until they expire (issuing stores none).\n"
                 "# TYPE attestd_nonces_consumed gauge\n"
                 "attestd_nonces_consumed %llu\n"
+                "# HELP attestd_store_writable 1 while a write beside and into the store "
+                "succeeds (the probe of /healthz, at most one a second), else 0.\n"
+                "# TYPE attestd_store_writable gauge\n"
+                "attestd_store_writable %llu\n"
                 "# HELP attestd_store_commits_total SQLite write transactions committed.\n"
                 "# TYPE attestd_store_commits_total counter\n"
                 "attestd_store_commits_total %llu\n"
@@ -260,9 +297,10 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
                 "attestd_agent_cache_entries %llu\n",
                 (unsigned long long)atomic_load(&m->ima_entries_replayed),
                 (unsigned long long)atomic_load(&m->requests), (unsigned long long)nonces,
-                (unsigned long long)store->commits, (unsigned long long)store->writes,
-                (unsigned long long)store->wal_pages, (unsigned long long)store->cache_hits,
-                (unsigned long long)store->cache_misses, (unsigned long long)store->cache_evictions,
+                (unsigned long long)store->writable, (unsigned long long)store->commits,
+                (unsigned long long)store->writes, (unsigned long long)store->wal_pages,
+                (unsigned long long)store->cache_hits, (unsigned long long)store->cache_misses,
+                (unsigned long long)store->cache_evictions,
                 (unsigned long long)store->cache_entries);
         fprintf(f,
                 "# HELP attestd_db_statements_total Database statements executed (sqlite3_step "

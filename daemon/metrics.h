@@ -34,6 +34,14 @@ enum metrics_conn_close {
         METRICS_CONN__COUNT,
 };
 
+/* Why an agent's replay starts again from entry 0 (attestd_replay_resets_total{reason}). */
+enum metrics_reset {
+        METRICS_RESET_REBOOT,         /* the agent's TPM counters say it rebooted */
+        METRICS_RESET_RUNTIME_POLICY, /* another runtime policy judged the earlier entries */
+        METRICS_RESET_STATE_UNUSABLE, /* the stored replay state did not decode */
+        METRICS_RESET__COUNT,
+};
+
 /*
  * attestd_agents{state=...}: a partition of the agents (store.h struct store_counts): failing
  * (last verdict fail, stale or not: a failing host that stops reporting stays failing, so an
@@ -63,6 +71,8 @@ struct metrics {
         atomic_uint_fast64_t claim_failed[CLAIM__COUNT]; /* claims that did not pass, by id */
         atomic_uint_fast64_t conns_open;                 /* accepted and not yet closed */
         atomic_uint_fast64_t conns_closed[METRICS_CONN__COUNT];
+        atomic_uint_fast64_t responses[4]; /* API answers by status class 2xx..5xx */
+        atomic_uint_fast64_t replay_resets[METRICS_RESET__COUNT];
         struct {
                 atomic_uint_fast64_t bucket[METRICS_HTTP_BUCKETS]; /* cumulative at render */
                 atomic_uint_fast64_t count, sum_us;
@@ -86,6 +96,9 @@ void metrics_request(struct metrics *m);
 void metrics_conn_open(struct metrics *m, int delta);
 void metrics_conn_closed(struct metrics *m, enum metrics_conn_close why);
 void metrics_claim_failed(struct metrics *m, enum claim_id id);
+/* An API answer's status (below 200 or above 599 counts as 5xx: nobody set one). */
+void metrics_response(struct metrics *m, unsigned status);
+void metrics_replay_reset(struct metrics *m, enum metrics_reset why);
 /* One request answered: route index (>= METRICS_ROUTES_MAX - 1: none), method slot. */
 void metrics_http(struct metrics *m, size_t route, size_t method, uint64_t latency_us);
 
@@ -97,6 +110,7 @@ struct metrics_store {
         uint64_t cache_hits, cache_misses, cache_evictions, cache_entries;
         /* statements executed (DB round trips with PostgreSQL), the connection pool */
         uint64_t db_statements, pool_waits, pool_exhausted, pool_size, pool_in_use;
+        uint64_t writable; /* 1: the readiness probe's write succeeded (store_probe), else 0 */
 };
 
 /* The policy cache (daemon/policy-cache.h): lookups that hit and missed, documents parsed. */

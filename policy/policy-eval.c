@@ -492,14 +492,20 @@ static void app_text(const struct boot_app *a, char *out, size_t n)
                 hex_encode(a->digest, bank_size((enum bank)a->bank), out + k);
 }
 
+/* What a bootloaders or kernels claim expects: the policy's list, as written. */
+static struct verdict_value apps_expected(const struct boot_policy_apps *list)
+{
+        return (struct verdict_value){.kind = VV_STRINGS,
+                                      .strs = list->text[0],
+                                      .stride = sizeof(list->text[0]),
+                                      .n = list->n};
+}
+
 static void boot_app_claim(struct eval *ev, const struct claims *c, enum claim_id id,
                            const char *arg, const struct boot_policy_apps *list, unsigned i)
 {
         const struct boot_app *a = &c->boot.apps[i];
-        struct verdict_value exp = {.kind = VV_STRINGS,
-                                    .strs = list->text[0],
-                                    .stride = sizeof(list->text[0]),
-                                    .n = list->n};
+        struct verdict_value exp = apps_expected(list);
         struct claim_src src = boot_src(c, BOOT_APP_PCR, a->entry);
         char text[BOOT_POLICY_APP_TEXT];
 
@@ -529,20 +535,21 @@ static void eval_boot_apps(struct eval *ev, const struct boot_policy *bp, const 
                 struct claim_src src = boot_src(c, BOOT_APP_PCR, b->apps[b->n_apps - 1].entry);
 
                 claim(ev, bp->kernels.set ? CLAIM_BOOT_KERNEL : CLAIM_BOOT_BOOTLOADER, NULL,
-                      vnull(), vnull(), CLAIM_FAIL, &src,
+                      apps_expected(bp->kernels.set ? &bp->kernels : &bp->loaders), vnull(),
+                      CLAIM_FAIL, &src,
                       "%" PRIu32 " boot applications on PCR 4, more than the %d judged",
                       b->apps_total, BOOT_APPS_MAX);
                 return;
         }
         if (!b->n_apps) {
                 if (bp->loaders.set)
-                        claim(ev, CLAIM_BOOT_BOOTLOADER, NULL, vnull(), vnull(), CLAIM_MISSING,
-                              &nowhere,
+                        claim(ev, CLAIM_BOOT_BOOTLOADER, NULL, apps_expected(&bp->loaders), vnull(),
+                              CLAIM_MISSING, &nowhere,
                               "no EV_EFI_BOOT_SERVICES_APPLICATION on PCR 4 in the firmware "
                               "event log");
                 if (bp->kernels.set)
-                        claim(ev, CLAIM_BOOT_KERNEL, NULL, vnull(), vnull(), CLAIM_MISSING,
-                              &nowhere,
+                        claim(ev, CLAIM_BOOT_KERNEL, NULL, apps_expected(&bp->kernels), vnull(),
+                              CLAIM_MISSING, &nowhere,
                               "no EV_EFI_BOOT_SERVICES_APPLICATION on PCR 4 in the firmware "
                               "event log");
                 return;

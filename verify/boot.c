@@ -36,12 +36,11 @@ static int bad_event(struct attest_err *err, const struct tcglog_event *e, const
 }
 
 /*
- * The event's digests must be the hashes of its data (PFP: EV_SEPARATOR, and
- * EV_EFI_VARIABLE_DRIVER_CONFIG over the whole UEFI_VARIABLE_DATA) in every bank the log carries:
- * otherwise the data a claim reads is not what the replay anchors.
+ * 1 when the event's digests are the hashes of p (n bytes) in every bank of banks it carries, 0
+ * when not (*ret_bank the first that is not), < 0 when hashing failed.
  */
-static int data_bound(struct hasher *h, unsigned banks, const struct tcglog_event *e,
-                      struct attest_err *err)
+static int digests_are(struct hasher *h, unsigned banks, const struct tcglog_event *e,
+                       const void *p, size_t n, int *ret_bank)
 {
         for (int b = 0; b < BANK_COUNT; b++) {
                 const struct tcglog_digest *d = tcglog_event_digest(e, (enum bank)b);
@@ -50,15 +49,61 @@ static int data_bound(struct hasher *h, unsigned banks, const struct tcglog_even
 
                 if (!(banks & BANK_MASK(b)) || !d)
                         continue;
-                if ((x = hasher_digest(h, (enum bank)b, e->data, e->size, md)) < 0)
-                        return attest_fail(err, x, AE_VERIFY_INTERNAL, "hash failed");
-                if (memcmp(md, d->p, d->size) != 0)
-                        return attest_fail(err, -EBADMSG, AE_TCGLOG_BAD_EVENT,
-                                           "entry %" PRIu64 " at byte %" PRIu64
-                                           ": its %s digest is not the hash of its data",
-                                           e->index, e->offset, bank_name((enum bank)b));
+                if ((x = hasher_digest(h, (enum bank)b, p, n, md)) < 0)
+                        return x;
+                if (memcmp(md, d->p, d->size) != 0) {
+                        *ret_bank = b;
+                        return 0;
+                }
         }
+        return 1;
+}
+
+/*
+ * The event's digests must be the hashes of its data (PFP: EV_SEPARATOR, and
+ * EV_EFI_VARIABLE_DRIVER_CONFIG over the whole UEFI_VARIABLE_DATA) in every bank the log carries:
+ * otherwise the data a claim reads is not what the replay anchors.
+ */
+static int data_bound(struct hasher *h, unsigned banks, const struct tcglog_event *e,
+                      struct attest_err *err)
+{
+        int b = 0, x = digests_are(h, banks, e, e->data, e->size, &b);
+
+        if (x < 0)
+                return attest_fail(err, x, AE_VERIFY_INTERNAL, "hash failed");
+        if (x == 0)
+                return attest_fail(err, -EBADMSG, AE_TCGLOG_BAD_EVENT,
+                                   "entry %" PRIu64 " at byte %" PRIu64
+                                   ": its %s digest is not the hash of its data",
+                                   e->index, e->offset, bank_name((enum bank)b));
         return 0;
+}
+
+int boot_separator_kind(struct hasher *h, unsigned banks, const struct tcglog_event *e,
+                        struct attest_err *err)
+{
+        static const uint8_t error_value[4] = {1, 0, 0, 0}; /* 00000001h, little-endian */
+        int b = 0, x;
+
+        if ((x = digests_are(h, banks, e, e->data, e->size, &b)) < 0)
+                return attest_fail(err, x, AE_VERIFY_INTERNAL, "hash failed");
+        if (x > 0)
+                /* a delimiter is 00000000h or FFFFFFFFh; other data bound to the digests says
+                 * something else happened, and is shown as an error */
+                return e->size == 4 && (memcmp(e->data, "\0\0\0\0", 4) == 0 ||
+                                        memcmp(e->data, "\xff\xff\xff\xff", 4) == 0)
+                               ? 0
+                               : 1;
+        /* an error: the digests are of 00000001h, the data is the firmware's own description */
+        if ((x = digests_are(h, banks, e, error_value, sizeof(error_value), &b)) < 0)
+                return attest_fail(err, x, AE_VERIFY_INTERNAL, "hash failed");
+        if (x > 0)
+                return 1;
+        return attest_fail(err, -EBADMSG, AE_TCGLOG_BAD_EVENT,
+                           "entry %" PRIu64 " at byte %" PRIu64
+                           ": EV_SEPARATOR whose %s digest is the hash of neither its data nor the "
+                           "error value 00000001h",
+                           e->index, e->offset, bank_name((enum bank)b));
 }
 
 /* SecureBoot, PK, KEK, db, dbx: their GUIDs and names (UEFI 2.x, PFP "PCR[7]" events). */
@@ -143,10 +188,10 @@ static int claims_feed(struct boot_state *s, struct hasher *h, const struct tcgl
                 return 0;
         switch (e->type) {
         case EV_SEPARATOR:
-                if ((x = data_bound(h, s->banks, e, err)) < 0)
+                if ((x = boot_separator_kind(h, s->banks, e, err)) < 0)
                         return x;
                 c->separators |= (uint8_t)(1u << e->pcr);
-                if (e->size == 4 && memcmp(e->data, "\xff\xff\xff\xff", 4) == 0)
+                if (x > 0)
                         c->separator_errors |= (uint8_t)(1u << e->pcr);
                 return 0;
         case EV_EFI_VARIABLE_DRIVER_CONFIG:

@@ -57,7 +57,7 @@ struct boot_claims {
         uint8_t n_apps;                          /* the first BOOT_APPS_MAX kept */
         struct boot_app apps[BOOT_APPS_MAX];
         uint8_t separators;       /* bit i: an EV_SEPARATOR on PCR i */
-        uint8_t separator_errors; /* bit i: ... whose data was the error value 0xffffffff */
+        uint8_t separator_errors; /* bit i: ... one signalling an error (boot_separator_kind) */
         bool locality_seen;       /* EV_NO_ACTION StartupLocality */
         uint8_t locality;
         uint64_t locality_entry;
@@ -81,6 +81,17 @@ struct boot_result {
 };
 
 void boot_state_init(struct boot_state *s);
+
+/*
+ * An EV_SEPARATOR (TCG PC Client PFP, "Error Conditions" and the EV_SEPARATOR event): 0 a
+ * delimiter (4 bytes of data, 00000000h or FFFFFFFFh as SeaBIOS writes, the digests their hash),
+ * 1 one signalling an error (the digests the hash of 00000001h, the data whatever the firmware
+ * recorded about the error; or bound data that is neither delimiter value), < 0 when the digests
+ * in banks are the hash of neither (AE_TCGLOG_BAD_EVENT).
+ */
+struct hasher;
+int boot_separator_kind(struct hasher *h, unsigned banks, const struct tcglog_event *e,
+                        struct attest_err *err) _wur_;
 
 /*
  * The state's section of the stored replay state (verify/replay-state.c), little-endian:

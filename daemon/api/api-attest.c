@@ -199,6 +199,7 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
                 /* an unreadable state costs a full replay, not the agent */
                 log_warning("agent %s: stored replay state unusable (%s): replaying from 0", rd->id,
                             err.msg);
+                metrics_replay_reset(&d->metrics, METRICS_RESET_STATE_UNUSABLE);
                 replay_state_init(&prev);
                 rt_state_empty(rd->rts);
         }
@@ -235,6 +236,7 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
                         api_store_error(d, r, x, "replay reset");
                         return x;
                 }
+                metrics_replay_reset(&d->metrics, METRICS_RESET_RUNTIME_POLICY);
                 log_notice("agent %s: runtime policy now %s (was %s): replay restarts from entry 0",
                            rd->id, rd->ref, rd->rts->ref[0] ? rd->rts->ref : "none");
                 api_error(d, r, 409, AE_RUNTIME_POLICY_CHANGED,
@@ -265,6 +267,7 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
                                 api_store_error(d, r, x, "replay reset");
                                 return x;
                         }
+                        metrics_replay_reset(&d->metrics, METRICS_RESET_REBOOT);
                         log_notice("agent %s rebooted: replay restarts from entry 0", rd->id);
                         api_error(d, r, 409, rd->err.code, "%s; ask a new challenge", rd->err.msg);
                         return e;

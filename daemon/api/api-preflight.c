@@ -70,5 +70,6 @@ int api_preflight(struct attestd *d, const char *method, const char *path,
         return 0; /* on a store error the handler meets it again and reports it */
 answered:
         metrics_request(&d->metrics);
+        metrics_response(&d->metrics, ret->status);
         return 1;
 }

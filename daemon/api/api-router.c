@@ -360,6 +360,11 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
                 st.pool_size = ds.pool_size;
                 st.pool_in_use = ds.pool_in_use;
         }
+        {
+                char why[160];
+
+                st.writable = store_probe(d->store, attestd_now_ms(), 1000, why, sizeof(why)) == 0;
+        }
         if ((e = store_nonces_used_count(d->store, &consumed)) < 0) {
                 api_store_error(d, r, e, "nonce count");
                 return;
@@ -628,6 +633,7 @@ void api_handle(struct attestd *d, const struct api_req *req, struct api_resp *r
         memset(r, 0, sizeof(*r));
         metrics_request(&d->metrics);
         dispatch(d, req, r, &route, &method);
+        metrics_response(&d->metrics, r->status);
         /* by the route table's index, never by the client's path: bounded label values */
         metrics_http(&d->metrics, route, method, (uint64_t)(mono_us() - t0));
 }

@@ -56,6 +56,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         FUZZ_CHECK(policy_runtime(p) != NULL);
         policy_free(p);
+        p = NULL;
         json_decref(pol);
+        /* the same document with its 64-digit digests read as sm3: the same counts, and it loads */
+        {
+                struct keylime_opts o3 = o;
+                struct keylime_stats st3;
+
+                o3.alg_256 = hashalg_get(HASHALG_SM3_256);
+                pol = NULL;
+                FUZZ_CHECK(keylime_import((const char *)data, size, &o3, &pol, &st3, NULL, &err) ==
+                           0);
+                FUZZ_CHECK(st3.names == st.names && st3.digests == st.digests &&
+                           st3.digests_256 == st.digests_256);
+                FUZZ_CHECK(policy_from_json(pol, &p, &err) == 0);
+                policy_free(p);
+                json_decref(pol);
+        }
         return 0;
 }

@@ -128,7 +128,9 @@ rm -f p.json
 refuse '.ima.dm_policy = {"rules":[]}' 'policy_bad_value: $.ima.dm_policy: device-mapper'
 refuse '.digests["/init"] = ["98F6ADEBFC68A54AAE35CC86F794AB8F9105D5CD2E2E767F320FFAE2839B26ED"]' \
         'policy_bad_hex: $.digests["/init"][0]: not lowercase hex'
-refuse '.digests["/init"] = ["'"$(printf 'a%.0s' {1..41})"'"]' '$.digests["/init"][0]: 41 hex digits'
+refuse '.digests["/init"] = ["'"$(printf 'a%.0s' {1..39})"'"]' \
+        '$.digests["/init"][0]: 39 hex digits: Keylime'"'"'s schema takes 40-128'
+refuse '.digests["/init"] = ["'"$(printf 'a%.0s' {1..130})"'"]' '$.digests["/init"][0]: 130 hex digits'
 refuse '.digests["/init"] = ["md5:'"$(printf 'a%.0s' {1..32})"'"]' 'unknown algorithm prefix'
 refuse '.digests["/init"] = []' '$.digests["/init"]: empty list'
 refuse '.foo = 1' 'policy_unknown_field: $.foo'
@@ -147,9 +149,81 @@ refuse '."verification-keys" = "not json"' '"verification-keys"]: the string is 
 printf '{"meta":{"version":1,"generator":1},"meta":{}}' >edited.json
 run 1 "$ctl" policy import-keylime edited.json -o p.json
 grep -q 'policy_json: \$: invalid JSON.*duplicate' err.txt || fail "duplicate key: $(cat err.txt)"
-ok "refused with the JSON path: dm_policy, uppercase/odd/unknown digests, empty list, unknown and" \
+ok "refused with the JSON path: dm_policy, uppercase/short/long digests, empty list, unknown and" \
         "missing fields, version 2, bad log_hash_alg, back-references, bad and empty regexes," \
         "legacy allowlists, a foreign key id, a non-key, non-JSON keys, duplicate keys"
+
+# ---- what Keylime accepts and how it matches (its runtime-policy schema and _validate_ima_ng) ----
+# a digest of 62 hex digits (Keylime's policy-unknown): its schema takes 40-128 digits, and such a
+# digest matches no entry there (a log's digest has its algorithm's size); imported, not carried,
+# named; a path left without digests is not carried either, and its entry fails as in Keylime
+d62=$(printf '0%.0s' {1..60})ff
+edit '.digests["/bin/hello.sh"] = ["'"$d62"'"] | .digests["/init"] += ["'"$d62"'"]'
+run 0 "$ctl" policy import-keylime edited.json -o p.json
+grep -qE 'note: \$\.digests\["/(bin/hello\.sh|init)"\]\[[01]\]: 62 hex digits name no algorithm: not carried' err.txt ||
+        fail "62 digits: no note naming the digest: $(cat err.txt)"
+grep -qF 'note: $.digests["/bin/hello.sh"]: no digest of a known algorithm'"'"'s length left' err.txt ||
+        fail "62 digits: no note naming the emptied path: $(cat err.txt)"
+grep -qF 'note: 2 digests of a length no algorithm has not carried' err.txt ||
+        fail "62 digits: not counted: $(cat err.txt)"
+jq -e '(.ima.runtime.digests | has("/bin/hello.sh") | not)
+       and .ima.runtime.digests["/init"] == ["98f6adebfc68a54aae35cc86f794ab8f9105d5cd2e2e767f320ffae2839b26ed"]' \
+        p.json >/dev/null || fail "62 digits: $(jq -c .ima.runtime.digests p.json)"
+run 1 "$ctl" policy runtime-check p.json "$data/qemu61-tcb/binary_runtime_measurements" --entries
+[ "$(grep -c . out.txt)" -eq 2 ] && grep -qx '15 not_allowed /bin/hello.sh' out.txt ||
+        fail "62 digits on qemu61-tcb: $(cat out.txt)"
+ok "a 62-digit digest (Keylime's policy-unknown) imports, is named and not carried; its path's entry fails, the rest pass"
+
+# Keylime compares digests as hex whatever the algorithm: 64 digits serve sha256 and sm3 logs
+# (Keylime's policy-sm3_256); attestd judges the algorithm, so --digest-alg sm3 says which
+dsm3=$(printf 'sm3 file' | openssl dgst -sm3 -r 2>/dev/null | cut -d' ' -f1) || true
+[ ${#dsm3} -eq 64 ] || dsm3=$(printf 'd%.0s' {1..64})
+jq -n --arg d "$dsm3" '{meta: {version: 1, generator: 3}, release: 0,
+        digests: {"/rootfs_data": [$d]}, excludes: [], keyrings: {},
+        ima: {ignored_keyrings: [], log_hash_alg: "sha1", dm_policy: null}, "ima-buf": {},
+        "verification-keys": ""}' >sm3-policy.json
+# an ascii ima-ng log of one entry hashed with sm3, its sha1 template hash as the kernel computes it
+python3 - "$dsm3" /rootfs_data >sm3.log <<'PY'
+import hashlib, struct, sys
+d, name = bytes.fromhex(sys.argv[1]), sys.argv[2]
+fields = [b"sm3:\0" + d, name.encode() + b"\0"]
+data = b"".join(struct.pack("<I", len(f)) + f for f in fields)
+print("10 %s ima-ng sm3:%s %s" % (hashlib.sha1(data).hexdigest(), sys.argv[1], name))
+PY
+run 0 "$ctl" policy import-keylime sm3-policy.json -o p.json
+grep -qF 'note: 1 digests of 64 hex digits read as sha256' err.txt &&
+        grep -qF -- '--digest-alg sm3' err.txt || fail "no note on 64-digit digests: $(cat err.txt)"
+run 1 "$ctl" policy runtime-check p.json sm3.log --entries
+grep -qx '0 digest_mismatch /rootfs_data' out.txt || fail "sm3 log, sha256 policy: $(cat out.txt)"
+run 0 "$ctl" policy import-keylime sm3-policy.json --digest-alg sm3 -o p.json
+jq -e --arg d "sm3:$dsm3" '.ima.runtime.digests["/rootfs_data"] == [$d]' p.json >/dev/null ||
+        fail "--digest-alg sm3: $(jq -c .ima.runtime.digests p.json)"
+grep -qF 'note: 1 digests of 64 hex digits carried as sm3' err.txt || fail "sm3 note: $(cat err.txt)"
+run 0 "$ctl" policy runtime-check p.json sm3.log --entries
+grep -q " failed 0 " out.txt || fail "sm3 log, sm3 policy: $(cat out.txt)"
+run 0 "$ctl" policy import-keylime "$k" --digest-alg sha256 -o p.json
+jq -e '.ima.runtime.digests["/init"] == ["98f6adebfc68a54aae35cc86f794ab8f9105d5cd2e2e767f320ffae2839b26ed"]' \
+        p.json >/dev/null || fail "--digest-alg sha256 changed the digests"
+run 2 "$ctl" policy import-keylime sm3-policy.json --digest-alg sha1 -o p.json
+grep -q 'digest-alg sha1: sha256 or sm3' err.txt || fail "--digest-alg sha1: $(cat err.txt)"
+ok "64-digit digests: read as sha256 with a note (an sm3 log fails), --digest-alg sm3 writes sm3:HEX (it passes)"
+
+# a flat allowlist (sha256sum's "HEX  PATH" lines) gets the conversion hint, as the JSON legacy
+# form does; other text stays "invalid JSON"
+printf '%s  /usr/bin/bash\n%s  /init\n' "$dsm3" "$dsm3" >flat.txt
+run 1 "$ctl" policy import-keylime flat.txt -o p.json
+grep -qF 'flat.txt: policy_bad_value: line 1 is "HEX PATH" (sha256sum'"'"'s format): a flat Keylime allowlist: convert it to a runtime policy with keylime_convert_runtime_policy -a FILE first' err.txt ||
+        fail "flat allowlist: $(cat err.txt)"
+printf '\n\n%s *data\n' "$d62" >flat2.txt
+run 1 "$ctl" policy import-keylime flat2.txt -o p.json
+grep -q 'a flat Keylime allowlist' err.txt || fail "flat allowlist, blank lines first: $(cat err.txt)"
+printf 'hello world\n' >text.txt
+run 1 "$ctl" policy import-keylime text.txt -o p.json
+grep -q 'policy_json: \$: invalid JSON' err.txt || fail "plain text: $(cat err.txt)"
+printf '%s\n' "$dsm3" >hexonly.txt
+run 1 "$ctl" policy import-keylime hexonly.txt -o p.json
+grep -q 'policy_json: \$: invalid JSON' err.txt || fail "a hex line without a path: $(cat err.txt)"
+ok "a flat allowlist is named with keylime_convert_runtime_policy -a; other text is invalid JSON"
 
 # ---- caps at cap-1, cap, cap+1 ----
 for c in 63 64 65; do

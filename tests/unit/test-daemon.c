@@ -299,7 +299,7 @@ START_TEST(test_metrics_text)
         metrics_rejected(&m, AE_FORBIDDEN);
         metrics_rejected(&m, AE_FORBIDDEN);
         metrics_replayed(&m, 10);
-        struct metrics_store st = {3, 9, 40, 11, 2, 1, 5, 123, 4, 1, 8, 2};
+        struct metrics_store st = {3, 9, 40, 11, 2, 1, 5, 123, 4, 1, 8, 2, 1};
 
         struct metrics_policies pol = {7, 2, 3, 0, 1, 0};
 
@@ -319,6 +319,14 @@ START_TEST(test_metrics_text)
         metrics_conn_closed(&m, METRICS_CONN_EVICTED);
         metrics_conn_closed(&m, METRICS_CONN_REFUSED);
         metrics_conn_closed(&m, METRICS_CONN__COUNT); /* out of range: dropped */
+        metrics_response(&m, 200);
+        metrics_response(&m, 204);
+        metrics_response(&m, 409);
+        metrics_response(&m, 503);
+        metrics_response(&m, 0); /* nobody set one: a server error */
+        metrics_replay_reset(&m, METRICS_RESET_REBOOT);
+        metrics_replay_reset(&m, METRICS_RESET_STATE_UNUSABLE);
+        metrics_replay_reset(&m, METRICS_RESET__COUNT); /* out of range: dropped */
         ck_assert_int_eq(metrics_render(&m, &a, &st, &pol, &mr, 5, &t, &n), 0);
         ck_assert_msg(
                 strstr(t, "\nattestd_http_connections 2\n") &&
@@ -375,6 +383,18 @@ START_TEST(test_metrics_text)
         ck_assert_ptr_nonnull(strstr(t, "attestd_rejected_requests_total{code=\"forbidden\"} 2\n"));
         ck_assert_ptr_nonnull(strstr(t, "attestd_agents{state=\"stale\"} 2\n"));
         ck_assert_ptr_nonnull(strstr(t, "attestd_ima_entries_replayed_total 10\n"));
+        ck_assert_ptr_nonnull(strstr(t, "\nattestd_store_writable 1\n"));
+        ck_assert_msg(strstr(t, "\nattestd_http_responses_total{class=\"2xx\"} 2\n") &&
+                              strstr(t, "\nattestd_http_responses_total{class=\"3xx\"} 0\n") &&
+                              strstr(t, "\nattestd_http_responses_total{class=\"4xx\"} 1\n") &&
+                              strstr(t, "\nattestd_http_responses_total{class=\"5xx\"} 2\n"),
+                      "%s", t);
+        ck_assert_msg(strstr(t, "\nattestd_replay_resets_total{reason=\"reboot\"} 1\n") &&
+                              strstr(t, "\nattestd_replay_resets_total{reason=\"runtime_policy\"} "
+                                        "0\n") &&
+                              strstr(t, "\nattestd_replay_resets_total{reason=\"state_unusable\"} "
+                                        "1\n"),
+                      "%s", t);
         free(t);
         metrics_done(&m);
 }

@@ -279,6 +279,49 @@ START_TEST(test_too_many_applications_fail)
 }
 END_TEST
 
+/*
+ * A log without boot applications (SeaBIOS, or a firmware that measured none): bootloaders and
+ * kernels missing, each showing the policy's list as expected (not null).
+ */
+START_TEST(test_missing_applications_show_the_list)
+{
+        static const char pol[] =
+                "{\"name\":\"b\",\"boot\":{\"bootloaders\":[\"sha256:"
+                "1111111111111111111111111111111111111111111111111111111111111111\",\"sha256:"
+                "2222222222222222222222222222222222222222222222222222222222222222\"],"
+                "\"kernels\":[\"sha256:"
+                "3333333333333333333333333333333333333333333333333333333333333333\"]}}";
+        struct claims c;
+        json_t *v, *exp;
+
+        uefi_claims(&c, true, true, "k");
+        c.boot.n_apps = 0;
+        c.boot.apps_total = 0;
+        v = eval(pol, &c);
+        ck_assert_str_eq(json_string_value(json_object_get(v, "status")), "fail");
+        expect_claim(v, "boot.bootloaders", "missing", false);
+        expect_claim(v, "boot.kernels", "missing", false);
+        exp = json_object_get(find(v, "boot.bootloaders"), "expected");
+        ck_assert_msg(json_is_array(exp) && json_array_size(exp) == 2, "%s",
+                      json_dumps(find(v, "boot.bootloaders"), 0));
+        ck_assert_str_eq(json_string_value(json_array_get(exp, 1)),
+                         "sha256:2222222222222222222222222222222222222222222222222222222222222222");
+        exp = json_object_get(find(v, "boot.kernels"), "expected");
+        ck_assert(json_is_array(exp) && json_array_size(exp) == 1);
+        ck_assert_str_eq(json_string_value(json_array_get(exp, 0)),
+                         "sha256:3333333333333333333333333333333333333333333333333333333333333333");
+        json_decref(v);
+        /* more applications than are kept: the kernels claim fails, also showing its list */
+        uefi_claims(&c, true, true, "k");
+        c.boot.apps_total = 9;
+        c.boot.n_apps = BOOT_APPS_MAX;
+        v = eval(pol, &c);
+        exp = json_object_get(find(v, "boot.kernels"), "expected");
+        ck_assert(json_is_array(exp) && json_array_size(exp) == 1);
+        json_decref(v);
+}
+END_TEST
+
 static Suite *policy_boot_suite(void)
 {
         Suite *s = suite_create("policy-boot");
@@ -288,6 +331,7 @@ static Suite *policy_boot_suite(void)
         tcase_add_test(tc, test_digest_list_cap);
         tcase_add_test(tc, test_from_host_passes_and_each_change_fails);
         tcase_add_test(tc, test_too_many_applications_fail);
+        tcase_add_test(tc, test_missing_applications_show_the_list);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -107,9 +107,10 @@ START_TEST(test_real_seabios_logs_replay_to_their_pcrs)
                         n_uefi++;
                         free(expect);
                 } else {
-                        /* SeaBIOS: 14 entries, error separators (0xffffffff), no UEFI claims */
+                        /* SeaBIOS: 14 entries, separators FFFFFFFFh (delimiters, as the PFP
+                         * allows: no error), no UEFI claims */
                         ck_assert_uint_eq(s.entries, 14);
-                        ck_assert_uint_eq(s.claims.separator_errors, 0xff);
+                        ck_assert_uint_eq(s.claims.separator_errors, 0);
                         ck_assert(!s.claims.secureboot_seen && !s.claims.n_apps);
                 }
                 for (int b = 0; b < BANK_COUNT; b++) {
@@ -420,6 +421,45 @@ START_TEST(test_claim_data_must_match_its_digests)
 }
 END_TEST
 
+/*
+ * EV_SEPARATOR as the TCG PC Client PFP defines it: a delimiter's data is 00000000h or FFFFFFFFh
+ * (SeaBIOS), bound to its digests; an error's digests are the hash of 00000001h whatever its data
+ * (EDK2 records 01000000 itself, other firmware a description); any other bound value is shown as
+ * an error; digests of neither are a malformed event.
+ */
+START_TEST(test_separator_values_as_the_pfp_defines)
+{
+        static const char why[] = "firmware volume hash mismatch";
+        struct tlg g;
+        struct boot_state s;
+        struct attest_err err = {0};
+
+        tlg_begin(&g, NULL, NULL, 0);
+        tlg_event(&g, 0, EV_SEPARATOR, "\0\0\0\0", 4);
+        tlg_event(&g, 1, EV_SEPARATOR, "\xff\xff\xff\xff", 4);
+        tlg_event(&g, 2, EV_SEPARATOR, "\x01\0\0\0", 4);
+        tlg_event_of(&g, 3, EV_SEPARATOR, why, sizeof(why) - 1, "\x01\0\0\0", 4);
+        tlg_event(&g, 4, EV_SEPARATOR, "\x02\0\0\0", 4);
+        tlg_event(&g, 5, EV_SEPARATOR, "\0\0\0\0\0", 5);
+        tlg_event(&g, 6, EV_SEPARATOR, "\0\0\0\0", 4);
+        tlg_event(&g, 7, EV_SEPARATOR, "\xff\xff\xff\xff", 4);
+        ck_assert_msg(replay(g.buf, g.len, &s, &err) == 0, "%s", err.msg);
+        ck_assert_uint_eq(s.claims.separators, 0xff);
+        ck_assert_uint_eq(s.claims.separator_errors, 0x3c); /* PCRs 2, 3, 4, 5 */
+        tlg_free(&g);
+
+        /* data 00000000h, digests of 00000002h: neither its data nor the error value */
+        tlg_begin(&g, NULL, NULL, 0);
+        tlg_event_of(&g, 4, EV_SEPARATOR, "\0\0\0\0", 4, "\x02\0\0\0", 4);
+        ck_assert_int_eq(replay(g.buf, g.len, &s, &err), -EBADMSG);
+        ck_assert_int_eq(err.code, AE_TCGLOG_BAD_EVENT);
+        ck_assert_msg(strstr(err.msg, "entry 1 at byte 69: EV_SEPARATOR whose sha1 digest is the "
+                                      "hash of neither its data nor the error value 00000001h"),
+                      "%s", err.msg);
+        tlg_free(&g);
+}
+END_TEST
+
 /* Truncated at every byte: an error naming an entry, never a crash or a success past a cut. */
 START_TEST(test_truncation_at_every_byte)
 {
@@ -647,6 +687,7 @@ static Suite *tcglog_suite(void)
         tcase_add_test(tc, test_every_error_names_entry_and_byte);
         tcase_add_test(tc, test_truncation_at_every_byte);
         tcase_add_test(tc, test_claim_data_must_match_its_digests);
+        tcase_add_test(tc, test_separator_values_as_the_pfp_defines);
         tcase_add_test(tc, test_failed_read_leaves_reader_unchanged);
         tcase_add_test(tc, test_event_size_cap);
         tcase_add_test(tc, test_algorithm_count_cap);
