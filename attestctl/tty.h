@@ -32,6 +32,12 @@
  */
 size_t tty_text(const char *s, size_t max_cols, char *out, size_t n);
 
+/*
+ * Text tty_text() escaped already (whole), cut as tty_text() cuts it; a "\xHH" escape in it is one
+ * unit that is kept whole or dropped whole, never split (a cut "\x1" would misstate the byte).
+ */
+size_t tty_cut(const char *s, size_t max_cols, char *out, size_t n);
+
 /* The columns s takes once escaped (whole, uncut). */
 size_t tty_width(const char *s);
 
