@@ -29,12 +29,14 @@ static bool unknown_query(const struct reply *p)
 }
 
 /*
- * The ids (member key of each object of array member arr) of the answer to path, distinct, at
- * most ID_CANDIDATES + 1 of them, into ids; *more when the answer had a next page. 1 when the
- * attestd does not know the query (nothing looked up), 0 done, -errno (printed).
+ * The ids (member key of each object of array member arr) of the answer to path that start with
+ * prefix, distinct, at most ID_CANDIDATES + 1 of them, into ids; *more when the answer had a next
+ * page. Entries that do not start with prefix or are not ids are not candidates (a server that
+ * ignored the filter names no agent this way). 1 when the attestd does not know the query
+ * (nothing looked up), 0 done, -errno (printed).
  */
-static int candidates(struct args *a, const char *path, const char *arr, const char *key,
-                      json_t *ids, bool *more)
+static int candidates(struct args *a, const char *path, const char *prefix, const char *arr,
+                      const char *key, json_t *ids, bool *more)
 {
         struct reply p = {0};
         json_auto_t *o = NULL;
@@ -61,12 +63,8 @@ static int candidates(struct args *a, const char *path, const char *arr, const c
                 const char *id = ctl_agents_str(v, key);
                 json_t *row;
 
-                if (!id || !remote_id_valid(id)) {
-                        fprintf(stderr, "attestctl: GET /v1/%s: entry %zu has no valid %s\n", arr,
-                                i, key);
-                        return -EBADMSG;
-                }
-                if (json_object_get(ids, id))
+                if (!id || !remote_id_valid(id) || strncmp(id, prefix, strlen(prefix)) != 0 ||
+                    json_object_get(ids, id))
                         continue;
                 if (json_object_size(ids) > ID_CANDIDATES) {
                         *more = true;
@@ -74,8 +72,10 @@ static int candidates(struct args *a, const char *path, const char *arr, const c
                 }
                 row = json_pack("{s:s?, s:s?}", "hostname", ctl_agents_str(v, "hostname"), "state",
                                 ctl_agents_str(v, "state"));
-                if (!row || json_object_set_new(ids, id, row) < 0)
+                if (!row || json_object_set_new(ids, id, row) < 0) {
+                        json_decref(row);
                         return -ENOMEM;
+                }
         }
         return 0;
 }
@@ -131,22 +131,20 @@ int ctl_agent_resolve(struct args *a, const char *sub, const char *given, bool r
                 return -EINVAL;
         }
         snprintf(path, sizeof(path), "/v1/agents?prefix=%s&limit=%d", given, ID_CANDIDATES + 1);
-        if ((x = candidates(a, path, "agents", "id", ids, &more)) != 0)
+        if ((x = candidates(a, path, given, "agents", "id", ids, &more)) != 0)
                 return x > 0 ? 0 : x; /* an attestd without ?prefix=: the id as given */
         if (json_object_size(ids) == 0 && refused_too) {
                 snprintf(path, sizeof(path), "/v1/refused-eks?prefix=%s&limit=%d", given,
                          ID_CANDIDATES + 1);
-                if ((x = candidates(a, path, "refused_eks", "agent", ids, &more)) != 0)
+                if ((x = candidates(a, path, given, "refused_eks", "agent", ids, &more)) != 0)
                         return x > 0 ? 0 : x;
         }
         /* an id that is whole is itself, whatever else it starts */
         if (json_object_get(ids, given))
                 return 0;
-        if (json_object_size(ids) == 0) {
-                fprintf(stderr, "attestctl agents %s: no agent%s id starts with '%s'\n", sub,
-                        refused_too ? " or refused EK's" : "", given);
-                return -CTL_E_NOT_FOUND;
-        }
+        /* none: the id as given, and attestd's own answer (404 agent_not_found) says it */
+        if (json_object_size(ids) == 0)
+                return 0;
         if (json_object_size(ids) > 1 || more) {
                 print_candidates(sub, given, ids, more);
                 return -CTL_E_AMBIGUOUS;

@@ -42,10 +42,10 @@ int ctl_agents_list(struct args *a);
 
 /*
  * The agent id that given stands for, into out (as git takes a commit's prefix): given itself
- * when it is ID_FULL_LEN or longer, or when it is an agent id; else the one agent id (with
- * refused_too: or refused EK's agent id) it starts. Printed and -errno: -EINVAL shorter than
- * ID_PREFIX_MIN, -CTL_E_AMBIGUOUS several (ID_CANDIDATES of them listed), -CTL_E_NOT_FOUND none;
- * an attestd without ?prefix= takes given as it is.
+ * when it is ID_FULL_LEN or longer, when it is an agent id, or when it starts none (the request
+ * with it then gets attestd's 404); else the one agent id (with refused_too: or refused EK's
+ * agent id) it starts. Printed and -errno: -EINVAL shorter than ID_PREFIX_MIN, -CTL_E_AMBIGUOUS
+ * several (ID_CANDIDATES of them listed). An attestd without ?prefix= takes given as it is.
  */
 int ctl_agent_resolve(struct args *a, const char *sub, const char *given, bool refused_too,
                       char out[ID_MAX + 1]);

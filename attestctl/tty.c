@@ -51,9 +51,20 @@ static void hex(char *out, uint32_t v, unsigned digits)
                 out[i] = hexd[(v >> (4 * (digits - 1 - i))) & 15];
 }
 
-static bool is_hex(unsigned char c)
+static int hex_val(unsigned char c)
 {
-        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+        return c >= '0' && c <= '9'   ? c - '0'
+               : c >= 'a' && c <= 'f' ? c - 'a' + 10
+               : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                      : -1;
+}
+
+/* The byte an escape "\xHH" at p stands for, or -1 when p holds none (p NUL terminated). */
+static int esc_byte(const unsigned char *p)
+{
+        if (p[0] != '\\' || p[1] != 'x' || hex_val(p[2]) < 0 || hex_val(p[3]) < 0)
+                return -1;
+        return hex_val(p[2]) * 16 + hex_val(p[3]);
 }
 
 /*
@@ -65,9 +76,24 @@ static void next_unit(const unsigned char *p, struct unit *u, bool keep)
         uint32_t cp = 0;
         size_t n;
 
-        if (keep && p[0] == '\\' && p[1] == 'x' && is_hex(p[2]) && is_hex(p[3])) {
-                u->in = u->len = u->cols = 4;
-                memcpy(u->out, p, 4);
+        if (keep && esc_byte(p) >= 0) {
+                /* the escapes of one character's bytes (a bidi override is three) go together */
+                int lead = esc_byte(p);
+                size_t k = lead >= 0xf0 && lead <= 0xf4   ? 4
+                           : lead >= 0xe0 && lead <= 0xef ? 3
+                           : lead >= 0xc2 && lead <= 0xdf ? 2
+                                                          : 1;
+
+                for (size_t i = 1; i < k; i++) {
+                        int b = esc_byte(p + 4 * i);
+
+                        if (b < 0x80 || b > 0xbf) {
+                                k = 1;
+                                break;
+                        }
+                }
+                u->in = u->len = u->cols = 4 * k;
+                memcpy(u->out, p, 4 * k);
                 return;
         }
         if (p[0] >= 0x20 && p[0] < 0x7f) {

@@ -33,8 +33,9 @@
 size_t tty_text(const char *s, size_t max_cols, char *out, size_t n);
 
 /*
- * Text tty_text() escaped already (whole), cut as tty_text() cuts it; a "\xHH" escape in it is one
- * unit that is kept whole or dropped whole, never split (a cut "\x1" would misstate the byte).
+ * Text tty_text() escaped already (whole), cut where tty_text() cuts the raw text: a "\xHH"
+ * escape, with the escapes of the other bytes of its character (a bidi override's three), is one
+ * unit kept whole or dropped whole, never split (a cut "\x1" would misstate the byte).
  */
 size_t tty_cut(const char *s, size_t max_cols, char *out, size_t n);
 
