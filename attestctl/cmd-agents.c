@@ -265,8 +265,13 @@ static int agents_show(struct args *a, const char *id)
         field("created:", ctl_agents_str(o, "created"), "-");
         field("last seen:", ctl_agents_str(o, "last_seen"), "never");
         field("next due:", ctl_agents_str(o, "next_due"), "-");
-        if (ctl_agents_str(o, "ak_name"))
-                field("ak name:", ctl_agents_str(o, "ak_name"), "");
+        if (ctl_agents_str(o, "ak_name")) {
+                /* a digest: shortened unless --full, as in the claims table */
+                _cleanup_free_ char *ak = a->r.full ? NULL
+                                                    : digests_shortened(ctl_agents_str(o, "ak_name"));
+
+                field("ak name:", ak ? ak : ctl_agents_str(o, "ak_name"), "");
+        }
         if (json_is_object(v))
                 print_claims(v, &a->r);
         return good ? 0 : 1;

@@ -165,7 +165,7 @@ enum color { C_NONE, C_RED, C_GREEN, C_YELLOW, C_BOLD };
 #define TABLE_RANKS 8                     /* rows are printed by rank, 0 first */
 #define CELL_MAX 72                       /* columns of a cell; longer text is cut with "..." */
 #define CELL_BYTES_MAX (4 * CELL_MAX + 1) /* bytes of a cut cell with its NUL */
-#define CELL_FIT_MIN 12                   /* columns a column keeps when fitted to the terminal */
+#define CELL_FIT_MIN 10                   /* columns a column keeps when fitted to the terminal */
 #define ERR_TEXT_COLS 2048                /* columns of server text quoted in an error message */
 
 struct table {
@@ -193,8 +193,9 @@ int table_row_ranked(struct table *t, unsigned rank, const char *const *cells,
                      const enum color *colors);
 /*
  * Aligned columns, two spaces apart, the last one not padded; the header in bold. Unless full,
- * a column is at most CELL_MAX wide, and when the rows are wider than width the widest columns
- * give up columns (down to CELL_FIT_MIN or their header) until they fit.
+ * a column is at most CELL_MAX wide, and when the rows are wider than width the last column
+ * (free text), then the widest ones give up columns (down to CELL_FIT_MIN, then 4) until they
+ * fit; a header is cut as its cells are.
  */
 void table_print(const struct table *t, bool color);
 void table_done(struct table *t);

@@ -138,32 +138,42 @@ static void widths(const struct table *t, size_t w[TABLE_COLS])
         }
 }
 
-/* Narrow the widest columns, one column at a time, until the row fits t->width (or no column
- * can give up more: each keeps CELL_FIT_MIN columns, or its header when that is wider). */
+/* Take columns from column i (by one, down to min) while the row is wider than width. */
+static void shrink(size_t *w, size_t min, size_t *total, size_t width)
+{
+        while (*total > width && *w > min) {
+                (*w)--;
+                (*total)--;
+        }
+}
+
+/*
+ * Narrow the columns until the row fits t->width: first the last one (free text: a reason) down
+ * to CELL_FIT_MIN, then the widest ones, one column at a time, down to CELL_FIT_MIN, then (a very
+ * narrow terminal) down to 4 ("x..."). A column narrower than that is left as it is.
+ */
 static void fit_width(const struct table *t, size_t w[TABLE_COLS])
 {
+        static const size_t floor_of[] = {CELL_FIT_MIN, 4};
         size_t total = 0;
 
-        if (t->full || !t->width)
+        if (t->full || !t->width || !t->ncols)
                 return;
         for (unsigned i = 0; i < t->ncols; i++)
                 total += w[i] + (i + 1 < t->ncols ? 2 : 0);
-        while (total > t->width) {
-                unsigned widest = TABLE_COLS;
+        shrink(&w[t->ncols - 1], CELL_FIT_MIN, &total, t->width);
+        for (size_t f = 0; f < ARRAY_SIZE(floor_of); f++)
+                while (total > t->width) {
+                        unsigned widest = TABLE_COLS;
 
-                for (unsigned i = 0; i < t->ncols; i++) {
-                        size_t min = tty_width(t->head[i]);
-
-                        if (min < CELL_FIT_MIN)
-                                min = CELL_FIT_MIN;
-                        if (w[i] > min && (widest == TABLE_COLS || w[i] > w[widest]))
-                                widest = i;
+                        for (unsigned i = 0; i < t->ncols; i++)
+                                if (w[i] > floor_of[f] && (widest == TABLE_COLS || w[i] > w[widest]))
+                                        widest = i;
+                        if (widest == TABLE_COLS)
+                                break;
+                        w[widest]--;
+                        total--;
                 }
-                if (widest == TABLE_COLS)
-                        return;
-                w[widest]--;
-                total--;
-        }
 }
 
 void table_print(const struct table *t, bool color)
