@@ -264,6 +264,29 @@ void reply_done(struct reply *p)
         *p = (struct reply){0};
 }
 
+/* Whether a libcurl failure means attestd was not reached (exit 7) rather than that its answer
+ * was broken (exit 6). */
+static bool unreached(CURLcode rc)
+{
+        switch (rc) {
+        case CURLE_COULDNT_RESOLVE_HOST:
+        case CURLE_COULDNT_CONNECT:
+        case CURLE_OPERATION_TIMEDOUT:
+        case CURLE_SSL_CONNECT_ERROR:
+        case CURLE_PEER_FAILED_VERIFICATION:
+        case CURLE_SSL_CERTPROBLEM:
+        case CURLE_SSL_CIPHER:
+        case CURLE_SSL_CACERT_BADFILE:
+        case CURLE_SSL_ISSUER_ERROR:
+        case CURLE_SSL_CRL_BADFILE:
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+        case CURLE_SEND_ERROR:
+                return true;
+        default:
+                return false;
+        }
+}
+
 int remote_request(struct remote *r, const char *method, const char *path, const char *body,
                    struct reply *ret)
 {
@@ -325,8 +348,11 @@ int remote_request(struct remote *r, const char *method, const char *path, const
                         rc == CURLE_PEER_FAILED_VERIFICATION
                                 ? " (is --ca the CA of attestd's certificate?)"
                                 : "");
-                /* not reached, TLS refused, no answer in time, the connection lost mid-answer */
-                return rc == CURLE_OUT_OF_MEMORY ? -ENOMEM : -CTL_E_CONNECT;
+                if (rc == CURLE_OUT_OF_MEMORY)
+                        return -ENOMEM;
+                /* attestd not reached (no connection, TLS refused, no answer in time), or
+                 * reached and its answer broken (cut off, not HTTP) */
+                return unreached(rc) ? -CTL_E_CONNECT : -CTL_E_SERVER;
         }
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &ret->status);
         if (!s.buf && !(s.buf = calloc(1, 1)))

@@ -118,7 +118,7 @@ void reply_done(struct reply *p);
  * METHOD path with an optional JSON body. 0 with any HTTP status in *ret; a transport failure
  * (connect, TLS, timeout, the server gone mid-answer, an answer over CTL_RESPONSE_MAX or with a
  * NUL) is printed and returned as -errno: -CTL_E_CONNECT not reached (connection, TLS, timeout),
- * -EBADMSG an answer refused.
+ * -CTL_E_SERVER an answer cut off or not HTTP, -EBADMSG an answer refused (over the cap, a NUL).
  */
 int remote_request(struct remote *r, const char *method, const char *path, const char *body,
                    struct reply *ret);
