@@ -30,16 +30,17 @@ static void usage(FILE *f)
                    "Commands:\n");
         for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
                 fprintf(f, "  %-9s %s\n", cmds[i].name, cmds[i].summary);
-        fprintf(f, "\nOptions:\n"
-                   "  -h, --help     this text\n"
-                   "  --version      the version\n"
-                   "  --url, --ca, --token-file, --timeout, --json, --full: the connection and\n"
-                   "                 output options of agents, policies and status, taken before\n"
-                   "                 the command too\n"
-                   "\nRun 'attestctl COMMAND --help' for a command's options. See attestctl(1).\n"
-                   "Exit status: 0 ok, 1 a verdict or check failed, 2 usage or a local file;\n"
-                   "the remote commands also 3 not found, 4 not authorised, 5 conflict, 6 server\n"
-                   "error or a refused answer, 7 attestd not reached (connection, TLS, timeout).\n");
+        fprintf(f,
+                "\nOptions:\n"
+                "  -h, --help     this text\n"
+                "  --version      the version\n"
+                "  --url, --ca, --token-file, --timeout, --json, --full: the connection and\n"
+                "                 output options of agents, policies and status, taken before\n"
+                "                 the command too\n"
+                "\nRun 'attestctl COMMAND --help' for a command's options. See attestctl(1).\n"
+                "Exit status: 0 ok, 1 a verdict or check failed, 2 usage or a local file;\n"
+                "the remote commands also 3 not found, 4 not authorised, 5 conflict, 6 server\n"
+                "error or a refused answer, 7 attestd not reached (connection, TLS, timeout).\n");
 }
 
 /* The options of the remote commands that may come before the command: 1 with an argument
@@ -97,8 +98,9 @@ static char **hoist(int argc, char **argv, int *ret_argc)
         }
         if (strcmp(argv[cmd], "agents") != 0 && strcmp(argv[cmd], "policies") != 0 &&
             strcmp(argv[cmd], "status") != 0) {
-                fprintf(stderr, "attestctl: options before '%s': only the remote commands "
-                                "(agents, policies, status) take them there\n",
+                fprintf(stderr,
+                        "attestctl: options before '%s': only the remote commands "
+                        "(agents, policies, status) take them there\n",
                         argv[cmd]);
                 return NULL;
         }

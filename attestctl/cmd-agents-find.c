@@ -227,7 +227,7 @@ int ctl_agents_refused(struct args *a)
                         short_ek ? short_ek : ek,
                         ctl_agents_str(v, "time"),
                         json_is_true(json_object_get(v, "agent_deleted")) ? "deleted"
-                                                                           : "decommissioned",
+                                                                          : "decommissioned",
                 };
 
                 if ((x = table_row(&t, cells, NULL)) == -ENOMEM)

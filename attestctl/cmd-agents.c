@@ -267,8 +267,8 @@ static int agents_show(struct args *a, const char *id)
         field("next due:", ctl_agents_str(o, "next_due"), "-");
         if (ctl_agents_str(o, "ak_name")) {
                 /* a digest: shortened unless --full, as in the claims table */
-                _cleanup_free_ char *ak = a->r.full ? NULL
-                                                    : digests_shortened(ctl_agents_str(o, "ak_name"));
+                _cleanup_free_ char *ak =
+                        a->r.full ? NULL : digests_shortened(ctl_agents_str(o, "ak_name"));
 
                 field("ak name:", ak ? ak : ctl_agents_str(o, "ak_name"), "");
         }
@@ -407,8 +407,8 @@ static int options_check(const struct args *a, const char *sub)
 {
         bool list = is(sub, "list"), results = is(sub, "results");
 
-        if ((!list && (a->status || a->hostname || a->nlabels || a->cursor || a->all ||
-                       a->policy || (a->limit && !results))) ||
+        if ((!list && (a->status || a->hostname || a->nlabels || a->cursor || a->all || a->policy ||
+                       (a->limit && !results))) ||
             (!results && (a->before || a->since)) || (!is(sub, "bind-policy") && a->def)) {
                 fprintf(stderr, "attestctl agents %s: an option of another command\n", sub);
                 return -EINVAL;
@@ -479,7 +479,7 @@ static int run(struct args *a, const char *sub)
 
 int cmd_agents(int argc, char **argv)
 {
-        static const char *const subs[] = {"list",    "show",        "results", "delete",
+        static const char *const subs[] = {"list",         "show",    "results",     "delete",
                                            "decommission", "readmit", "bind-policy", "refused"};
         struct args a = {0};
         const char *sub;

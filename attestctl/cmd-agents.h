@@ -18,10 +18,10 @@
 
 #define PAGES_MAX 10000 /* --all follows at most this many cursors */
 #define LABELS_MAX 16
-#define ID_MAX 64          /* an agent id (remote_id_valid) */
-#define ID_PREFIX_MIN 4    /* characters of an id prefix at least */
-#define ID_FULL_LEN 32     /* attestd's ids: 32 hex digits; a shorter one is looked up as a prefix */
-#define ID_CANDIDATES 10   /* ids an ambiguous prefix lists */
+#define ID_MAX 64        /* an agent id (remote_id_valid) */
+#define ID_PREFIX_MIN 4  /* characters of an id prefix at least */
+#define ID_FULL_LEN 32   /* attestd's ids: 32 hex digits; a shorter one is looked up as a prefix */
+#define ID_CANDIDATES 10 /* ids an ambiguous prefix lists */
 
 struct args {
         struct remote r;

@@ -34,9 +34,9 @@ enum ctl_exit {
         CTL_EXIT_USAGE = 2,     /* usage, a local file, an ambiguous id prefix, a 400 answer */
         CTL_EXIT_NOT_FOUND = 3, /* 404: no such agent, policy or refused EK */
         CTL_EXIT_DENIED = 4,    /* 401, 403: the token is unknown or its role may not */
-        CTL_EXIT_CONFLICT = 5,  /* 409: the state forbids it (a policy in use, not decommissioned) */
-        CTL_EXIT_SERVER = 6,    /* 5xx, an unexpected status, an answer refused (malformed, big) */
-        CTL_EXIT_CONNECT = 7,   /* attestd not reached: connection, TLS, timeout */
+        CTL_EXIT_CONFLICT = 5, /* 409: the state forbids it (a policy in use, not decommissioned) */
+        CTL_EXIT_SERVER = 6,   /* 5xx, an unexpected status, an answer refused (malformed, big) */
+        CTL_EXIT_CONNECT = 7,  /* attestd not reached: connection, TLS, timeout */
 };
 
 /* What the remote functions return for those (negative), told apart by remote_exit(). */
@@ -49,7 +49,7 @@ enum ctl_exit {
 
 /* The exit status for a remote command's result x (>= 0: x itself; -errno: enum ctl_exit). */
 int remote_exit(int x);
-#define CTL_TOKEN_MAX 512                   /* bytes of a bearer token */
+#define CTL_TOKEN_MAX 512 /* bytes of a bearer token */
 
 /* getopt_long values of the connection options (beyond any short option) */
 enum {

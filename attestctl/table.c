@@ -167,7 +167,8 @@ static void fit_width(const struct table *t, size_t w[TABLE_COLS])
                         unsigned widest = TABLE_COLS;
 
                         for (unsigned i = 0; i < t->ncols; i++)
-                                if (w[i] > floor_of[f] && (widest == TABLE_COLS || w[i] > w[widest]))
+                                if (w[i] > floor_of[f] &&
+                                    (widest == TABLE_COLS || w[i] > w[widest]))
                                         widest = i;
                         if (widest == TABLE_COLS)
                                 break;

@@ -114,7 +114,7 @@ void api_agents_list(struct attestd *d, const struct api_req *req, struct api_re
         static const char *const q[] = {"status", "label",  "hostname", "limit",
                                         "cursor", "prefix", "policy"};
         static const char *const once[] = {"status", "hostname", "limit",
-                                           "cursor", "prefix", "policy"};
+                                           "cursor", "prefix",   "policy"};
         struct agents_list l = {.d = d, .now = attestd_now_ms(), .limit = API_AGENTS_LIMIT};
         struct store_agent_filter f = {0};
         char after[STORE_ID_MAX + 1], *next = NULL;

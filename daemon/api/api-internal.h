@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the API handler files share (api-router.c, api-agents.c, api-results.c, api-enrol.c,
- * api-policies.c, api-challenge.c, api-attest.c, api-preflight.c, api-ear.c); not for other modules. The handlers
- * do not include each other.
+ * api-policies.c, api-challenge.c, api-attest.c, api-preflight.c, api-ear.c); not for other
+ * modules. The handlers do not include each other.
  */
 #ifndef ATTESTD_API_INTERNAL_H
 #define ATTESTD_API_INTERNAL_H

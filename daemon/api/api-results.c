@@ -40,7 +40,7 @@ static const char *stored_verdict(const char *text, size_t *ret_len)
  * a new exact-size buffer *ret (its length *ret_len); -ENOMEM.
  */
 int api_json_with_verdict(json_t *o, const char *key, const char *verdict, char **ret,
-                             size_t *ret_len)
+                          size_t *ret_len)
 {
         _cleanup_free_ char *head = json_dumps(o, JSON_COMPACT | JSON_ENCODE_ANY);
         size_t hn = head ? strlen(head) : 0, vn, max;

@@ -346,7 +346,8 @@ static int ek_refused_list_fn(struct conn *c, void *arg)
             bind_i64(st, 2, a->limit > INT64_MAX ? INT64_MAX : (int64_t)a->limit) < 0 ||
             (a->prefix && (bind_i64(st, 3, (int64_t)strlen(a->prefix)) < 0 ||
                            bind_text(st, 4, a->prefix) < 0)) ||
-            bind_blob(st, 5, a->after_ek ? a->after_ek : (const uint8_t *)"", a->after_ek ? STORE_EK_ID_LEN : 0) < 0)
+            bind_blob(st, 5, a->after_ek ? a->after_ek : (const uint8_t *)"",
+                      a->after_ek ? STORE_EK_ID_LEN : 0) < 0)
                 e = -EIO;
         while (e == 0 && (rc = db_step(st)) == DB_ROW) {
                 char agent[STORE_ID_MAX + 1];

@@ -170,8 +170,7 @@ static int query_bind(struct db_stmt *st, const struct store_agent_filter *f, bo
             (p >= 3 && bind_i64(st, 3, f->interval) < 0) ||
             bind_text(st, 4, f->after && !count ? f->after : "") < 0 ||
             (f->hostname && bind_text(st, 5, f->hostname) < 0) ||
-            (!count &&
-             bind_i64(st, 6, f->limit > INT64_MAX ? INT64_MAX : (int64_t)f->limit) < 0) ||
+            (!count && bind_i64(st, 6, f->limit > INT64_MAX ? INT64_MAX : (int64_t)f->limit) < 0) ||
             (f->prefix && (bind_i64(st, 15, (int64_t)strlen(f->prefix)) < 0 ||
                            bind_text(st, 16, f->prefix) < 0)) ||
             (f->policy && bind_text(st, 17, f->policy) < 0))

@@ -381,8 +381,8 @@ static int results_since_fn(struct conn *c, void *arg)
 
 int store_results_since(struct store *s, const char *agent, uint64_t limit, int64_t after,
                         int64_t since,
-                        int (*fn)(int64_t id, int64_t time, const char *status,
-                                  const char *policy, const char *verdict, void *arg),
+                        int (*fn)(int64_t id, int64_t time, const char *status, const char *policy,
+                                  const char *verdict, void *arg),
                         void *arg)
 {
         struct since_arg a = {agent, limit, after, since, fn, arg};

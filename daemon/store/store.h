@@ -348,8 +348,8 @@ int store_results_list(struct store *s, const char *agent, uint64_t limit, int64
  * limit (the export's pages: a cursor that retention cannot move). -ENOENT no such agent. */
 int store_results_since(struct store *s, const char *agent, uint64_t limit, int64_t after,
                         int64_t since,
-                        int (*fn)(int64_t id, int64_t time, const char *status,
-                                  const char *policy, const char *verdict, void *arg),
+                        int (*fn)(int64_t id, int64_t time, const char *status, const char *policy,
+                                  const char *verdict, void *arg),
                         void *arg) _wur_;
 
 #define STORE_POLICY_REF_MAX (STORE_ID_MAX + 24) /* name@version, with its NUL */

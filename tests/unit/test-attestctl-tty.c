@@ -302,8 +302,12 @@ END_TEST
 START_TEST(test_cut_of_escaped_text_keeps_escapes_whole)
 {
         static const char *const raw[] = {
-                "ab\x1b[2Jcd", "\xe2\x80\xae" "abc\x07", "x\x9b\x9b\x9b", "plain text here",
-"\xe6\xbc\xa2\x1b\xe5\xad\x97",
+                "ab\x1b[2Jcd",
+                "\xe2\x80\xae"
+                "abc\x07",
+                "x\x9b\x9b\x9b",
+                "plain text here",
+                "\xe6\xbc\xa2\x1b\xe5\xad\x97",
         };
         char e[128], once[128], cut[128];
 
