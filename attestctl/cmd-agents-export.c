@@ -39,13 +39,14 @@ bad:
         return -EINVAL;
 }
 
-/* One result as a JSON line, the agent id first: each line stands alone in an archive. */
+/* One result as a JSON line, the agent id first (an "agent" member of the answer is not taken):
+ * each line stands alone in an archive. */
 static int json_line(const char *id, const json_t *res)
 {
         json_auto_t *o = json_pack("{s:s}", "agent", id);
         _cleanup_free_ char *s = NULL;
 
-        if (!o || json_object_update(o, (json_t *)res) < 0)
+        if (!o || json_object_update_missing(o, (json_t *)res) < 0)
                 return -ENOMEM;
         /* compact: JSON escapes any newline inside a string, so a line is one result */
         if (!(s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER)))
