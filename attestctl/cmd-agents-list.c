@@ -32,7 +32,8 @@ static int agent_rank(const json_t *a)
         return 4;
 }
 
-/* The --status, --label and --hostname filters, for an attestd that does not apply them. */
+/* The --status, --label, --hostname and --policy filters, for an attestd that does not apply
+ * them. */
 static bool agent_matches(const struct args *a, const json_t *ag)
 {
         if (a->status) {
@@ -65,6 +66,12 @@ static bool agent_matches(const struct args *a, const json_t *ag)
                 const char *h = ctl_agents_str(ag, "hostname");
 
                 if (!h || strcmp(h, a->hostname) != 0)
+                        return false;
+        }
+        if (a->policy) {
+                const char *p = ctl_agents_str(ag, "policy");
+
+                if (!p || strcmp(p, a->policy) != 0)
                         return false;
         }
         for (unsigned i = 0; i < a->nlabels; i++) {
@@ -299,6 +306,7 @@ int ctl_agents_list(struct args *a)
         int x;
 
         table_init(&lo.t, ARRAY_SIZE(head), head);
+        table_fit(&lo.t, &a->r);
         if (a->cursor && !cursor)
                 return -ENOMEM;
         if (a->npos != 0) {
@@ -306,7 +314,8 @@ int ctl_agents_list(struct args *a)
                 return -EINVAL;
         }
         if ((a->status && (x = query_add(&a->r, q, sizeof(q), "status", a->status)) < 0) ||
-            (a->hostname && (x = query_add(&a->r, q, sizeof(q), "hostname", a->hostname)) < 0))
+            (a->hostname && (x = query_add(&a->r, q, sizeof(q), "hostname", a->hostname)) < 0) ||
+            (a->policy && (x = query_add(&a->r, q, sizeof(q), "policy", a->policy)) < 0))
                 return x;
         for (unsigned i = 0; i < a->nlabels; i++)
                 if ((x = query_add(&a->r, q, sizeof(q), "label", a->labels[i])) < 0)

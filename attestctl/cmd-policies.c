@@ -31,8 +31,10 @@ static void usage(FILE *f)
                 "  --version N    get: that version\n"
                 "%s"
                 "\n"
-                "Exit status: 0 done; 2 usage, file, network or TLS errors, or an error answer of\n"
-                "attestd (an invalid policy, an unknown name, a policy in use).\n",
+                "Exit status: 0 done; 2 usage, a file, or a request attestd refused (an invalid\n"
+                "policy: 400); 3 no such policy; 4 not authorised; 5 the policy is in use; 6\n"
+                "server error or a refused answer; 7 attestd not reached (connection, TLS,\n"
+                "timeout).\n",
                 remote_options_help);
 }
 
@@ -104,8 +106,8 @@ static int put(struct remote *r, const char *name, const char *file)
         size_t len;
         int x;
 
-        if ((x = ctl_read_file(file, POLICY_JSON_MAX, &buf, &len)) < 0)
-                return x;
+        if (ctl_read_file(file, POLICY_JSON_MAX, &buf, &len) < 0)
+                return -EINVAL; /* a local file: a usage error, whatever its errno */
         /* only that it is one JSON object: attestd validates it as a policy */
         doc = json_loadb((const char *)buf, len, JSON_REJECT_DUPLICATES, &je);
         if (!json_is_object(doc)) {
@@ -226,5 +228,5 @@ int cmd_policies(int argc, char **argv)
         else
                 x = del(&r, pos[0]);
         remote_done(&r);
-        return x < 0 ? 2 : 0;
+        return x < 0 ? remote_exit(x) : 0;
 }

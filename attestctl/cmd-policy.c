@@ -333,6 +333,7 @@ static int do_check(const struct args *a)
                         return 2;
         } else {
                 json_t *ima = json_object_get(verdict, "ima");
+                struct remote out; /* the terminal's colour and width; nothing connected */
                 char b[32];
 
                 printf("verdict: %s (policy %s)\n",
@@ -347,7 +348,8 @@ static int do_check(const struct args *a)
                        !json_is_true(json_object_get(ima, "boot_aggregate_seen")) ? "not seen"
                        : json_is_true(json_object_get(ima, "boot_aggregate_ok"))  ? "ok"
                                                                                   : "MISMATCH");
-                print_claims(verdict, remote_color());
+                remote_init(&out);
+                print_claims(verdict, &out);
                 if (fflush(stdout) != 0)
                         return 2;
         }

@@ -23,8 +23,9 @@ static void usage(FILE *f)
                 "%s"
                 "\n"
                 "Exit status: 0 attestd is ready; 1 it answered that it is not (store\n"
-                "unavailable, draining: the server's error is printed); 2 usage, network or TLS\n"
-                "errors, or an answer that is not what attestd sends.\n",
+                "unavailable, draining: the server's error is printed); 2 usage; 6 an answer\n"
+                "that is not what attestd sends; 7 attestd not reached (connection, TLS,\n"
+                "timeout).\n",
                 remote_options_help);
 }
 
@@ -146,8 +147,12 @@ int cmd_status(int argc, char **argv)
         /* /healthz and /metrics need no token; one given is not sent */
         if (remote_connect(&r, false) < 0)
                 goto out;
-        if (remote_request(&r, "GET", "/healthz", NULL, &hp) < 0)
+        if ((x = remote_request(&r, "GET", "/healthz", NULL, &hp)) < 0) {
+                rc = remote_exit(x);
                 goto out;
+        }
+        /* from here on an answer attestd would not give */
+        rc = CTL_EXIT_SERVER;
         health = json_loadb(hp.body, hp.len, JSON_REJECT_DUPLICATES, NULL);
         if (!json_is_object(health) || (hp.status != 200 && hp.status != 503)) {
                 remote_print_error("GET", "/healthz", &hp);
@@ -156,8 +161,10 @@ int cmd_status(int argc, char **argv)
         ready = hp.status == 200;
         if (!ready)
                 remote_print_error("GET", "/healthz", &hp);
-        if (remote_request(&r, "GET", "/metrics", NULL, &mp) < 0)
+        if ((x = remote_request(&r, "GET", "/metrics", NULL, &mp)) < 0) {
+                rc = remote_exit(x);
                 goto out;
+        }
         if (mp.status != 200) {
                 remote_print_error("GET", "/metrics", &mp);
                 goto out;
@@ -171,8 +178,10 @@ int cmd_status(int argc, char **argv)
                 json_auto_t *o = json_pack("{s:s, s:b, s:O, s:O}", "url", r.url, "ready", ready,
                                            "health", health, "metrics", summary);
 
-                if (!o || print_json(o) < 0)
+                if (!o || print_json(o) < 0) {
+                        rc = CTL_EXIT_USAGE;
                         goto out;
+                }
         } else {
                 char b[64];
                 long long n = get_int(summary, "verification_seconds", "count");
@@ -206,8 +215,10 @@ int cmd_status(int argc, char **argv)
                 printf("\nrequests:  %lld (%lld rejected)\n",
                        get_int(summary, NULL, "requests_total"),
                        get_int(summary, NULL, "rejected_total"));
-                if (fflush(stdout) != 0)
+                if (fflush(stdout) != 0) {
+                        rc = CTL_EXIT_USAGE;
                         goto out;
+                }
         }
         rc = ready ? 0 : 1;
 out:

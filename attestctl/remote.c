@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -25,6 +26,8 @@ const char remote_options_help[] =
         "                    never on the command line\n"
         "  --json            print the server's JSON (or a stable JSON form) instead of tables\n"
         "  --timeout SEC     for the whole request (default 30)\n"
+        "  --full            tables with every cell whole and digests in full (default: fitted\n"
+        "                    to the terminal, digests shortened)\n"
         "  -h, --help        this text\n";
 
 bool remote_color(void)
@@ -34,9 +37,45 @@ bool remote_color(void)
         return isatty(STDOUT_FILENO) && !(nc && *nc) && !(term && strcmp(term, "dumb") == 0);
 }
 
+size_t remote_width(void)
+{
+        const char *c = getenv("COLUMNS");
+        struct winsize ws;
+        uint64_t v;
+
+        if (c && *c && num_u64(c, strlen(c), 20, 10000, &v) == 0)
+                return (size_t)v;
+        if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+                return ws.ws_col;
+        return 0;
+}
+
 void remote_init(struct remote *r)
 {
-        *r = (struct remote){.timeout = 30, .color = remote_color()};
+        *r = (struct remote){.timeout = 30, .color = remote_color(), .width = remote_width()};
+}
+
+int remote_exit(int x)
+{
+        if (x >= 0)
+                return x;
+        switch (-x) {
+        case CTL_E_NOT_FOUND:
+                return CTL_EXIT_NOT_FOUND;
+        case CTL_E_DENIED:
+                return CTL_EXIT_DENIED;
+        case CTL_E_CONFLICT:
+                return CTL_EXIT_CONFLICT;
+        case CTL_E_SERVER:
+        case EBADMSG:
+        case EPROTO:
+        case ELOOP:
+                return CTL_EXIT_SERVER;
+        case CTL_E_CONNECT:
+                return CTL_EXIT_CONNECT;
+        default:
+                return CTL_EXIT_USAGE;
+        }
 }
 
 void remote_done(struct remote *r)
@@ -67,6 +106,9 @@ int remote_opt(struct remote *r, int c, const char *arg)
                 return 1;
         case OPT_JSON:
                 r->json = true;
+                return 1;
+        case OPT_FULL:
+                r->full = true;
                 return 1;
         case OPT_TIMEOUT:
                 if (num_u64(arg, strlen(arg), 1, 3600, &v) < 0) {
@@ -222,6 +264,29 @@ void reply_done(struct reply *p)
         *p = (struct reply){0};
 }
 
+/* Whether a libcurl failure means attestd was not reached (exit 7) rather than that its answer
+ * was broken (exit 6). */
+static bool unreached(CURLcode rc)
+{
+        switch (rc) {
+        case CURLE_COULDNT_RESOLVE_HOST:
+        case CURLE_COULDNT_CONNECT:
+        case CURLE_OPERATION_TIMEDOUT:
+        case CURLE_SSL_CONNECT_ERROR:
+        case CURLE_PEER_FAILED_VERIFICATION:
+        case CURLE_SSL_CERTPROBLEM:
+        case CURLE_SSL_CIPHER:
+        case CURLE_SSL_CACERT_BADFILE:
+        case CURLE_SSL_ISSUER_ERROR:
+        case CURLE_SSL_CRL_BADFILE:
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+        case CURLE_SEND_ERROR:
+                return true;
+        default:
+                return false;
+        }
+}
+
 int remote_request(struct remote *r, const char *method, const char *path, const char *body,
                    struct reply *ret)
 {
@@ -266,22 +331,28 @@ int remote_request(struct remote *r, const char *method, const char *path, const
         curl_slist_free_all(hdr);
         if (rc != CURLE_OK) {
                 free(s.buf);
-                if (s.nul)
+                if (s.nul) {
                         fprintf(stderr, "attestctl: %s %s: the answer holds a NUL byte: refused\n",
                                 method, path);
-                else if (s.overflow || rc == CURLE_FILESIZE_EXCEEDED)
+                        return -EBADMSG;
+                }
+                if (s.overflow || rc == CURLE_FILESIZE_EXCEEDED) {
                         fprintf(stderr, "attestctl: %s %s: the answer is over %u bytes: refused\n",
                                 method, path, CTL_RESPONSE_MAX);
-                else {
-                        /* libcurl's text may quote the server (a certificate's name) */
-                        fprintf(stderr, "attestctl: %s %s: ", method, path);
-                        tty_fputs(ebuf[0] ? ebuf : curl_easy_strerror(rc), ERR_TEXT_COLS, stderr);
-                        fprintf(stderr, "%s\n",
-                                rc == CURLE_PEER_FAILED_VERIFICATION
-                                        ? " (is --ca the CA of attestd's certificate?)"
-                                        : "");
+                        return -EBADMSG;
                 }
-                return -EIO;
+                /* libcurl's text may quote the server (a certificate's name) */
+                fprintf(stderr, "attestctl: %s %s: ", method, path);
+                tty_fputs(ebuf[0] ? ebuf : curl_easy_strerror(rc), ERR_TEXT_COLS, stderr);
+                fprintf(stderr, "%s\n",
+                        rc == CURLE_PEER_FAILED_VERIFICATION
+                                ? " (is --ca the CA of attestd's certificate?)"
+                                : "");
+                if (rc == CURLE_OUT_OF_MEMORY)
+                        return -ENOMEM;
+                /* attestd not reached (no connection, TLS refused, no answer in time), or
+                 * reached and its answer broken (cut off, not HTTP) */
+                return unreached(rc) ? -CTL_E_CONNECT : -CTL_E_SERVER;
         }
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &ret->status);
         if (!s.buf && !(s.buf = calloc(1, 1)))
@@ -321,6 +392,21 @@ int remote_json(struct remote *r, const char *method, const char *path, const ch
         return reply_json(method, path, &p, ret);
 }
 
+int reply_errno(long status)
+{
+        if (status == 404)
+                return -CTL_E_NOT_FOUND;
+        if (status == 401 || status == 403)
+                return -CTL_E_DENIED;
+        if (status == 409)
+                return -CTL_E_CONFLICT;
+        if (status >= 400 && status <= 499)
+                return -EINVAL;
+        if (status >= 500 && status <= 599)
+                return -CTL_E_SERVER;
+        return -EPROTO;
+}
+
 int reply_json(const char *method, const char *path, struct reply *p, json_t **ret)
 {
         json_error_t je;
@@ -328,9 +414,11 @@ int reply_json(const char *method, const char *path, struct reply *p, json_t **r
 
         *ret = NULL;
         if (p->status < 200 || p->status > 299) {
+                int x = reply_errno(p->status);
+
                 remote_print_error(method, path, p);
                 reply_done(p);
-                return -EPROTO;
+                return x;
         }
         if (p->status == 204) {
                 reply_done(p);
@@ -375,244 +463,4 @@ bool remote_id_valid(const char *s)
                         return false;
         }
         return true;
-}
-
-/* ---- tables ---- */
-
-void table_init(struct table *t, unsigned ncols, const char *const *head)
-{
-        *t = (struct table){.ncols = ncols};
-        for (unsigned i = 0; i < ncols && i < TABLE_COLS; i++)
-                t->head[i] = head[i];
-}
-
-int table_row(struct table *t, const char *const *cells, const enum color *colors)
-{
-        return table_row_ranked(t, 0, cells, colors);
-}
-
-int table_row_ranked(struct table *t, unsigned rank, const char *const *cells,
-                     const enum color *colors)
-{
-        char esc[TABLE_COLS][CELL_BYTES_MAX];
-        size_t len[TABLE_COLS], total = 0, off = 0;
-        char *row;
-
-        if (t->nrows >= TABLE_ROWS_MAX) {
-                t->dropped++;
-                return -E2BIG;
-        }
-        /* every cell escaped (attestctl/tty.h) and cut at CELL_MAX columns */
-        for (unsigned i = 0; i < t->ncols; i++) {
-                tty_text(cells[i] ? cells[i] : "-", CELL_MAX, esc[i], sizeof(esc[i]));
-                len[i] = strlen(esc[i]) + 1;
-                total += len[i];
-        }
-        if (total > TABLE_BYTES_MAX - t->bytes) {
-                t->dropped++;
-                return -E2BIG;
-        }
-        if (t->nrows == t->cap) {
-                size_t cap = t->cap ? t->cap * 2 : 16;
-                char **nr = realloc(t->rows, cap * sizeof(*nr));
-                unsigned char *nrk;
-                enum color *ncol;
-
-                if (!nr)
-                        return -ENOMEM;
-                t->rows = nr;
-                if (!(nrk = realloc(t->ranks, cap)))
-                        return -ENOMEM;
-                t->ranks = nrk;
-                if (!(ncol = realloc(t->colors, cap * t->ncols * sizeof(*ncol))))
-                        return -ENOMEM;
-                t->colors = ncol;
-                t->cap = cap;
-        }
-        if (!(row = malloc(total)))
-                return -ENOMEM;
-        for (unsigned i = 0; i < t->ncols; i++) {
-                memcpy(row + off, esc[i], len[i]);
-                off += len[i];
-                t->colors[t->nrows * t->ncols + i] = colors ? colors[i] : C_NONE;
-        }
-        t->rows[t->nrows] = row;
-        t->ranks[t->nrows] = (unsigned char)(rank < TABLE_RANKS ? rank : TABLE_RANKS - 1);
-        t->bytes += total;
-        t->nrows++;
-        return 0;
-}
-
-static const char *const color_on[] = {"", "\033[31m", "\033[32m", "\033[33m", "\033[1m"};
-
-/* One cell (escaped already: its text is printable), padded to width columns unless last. */
-static void cell(const char *s, enum color c, bool color, size_t width, bool last)
-{
-        size_t n = tty_width(s);
-
-        if (color && c != C_NONE)
-                printf("%s%s\033[0m", color_on[c], s);
-        else
-                fputs(s, stdout);
-        if (!last)
-                printf("%*s", (int)(width - n + 2), "");
-}
-
-void table_print(const struct table *t, bool color)
-{
-        size_t w[TABLE_COLS] = {0};
-
-        for (unsigned i = 0; i < t->ncols; i++)
-                w[i] = tty_width(t->head[i]);
-        for (size_t r = 0; r < t->nrows; r++) {
-                const char *c = t->rows[r];
-
-                for (unsigned i = 0; i < t->ncols; i++) {
-                        size_t n = tty_width(c);
-
-                        if (n > w[i])
-                                w[i] = n;
-                        c += strlen(c) + 1;
-                }
-        }
-        for (unsigned i = 0; i < t->ncols; i++)
-                cell(t->head[i], C_BOLD, color, w[i], i + 1 == t->ncols);
-        putchar('\n');
-        /* by rank, each rank in the order the rows came */
-        for (unsigned rank = 0; rank < TABLE_RANKS; rank++)
-                for (size_t r = 0; r < t->nrows; r++) {
-                        const char *c = t->rows[r];
-
-                        if (t->ranks[r] != rank)
-                                continue;
-                        for (unsigned i = 0; i < t->ncols; i++) {
-                                cell(c, t->colors[r * t->ncols + i], color, w[i],
-                                     i + 1 == t->ncols);
-                                c += strlen(c) + 1;
-                        }
-                        putchar('\n');
-                }
-        if (t->dropped)
-                printf("(%zu more rows not shown: a table holds at most %u rows and %u MiB)\n",
-                       t->dropped, TABLE_ROWS_MAX, TABLE_BYTES_MAX >> 20);
-}
-
-void table_done(struct table *t)
-{
-        for (size_t i = 0; i < t->nrows; i++)
-                free(t->rows[i]);
-        free(t->rows);
-        free(t->ranks);
-        free(t->colors);
-        *t = (struct table){0};
-}
-
-enum color status_color(const char *s)
-{
-        if (!s)
-                return C_NONE;
-        if (!strcmp(s, "fail") || !strcmp(s, "failing") || !strcmp(s, "decommissioned") ||
-            !strcmp(s, "error") || !strcmp(s, "contraindicated"))
-                return C_RED;
-        if (!strcmp(s, "stale") || !strcmp(s, "warning") || !strcmp(s, "pending"))
-                return C_YELLOW;
-        if (!strcmp(s, "pass") || !strcmp(s, "ok") || !strcmp(s, "affirming"))
-                return C_GREEN;
-        return C_NONE;
-}
-
-const char *colored(const char *s, enum color c, bool color, char *buf, size_t n)
-{
-        static const char off[] = "\033[0m";
-        size_t on, len;
-
-        if (!color || c == C_NONE || n < strlen(color_on[c]) + sizeof(off) + 4) {
-                tty_text(s, 0, buf, n);
-                return buf;
-        }
-        /* our escapes around s, s escaped (it may come from the server) */
-        on = strlen(color_on[c]);
-        memcpy(buf, color_on[c], on);
-        tty_text(s, 0, buf + on, n - on - (sizeof(off) - 1));
-        len = on + strlen(buf + on);
-        memcpy(buf + len, off, sizeof(off));
-        return buf;
-}
-
-/* ---- verdicts ---- */
-
-static const char *str(const json_t *o, const char *k)
-{
-        return json_string_value(json_object_get(o, k));
-}
-
-/* A JSON value as a table cell: strings bare, the rest compact JSON; escaped, cut at CELL_MAX. */
-void cell_text(const json_t *v, char *buf, size_t n)
-{
-        _cleanup_free_ char *s = NULL;
-        const char *t;
-
-        if (!v || json_is_null(v))
-                t = "-";
-        else if (json_is_string(v))
-                t = json_string_value(v);
-        else
-                t = (s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT)) ? s : "?";
-        tty_text(t, CELL_MAX, buf, n);
-}
-
-/* The claims of a verdict as a table, failing claims first; the top-level reason when any. */
-void print_claims(const json_t *verdict, bool color)
-{
-        static const char *const head[] = {"RESULT",   "CLAIM", "EXPECTED", "OBSERVED",
-                                           "ANCHORED", "ENTRY", "REASON"};
-        const json_t *claims = json_object_get(verdict, "claims"), *reason;
-        const json_t *unchecked = json_object_get(verdict, "sections_unchecked");
-        struct table t;
-
-        reason = json_object_get(verdict, "reason");
-        if (json_is_object(reason)) {
-                fputs("reason:     ", stdout);
-                tty_fputs(str(reason, "code") ? str(reason, "code") : "?", 0, stdout);
-                fputs(": ", stdout);
-                tty_fputs(str(reason, "detail") ? str(reason, "detail") : "", 0, stdout);
-                putchar('\n');
-        }
-        if (json_array_size(unchecked)) {
-                _cleanup_free_ char *s = json_dumps(unchecked, JSON_COMPACT);
-
-                fputs("unchecked:  ", stdout);
-                tty_fputs(s ? s : "?", 0, stdout);
-                putchar('\n');
-        }
-        if (!json_array_size(claims))
-                return;
-        putchar('\n');
-        table_init(&t, ARRAY_SIZE(head), head);
-        for (size_t i = 0; i < json_array_size(claims); i++) {
-                const json_t *c = json_array_get(claims, i);
-                const char *res = str(c, "result");
-                bool failing = !res || strcmp(res, "pass") != 0;
-                char e[CELL_BYTES_MAX], o[CELL_BYTES_MAX], en[CELL_BYTES_MAX], rs[CELL_BYTES_MAX];
-                const char *cells[7];
-                enum color col[7] = {0};
-
-                cell_text(json_object_get(c, "expected"), e, sizeof(e));
-                cell_text(json_object_get(c, "observed"), o, sizeof(o));
-                cell_text(json_object_get(c, "entry"), en, sizeof(en));
-                cell_text(json_object_get(c, "reason"), rs, sizeof(rs));
-                cells[0] = res;
-                cells[1] = str(c, "name");
-                cells[2] = e;
-                cells[3] = o;
-                cells[4] = json_is_true(json_object_get(c, "anchored")) ? "yes" : "no";
-                cells[5] = en;
-                cells[6] = rs;
-                col[0] = status_color(res);
-                /* failing claims first (rank 0), each group in the verdict's order */
-                if (table_row_ranked(&t, failing ? 0 : 1, cells, col) == -ENOMEM)
-                        break;
-        }
-        table_print(&t, color);
-        table_done(&t);
 }

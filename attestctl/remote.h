@@ -7,13 +7,16 @@
  * {"error","detail"} answers printed with their text escaped (attestctl/tty.h), and aligned
  * tables with optional colour, every cell escaped.
  *
- * Exit status of every remote command: 0 done, 1 a verdict or check failed (documented per
- * command), 2 usage, file, network, TLS, a malformed or oversized answer, or an error answer of
- * the server (printed: "attestctl: GET /v1/agents/x: 404 agent_not_found: no agent x").
+ * Exit status of every remote command (enum ctl_exit, docs/attestctl.1 EXIT STATUS): 0 done, 1 a
+ * verdict or check failed (documented per command), 2 usage, a local file, an ambiguous id
+ * prefix or a request attestd refused as malformed, 3 not found, 4 not authorised, 5 conflict, 6
+ * a server error or an answer attestctl refuses, 7 attestd not reached (connection, TLS,
+ * timeout). Errors are printed ("attestctl: GET /v1/agents/x: 404 agent_not_found: no agent x").
  */
 #ifndef ATTESTCTL_REMOTE_H
 #define ATTESTCTL_REMOTE_H
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,7 +26,30 @@
 #include "util/macro.h"
 
 #define CTL_RESPONSE_MAX (8u * 1024 * 1024) /* bytes of one response body */
-#define CTL_TOKEN_MAX 512                   /* bytes of a bearer token */
+
+/* The exit status of a remote command (docs/attestctl.1, EXIT STATUS). */
+enum ctl_exit {
+        CTL_EXIT_OK = 0,
+        CTL_EXIT_FAILED = 1,    /* a verdict or check failed */
+        CTL_EXIT_USAGE = 2,     /* usage, a local file, an ambiguous id prefix, a 400 answer */
+        CTL_EXIT_NOT_FOUND = 3, /* 404: no such agent, policy or refused EK */
+        CTL_EXIT_DENIED = 4,    /* 401, 403: the token is unknown or its role may not */
+        CTL_EXIT_CONFLICT = 5, /* 409: the state forbids it (a policy in use, not decommissioned) */
+        CTL_EXIT_SERVER = 6,   /* 5xx, an unexpected status, an answer refused (malformed, big) */
+        CTL_EXIT_CONNECT = 7,  /* attestd not reached: connection, TLS, timeout */
+};
+
+/* What the remote functions return for those (negative), told apart by remote_exit(). */
+#define CTL_E_NOT_FOUND ESRCH
+#define CTL_E_DENIED EKEYREJECTED
+#define CTL_E_CONFLICT EBUSY
+#define CTL_E_SERVER EREMOTEIO
+#define CTL_E_CONNECT EHOSTUNREACH
+#define CTL_E_AMBIGUOUS ENOTUNIQ
+
+/* The exit status for a remote command's result x (>= 0: x itself; -errno: enum ctl_exit). */
+int remote_exit(int x);
+#define CTL_TOKEN_MAX 512 /* bytes of a bearer token */
 
 /* getopt_long values of the connection options (beyond any short option) */
 enum {
@@ -33,6 +59,7 @@ enum {
         OPT_TOKEN, /* recognised only to refuse it */
         OPT_JSON,
         OPT_TIMEOUT,
+        OPT_FULL,
         OPT_FIRST_OWN, /* the commands' own options start here */
 };
 
@@ -42,6 +69,7 @@ enum {
                 {"token", optional_argument, NULL, OPT_TOKEN},                                     \
                 {"json", no_argument, NULL, OPT_JSON},                                             \
                 {"timeout", required_argument, NULL, OPT_TIMEOUT},                                 \
+                {"full", no_argument, NULL, OPT_FULL},                                             \
         {                                                                                          \
                 "help", no_argument, NULL, 'h'                                                     \
         }
@@ -53,6 +81,8 @@ struct remote {
         const char *url, *ca, *token_file;
         bool json;    /* --json */
         bool color;   /* stdout a terminal, NO_COLOR unset or empty, TERM not dumb */
+        bool full;    /* --full: tables not fitted, digests not shortened */
+        size_t width; /* columns of the terminal (stdout a terminal, or $COLUMNS); 0: any */
         long timeout; /* seconds */
         void *curl;
         char *auth; /* "Authorization: Bearer ..." (wiped when freed) */
@@ -60,6 +90,9 @@ struct remote {
 
 /* Colour on stdout: a terminal, NO_COLOR unset or empty, TERM not "dumb". */
 bool remote_color(void);
+/* The columns tables are fitted to: $COLUMNS when it is a number (20-10000), else the terminal's
+ * on stdout, else 0 (not a terminal: any width). */
+size_t remote_width(void);
 
 void remote_init(struct remote *r);
 void remote_done(struct remote *r);
@@ -84,18 +117,23 @@ void reply_done(struct reply *p);
 /*
  * METHOD path with an optional JSON body. 0 with any HTTP status in *ret; a transport failure
  * (connect, TLS, timeout, the server gone mid-answer, an answer over CTL_RESPONSE_MAX or with a
- * NUL) is printed and returned as -errno.
+ * NUL) is printed and returned as -errno: -CTL_E_CONNECT not reached (connection, TLS, timeout),
+ * -CTL_E_SERVER an answer cut off or not HTTP, -EBADMSG an answer refused (over the cap, a NUL).
  */
 int remote_request(struct remote *r, const char *method, const char *path, const char *body,
                    struct reply *ret);
 
 /*
  * remote_request() for a JSON answer: a 2xx answer parsed into *ret (a 204 gives NULL); anything
- * else printed (the server's error and detail when the body holds them) and -EPROTO; an answer
- * that is not a JSON object -EBADMSG.
+ * else printed (the server's error and detail when the body holds them) and -errno by its status
+ * (reply_errno()); an answer that is not a JSON object -EBADMSG.
  */
 int remote_json(struct remote *r, const char *method, const char *path, const char *body,
                 json_t **ret);
+
+/* The -errno of an HTTP status that is not 2xx: 404 -CTL_E_NOT_FOUND, 401/403 -CTL_E_DENIED, 409
+ * -CTL_E_CONFLICT, other 4xx -EINVAL, 5xx -CTL_E_SERVER, else -EPROTO. */
+int reply_errno(long status);
 
 /* The second half of remote_json(): a reply judged and parsed (and freed) as it does. */
 int reply_json(const char *method, const char *path, struct reply *p, json_t **ret);
@@ -110,12 +148,14 @@ int print_json(const json_t *j);
  */
 bool remote_id_valid(const char *s);
 
-/* ---- tables ---- */
+/* ---- tables (attestctl/table.c) ---- */
 
 /*
  * Every cell goes through tty_text() (attestctl/tty.h): control characters, bidi overrides and
  * invalid UTF-8 from the server are printed escaped, and columns are aligned by the columns the
- * escaped text takes. A cell is cut at CELL_MAX columns with "...".
+ * escaped text takes. The cells are kept whole (escaped) and cut when printed, never inside an
+ * escape (tty_cut()): at CELL_MAX columns, and narrower when the table is wider than the
+ * terminal (table.width); not at all with --full (table.full).
  */
 enum color { C_NONE, C_RED, C_GREEN, C_YELLOW, C_BOLD };
 
@@ -125,6 +165,7 @@ enum color { C_NONE, C_RED, C_GREEN, C_YELLOW, C_BOLD };
 #define TABLE_RANKS 8                     /* rows are printed by rank, 0 first */
 #define CELL_MAX 72                       /* columns of a cell; longer text is cut with "..." */
 #define CELL_BYTES_MAX (4 * CELL_MAX + 1) /* bytes of a cut cell with its NUL */
+#define CELL_FIT_MIN 10                   /* columns a column keeps when fitted to the terminal */
 #define ERR_TEXT_COLS 2048                /* columns of server text quoted in an error message */
 
 struct table {
@@ -135,18 +176,27 @@ struct table {
         unsigned char *ranks; /* per row */
         enum color *colors;   /* per cell */
         const char *head[TABLE_COLS];
+        size_t width; /* fit the rows into this many columns (0: any) */
+        bool full;    /* cells whole, not cut at CELL_MAX nor to the width */
 };
 
 void table_init(struct table *t, unsigned ncols, const char *const *head);
+/* The width and --full of r for t. */
+void table_fit(struct table *t, const struct remote *r);
 /*
- * Append a row of ncols cells (escaped and cut into the table; NULL printed as "-"); -ENOMEM, or
+ * Append a row of ncols cells (escaped into the table; NULL printed as "-"); -ENOMEM, or
  * -E2BIG over TABLE_ROWS_MAX rows or TABLE_BYTES_MAX bytes (counted in dropped, and said under
  * the table). table_row_ranked(): printed after the rows of lower rank (rank < TABLE_RANKS).
  */
 int table_row(struct table *t, const char *const *cells, const enum color *colors);
 int table_row_ranked(struct table *t, unsigned rank, const char *const *cells,
                      const enum color *colors);
-/* Aligned columns, two spaces apart, the last one not padded; the header in bold. */
+/*
+ * Aligned columns, two spaces apart, the last one not padded; the header in bold. Unless full,
+ * a column is at most CELL_MAX wide, and when the rows are wider than width the last column
+ * (free text), then the widest ones give up columns (down to CELL_FIT_MIN, then 4) until they
+ * fit; a header is cut as its cells are.
+ */
 void table_print(const struct table *t, bool color);
 void table_done(struct table *t);
 
@@ -161,10 +211,19 @@ const char *colored(const char *s, enum color c, bool color, char *buf, size_t n
 void cell_text(const json_t *v, char *buf, size_t n);
 
 /*
- * A verdict's top-level reason and unchecked sections, then its claims as a table (RESULT CLAIM
- * EXPECTED OBSERVED ANCHORED ENTRY REASON), failing claims first, each group in the verdict's
- * order.
+ * s with every run of DIGEST_RUN_MIN or more hex digits (a digest) shortened to its first
+ * DIGEST_SHORT digits and "..." (the form of the claims table without --full), in a new string;
+ * NULL: out of memory.
  */
-void print_claims(const json_t *verdict, bool color);
+#define DIGEST_RUN_MIN 40
+#define DIGEST_SHORT 12
+char *digests_shortened(const char *s);
+
+/*
+ * A verdict's top-level reason, note and unchecked sections, then its claims as a table (RESULT
+ * CLAIM EXPECTED OBSERVED ANCHORED ENTRY REASON), failing claims first, each group in the
+ * verdict's order; digests shortened and the table fitted to r's width unless r->full.
+ */
+void print_claims(const json_t *verdict, const struct remote *r);
 
 #endif

@@ -51,12 +51,51 @@ static void hex(char *out, uint32_t v, unsigned digits)
                 out[i] = hexd[(v >> (4 * (digits - 1 - i))) & 15];
 }
 
-/* The unit at p (NUL terminated, p[0] != 0). */
-static void next_unit(const unsigned char *p, struct unit *u)
+static int hex_val(unsigned char c)
+{
+        return c >= '0' && c <= '9'   ? c - '0'
+               : c >= 'a' && c <= 'f' ? c - 'a' + 10
+               : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                      : -1;
+}
+
+/* The byte an escape "\xHH" at p stands for, or -1 when p holds none (p NUL terminated). */
+static int esc_byte(const unsigned char *p)
+{
+        if (p[0] != '\\' || p[1] != 'x' || hex_val(p[2]) < 0 || hex_val(p[3]) < 0)
+                return -1;
+        return hex_val(p[2]) * 16 + hex_val(p[3]);
+}
+
+/*
+ * The unit at p (NUL terminated, p[0] != 0). keep: p is escaped text already, whose "\xHH" is
+ * one unit of four columns (a cut never splits it).
+ */
+static void next_unit(const unsigned char *p, struct unit *u, bool keep)
 {
         uint32_t cp = 0;
         size_t n;
 
+        if (keep && esc_byte(p) >= 0) {
+                /* the escapes of one character's bytes (a bidi override is three) go together */
+                int lead = esc_byte(p);
+                size_t k = lead >= 0xf0 && lead <= 0xf4   ? 4
+                           : lead >= 0xe0 && lead <= 0xef ? 3
+                           : lead >= 0xc2 && lead <= 0xdf ? 2
+                                                          : 1;
+
+                for (size_t i = 1; i < k; i++) {
+                        int b = esc_byte(p + 4 * i);
+
+                        if (b < 0x80 || b > 0xbf) {
+                                k = 1;
+                                break;
+                        }
+                }
+                u->in = u->len = u->cols = 4 * k;
+                memcpy(u->out, p, 4 * k);
+                return;
+        }
         if (p[0] >= 0x20 && p[0] < 0x7f) {
                 u->in = u->len = u->cols = 1;
                 u->out[0] = (char)p[0];
@@ -88,14 +127,14 @@ static void next_unit(const unsigned char *p, struct unit *u)
  * How many input bytes of s are printed so that the escaped form takes at most max_cols columns
  * (0: any) and max_bytes bytes, "..." included when *ret_cut (the rest does not fit).
  */
-static size_t fit(const char *s, size_t max_cols, size_t max_bytes, bool *ret_cut)
+static size_t fit(const char *s, size_t max_cols, size_t max_bytes, bool keep, bool *ret_cut)
 {
         const unsigned char *p = (const unsigned char *)s;
         size_t mc = max_cols ? max_cols : SIZE_MAX, i = 0, cols = 0, bytes = 0, mark = 0;
         struct unit u;
 
         while (p[i]) {
-                next_unit(p + i, &u);
+                next_unit(p + i, &u, keep);
                 if (u.cols > mc - cols || u.len > max_bytes - bytes) {
                         *ret_cut = true;
                         return mark;
@@ -111,7 +150,7 @@ static size_t fit(const char *s, size_t max_cols, size_t max_bytes, bool *ret_cu
         return i;
 }
 
-size_t tty_text(const char *s, size_t max_cols, char *out, size_t n)
+static size_t text(const char *s, size_t max_cols, char *out, size_t n, bool keep)
 {
         const unsigned char *p = (const unsigned char *)s;
         size_t end, i = 0, o = 0, cols = 0;
@@ -125,9 +164,9 @@ size_t tty_text(const char *s, size_t max_cols, char *out, size_t n)
         }
         if (max_cols && max_cols < 3)
                 max_cols = 3;
-        end = fit(s, max_cols, n - 1, &cut);
+        end = fit(s, max_cols, n - 1, keep, &cut);
         while (i < end) {
-                next_unit(p + i, &u);
+                next_unit(p + i, &u, keep);
                 memcpy(out + o, u.out, u.len);
                 o += u.len;
                 cols += u.cols;
@@ -142,6 +181,16 @@ size_t tty_text(const char *s, size_t max_cols, char *out, size_t n)
         return cols;
 }
 
+size_t tty_text(const char *s, size_t max_cols, char *out, size_t n)
+{
+        return text(s, max_cols, out, n, false);
+}
+
+size_t tty_cut(const char *s, size_t max_cols, char *out, size_t n)
+{
+        return text(s, max_cols, out, n, true);
+}
+
 size_t tty_width(const char *s)
 {
         const unsigned char *p = (const unsigned char *)s;
@@ -149,7 +198,7 @@ size_t tty_width(const char *s)
         struct unit u;
 
         while (p[i]) {
-                next_unit(p + i, &u);
+                next_unit(p + i, &u, false);
                 cols += u.cols;
                 i += u.in;
         }
@@ -168,7 +217,7 @@ void tty_fputs(const char *s, size_t max_cols, FILE *f)
         p = (const unsigned char *)s;
         if (max_cols && max_cols < 3)
                 max_cols = 3;
-        end = fit(s, max_cols, SIZE_MAX, &cut);
+        end = fit(s, max_cols, SIZE_MAX, false, &cut);
         while (i < end) {
                 /* a run of printable ASCII in one write */
                 size_t run = 0;
@@ -180,7 +229,7 @@ void tty_fputs(const char *s, size_t max_cols, FILE *f)
                         i += run;
                         continue;
                 }
-                next_unit(p + i, &u);
+                next_unit(p + i, &u, false);
                 fwrite(u.out, 1, u.len, f);
                 i += u.in;
         }

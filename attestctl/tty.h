@@ -32,6 +32,13 @@
  */
 size_t tty_text(const char *s, size_t max_cols, char *out, size_t n);
 
+/*
+ * Text tty_text() escaped already (whole), cut where tty_text() cuts the raw text: a "\xHH"
+ * escape, with the escapes of the other bytes of its character (a bidi override's three), is one
+ * unit kept whole or dropped whole, never split (a cut "\x1" would misstate the byte).
+ */
+size_t tty_cut(const char *s, size_t max_cols, char *out, size_t n);
+
 /* The columns s takes once escaped (whole, uncut). */
 size_t tty_width(const char *s);
 

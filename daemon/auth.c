@@ -142,6 +142,20 @@ enum auth_role auth_lookup(const struct auth_tokens *t, const char *token, size_
         return role & AUTH_READER ? AUTH_READER : AUTH_NONE;
 }
 
+const char *auth_role_name(enum auth_role r)
+{
+        switch (r) {
+        case AUTH_ADMIN:
+                return "admin";
+        case AUTH_READER:
+                return "reader";
+        case AUTH_ENROLL:
+                return "enroll";
+        default:
+                return "none";
+        }
+}
+
 int auth_allows(enum auth_role have, enum auth_role want)
 {
         if (have == AUTH_NONE)

@@ -39,6 +39,9 @@ size_t auth_count(const struct auth_tokens *t);
  */
 enum auth_role auth_lookup(const struct auth_tokens *t, const char *token, size_t len);
 
+/* The role's name as the tokens file spells it ("none" for AUTH_NONE). */
+const char *auth_role_name(enum auth_role r);
+
 /* Whether a token of role `have` may act as role `want`. */
 int auth_allows(enum auth_role have, enum auth_role want);
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The agents API: list, get, delete, decommission, readmit, bind a policy, results. */
+/* The agents API: list, get, delete, decommission, readmit, bind a policy; the refused EKs. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "daemon/api/api-internal.h"
+#include "daemon/ear.h"
 #include "daemon/log.h"
 #include "util/buf.h"
 #include "util/hex.h"
@@ -17,6 +18,7 @@
 #define API_AGENTS_LIMIT 100      /* GET /v1/agents: agents a page by default */
 #define API_AGENTS_LIMIT_MAX 1000 /* and at most (?limit=) */
 #define API_QUERY_VALUE_MAX 4096  /* a query value looked at (longer ones fail their check) */
+#define API_PREFIX_MIN 4          /* ?prefix=: characters of an id at least */
 
 bool api_agent_stale(const struct attestd *d, const struct store_agent *a, int64_t now)
 {
@@ -102,15 +104,17 @@ static int cursor_parse(const char *s, char out[STORE_ID_MAX + 1])
 }
 
 /*
- * GET /v1/agents?status=S&label=K=V&hostname=H&limit=N&cursor=C (reader); docs/api.md. Each
- * parameter at most once except label (at most STORE_LABEL_FILTERS_MAX, all must match); bad
- * input is 400 bad_query naming the parameter.
+ * GET /v1/agents?status=S&label=K=V&hostname=H&prefix=P&policy=NAME&limit=N&cursor=C (reader);
+ * docs/api.md. Each parameter at most once except label (at most STORE_LABEL_FILTERS_MAX, all
+ * must match); bad input is 400 bad_query naming the parameter.
  */
 void api_agents_list(struct attestd *d, const struct api_req *req, struct api_resp *r,
                      const char *id)
 {
-        static const char *const q[] = {"status", "label", "hostname", "limit", "cursor"};
-        static const char *const once[] = {"status", "hostname", "limit", "cursor"};
+        static const char *const q[] = {"status", "label",  "hostname", "limit",
+                                        "cursor", "prefix", "policy"};
+        static const char *const once[] = {"status", "hostname", "limit",
+                                           "cursor", "prefix",   "policy"};
         struct agents_list l = {.d = d, .now = attestd_now_ms(), .limit = API_AGENTS_LIMIT};
         struct store_agent_filter f = {0};
         char after[STORE_ID_MAX + 1], *next = NULL;
@@ -151,6 +155,26 @@ void api_agents_list(struct attestd *d, const struct api_req *req, struct api_re
                                 return;
                         }
                         f.hostname = v;
+                } else if (!strcmp(k, "prefix") || !strcmp(k, "policy")) {
+                        bool prefix = !strcmp(k, "prefix");
+
+                        /* a prefix too short to narrow the search is refused, not listed */
+                        if (prefix && (!api_id_valid(v, vn) || vn < API_PREFIX_MIN)) {
+                                api_error(d, r, 400, AE_BAD_QUERY,
+                                          "prefix: expected %d..%d of [A-Za-z0-9_.-] (the start "
+                                          "of an agent id)",
+                                          API_PREFIX_MIN, API_ID_MAX);
+                                return;
+                        }
+                        if (!prefix && !api_id_valid(v, vn)) {
+                                api_error(d, r, 400, AE_BAD_QUERY,
+                                          "policy: expected a policy name");
+                                return;
+                        }
+                        if (prefix)
+                                f.prefix = v;
+                        else
+                                f.policy = v;
                 } else if (!strcmp(k, "cursor")) {
                         if (cursor_parse(v, after) < 0) {
                                 api_error(d, r, 400, AE_BAD_QUERY,
@@ -214,54 +238,6 @@ int api_agent_load(struct attestd *d, struct api_resp *r, const char *id, struct
         return e;
 }
 
-/*
- * A verdict as the store holds it (the compact JSON stage_store rendered from the typed verdict)
- * is embedded in answers as it is: never parsed back (docs/architecture.md §2). Not an object:
- * goes out as null.
- */
-static const char *stored_verdict(const char *text, size_t *ret_len)
-{
-        size_t n = text ? strlen(text) : 0;
-
-        if (n < 2 || text[0] != '{' || text[n - 1] != '}') {
-                *ret_len = 4;
-                return "null";
-        }
-        *ret_len = n;
-        return text;
-}
-
-/*
- * o's compact text (o's reference stolen) with "key": the stored verdict text last, written to
- * a new exact-size buffer *ret (its length *ret_len); -ENOMEM.
- */
-static int json_with_verdict(json_t *o, const char *key, const char *verdict, char **ret,
-                             size_t *ret_len)
-{
-        _cleanup_free_ char *head = json_dumps(o, JSON_COMPACT | JSON_ENCODE_ANY);
-        size_t hn = head ? strlen(head) : 0, vn, max;
-        const char *v = stored_verdict(verdict, &vn);
-        struct wb w;
-        char *p;
-
-        json_decref(o);
-        if (!head)
-                return -ENOMEM;
-        /* head, ",\"" key "\":" verdict: each below half of SIZE_MAX (they are in memory) */
-        max = hn + strlen(key) + vn + 4;
-        p = malloc(max);
-        if (!p)
-                return -ENOMEM;
-        wb_init(&w, p, max);
-        if (wb_put_json_raw_last(&w, head, hn, key, v, vn) < 0) {
-                free(p);
-                return -ENOMEM;
-        }
-        *ret = p;
-        *ret_len = wb_len(&w);
-        return 0;
-}
-
 /* The newest result's stored verdict text, copied into *(char **)arg. */
 static int last_verdict_one(int64_t rid, int64_t time, const char *status, const char *policy,
                             const char *verdict, void *arg)
@@ -277,11 +253,32 @@ static int last_verdict_one(int64_t rid, int64_t time, const char *status, const
         return verdict && !*ret ? -ENOMEM : 0;
 }
 
+/*
+ * The EAR status (ear.status, docs/ear.md) of the agent's newest result, NULL when it has none
+ * (no result, or one stored before appraisals were): what GET /v1/agents/{id}/ear would sign.
+ * A row that cannot be read is logged and NULL (the agent's answer does not fail over it).
+ */
+static const char *latest_ear_status(struct attestd *d, const char *id)
+{
+        struct store_result_head l;
+        struct ear_appraisal ap;
+        struct attest_err err = {0};
+
+        if (store_result_latest(d->store, id, &l) < 0 || !l.has_appraisal)
+                return NULL;
+        if (ear_appraisal_from_store(&l.appraisal, &ap, &err) < 0) {
+                log_err("agent %s, result %lld: %s", id, (long long)l.id, err.msg);
+                return NULL;
+        }
+        return ear_status_name(ap.status);
+}
+
 void api_agent_get(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id)
 {
         _cleanup_(store_agent_freep) struct store_agent *a = NULL;
         _cleanup_free_ char *verdict = NULL;
         char namehex[2 * QUOTE_NAME_MAX + 1] = "";
+        const char *ear;
         char *body;
         size_t n;
         json_t *o;
@@ -301,14 +298,16 @@ void api_agent_get(struct attestd *d, const struct api_req *req, struct api_resp
         }
         if (a->ak_name_len <= QUOTE_NAME_MAX)
                 hex_encode(a->ak_name, a->ak_name_len, namehex);
+        ear = a->last_result ? latest_ear_status(d, id) : NULL;
         o = agent_json(d, a, attestd_now_ms());
-        if (!o || json_object_set_new(o, "ak_name", json_string(namehex)) < 0) {
+        if (!o || json_object_set_new(o, "ak_name", json_string(namehex)) < 0 ||
+            json_object_set_new(o, "ear_status", ear ? json_string(ear) : json_null()) < 0) {
                 json_decref(o);
                 api_nomem(d, r);
                 return;
         }
         /* the last member, where json_object_set_new put it when the text was parsed */
-        if (json_with_verdict(o, "last_verdict", verdict, &body, &n) < 0) {
+        if (api_json_with_verdict(o, "last_verdict", verdict, &body, &n) < 0) {
                 api_nomem(d, r);
                 return;
         }
@@ -439,136 +438,6 @@ void api_agent_policy(struct attestd *d, const struct api_req *req, struct api_r
                 api_nomem(d, r);
 }
 
-struct results {
-        char **rows; /* each row's answer text, its verdict in it as stored */
-        size_t *lens;
-        size_t n, cap; /* cap: the limit */
-        size_t bytes;  /* of the rows, together */
-        int64_t last;
-};
-
-static void results_done(struct results *l)
-{
-        for (size_t i = 0; i < l->n; i++)
-                free(l->rows[i]);
-        free(l->rows);
-        free(l->lens);
-}
-
-static int results_one(int64_t rid, int64_t time, const char *status, const char *policy,
-                       const char *verdict, void *arg)
-{
-        struct results *l = arg;
-        json_t *o;
-        int e;
-
-        l->last = rid;
-        if (l->n == l->cap) /* the store hands out limit rows at most */
-                return -E2BIG;
-        o = json_pack("{s:I, s:o, s:s, s:s?}", "id", (json_int_t)rid, "time", api_time_json(time),
-                      "status", status ? status : "", "policy", policy);
-        if (!o)
-                return -ENOMEM;
-        if ((e = json_with_verdict(o, "verdict", verdict, &l->rows[l->n], &l->lens[l->n])) < 0)
-                return e;
-        l->bytes += l->lens[l->n++];
-        return 0;
-}
-
-/* What the results answer has between its head, its rows and next_before. */
-static const char results_mid[] = ",\"results\":[", results_tail[] = "],\"next_before\":";
-
-/* The answer's parts into w, in order (the caller sized w for them). */
-static int results_put(struct wb *w, const char *head, size_t hn, const struct results *l,
-                       const char *next)
-{
-        int e;
-
-        /* head: {"id":ID} without its "}" */
-        if ((e = wb_put(w, head, hn - 1)) < 0 ||
-            (e = wb_put(w, results_mid, sizeof(results_mid) - 1)) < 0)
-                return e;
-        for (size_t i = 0; i < l->n; i++)
-                if ((i && (e = wb_put_u8(w, ',')) < 0) ||
-                    (e = wb_put(w, l->rows[i], l->lens[i])) < 0)
-                        return e;
-        if ((e = wb_put(w, results_tail, sizeof(results_tail) - 1)) < 0 ||
-            (e = wb_put(w, next, strlen(next))) < 0)
-                return e;
-        return wb_put_u8(w, '}');
-}
-
-/*
- * {"id":ID,"results":[rows],"next_before":N|null} into a new writer *ret, the bytes jansson
- * wrote for it when the rows were parsed verdicts; -ENOMEM.
- */
-static int results_answer(const char *id, const struct results *l, bool more, struct wb *ret)
-{
-        json_t *o = json_pack("{s:s}", "id", id);
-        _cleanup_free_ char *head = o ? json_dumps(o, JSON_COMPACT) : NULL;
-        char next[24];
-        size_t hn, max;
-        struct wb w;
-        int e;
-
-        json_decref(o);
-        if (!head)
-                return -ENOMEM;
-        hn = strlen(head);
-        if (more)
-                snprintf(next, sizeof(next), "%" PRId64, l->last);
-        else
-                snprintf(next, sizeof(next), "null");
-        /* head without "}", the rows with a comma each at most, next and "}" */
-        max = hn - 1 + sizeof(results_mid) - 1 + l->bytes + l->n + sizeof(results_tail) - 1 +
-              strlen(next) + 1;
-        if (wb_new(&w, max) < 0)
-                return -ENOMEM;
-        if ((e = results_put(&w, head, hn, l, next)) < 0) {
-                wb_free(&w);
-                return e;
-        }
-        *ret = w;
-        return 0;
-}
-
-void api_agent_results(struct attestd *d, const struct api_req *req, struct api_resp *r,
-                       const char *id)
-{
-        static const char *const q[] = {"limit", "before"};
-        uint64_t limit = 20, before = 0;
-        _cleanup_(results_done) struct results l = {0};
-        struct wb w;
-        int e;
-
-        if (api_query_check(d, req, r, q, ARRAY_SIZE(q)) < 0 ||
-            api_query_u64(d, req, r, "limit", 1, 1000, &limit) < 0 ||
-            api_query_u64(d, req, r, "before", 1, INT64_MAX, &before) < 0)
-                return;
-        l.rows = calloc(limit, sizeof(*l.rows));
-        l.lens = calloc(limit, sizeof(*l.lens));
-        if (!l.rows || !l.lens) {
-                api_nomem(d, r);
-                return;
-        }
-        l.cap = limit;
-        e = store_results_list(d->store, id, limit, (int64_t)before, results_one, &l);
-        if (e < 0) {
-                if (e == -ENOENT)
-                        api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent %s", id);
-                else if (e == -ENOMEM)
-                        api_nomem(d, r);
-                else
-                        api_store_error(d, r, e, "results");
-                return;
-        }
-        if (results_answer(id, &l, l.n == limit, &w) < 0) {
-                api_nomem(d, r);
-                return;
-        }
-        api_resp_text(r, 200, "application/json", (char *)w.p, wb_len(&w));
-}
-
 static void stale_one(const char *id, const char *hostname, const char *last_status,
                       int64_t last_seen, void *arg)
 {
@@ -588,4 +457,136 @@ void api_stale_scan(struct attestd *d)
 
         if (e < 0)
                 log_warning("stale scan: %s", strerror(-e));
+}
+
+/* ---- the refused EKs ---- */
+
+#define API_REFUSED_LIMIT 100      /* GET /v1/refused-eks: rows a page by default */
+#define API_REFUSED_LIMIT_MAX 1000 /* and at most */
+
+struct refused_list {
+        json_t *arr;
+        uint64_t limit, n;
+        char last[STORE_ID_MAX + 1]; /* the cursor: the last row's agent and EK */
+        uint8_t last_ek[STORE_EK_ID_LEN];
+        bool more;
+};
+
+static int refused_one(const uint8_t ek_id[STORE_EK_ID_LEN], const char *agent, int64_t time,
+                       bool agent_exists, void *arg)
+{
+        struct refused_list *l = arg;
+        char ekhex[2 * STORE_EK_ID_LEN + 1];
+        json_t *o;
+
+        if (l->n == l->limit) {
+                l->more = true;
+                return 0;
+        }
+        hex_encode(ek_id, STORE_EK_ID_LEN, ekhex);
+        o = json_pack("{s:s, s:s, s:o, s:b}", "agent", agent, "ek_id", ekhex, "time",
+                      api_time_json(time), "agent_deleted", !agent_exists);
+        if (!o || json_array_append_new(l->arr, o) < 0)
+                return -ENOMEM;
+        l->n++;
+        snprintf(l->last, sizeof(l->last), "%s", agent);
+        memcpy(l->last_ek, ek_id, STORE_EK_ID_LEN);
+        return 0;
+}
+
+/* The refused EKs' cursor: hex(agent id) "." hex(EK id) of the previous page's last row. */
+static int refused_cursor_parse(const char *s, char agent[STORE_ID_MAX + 1],
+                                uint8_t ek[STORE_EK_ID_LEN])
+{
+        const char *dot = strchr(s, '.');
+        size_t got;
+
+        if (!dot || strlen(dot + 1) != 2 * STORE_EK_ID_LEN ||
+            hex_decode(dot + 1, 2 * STORE_EK_ID_LEN, ek, STORE_EK_ID_LEN, &got) < 0 ||
+            got != STORE_EK_ID_LEN || (size_t)(dot - s) > 2 * STORE_ID_MAX)
+                return -EBADMSG;
+        {
+                char hex[2 * STORE_ID_MAX + 1];
+
+                memcpy(hex, s, (size_t)(dot - s));
+                hex[dot - s] = '\0';
+                return cursor_parse(hex, agent);
+        }
+}
+
+/*
+ * GET /v1/refused-eks?prefix=P&limit=N&cursor=C (reader; docs/api.md): the EKs refused at
+ * enrolment since their agent was decommissioned, also after the agent was deleted (then
+ * invisible in the agent list): the agent id to readmit, the EK's identity, when.
+ */
+void api_refused_eks(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                     const char *id)
+{
+        static const char *const q[] = {"prefix", "limit", "cursor"};
+        struct refused_list l = {.limit = API_REFUSED_LIMIT};
+        char after[STORE_ID_MAX + 1], cur[4 * STORE_ID_MAX + 2];
+        uint8_t after_ek[STORE_EK_ID_LEN];
+        const char *prefix = NULL, *cursor = NULL;
+        bool have_cursor = false;
+        int e;
+
+        (void)id;
+        if (api_query_check(d, req, r, q, ARRAY_SIZE(q)) < 0)
+                return;
+        for (size_t i = 0; i < ARRAY_SIZE(q); i++)
+                if (query_count(req, q[i]) > 1) {
+                        api_error(d, r, 400, AE_BAD_QUERY, "%s: given more than once", q[i]);
+                        return;
+                }
+        if (api_query_u64(d, req, r, "limit", 1, API_REFUSED_LIMIT_MAX, &l.limit) < 0)
+                return;
+        for (size_t i = 0; i < req->nquery; i++) {
+                const char *v = req->qval[i] ? req->qval[i] : "";
+                size_t vn = strnlen(v, API_QUERY_VALUE_MAX + 1);
+
+                if (!strcmp(req->qkey[i], "prefix")) {
+                        if (!api_id_valid(v, vn) || vn < API_PREFIX_MIN) {
+                                api_error(d, r, 400, AE_BAD_QUERY,
+                                          "prefix: expected %d..%d of [A-Za-z0-9_.-] (the start "
+                                          "of an agent id)",
+                                          API_PREFIX_MIN, API_ID_MAX);
+                                return;
+                        }
+                        prefix = v;
+                } else if (!strcmp(req->qkey[i], "cursor")) {
+                        if (vn > API_QUERY_VALUE_MAX ||
+                            refused_cursor_parse(v, after, after_ek) < 0) {
+                                api_error(d, r, 400, AE_BAD_QUERY,
+                                          "cursor: not a cursor this API returned");
+                                return;
+                        }
+                        have_cursor = true;
+                }
+        }
+        if (!(l.arr = json_array())) {
+                api_nomem(d, r);
+                return;
+        }
+        /* one more: is there a next page? */
+        e = store_ek_refused_list(d->store, have_cursor ? after : NULL,
+                                  have_cursor ? after_ek : NULL, prefix, l.limit + 1, refused_one,
+                                  &l);
+        if (e < 0) {
+                json_decref(l.arr);
+                if (e == -ENOMEM)
+                        api_nomem(d, r);
+                else
+                        api_store_error(d, r, e, "refused EK list");
+                return;
+        }
+        if (l.more) {
+                size_t n = strlen(l.last);
+
+                hex_encode((const uint8_t *)l.last, n, cur);
+                cur[2 * n] = '.';
+                hex_encode(l.last_ek, STORE_EK_ID_LEN, cur + 2 * n + 1);
+                cursor = cur;
+        }
+        if (api_json(r, 200, json_pack("{s:o, s:s?}", "refused_eks", l.arr, "next", cursor)) < 0)
+                api_nomem(d, r);
 }

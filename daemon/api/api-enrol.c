@@ -61,7 +61,7 @@ void api_agent_enroll(struct attestd *d, const struct api_req *req, struct api_r
         _cleanup_free_ uint8_t *ak = NULL, *ek = NULL, *ekpub = NULL;
         _cleanup_(quote_ak_freep) struct quote_ak *qak = NULL;
         uint8_t name[QUOTE_NAME_MAX], h[SHA256_DIGEST_LENGTH], secret[32];
-        char idhex[33], namehex[2 * QUOTE_NAME_MAX + 1];
+        char idhex[33], namehex[2 * QUOTE_NAME_MAX + 1], who[STORE_ID_MAX + 1];
         size_t ak_len, ek_len = 0, ekpub_len = 0, name_len;
         struct attest_err err = {0};
         struct store_agent a = {0};
@@ -137,9 +137,11 @@ void api_agent_enroll(struct attestd *d, const struct api_req *req, struct api_r
                         return;
                 }
                 a.has_ek_id = true;
-                if ((e = store_ek_refused(d->store, a.ek_id, NULL, 0)) == -EPERM) {
+                if ((e = store_ek_refused(d->store, a.ek_id, who, sizeof(who))) == -EPERM) {
                         api_error(d, r, 403, AE_EK_DECOMMISSIONED,
-                                  "this TPM's EK was decommissioned by an administrator");
+                                  "this TPM's EK was decommissioned by an administrator with "
+                                  "agent %s: an admin readmits it (attestctl agents readmit %s)",
+                                  who, who);
                         return;
                 }
                 if (e < 0) {
@@ -191,8 +193,13 @@ void api_agent_enroll(struct attestd *d, const struct api_req *req, struct api_r
                         e = -EPERM;
         }
         if (e == -EPERM) {
+                /* the agent (its AK) or its EK: name the agent id the admin readmits */
+                if (!a.has_ek_id || store_ek_refused(d->store, a.ek_id, who, sizeof(who)) != -EPERM)
+                        snprintf(who, sizeof(who), "%s", idhex);
                 api_error(d, r, 403, AE_EK_DECOMMISSIONED,
-                          "this agent or its TPM's EK was decommissioned by an administrator");
+                          "this agent or its TPM's EK was decommissioned by an administrator "
+                          "with agent %s: an admin readmits it (attestctl agents readmit %s)",
+                          who, who);
                 return;
         }
         if (e == -EEXIST) {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the API handler files share (api-router.c, api-agents.c, api-enrol.c, api-policies.c,
- * api-challenge.c, api-attest.c, api-preflight.c, api-ear.c); not for other modules. The handlers
- * do not include each other.
+ * What the API handler files share (api-router.c, api-agents.c, api-results.c, api-enrol.c,
+ * api-policies.c, api-challenge.c, api-attest.c, api-preflight.c, api-ear.c); not for other
+ * modules. The handlers do not include each other.
  */
 #ifndef ATTESTD_API_INTERNAL_H
 #define ATTESTD_API_INTERNAL_H
@@ -44,6 +44,13 @@ int api_query_u64(struct attestd *d, const struct api_req *req, struct api_resp 
 int api_agent_load(struct attestd *d, struct api_resp *r, const char *id, struct store_agent **ret)
         _wur_;
 bool api_agent_stale(const struct attestd *d, const struct store_agent *a, int64_t now);
+/*
+ * o's compact text (o's reference stolen) with "key": the stored verdict text last (as it is,
+ * never parsed back; text that is not an object goes out as null), written to a new exact-size
+ * buffer *ret (its length *ret_len); -ENOMEM. api-results.c.
+ */
+int api_json_with_verdict(json_t *o, const char *key, const char *verdict, char **ret,
+                          size_t *ret_len) _wur_;
 
 /* What the route of a request needs, known from its head alone (api_preflight). */
 enum api_gate {
@@ -78,6 +85,9 @@ void api_agent_readmit(struct attestd *d, const struct api_req *req, struct api_
                        const char *id);
 void api_agent_policy(struct attestd *d, const struct api_req *req, struct api_resp *r,
                       const char *id);
+void api_refused_eks(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                     const char *id);
+/* api-results.c */
 void api_agent_results(struct attestd *d, const struct api_req *req, struct api_resp *r,
                        const char *id);
 /* api-enrol.c */

@@ -172,6 +172,51 @@ void api_policy_get(struct attestd *d, const struct api_req *req, struct api_res
                 api_nomem(d, r);
 }
 
+#define API_IN_USE_NAMED 8 /* agents a 409 policy_in_use names at most */
+
+struct in_use {
+        char text[API_IN_USE_NAMED * (API_ID_MAX + 2) + 1];
+        size_t len;
+};
+
+static int in_use_one(const struct store_agent *a, void *arg)
+{
+        struct in_use *u = arg;
+        int w = snprintf(u->text + u->len, sizeof(u->text) - u->len, "%s%s", u->len ? ", " : "",
+                         a->id);
+
+        if (w > 0 && (size_t)w < sizeof(u->text) - u->len)
+                u->len += (size_t)w;
+        return 0;
+}
+
+/* 409 policy_in_use naming the agents bound to policy name: the first API_IN_USE_NAMED in id
+ * order and how many more (attestctl agents list --policy NAME lists them all). */
+static void policy_in_use(struct attestd *d, struct api_resp *r, const char *name)
+{
+        struct store_agent_filter f = {.policy = name, .limit = API_IN_USE_NAMED};
+        struct in_use u = {.len = 0};
+        uint64_t total = 0;
+
+        if (store_agent_query_count(d->store, &f, &total) < 0 ||
+            store_agent_query(d->store, &f, in_use_one, &u) < 0) {
+                api_error(d, r, 409, AE_POLICY_IN_USE, "policy %s is bound to agents", name);
+                return;
+        }
+        if (total > API_IN_USE_NAMED)
+                api_error(d, r, 409, AE_POLICY_IN_USE,
+                          "policy %s is bound to %llu agents: %s and %llu more; bind them to "
+                          "another policy first",
+                          name, (unsigned long long)total, u.text,
+                          (unsigned long long)(total - API_IN_USE_NAMED));
+        else
+                api_error(d, r, 409, AE_POLICY_IN_USE,
+                          "policy %s is bound to %llu agent%s: %s; bind %s to another policy "
+                          "first",
+                          name, (unsigned long long)total, total == 1 ? "" : "s", u.text,
+                          total == 1 ? "it" : "them");
+}
+
 void api_policy_delete(struct attestd *d, const struct api_req *req, struct api_resp *r,
                        const char *name)
 {
@@ -183,7 +228,7 @@ void api_policy_delete(struct attestd *d, const struct api_req *req, struct api_
                 return;
         }
         if (e == -EBUSY) {
-                api_error(d, r, 409, AE_POLICY_IN_USE, "policy %s is bound to an agent", name);
+                policy_in_use(d, r, name);
                 return;
         }
         if (e < 0) {

@@ -37,7 +37,9 @@ int api_preflight(struct attestd *d, const char *method, const char *path,
                 goto answered;
         }
         if (ri.need != AUTH_NONE && !auth_allows(ri.have, ri.need)) {
-                api_error(d, ret, 403, AE_FORBIDDEN, "this token's role may not do this");
+                api_error(d, ret, 403, AE_FORBIDDEN,
+                          "%s here needs a token of role %s; this token's role is %s", method,
+                          auth_role_name(ri.need), auth_role_name(ri.have));
                 goto answered;
         }
         if (ri.bad_id) {

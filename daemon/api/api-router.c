@@ -426,6 +426,7 @@ static const struct route routes[] = {
          "POST",
          {{"POST", AUTH_ADMIN, api_agent_decommission, false}}},
         {"/v1/agents/*/readmit", "POST", {{"POST", AUTH_ADMIN, api_agent_readmit, false}}},
+        {"/v1/refused-eks", "GET", {{"GET", AUTH_READER, api_refused_eks, false}}},
         {"/v1/policies", "GET", {{"GET", AUTH_READER, api_policies_list, false}}},
         {"/v1/ear/keys", "GET", {{"GET", AUTH_NONE, api_ear_keys, false}}},
         {"/v1/policies/*",
@@ -593,7 +594,9 @@ static void dispatch(struct attestd *d, const struct api_req *req, struct api_re
                         return;
                 }
                 if (!auth_allows(have, m->role)) {
-                        api_error(d, r, 403, AE_FORBIDDEN, "this token's role may not do this");
+                        api_error(d, r, 403, AE_FORBIDDEN,
+                                  "%s here needs a token of role %s; this token's role is %s",
+                                  req->method, auth_role_name(m->role), auth_role_name(have));
                         return;
                 }
         }
@@ -617,7 +620,7 @@ static void dispatch(struct attestd *d, const struct api_req *req, struct api_re
                 return;
         }
         if (!strcmp(req->method, "GET") && m->fn != api_agent_results && m->fn != api_policy_get &&
-            m->fn != api_agent_ear && m->fn != api_agents_list &&
+            m->fn != api_agent_ear && m->fn != api_agents_list && m->fn != api_refused_eks &&
             (req->nquery || req->query_overflow)) {
                 api_error(d, r, 400, AE_BAD_QUERY, "this resource takes no query parameters");
                 return;

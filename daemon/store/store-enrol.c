@@ -314,3 +314,67 @@ int store_ek_refused(struct store *s, const uint8_t ek_id[STORE_EK_ID_LEN], char
 
         return store_read(s, ek_check_fn, &a);
 }
+
+/* ---- the refused EKs ---- */
+
+struct refused_arg {
+        const char *after, *prefix;
+        const uint8_t *after_ek;
+        uint64_t limit;
+        int (*fn)(const uint8_t ek_id[STORE_EK_ID_LEN], const char *agent, int64_t time,
+                  bool agent_exists, void *arg);
+        void *arg;
+};
+
+static int ek_refused_list_fn(struct conn *c, void *arg)
+{
+        struct refused_arg *a = arg;
+        char sql[400];
+        struct db_stmt *st = NULL;
+        int rc = DB_DONE, e = 0;
+
+        /* fixed text; the cursor, prefix and limit are bound parameters */
+        snprintf(sql, sizeof(sql),
+                 "SELECT ek_id, agent, time,"
+                 " CASE WHEN EXISTS (SELECT 1 FROM agents WHERE id = agent) THEN 1 ELSE 0 END"
+                 " FROM ek_decommissioned WHERE (agent > ?1 OR (agent = ?1 AND ek_id > ?5))%s"
+                 " ORDER BY agent, ek_id LIMIT ?2",
+                 a->prefix ? " AND substr(agent, 1, CAST(?3 AS INTEGER)) = ?4" : "");
+        if (db_prepare(c->db, sql, NULL, 0, false, &st) < 0)
+                return -EIO;
+        if (bind_text(st, 1, a->after ? a->after : "") < 0 ||
+            bind_i64(st, 2, a->limit > INT64_MAX ? INT64_MAX : (int64_t)a->limit) < 0 ||
+            (a->prefix && (bind_i64(st, 3, (int64_t)strlen(a->prefix)) < 0 ||
+                           bind_text(st, 4, a->prefix) < 0)) ||
+            bind_blob(st, 5, a->after_ek ? a->after_ek : (const uint8_t *)"",
+                      a->after_ek ? STORE_EK_ID_LEN : 0) < 0)
+                e = -EIO;
+        while (e == 0 && (rc = db_step(st)) == DB_ROW) {
+                char agent[STORE_ID_MAX + 1];
+                size_t n = 0;
+                const uint8_t *ek = db_col_blob(st, 0, &n);
+
+                /* a row this store did not write (a short EK id) is not handed out */
+                if (!ek || n != STORE_EK_ID_LEN) {
+                        e = -EBADMSG;
+                        break;
+                }
+                col_str(st, 1, agent, sizeof(agent));
+                e = a->fn(ek, agent, db_col_i64(st, 2), db_col_i64(st, 3) != 0, a->arg);
+        }
+        if (e == 0 && rc != DB_DONE)
+                e = -EIO;
+        db_finalize(st);
+        return e;
+}
+
+int store_ek_refused_list(struct store *s, const char *after, const uint8_t *after_ek,
+                          const char *prefix, uint64_t limit,
+                          int (*fn)(const uint8_t ek_id[STORE_EK_ID_LEN], const char *agent,
+                                    int64_t time, bool agent_exists, void *arg),
+                          void *arg)
+{
+        struct refused_arg a = {after, prefix, after_ek, limit, fn, arg};
+
+        return store_read(s, ek_refused_list_fn, &a);
+}

@@ -134,47 +134,78 @@ struct query_arg {
         const struct store_agent_filter *f;
         int (*fn)(const struct store_agent *a, void *arg);
         void *arg;
+        uint64_t *count; /* non-NULL: count the rows instead */
 };
+
+/*
+ * The filter's SQL: fixed text only, every value the client gave is a bound parameter (?1 now,
+ * ?2 grace, ?3 interval, ?4 after, ?5 hostname, ?6 limit, ?7.. the labels, ?15 ?16 the prefix's
+ * length and text, ?17 the policy).
+ */
+static int query_sql(const struct store_agent_filter *f, bool count, char *sql, size_t size)
+{
+        size_t n;
+
+        n = (size_t)snprintf(sql, size, "SELECT %s FROM agents WHERE id > ?4%s%s%s%s",
+                             count ? "count(*)" : STORE_AGENT_LIST_COLS,
+                             f->hostname ? " AND hostname = ?5" : "",
+                             f->prefix ? " AND substr(id, 1, CAST(?15 AS INTEGER)) = ?16" : "",
+                             f->policy ? " AND policy = ?17" : "", status_sql[f->status]);
+        for (unsigned i = 0; i < f->n_labels && n < size; i++)
+                n += (size_t)snprintf(sql + n, size - n,
+                                      " AND id IN (SELECT agent FROM agent_labels WHERE key = ?%u"
+                                      " AND value = ?%u)",
+                                      7 + 2 * i, 8 + 2 * i);
+        if (!count && n < size)
+                n += (size_t)snprintf(sql + n, size - n, " ORDER BY id LIMIT ?6");
+        return n < size ? 0 : -E2BIG;
+}
+
+static int query_bind(struct db_stmt *st, const struct store_agent_filter *f, bool count)
+{
+        /* parameters the text does not name are simply not bound */
+        int p = db_param_count(st);
+
+        if ((p >= 1 && bind_i64(st, 1, f->now) < 0) || (p >= 2 && bind_i64(st, 2, f->grace) < 0) ||
+            (p >= 3 && bind_i64(st, 3, f->interval) < 0) ||
+            bind_text(st, 4, f->after && !count ? f->after : "") < 0 ||
+            (f->hostname && bind_text(st, 5, f->hostname) < 0) ||
+            (!count && bind_i64(st, 6, f->limit > INT64_MAX ? INT64_MAX : (int64_t)f->limit) < 0) ||
+            (f->prefix && (bind_i64(st, 15, (int64_t)strlen(f->prefix)) < 0 ||
+                           bind_text(st, 16, f->prefix) < 0)) ||
+            (f->policy && bind_text(st, 17, f->policy) < 0))
+                return -EIO;
+        for (unsigned i = 0; i < f->n_labels; i++)
+                if (bind_text(st, (int)(7 + 2 * i), f->label_key[i]) < 0 ||
+                    bind_text(st, (int)(8 + 2 * i), f->label_value[i]) < 0)
+                        return -EIO;
+        return 0;
+}
 
 static int agent_query_fn(struct conn *c, void *arg)
 {
         struct query_arg *q = arg;
         const struct store_agent_filter *f = q->f;
-        char sql[1024];
-        size_t n;
+        char sql[1200];
         struct db_stmt *st = NULL;
-        int rc, e = 0, p;
+        int rc = DB_DONE, e;
 
         if ((unsigned)f->status >= STORE_STATUS__COUNT || f->n_labels > STORE_LABEL_FILTERS_MAX)
                 return -EINVAL;
-        /* fixed SQL text only: every value the client gave is a bound parameter */
-        n = (size_t)snprintf(sql, sizeof(sql),
-                             "SELECT " STORE_AGENT_LIST_COLS " FROM agents WHERE id > ?4%s%s",
-                             f->hostname ? " AND hostname = ?5" : "", status_sql[f->status]);
-        for (unsigned i = 0; i < f->n_labels && n < sizeof(sql); i++)
-                n += (size_t)snprintf(sql + n, sizeof(sql) - n,
-                                      " AND id IN (SELECT agent FROM agent_labels WHERE key = ?%u"
-                                      " AND value = ?%u)",
-                                      7 + 2 * i, 8 + 2 * i);
-        if (n < sizeof(sql))
-                n += (size_t)snprintf(sql + n, sizeof(sql) - n, " ORDER BY id LIMIT ?6");
-        if (n >= sizeof(sql))
-                return -E2BIG;
+        if ((e = query_sql(f, q->count != NULL, sql, sizeof(sql))) < 0)
+                return e;
         if (db_prepare(c->db, sql, NULL, 0, false, &st) < 0)
                 return -EIO;
-        /* parameters the text does not name are simply not bound */
-        p = db_param_count(st);
-        if ((p >= 1 && bind_i64(st, 1, f->now) < 0) || (p >= 2 && bind_i64(st, 2, f->grace) < 0) ||
-            (p >= 3 && bind_i64(st, 3, f->interval) < 0) ||
-            bind_text(st, 4, f->after ? f->after : "") < 0 ||
-            (f->hostname && bind_text(st, 5, f->hostname) < 0) ||
-            bind_i64(st, 6, f->limit > INT64_MAX ? INT64_MAX : (int64_t)f->limit) < 0)
-                e = -EIO;
-        for (unsigned i = 0; e == 0 && i < f->n_labels; i++)
-                if (bind_text(st, (int)(7 + 2 * i), f->label_key[i]) < 0 ||
-                    bind_text(st, (int)(8 + 2 * i), f->label_value[i]) < 0)
+        e = query_bind(st, f, q->count != NULL);
+        if (e == 0 && q->count) {
+                rc = db_step(st);
+                if (rc == DB_ROW)
+                        *q->count = (uint64_t)db_col_i64(st, 0);
+                else
                         e = -EIO;
-        while (e == 0 && (rc = db_step(st)) == DB_ROW) {
+                rc = DB_DONE;
+        }
+        while (e == 0 && !q->count && (rc = db_step(st)) == DB_ROW) {
                 struct store_agent *a;
 
                 if ((e = store_agent_row(st, &a)) < 0)
@@ -191,8 +222,16 @@ static int agent_query_fn(struct conn *c, void *arg)
 int store_agent_query(struct store *s, const struct store_agent_filter *f,
                       int (*fn)(const struct store_agent *a, void *arg), void *arg)
 {
-        struct query_arg q = {f, fn, arg};
+        struct query_arg q = {f, fn, arg, NULL};
 
+        return store_read(s, agent_query_fn, &q);
+}
+
+int store_agent_query_count(struct store *s, const struct store_agent_filter *f, uint64_t *ret)
+{
+        struct query_arg q = {f, NULL, NULL, ret};
+
+        *ret = 0;
         return store_read(s, agent_query_fn, &q);
 }
 

@@ -342,3 +342,50 @@ int store_nonces_used_count(struct store *s, uint64_t *ret)
 {
         return store_read(s, nonces_used_count_fn, ret);
 }
+
+struct since_arg {
+        const char *agent;
+        uint64_t limit;
+        int64_t after, since;
+        int (*fn)(int64_t id, int64_t time, const char *status, const char *policy,
+                  const char *verdict, void *arg);
+        void *arg;
+};
+
+static int results_since_fn(struct conn *c, void *arg)
+{
+        struct since_arg *a = arg;
+        struct db_stmt *st = NULL;
+        int rc = DB_DONE, e = 0, n;
+
+        if ((n = exists(c, ST_AGENT_EXISTS, a->agent)) <= 0)
+                return n < 0 ? n : -ENOENT;
+        /* the results index (agent, id) serves the order; the time bound only filters */
+        if (db_prepare(c->db,
+                       "SELECT id, time, status, policy, verdict FROM results"
+                       " WHERE agent = ?1 AND id > ?2 AND time >= ?3 ORDER BY id LIMIT ?4",
+                       NULL, 0, false, &st) < 0)
+                return -EIO;
+        if (bind_text(st, 1, a->agent) < 0 || bind_i64(st, 2, a->after) < 0 ||
+            bind_i64(st, 3, a->since) < 0 ||
+            bind_i64(st, 4, a->limit > INT64_MAX ? INT64_MAX : (int64_t)a->limit) < 0)
+                e = -EIO;
+        while (e == 0 && (rc = db_step(st)) == DB_ROW)
+                e = a->fn(db_col_i64(st, 0), db_col_i64(st, 1), db_col_text(st, 2),
+                          db_col_text(st, 3), db_col_text(st, 4), a->arg);
+        if (e == 0 && rc != DB_DONE)
+                e = -EIO;
+        db_finalize(st);
+        return e;
+}
+
+int store_results_since(struct store *s, const char *agent, uint64_t limit, int64_t after,
+                        int64_t since,
+                        int (*fn)(int64_t id, int64_t time, const char *status, const char *policy,
+                                  const char *verdict, void *arg),
+                        void *arg)
+{
+        struct since_arg a = {agent, limit, after, since, fn, arg};
+
+        return store_read(s, results_since_fn, &a);
+}

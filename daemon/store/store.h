@@ -254,12 +254,29 @@ struct store_agent_filter {
         unsigned n_labels;    /* all must match (AND) */
         const char *label_key[STORE_LABEL_FILTERS_MAX], *label_value[STORE_LABEL_FILTERS_MAX];
         const char *after;            /* ids greater than this; NULL: from the first */
+        const char *prefix;           /* ids that start with this; NULL: any */
+        const char *policy;           /* agents bound to this policy; NULL: any */
         uint64_t limit;               /* rows at most */
         int64_t now, grace, interval; /* ms: for stale */
 };
 /* Calls fn for each matching agent (without blobs and replay state), fn < 0 stops. */
 int store_agent_query(struct store *s, const struct store_agent_filter *f,
                       int (*fn)(const struct store_agent *a, void *arg), void *arg) _wur_;
+/* How many agents match f (its after and limit ignored). */
+int store_agent_query_count(struct store *s, const struct store_agent_filter *f, uint64_t *ret)
+        _wur_;
+
+/*
+ * The refused EKs (decommissioned, the agent deleted or not), in (agent id, EK id) order after
+ * (after, after_ek) (after NULL: from the first; after_ek NULL: all of agent after's too), those
+ * whose agent id starts with prefix (NULL: any), at most limit; fn gets the EK identity, the
+ * agent id, the time it was refused (ms) and whether the agent row still exists. fn < 0 stops.
+ */
+int store_ek_refused_list(struct store *s, const char *after, const uint8_t *after_ek,
+                          const char *prefix, uint64_t limit,
+                          int (*fn)(const uint8_t ek_id[STORE_EK_ID_LEN], const char *agent,
+                                    int64_t time, bool agent_exists, void *arg),
+                          void *arg) _wur_;
 /* policy NULL: back to the default. -ENOENT agent, -ENODATA no such policy. */
 int store_agent_set_policy(struct store *s, const char *id, const char *policy) _wur_;
 
@@ -330,6 +347,13 @@ int store_results_list(struct store *s, const char *agent, uint64_t limit, int64
                        int (*fn)(int64_t id, int64_t time, const char *status, const char *policy,
                                  const char *verdict, void *arg),
                        void *arg) _wur_;
+/* Results of an agent, oldest first: ids above after, times at or after since (ms), at most
+ * limit (the export's pages: a cursor that retention cannot move). -ENOENT no such agent. */
+int store_results_since(struct store *s, const char *agent, uint64_t limit, int64_t after,
+                        int64_t since,
+                        int (*fn)(int64_t id, int64_t time, const char *status, const char *policy,
+                                  const char *verdict, void *arg),
+                        void *arg) _wur_;
 
 #define STORE_POLICY_REF_MAX (STORE_ID_MAX + 24) /* name@version, with its NUL */
 /* The newest result of an agent, without its verdict text. */

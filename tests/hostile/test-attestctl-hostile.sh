@@ -10,7 +10,7 @@
 #     columns stay aligned; on a terminal the only escape sequences are attestctl's own colours;
 #     --json still carries the exact values.
 #  2. agents list --all against a server whose cursors go c1, c2, c3, c1 (a cursor seen before,
-#     not the one just followed), with pages of about 8 MiB: exit 2 naming the repeated cursor
+#     not the one just followed), with pages of about 8 MiB: exit 6 naming the repeated cursor
 #     after 4 pages, peak RSS under the ceiling below (table and --json).
 #  3. --all --json over 6 fresh 8 MiB pages: every agent printed, valid JSON, and the pages are
 #     streamed (peak RSS under the ceiling; holding all six took far more).
@@ -168,15 +168,15 @@ grep -q $'\033\\[31mfail' tty.txt || fail "no colour on a terminal: $(cat -v tty
 ok "on a terminal: colour, and no escape sequence but attestctl's own"
 
 ctl agents show nosuch
-want_rc 2 "an error answer"
+want_rc 3 "an error answer (404)"
 printable err.txt "the server's error"
 has err.txt "error code and detail" "attestctl: GET /v1/agents/nosuch: 404 agent_not_found\\x1b[2J\\x1b[H: det$E"
 ctl agents decommission host1
-want_rc 2 "an error answer to a POST"
+want_rc 3 "an error answer to a POST (404)"
 printable err.txt "the server's error to a POST"
 has err.txt "POST error" "404 agent_not_found\\x1b[2J\\x1b[H: det$E"
 ctl agents show badjson
-want_rc 2 "a body that is not JSON"
+want_rc 6 "a body that is not JSON"
 printable err.txt "jansson's error text"
 has err.txt "not JSON" "GET /v1/agents/badjson: the answer is not a JSON object: "
 ok "errors quoting the server (code, detail, jansson's text about a body with raw ESC and 0x9b): escaped"
@@ -203,18 +203,18 @@ echo "# 2. a server that repeats an earlier cursor, 8 MiB pages"
 serve loop
 k=$(cat srv/page-agents)
 mem agents list --all
-want_rc 2 "--all with a looping cursor"
+want_rc 6 "--all with a looping cursor"
 has err.txt "looping cursor" "attestctl: GET /v1/agents: page 4: the server sent the cursor c1 again"
 [ ! -s out.txt ] || fail "--all with a looping cursor printed a table: $(head -3 out.txt)"
 n=$(grep -c '^GET /v1/agents' srv/requests)
 [ "$n" = 4 ] || fail "--all with a looping cursor: $n pages fetched, want 4"
-echo "# table: 4 pages of $k agents, exit 2, peak RSS $peak kB"
+echo "# table: 4 pages of $k agents, exit 6, peak RSS $peak kB"
 peak_table=$peak
 : >srv/requests
 mem agents list --all --json
-want_rc 2 "--all --json with a looping cursor"
+want_rc 6 "--all --json with a looping cursor"
 has err.txt "looping cursor (json)" "the server sent the cursor c1 again"
-echo "# --json: exit 2, peak RSS $peak kB"
+echo "# --json: exit 6, peak RSS $peak kB"
 ok "a repeated cursor (c1 after c3) stops --all after 4 pages; peak RSS $peak_table / $peak kB (ceiling $ceiling kB)"
 
 # ---- 3. --json streams the pages ---------------------------------------------------------------

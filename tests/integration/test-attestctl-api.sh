@@ -5,7 +5,7 @@
 #  1. an enrolled, passing agent: agents list / show / results, status
 #  2. policies put / list / get, agents bind-policy to a failing policy: show exits 1, failing
 #     claims first; results shows the failed claim; list --status failing
-#  3. policies delete refused while bound (the server's error, exit 2), bind-policy --default
+#  3. policies delete refused while bound (the server's error, exit 5), bind-policy --default
 #  4. decommission / readmit / delete
 # Usage: test-attestctl-api.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP
 set -euo pipefail
@@ -55,12 +55,13 @@ want_rc 0 "agents list --json"
 [ "$(jq -r '.agents[0].id, .agents[0].last_status' out.txt | paste -sd' ')" = "$id pass" ] ||
         fail "list --json: $(cat out.txt)"
 ok "agents list --json: the server's agent objects"
+# no policy judged it (none bound, none named default): a pass in name only, EAR none, exit 1
 ctl_reader agents show "$id"
-want_rc 0 "agents show (passing)"
-grep -q "^verdict: *pass" out.txt || fail "show: $(cat out.txt)"
-ok "agents show of a passing agent: exit 0"
+want_rc 1 "agents show (passing, no policy)"
+grep -q "^verdict: *pass (not judged: no policy checked it)" out.txt || fail "show: $(cat out.txt)"
+ok "agents show of an agent no policy judged: exit 1"
 ctl_reader agents show "$id" --json
-want_rc 0 "agents show --json"
+want_rc 1 "agents show --json"
 [ "$(jq -r .last_verdict.status out.txt)" = pass ] || fail "show --json: $(head -c 300 out.txt)"
 ctl_reader agents results "$id"
 want_rc 0 "agents results"
@@ -136,15 +137,15 @@ ok "agents list --status failing/stale, --hostname, --label, --limit --all"
 # ---- 3. the server refuses --------------------------------------------------------------------
 echo "# 3. errors of the server"
 ctl policies delete strict
-want_rc 2 "delete of a bound policy"
+want_rc 5 "delete of a bound policy"
 grep -q "DELETE /v1/policies/strict: 409 policy_in_use: " err.txt || fail "in use: $(cat err.txt)"
 [ -s out.txt ] && fail "stdout on an error: $(cat out.txt)"
 ctl agents show no-such-agent
-want_rc 2 "show of an unknown agent"
+want_rc 3 "show of an unknown agent"
 grep -q "404 agent_not_found: no agent no-such-agent" err.txt || fail "404: $(cat err.txt)"
 ctl agents show ../healthz
 want_rc 2 "a path as an id"
-ok "the server's errors printed (409 policy_in_use, 404 agent_not_found), exit 2; ids checked"
+ok "the server's errors printed (409 policy_in_use exit 5, 404 agent_not_found exit 3); ids checked"
 ctl agents bind-policy "$id" --default
 want_rc 0 "bind-policy --default"
 grep -qx "agent $id: policy (default)" out.txt || fail "bind default: $(cat out.txt)"

@@ -3,13 +3,14 @@
 # roles, CA, the server gone) and a fake HTTPS server of this test (python3 ssl) for what attestd
 # never sends: an answer over the cap (with and without Content-Length), garbage, a NUL byte, an
 # answer cut off mid-body, a non-JSON error, and TLS 1.2 with only CBC suites.
-#  1. tokens: a wrong token (401 from the server, exit 2), a reader token doing admin work (403),
+#  1. tokens: a wrong token (401 from the server, exit 4), a reader token doing admin work (403,
+#     exit 4, the role it needs named),
 #     --token on the command line refused without echoing it, a token file readable by group or
 #     others refused, ATTESTD_TOKEN / ATTESTD_TOKEN_FILE, a trailing newline in the file dropped
-#  2. TLS: another CA (exit 2, nothing printed on stdout), http:// refused, TLS 1.2 with CBC
-#     suites only refused while TLS 1.2 with AES-GCM is accepted
-#  3. the fake server's answers: every one refused with exit 2 and nothing on stdout
-#  4. attestd gone: exit 2
+#  2. TLS: another CA (exit 7, nothing printed on stdout), http:// refused (exit 2), TLS 1.2 with
+#     CBC suites only refused (exit 7) while TLS 1.2 with AES-GCM is accepted
+#  3. the fake server's answers: every one refused with exit 6 and nothing on stdout
+#  4. attestd gone: exit 7
 # Usage: test-attestctl-neg.sh ATTESTD ATTESTCTL TOP
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
@@ -42,10 +43,11 @@ want() { # RC PATTERN what: exit RC, stderr matching PATTERN, nothing on stdout
 echo "# 1. tokens"
 (umask 077 && printf 'not-a-token\n' >wrong.token)
 ctl agents list --url "$URL" --ca "$CA" --token-file wrong.token
-want 2 "GET /v1/agents: 401 unauthorized: " "a wrong token"
+want 4 "GET /v1/agents: 401 unauthorized: " "a wrong token"
 printf '{}' >empty.json
 ctl policies put p empty.json --url "$URL" --ca "$CA" --token-file reader.token
-want 2 "PUT /v1/policies/p: 403 forbidden: " "a reader token putting a policy"
+want 4 "PUT /v1/policies/p: 403 forbidden: PUT here needs a token of role admin; this token's role is reader" \
+        "a reader token putting a policy"
 ctl agents list --url "$URL" --ca "$CA" "--token=$ADMIN"
 want 2 "never taken on the command line" "--token=TOKEN"
 grep -qF "$ADMIN" err.txt && fail "the token was echoed: $(cat err.txt)"
@@ -84,16 +86,16 @@ for n in 511 512 513; do
         if [ "$n" = 513 ]; then
                 want 2 "long.token: the token is over 512 bytes" "a token of 513 bytes"
         else
-                want 2 "401 unauthorized" "a token of $n bytes (sent)"
+                want 4 "401 unauthorized" "a token of $n bytes (sent)"
         fi
 done
 
 # ---- 2. TLS -----------------------------------------------------------------------------------
 echo "# 2. TLS"
 ctl agents list --url "$URL" --ca "$work/certs/other-ca.pem" --token-file admin.token
-want 2 "GET /v1/agents: .*(certificate|SSL).*is --ca the CA" "the verifier's certificate from another CA"
+want 7 "GET /v1/agents: .*(certificate|SSL).*is --ca the CA" "the verifier's certificate from another CA"
 ctl status --url "$URL" --ca "$work/certs/other-ca.pem"
-want 2 "certificate" "status with another CA"
+want 7 "certificate" "status with another CA"
 ctl agents list --url "http://127.0.0.1:$port" --ca "$CA" --token-file admin.token
 want 2 "--url must be https://" "an http:// URL"
 
@@ -221,16 +223,16 @@ fctl --json
 ok "TLS 1.2 with an AEAD suite (AES-GCM) accepted"
 fake cbc12
 fctl
-want 2 "GET /v1/agents: .*(SSL|TLS|handshake|alert|cipher)" "TLS 1.2 with only a CBC suite"
+want 7 "GET /v1/agents: .*(SSL|TLS|handshake|alert|cipher)" "TLS 1.2 with only a CBC suite"
 
 # ---- 3. what attestd never answers ----------------------------------------------------------
 echo "# 3. answers refused"
 fake big-cl
 fctl
-want 2 "the answer is over 8388608 bytes: refused" "9 MiB of JSON with a Content-Length"
+want 6 "the answer is over 8388608 bytes: refused" "9 MiB of JSON with a Content-Length"
 fake big-close
 fctl
-want 2 "the answer is over 8388608 bytes: refused" "9 MiB of JSON without a Content-Length"
+want 6 "the answer is over 8388608 bytes: refused" "9 MiB of JSON without a Content-Length"
 cap=8388608
 for kind in cl close; do
         for n in $((cap - 1)) $cap; do
@@ -241,22 +243,22 @@ for kind in cl close; do
         done
         fake "exact-$kind:$((cap + 1))"
         fctl
-        want 2 "the answer is over $cap bytes: refused" "an answer of cap+1 bytes ($kind)"
+        want 6 "the answer is over $cap bytes: refused" "an answer of cap+1 bytes ($kind)"
 done
 ok "answers of cap-1 and cap bytes taken, cap+1 refused, with and without Content-Length"
 fake garbage
 fctl
-want 2 "GET /v1/agents: the answer is not a JSON object" "HTML with status 200"
+want 6 "GET /v1/agents: the answer is not a JSON object" "HTML with status 200"
 fake nul
 fctl
-want 2 "GET /v1/agents: the answer holds a NUL byte: refused" "a NUL byte in the answer"
+want 6 "GET /v1/agents: the answer holds a NUL byte: refused" "a NUL byte in the answer"
 fake partial
 fctl
-want 2 "GET /v1/agents: .*(transfer closed|Connection died|end of file|partial|outstanding)" \
+want 6 "GET /v1/agents: .*(transfer closed|Connection died|end of file|partial|outstanding)" \
         "the server gone in the middle of its answer"
 fake html500
 fctl
-want 2 "GET /v1/agents: HTTP 500 without a JSON error body" "a 500 with an HTML body"
+want 6 "GET /v1/agents: HTTP 500 without a JSON error body" "a 500 with an HTML body"
 
 # ---- an attestd with host identity, filters and paging (what helper fleet adds) ----------------
 echo "# filters, cursors and host names of an attestd that has them"
@@ -313,7 +315,7 @@ fake_pid=""
 echo "# 4. attestd gone"
 stop_daemon
 ctl agents list --url "$URL" --ca "$CA" --token-file admin.token
-want 2 "GET /v1/agents: .*(Failed to connect|Couldn't connect|refused)" "attestd stopped"
+want 7 "GET /v1/agents: .*(Failed to connect|Couldn't connect|refused)" "attestd stopped"
 ctl status --url "$URL" --ca "$CA"
-want 2 "GET /healthz: " "status with attestd stopped"
+want 7 "GET /healthz: " "status with attestd stopped"
 [ $fails = 0 ]

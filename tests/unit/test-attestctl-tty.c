@@ -12,6 +12,7 @@
 
 #include "attestctl/tty.h"
 #include "tests/unit/testutil.h"
+#include "util/macro.h"
 
 /* The escaped form of s, whole (a byte takes at most 4 printed bytes, as \xHH). */
 static const char *esc(const char *s, char *out, size_t n)
@@ -296,6 +297,44 @@ START_TEST(test_cut_at_columns_never_splits_an_escape)
 }
 END_TEST
 
+/* tty_cut(): text escaped already, cut again (a table fitted to the terminal) keeps every \xHH
+ * whole at every width, and cuts the same places tty_text() would in the raw text. */
+START_TEST(test_cut_of_escaped_text_keeps_escapes_whole)
+{
+        static const char *const raw[] = {
+                "ab\x1b[2Jcd",
+                "\xe2\x80\xae"
+                "abc\x07",
+                "x\x9b\x9b\x9b",
+                "plain text here",
+                "\xe6\xbc\xa2\x1b\xe5\xad\x97",
+        };
+        char e[128], once[128], cut[128];
+
+        for (size_t i = 0; i < ARRAY_SIZE(raw); i++) {
+                tty_text(raw[i], 0, e, sizeof(e));
+                for (size_t w = 3; w <= tty_width(e) + 1; w++) {
+                        size_t c1 = tty_text(raw[i], w, once, sizeof(once));
+                        size_t c2 = tty_cut(e, w, cut, sizeof(cut));
+
+                        /* the same as cutting the raw text */
+                        ck_assert_str_eq(cut, once);
+                        ck_assert_uint_eq(c1, c2);
+                        ck_assert_uint_le(c2, w);
+                        /* no dangling "\x" or "\xH" before the "..." */
+                        for (const char *p = cut; (p = strstr(p, "\\x")); p += 2)
+                                ck_assert_msg(strlen(p) >= 4 && p[2] != '.' && p[3] != '.',
+                                              "split escape in '%s' (width %zu)", cut, w);
+                }
+        }
+        /* a backslash of the server's own text before x and two hex digits is one unit too */
+        ck_assert_uint_eq(tty_cut("\\xffz", 5, cut, sizeof(cut)), 5);
+        ck_assert_str_eq(cut, "\\xffz");
+        ck_assert_uint_eq(tty_cut("a\\xffz", 5, cut, sizeof(cut)), 4);
+        ck_assert_str_eq(cut, "a...");
+}
+END_TEST
+
 START_TEST(test_cut_at_bytes_on_a_character_boundary)
 {
         char out[6];
@@ -397,6 +436,7 @@ static Suite *esc_suite(void)
         tcase_add_test(tc, test_hidden_code_points_and_neighbours);
         tcase_add_test(tc, test_every_code_point);
         tcase_add_test(tc, test_cut_at_columns_never_splits_an_escape);
+        tcase_add_test(tc, test_cut_of_escaped_text_keeps_escapes_whole);
         tcase_add_test(tc, test_cut_at_bytes_on_a_character_boundary);
         tcase_add_test(tc, test_fputs_writes_what_esc_text_gives);
         tcase_add_test(tc, test_random_strings_idempotent);

@@ -615,6 +615,153 @@ START_TEST(test_store_identity_decommission_nonces)
 }
 END_TEST
 
+/* The admin API's queries: ids by prefix (no LIKE patterns), agents by bound policy and their
+ * count, the refused EKs after a delete (paged by agent and EK), results since a time. */
+struct ids {
+        char s[256];
+};
+
+static int id_row(const struct store_agent *a, void *arg)
+{
+        struct ids *l = arg;
+        size_t n = strlen(l->s);
+
+        snprintf(l->s + n, sizeof(l->s) - n, "%s%s", n ? " " : "", a->id);
+        return 0;
+}
+
+static struct ids query_ids(struct store *s, const char *prefix, const char *policy,
+                            const char *after, uint64_t limit)
+{
+        struct store_agent_filter f = {
+                .prefix = prefix, .policy = policy, .after = after, .limit = limit};
+        struct ids l = {""};
+
+        ck_assert_int_eq(store_agent_query(s, &f, id_row, &l), 0);
+        return l;
+}
+
+static int refused_row(const uint8_t ek_id[STORE_EK_ID_LEN], const char *agent, int64_t time,
+                       bool agent_exists, void *arg)
+{
+        struct ids *l = arg;
+        size_t n = strlen(l->s);
+
+        snprintf(l->s + n, sizeof(l->s) - n, "%s%s:%02x:%lld:%d", n ? " " : "", agent, ek_id[0],
+                 (long long)time, agent_exists);
+        return 0;
+}
+
+static int since_row(int64_t id, int64_t time, const char *status, const char *policy,
+                     const char *verdict, void *arg)
+{
+        struct ids *l = arg;
+        size_t n = strlen(l->s);
+
+        (void)id;
+        (void)policy;
+        ck_assert_str_eq(verdict, "{}");
+        snprintf(l->s + n, sizeof(l->s) - n, "%s%lld:%s", n ? " " : "", (long long)time, status);
+        return 0;
+}
+
+START_TEST(test_store_admin_queries)
+{
+        static const char *const ids[] = {"abcd0001", "abcd0002", "abce0003", "ab_d0004"};
+        char dir[] = "/tmp/attestd-store.XXXXXX", db[64];
+        struct store *s;
+        struct attest_err err = {0};
+        struct store_agent_filter f = {.policy = "p"};
+        uint8_t ak[4] = {1, 2, 3, 4}, names[4][4] = {{1}, {2}, {3}, {4}}, ek[STORE_EK_ID_LEN];
+        struct ids l = {""};
+        uint64_t n = 0;
+        int64_t v, rid;
+
+        db_in_tmp(dir, db, sizeof(db));
+        ck_assert_int_eq(store_open(db, STORE_WRITER, 1, &s, &err), 0);
+        ck_assert_int_eq(store_policy_put(s, "p", "{}", 1, &v), 0);
+        for (size_t i = 0; i < ARRAY_SIZE(ids); i++) {
+                struct store_agent a = {0};
+
+                agent_rec(&a, ids[i], AGENT_STATE_ACTIVE, ak, names[i]);
+                memset(a.ek_id, (int)(0x10 * (i + 1)), sizeof(a.ek_id));
+                a.has_ek_id = true;
+                ck_assert_int_eq(store_agent_add(s, &a), 0);
+        }
+        ck_assert_int_eq(store_agent_set_policy(s, "abcd0002", "p"), 0);
+        ck_assert_int_eq(store_agent_set_policy(s, "abce0003", "p"), 0);
+        /* prefixes: whole characters, "_" is no wildcard, nothing matches a longer prefix */
+        ck_assert_str_eq(query_ids(s, "abcd", NULL, NULL, 10).s, "abcd0001 abcd0002");
+        ck_assert_str_eq(query_ids(s, "abce", NULL, NULL, 10).s, "abce0003");
+        ck_assert_str_eq(query_ids(s, "ab_d", NULL, NULL, 10).s, "ab_d0004");
+        ck_assert_str_eq(query_ids(s, "abcd00011", NULL, NULL, 10).s, "");
+        ck_assert_str_eq(query_ids(s, "ABCD", NULL, NULL, 10).s, "");
+        ck_assert_str_eq(query_ids(s, "abcd", NULL, "abcd0001", 10).s, "abcd0002");
+        ck_assert_str_eq(query_ids(s, "abc", NULL, NULL, 1).s, "abcd0001");
+        /* by bound policy, alone and with a prefix; the count ignores after and limit */
+        ck_assert_str_eq(query_ids(s, NULL, "p", NULL, 10).s, "abcd0002 abce0003");
+        ck_assert_str_eq(query_ids(s, "abcd", "p", NULL, 10).s, "abcd0002");
+        ck_assert_str_eq(query_ids(s, NULL, "q", NULL, 10).s, "");
+        f.after = "zzzz";
+        f.limit = 1;
+        ck_assert_int_eq(store_agent_query_count(s, &f, &n), 0);
+        ck_assert_uint_eq(n, 2);
+        f.prefix = "abce";
+        ck_assert_int_eq(store_agent_query_count(s, &f, &n), 0);
+        ck_assert_uint_eq(n, 1);
+        /* results since a time, oldest first, after a cursor, at most limit */
+        for (int i = 1; i <= 5; i++) {
+                struct store_agent *a = NULL;
+                struct store_result r = {.agent = "abcd0001",
+                                         .time = 1000 * i,
+                                         .status = i == 4 ? "fail" : "pass",
+                                         .verdict = "{}",
+                                         .replay_state = (const uint8_t *)"{}",
+                                         .replay_state_len = 2};
+
+                ck_assert_int_eq(store_agent_get(s, "abcd0001", &a), 0);
+                ck_assert_int_eq(store_result_add(s, &r, a->seq, 100, &rid), 0);
+                store_agent_free(a);
+        }
+        ck_assert_int_eq(store_results_since(s, "abcd0001", 10, 0, 3000, since_row, &l), 0);
+        ck_assert_str_eq(l.s, "3000:pass 4000:fail 5000:pass");
+        l.s[0] = '\0';
+        ck_assert_int_eq(store_results_since(s, "abcd0001", 2, 0, 0, since_row, &l), 0);
+        ck_assert_str_eq(l.s, "1000:pass 2000:pass");
+        l.s[0] = '\0';
+        ck_assert_int_eq(store_results_since(s, "abcd0001", 10, rid - 1, 0, since_row, &l), 0);
+        ck_assert_str_eq(l.s, "5000:pass");
+        l.s[0] = '\0';
+        ck_assert_int_eq(store_results_since(s, "abcd0001", 10, rid, 0, since_row, &l), 0);
+        ck_assert_str_eq(l.s, "");
+        ck_assert_int_eq(store_results_since(s, "nobody", 10, 0, 0, since_row, &l), -ENOENT);
+        /* refused EKs: listed after the agent is deleted, by agent id, paged, by prefix */
+        ck_assert_int_eq(store_ek_refused_list(s, NULL, NULL, NULL, 10, refused_row, &l), 0);
+        ck_assert_str_eq(l.s, "");
+        ck_assert_int_eq(store_agent_decommission(s, "abce0003", 7000), 0);
+        ck_assert_int_eq(store_agent_decommission(s, "abcd0001", 6000), 0);
+        ck_assert_int_eq(store_agent_delete(s, "abcd0001"), 0);
+        ck_assert_int_eq(store_ek_refused_list(s, NULL, NULL, NULL, 10, refused_row, &l), 0);
+        ck_assert_str_eq(l.s, "abcd0001:10:6000:0 abce0003:30:7000:1");
+        l.s[0] = '\0';
+        memset(ek, 0x10, sizeof(ek));
+        ck_assert_int_eq(store_ek_refused_list(s, "abcd0001", ek, NULL, 10, refused_row, &l), 0);
+        ck_assert_str_eq(l.s, "abce0003:30:7000:1");
+        l.s[0] = '\0';
+        ck_assert_int_eq(store_ek_refused_list(s, NULL, NULL, "abcd", 10, refused_row, &l), 0);
+        ck_assert_str_eq(l.s, "abcd0001:10:6000:0");
+        l.s[0] = '\0';
+        ck_assert_int_eq(store_ek_refused_list(s, NULL, NULL, NULL, 1, refused_row, &l), 0);
+        ck_assert_str_eq(l.s, "abcd0001:10:6000:0");
+        ck_assert_int_eq(store_agent_readmit(s, "abcd0001"), 0);
+        l.s[0] = '\0';
+        ck_assert_int_eq(store_ek_refused_list(s, NULL, NULL, NULL, 10, refused_row, &l), 0);
+        ck_assert_str_eq(l.s, "abce0003:30:7000:1");
+        store_close(s);
+        rm_rf(dir);
+}
+END_TEST
+
 /* A schema 2 database (one pending agent with its credential) migrates to 3 and activates. */
 START_TEST(test_store_migrates_pending_enrolments)
 {
@@ -1022,6 +1169,7 @@ int main(void)
         tcase_add_test(tc, test_config_file_then_flags);
         tcase_add_test(tc, test_metrics_text);
         tcase_add_test(tc, test_store_migrates_pending_enrolments);
+        tcase_add_test(tc, test_store_admin_queries);
         tcase_add_test(tc, test_store_refuses_a_newer_schema);
         tcase_add_test(tc, test_store_refuses_unknown_agent_state);
         tcase_add_test(tc, test_store_results_keep_their_appraisal);
