@@ -536,9 +536,16 @@ int main(int argc, char **argv)
                 a.ima_format = IMA_FORMAT_ASCII;
         }
         imalog_init(&a.log, a.ima_path, a.ima_format, 0);
-        if (tpm_open(a.tcti, &a.tpm, &err) < 0 ||
-            tpm_ak_load_or_create(a.tpm, a.state_dir, a.ak_alg, &err) < 0) {
+        if (tpm_open(a.tcti, &a.tpm, &err) < 0) {
                 log_err("TPM: %s", err.msg);
+                goto out;
+        }
+        if (tpm_ak_load_or_create(a.tpm, a.state_dir, a.ak_alg, &err) < 0) {
+                /* the state directory (its mode, its owner) is this host's set-up, not the TPM */
+                if (err.code == AE_TPM_STATE_DIR)
+                        log_err("state directory (--state-dir): %s", err.msg);
+                else
+                        log_err("TPM: attestation key: %s", err.msg);
                 goto out;
         }
         if (!a.n_verifiers) {

@@ -315,7 +315,8 @@ static int config_file_load(struct config *c, const char *path, bool must_exist,
                         return x;
                 if (err)
                         err->code = AE_CONFIG; /* the message names the path and the cause */
-                return -EINVAL;
+                /* not a usage error: the caller says who may not read it (util/log.h) */
+                return x == -EACCES ? x : -EINVAL;
         }
         return config_parse(buf, len, path, c, err);
 }
@@ -360,8 +361,12 @@ int config_load(int argc, char **argv, struct config *ret, struct attest_err *er
                 else if (!strncmp(argv[i], "--config=", 9))
                         file = argv[i] + 9;
         }
-        if ((e = config_file_load(&c, file ? file : CONFIG_DEFAULT_FILE, file != NULL, err)) < 0)
+        if ((e = config_file_load(&c, file ? file : CONFIG_DEFAULT_FILE, file != NULL, err)) < 0) {
+                if (e == -EACCES)
+                        snprintf(ret->config_file, sizeof(ret->config_file), "%s",
+                                 file ? file : CONFIG_DEFAULT_FILE);
                 return e;
+        }
         snprintf(c.config_file, sizeof(c.config_file), "%s", file ? file : CONFIG_DEFAULT_FILE);
 
         for (size_t i = 0; i < ARRAY_SIZE(opts); i++)

@@ -49,6 +49,11 @@ void metrics_replayed(struct metrics *m, uint64_t entries)
         atomic_fetch_add(&m->ima_entries_replayed, entries);
 }
 
+void metrics_runtime_restart(struct metrics *m)
+{
+        atomic_fetch_add(&m->runtime_restarts, 1);
+}
+
 void metrics_request(struct metrics *m)
 {
         atomic_fetch_add(&m->requests, 1);
@@ -227,6 +232,11 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
                 "# HELP attestd_ima_entries_replayed_total IMA log entries replayed.\n"
                 "# TYPE attestd_ima_entries_replayed_total counter\n"
                 "attestd_ima_entries_replayed_total %llu\n"
+                "# HELP attestd_runtime_policy_restarts_total Rounds refused because a new "
+                "runtime policy judges the log from entry 0 (the agent asks a fresh challenge; "
+                "not an error).\n"
+                "# TYPE attestd_runtime_policy_restarts_total counter\n"
+                "attestd_runtime_policy_restarts_total %llu\n"
                 "# HELP attestd_requests_total HTTP requests received.\n"
                 "# TYPE attestd_requests_total counter\n"
                 "attestd_requests_total %llu\n"
@@ -259,6 +269,7 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
                 "# TYPE attestd_agent_cache_entries gauge\n"
                 "attestd_agent_cache_entries %llu\n",
                 (unsigned long long)atomic_load(&m->ima_entries_replayed),
+                (unsigned long long)atomic_load(&m->runtime_restarts),
                 (unsigned long long)atomic_load(&m->requests), (unsigned long long)nonces,
                 (unsigned long long)store->commits, (unsigned long long)store->writes,
                 (unsigned long long)store->wal_pages, (unsigned long long)store->cache_hits,
