@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include "agent/config.h"
-#include "util/log.h"
 #include "evidence/pcrsel.h"
 #include "util/file.h"
 #include "util/hex.h"
@@ -265,14 +264,8 @@ int agent_config_load(const char *path, bool must_exist, struct agent_config *c,
                 if (x == -E2BIG)
                         return attest_fail(err, -EINVAL, AE_CONFIG, "%s: larger than %d bytes",
                                            path, AGENT_CONFIG_FILE_MAX);
-                if (x == -EACCES) {
-                        char hint[LOG_LINE_MAX / 2];
-
-                        /* not a usage error: who may not read it, and what it needs */
-                        return attest_fail(err, -EINVAL, AE_CONFIG, "%s: %s; %.160s", path,
-                                           strerror(-x),
-                                           log_access_hint(path, false, hint, sizeof(hint)));
-                }
+                if (x == -EACCES) /* not a usage error: the caller says who needs what */
+                        return attest_fail(err, -EACCES, AE_CONFIG, "%s: %s", path, strerror(-x));
                 return attest_fail(err, -EINVAL, AE_CONFIG, "%s: %s", path, strerror(-x));
         }
         return agent_config_parse(buf, len, path, c, err);

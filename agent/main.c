@@ -199,7 +199,13 @@ static int parse_args(struct agent *a, int argc, char **argv)
         }
         if ((x = agent_config_load(config ? config : AGENT_CONFIG_DEFAULT_FILE, config != NULL,
                                    &a->cfg, &err)) < 0) {
-                log_err("%s", err.msg);
+                char hint[LOG_LINE_MAX / 2] = "";
+
+                /* a file it may not read: the user it runs as and what the file needs */
+                if (x == -EACCES)
+                        log_access_hint(config ? config : AGENT_CONFIG_DEFAULT_FILE, false, hint,
+                                        sizeof(hint));
+                log_err("%s%s%s", err.msg, hint[0] ? "; " : "", hint);
                 return x;
         }
         while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {

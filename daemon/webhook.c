@@ -222,6 +222,7 @@ static bool deliver(struct receiver *r, const struct pending *p)
                         log_warning("webhook %s: event %lld was dropped from the full outbox "
                                     "before delivery",
                                     r->name, (long long)p->id);
+                        atomic_store(&r->failing, 0);
                         return true;
                 }
                 if (post(r, p->id, p->type, p->body, p->len, why, sizeof(why))) {
@@ -420,21 +421,16 @@ static int receiver_init(struct webhook *w, struct receiver *r, const char *url,
         const struct config *cfg = w->cfg;
         struct tls_client_opts tls;
         const char *refused = "the URL";
+        char host[HOST_MAX];
         struct curl_slist *t;
         int e;
 
         r->w = w;
         r->url = url;
-        if ((e = url_host(url, r->host, sizeof(r->host), err)) < 0)
+        if ((e = url_host(url, host, sizeof(host), err)) < 0)
                 return e;
-        {
-                char idx[16];
-
-                /* two steps: GCC sees r->host and r->name in one object (-Wrestrict) */
-                snprintf(idx, sizeof(idx), "#%u ", r->index);
-                memcpy(r->name, idx, strlen(idx) + 1);
-                strncat(r->name, r->host, sizeof(r->name) - strlen(r->name) - 1);
-        }
+        memcpy(r->host, host, sizeof(r->host));
+        snprintf(r->name, sizeof(r->name), "#%u %s", r->index, host);
         if (getrandom(&r->rng, sizeof(r->rng), 0) != (ssize_t)sizeof(r->rng))
                 r->rng = (uint64_t)attestd_now_ms();
         r->curl = curl_easy_init();

@@ -182,7 +182,7 @@ void api_agent_enroll(struct attestd *d, const struct api_req *req, struct api_r
 
                         cert_issuer(ek, ek_len, issuer);
                         if (c == AE_EK_CERT_UNTRUSTED) {
-                                char why[sizeof(err.msg) + 64];
+                                char why[sizeof(err.msg) + 224];
 
                                 snprintf(why, sizeof(why), "%s; --ek-ca %.200s", err.msg,
                                          d->cfg.ek_ca);

@@ -70,7 +70,7 @@ for cmd in "${cmds[@]}"; do
                 $cmd 2>pipe.txt >/dev/null && fail "$name: started"
                 grep -Eq "$iso" pipe.txt || fail "$name on a file: no ISO 8601 time: $(head -1 pipe.txt)"
                 grep -q '^<[0-7]>' pipe.txt && fail "$name on a file: sd-daemon prefix: $(head -1 pipe.txt)"
-                $cmd 2>&1 >/dev/null | cat >pipe2.txt
+                { $cmd 2>&1 >/dev/null || true; } | cat >pipe2.txt
                 grep -Eq "$iso" pipe2.txt || fail "$name on a pipe: no ISO 8601 time: $(head -1 pipe2.txt)"
                 # $JOURNAL_STREAM naming another stream (a child of a unit whose stderr moved)
                 JOURNAL_STREAM=8:1234 $cmd 2>other.txt >/dev/null && fail "$name: started"
@@ -88,6 +88,24 @@ for cmd in "${cmds[@]}"; do
                 true
         )
         ok "$name: <3> on the journal's stream, an ISO 8601 time on a file or pipe, 'error: ' on a terminal"
+done
+
+# ---- a configuration the program may not read: who needs what, not a usage error ----------------
+# run as nobody: the work directory (0700 root) is the first thing it cannot pass
+need setpriv
+install -m 0600 /dev/null root-only.conf
+for bin in "$ATTESTD" "$AGENT"; do
+        name=$(basename "$bin")
+        rc=0
+        (
+                unset ATTEST_LOG_FORMAT JOURNAL_STREAM
+                exec setpriv --reuid=nobody --regid=nogroup --clear-groups "$bin" --config "$work/root-only.conf"
+        ) >/dev/null 2>denied.txt || rc=$?
+        [ $rc = 2 ] || fail "$name with a config it may not read: exit $rc: $(cat denied.txt)"
+        grep -Eq "error: $work/root-only.conf: Permission denied; $name runs as user nobody \(uid 65534\), group nogroup \(gid 65534\); it cannot enter the directory $work \(root:root 0700\)" denied.txt ||
+                fail "$name does not say who needs what: $(cat denied.txt)"
+        if grep -q 'see --help' denied.txt; then fail "$name: a permission error sent to --help: $(cat denied.txt)"; fi
+        ok "$name: a config it may not read names the user it runs as and the directory it cannot enter (exit 2)"
 done
 
 # ---- a missing database directory ------------------------------------------------------------

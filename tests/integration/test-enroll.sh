@@ -9,7 +9,8 @@
 #    verifier; --insecure-trust-ak enrols at once and says so in the log
 #  - refusals are logged (the reason and the EK certificate's issuer, escaped, at most one line a
 #    minute per reason and issuer), the detail names the issuer to add to --ek-ca, and so does a
-#    real attest-agent refused for it; a bad enrolment token is logged too
+#    real attest-agent refused for it; a bad enrolment token is logged too; the agent reports a
+#    state directory with a wrong mode as such, not as a TPM error
 # Usage: test-enroll.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP
 # (runs itself under SWTPM_RUN --ek-cert: that swtpm is TPM 1; TPM 2 is provisioned aside)
 set -euo pipefail
@@ -138,12 +139,22 @@ echo "# a real attest-agent whose TPM's EK CA the verifier does not trust"
 verifier other --ek-ca "$work/tpm2-state/ca"
 issuer1=$(openssl x509 -inform DER -in tpm1-a/ek.der -noout -issuer -nameopt RFC2253 | sed 's/^issuer=//')
 : >ima.bin
+flush # the transient objects tpm2-tools left: the agent makes its AK
 rc=0
 agent_cmd --state-dir "$work/st-other" --once >/dev/null 2>agent-other.log || rc=$?
 [ $rc = 2 ] || fail "the refused agent exited $rc: $(cat agent-other.log)"
 grep -qF "<3>the verifier does not trust this TPM's EK certificate, issued by $issuer1: its operator must add that issuer's CA certificate to attestd --ek-ca" agent-other.log ||
         fail "the agent does not name the issuer $issuer1: $(cat agent-other.log)"
 ok "attest-agent refused for its EK certificate names the issuer: $issuer1 (exit 2)"
+# a state directory others may read is this host's set-up, not the TPM's: its own prefix
+mkdir -m 0755 "$work/st-open"
+rc=0
+agent_cmd --state-dir "$work/st-open" --once >/dev/null 2>agent-open.log || rc=$?
+[ $rc = 2 ] || fail "a 0755 state directory: exit $rc: $(cat agent-open.log)"
+grep -q "^<3>state directory (--state-dir): $work/st-open (mode 0755, uid 0) must be 0700" agent-open.log ||
+        fail "the state directory's mode is not reported as such: $(cat agent-open.log)"
+if grep -q '^<3>TPM' agent-open.log; then fail "reported as a TPM error: $(cat agent-open.log)"; fi
+ok "a 0755 state directory: 'state directory (--state-dir): ... must be 0700', not 'TPM:'"
 
 echo "# verifier without --ek-ca; --insecure-trust-ak"
 verifier noca
