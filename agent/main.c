@@ -77,6 +77,11 @@ static void usage(FILE *f)
                 "the\n"
                 "watchdog is pinged when WatchdogSec= is set.\n"
                 "\n"
+                "Logs go to stderr: <N> priority prefixes when it is the journal, an ISO 8601 "
+                "UTC\n"
+                "time and the level on a file or pipe, 'error: ' on a terminal;\n"
+                "ATTEST_LOG_FORMAT=journal|time|terminal forces one.\n"
+                "\n"
                 "Exit status: 0 stopped (--once: pass), 1 --once: fail, 2 error, 3 the verifier\n"
                 "decommissioned this agent or its EK (not retried; RestartPreventExitStatus=3).\n");
 }
