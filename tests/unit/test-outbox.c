@@ -2,9 +2,8 @@
 /*
  * The webhook outbox on real SQLite files, both write modes (Check): an event exists exactly when
  * its change was committed (a refused verdict writes none), the transition rules (readmit and
- * delete included), the stale scan
- * records a staleness once, the cap drops the oldest and counts only undelivered ones, cursors;
- * the event body and its signature against OpenSSL's HMAC.
+ * delete included), the stale scan records a staleness once, the cap drops the oldest and counts
+ * only undelivered ones, cursors; the event body and its signature against OpenSSL's HMAC.
  */
 #include <check.h>
 #include <openssl/evp.h>
