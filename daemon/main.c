@@ -294,6 +294,7 @@ static int run(struct attestd *d)
         if ((e = nonce_setup(d)) < 0 ||
             (e = ratelimit_new((unsigned)d->cfg.activation_failures_max, 60000,
                                &d->activation_rl)) < 0 ||
+            (e = ratelimit_new(1, 60000, &d->enrol_log_rl)) < 0 ||
             (e = akcache_new(1000000, &d->aks)) < 0 || (e = listen_socket(d, &fd)) < 0) {
                 file_free_secret(key, key_len);
                 close(sfd);
@@ -470,6 +471,7 @@ int main(int argc, char **argv)
         d.store = store_close(d.store);
         d.nonces = nonce_store_free(d.nonces);
         d.activation_rl = ratelimit_free(d.activation_rl);
+        d.enrol_log_rl = ratelimit_free(d.enrol_log_rl);
         d.aks = akcache_free(d.aks);
         d.policies = policy_cache_free(d.policies);
         d.tokens = auth_free(d.tokens);

@@ -73,8 +73,9 @@ static const char *cert_issuer(const uint8_t *der, size_t len, char out[ISSUER_M
  * A refused enrolment in the log, not only in attestd_rejected_requests_total: the reason, and
  * what the operator acts on (the EK certificate's issuer, escaped: it is the client's). One line
  * per reason and issuer a minute at most, with the count of the ones left out: a holder of the
- * enrolment token, or anyone for a bad token, could otherwise fill the log. The keys share the
- * activation limiter's table (agent ids are hex: no key collides with one).
+ * enrolment token, or anyone for a bad token, could otherwise fill the log. A table of its own
+ * (fixed size: keys past it share slots), apart from the activation limiter's, so refusals
+ * cannot push an agent's failed proofs out of theirs.
  */
 static void enrol_refused_log(struct attestd *d, enum attest_code code, const char *issuer,
                               const char *why)
@@ -84,7 +85,8 @@ static void enrol_refused_log(struct attestd *d, enum attest_code code, const ch
 
         snprintf(key, sizeof(key), "enrol:%s:%016llx", attest_code_name(code),
                  (unsigned long long)hash_fnv1a_str(issuer ? issuer : ""));
-        if (!ratelimit_fail(d->activation_rl, key, (uint64_t)attestd_now_ms(), &suppressed))
+        if (!d->enrol_log_rl ||
+            !ratelimit_fail(d->enrol_log_rl, key, (uint64_t)attestd_now_ms(), &suppressed))
                 return;
         if (suppressed)
                 snprintf(more, sizeof(more), " (and %llu more like it not logged)",
