@@ -227,15 +227,18 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
                  * an error: the agent asks a fresh challenge at once (counted apart) */
                 verify_result_done(rd->vr);
                 rd->verified = false;
-                metrics_runtime_restart(&d->metrics);
                 /* a replayed submission resets nothing */
-                if ((x = nonce_unused(d, r, rd)) < 0)
+                if ((x = nonce_unused(d, r, rd)) < 0) {
+                        round_error(d, rd);
                         return x;
+                }
                 x = store_agent_reset_replay(d->store, rd->id, rd->a->seq);
                 if (x < 0 && x != -ESTALE) {
+                        round_error(d, rd);
                         api_store_error(d, r, x, "replay reset");
                         return x;
                 }
+                metrics_runtime_restart(&d->metrics);
                 log_notice("agent %s: runtime policy now %s (was %s): replay restarts from entry 0",
                            rd->id, rd->ref, rd->rts->ref[0] ? rd->rts->ref : "none");
                 api_error(d, r, 409, AE_RUNTIME_POLICY_CHANGED,
