@@ -27,9 +27,16 @@ int agent_outcome_http(struct agent_outcome *o, const char *what, long status, j
         const char *code = json_string_value(json_object_get(j, "error"));
         const char *detail = json_string_value(json_object_get(j, "detail"));
 
-        log_warning("%s: HTTP %ld %s: %s", what, status, code ? code : "?", detail ? detail : "");
-        *o = (struct agent_outcome){
-                .kind = AGENT_OUTCOME_HTTP, .status = status, .code = agent_api_code(code)};
+        enum attest_code c = agent_api_code(code);
+
+        /* a nonce past its time, a new runtime policy: the next challenge is the answer */
+        if (agent_code_rechallenges(c))
+                log_info("%s: HTTP %ld %s: %s: asking a fresh challenge", what, status, code,
+                         detail ? detail : "");
+        else
+                log_warning("%s: HTTP %ld %s: %s", what, status, code ? code : "?",
+                            detail ? detail : "");
+        *o = (struct agent_outcome){.kind = AGENT_OUTCOME_HTTP, .status = status, .code = c};
         return -EREMOTEIO;
 }
 

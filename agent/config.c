@@ -264,6 +264,8 @@ int agent_config_load(const char *path, bool must_exist, struct agent_config *c,
                 if (x == -E2BIG)
                         return attest_fail(err, -EINVAL, AE_CONFIG, "%s: larger than %d bytes",
                                            path, AGENT_CONFIG_FILE_MAX);
+                if (x == -EACCES) /* not a usage error: the caller says who needs what */
+                        return attest_fail(err, -EACCES, AE_CONFIG, "%s: %s", path, strerror(-x));
                 return attest_fail(err, -EINVAL, AE_CONFIG, "%s: %s", path, strerror(-x));
         }
         return agent_config_parse(buf, len, path, c, err);

@@ -116,7 +116,7 @@ int agent_config_parse(const char *text, size_t len, const char *name, struct ag
 
 /*
  * Read path (at most AGENT_CONFIG_FILE_MAX bytes; one more is an error) and parse it into c.
- * A missing file is 0 unless must_exist.
+ * A missing file is 0 unless must_exist; -EACCES when it may not be read (not a usage error).
  */
 int agent_config_load(const char *path, bool must_exist, struct agent_config *c,
                       struct attest_err *err) _wur_;

@@ -9,11 +9,13 @@
 #include <string.h>
 
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 
 #include "agent/agent.h"
 #include "evidence/evjson.h"
 #include "util/file.h"
 #include "util/hex.h"
+#include "util/ossl.h"
 
 int agent_read_token(struct agent *a)
 {
@@ -27,7 +29,12 @@ int agent_read_token(struct agent *a)
         if (x == 0 && (x = agent_token_parse(buf, n, a->token)) < 0)
                 log_err("%s: not one line of at most %d visible ASCII bytes", a->token_file,
                         TOKEN_MAX);
-        else if (x < 0)
+        else if (x == -EACCES) {
+                char hint[LOG_LINE_MAX / 2];
+
+                log_err("%s: %s; %s", a->token_file, strerror(-x),
+                        log_access_hint(a->token_file, true, hint, sizeof(hint)));
+        } else if (x < 0)
                 log_err("%s: %s", a->token_file,
                         x == -E2BIG ? "longer than a token"
                         : x == -EPERM
@@ -35,6 +42,31 @@ int agent_read_token(struct agent *a)
                                 : strerror(-x));
         OPENSSL_cleanse(buf, sizeof(buf));
         return x < 0 ? -EINVAL : 0;
+}
+
+/*
+ * The verifier does not trust this TPM's EK certificate: name its issuer, which the verifier's
+ * operator adds to attestd --ek-ca (the verifier's detail names it too, as the agent sent it).
+ */
+static void ek_issuer_hint(const uint8_t *der, size_t len)
+{
+        const unsigned char *p = der;
+        _cleanup_(X509_freep) X509 *x = d2i_X509(NULL, &p, (long)len);
+        BIO *b = x ? BIO_new(BIO_s_mem()) : NULL;
+        char raw[256], esc[256];
+        int n = 0;
+
+        if (b && X509_NAME_print_ex(b, X509_get_issuer_name(x), 0,
+                                    XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB) >= 0)
+                n = BIO_read(b, raw, sizeof(raw) - 1);
+        BIO_free(b);
+        ERR_clear_error();
+        if (n <= 0)
+                return;
+        log_err("the verifier does not trust this TPM's EK certificate, issued by %s: its "
+                "operator must add that issuer's CA certificate to attestd --ek-ca "
+                "(`attestctl tpm ek` shows the certificate)",
+                log_escape(raw, (size_t)n, esc, sizeof(esc)));
 }
 
 static char *b64_of(const uint8_t *p, size_t n)
@@ -134,6 +166,8 @@ int agent_enrol(struct agent *a, struct agent_outcome *o)
         if (status != 201 && status != 200) {
                 x = agent_outcome_http(o, "enrolment", status, resp);
                 json_decref(resp);
+                if (o->code == AE_EK_CERT_UNTRUSTED && ekcert)
+                        ek_issuer_hint(ekcert, ekcert_len);
                 return x;
         }
         /* the same check as the agent-id file: 1..64 lower-case hex digits (a JSON string may

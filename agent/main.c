@@ -77,6 +77,11 @@ static void usage(FILE *f)
                 "the\n"
                 "watchdog is pinged when WatchdogSec= is set.\n"
                 "\n"
+                "Logs go to stderr: <N> priority prefixes when it is the journal, an ISO 8601 "
+                "UTC\n"
+                "time and the level on a file or pipe, 'error: ' on a terminal;\n"
+                "ATTEST_LOG_FORMAT=journal|time|terminal forces one.\n"
+                "\n"
                 "Exit status: 0 stopped (--once: pass), 1 --once: fail, 2 error, 3 the verifier\n"
                 "decommissioned this agent or its EK (not retried; RestartPreventExitStatus=3).\n");
 }
@@ -199,7 +204,13 @@ static int parse_args(struct agent *a, int argc, char **argv)
         }
         if ((x = agent_config_load(config ? config : AGENT_CONFIG_DEFAULT_FILE, config != NULL,
                                    &a->cfg, &err)) < 0) {
-                log_err("%s", err.msg);
+                char hint[LOG_LINE_MAX / 2] = "";
+
+                /* a file it may not read: the user it runs as and what the file needs */
+                if (x == -EACCES)
+                        log_access_hint(config ? config : AGENT_CONFIG_DEFAULT_FILE, false, hint,
+                                        sizeof(hint));
+                log_err("%s%s%s", err.msg, hint[0] ? "; " : "", hint);
                 return x;
         }
         while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
@@ -536,9 +547,16 @@ int main(int argc, char **argv)
                 a.ima_format = IMA_FORMAT_ASCII;
         }
         imalog_init(&a.log, a.ima_path, a.ima_format, 0);
-        if (tpm_open(a.tcti, &a.tpm, &err) < 0 ||
-            tpm_ak_load_or_create(a.tpm, a.state_dir, a.ak_alg, &err) < 0) {
+        if (tpm_open(a.tcti, &a.tpm, &err) < 0) {
                 log_err("TPM: %s", err.msg);
+                goto out;
+        }
+        if (tpm_ak_load_or_create(a.tpm, a.state_dir, a.ak_alg, &err) < 0) {
+                /* the state directory (its mode, its owner) is this host's set-up, not the TPM */
+                if (err.code == AE_TPM_STATE_DIR)
+                        log_err("state directory (--state-dir): %s", err.msg);
+                else
+                        log_err("TPM: attestation key: %s", err.msg);
                 goto out;
         }
         if (!a.n_verifiers) {

@@ -54,6 +54,7 @@ static enum agent_action http_action(enum agent_step step, long status, enum att
                 return step == AGENT_STEP_ROUND ? AGENT_ACT_REENROL : AGENT_ACT_BACKOFF;
         case AE_NONCE_EXPIRED:
         case AE_NONCE_UNKNOWN:
+        case AE_RUNTIME_POLICY_CHANGED:
                 if (step == AGENT_STEP_ROUND)
                         return AGENT_ACT_RECHALLENGE;
                 break;
@@ -73,6 +74,12 @@ static enum agent_action http_action(enum agent_step step, long status, enum att
                 return AGENT_ACT_EXIT_REFUSED;
         /* a round refused for another reason (agent_not_active, agent_busy, ...): keep the id */
         return AGENT_ACT_BACKOFF;
+}
+
+bool agent_code_rechallenges(enum attest_code code)
+{
+        return code == AE_NONCE_EXPIRED || code == AE_NONCE_UNKNOWN ||
+               code == AE_RUNTIME_POLICY_CHANGED;
 }
 
 enum agent_action agent_outcome_action(enum agent_step step, const struct agent_outcome *o)
@@ -115,10 +122,11 @@ _printf_(2, 3) static bool line_add(struct agent_verdict_line *l, const char *fm
 void agent_verdict_begin(struct agent_verdict_line *l, const char *status, const char *was)
 {
         *l = (struct agent_verdict_line){0};
-        if (was && !strcmp(was, status))
+        /* a change only against a verdict this agent saw before: the first round has none */
+        if (!was || !was[0] || !strcmp(was, status))
                 line_add(l, "verdict: %.64s", status);
         else
-                line_add(l, "verdict: %.64s (was %.64s)", status, was && was[0] ? was : "none");
+                line_add(l, "verdict: %.64s (changed from %.64s)", status, was);
 }
 
 void agent_verdict_claim(struct agent_verdict_line *l, const char *name, const char *result)

@@ -9,6 +9,7 @@
 #ifndef AGENT_OUTCOME_H
 #define AGENT_OUTCOME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "util/err.h"
@@ -51,7 +52,9 @@ enum agent_step {
 
 enum agent_action {
         AGENT_ACT_PROCEED,      /* done: wait for the next round */
-        AGENT_ACT_RECHALLENGE,  /* the nonce expired or is unknown: a fresh challenge at once */
+        AGENT_ACT_RECHALLENGE,  /* the nonce expired or is unknown, or the runtime policy changed
+                                 * (the log is judged from entry 0 again): a fresh challenge at
+                                 * once, not an error */
         AGENT_ACT_BACKOFF,      /* retry after a back-off; keep the agent id */
         AGENT_ACT_FAILOVER,     /* no usable answer (transport, protocol, 5xx): the next verifier
                                  * (agent/failover.h), then a back-off; keep the agent id */
@@ -63,8 +66,12 @@ enum agent_action {
 
 const char *agent_action_name(enum agent_action a);
 
+/* Whether an evidence answer with code only asks for a fresh challenge (AGENT_ACT_RECHALLENGE):
+ * logged as information, not as a warning. */
+bool agent_code_rechallenges(enum attest_code code);
+
 /*
- * The verdict line the agent logs after each round: "verdict: fail (was pass); failing:
+ * The verdict line the agent logs after each round: "verdict: fail (changed from pass); failing:
  * NAME (RESULT), ..." with every claim that did not pass, in the verifier's order. Names and
  * results come from the verifier: control bytes are escaped when the line is logged. A line that
  * would pass AGENT_VERDICT_LINE_MAX ends in "..." and says how many claims it left out.
@@ -77,8 +84,8 @@ struct agent_verdict_line {
         unsigned failing, left_out;
 };
 
-/* was NULL or "" when there was no verdict before (shown as "none"), or equal to status (then
- * no "(was ...)"). */
+/* was: the verdict of this agent's previous round; NULL or "" when there was none, and then, as
+ * when it equals status, the line shows no change. */
 void agent_verdict_begin(struct agent_verdict_line *l, const char *status, const char *was);
 /* A claim of the verdict; passing ones are not shown. */
 void agent_verdict_claim(struct agent_verdict_line *l, const char *name, const char *result);

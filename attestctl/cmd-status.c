@@ -18,7 +18,8 @@ static void usage(FILE *f)
                 "\n"
                 "attestd's readiness (GET /healthz: the store readable and writable) and a\n"
                 "summary of its metrics (GET /metrics): agents by state, verdicts by result,\n"
-                "requests and rejections, mean verification time. Needs no token.\n"
+                "requests and rejections, mean verification time, and with webhooks their\n"
+                "backlog (events pending, receivers retrying, events dropped). Needs no token.\n"
                 "\n"
                 "%s"
                 "\n"
@@ -43,6 +44,9 @@ static const struct sample {
         {"attestd_verification_seconds_count", "verification_seconds", "count"},
         {"attestd_verification_seconds_sum", "verification_seconds", "sum"},
         {"attestd_requests_total", NULL, "requests_total"},
+        {"attestd_webhook_receivers", "webhooks", "receivers"},
+        {"attestd_webhook_outbox_pending", "webhooks", "pending"},
+        {"attestd_webhook_dropped_total", "webhooks", "dropped"},
 };
 
 /* One "name value" line of the text format into the summary; others are skipped. */
@@ -72,6 +76,17 @@ static int metric_line(const char *line, size_t n, json_t *m)
 
                 return json_object_set_new(m, "rejected_total",
                                            json_integer(json_integer_value(t) + (json_int_t)v));
+        }
+        /* receivers failing to take the event they are sent (the backlog's cause) */
+        if (nl > 42 && strncmp(line, "attestd_webhook_receiver_failing_attempts{", 42) == 0) {
+                json_t *g = json_object_get(m, "webhooks");
+
+                if (!g && (json_object_set_new(m, "webhooks", json_object()) < 0 ||
+                           !(g = json_object_get(m, "webhooks"))))
+                        return -ENOMEM;
+                return json_object_set_new(
+                        g, "retrying",
+                        json_integer(json_integer_value(json_object_get(g, "retrying")) + (v > 0)));
         }
         for (size_t i = 0; i < ARRAY_SIZE(samples); i++) {
                 const struct sample *s = &samples[i];
@@ -215,6 +230,13 @@ int cmd_status(int argc, char **argv)
                 printf("\nrequests:  %lld (%lld rejected)\n",
                        get_int(summary, NULL, "requests_total"),
                        get_int(summary, NULL, "rejected_total"));
+                if (get_int(summary, "webhooks", "receivers") > 0)
+                        printf("webhooks:  %lld events pending, %lld of %lld receivers retrying, "
+                               "%lld dropped\n",
+                               get_int(summary, "webhooks", "pending"),
+                               get_int(summary, "webhooks", "retrying"),
+                               get_int(summary, "webhooks", "receivers"),
+                               get_int(summary, "webhooks", "dropped"));
                 if (fflush(stdout) != 0) {
                         rc = CTL_EXIT_USAGE;
                         goto out;

@@ -29,6 +29,7 @@ struct attestd {
         struct store *store;
         struct nonce_store *nonces;
         struct ratelimit *activation_rl; /* failed activation proofs per agent */
+        struct ratelimit *enrol_log_rl;  /* log lines of refused enrolments (api-enrol.c) */
         struct akcache *aks;
         struct policy_cache *policies; /* parsed policies by name@version */
         struct metrics metrics;

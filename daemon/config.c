@@ -69,7 +69,8 @@ static const struct opt opts[] = {
         {"drain-timeout", OPT_U64, O(drain_timeout), 0, 3600, "SECONDS",
          "on SIGTERM, how long in-flight requests may take (default 10)"},
         {"ek-ca", OPT_STR, O(ek_ca), 0, 0, "PATH",
-         "CA bundle (PEM file or directory of *.pem/*.crt) EK certificates must chain to"},
+         "CA bundle (PEM file or directory of *.pem/*.crt) EK certificates must chain to; read "
+         "at every enrolment (a change counts at once)"},
         {"insecure-trust-ak", OPT_BOOL, O(insecure_trust_ak), 0, 0, NULL,
          "labs only: enrol AKs without EK certificate or credential activation (warned)"},
         {"credential-ttl", OPT_U64, O(credential_ttl), 10, 86400, "SECONDS",
@@ -315,7 +316,8 @@ static int config_file_load(struct config *c, const char *path, bool must_exist,
                         return x;
                 if (err)
                         err->code = AE_CONFIG; /* the message names the path and the cause */
-                return -EINVAL;
+                /* not a usage error: the caller says who may not read it (util/log.h) */
+                return x == -EACCES ? x : -EINVAL;
         }
         return config_parse(buf, len, path, c, err);
 }
@@ -360,8 +362,12 @@ int config_load(int argc, char **argv, struct config *ret, struct attest_err *er
                 else if (!strncmp(argv[i], "--config=", 9))
                         file = argv[i] + 9;
         }
-        if ((e = config_file_load(&c, file ? file : CONFIG_DEFAULT_FILE, file != NULL, err)) < 0)
+        if ((e = config_file_load(&c, file ? file : CONFIG_DEFAULT_FILE, file != NULL, err)) < 0) {
+                if (e == -EACCES)
+                        snprintf(ret->config_file, sizeof(ret->config_file), "%s",
+                                 file ? file : CONFIG_DEFAULT_FILE);
                 return e;
+        }
         snprintf(c.config_file, sizeof(c.config_file), "%s", file ? file : CONFIG_DEFAULT_FILE);
 
         for (size_t i = 0; i < ARRAY_SIZE(opts); i++)
@@ -420,5 +426,8 @@ void config_help(FILE *f, const char *prog)
                 fprintf(f, "  %-28s %s\n", left, opts[i].help);
         }
         fprintf(f, "\nSignals: SIGTERM/SIGINT drain and stop, SIGHUP reloads the tokens file.\n"
-                   "Socket activation (sd_listen_fds) takes precedence over --listen.\n");
+                   "Socket activation (sd_listen_fds) takes precedence over --listen.\n"
+                   "Logs go to stderr: <N> priority prefixes when it is the journal, an ISO 8601 "
+                   "UTC\ntime and the level on a file or pipe, 'error: ' on a terminal;\n"
+                   "ATTEST_LOG_FORMAT=journal|time|terminal forces one.\n");
 }

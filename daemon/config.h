@@ -82,7 +82,8 @@ struct config {
 
 /*
  * Defaults, then the config file (the one --config names, or CONFIG_DEFAULT_FILE when it exists),
- * then the flags. -EINVAL with err naming the flag or file:line.
+ * then the flags. -EINVAL with err naming the flag or file:line; -EACCES when the file may not
+ * be read (ret->config_file then names it; nothing else of ret is set).
  */
 int config_load(int argc, char **argv, struct config *ret, struct attest_err *err) _wur_;
 /*

@@ -3,6 +3,7 @@
  * attestd: start-up, signals, systemd integration (sd_notify READY/STATUS/STOPPING, watchdog,
  * socket activation), shutdown with draining.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +32,19 @@
 
 #define PEM_MAX (1024 * 1024)
 
+/* Reading path (for --what) failed with e: err's message, and who may not read it (EACCES). */
+static void log_file_error(const char *what, const char *path, int e, const struct attest_err *err,
+                           bool secret)
+{
+        char hint[LOG_LINE_MAX / 2];
+
+        if (e == -EACCES)
+                log_err("--%s: %s; %s", what, err->msg,
+                        log_access_hint(path, secret, hint, sizeof(hint)));
+        else
+                log_err("--%s: %s", what, err->msg);
+}
+
 /* A PEM file for --what: at most PEM_MAX bytes, not empty; logs why not. */
 static int read_pem(const char *what, const char *path, unsigned flags, char **ret, size_t *ret_len)
 {
@@ -37,7 +52,7 @@ static int read_pem(const char *what, const char *path, unsigned flags, char **r
         int e;
 
         if ((e = file_read_alloc(path, PEM_MAX, flags, ret, ret_len, &err)) < 0) {
-                log_err("--%s: %s", what, err.msg);
+                log_file_error(what, path, e, &err, flags & FILE_SECRET);
                 return e;
         }
         if (*ret_len == 0) {
@@ -61,7 +76,12 @@ static int tokens_load(struct attestd *d, bool startup)
                 if ((e = auth_parse("", 0, d->cfg.tokens, &t, &err)) < 0)
                         return e;
         } else if ((e = auth_load(d->cfg.tokens, &t, &err)) < 0) {
-                log_err("%s%s", startup ? "" : "reload: keeping the old tokens: ", err.msg);
+                char hint[LOG_LINE_MAX / 2] = "";
+
+                if (access(d->cfg.tokens, R_OK) < 0 && errno == EACCES)
+                        log_access_hint(d->cfg.tokens, false, hint, sizeof(hint));
+                log_err("%s%s%s%s", startup ? "" : "reload: keeping the old tokens: ", err.msg,
+                        hint[0] ? "; " : "", hint);
                 return e;
         }
         pthread_rwlock_wrlock(&d->tokens_lock);
@@ -274,6 +294,7 @@ static int run(struct attestd *d)
         if ((e = nonce_setup(d)) < 0 ||
             (e = ratelimit_new((unsigned)d->cfg.activation_failures_max, 60000,
                                &d->activation_rl)) < 0 ||
+            (e = ratelimit_new(1, 60000, &d->enrol_log_rl)) < 0 ||
             (e = akcache_new(1000000, &d->aks)) < 0 || (e = listen_socket(d, &fd)) < 0) {
                 file_free_secret(key, key_len);
                 close(sfd);
@@ -281,7 +302,16 @@ static int run(struct attestd *d)
         }
         /* the outbox's threads (webhook delivery, stale scan) before serving */
         if ((e = webhook_start(&d->cfg, d->store, &d->webhooks, &err)) < 0) {
-                log_err("%s", err.msg[0] ? err.msg : strerror(-e));
+                char hint[LOG_LINE_MAX / 2] = "";
+                const char *f = access(d->cfg.webhook_secret_file, R_OK) < 0 && errno == EACCES
+                                        ? d->cfg.webhook_secret_file
+                                : access(d->cfg.webhook_ca, R_OK) < 0 && errno == EACCES
+                                        ? d->cfg.webhook_ca
+                                        : NULL;
+
+                if (e == -EACCES && f)
+                        log_access_hint(f, f == d->cfg.webhook_secret_file, hint, sizeof(hint));
+                log_err("%s%s%s", err.msg[0] ? err.msg : strerror(-e), hint[0] ? "; " : "", hint);
                 close(fd);
                 file_free_secret(key, key_len);
                 close(sfd);
@@ -357,6 +387,46 @@ static int run(struct attestd *d)
         return 0;
 }
 
+/*
+ * --ek-ca is read at every enrolment (a certificate added or removed counts at once, no restart);
+ * what it cannot read then is skipped. Say at start which of its files this user cannot read.
+ */
+static void ek_ca_check(const struct config *cfg)
+{
+        char hint[LOG_LINE_MAX / 2], path[CONFIG_STR_MAX + 300];
+        struct dirent *de;
+        struct stat st;
+        DIR *dir;
+
+        if (!cfg->ek_ca[0] || stat(cfg->ek_ca, &st) < 0)
+                return;
+        if (!S_ISDIR(st.st_mode)) {
+                if (access(cfg->ek_ca, R_OK) < 0 && errno == EACCES)
+                        log_warning("--ek-ca %s: %s; %s", cfg->ek_ca, strerror(EACCES),
+                                    log_access_hint(cfg->ek_ca, false, hint, sizeof(hint)));
+                return;
+        }
+        if (!(dir = opendir(cfg->ek_ca))) {
+                if (errno == EACCES)
+                        log_warning("--ek-ca %s: %s; %s", cfg->ek_ca, strerror(EACCES),
+                                    log_access_hint(cfg->ek_ca, false, hint, sizeof(hint)));
+                return;
+        }
+        while ((de = readdir(dir))) {
+                size_t n = strlen(de->d_name);
+
+                if (n < 5 ||
+                    (strcmp(de->d_name + n - 4, ".pem") && strcmp(de->d_name + n - 4, ".crt")))
+                        continue;
+                snprintf(path, sizeof(path), "%s/%s", cfg->ek_ca, de->d_name);
+                if (access(path, R_OK) < 0 && errno == EACCES)
+                        log_warning("--ek-ca: %s: %s (skipped at enrolment); %s", path,
+                                    strerror(EACCES),
+                                    log_access_hint(path, false, hint, sizeof(hint)));
+        }
+        closedir(dir);
+}
+
 int main(int argc, char **argv)
 {
         struct attestd d;
@@ -364,8 +434,15 @@ int main(int argc, char **argv)
         int e;
 
         memset(&d, 0, sizeof(d));
-        if (config_load(argc, argv, &d.cfg, &err) < 0) {
-                log_err("%s (see --help)", err.msg);
+        if ((e = config_load(argc, argv, &d.cfg, &err)) < 0) {
+                char hint[LOG_LINE_MAX / 2];
+
+                /* a file it may not read is not a usage error: say who needs what */
+                if (e == -EACCES)
+                        log_err("%s; %s", err.msg,
+                                log_access_hint(d.cfg.config_file, false, hint, sizeof(hint)));
+                else
+                        log_err("%s (see --help)", err.msg);
                 return 2;
         }
         if (d.cfg.help) {
@@ -376,6 +453,7 @@ int main(int argc, char **argv)
                 printf("attestd %s\n", ATTEST_VERSION);
                 return 0;
         }
+        ek_ca_check(&d.cfg);
         if (!d.cfg.ek_ca[0] && !d.cfg.insecure_trust_ak)
                 log_warning("no --ek-ca: enrolment is refused until one is configured "
                             "(--insecure-trust-ak for labs)");
@@ -393,6 +471,7 @@ int main(int argc, char **argv)
         d.store = store_close(d.store);
         d.nonces = nonce_store_free(d.nonces);
         d.activation_rl = ratelimit_free(d.activation_rl);
+        d.enrol_log_rl = ratelimit_free(d.enrol_log_rl);
         d.aks = akcache_free(d.aks);
         d.policies = policy_cache_free(d.policies);
         d.tokens = auth_free(d.tokens);

@@ -90,6 +90,7 @@ void metrics_init(struct metrics *m);
 void metrics_done(struct metrics *m);
 void metrics_attestation(struct metrics *m, enum metrics_result r, uint64_t latency_us);
 void metrics_replayed(struct metrics *m, uint64_t entries);
+/* A round refused because a new runtime policy judges the log from entry 0 (not an error). */
 void metrics_rejected(struct metrics *m, enum attest_code code);
 void metrics_request(struct metrics *m);
 /* A connection accepted (+1) or closed (-1); one attestd closed itself, and why. */

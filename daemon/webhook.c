@@ -13,50 +13,12 @@
 #include <openssl/crypto.h>
 
 #include "daemon/attestd.h"
+#include "daemon/webhook-internal.h"
 #include "daemon/webhook.h"
 #include "util/clock.h"
 #include "util/tls.h"
 #include "util/file.h"
 #include "util/log.h"
-
-#define BATCH 32             /* events read from the outbox at once per receiver */
-#define IDLE_MS 500          /* a receiver with nothing to send looks again after this */
-#define DUTY_MS 1000         /* the duty thread's period */
-#define PRUNE_MS 60000       /* pruning's period */
-#define PRUNE_BATCH 10000    /* events pruned per transaction */
-#define CONNECT_MAX_MS 10000 /* connecting may take at most this (and at most the timeout) */
-#define HOST_MAX 256
-
-struct webhook;
-
-struct receiver {
-        struct webhook *w;
-        const char *url; /* cfg's */
-        char host[HOST_MAX];
-        pthread_t thread;
-        bool started;
-        int64_t cursor; /* the last event id acknowledged */
-        uint64_t rng;   /* xorshift state for the back-off's jitter */
-        CURL *curl;
-        struct curl_slist *headers_base;
-};
-
-struct webhook {
-        const struct config *cfg;
-        struct store *store;
-        char *secret;
-        size_t secret_len, secret_alloc;
-        pthread_mutex_t lock;
-        pthread_cond_t wake; /* stop */
-        bool stopping;
-        atomic_bool stop_flag; /* read by curl's progress callback without the lock */
-        struct receiver rx[CONFIG_WEBHOOKS_MAX];
-        unsigned n;
-        pthread_t duty;
-        bool duty_started, curl_ready;
-        uint64_t dropped_seen;
-        atomic_uint_fast64_t delivered, failed;
-};
 
 /* ---- waiting ---- */
 
@@ -259,29 +221,35 @@ static bool deliver(struct receiver *r, const struct pending *p)
                 if (!still_there(w, p->id)) {
                         log_warning("webhook %s: event %lld was dropped from the full outbox "
                                     "before delivery",
-                                    r->host, (long long)p->id);
+                                    r->name, (long long)p->id);
+                        atomic_store(&r->failing, 0);
                         return true;
                 }
                 if (post(r, p->id, p->type, p->body, p->len, why, sizeof(why))) {
                         int e = store_outbox_delivered(w->store, r->url, p->id);
 
                         atomic_fetch_add(&w->delivered, 1);
+                        atomic_fetch_add(&r->delivered, 1);
+                        atomic_store(&r->failing, 0);
+                        atomic_store(&r->acked, p->id);
                         if (e < 0)
                                 log_err("webhook %s: event %lld delivered, but recording it "
                                         "failed (%s): it may be sent again after a restart",
-                                        r->host, (long long)p->id, strerror(-e));
+                                        r->name, (long long)p->id, strerror(-e));
                         else
-                                log_debug("webhook %s: event %lld (%s) delivered", r->host,
+                                log_debug("webhook %s: event %lld (%s) delivered", r->name,
                                           (long long)p->id, p->type);
                         return true;
                 }
                 atomic_fetch_add(&w->failed, 1);
+                atomic_fetch_add(&r->failed, 1);
+                atomic_fetch_add(&r->failing, 1);
                 if (stopping(w))
                         return false;
                 wait = backoff_ms(r, attempt);
                 log_warning("webhook %s: event %lld not delivered (attempt %u: %s); retrying in "
                             "%lld ms",
-                            r->host, (long long)p->id, attempt, why, (long long)wait);
+                            r->name, (long long)p->id, attempt, why, (long long)wait);
                 if (nap(w, wait))
                         return false;
         }
@@ -319,7 +287,7 @@ static void *receiver_main(void *arg)
                 if (e < 0) {
                         batch_clear(&b);
                         if (!warned)
-                                log_err("webhook %s: reading the outbox failed: %s", r->host,
+                                log_err("webhook %s: reading the outbox failed: %s", r->name,
                                         strerror(-e));
                         warned = true;
                         (void)nap(w, DUTY_MS);
@@ -334,7 +302,7 @@ static void *receiver_main(void *arg)
                         if (b.ev[i].id > r->cursor + 1)
                                 log_warning("webhook %s: events %lld..%lld were dropped from the "
                                             "full outbox before delivery",
-                                            r->host, (long long)(r->cursor + 1),
+                                            r->name, (long long)(r->cursor + 1),
                                             (long long)(b.ev[i].id - 1));
                         if (!deliver(r, &b.ev[i]))
                                 break;
@@ -413,21 +381,31 @@ static int secret_load(struct webhook *w, const char *path, struct attest_err *e
         return 0;
 }
 
-/* The host of url for log lines (never the user, query or secret parts). */
+/*
+ * "host:port" of url for log lines and metric labels (never the user, path, query or fragment:
+ * they may hold secrets); a byte other than [A-Za-z0-9.:_[]-] (none in a host curl accepts) is
+ * written as '_', so it can be a Prometheus label value as it is.
+ */
 static int url_host(const char *url, char *host, size_t n, struct attest_err *err)
 {
         CURLU *u = curl_url();
-        char *h = NULL;
+        char *h = NULL, *port = NULL;
         int e = 0;
 
         if (!u)
                 return -ENOMEM;
         if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
-            curl_url_get(u, CURLUPART_HOST, &h, 0) != CURLUE_OK || !h || !h[0])
+            curl_url_get(u, CURLUPART_HOST, &h, 0) != CURLUE_OK || !h || !h[0] ||
+            curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK || !port)
                 e = attest_fail(err, -EINVAL, AE_CONFIG, "--webhook: not a URL with a host");
         else
-                snprintf(host, n, "%s", h);
+                snprintf(host, n, "%s:%s", h, port);
+        for (char *c = host; e == 0 && *c; c++)
+                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.:_[]-",
+                            *c))
+                        *c = '_';
         curl_free(h);
+        curl_free(port);
         curl_url_cleanup(u);
         return e;
 }
@@ -443,13 +421,16 @@ static int receiver_init(struct webhook *w, struct receiver *r, const char *url,
         const struct config *cfg = w->cfg;
         struct tls_client_opts tls;
         const char *refused = "the URL";
+        char host[HOST_MAX];
         struct curl_slist *t;
         int e;
 
         r->w = w;
         r->url = url;
-        if ((e = url_host(url, r->host, sizeof(r->host), err)) < 0)
+        if ((e = url_host(url, host, sizeof(host), err)) < 0)
                 return e;
+        memcpy(r->host, host, sizeof(r->host));
+        snprintf(r->name, sizeof(r->name), "#%u %s", r->index, host);
         if (getrandom(&r->rng, sizeof(r->rng), 0) != (ssize_t)sizeof(r->rng))
                 r->rng = (uint64_t)attestd_now_ms();
         r->curl = curl_easy_init();
@@ -471,7 +452,7 @@ static int receiver_init(struct webhook *w, struct receiver *r, const char *url,
         if (curl_easy_setopt(r->curl, CURLOPT_URL, url) != CURLE_OK ||
             tls_client_setup(r->curl, &tls, &refused) < 0)
                 return attest_fail(err, -EINVAL, AE_CONFIG, "--webhook %s: %s refused by libcurl",
-                                   r->host, refused);
+                                   r->name, refused);
         curl_easy_setopt(r->curl, CURLOPT_WRITEFUNCTION, sink_write);
         curl_easy_setopt(r->curl, CURLOPT_NOPROGRESS, 0L);
         curl_easy_setopt(r->curl, CURLOPT_XFERINFOFUNCTION, sink_progress);
@@ -533,6 +514,7 @@ int webhook_start(const struct config *cfg, struct store *store, struct webhook 
         }
         for (unsigned i = 0; i < w->n; i++) {
                 urls[i] = cfg->webhooks[i];
+                w->rx[i].index = i + 1;
                 if ((e = receiver_init(w, &w->rx[i], cfg->webhooks[i], err)) < 0)
                         goto fail;
         }
@@ -551,6 +533,7 @@ int webhook_start(const struct config *cfg, struct store *store, struct webhook 
                         attest_fail(err, e, AE_STORE_IO, "reading the webhook cursor failed");
                         goto fail;
                 }
+                atomic_store(&w->rx[i].acked, w->rx[i].cursor);
         }
         if (pthread_create(&w->duty, NULL, duty_main, w) != 0) {
                 e = -ENOMEM;
@@ -563,7 +546,7 @@ int webhook_start(const struct config *cfg, struct store *store, struct webhook 
                         goto fail;
                 }
                 w->rx[i].started = true;
-                log_info("webhook %u: %s, from event %lld on", i + 1, w->rx[i].host,
+                log_info("webhook %s: delivering from event %lld on", w->rx[i].name,
                          (long long)w->rx[i].cursor + 1);
         }
         *ret = w;
@@ -596,52 +579,4 @@ struct webhook *webhook_stop(struct webhook *w)
         pthread_mutex_destroy(&w->lock);
         free(w);
         return NULL;
-}
-
-int webhook_metrics_append(struct webhook *w, char **text, size_t *len)
-{
-        struct store_outbox_stats st = {0};
-        char *buf = NULL;
-        size_t n = 0;
-        FILE *f;
-        int e;
-
-        if ((e = store_outbox_stats(w->store, &st)) < 0)
-                return e;
-        f = open_memstream(&buf, &n);
-        if (!f)
-                return -ENOMEM;
-        fwrite(*text, 1, *len, f);
-        fprintf(f,
-                "# HELP attestd_webhook_delivered_total Webhook events a receiver acknowledged "
-                "(2xx).\n"
-                "# TYPE attestd_webhook_delivered_total counter\n"
-                "attestd_webhook_delivered_total %llu\n"
-                "# HELP attestd_webhook_failed_total Webhook delivery attempts that failed (each "
-                "is retried).\n"
-                "# TYPE attestd_webhook_failed_total counter\n"
-                "attestd_webhook_failed_total %llu\n"
-                "# HELP attestd_webhook_outbox_pending Events not yet acknowledged by every "
-                "receiver.\n"
-                "# TYPE attestd_webhook_outbox_pending gauge\n"
-                "attestd_webhook_outbox_pending %llu\n"
-                "# HELP attestd_webhook_outbox_events Events in the outbox (pending and kept "
-                "for --webhook-retention).\n"
-                "# TYPE attestd_webhook_outbox_events gauge\n"
-                "attestd_webhook_outbox_events %llu\n"
-                "# HELP attestd_webhook_dropped_total Undelivered events dropped by "
-                "--webhook-outbox-max (since the database was created).\n"
-                "# TYPE attestd_webhook_dropped_total counter\n"
-                "attestd_webhook_dropped_total %llu\n",
-                (unsigned long long)atomic_load(&w->delivered),
-                (unsigned long long)atomic_load(&w->failed), (unsigned long long)st.pending,
-                (unsigned long long)st.events, (unsigned long long)st.dropped);
-        if (fclose(f) != 0) {
-                free(buf);
-                return -ENOMEM;
-        }
-        free(*text);
-        *text = buf;
-        *len = n;
-        return 0;
 }

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/esc.h"
@@ -21,10 +25,26 @@ static int clamp_prio(int prio)
         return prio < LOG_PRIO_ERR ? LOG_PRIO_ERR : prio > LOG_PRIO_DEBUG ? LOG_PRIO_DEBUG : prio;
 }
 
-size_t log_format(int prio, int prefixed, const char *msg, char *out, size_t max)
+static const char *const prio_name[] = {"error", "warning", "notice", "info", "debug"};
+
+/* "2026-12-05T19:04:05.123Z " (UTC, milliseconds): 25 bytes and the NUL */
+static void time_prefix(char out[32])
+{
+        struct timespec ts;
+        struct tm tm;
+
+        if (clock_gettime(CLOCK_REALTIME, &ts) < 0 || !gmtime_r(&ts.tv_sec, &tm) ||
+            !strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm)) {
+                snprintf(out, 32, "1970-01-01T00:00:00.000Z ");
+                return;
+        }
+        snprintf(out + 19, 32 - 19, ".%03dZ ", (int)(ts.tv_nsec / 1000000));
+}
+
+size_t log_format(int prio, int style, const char *msg, char *out, size_t max)
 {
         const char *pre = "";
-        char p[8];
+        char p[64];
         size_t o, room;
 
         if (max < 2) {
@@ -33,8 +53,13 @@ size_t log_format(int prio, int prefixed, const char *msg, char *out, size_t max
                 return 0;
         }
         prio = clamp_prio(prio);
-        if (prefixed) {
+        if (style == LOG_STYLE_JOURNAL) {
                 snprintf(p, sizeof(p), "<%d>", prio);
+                pre = p;
+        } else if (style == LOG_STYLE_TIME) {
+                time_prefix(p);
+                snprintf(p + strlen(p), sizeof(p) - strlen(p),
+                         "%s: ", prio_name[prio - LOG_PRIO_ERR]);
                 pre = p;
         } else if (prio == LOG_PRIO_ERR) {
                 pre = "error: ";
@@ -53,15 +78,43 @@ size_t log_format(int prio, int prefixed, const char *msg, char *out, size_t max
         return o;
 }
 
-/* The sd-daemon prefix, unless stderr is a terminal that is not the journal. */
-static bool want_prefix(void)
+/*
+ * Whether stderr is the journal's stream: $JOURNAL_STREAM ("DEV:INODE", set by systemd for
+ * StandardError=journal) names the very file stderr is (sd-daemon(3), systemd.exec(5)); a child
+ * whose stderr was redirected inherits the variable but not the stream.
+ */
+static bool stderr_is_journal(void)
 {
-        return getenv("JOURNAL_STREAM") || !isatty(STDERR_FILENO);
+        const char *js = getenv("JOURNAL_STREAM");
+        unsigned long long dev, ino;
+        struct stat st;
+        char tail;
+
+        if (!js || sscanf(js, "%llu:%llu%c", &dev, &ino, &tail) != 2)
+                return false;
+        if (fstat(STDERR_FILENO, &st) < 0)
+                return false;
+        return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+int log_style(void)
+{
+        const char *f = getenv("ATTEST_LOG_FORMAT");
+
+        if (f && !strcmp(f, "journal"))
+                return LOG_STYLE_JOURNAL;
+        if (f && !strcmp(f, "time"))
+                return LOG_STYLE_TIME;
+        if (f && !strcmp(f, "terminal"))
+                return LOG_STYLE_TERMINAL;
+        if (stderr_is_journal())
+                return LOG_STYLE_JOURNAL;
+        return isatty(STDERR_FILENO) ? LOG_STYLE_TERMINAL : LOG_STYLE_TIME;
 }
 
 void log_msg(int prio, const char *fmt, ...)
 {
-        char msg[LOG_LINE_MAX + 1], line[LOG_LINE_MAX + 16];
+        char msg[LOG_LINE_MAX + 1], line[LOG_LINE_MAX + 48];
         int saved = errno;
         size_t len, off = 0;
         va_list ap;
@@ -74,7 +127,7 @@ void log_msg(int prio, const char *fmt, ...)
                 snprintf(msg, sizeof(msg), "(unformattable message)");
         else if ((size_t)n >= sizeof(msg))
                 memcpy(msg + sizeof(msg) - 4, "...", 4); /* cut by vsnprintf: say so */
-        len = log_format(prio, want_prefix(), msg, line, sizeof(line));
+        len = log_format(prio, log_style(), msg, line, sizeof(line));
         while (off < len) {
                 ssize_t w = write(STDERR_FILENO, line + off, len - off);
 
@@ -85,4 +138,80 @@ void log_msg(int prio, const char *fmt, ...)
                 off += (size_t)w;
         }
         errno = saved;
+}
+
+/* "user NAME (uid N)" or "uid N" of id, and the same for a group. */
+static void user_text(uid_t uid, char *out, size_t max)
+{
+        struct passwd pw, *r = NULL;
+        char buf[1024];
+
+        if (getpwuid_r(uid, &pw, buf, sizeof(buf), &r) == 0 && r)
+                snprintf(out, max, "%.64s", r->pw_name);
+        else
+                snprintf(out, max, "%u", (unsigned)uid);
+}
+
+static void group_text(gid_t gid, char *out, size_t max)
+{
+        struct group gr, *r = NULL;
+        char buf[1024];
+
+        if (getgrgid_r(gid, &gr, buf, sizeof(buf), &r) == 0 && r)
+                snprintf(out, max, "%.64s", r->gr_name);
+        else
+                snprintf(out, max, "%u", (unsigned)gid);
+}
+
+const char *log_access_hint(const char *path, bool secret, char *out, size_t max)
+{
+        char user[80], group[80], owner[80], ogroup[80], dir[4096], *slash;
+        struct stat st;
+        size_t n;
+
+        if (max == 0)
+                return out;
+        user_text(geteuid(), user, sizeof(user));
+        group_text(getegid(), group, sizeof(group));
+        n = (size_t)snprintf(out, max, "%s runs as user %s (uid %u), group %s (gid %u)",
+                             program_invocation_short_name, user, (unsigned)geteuid(), group,
+                             (unsigned)getegid());
+        if (n >= max)
+                return out;
+        /* a directory on the way it may not search comes first */
+        snprintf(dir, sizeof(dir), "%s", path);
+        while ((slash = strrchr(dir, '/')) && slash != dir) {
+                *slash = '\0';
+                if (access(dir, X_OK) < 0 && errno == EACCES) {
+                        if (stat(dir, &st) == 0) {
+                                user_text(st.st_uid, owner, sizeof(owner));
+                                group_text(st.st_gid, ogroup, sizeof(ogroup));
+                                snprintf(out + n, max - n,
+                                         "; it cannot enter the directory %s (%s:%s %04o): it "
+                                         "needs x for it (e.g. group %s, mode 0750)",
+                                         dir, owner, ogroup, (unsigned)(st.st_mode & 07777), group);
+                        } else {
+                                snprintf(out + n, max - n, "; it cannot enter the directory %s",
+                                         dir);
+                        }
+                        return out;
+                }
+        }
+        if (stat(path, &st) < 0) {
+                snprintf(out + n, max - n, "; %s must be readable by it", path);
+                return out;
+        }
+        user_text(st.st_uid, owner, sizeof(owner));
+        group_text(st.st_gid, ogroup, sizeof(ogroup));
+        if (secret)
+                snprintf(out + n, max - n,
+                         "; the file is %s:%s %04o: a secret must be owned by %s, mode 0600 "
+                         "(chown %s: FILE; chmod 0600 FILE)",
+                         owner, ogroup, (unsigned)(st.st_mode & 07777), user, user);
+        else
+                snprintf(out + n, max - n,
+                         "; the file is %s:%s %04o: it must be readable by %s (e.g. group %s, "
+                         "mode 0640: chgrp %s FILE; chmod 0640 FILE)",
+                         owner, ogroup, (unsigned)(st.st_mode & 07777), user, group, group);
+        return out;
 }

@@ -317,7 +317,7 @@ void api_agent_get(struct attestd *d, const struct api_req *req, struct api_resp
 void api_agent_delete(struct attestd *d, const struct api_req *req, struct api_resp *r,
                       const char *id)
 {
-        int e = store_agent_delete(d->store, id);
+        int e = store_agent_delete(d->store, id, attestd_now_ms());
 
         (void)req;
         if (e == -ENOENT) {
@@ -373,7 +373,7 @@ void api_agent_readmit(struct attestd *d, const struct api_req *req, struct api_
 
         if (api_parse_body(d, req, r, true, &o) < 0 || api_check_fields(d, r, o, "$", NULL, 0) < 0)
                 return;
-        e = store_agent_readmit(d->store, id);
+        e = store_agent_readmit(d->store, id, attestd_now_ms());
         if (e == -ENOENT) {
                 api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent or decommissioned EK of %s", id);
                 return;

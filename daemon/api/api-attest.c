@@ -224,15 +224,18 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
                 log_warning("agent %s: %s", rd->id, rt_ctx_exclude_note(rd->rt));
         rd->verified = e == 0;
         if (e == 0 && plan == RT_ROUND_RESTART) {
-                /* runtime: another policy judged the earlier entries; start again from 0 */
+                /* runtime: another policy judged the earlier entries; start again from 0. Not
+                 * an error: the agent asks a fresh challenge at once (counted apart) */
                 verify_result_done(rd->vr);
                 rd->verified = false;
-                round_error(d, rd);
                 /* a replayed submission resets nothing */
-                if ((x = nonce_unused(d, r, rd)) < 0)
+                if ((x = nonce_unused(d, r, rd)) < 0) {
+                        round_error(d, rd);
                         return x;
+                }
                 x = store_agent_reset_replay(d->store, rd->id, rd->a->seq);
                 if (x < 0 && x != -ESTALE) {
+                        round_error(d, rd);
                         api_store_error(d, r, x, "replay reset");
                         return x;
                 }
@@ -572,12 +575,21 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
             (e = store_agent_set_identity(d->store, rd->id, &rd->ev->host)) < 0)
                 log_err("agent %s: storing its host identity failed: %s", rd->id, strerror(-e));
         /* one line per verdict change (the first verdict too), naming the host and what failed */
-        if (!rd->a->last_status || strcmp(rd->a->last_status, res.status) != 0)
-                log_notice("agent %s host %s: %s -> %s (%s), policy %s", rd->id,
-                           round_hostname(rd)[0] ? round_hostname(rd) : "-",
-                           rd->a->last_status ? rd->a->last_status : "none", res.status,
-                           log_escape(rd->failing, sizeof(rd->failing), esc, sizeof(esc)),
-                           rd->ref[0] ? rd->ref : "none");
+        if (!rd->a->last_status || strcmp(rd->a->last_status, res.status) != 0) {
+                char change[160];
+
+                if (rd->a->last_status)
+                        snprintf(change, sizeof(change), "%.64s -> %.64s", rd->a->last_status,
+                                 res.status);
+                else
+                        snprintf(change, sizeof(change), "first verdict %.64s", res.status);
+                log_escape(rd->failing, sizeof(rd->failing), esc, sizeof(esc));
+                log_notice("agent %s host %s: %s%s%s%s, %s%s", rd->id,
+                           round_hostname(rd)[0] ? round_hostname(rd) : "-", change,
+                           esc[0] ? " (" : "", esc, esc[0] ? ")" : "",
+                           rd->ref[0] ? "policy " : "no policy bound (and none named default)",
+                           rd->ref);
+        }
         return 0;
 }
 

@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include <jansson.h>
+#include <openssl/bio.h>
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 #include <openssl/x509.h>
@@ -18,7 +20,10 @@
 #include "evidence/ekcert.h"
 #include "evidence/quote.h"
 #include "evidence/tpmkey.h"
+#include "util/esc.h"
+#include "util/hash.h"
 #include "util/hex.h"
+#include "util/ossl.h"
 
 /*
  * The identity of an EK: SHA-256 of its public key as DER SubjectPublicKeyInfo, so two encodings
@@ -40,6 +45,64 @@ static int ek_identity(const uint8_t *ekpub, size_t len, uint8_t out[STORE_EK_ID
         SHA256(der, (size_t)n, out);
         OPENSSL_free(der);
         return 0;
+}
+
+#define ISSUER_MAX 256 /* bytes of an EK certificate's issuer shown, escaped */
+
+/* The issuer of DER certificate der as RFC 2253 text, escaped (util/esc.h): "?" when unreadable. */
+static const char *cert_issuer(const uint8_t *der, size_t len, char out[ISSUER_MAX])
+{
+        const unsigned char *p = der;
+        _cleanup_(X509_freep) X509 *x = d2i_X509(NULL, &p, (long)len);
+        BIO *b = x ? BIO_new(BIO_s_mem()) : NULL;
+        char raw[ISSUER_MAX];
+        int n = 0;
+
+        snprintf(out, ISSUER_MAX, "?");
+        if (b && X509_NAME_print_ex(b, X509_get_issuer_name(x), 0,
+                                    XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB) >= 0)
+                n = BIO_read(b, raw, sizeof(raw) - 1);
+        BIO_free(b);
+        ERR_clear_error();
+        if (n > 0)
+                esc_text(out, ISSUER_MAX, raw, (size_t)n);
+        return out;
+}
+
+/*
+ * A refused enrolment in the log, not only in attestd_rejected_requests_total: the reason, and
+ * what the operator acts on (the EK certificate's issuer, escaped: it is the client's). One line
+ * per reason and issuer a minute at most, with the count of the ones left out: a holder of the
+ * enrolment token, or anyone for a bad token, could otherwise fill the log. A table of its own
+ * (fixed size: keys past it share slots), apart from the activation limiter's, so refusals
+ * cannot push an agent's failed proofs out of theirs.
+ */
+static void enrol_refused_log(struct attestd *d, enum attest_code code, const char *issuer,
+                              const char *why)
+{
+        char key[RATELIMIT_KEY_MAX], more[64] = "";
+        uint64_t suppressed = 0;
+
+        snprintf(key, sizeof(key), "enrol:%s:%016llx", attest_code_name(code),
+                 (unsigned long long)hash_fnv1a_str(issuer ? issuer : ""));
+        if (!d->enrol_log_rl ||
+            !ratelimit_fail(d->enrol_log_rl, key, (uint64_t)attestd_now_ms(), &suppressed))
+                return;
+        if (suppressed)
+                snprintf(more, sizeof(more), " (and %llu more like it not logged)",
+                         (unsigned long long)suppressed);
+        if (issuer)
+                log_warning("enrolment refused (%s): EK certificate issued by %s: %s%s",
+                            attest_code_name(code), issuer, why, more);
+        else
+                log_warning("enrolment refused (%s): %s%s", attest_code_name(code), why, more);
+}
+
+void api_enrol_refused_token(struct attestd *d, bool presented)
+{
+        enrol_refused_log(d, AE_UNAUTHORIZED, NULL,
+                          presented ? "unknown bearer token (not an enroll token of --tokens)"
+                                    : "no bearer token");
 }
 
 /*
@@ -117,7 +180,25 @@ void api_agent_enroll(struct attestd *d, const struct api_req *req, struct api_r
                 }
                 if ((e = ekcert_verify(ek, ek_len, d->cfg.ek_ca, ekpub, ekpub_len, &err)) < 0) {
                         enum attest_code c = err.code ? err.code : AE_EK_CERT_UNTRUSTED;
+                        char issuer[ISSUER_MAX];
 
+                        cert_issuer(ek, ek_len, issuer);
+                        if (c == AE_EK_CERT_UNTRUSTED) {
+                                char why[sizeof(err.msg) + 224];
+
+                                snprintf(why, sizeof(why), "%s; --ek-ca %.200s", err.msg,
+                                         d->cfg.ek_ca);
+                                enrol_refused_log(d, c, issuer, why);
+                                api_error(d, r, 403, c,
+                                          "$.ek_cert: %s (issuer %s): the verifier's operator must "
+                                          "add that CA's certificate to --ek-ca",
+                                          err.msg, issuer);
+                                return;
+                        }
+                        if (attest_code_class(c) != AEC_SERVER)
+                                enrol_refused_log(d, c, issuer, err.msg);
+                        else
+                                log_err("enrolment: %s", err.msg); /* ours: an unreadable --ek-ca */
                         api_error(d, r,
                                   attest_code_class(c) == AEC_SERVER ? 500
                                   : e == -EKEYREJECTED               ? 403

@@ -91,6 +91,9 @@ void api_refused_eks(struct attestd *d, const struct api_req *req, struct api_re
 void api_agent_results(struct attestd *d, const struct api_req *req, struct api_resp *r,
                        const char *id);
 /* api-enrol.c */
+/* An enrolment refused for its token (401 before the handler), logged rate-limited
+ * (api-enrol.c); presented: a token was sent. */
+void api_enrol_refused_token(struct attestd *d, bool presented);
 void api_agent_enroll(struct attestd *d, const struct api_req *req, struct api_resp *r,
                       const char *id);
 void api_agent_activate(struct attestd *d, const struct api_req *req, struct api_resp *r,

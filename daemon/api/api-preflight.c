@@ -31,6 +31,8 @@ int api_preflight(struct attestd *d, const char *method, const char *path,
                 goto answered;
         }
         if (ri.need != AUTH_NONE && ri.have == AUTH_NONE) {
+                if (ri.need == AUTH_ENROLL)
+                        api_enrol_refused_token(d, authorization != NULL);
                 api_error(d, ret, 401, AE_UNAUTHORIZED,
                           authorization ? "unknown bearer token" : "a bearer token is required");
                 ret->www_authenticate = true;

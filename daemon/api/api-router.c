@@ -587,6 +587,8 @@ static void dispatch(struct attestd *d, const struct api_req *req, struct api_re
                 enum auth_role have = bearer_role(d, req->authorization);
 
                 if (have == AUTH_NONE) {
+                        if (m->role == AUTH_ENROLL)
+                                api_enrol_refused_token(d, req->authorization != NULL);
                         api_error(d, r, 401, AE_UNAUTHORIZED,
                                   req->authorization ? "unknown bearer token"
                                                      : "a bearer token is required");

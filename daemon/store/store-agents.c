@@ -201,18 +201,29 @@ int store_agent_list(struct store *s, int (*fn)(const struct store_agent *a, voi
         return store_read(s, agent_list_fn, &l);
 }
 
+struct delete_arg {
+        const char *id;
+        int64_t now;
+};
+
 static int agent_delete_fn(struct conn *c, void *arg)
 {
-        int n = exec_by_key(c, ST_AGENT_DELETE, arg);
+        struct delete_arg *d = arg;
+        int n;
 
+        /* the event first: it reads the last status; it commits with the delete or not at all */
+        if ((n = outbox_on_deleted(c, d->id, d->now)) < 0)
+                return n;
+        n = exec_by_key(c, ST_AGENT_DELETE, d->id);
         if (n < 0)
                 return n;
         return n == 0 ? -ENOENT : 0;
 }
 
-int store_agent_delete(struct store *s, const char *id)
+int store_agent_delete(struct store *s, const char *id, int64_t now)
 {
-        int e = store_write(s, agent_delete_fn, (void *)id);
+        struct delete_arg d = {id, now};
+        int e = store_write(s, agent_delete_fn, &d);
 
         store_cache_agent_forget(store_cache_of(s), id);
         return e;

@@ -256,7 +256,8 @@ static int agent_decom_fn(struct conn *c, void *arg)
                 /* the agent may have been forgotten (DELETE) while its EK stayed refused */
                 if (n == 0 && m == 0)
                         return rc == DB_DONE ? -ENOENT : -EALREADY;
-                return 0;
+                /* receivers that saw agent.decommissioned learn it is lifted */
+                return outbox_on_readmit(c, d->id, d->now);
         }
         if (rc == DB_DONE)
                 return -ENOENT;
@@ -284,9 +285,9 @@ int store_agent_decommission(struct store *s, const char *id, int64_t now)
         return e;
 }
 
-int store_agent_readmit(struct store *s, const char *id)
+int store_agent_readmit(struct store *s, const char *id, int64_t now)
 {
-        struct decom_arg d = {id, 0, true};
+        struct decom_arg d = {id, now, true};
         int e = store_write(s, agent_decom_fn, &d);
 
         store_cache_agent_forget(store_cache_of(s), id);

@@ -393,6 +393,10 @@ int outbox_on_verdict(struct conn *c, const char *agent, const char *status, con
                       const char *reason, int64_t now);
 int outbox_on_enrolled(struct conn *c, const char *agent, int64_t now);
 int outbox_on_decommission(struct conn *c, const char *agent, int64_t now);
+/* agent.readmitted (after the readmit changed something); agent.deleted (before the delete, which
+ * it reads the last status from; 0 and no event when there is no such agent) */
+int outbox_on_readmit(struct conn *c, const char *agent, int64_t now);
+int outbox_on_deleted(struct conn *c, const char *agent, int64_t now);
 /* An agent the stale scan just marked (last_status NULL: no verdict yet). */
 int outbox_on_stale(struct conn *c, const char *agent, const char *last_status, int64_t now);
 

@@ -151,6 +151,37 @@ int outbox_on_decommission(struct conn *c, const char *agent, int64_t now)
                                                .claims = "[]"});
 }
 
+int outbox_on_readmit(struct conn *c, const char *agent, int64_t now)
+{
+        return event_put(c, &(struct event_in){.time = now,
+                                               .type = "agent.readmitted",
+                                               .agent = agent,
+                                               .status = "readmitted",
+                                               .previous = "decommissioned",
+                                               .claims = "[]"});
+}
+
+int outbox_on_deleted(struct conn *c, const char *agent, int64_t now)
+{
+        char prev[16];
+        enum agent_state state;
+        bool stale = false;
+        int r = agent_prev(c, agent, prev, sizeof(prev), &stale, &state);
+
+        if (r <= 0)
+                return r; /* no agent: the delete says so */
+        return event_put(c, &(struct event_in){.time = now,
+                                               .type = "agent.deleted",
+                                               .agent = agent,
+                                               .status = "deleted",
+                                               .previous = state == AGENT_STATE_DECOMMISSIONED
+                                                                   ? "decommissioned"
+                                                           : stale   ? "stale"
+                                                           : prev[0] ? prev
+                                                                     : NULL,
+                                               .claims = "[]"});
+}
+
 /* ---- set-up, delivery cursors ---- */
 
 struct setup_arg {

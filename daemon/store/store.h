@@ -180,7 +180,8 @@ int store_agent_activate(struct store *s, const char *id, const uint8_t *proof_h
  * -ENOENT no such agent (readmit: nor refused EK of that agent id), -EALREADY not decommissioned.
  */
 int store_agent_decommission(struct store *s, const char *id, int64_t now) _wur_;
-int store_agent_readmit(struct store *s, const char *id) _wur_;
+/* Readmitting writes agent.readmitted (now: its time) with the change. */
+int store_agent_readmit(struct store *s, const char *id, int64_t now) _wur_;
 /* -EPERM when the EK was decommissioned (by agent ret_agent, NUL-terminated in n bytes). */
 int store_ek_refused(struct store *s, const uint8_t ek_id[STORE_EK_ID_LEN], char *ret_agent,
                      size_t n) _wur_;
@@ -197,7 +198,8 @@ int store_agent_active(const struct store_agent *a) _wur_;
 /* Calls fn for every agent in id order (without blobs and replay state); fn < 0 stops. */
 int store_agent_list(struct store *s, int (*fn)(const struct store_agent *a, void *arg), void *arg)
         _wur_;
-int store_agent_delete(struct store *s, const char *id) _wur_;
+/* Forget the agent; agent.deleted (now: its time) commits with it. -ENOENT no such agent. */
+int store_agent_delete(struct store *s, const char *id, int64_t now) _wur_;
 
 /* The JSON object text of h's labels, in order ("{}" for none): n bytes at most. -E2BIG. */
 #define STORE_LABELS_JSON_MAX                                                                      \
@@ -374,7 +376,8 @@ int store_result_latest(struct store *s, const char *agent, struct store_result_
  * transaction of their change: agent.enrolled (store_agent_add of an active agent,
  * store_agent_activate), agent.pass / agent.fail (store_result_add when the status differs from
  * the previous one, the agent was stale, or it is the first verdict), agent.decommissioned
- * (store_agent_decommission), agent.stale (store_agent_stale_scan). Event ids grow with commit
+ * (store_agent_decommission), agent.readmitted (store_agent_readmit), agent.deleted
+ * (store_agent_delete), agent.stale (store_agent_stale_scan). Event ids grow with commit
  * order (one writer at a time) and are never reused.
  */
 #define STORE_EVENT_TYPE_MAX 32

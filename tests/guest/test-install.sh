@@ -3,7 +3,10 @@
 # `meson install --destdir` of BUILD into a temporary folder: every file a host needs is there
 # (binaries, units, sysusers.d and tmpfiles.d snippets, man pages, guides, sample configurations),
 # the installed units and snippets name the configured sbindir and sysconfdir, not /usr/sbin and
-# /etc (unless that is the configuration), and a second install keeps an edited configuration.
+# /etc (unless that is the configuration), the sample configurations name the configured
+# sysconfdir and datadir (where their pristine copies are), the units' ConfigurationDirectory=
+# is the directory the tmpfiles snippets make (none outside /etc), and a second install keeps an
+# edited configuration.
 # shellcheck source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 [ $# -eq 1 ] || { grep -m1 '^# Usage: ' "$0" | sed 's/^# //' >&2; exit 2; }
@@ -35,7 +38,7 @@ want=(
         "$mandir/man5/attestd-policy.5"
         "$datadir/doc/attestd/README.md" "$datadir/doc/attestd/SECURITY.md"
         "$datadir/doc/attestd/api.md" "$datadir/doc/attestd/design-notes.md"
-        "$datadir/doc/attestd/examples/attestd.conf" "$datadir/doc/attestd/examples/agent.conf"
+        "$datadir/doc/attestd/examples/attestd.conf" "$datadir/doc/attest-agent/examples/agent.conf"
         "$sysconfdir/attestd/attestd.conf" "$sysconfdir/attest-agent/agent.conf"
 )
 for f in "${want[@]}"; do
@@ -68,9 +71,37 @@ if [ "$sysconfdir" != /etc ]; then
 fi
 ok "units and snippets name $sbindir and $sysconfdir"
 
+# the configuration directory the units read is the one the tmpfiles snippets make (group NAME)
+for n in attestd attest-agent; do
+        grep -q "^d $sysconfdir/$n 0750 root $n -$" "$dest$libdir_sd/tmpfiles.d/$n.conf" ||
+                fail "tmpfiles.d/$n.conf does not make $sysconfdir/$n: $(grep '^d ' "$dest$libdir_sd/tmpfiles.d/$n.conf")"
+        u=$dest$unitdir/${n}.service
+        if [ "$sysconfdir" = /etc ]; then
+                grep -qx "ConfigurationDirectory=$n" "$u" || fail "$n.service: no ConfigurationDirectory=$n"
+        elif grep -q '^ConfigurationDirectory' "$u"; then
+                fail "$n.service makes /etc/$n, but reads $sysconfdir/$n: $(grep '^ConfigurationDirectory' "$u")"
+        fi
+done
+ok "configuration directories agree: $sysconfdir/attestd and $sysconfdir/attest-agent (tmpfiles$([ "$sysconfdir" = /etc ] && echo ' and ConfigurationDirectory='))"
+
+# the samples say where they are and where their pristine copies are, under this prefix
+for pair in "attestd:attestd/attestd.conf" "attest-agent:attest-agent/agent.conf"; do
+        pkg=${pair%%:*} conf=${pair#*:}
+        for f in "$dest$sysconfdir/$conf" "$dest$datadir/doc/$pkg/examples/${conf#*/}"; do
+                grep -q "^# $sysconfdir/$conf:" "$f" || fail "$f does not name $sysconfdir/$conf: $(head -1 "$f")"
+                grep -q "$datadir/doc/$pkg/examples/" "$f" || fail "$f does not name $datadir/doc/$pkg/examples/"
+                if [ "$datadir" != /usr/share ] && grep -q '/usr/share/doc' "$f"; then
+                        fail "$f names /usr/share/doc under the prefix $prefix"
+                fi
+        done
+done
+ok "the samples name $sysconfdir and their pristine copies in $datadir/doc/*/examples"
+
 # the source units are valid as they are, and the installed ones are what they say
 for u in attestd.service attestd.socket attest-agent.service; do
-        diff <(sed -e "s|/usr/sbin/|$sbindir/|g" -e "s|/etc/|$sysconfdir/|g" "$TOP/systemd/$u") \
+        drop=()
+        [ "$sysconfdir" = /etc ] || drop=(-e '/^ConfigurationDirectory/d')
+        diff <(sed -e "s|/usr/sbin/|$sbindir/|g" -e "s|/etc/|$sysconfdir/|g" ${drop[@]+"${drop[@]}"} "$TOP/systemd/$u") \
                 "$dest$unitdir/$u" >/dev/null || fail "$u: installed copy differs beyond the prefix"
 done
 

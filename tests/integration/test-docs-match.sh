@@ -57,26 +57,55 @@ for pair in "attestd:$ATTESTD" "attest-agent:$AGENT"; do
 done
 ok "attestd --version and attest-agent --version: 'NAME $VERSION', exit 0"
 
-# ---- log prefixes: pipe and journal yes, terminal no ------------------------------------------
+# ---- log forms: the journal <N>, a pipe or file an ISO 8601 UTC time, a terminal 'error: ' ----
 # each program fails at once on a bad start: attestd on an unknown flag, the agent without
 # --verifier (a config file of its own, so the machine's is not read)
 : >agent.conf
 cmds=("$ATTESTD --no-such-flag" "$AGENT --config $work/agent.conf")
+iso='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z error: '
 for cmd in "${cmds[@]}"; do
         name=$(basename "${cmd%% *}")
-        unset JOURNAL_STREAM
-        $cmd 2>pipe.txt >/dev/null && fail "$name: started"
-        grep -q '^<3>' pipe.txt || fail "$name on a pipe: no <3> prefix: $(head -1 pipe.txt)"
-        # script(1) gives the command a pty for stdin, stdout and stderr
-        script -qec "$cmd" /dev/null >tty.txt 2>&1 && fail "$name: started on a terminal"
-        tr -d '\r' <tty.txt >tty.log
-        grep -q '^error: ' tty.log || fail "$name on a terminal: no 'error: ': $(head -1 tty.log)"
-        grep -q '^<[0-7]>' tty.log && fail "$name on a terminal: sd-daemon prefix: $(head -1 tty.log)"
-        JOURNAL_STREAM=8:1234 script -qec "$cmd" /dev/null >journal.txt 2>&1 &&
-                fail "$name: started"
-        tr -d '\r' <journal.txt | grep -q '^<3>' ||
-                fail "$name under the journal on a terminal: no <3>: $(head -1 journal.txt)"
-        ok "$name: <3> on a pipe and under JOURNAL_STREAM, 'error: ' on a terminal"
+        (
+                unset JOURNAL_STREAM ATTEST_LOG_FORMAT
+                $cmd 2>pipe.txt >/dev/null && fail "$name: started"
+                grep -Eq "$iso" pipe.txt || fail "$name on a file: no ISO 8601 time: $(head -1 pipe.txt)"
+                grep -q '^<[0-7]>' pipe.txt && fail "$name on a file: sd-daemon prefix: $(head -1 pipe.txt)"
+                { $cmd 2>&1 >/dev/null || true; } | cat >pipe2.txt
+                grep -Eq "$iso" pipe2.txt || fail "$name on a pipe: no ISO 8601 time: $(head -1 pipe2.txt)"
+                # $JOURNAL_STREAM naming another stream (a child of a unit whose stderr moved)
+                JOURNAL_STREAM=8:1234 $cmd 2>other.txt >/dev/null && fail "$name: started"
+                grep -Eq "$iso" other.txt || fail "$name, JOURNAL_STREAM of another stream: $(head -1 other.txt)"
+                # stderr is the stream $JOURNAL_STREAM names (dev:inode, as systemd sets it)
+                : >journal.txt
+                JOURNAL_STREAM=$(stat -c %d:%i journal.txt) $cmd 2>>journal.txt >/dev/null &&
+                        fail "$name: started"
+                grep -q '^<3>' journal.txt || fail "$name on the journal's stream: no <3>: $(head -1 journal.txt)"
+                # script(1) gives the command a pty for stdin, stdout and stderr
+                script -qec "$cmd" /dev/null >tty.txt 2>&1 && fail "$name: started on a terminal"
+                tr -d '\r' <tty.txt >tty.log
+                grep -q '^error: ' tty.log || fail "$name on a terminal: no 'error: ': $(head -1 tty.log)"
+                grep -q '^<[0-7]>' tty.log && fail "$name on a terminal: sd-daemon prefix: $(head -1 tty.log)"
+                true
+        )
+        ok "$name: <3> on the journal's stream, an ISO 8601 time on a file or pipe, 'error: ' on a terminal"
+done
+
+# ---- a configuration the program may not read: who needs what, not a usage error ----------------
+# run as nobody: the work directory (0700 root) is the first thing it cannot pass
+need setpriv
+install -m 0600 /dev/null root-only.conf
+for bin in "$ATTESTD" "$AGENT"; do
+        name=$(basename "$bin")
+        rc=0
+        (
+                unset ATTEST_LOG_FORMAT JOURNAL_STREAM
+                exec setpriv --reuid=nobody --regid=nogroup --clear-groups "$bin" --config "$work/root-only.conf"
+        ) >/dev/null 2>denied.txt || rc=$?
+        [ $rc = 2 ] || fail "$name with a config it may not read: exit $rc: $(cat denied.txt)"
+        grep -Eq "error: $work/root-only.conf: Permission denied; $name runs as user nobody \(uid 65534\), group nogroup \(gid 65534\); it cannot enter the directory $work \(root:root 0700\)" denied.txt ||
+                fail "$name does not say who needs what: $(cat denied.txt)"
+        if grep -q 'see --help' denied.txt; then fail "$name: a permission error sent to --help: $(cat denied.txt)"; fi
+        ok "$name: a config it may not read names the user it runs as and the directory it cannot enter (exit 2)"
 done
 
 # ---- a missing database directory ------------------------------------------------------------

@@ -7,6 +7,10 @@
 #    proof exists and the agent stays pending
 #  - EK certificate checks: another CA, a certificate of another EK, none, no --ek-ca on the
 #    verifier; --insecure-trust-ak enrols at once and says so in the log
+#  - refusals are logged (the reason and the EK certificate's issuer, escaped, at most one line a
+#    minute per reason and issuer), the detail names the issuer to add to --ek-ca, and so does a
+#    real attest-agent refused for it; a bad enrolment token is logged too; the agent reports a
+#    state directory with a wrong mode as such, not as a TPM error
 # Usage: test-enroll.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP
 # (runs itself under SWTPM_RUN --ek-cert: that swtpm is TPM 1; TPM 2 is provisioned aside)
 set -euo pipefail
@@ -83,8 +87,22 @@ api POST "/v1/agents/$id_b/challenges" '{}'
 expect 403 agent_not_active -- "challenge after a wrong proof"
 
 echo "# EK certificate checks"
+issuer2=$(openssl x509 -inform DER -in tpm2/ek.der -noout -issuer -nameopt RFC2253 | sed 's/^issuer=//')
+[ -n "$issuer2" ] || fail "no issuer in TPM 2's EK certificate"
 enrol_ek "$ENROLL" tpm1-c tpm2
 expect 403 ek_cert_untrusted -- "EK certificate of TPM 2 (another CA)"
+jq -e --arg i "$issuer2" '.detail | contains("(issuer " + $i + "): the verifier'"'"'s operator must add that CA'"'"'s certificate to --ek-ca")' \
+        <<<"$body" >/dev/null || fail "the detail does not name the issuer $issuer2: $body"
+grep -qF "<4>enrolment refused (ek_cert_untrusted): EK certificate issued by $issuer2: EK certificate does not chain to the EK CA" daemon.log ||
+        fail "the refusal is not logged with its issuer: $(grep -i enrol daemon.log)"
+for _ in 1 2 3; do enrol_ek "$ENROLL" tpm1-c tpm2; done
+[ "$(count daemon.log 'enrolment refused \(ek_cert_untrusted\)')" = 1 ] ||
+        fail "4 refusals in a minute: $(count daemon.log 'enrolment refused \(ek_cert_untrusted\)') lines"
+api POST /v1/agents '{}' "not-a-token"
+expect 401 unauthorized -- "enrolment with an unknown token"
+grep -q '<4>enrolment refused (unauthorized): unknown bearer token' daemon.log ||
+        fail "a bad enrolment token is not logged: $(grep -i enrol daemon.log)"
+ok "ek_cert_untrusted names issuer $issuer2 (detail and log), logged once for 4 refusals; a bad token is logged"
 enrol_ek "$ENROLL" tpm1-c tpm2 tpm1-a
 expect 403 ek_cert_mismatch -- "EK certificate of TPM 1 with the EK public of TPM 2"
 enrol_ek "$ENROLL" tpm1-c tpm1-a none
@@ -116,6 +134,27 @@ sleep 11
 activate_api "$id_d" proof-d
 expect 403 credential_expired -- "the right proof 11 s after a 10 s credential"
 [ "$(agent_state "$id_d")" = pending ] || fail "agent d active after an expired credential"
+
+echo "# a real attest-agent whose TPM's EK CA the verifier does not trust"
+verifier other --ek-ca "$work/tpm2-state/ca"
+issuer1=$(openssl x509 -inform DER -in tpm1-a/ek.der -noout -issuer -nameopt RFC2253 | sed 's/^issuer=//')
+: >ima.bin
+flush # the transient objects tpm2-tools left: the agent makes its AK
+rc=0
+agent_cmd --state-dir "$work/st-other" --once >/dev/null 2>agent-other.log || rc=$?
+[ $rc = 2 ] || fail "the refused agent exited $rc: $(cat agent-other.log)"
+grep -qF "<3>the verifier does not trust this TPM's EK certificate, issued by $issuer1: its operator must add that issuer's CA certificate to attestd --ek-ca" agent-other.log ||
+        fail "the agent does not name the issuer $issuer1: $(cat agent-other.log)"
+ok "attest-agent refused for its EK certificate names the issuer: $issuer1 (exit 2)"
+# a state directory others may read is this host's set-up, not the TPM's: its own prefix
+mkdir -m 0755 "$work/st-open"
+rc=0
+agent_cmd --state-dir "$work/st-open" --once >/dev/null 2>agent-open.log || rc=$?
+[ $rc = 2 ] || fail "a 0755 state directory: exit $rc: $(cat agent-open.log)"
+grep -q "^<3>state directory (--state-dir): $work/st-open (mode 0755, uid 0) must be 0700" agent-open.log ||
+        fail "the state directory's mode is not reported as such: $(cat agent-open.log)"
+if grep -q '^<3>TPM' agent-open.log; then fail "reported as a TPM error: $(cat agent-open.log)"; fi
+ok "a 0755 state directory: 'state directory (--state-dir): ... must be 0700', not 'TPM:'"
 
 echo "# verifier without --ek-ca; --insecure-trust-ak"
 verifier noca

@@ -80,7 +80,8 @@ ok "agent object: hostname, machine_id, labels as reported"
 api GET "/v1/agents/$A/results" "" "$READER"
 [ "$(jq -r '.results[0].verdict.hostname' <<<"$body")" = web-01 ] ||
         fail "stored verdict names no host: $body"
-grep -q "agent $A host web-01: none -> pass ()" daemon.log || fail "no verdict-change line"
+grep -q "agent $A host web-01: first verdict pass, no policy bound (and none named default)$" daemon.log ||
+        fail "no first-verdict line: $(grep "agent $A" daemon.log)"
 ok "the stored verdict and the log name the host"
 # the next round reports a new host name, machine id and labels: stored
 echo web-01b >proc-web-01/sys/kernel/hostname
@@ -92,7 +93,7 @@ agent "$A"
 [ "$(jq -c '[.hostname, .machine_id, .labels]' <<<"$body")" = \
         "[\"web-01b\",\"$MID2\",{\"role\":\"db\",\"tier\":\"gold\"}]" ] || fail "update: $body"
 ok "the next round updated hostname, machine_id and labels"
-[ "$(count daemon.log "agent $A host .*-> pass")" = 1 ] || fail "a line for an unchanged verdict"
+[ "$(count daemon.log "agent $A host .*(-> |first verdict )pass")" = 1 ] || fail "a line for an unchanged verdict"
 ok "no log line for an unchanged verdict"
 echo web-01 >proc-web-01/sys/kernel/hostname
 printf 'label = role=web\nlabel = dc=fra\n' >web-01.conf

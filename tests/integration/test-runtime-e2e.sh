@@ -8,6 +8,8 @@
 #     the counts grow by exactly the new entries
 #  4. a new policy version allowing that file: the round is refused (runtime_policy_changed), the
 #     replay restarts from entry 0 and the whole log passes under the new version
+#  5. the same document PUT again (a new version): attest-agent --once asks a fresh challenge at
+#     once and exits 0 with a pass, logs no warning or error, and attestd counts no error round
 # Usage: test-runtime-e2e.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP EVGEN
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
@@ -132,5 +134,24 @@ jq -e '.status == "pass" and .policy == "default@2" and .ima.offset == 0 and .im
         fail "after the policy change: $v"
 grep -q 'runtime_policy_changed' a.log || fail "the agent did not see runtime_policy_changed"
 ok "policy default@2: refused once (runtime_policy_changed), then all 10 entries judged again and pass"
+
+# ---- 5. an identical document is a new version too: not an error ------------------------------
+echo "# 5. the same policy PUT again (default@3), one round with --once"
+err0=$(metric 'attestd_attestations_total{result="error"}')
+rs0=$(metric 'attestd_replay_resets_total{reason="runtime_policy"}')
+policy /usr/bin/tool-0 /usr/bin/tool-1 /usr/bin/tool-2 /usr/bin/tool-3 /usr/bin/tool-4
+rc=0
+agent_cmd --state-dir st --once >once.json 2>once.log || rc=$?
+[ $rc = 0 ] || fail "--once after the PUT exited $rc: $(cat once.log)"
+grep -q '^<6>evidence: HTTP 409 runtime_policy_changed: .*asking a fresh challenge$' once.log ||
+        fail "the refusal is not logged as information: $(cat once.log)"
+if grep -q '^<[34]>' once.log; then fail "a warning or an error: $(grep '^<[34]>' once.log)"; fi
+grep -q '^<[56]>verdict: pass$' once.log || fail "no pass verdict: $(cat once.log)"
+[ "$(jq -r .policy once.json)" = default@3 ] || fail "verdict: $(jq -c '{status, policy}' once.json)"
+[ "$(metric 'attestd_attestations_total{result="error"}')" = "$err0" ] ||
+        fail "attestd counted an error round: $err0 -> $(metric 'attestd_attestations_total{result="error"}')"
+[ "$(metric 'attestd_replay_resets_total{reason="runtime_policy"}')" = $((rs0 + 1)) ] ||
+        fail "attestd_replay_resets_total{reason=runtime_policy} $rs0 -> $(metric 'attestd_replay_resets_total{reason="runtime_policy"}')"
+ok "default@3 (the same document): --once asked a fresh challenge at once, exit 0, pass under default@3, no error counted"
 stop_daemon TERM
 echo "all runtime e2e checks passed"

@@ -5,14 +5,18 @@
 #     pass, decommissioned; then, restarted with a short interval, enrolled, stale (once), pass
 #     with previous "stale", decommissioned
 #  2. a receiver outage: events while it is down are retried (attestd_webhook_failed_total) and
-#     all arrive, in order, once it is back
+#     all arrive, in order, once it is back (readmit sends agent.readmitted, decommission
+#     agent.decommissioned)
 #  3. kill -9 while a receiver refuses every delivery: after a restart all events arrive (unique
 #     ids = expected; duplicates, if any, carry the same id)
 #  4. the outbox cap: with the receiver down, events beyond --webhook-outbox-max drop the oldest
 #     (metric, log line); the receiver then gets exactly the newest
 #  5. hostile receivers: one never answers (each attempt ends at --webhook-timeout, counted
 #     failed), one answers 200 announcing 1 GiB (acknowledged once, the answer not read); the
-#     good receiver gets its events, /healthz answers, SIGTERM stops at once
+#     good receiver gets its events, /healthz answers, SIGTERM stops at once; the log names the
+#     receiver (#N host:port), its metrics carry receiver and host labels, attestctl status shows
+#     the backlog
+#  5b. readmit and delete: agent.readmitted (previous "decommissioned"), agent.deleted
 #  6. refused configurations: an http:// URL, a secret file readable by others, no secret file
 # Run under tests/lib/swtpm-run.
 set -euo pipefail
@@ -175,16 +179,18 @@ for _ in $(seq 100); do
         sleep 0.1
 done
 [ "$(metric attestd_webhook_failed_total)" -ge 1 ] || fail "no failed attempt while down"
-[ "$(metric attestd_webhook_outbox_pending)" = 3 ] ||
+[ "$(metric attestd_webhook_outbox_pending)" = 6 ] ||
         fail "pending while down: $(metric attestd_webhook_outbox_pending)"
-ok "receiver down: 3 events pending, $(metric attestd_webhook_failed_total) failed attempts"
+ok "receiver down: 6 events pending, $(metric attestd_webhook_failed_total) failed attempts"
 rx_start
-wait_events 12 30
-[ "$(types 10)" = "agent.decommissioned agent.decommissioned agent.decommissioned" ] ||
-        fail "after the outage: $(types 10)"
+wait_events 15 30
+rd="agent.readmitted agent.decommissioned"
+[ "$(types 10)" = "$rd $rd $rd" ] || fail "after the outage: $(types 10)"
+[ "$(ev 10 | jq -r '[.agent, .status, .previous] | join(",")')" = "$id2,readmitted,decommissioned" ] ||
+        fail "agent.readmitted: $(ev 10)"
 in_order
 no_bad_signature
-ok "after the outage all 3 events arrived, in order"
+ok "after the outage all 6 events arrived, in order (readmitted, decommissioned, ...)"
 
 # ---- 3. kill -9 while deliveries fail ---------------------------------------------------------
 rx_stop
@@ -199,19 +205,18 @@ ok "attestd killed (-9) with 3 events refused by the receiver"
 rx_stop
 rx_start
 webhook_daemon
-wait_events 15 30
-[ "$(types 13)" = "agent.decommissioned agent.decommissioned agent.decommissioned" ] ||
-        fail "after kill -9: $(types 13)"
+wait_events 21 30
+[ "$(types 16)" = "$rd $rd $rd" ] || fail "after kill -9: $(types 16)"
 in_order
 no_bad_signature
 req=$(grep -c ' ok 204$' rx/requests)
-ok "after kill -9 and a restart: 15 distinct events ($req acknowledged requests; a repeat carries its id)"
+ok "after kill -9 and a restart: 21 distinct events ($req acknowledged requests; a repeat carries its id)"
 
 # ---- 4. the outbox cap ------------------------------------------------------------------------
 stop_daemon
 webhook_daemon --webhook-outbox-max 3
 rx_stop
-for _ in 1 2 3 4 5 6; do readmit "$id2"; decom "$id2"; done
+for _ in 1 2 3; do readmit "$id2"; decom "$id2"; done
 [ "$(metric attestd_webhook_dropped_total)" = 3 ] ||
         fail "dropped_total $(metric attestd_webhook_dropped_total), want 3"
 [ "$(metric attestd_webhook_outbox_pending)" -le 3 ] ||
@@ -223,9 +228,9 @@ grep -q "webhook outbox full (--webhook-outbox-max 3): .*(3 in all)" daemon.log 
 ok "6 events with the receiver down and a cap of 3: 3 dropped (metric, log line), 3 pending"
 last=$(sqlite3 attestd.db 'SELECT max(id) FROM events')
 rx_start
-wait_events 18 30
+wait_events 24 30
 sleep 1.5 # nothing more may come
-[ "$(received)" = 18 ] || fail "$(received) events, want 18 (the newest 3 after the cap)"
+[ "$(received)" = 24 ] || fail "$(received) events, want 24 (the newest 3 after the cap)"
 [ "$(tail -n 3 rx/events.jsonl | jq -r .id | tr '\n' ' ')" = "$((last - 2)) $((last - 1)) $last " ] ||
         fail "after the cap: $(tail -n 3 rx/events.jsonl | jq -r .id | tr '\n' ' '), want the newest 3 up to $last"
 in_order
@@ -253,16 +258,16 @@ failed0=$(metric attestd_webhook_failed_total)
 delivered0=$(metric attestd_webhook_delivered_total)
 readmit "$id2"
 decom "$id2"
-wait_events 19 10
+wait_events 26 10
 for _ in $(seq 100); do
-        [ "$(metric attestd_webhook_delivered_total)" -ge $((delivered0 + 2)) ] && break
+        [ "$(metric attestd_webhook_delivered_total)" -ge $((delivered0 + 4)) ] && break
         sleep 0.1
 done
-[ "$(metric attestd_webhook_delivered_total)" -ge $((delivered0 + 2)) ] ||
+[ "$(metric attestd_webhook_delivered_total)" -ge $((delivered0 + 4)) ] ||
         fail "the huge answer's receiver did not count as delivered: $(cat rxg/requests)"
 sleep 1
-[ "$(count rxg/requests .)" = 1 ] || fail "the huge answer's event was sent again: $(cat rxg/requests)"
-ok "a 2xx announcing 1 GiB: acknowledged once, its answer not read"
+[ "$(count rxg/requests .)" = 2 ] || fail "the huge answer's events were sent again: $(cat rxg/requests)"
+ok "a 2xx announcing 1 GiB: each event acknowledged once, its answer not read"
 for _ in $(seq 100); do [ -s rxh/requests ] && break; sleep 0.1; done
 [ -s rxh/requests ] || fail "no attempt reached the hanging receiver"
 api GET /healthz
@@ -274,14 +279,51 @@ for _ in $(seq 150); do
 done
 [ "$(metric attestd_webhook_failed_total)" -gt "$failed0" ] ||
         fail "an attempt to the hanging receiver did not end within 15 s (--webhook-timeout 2)"
-grep -q "webhook 127.0.0.1: event .* not delivered (attempt 1: Timeout was reached)" daemon.log ||
-        fail "no timeout logged for the hanging receiver"
+hang="127.0.0.1:$(cat rxh/port)" huge="127.0.0.1:$(cat rxg/port)"
+grep -q "webhook #2 $hang: event .* not delivered (attempt 1: Timeout was reached)" daemon.log ||
+        fail "no timeout logged for the hanging receiver #2 $hang: $(grep 'not delivered' daemon.log | tail -2)"
 ok "a receiver that never answers: the attempt timed out, the other receiver got the event, /healthz answered"
+# each receiver's own series: the hanging one (#2) failing, the others not
+[ "$(metric "attestd_webhook_receiver_failed_total{receiver=\"2\",host=\"$hang\"}")" -ge 1 ] ||
+        fail "receiver 2's failed attempts: $(metric "attestd_webhook_receiver_failed_total{receiver=\"2\",host=\"$hang\"}")"
+[ "$(metric "attestd_webhook_receiver_failing_attempts{receiver=\"2\",host=\"$hang\"}")" -ge 1 ] ||
+        fail "receiver 2 is not reported failing"
+[ "$(metric "attestd_webhook_receiver_failed_total{receiver=\"3\",host=\"$huge\"}")" = 0 ] ||
+        fail "receiver 3 counted a failure"
+[ "$(metric "attestd_webhook_receiver_delivered_total{receiver=\"3\",host=\"$huge\"}")" = 2 ] ||
+        fail "receiver 3 delivered $(metric "attestd_webhook_receiver_delivered_total{receiver=\"3\",host=\"$huge\"}")"
+[ "$(metric "attestd_webhook_receiver_delivered_total{receiver=\"1\",host=\"127.0.0.1:$rx_port\"}")" = 2 ] ||
+        fail "receiver 1 delivered $(metric "attestd_webhook_receiver_delivered_total{receiver=\"1\",host=\"127.0.0.1:$rx_port\"}")"
+[ "$(metric attestd_webhook_receivers)" = 3 ] || fail "attestd_webhook_receivers $(metric attestd_webhook_receivers)"
+st=$(ATTESTD_URL="https://127.0.0.1:$port" ATTESTD_CA="$CA" "$ATTESTCTL" status) || fail "attestctl status: $st"
+grep -Eq '^webhooks: +[1-9][0-9]* events pending, 1 of 3 receivers retrying, 3 dropped$' <<<"$st" ||
+        fail "attestctl status shows no backlog: $st"
+ok "receivers named #N host:port in the log and in the metrics' labels; attestctl status: $(grep '^webhooks:' <<<"$st")"
 t0=$(date +%s%N)
 stop_daemon
 ok "SIGTERM with an attempt in flight: stopped in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 kill "$rxh_pid" "$rxg_pid"
 rxh_pid="" rxg_pid=""
+
+# ---- 5b. readmit and delete tell the receivers ------------------------------------------------
+webhook_daemon
+readmit "$id"
+api DELETE "/v1/agents/$id" "" "$ADMIN"
+expect 204 "" -- "delete agent 1"
+wait_events 28 20
+[ "$(types 27)" = "agent.readmitted agent.deleted" ] || fail "after readmit and delete: $(types 27)"
+[ "$(ev 27 | jq -r '[.agent, .hostname, .status, .previous] | join(",")')" = "$id,web-7,readmitted,decommissioned" ] ||
+        fail "agent.readmitted: $(ev 27)"
+[ "$(ev 28 | jq -r '[.agent, .hostname, .status, .previous] | join(",")')" = "$id,web-7,deleted,pass" ] ||
+        fail "agent.deleted: $(ev 28)"
+api DELETE "/v1/agents/$id" "" "$ADMIN"
+expect 404 agent_not_found -- "delete it again"
+sleep 1.5 # a second delete of nothing sends nothing
+[ "$(received)" = 28 ] || fail "an event for deleting an unknown agent: $(types 29)"
+in_order
+no_bad_signature
+ok "readmit: agent.readmitted (previous decommissioned); delete: agent.deleted (previous pass); nothing for a 404"
+stop_daemon
 
 # ---- 6. refused configurations ----------------------------------------------------------------
 refused() { # WHAT PATTERN ARGS...: attestd refuses to start, naming the cause

@@ -17,6 +17,10 @@ set -euo pipefail
 
 TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 export TOP
+# the programs' log lines keep their sd-daemon prefix ("<5>verdict: ...") in the tests' log files,
+# which the tests match; util/log.h: a file would otherwise get an ISO 8601 time (test-log,
+# test-docs-match and test-guide check the forms a program chooses by itself)
+export ATTEST_LOG_FORMAT=journal
 work=""
 daemon_pid=""
 port=""

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The agent's verdict line (agent/outcome.c): it names the claims that did not pass, says what the
- * previous verdict was, and stays within its cap with a count of what it left out.
+ * previous verdict was when it changed (and nothing about a change on the first round), and stays
+ * within its cap with a count of what it left out.
  */
 #include <check.h>
 #include <stdio.h>
@@ -18,15 +19,20 @@ START_TEST(test_verdict_line_names_the_failing_claims)
         agent_verdict_claim(&l, "ima.boot_aggregate", "pass");
         agent_verdict_claim(&l, "selinux.enforcing", "fail");
         agent_verdict_claim(&l, "kernel.version", "unknown");
-        ck_assert_str_eq(agent_verdict_end(&l),
-                         "verdict: fail (was none); failing: selinux.enforcing (fail), "
-                         "kernel.version (unknown)");
+        ck_assert_str_eq(agent_verdict_end(&l), "verdict: fail; failing: selinux.enforcing (fail), "
+                                                "kernel.version (unknown)");
         ck_assert_uint_eq(l.failing, 2);
 
         agent_verdict_begin(&l, "fail", "pass");
         agent_verdict_claim(&l, "cfi.enabled", "fail");
         ck_assert_str_eq(agent_verdict_end(&l),
-                         "verdict: fail (was pass); failing: cfi.enabled (fail)");
+                         "verdict: fail (changed from pass); failing: cfi.enabled (fail)");
+
+        /* the first round: no earlier verdict, no "(changed from ...)" */
+        agent_verdict_begin(&l, "pass", NULL);
+        ck_assert_str_eq(agent_verdict_end(&l), "verdict: pass");
+        agent_verdict_begin(&l, "pass", "");
+        ck_assert_str_eq(agent_verdict_end(&l), "verdict: pass");
 
         /* unchanged and all passing: the bare verdict */
         agent_verdict_begin(&l, "pass", "pass");

@@ -674,6 +674,9 @@ START_TEST(test_outcome_http_statuses_and_codes)
         /* a stale nonce: one fresh challenge */
         ck_act(AGENT_ACT_RECHALLENGE, R, H, 0, 410, "nonce_expired");
         ck_act(AGENT_ACT_RECHALLENGE, R, H, 0, 409, "nonce_unknown");
+        /* a new runtime policy: the log is judged from entry 0, one fresh challenge at once */
+        ck_act(AGENT_ACT_RECHALLENGE, R, H, 0, 409, "runtime_policy_changed");
+        ck_act(AGENT_ACT_EXIT_REFUSED, E, H, 0, 409, "runtime_policy_changed");
         /* enrolment: the verifier down or busy is retried, a refusal is final */
         ck_act(AGENT_ACT_FAILOVER, E, H, 0, 503, NULL);
         ck_act(AGENT_ACT_BACKOFF, E, H, 0, 429, NULL);

@@ -494,8 +494,8 @@ static void store_checks(enum store_mode mode)
         ck_assert_uint_eq(got->ima_offset, 0);
         ck_assert_ptr_nonnull(got->replay_state);
         store_agent_free(got);
-        ck_assert_int_eq(store_agent_delete(s, "agent1"), 0);
-        ck_assert_int_eq(store_agent_delete(s, "agent1"), -ENOENT);
+        ck_assert_int_eq(store_agent_delete(s, "agent1", 1000), 0);
+        ck_assert_int_eq(store_agent_delete(s, "agent1", 1000), -ENOENT);
         ck_assert_int_eq(store_policy_delete(s, "p"), 0);
         ck_assert_int_eq(store_policy_put(s, "p", "{\"name\":\"p\"}", 3, &v), 0);
         ck_assert_int_eq(v, 3);
@@ -574,15 +574,15 @@ START_TEST(test_store_identity_decommission_nonces)
         snprintf(b.id, sizeof(b.id), "fourth");
         b.ak_name = name4;
         ck_assert_int_eq(store_agent_add_pending(s, &b, ekpub, sizeof(ekpub), h1, 100000), -EPERM);
-        ck_assert_int_eq(store_agent_delete(s, "new"), 0);
+        ck_assert_int_eq(store_agent_delete(s, "new", 1000), 0);
         ck_assert_int_eq(store_ek_refused(s, a.ek_id, NULL, 0), -EPERM);
-        ck_assert_int_eq(store_agent_readmit(s, "new"), 0);
-        ck_assert_int_eq(store_agent_readmit(s, "new"), -ENOENT);
+        ck_assert_int_eq(store_agent_readmit(s, "new", 1000), 0);
+        ck_assert_int_eq(store_agent_readmit(s, "new", 1000), -ENOENT);
         ck_assert_int_eq(store_ek_refused(s, a.ek_id, NULL, 0), 0);
         ck_assert_int_eq(store_agent_activate(s, "third", h1, 5000, replaced), 0);
         ck_assert_int_eq(store_agent_decommission(s, "third", 6000), 0);
-        ck_assert_int_eq(store_agent_readmit(s, "third"), 0);
-        ck_assert_int_eq(store_agent_readmit(s, "third"), -EALREADY);
+        ck_assert_int_eq(store_agent_readmit(s, "third", 1000), 0);
+        ck_assert_int_eq(store_agent_readmit(s, "third", 1000), -EALREADY);
         ck_assert_int_eq(store_agent_offset(s, "third", &count), 0);
         /* consumed nonces: a second use is refused, expired ones are purged */
         memset(nonce, 7, sizeof(nonce));
@@ -885,7 +885,7 @@ START_TEST(test_store_refuses_unknown_agent_state)
         ck_assert_int_eq(store_agent_get(s, "x", &got), 0);
         ck_assert_int_eq(got->state, AGENT_STATE_DECOMMISSIONED);
         store_agent_free(got);
-        ck_assert_int_eq(store_agent_readmit(s, "x"), 0);
+        ck_assert_int_eq(store_agent_readmit(s, "x", 1000), 0);
         ck_assert_int_eq(store_agent_get(s, "x", &got), 0);
         ck_assert_int_eq(got->state, AGENT_STATE_ACTIVE);
         store_agent_free(got);

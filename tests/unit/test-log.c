@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * util/log: the sd-daemon prefix on stderr (a file or pipe, the journal) and its absence on a
- * terminal; control bytes escaped so a message cannot forge a second journal line; the message cap
- * at LOG_LINE_MAX - 1, LOG_LINE_MAX and + 1; log_escape() for agent-supplied strings.
+ * util/log: the sd-daemon prefix when stderr is the journal's stream ($JOURNAL_STREAM naming its
+ * device and inode), an ISO 8601 UTC time and the priority's name on a file or pipe, neither on a
+ * terminal; $ATTEST_LOG_FORMAT; control bytes escaped so a message cannot forge a second journal
+ * line; the message cap at LOG_LINE_MAX - 1, LOG_LINE_MAX and + 1; log_escape() for agent-supplied
+ * strings.
  */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <regex.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests/unit/testutil.h"
@@ -41,15 +47,60 @@ static void say_forged(void)
         log_info("second");
 }
 
-START_TEST(test_log_prefix_on_a_pipe_and_one_line_per_message)
+/* Whether s matches the POSIX extended regex re. */
+static bool matches(const char *s, const char *re)
 {
-        char out[4096];
+        regex_t r;
+        bool m;
+
+        ck_assert_int_eq(regcomp(&r, re, REG_EXTENDED | REG_NOSUB), 0);
+        m = regexec(&r, s, 0, NULL, 0) == 0;
+        regfree(&r);
+        return m;
+}
+
+#define ISO_UTC "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z "
+
+START_TEST(test_log_time_on_a_pipe_prefix_in_the_journal)
+{
+        char out[4096], js[64];
+        struct stat st;
         int p[2];
 
+        unsetenv("ATTEST_LOG_FORMAT");
         unsetenv("JOURNAL_STREAM");
         ck_assert_int_eq(pipe(p), 0);
+        /* a pipe that is not the journal: time, the priority's name, one line per message */
+        capture(p[1], p[0], say_forged, out, sizeof(out));
+        ck_assert_msg(matches(out, "^" ISO_UTC "error: agent x\\\\x0a<0>forged failed\n" ISO_UTC
+                                   "info: second\n$"),
+                      "%s", out);
+        /* $JOURNAL_STREAM of another stream (inherited by a child whose stderr was redirected) */
+        setenv("JOURNAL_STREAM", "8:1234", 1);
+        capture(p[1], p[0], say_forged, out, sizeof(out));
+        ck_assert_msg(matches(out, "^" ISO_UTC "error: "), "%s", out);
+        ck_assert_msg(!matches(out, "<[0-9]>agent"), "%s", out);
+        /* stderr is the stream $JOURNAL_STREAM names: the sd-daemon prefix, no time */
+        ck_assert_int_eq(fstat(p[1], &st), 0);
+        snprintf(js, sizeof(js), "%llu:%llu", (unsigned long long)st.st_dev,
+                 (unsigned long long)st.st_ino);
+        setenv("JOURNAL_STREAM", js, 1);
         capture(p[1], p[0], say_forged, out, sizeof(out));
         ck_assert_str_eq(out, "<3>agent x\\x0a<0>forged failed\n<6>second\n");
+        /* trailing bytes: not what systemd sets, not the journal */
+        snprintf(js + strlen(js), sizeof(js) - strlen(js), "x");
+        setenv("JOURNAL_STREAM", js, 1);
+        capture(p[1], p[0], say_forged, out, sizeof(out));
+        ck_assert_msg(matches(out, "^" ISO_UTC "error: "), "%s", out);
+        unsetenv("JOURNAL_STREAM");
+        /* forced */
+        setenv("ATTEST_LOG_FORMAT", "journal", 1);
+        capture(p[1], p[0], say_forged, out, sizeof(out));
+        ck_assert_str_eq(out, "<3>agent x\\x0a<0>forged failed\n<6>second\n");
+        setenv("ATTEST_LOG_FORMAT", "terminal", 1);
+        capture(p[1], p[0], say_forged, out, sizeof(out));
+        ck_assert_str_eq(out, "error: agent x\\x0a<0>forged failed\nsecond\n");
+        unsetenv("ATTEST_LOG_FORMAT");
         close(p[0]);
         close(p[1]);
 }
@@ -61,7 +112,7 @@ static void say_warning(void)
         log_debug("dbg");
 }
 
-START_TEST(test_log_no_prefix_on_a_terminal_unless_journal)
+START_TEST(test_log_no_prefix_on_a_terminal)
 {
         char out[4096];
         int m, s;
@@ -72,12 +123,14 @@ START_TEST(test_log_no_prefix_on_a_terminal_unless_journal)
         ck_assert_int_eq(unlockpt(m), 0);
         s = open(ptsname(m), O_RDWR | O_NOCTTY);
         ck_assert_int_ge(s, 0);
+        unsetenv("ATTEST_LOG_FORMAT");
         unsetenv("JOURNAL_STREAM");
         capture(s, m, say_warning, out, sizeof(out));
         ck_assert_str_eq(out, "warning: disk 91% full\r\ndbg\r\n");
+        /* a $JOURNAL_STREAM that is not this terminal changes nothing */
         setenv("JOURNAL_STREAM", "8:1234", 1);
         capture(s, m, say_warning, out, sizeof(out));
-        ck_assert_str_eq(out, "<4>disk 91% full\r\n<7>dbg\r\n");
+        ck_assert_str_eq(out, "warning: disk 91% full\r\ndbg\r\n");
         unsetenv("JOURNAL_STREAM");
         close(s);
         close(m);
@@ -87,6 +140,7 @@ END_TEST
 START_TEST(test_log_format_caps_the_message)
 {
         char msg[LOG_LINE_MAX + 2], line[LOG_LINE_MAX + 64];
+        size_t len0;
 
         for (int d = -1; d <= 1; d++) {
                 size_t n = (size_t)(LOG_LINE_MAX + d), len;
@@ -117,6 +171,10 @@ START_TEST(test_log_format_caps_the_message)
         /* a small output buffer */
         ck_assert_uint_eq(log_format(LOG_PRIO_ERR, 1, "hello", line, 6), 5);
         ck_assert_str_eq(line, "<3>h\n");
+        /* the time form: 25 bytes of time, the name, the message */
+        len0 = log_format(LOG_PRIO_NOTICE, LOG_STYLE_TIME, "v", line, sizeof(line));
+        ck_assert_uint_eq(len0, 25 + strlen("notice: v\n"));
+        ck_assert_msg(matches(line, "^" ISO_UTC "notice: v\n$"), "%s", line);
 }
 END_TEST
 
@@ -139,8 +197,8 @@ static Suite *log_suite(void)
         Suite *s = suite_create("log");
         TCase *tc = tcase_create("log");
 
-        tcase_add_test(tc, test_log_prefix_on_a_pipe_and_one_line_per_message);
-        tcase_add_test(tc, test_log_no_prefix_on_a_terminal_unless_journal);
+        tcase_add_test(tc, test_log_time_on_a_pipe_prefix_in_the_journal);
+        tcase_add_test(tc, test_log_no_prefix_on_a_terminal);
         tcase_add_test(tc, test_log_format_caps_the_message);
         tcase_add_test(tc, test_log_escape_untrusted_strings);
         suite_add_tcase(s, tc);

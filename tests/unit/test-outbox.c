@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The webhook outbox on real SQLite files, both write modes (Check): an event exists exactly when
- * its change was committed (a refused verdict writes none), the transition rules, the stale scan
- * records a staleness once, the cap drops the oldest and counts only undelivered ones, cursors;
- * the event body and its signature against OpenSSL's HMAC.
+ * its change was committed (a refused verdict writes none), the transition rules (readmit and
+ * delete included), the stale scan records a staleness once, the cap drops the oldest and counts
+ * only undelivered ones, cursors; the event body and its signature against OpenSSL's HMAC.
  */
 #include <check.h>
 #include <openssl/evp.h>
@@ -124,8 +124,19 @@ static void transitions(enum store_mode mode)
         ck_assert_int_eq(verdict(s, "a1", "pass", 4, 2005, 9000), 0);
         ck_assert_int_eq(store_agent_decommission(s, "a1", 3000), 0);
         ck_assert_int_eq(store_agent_decommission(s, "a1", 3001), 0); /* already: no event */
+        /* readmit and delete tell the receivers; a refused one (nothing changed) tells nothing */
+        ck_assert_int_eq(store_agent_readmit(s, "a1", 3002), 0);
+        ck_assert_int_eq(store_agent_readmit(s, "a1", 3003), -EALREADY);
+        ck_assert_int_eq(store_agent_delete(s, "a1", 3004), 0);
+        ck_assert_int_eq(store_agent_delete(s, "a1", 3005), -ENOENT);
+        ck_assert_int_eq(store_agent_readmit(s, "nobody", 3006), -ENOENT);
         v = events(s);
-        ck_assert_int_eq(v.n, 5);
+        ck_assert_int_eq(v.n, 7);
+        ck_assert_str_eq(v.type[5], "agent.readmitted");
+        ck_assert_str_eq(v.prev[5], "decommissioned");
+        ck_assert_str_eq(v.type[6], "agent.deleted");
+        ck_assert_str_eq(v.prev[6], "pass"); /* readmitting restored its standing */
+        ck_assert_str_eq(v.claims[6], "[]");
         ck_assert_str_eq(v.type[0], "agent.enrolled");
         ck_assert_str_eq(v.type[1], "agent.pass");
         ck_assert_str_eq(v.prev[1], "-");

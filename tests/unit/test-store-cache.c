@@ -196,22 +196,22 @@ static void every_write_path(enum store_mode mode)
         ck_assert_int_eq(store_agent_decommission(s, "a1", 6000), 0);
         coherent(s, db, "a1", "decommission");
         ck_assert_int_eq(store_agent_decommission(s, "a1", 6000), 0);
-        ck_assert_int_eq(store_agent_readmit(s, "a1"), 0);
+        ck_assert_int_eq(store_agent_readmit(s, "a1", 1000), 0);
         ck_assert_int_eq(store_agent_offset(s, "a1", &offset), 0);
         ck_assert_int_eq(store_agent_decommission(s, "a1", 6000), 0);
         ck_assert_int_eq(store_agent_offset(s, "a1", &offset), -EPERM);
-        ck_assert_int_eq(store_agent_readmit(s, "a1"), 0);
+        ck_assert_int_eq(store_agent_readmit(s, "a1", 1000), 0);
         coherent(s, db, "a1", "readmit");
 
         /* delete, then the same id enrolled again with another AK */
         ck_assert_int_eq(store_agent_offset(s, "a1", &offset), 0);
-        ck_assert_int_eq(store_agent_delete(s, "a1"), 0);
+        ck_assert_int_eq(store_agent_delete(s, "a1", 1000), 0);
         coherent(s, db, "a1", "delete");
         ck_assert_int_eq(store_agent_offset(s, "a1", &offset), -ENOENT);
         agent_rec(&a, "a1", AGENT_STATE_ACTIVE, ak2, name2);
         ck_assert_int_eq(store_agent_add(s, &a), 0);
         coherent(s, db, "a1", "enrolled again");
-        ck_assert_int_eq(store_agent_delete(s, "a1"), 0);
+        ck_assert_int_eq(store_agent_delete(s, "a1", 1000), 0);
 
         /* enrolment by credential: pending, activated; a later identity on the same EK takes
          * over and the old agent is gone */
@@ -452,7 +452,7 @@ START_TEST(test_concurrent_rounds_and_admin_writes)
 
                 ck_assert_int_eq(store_agent_set_policy(s, id, k % 2 ? "p" : NULL), 0);
                 ck_assert_int_eq(store_agent_decommission(s, id, k), 0);
-                ck_assert_int_eq(store_agent_readmit(s, id), 0);
+                ck_assert_int_eq(store_agent_readmit(s, id, 1000), 0);
                 {
                         struct store_agent *a1;
                         int e;

@@ -173,7 +173,7 @@ START_TEST(test_another_stores_change_makes_a_read_round_stale)
         ck_assert_int_eq(verdict(s1, "a", "pass", seq, NULL), -ESTALE);
         /* readmitted elsewhere: again a change */
         seq = seq_of(s1, "a");
-        ck_assert_int_eq(store_agent_readmit(s2, "a"), 0);
+        ck_assert_int_eq(store_agent_readmit(s2, "a", 1000), 0);
         ck_assert_int_eq(verdict(s1, "a", "pass", seq, NULL), -ESTALE);
         /* a policy bound elsewhere: the round judged under the old one */
         seq = seq_of(s1, "a");
@@ -185,7 +185,7 @@ START_TEST(test_another_stores_change_makes_a_read_round_stale)
         ck_assert_int_eq(verdict(s1, "a", "pass", seq, NULL), -ESTALE);
         /* deleted elsewhere */
         seq = seq_of(s1, "a");
-        ck_assert_int_eq(store_agent_delete(s2, "a"), 0);
+        ck_assert_int_eq(store_agent_delete(s2, "a", 1000), 0);
         ck_assert_int_lt(verdict(s1, "a", "pass", seq, NULL), 0);
         store_close(s1);
         store_close(s2);
@@ -399,7 +399,7 @@ static void steady_verdicts(enum store_mode mode)
         ck_assert_int_eq(store_outbox_next(check, 0, 50, count_events, &n), 0);
         /* agent.enrolled, agent.pass, agent.fail: none for the four unchanged verdicts */
         ck_assert_uint_eq(n, 3);
-        ck_assert_int_eq(store_agent_delete(s, "a"), 0);
+        ck_assert_int_eq(store_agent_delete(s, "a", 1000), 0);
         ck_assert_int_eq(verdict(s, "a", "fail", 6, NULL), -ENOENT);
         store_close(check);
         store_close(s);
