@@ -740,7 +740,7 @@ START_TEST(test_store_admin_queries)
         ck_assert_str_eq(l.s, "");
         ck_assert_int_eq(store_agent_decommission(s, "abce0003", 7000), 0);
         ck_assert_int_eq(store_agent_decommission(s, "abcd0001", 6000), 0);
-        ck_assert_int_eq(store_agent_delete(s, "abcd0001"), 0);
+        ck_assert_int_eq(store_agent_delete(s, "abcd0001", 7500), 0);
         ck_assert_int_eq(store_ek_refused_list(s, NULL, NULL, NULL, 10, refused_row, &l), 0);
         ck_assert_str_eq(l.s, "abcd0001:10:6000:0 abce0003:30:7000:1");
         l.s[0] = '\0';
@@ -753,7 +753,7 @@ START_TEST(test_store_admin_queries)
         l.s[0] = '\0';
         ck_assert_int_eq(store_ek_refused_list(s, NULL, NULL, NULL, 1, refused_row, &l), 0);
         ck_assert_str_eq(l.s, "abcd0001:10:6000:0");
-        ck_assert_int_eq(store_agent_readmit(s, "abcd0001"), 0);
+        ck_assert_int_eq(store_agent_readmit(s, "abcd0001", 8000), 0);
         l.s[0] = '\0';
         ck_assert_int_eq(store_ek_refused_list(s, NULL, NULL, NULL, 10, refused_row, &l), 0);
         ck_assert_str_eq(l.s, "abce0003:30:7000:1");
