@@ -260,19 +260,27 @@ static const char *str(const json_t *o, const char *k)
         return json_string_value(json_object_get(o, k));
 }
 
+/*
+ * A JSON value's text in a cell: "-" for none, a string bare, the rest compact JSON (then *owned
+ * holds it, to be freed); NULL when that cannot be allocated.
+ */
+static const char *value_text(const json_t *v, char **owned)
+{
+        *owned = NULL;
+        if (!v || json_is_null(v))
+                return "-";
+        if (json_is_string(v))
+                return json_string_value(v);
+        return *owned = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+}
+
 /* A JSON value as a table cell: strings bare, the rest compact JSON; escaped, cut at CELL_MAX. */
 void cell_text(const json_t *v, char *buf, size_t n)
 {
         _cleanup_free_ char *s = NULL;
-        const char *t;
+        const char *t = value_text(v, &s);
 
-        if (!v || json_is_null(v))
-                t = "-";
-        else if (json_is_string(v))
-                t = json_string_value(v);
-        else
-                t = (s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT)) ? s : "?";
-        tty_text(t, CELL_MAX, buf, n);
+        tty_text(t ? t : "?", CELL_MAX, buf, n);
 }
 
 char *digests_shortened(const char *s)
@@ -311,13 +319,9 @@ char *digests_shortened(const char *s)
 static char *claim_cell(const json_t *v, bool full)
 {
         _cleanup_free_ char *s = NULL;
-        const char *t;
+        const char *t = value_text(v, &s);
 
-        if (!v || json_is_null(v))
-                t = "-";
-        else if (json_is_string(v))
-                t = json_string_value(v);
-        else if (!(t = s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT)))
+        if (!t)
                 return NULL;
         return full ? strdup(t) : digests_shortened(t);
 }
