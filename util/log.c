@@ -4,6 +4,7 @@
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 
 #include "util/esc.h"
 #include "util/log.h"
+#include "util/num.h"
 
 const char *log_escape(const char *s, size_t n, char *out, size_t max)
 {
@@ -85,16 +87,19 @@ size_t log_format(int prio, int style, const char *msg, char *out, size_t max)
  */
 static bool stderr_is_journal(void)
 {
-        const char *js = getenv("JOURNAL_STREAM");
-        unsigned long long dev, ino;
+        const char *js = getenv("JOURNAL_STREAM"), *colon;
+        uint64_t dev, ino;
         struct stat st;
-        char tail;
 
-        if (!js || sscanf(js, "%llu:%llu%c", &dev, &ino, &tail) != 2)
+        /* two decimal numbers by util/num.h's strict rule (sscanf would take signs, blanks and
+         * wrap an overflow) */
+        if (!js || !(colon = strchr(js, ':')) ||
+            num_u64(js, (size_t)(colon - js), 0, UINT64_MAX, &dev) < 0 ||
+            num_u64(colon + 1, strlen(colon + 1), 0, UINT64_MAX, &ino) < 0)
                 return false;
         if (fstat(STDERR_FILENO, &st) < 0)
                 return false;
-        return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+        return (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino;
 }
 
 int log_style(void)

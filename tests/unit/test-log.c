@@ -92,6 +92,18 @@ START_TEST(test_log_time_on_a_pipe_prefix_in_the_journal)
         setenv("JOURNAL_STREAM", js, 1);
         capture(p[1], p[0], say_forged, out, sizeof(out));
         ck_assert_msg(matches(out, "^" ISO_UTC "error: "), "%s", out);
+        /* the same numbers as a blank-led or a negative (wrapping) form: two decimal numbers
+         * only, as systemd writes them (sscanf's %llu took both) */
+        snprintf(js, sizeof(js), " %llu:%llu", (unsigned long long)st.st_dev,
+                 (unsigned long long)st.st_ino);
+        setenv("JOURNAL_STREAM", js, 1);
+        capture(p[1], p[0], say_forged, out, sizeof(out));
+        ck_assert_msg(matches(out, "^" ISO_UTC "error: "), "blank-led: %s", out);
+        snprintf(js, sizeof(js), "-%llu:%llu", 0ULL - (unsigned long long)st.st_dev,
+                 (unsigned long long)st.st_ino);
+        setenv("JOURNAL_STREAM", js, 1);
+        capture(p[1], p[0], say_forged, out, sizeof(out));
+        ck_assert_msg(matches(out, "^" ISO_UTC "error: "), "negative: %s", out);
         unsetenv("JOURNAL_STREAM");
         /* forced */
         setenv("ATTEST_LOG_FORMAT", "journal", 1);
