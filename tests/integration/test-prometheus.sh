@@ -140,6 +140,14 @@ rule() {
         curl -s "http://127.0.0.1:$pport/api/v1/rules?type=alert" |
                 jq -c --arg n "$1" '[.data.groups[].rules[] | select(.name == $n)][0]'
 }
+# wait_rule_state NAME STATE SECONDS: until rule NAME is in STATE (pending, firing, inactive)
+wait_rule_state() {
+        for _ in $(seq $(($3 * 10))); do
+                [ "$(rule "$1" | jq -r .state)" = "$2" ] && return 0
+                sleep 0.1
+        done
+        fail "$1 not $2 within $3 s: $(rule "$1")"
+}
 # evaluated_after NAME EPOCH: until rule NAME was evaluated after EPOCH (seconds)
 evaluated_after() {
         local t
@@ -191,13 +199,7 @@ ok "AttestdStoreNotWritable, AttestdDown, AttestdServerErrors inactive"
 
 # ---- 4. the disk fills, then space comes back ------------------------------------------------
 dd if=/dev/zero of=full/fill bs=64k 2>/dev/null || true
-st=""
-for _ in $(seq 300); do
-        st=$(rule AttestdStoreNotWritable | jq -r .state)
-        [ "$st" = pending ] && break
-        sleep 0.1
-done
-[ "$st" = pending ] || fail "AttestdStoreNotWritable with the disk full: $(rule AttestdStoreNotWritable)"
+wait_rule_state AttestdStoreNotWritable pending 30 # with the disk full
 [ "$(promq 'attestd_store_writable')" = 0 ] || fail "attestd_store_writable not 0 with the disk full"
 ok "the disk full: attestd_store_writable 0, AttestdStoreNotWritable pending (fires after 1 minute)"
 rm -f full/fill
@@ -210,12 +212,6 @@ ok "space back: attestd_store_writable 1, AttestdStoreNotWritable inactive"
 
 # ---- 5. attestd gone --------------------------------------------------------------------------
 stop_daemon
-st=""
-for _ in $(seq 150); do
-        st=$(rule AttestdDown | jq -r .state)
-        [ "$st" = pending ] && break
-        sleep 0.1
-done
-[ "$st" = pending ] || fail "AttestdDown after attestd stopped: $(rule AttestdDown)"
+wait_rule_state AttestdDown pending 15 # after attestd stopped
 ok "attestd stopped: AttestdDown pending (fires after 2 minutes)"
 grep -E 'level=(error|warn)' prometheus.log | grep -v 'connection refused' | head -5 >&2 || true

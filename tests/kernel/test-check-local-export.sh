@@ -71,8 +71,10 @@ for cn in "${compilers[@]}"; do
 done
 
 # all objects in one tree: ours names exactly the objects the kernel's script fails
-want=$(cd "$tmp/all" && for o in *.o; do NM=${o%%-*} AWK=awk; case $o in clang-16-*) NM=llvm-nm-16 ;; *) NM=nm ;; esac
-        NM=$NM AWK=awk "$theirs" "$o" 2>&1 >/dev/null | sed 's|^\./||'; done | sort)
+want=$(cd "$tmp/all" && for o in *.o; do
+        case $o in clang-16-*) nm=llvm-nm-16 ;; *) nm=nm ;; esac
+        NM=$nm AWK=awk "$theirs" "$o" 2>&1 >/dev/null | sed 's|^\./||'
+done | sort)
 got=$("$ours" "$tmp/all" 2>&1 >/dev/null | sed 's|^\./||' | sort || true)
 if [ -n "$want" ] && [ "$want" = "$got" ]; then
         echo "ok: one tree of $(ls "$tmp/all" | wc -l) objects: the same $(printf '%s\n' "$want" | wc -l) failures"
