@@ -13,8 +13,9 @@ usage: kernel/build.sh [options]
 Build a Linux bzImage for the QEMU tests and print its path on stdout.
 
 The source is Debian's linux-source-<version> tarball; the configuration is kernel/config/attest.config
-merged with kernel/config/<version>.config (if present), kernel/config/kcfi.config for clang and
-kernel/config/kcfi-permissive.config for --permissive, later lines overriding earlier ones for the
+merged with kernel/config/<version>.config (if present), kernel/config/kcfi.config for clang (and
+kernel/config/kcfi-<version>.config, if present), kernel/config/kcfi-permissive.config for
+--permissive, kernel/config/efi.config for --efi and kernel/config/ima-sig.config for --ima-sig, later lines overriding earlier ones for the
 same option (savedefconfig form, expanded with 'make olddefconfig' and checked line by line); the
 patches are kernel/patches/<version>/[0-9]*.patch, applied in name order with 'patch -p1' (the
 cover letter 0000-cover-letter.patch is not applied). The result is cached in
@@ -122,6 +123,8 @@ clang-16)
                 ld.lld-16 --version | head -n1
         }
         fragments+=("$KERNEL_DIR/config/kcfi.config")
+        [ ! -f "$KERNEL_DIR/config/kcfi-$version.config" ] ||
+                fragments+=("$KERNEL_DIR/config/kcfi-$version.config")
         [ "$permissive" = 0 ] || fragments+=("$KERNEL_DIR/config/kcfi-permissive.config")
         ;;
 *) die "--cc wants gcc or clang-16, not '$cc'" ;;

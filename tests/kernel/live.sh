@@ -12,6 +12,8 @@
 # Verdicts are read back from attestd's REST API and checked per scenario:
 #   gcc       patched gcc kernel: trusted_keys.sources=[tpm] and cfi disabled pass, anchored;
 #             then a policy demanding CFI fails, naming cfi.enabled (anchored) and the log entry
+#   cfi-off   the patched clang kCFI kernel (6.12) booted with cfi=off: the gcc checks, on a
+#             record that says CFI is off at run time although the kernel was built with it
 #   clang     patched clang kCFI kernel: cfi.enabled passes, anchored; LKDTM CFI_FORWARD_PROTO
 #             traps in the same guest (kCFI live, not only configured)
 #   selinux   enforcing 1 -> 0 -> 1 between rounds: pass, fail selinux.enforcing, fail
@@ -225,7 +227,7 @@ pol() { printf '%s' "${2//@N@/$1}"; }
 on_wait() { fail "unexpected wait-host $1"; }
 
 case $scn in
-gcc)
+gcc | cfi-off)
         put_policy default "$(pol default "$P_TK_NOCFI")"
         put_policy demand-cfi "$(pol demand-cfi "$P_CFI")"
         on_wait() {
@@ -259,6 +261,12 @@ gcc)
         log_line "$cfi" | grep -q ' ima-buf sha256:[0-9a-f]\{64\} cfi-state ' ||
                 fail "entry $cfi of the guest's log is not cfi-state: $(log_line "$cfi")"
         ok "entry $cfi of the guest's log: $(log_line "$cfi" | cut -c1-60)..."
+        if [ "$scn" = cfi-off ]; then
+                # built with kCFI (the kernel's config), switched off at boot: the record says off
+                grep -qx 'CONFIG_CFI_CLANG=y' "$(dirname "$KERNEL")/config" ||
+                        fail "cfi-off wants a kernel built with CONFIG_CFI_CLANG=y"
+                want "cfi-state record" "$(event_buf cfi-state)" "enabled=0;mode=none;permissive=0;"
+        fi
         ;;
 clang)
         put_policy default "$(pol default "$P_TK_CFI")"

@@ -5,13 +5,13 @@
 # host. Prints every build's and boot's time; exits non-zero when any build or scenario fails.
 #   BUILD  a meson build folder with daemon/attestd and agent/attest-agent (default build-rel)
 # Environment: KERNEL_BUILD (default kernel/build.sh of this tree), ATTEST_CACHE (kernel cache),
-# KERNEL_SCENARIOS (default: all, space separated: gcc selinux forgery rng clang unpatched
-# gcc-6.12 ovmf).
+# KERNEL_SCENARIOS (default: all, space separated: gcc selinux forgery rng ovmf unpatched
+# clang-6.12 cfi-off-6.12).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(realpath "${1:-$top/build-rel}")
 kbuild=${KERNEL_BUILD:-$top/kernel/build.sh}
-scenarios=${KERNEL_SCENARIOS:-gcc selinux forgery rng clang unpatched gcc-6.12 ovmf}
+scenarios=${KERNEL_SCENARIOS:-gcc selinux forgery rng ovmf unpatched clang-6.12 cfi-off-6.12}
 failed=0
 t0=$(date +%s)
 
@@ -50,16 +50,17 @@ else
         failed=1
 fi
 
-# One gcc 6.1 configuration (attest.config with the EFI stub and IMA appraisal folded in) serves
-# the SeaBIOS boots and the OVMF one, and the unpatched kernel uses it too: every object includes
-# autoconf.h, so only with the same .config does ccache share the objects the patches do not touch
-# (a full build instead of a few files). Four kernels, not five.
+# Three kernels. One gcc 6.1 configuration (attest.config with the EFI stub and IMA appraisal
+# folded in) serves the SeaBIOS boots and the OVMF one, and the unpatched kernel uses it too: every
+# object includes autoconf.h, so only with the same .config does ccache share the objects the
+# patches do not touch (a few files instead of a full build). One clang-16 kCFI 6.12 kernel serves
+# both 6.12 boots: kCFI enforcing (cfi=auto, which is kCFI where the CPU has no IBT, as under TCG)
+# and the same kernel with cfi=off, whose record must say CFI is off (the checks of the gcc boot).
 need_kernel() { # SCENARIO -> kernel name
         case $1 in
         gcc | selinux | forgery | rng | ovmf) echo gcc-6.1 ;;
-        clang) echo clang-6.1 ;;
         unpatched) echo unpatched-6.1 ;;
-        gcc-6.12) echo gcc-6.12 ;;
+        clang-6.12 | cfi-off-6.12) echo clang-6.12 ;;
         *) echo "unknown" ;;
         esac
 }
@@ -72,8 +73,7 @@ seed=()
 [ -z "${want[unpatched-6.1]:-}" ] || seed=(--seed-unpatched)
 [ -z "${want[gcc-6.1]:-}" ] || kernel gcc-6.1 --efi --ima-sig ${seed[@]+"${seed[@]}"}
 [ -z "${want[unpatched-6.1]:-}" ] || kernel unpatched-6.1 --unpatched --efi --ima-sig
-[ -z "${want[clang-6.1]:-}" ] || kernel clang-6.1 --cc clang-16
-[ -z "${want[gcc-6.12]:-}" ] || kernel gcc-6.12 --version 6.12
+[ -z "${want[clang-6.12]:-}" ] || kernel clang-6.12 --cc clang-16 --version 6.12
 
 for s in $scenarios; do
         k=$(need_kernel "$s")
