@@ -66,7 +66,7 @@ start_agent loop.log --state-dir st --timeout 20
 for _ in $(seq $((LOOP_ROUNDS * 60))); do
         [ "$(verdicts loop.log)" -ge "$LOOP_ROUNDS" ] && break
         kill -0 "$agent_pid" 2>/dev/null || break
-        sleep 0.05
+        nap 0.05
 done
 kill -TERM "$agent_pid" 2>/dev/null || true
 wait "$agent_pid" || fail "the looping agent exited $?: $(tail -5 loop.log)"

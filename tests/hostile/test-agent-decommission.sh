@@ -25,7 +25,7 @@ fi
 
 # wait_exit SECONDS: the background agent exits within SECONDS; sets rc
 wait_exit() {
-        for _ in $(seq $(($1 * 20))); do kill -0 "$agent_pid" 2>/dev/null || break; sleep 0.05; done
+        for _ in $(seq $(($1 * 20))); do kill -0 "$agent_pid" 2>/dev/null || break; nap 0.05; done
         kill -0 "$agent_pid" 2>/dev/null && fail "agent still running $1 s later: $(tail -5 "$log")"
         rc=0
         wait "$agent_pid" || rc=$?

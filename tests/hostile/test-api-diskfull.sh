@@ -28,7 +28,7 @@ wait_health() { # STATUS SECONDS: until /healthz answers STATUS
         for _ in $(seq $(($2 * 10))); do
                 api GET /healthz
                 [ "$status" = "$1" ] && return 0
-                sleep 0.1
+                nap 0.1
         done
         fail "/healthz still $status after $2 s, want $1: $body"
 }

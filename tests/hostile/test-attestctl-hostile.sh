@@ -53,7 +53,7 @@ serve() {
         python3 "$TOP/tests/lib/hostile-attestd.py" --cert certs/server.pem \
                 --key certs/server.key --dir srv --mode "$@" 2>srv.log &
         srv_pid=$!
-        for _ in $(seq 400); do [ -f srv/port ] && break; sleep 0.05; done
+        for _ in $(seq 400); do [ -f srv/port ] && break; nap 0.05; done
         [ -f srv/port ] || fail "the hostile server did not start: $(cat srv.log)"
         touch srv/requests
         export ATTESTD_URL=https://127.0.0.1:$(cat srv/port)

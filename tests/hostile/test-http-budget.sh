@@ -88,7 +88,7 @@ if want 1; then
         attacker=$!
         for _ in $(seq 100); do
                 grep -qs '^open=17 ' hold1.txt && break
-                sleep 0.1
+                nap 0.1
         done
         grep -qs '^open=17 ' hold1.txt || fail "the 17 attackers did not connect: $(cat hold1.txt 2>/dev/null)"
         sleep 1 # every head read (before the fix: 256 MiB reserved on their declarations)
@@ -200,7 +200,7 @@ if want 3; then
                 read -r s _ < <(python3 "$HOSTILE" send "$port" "$CA" 3 "/v1/agents/$ATK_ID/evidence" \
                         262144 262144 65536 0 0)
                 [ "$s" = 503 ] && [ "$(date +%s)" -lt "$t_end" ] || break
-                sleep 0.5
+                nap 0.5
         done
         case $s in 503 | closed) fail "the holder's share not freed after it left: $s" ;; esac
         echo "# the holder gone: from 127.0.0.3 to ${ATK_ID:0:8}..: Content-Length 262144 (both shares): $s"

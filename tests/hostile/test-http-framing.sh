@@ -73,7 +73,7 @@ for _ in 1 2 3 4 5; do # a free port: retried on a clash
                         break
                 fi
                 kill -0 "$proxy_pid" 2>/dev/null || break
-                sleep 0.05
+                nap 0.05
         done
         [ -z "$proxy_port" ] || break
         kill "$proxy_pid" 2>/dev/null || true

@@ -65,7 +65,7 @@ settle() {
         for _ in $(seq $(($2 * 10))); do
                 n=$(nfds)
                 [ "$n" -le "$1" ] && break
-                sleep 0.1
+                nap 0.1
         done
         nfds
 }
@@ -74,7 +74,7 @@ settle() {
 held() {
         local end=$((SECONDS + $2))
         while [ "$(nfds)" -lt "$1" ] && [ $SECONDS -lt "$end" ]; do
-                sleep 0.1
+                nap 0.1
         done
 }
 # attack ARGS...: hostile-http.py holding connections to attestd (hold PORT ARGS) in the
@@ -153,7 +153,7 @@ if want 3; then
         # report (after its 100 connects), bounded, then the 2 s for attestd to take them
         for _ in $(seq 100); do
                 [ -s hold3.txt ] && break
-                sleep 0.1
+                nap 0.1
         done
         sleep 2
         held=$(nfds)
@@ -181,7 +181,7 @@ if want 4; then
         # slower; 7,999 in 40 s on a loaded machine)
         for _ in $(seq "$(mem 200 600)"); do
                 [ -f hold4.txt ] && [ "$(sed -n 's/open=\([0-9]*\).*/\1/p' hold4.txt)" -ge 9950 ] && break
-                sleep 0.2
+                nap 0.2
         done
         held=$(sed -n 's/open=\([0-9]*\).*/\1/p' hold4.txt)
         [ "$held" -ge 9950 ] || fail "the attackers could not open 10,000 connections: $(cat hold4.txt)"
@@ -356,14 +356,14 @@ if want 9; then
         # Past 90 % the reaper closes the connections idle longest down to 60 % every 50 ms, so
         # on a busy machine the table swings between the two: sampled every 5 ms (one sample
         # every 0.2 s missed every top in CI, under load, with attestd doing its job)
-        for _ in $(seq 100); do [ -f hold9.txt ] && break; sleep 0.1; done
+        for _ in $(seq 100); do [ -f hold9.txt ] && break; nap 0.1; done
         full=$(python3 "$HOSTILE" fds "$daemon_pid" 900 "$(mem 20 60)")
         [ "$full" -ge 900 ] ||
                 fail "the table did not fill: at most $full fds (attackers: $(cat hold9.txt 2>/dev/null))"
         # the listen queue (ss: Recv-Q of the listening socket, Send-Q its limit), sampled while
         # the agent runs: at the cap attestd keeps accepting (a newcomer evicts), the 2,000
         # attackers past the cap fit the queue (4096), so it never fills and drops a SYN
-        ( while :; do ss -Hltn "( sport = :$port )" | awk '{ print $2, $3 }'; sleep 0.05; done \
+        ( while :; do ss -Hltn "( sport = :$port )" | awk '{ print $2, $3 }'; nap 0.05; done \
                 >lq9.txt ) &
         sampler=$!
         for i in $(seq 10); do
@@ -397,7 +397,7 @@ if want 10; then
         attack 16 2 3 "busy:/v1/agents/$AGENT_ID/evidence" 60 hold10.txt
         for _ in $(seq 100); do
                 grep -qs '^open=16 ' hold10.txt && break
-                sleep 0.2
+                nap 0.2
         done
         grep -qs '^open=16 ' hold10.txt || fail "16 requests did not connect: $(cat hold10.txt)"
         # nothing to evict (a request in progress keeps its slot until --body-timeout): the

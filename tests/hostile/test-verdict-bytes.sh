@@ -37,14 +37,14 @@ mkdir rx
 python3 "$TOP/tests/lib/webhook-receiver.py" --cert certs/server.pem --key certs/server.key \
         --secret secret --dir rx --port 0 2>>rx/stderr &
 rx_pid=$!
-for _ in $(seq 100); do [ -s rx/port ] && break; sleep 0.05; done
+for _ in $(seq 100); do [ -s rx/port ] && break; nap 0.05; done
 [ -s rx/port ] || fail "the receiver did not start: $(cat rx/stderr)"
 # wait_event TYPE N: the receiver holds N events of TYPE (bounded: 20 s)
 wait_event() {
         for _ in $(seq 200); do
                 [ "$(jq -c --arg t "$1" 'select(.type == $t)' rx/events.jsonl 2>/dev/null | wc -l)" -ge "$2" ] &&
                         return 0
-                sleep 0.1
+                nap 0.1
         done
         fail "fewer than $2 $1 events within 20 s: $(jq -c '[.id,.type]' rx/events.jsonl 2>/dev/null | tr '\n' ' ')"
 }

@@ -154,7 +154,7 @@ sleeper=$!
 openssl s_server -accept "127.0.0.1:$p" -cert certs/server.pem -key certs/server.key -quiet \
         <s_server.in >s_server.log 2>&1 &
 sserver=$!
-for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && break; sleep 0.05; done
+for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && break; nap 0.05; done
 t0=$(date +%s)
 rc=0
 agent_cmd --state-dir st3 --timeout 2 --once >a3once.log 2>&1 || rc=$?
@@ -247,7 +247,7 @@ retries=$(grep -c 'retrying in' a6.log || true)
 [ "$retries" -ge "$n503" ] || fail "a 503 without a back-off: $(head -8 a6.log)"
 ok "verifier answering 503: $n503 attempts in 6 s, each followed by a back-off"
 # the real verifier takes the port over: the agent enrols and passes
-for _ in $(seq 40); do kill -0 "$s503_pid" 2>/dev/null || break; sleep 0.25; done
+for _ in $(seq 40); do kill -0 "$s503_pid" 2>/dev/null || break; nap 0.25; done
 pkill -f "s_server -accept 127.0.0.1:$p" 2>/dev/null || true
 wait "$s503_pid" 2>/dev/null || true
 start_verifier -p "$p" --interval 1

@@ -37,7 +37,7 @@ busy() {
         python3 "$TOP/tests/lib/busy-verifier.py" --cert certs/server.pem --key certs/server.key \
                 --dir busy --retry-after "$1" 2>busy.log &
         busy_pid=$!
-        for _ in $(seq 100); do [ -f busy/port ] && break; sleep 0.05; done
+        for _ in $(seq 100); do [ -f busy/port ] && break; nap 0.05; done
         [ -f busy/port ] || fail "busy verifier did not start: $(cat busy.log)"
         busy="https://127.0.0.1:$(cat busy/port)"
         touch busy/requests

@@ -211,7 +211,7 @@ fake() { # MODE: the fake server in MODE on a free port, its URL in $FURL
         python3 fake.py "$work/certs/server.pem" "$work/certs/server.key" fake.port "$1" \
                 2>>fake.log &
         fake_pid=$!
-        for _ in $(seq 100); do [ -s fake.port ] && break; sleep 0.05; done
+        for _ in $(seq 100); do [ -s fake.port ] && break; nap 0.05; done
         [ -s fake.port ] || fail "the fake server did not start: $(cat fake.log)"
         FURL=https://127.0.0.1:$(cat fake.port)
 }

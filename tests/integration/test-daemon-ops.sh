@@ -81,7 +81,7 @@ with open(sys.argv[2], "a") as out:
 PY
 python3 notify.py "$work/notify.sock" "$work/notify.txt" &
 np=$!
-for _ in $(seq 50); do [ -S notify.sock ] && break; sleep 0.05; done
+for _ in $(seq 50); do [ -S notify.sock ] && break; nap 0.05; done
 NOTIFY_SOCKET=$work/notify.sock WATCHDOG_USEC=200000 start_daemon
 sleep 0.6
 # SIGHUP: RELOADING then READY again

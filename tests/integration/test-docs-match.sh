@@ -136,7 +136,7 @@ kill -HUP "$daemon_pid"
 for _ in $(seq 50); do
         api GET /v1/agents "" "$TOKEN"
         [ "$status" = 401 ] && break
-        sleep 0.1
+        nap 0.1
 done
 expect 401 unauthorized -- "the hash of the token with its trailing newline"
 api GET /healthz

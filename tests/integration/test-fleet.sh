@@ -260,7 +260,7 @@ once db-01
 for _ in $(seq 100); do
         agent "$C"
         [ "$(jq -r .stale <<<"$body")" = true ] && break
-        sleep 0.2
+        nap 0.2
 done
 [ "$(jq -r .stale <<<"$body")" = true ] || fail "agent never went stale: $body"
 ok "the failing agent stopped reporting and is stale"
@@ -271,14 +271,14 @@ want_ids "status=failing" "$C"
 want_ids "status=fail"
 want_ids "status=stale" "$C"
 # one stale line, however many scans run (one a second)
-for _ in $(seq 100); do [ "$(count daemon.log "agent $C host db-01: stale")" -ge 1 ] && break; sleep 0.1; done
+for _ in $(seq 100); do [ "$(count daemon.log "agent $C host db-01: stale")" -ge 1 ] && break; nap 0.1; done
 sleep 3
 [ "$(count daemon.log "agent $C host db-01: stale \(last verdict fail")" = 1 ] ||
         { grep "agent $C" daemon.log >&2; fail "stale logged $(count daemon.log "agent $C host db-01: stale") times, want 1"; }
 ok "one log line when it went stale, none on later scans"
 # a verdict re-arms it: reporting again, then silent again, logs stale once more
 once db-01
-for _ in $(seq 100); do [ "$(count daemon.log "agent $C host db-01: stale")" -ge 2 ] && break; sleep 0.1; done
+for _ in $(seq 100); do [ "$(count daemon.log "agent $C host db-01: stale")" -ge 2 ] && break; nap 0.1; done
 [ "$(count daemon.log "agent $C host db-01: stale")" = 2 ] || fail "no second stale line"
 ok "stale again after a verdict: logged again"
 

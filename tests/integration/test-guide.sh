@@ -138,7 +138,7 @@ ok "the tokens file holds only the rotated admin token, and it works; policy pro
 # re-enrolment (enrolled, then its first verdict) and the decommission
 for _ in $(seq 100); do # delivery is asynchronous: up to 10 s for the last event
         grep -q '"agent.decommissioned"' state/hooks/events.jsonl && break
-        sleep 0.1
+        nap 0.1
 done
 types=$(jq -r .type state/hooks/events.jsonl | tr '\n' ' ')
 [ "$types" = "agent.fail agent.pass agent.deleted agent.enrolled agent.pass agent.decommissioned " ] ||

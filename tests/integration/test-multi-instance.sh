@@ -40,7 +40,7 @@ mkdir rx
 python3 "$TOP/tests/lib/webhook-receiver.py" --cert certs/server.pem --key certs/server.key \
         --secret secret --dir rx 2>rx/stderr &
 rx_pid=$!
-for _ in $(seq 100); do [ -s rx/port ] && break; sleep 0.05; done
+for _ in $(seq 100); do [ -s rx/port ] && break; nap 0.05; done
 [ -s rx/port ] || fail "the receiver did not start: $(cat rx/stderr)"
 
 # ---- the instances ----
@@ -176,7 +176,7 @@ changes() { jq -r --arg id "$id" 'select(.agent == $id and (.type == "agent.stal
         sort -n | awk '{ printf "%s ", substr($2, 7) }'; }
 for _ in $(seq 150); do
         case "$(changes)" in *"stale ") break ;; esac
-        sleep 0.1
+        nap 0.1
 done
 sleep 4 # three more stale scans on every instance: none may fire again
 per_type() { jq -r --arg id "$1" --arg t "$2" 'select(.agent == $id and .type == $t) | .id' \
@@ -204,7 +204,7 @@ wait_lines agent.log '^<[56]>verdict: pass' 2 60
         --token "$ADMIN" --agents 16 --threads 4 --entries 3 --seconds 12 --acks acks.txt \
         >bench.out 2>bench.err &
 bench_pid=$!
-for _ in $(seq 300); do [ "$(count acks.txt .)" -ge 40 ] && break; sleep 0.05; done
+for _ in $(seq 300); do [ "$(count acks.txt .)" -ge 40 ] && break; nap 0.05; done
 [ "$(count acks.txt .)" -ge 40 ] || fail "the load did not start: $(cat bench.err)"
 before=$(verdicts agent.log)
 kill -9 "${pids[A]}"
@@ -288,13 +288,13 @@ psql -q -X -v ON_ERROR_STOP=1 "$ATTEST_PG_URL" <lock.fifo >lock.out 2>&1 &
 lock_pid=$!
 exec {lockfd}>lock.fifo
 echo "BEGIN; LOCK TABLE agents IN ACCESS EXCLUSIVE MODE;" >&"$lockfd"
-for _ in $(seq 200); do [ "$(agents_locks true)" -ge 1 ] && break; sleep 0.05; done
+for _ in $(seq 200); do [ "$(agents_locks true)" -ge 1 ] && break; nap 0.05; done
 [ "$(agents_locks true)" -ge 1 ] || fail "the table lock was not granted within 10 s: $(cat lock.out)"
 # the holder: takes F's one connection and blocks on the lock
 curl -s -m 60 --cacert "$CA" -H "Authorization: Bearer $READER" -o holder.json -w '%{http_code}' \
         "https://127.0.0.1:${ports[F]}/v1/agents?limit=5" >holder.code &
 holder=$!
-for _ in $(seq 200); do [ "$(agents_locks false)" -ge 1 ] && break; sleep 0.05; done
+for _ in $(seq 200); do [ "$(agents_locks false)" -ge 1 ] && break; nap 0.05; done
 [ "$(agents_locks false)" -ge 1 ] || fail "the holder's request did not wait on the lock within 10 s"
 gone=()
 for i in $(seq 8); do
@@ -313,7 +313,7 @@ wait "$holder" || true
 waits=$(metric attestd_db_pool_waits_total)
 [ "$((waits - waits0))" -ge 8 ] || fail "attestd_db_pool_waits_total went $waits0 -> $waits: the 8 clients did not wait for the pool"
 # every queued request of a vanished client has run and given its connection back
-for _ in $(seq 100); do [ "$(metric attestd_db_pool_in_use)" = 0 ] && break; sleep 0.1; done
+for _ in $(seq 100); do [ "$(metric attestd_db_pool_in_use)" = 0 ] && break; nap 0.1; done
 [ "$(metric attestd_db_pool_in_use)" = 0 ] || fail "attestd_db_pool_in_use $(metric attestd_db_pool_in_use) after the clients left"
 for i in $(seq 20); do
         api GET "/v1/agents?limit=5" "" "$READER"

@@ -113,7 +113,7 @@ for _ in 1 2 3 4 5; do
         for _ in $(seq 200); do
                 curl -sf -o /dev/null "http://127.0.0.1:$pport/-/ready" && break 2
                 kill -0 "$prom_pid" 2>/dev/null || break
-                sleep 0.05
+                nap 0.05
         done
         kill "$prom_pid" 2>/dev/null || true
         wait "$prom_pid" 2>/dev/null || true
@@ -131,7 +131,7 @@ promq() {
 wait_promq() {
         for _ in $(seq $(($3 * 10))); do
                 [ "$(promq "$1")" = "$2" ] && return 0
-                sleep 0.1
+                nap 0.1
         done
         fail "$1: $(promq "$1"), not $2 within $3 s"
 }
@@ -144,7 +144,7 @@ rule() {
 wait_rule_state() {
         for _ in $(seq $(($3 * 10))); do
                 [ "$(rule "$1" | jq -r .state)" = "$2" ] && return 0
-                sleep 0.1
+                nap 0.1
         done
         fail "$1 not $2 within $3 s: $(rule "$1")"
 }
@@ -154,7 +154,7 @@ evaluated_after() {
         for _ in $(seq 100); do
                 t=$(rule "$1" | jq -r .lastEvaluation)
                 if [ "$t" != null ] && [ "$(date -d "$t" +%s)" -gt "$2" ]; then return 0; fi
-                sleep 0.1
+                nap 0.1
         done
         fail "$1 not evaluated after $2: $(rule "$1")"
 }
@@ -185,7 +185,7 @@ for _ in $(seq 300); do
                 jq -c '[.data.alerts[] | select(.labels.alertname == "AttestdHostFailing"
                                                 and .state == "firing")][0] // empty')
         [ -n "$firing" ] && break
-        sleep 0.1
+        nap 0.1
 done
 [ -n "$firing" ] || fail "AttestdHostFailing not firing within 30 s: $(rule AttestdHostFailing)"
 [ "$(jq -r '[.labels.severity, .labels.job, .annotations.summary] | join("|")' <<<"$firing")" = \

@@ -44,7 +44,7 @@ rx_start() {
         python3 "$TOP/tests/lib/webhook-receiver.py" --cert certs/server.pem --key certs/server.key \
                 --secret secret --dir rx --port "$rx_port" "$@" 2>>rx/stderr &
         rx_pid=$!
-        for _ in $(seq 100); do [ -s rx/port ] && break; sleep 0.05; done
+        for _ in $(seq 100); do [ -s rx/port ] && break; nap 0.05; done
         [ -s rx/port ] || fail "the receiver did not start: $(cat rx/stderr)"
         rx_port=$(cat rx/port)
 }
@@ -54,7 +54,7 @@ received() { count rx/events.jsonl .; }
 wait_events() {
         for _ in $(seq $(($2 * 10))); do
                 [ "$(received)" -ge "$1" ] && return 0
-                sleep 0.1
+                nap 0.1
         done
         fail "$(received) events received within $2 s, want $1: $(jq -c '[.id,.type]' rx/events.jsonl | tr '\n' ' ')"
 }
@@ -176,7 +176,7 @@ rx_stop
 for _ in 1 2 3; do readmit "$id2"; decom "$id2"; done
 for _ in $(seq 100); do
         [ "$(metric attestd_webhook_failed_total)" -ge 1 ] && break
-        sleep 0.1
+        nap 0.1
 done
 [ "$(metric attestd_webhook_failed_total)" -ge 1 ] || fail "no failed attempt while down"
 [ "$(metric attestd_webhook_outbox_pending)" = 6 ] ||
@@ -196,7 +196,7 @@ ok "after the outage all 6 events arrived, in order (readmitted, decommissioned,
 rx_stop
 rx_start --status 503
 for _ in 1 2 3; do readmit "$id2"; decom "$id2"; done
-for _ in $(seq 100); do grep -q ' ok 503$' rx/requests && break; sleep 0.1; done
+for _ in $(seq 100); do grep -q ' ok 503$' rx/requests && break; nap 0.1; done
 grep -q ' ok 503$' rx/requests || fail "no delivery attempt reached the refusing receiver"
 kill -9 "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null || true
@@ -222,7 +222,7 @@ for _ in 1 2 3; do readmit "$id2"; decom "$id2"; done
 [ "$(metric attestd_webhook_outbox_pending)" -le 3 ] ||
         fail "pending $(metric attestd_webhook_outbox_pending) above the cap"
 # the duty thread logs what was dropped since its last look, with the total
-for _ in $(seq 50); do grep -q "webhook outbox full.*(3 in all)" daemon.log && break; sleep 0.1; done
+for _ in $(seq 50); do grep -q "webhook outbox full.*(3 in all)" daemon.log && break; nap 0.1; done
 grep -q "webhook outbox full (--webhook-outbox-max 3): .*(3 in all)" daemon.log ||
         fail "no log line for the dropped events"
 ok "6 events with the receiver down and a cap of 3: 3 dropped (metric, log line), 3 pending"
@@ -243,14 +243,14 @@ python3 "$TOP/tests/lib/webhook-receiver.py" --cert certs/server.pem --key certs
         --secret secret --dir rxh --hang 2>>rxh/stderr &
 rxh_pid=$!
 kill_at_exit rxh_pid
-for _ in $(seq 100); do [ -s rxh/port ] && break; sleep 0.05; done
+for _ in $(seq 100); do [ -s rxh/port ] && break; nap 0.05; done
 [ -s rxh/port ] || fail "the hanging receiver did not start"
 mkdir rxg
 python3 "$TOP/tests/lib/webhook-receiver.py" --cert certs/server.pem --key certs/server.key \
         --secret secret --dir rxg --huge 2>>rxg/stderr &
 rxg_pid=$!
 kill_at_exit rxg_pid
-for _ in $(seq 100); do [ -s rxg/port ] && break; sleep 0.05; done
+for _ in $(seq 100); do [ -s rxg/port ] && break; nap 0.05; done
 [ -s rxg/port ] || fail "the huge receiver did not start"
 webhook_daemon --webhook "https://127.0.0.1:$(cat rxh/port)/hook" --webhook-timeout 2 \
         --webhook "https://127.0.0.1:$(cat rxg/port)/hook"
@@ -261,21 +261,21 @@ decom "$id2"
 wait_events 26 10
 for _ in $(seq 100); do
         [ "$(metric attestd_webhook_delivered_total)" -ge $((delivered0 + 4)) ] && break
-        sleep 0.1
+        nap 0.1
 done
 [ "$(metric attestd_webhook_delivered_total)" -ge $((delivered0 + 4)) ] ||
         fail "the huge answer's receiver did not count as delivered: $(cat rxg/requests)"
 sleep 1
 [ "$(count rxg/requests .)" = 2 ] || fail "the huge answer's events were sent again: $(cat rxg/requests)"
 ok "a 2xx announcing 1 GiB: each event acknowledged once, its answer not read"
-for _ in $(seq 100); do [ -s rxh/requests ] && break; sleep 0.1; done
+for _ in $(seq 100); do [ -s rxh/requests ] && break; nap 0.1; done
 [ -s rxh/requests ] || fail "no attempt reached the hanging receiver"
 api GET /healthz
 expect 200 "" -- /healthz while a receiver hangs
 # the ceiling the issue asks for: an attempt ends at --webhook-timeout (2 s); 15 s is generous
 for _ in $(seq 150); do
         [ "$(metric attestd_webhook_failed_total)" -gt "$failed0" ] && break
-        sleep 0.1
+        nap 0.1
 done
 [ "$(metric attestd_webhook_failed_total)" -gt "$failed0" ] ||
         fail "an attempt to the hanging receiver did not end within 15 s (--webhook-timeout 2)"
