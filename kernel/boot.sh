@@ -148,15 +148,16 @@ mark initramfs "$(elapsed "$t")"
 
 name=$(basename "$scenario" .scn)
 extra=$(sed -n 's/^[ \t]*cmdline[ \t][ \t]*//p' "$scenario" | tr '\n' ' ')
-cmdline="console=ttyS0 security=selinux selinux=1 enforcing=0 panic=-1 ${extra}attest_scenario=$name"
 # A kernel built without ACPI (attest.config: only kernel/build.sh --efi turns it on) has no ACPI
 # entry to find the TPM by: tpm_tis then takes the TIS registers at their fixed address, where
 # QEMU's tpm-tis puts them. The kernel's configuration is the 'config' file kernel/build.sh keeps
 # beside the bzImage; a kernel without one is booted as it is.
 kconfig=$(dirname "$kernel")/config
+tis=
 if [ -f "$kconfig" ] && ! grep -qx 'CONFIG_ACPI=y' "$kconfig"; then
-        cmdline="console=ttyS0 security=selinux selinux=1 enforcing=0 panic=-1 tpm_tis.force=1 ${extra}attest_scenario=$name"
+        tis="tpm_tis.force=1 "
 fi
+cmdline="console=ttyS0 security=selinux selinux=1 enforcing=0 panic=-1 ${tis}${extra}attest_scenario=$name"
 
 # swtpm: fresh state, all four banks, control channel on a unix socket as QEMU's emulator wants.
 tpmdir=$(mktemp -d)
