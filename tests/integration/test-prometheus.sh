@@ -127,26 +127,29 @@ promq() {
         curl -s "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1" |
                 jq -r '.data.result[0].value[1] // empty'
 }
-# wait_promq QUERY VALUE SECONDS: until QUERY answers VALUE
-wait_promq() {
-        for _ in $(seq $(($3 * 10))); do
-                [ "$(promq "$1")" = "$2" ] && return 0
+# until_eq WANT SECONDS CMD...: CMD's output is WANT within SECONDS (polled every 0.1 s), or 1
+until_eq() {
+        local want=$1 n=$(($2 * 10))
+        shift 2
+        for _ in $(seq "$n"); do
+                [ "$("$@")" = "$want" ] && return 0
                 nap 0.1
         done
-        fail "$1: $(promq "$1"), not $2 within $3 s"
+        return 1
+}
+# wait_promq QUERY VALUE SECONDS: until QUERY answers VALUE
+wait_promq() {
+        until_eq "$2" "$3" promq "$1" || fail "$1: $(promq "$1"), not $2 within $3 s"
 }
 # rule NAME: the rule NAME as /api/v1/rules shows it (state, health, lastEvaluation, alerts)
 rule() {
         curl -s "http://127.0.0.1:$pport/api/v1/rules?type=alert" |
                 jq -c --arg n "$1" '[.data.groups[].rules[] | select(.name == $n)][0]'
 }
+rule_state() { rule "$1" | jq -r .state; }
 # wait_rule_state NAME STATE SECONDS: until rule NAME is in STATE (pending, firing, inactive)
 wait_rule_state() {
-        for _ in $(seq $(($3 * 10))); do
-                [ "$(rule "$1" | jq -r .state)" = "$2" ] && return 0
-                nap 0.1
-        done
-        fail "$1 not $2 within $3 s: $(rule "$1")"
+        until_eq "$2" "$3" rule_state "$1" || fail "$1 not $2 within $3 s: $(rule "$1")"
 }
 # evaluated_after NAME EPOCH: until rule NAME was evaluated after EPOCH (seconds)
 evaluated_after() {
