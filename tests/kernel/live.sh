@@ -14,6 +14,9 @@
 #             then a policy demanding CFI fails, naming cfi.enabled (anchored) and the log entry
 #   cfi-off   the patched clang kCFI kernel (6.12) booted with cfi=off: the gcc checks, on a
 #             record that says CFI is off at run time although the kernel was built with it
+#   fineibt   the same kernel booted with cfi=fineibt,norand: FineIBT patched in on a CPU without
+#             IBT (TCG has none), so nothing stops a call landing past its check: the gcc checks,
+#             on a record that says mode=fineibt but enabled=0, ibt=off, rand=0
 #   clang     patched clang kCFI kernel: cfi.enabled passes, anchored; LKDTM CFI_FORWARD_PROTO
 #             traps in the same guest (kCFI live, not only configured)
 #   selinux   enforcing 1 -> 0 -> 1 between rounds: pass, fail selinux.enforcing, fail
@@ -226,8 +229,22 @@ pol() { printf '%s' "${2//@N@/$1}"; }
 
 on_wait() { fail "unexpected wait-host $1"; }
 
+# cfi_record WANT: the cfi-state buffer is WANT, and the kernel's own log line for the scheme it
+# chose (arch/x86/kernel/alternative.c) agrees with the record's mode
+cfi_record() {
+        want "cfi-state record" "$(event_buf cfi-state)" "$1"
+        local line
+        case $1 in
+        *"mode=none;"*) line="Disabling CFI" ;;
+        *"mode=kcfi;"*) line="Using kCFI" ;;
+        *"mode=fineibt;"*) line="Using FineIBT CFI" ;;
+        esac
+        grep -q "$line" "$out/dmesg.txt" || fail "the guest's dmesg has no '$line'"
+        ok "the kernel's log: $(grep -m1 "$line" "$out/dmesg.txt")"
+}
+
 case $scn in
-gcc | cfi-off)
+gcc | cfi-off | fineibt)
         put_policy default "$(pol default "$P_TK_NOCFI")"
         put_policy demand-cfi "$(pol demand-cfi "$P_CFI")"
         on_wait() {
@@ -261,12 +278,17 @@ gcc | cfi-off)
         log_line "$cfi" | grep -q ' ima-buf sha256:[0-9a-f]\{64\} cfi-state ' ||
                 fail "entry $cfi of the guest's log is not cfi-state: $(log_line "$cfi")"
         ok "entry $cfi of the guest's log: $(log_line "$cfi" | cut -c1-60)..."
-        if [ "$scn" = cfi-off ]; then
-                # built with kCFI (the kernel's config), switched off at boot: the record says off
-                grep -qx 'CONFIG_CFI_CLANG=y' "$(dirname "$KERNEL")/config" ||
-                        fail "cfi-off wants a kernel built with CONFIG_CFI_CLANG=y"
-                want "cfi-state record" "$(event_buf cfi-state)" "enabled=0;mode=none;permissive=0;"
+        if [ "$scn" != gcc ]; then
+                # built with kCFI and FineIBT (the kernel's config): what runs is decided at boot
+                grep -qx 'CONFIG_FINEIBT=y' "$(dirname "$KERNEL")/config" ||
+                        fail "$scn wants a kernel built with CONFIG_CFI_CLANG=y and CONFIG_FINEIBT=y"
         fi
+        case $scn in
+        # cfi=off: no scheme, and cfi=off also turns off the re-keying
+        cfi-off) cfi_record "enabled=0;mode=none;permissive=0;ibt=off;rand=0;" ;;
+        # FineIBT is in the code, but without IBT its check can be jumped over: not enabled
+        fineibt) cfi_record "enabled=0;mode=fineibt;permissive=0;ibt=off;rand=0;" ;;
+        esac
         ;;
 clang)
         put_policy default "$(pol default "$P_TK_CFI")"
@@ -280,6 +302,13 @@ clang)
         want "cfi.enabled entry" "$(c 1 cfi.enabled entry)" "$cfi"
         want "cfi.anchored" "$(c 1 cfi.anchored result)" pass
         want "trusted_keys.source" "$(c 1 trusted_keys.source result)/$(c 1 trusted_keys.source anchored)" pass/true
+        # on 6.12 (FineIBT built) the record has the effective state: kCFI chosen at boot (no IBT
+        # under TCG, so cfi=auto is kCFI), hashes re-keyed; on 6.1 the configuration's three keys
+        if grep -qx 'CONFIG_FINEIBT=y' "$(dirname "$KERNEL")/config"; then
+                cfi_record "enabled=1;mode=kcfi;permissive=0;ibt=off;rand=1;"
+        else
+                want "cfi-state record" "$(event_buf cfi-state)" "enabled=1;mode=kcfi;permissive=0;"
+        fi
         # kCFI is live: LKDTM's mismatched indirect call trapped in this guest
         grep -q 'CFI failure at' "$out/dmesg.txt" ||
                 fail "no 'CFI failure' in the guest's dmesg after provoke CFI_FORWARD_PROTO"

@@ -6,12 +6,12 @@
 #   BUILD  a meson build folder with daemon/attestd and agent/attest-agent (default build-rel)
 # Environment: KERNEL_BUILD (default kernel/build.sh of this tree), ATTEST_CACHE (kernel cache),
 # KERNEL_SCENARIOS (default: all, space separated: gcc selinux forgery rng ovmf unpatched
-# clang-6.12 cfi-off-6.12).
+# clang-6.12 cfi-off-6.12 fineibt-6.12).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(realpath "${1:-$top/build-rel}")
 kbuild=${KERNEL_BUILD:-$top/kernel/build.sh}
-scenarios=${KERNEL_SCENARIOS:-gcc selinux forgery rng ovmf unpatched clang-6.12 cfi-off-6.12}
+scenarios=${KERNEL_SCENARIOS:-gcc selinux forgery rng ovmf unpatched clang-6.12 cfi-off-6.12 fineibt-6.12}
 failed=0
 t0=$(date +%s)
 
@@ -54,13 +54,14 @@ fi
 # folded in) serves the SeaBIOS boots and the OVMF one, and the unpatched kernel uses it too: every
 # object includes autoconf.h, so only with the same .config does ccache share the objects the
 # patches do not touch (a few files instead of a full build). One clang-16 kCFI 6.12 kernel serves
-# both 6.12 boots: kCFI enforcing (cfi=auto, which is kCFI where the CPU has no IBT, as under TCG)
-# and the same kernel with cfi=off, whose record must say CFI is off (the checks of the gcc boot).
+# the 6.12 boots: kCFI enforcing (cfi=auto, which is kCFI where the CPU has no IBT, as under TCG),
+# the same kernel with cfi=off and with cfi=fineibt,norand (FineIBT without IBT), whose records
+# must say CFI is not enforced (the checks of the gcc boot).
 need_kernel() { # SCENARIO -> kernel name
         case $1 in
         gcc | selinux | forgery | rng | ovmf) echo gcc-6.1 ;;
         unpatched) echo unpatched-6.1 ;;
-        clang-6.12 | cfi-off-6.12) echo clang-6.12 ;;
+        clang-6.12 | cfi-off-6.12 | fineibt-6.12) echo clang-6.12 ;;
         *) echo "unknown" ;;
         esac
 }
