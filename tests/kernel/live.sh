@@ -27,6 +27,9 @@
 #   rng       patched gcc kernel booted with trusted.rng=kernel: trusted keys from the TPM pass,
 #             anchored, but a policy demanding key material from the TPM fails trusted_keys.rng,
 #             naming the trusted-keys-source entry (rng=kernel)
+#   badrng    patched gcc kernel booted with trusted.source=tpmx trusted.rng=bogus: the kernel's
+#             prefix rule picks the TPM, the RNG is refused (EINVAL): the record says
+#             source=none;requested=tpm;...;error=22; and a policy demanding the TPM fails, anchored
 #   forgery   a forged cfi-state line in place of the kernel's, in a copy of the log the agent
 #             reads, fails the replay; appended after the quoted entries, it is never counted
 #   ovmf      UEFI (OVMF) with Secure Boot on, the EFI-stub kernel signed with the snakeoil key
@@ -402,6 +405,24 @@ rng)
                 "entry $tk: rng=kernel: new key material comes from 'kernel', which the policy does not accept"
         # the only claim that did not pass
         want "claims not passing" "$(v 1 '[.claims[] | select(.result != "pass") | .name] | join(",")')" trusted_keys.rng
+        ;;
+badrng)
+        put_policy default '{"name":"default","trusted_keys":{"sources":["tpm"],"requested":["tpm"],
+                "anchored":true}}'
+        boot
+        rounds 1 1
+        tk=$(event_entry trusted-keys-source)
+        [ "$tk" != none ] || fail "no trusted-keys-source entry in the guest's IMA log"
+        # requested: what init_trusted() matched by prefix ("tpmx" -> tpm), never the raw value
+        want "trusted-keys-source record" "$(event_buf trusted-keys-source)" \
+                "source=none;requested=tpm;builtin=tpm,tee;rng=none;error=22;"
+        grep -q 'Unsupported RNG' "$out/dmesg.txt" || fail "the guest's dmesg has no 'Unsupported RNG'"
+        ok "the kernel's log: $(grep -m1 'Unsupported RNG' "$out/dmesg.txt")"
+        want "status" "$(v 1 .status)" fail
+        want "trusted_keys.source" "$(c 1 trusted_keys.source result)/$(c 1 trusted_keys.source observed)/$(c 1 trusted_keys.source anchored)" fail/none/true
+        want "trusted_keys.source entry" "$(c 1 trusted_keys.source entry)" "$tk"
+        want "trusted_keys.requested" "$(c 1 trusted_keys.requested result)/$(c 1 trusted_keys.requested observed)" pass/tpm
+        want "claims not passing" "$(v 1 '[.claims[] | select(.result != "pass") | .name] | join(",")')" trusted_keys.source
         ;;
 forgery)
         "$TOP/tests/kernel/forge-line.sh" cfi-state "enabled=1;mode=kcfi;permissive=0;" >"$work/forged-cfi.line"
