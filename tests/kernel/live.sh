@@ -246,6 +246,20 @@ cfi_record() {
         ok "the kernel's log: $(grep -m1 "$line" "$out/dmesg.txt")"
 }
 
+# tk_log_agrees: the trusted-keys-source record and the kernel's own log agree: a source means the
+# key type was registered ("Key type trusted registered"), source=none means it never was
+tk_log_agrees() {
+        local src
+        src=$(event_buf trusted-keys-source | sed -n 's/^source=\([a-z]*\);.*/\1/p')
+        [ -n "$src" ] || fail "no source= in the trusted-keys-source record"
+        if grep -q 'Key type trusted registered' "$out/dmesg.txt"; then
+                [ "$src" != none ] || fail "the record says source=none, the kernel registered the key type"
+        else
+                [ "$src" = none ] || fail "the record says source=$src, the kernel never registered the key type"
+        fi
+        ok "trusted-keys-source source=$src agrees with the kernel's log"
+}
+
 case $scn in
 gcc | cfi-off | fineibt)
         put_policy default "$(pol default "$P_TK_NOCFI")"
@@ -281,6 +295,7 @@ gcc | cfi-off | fineibt)
         log_line "$cfi" | grep -q ' ima-buf sha256:[0-9a-f]\{64\} cfi-state ' ||
                 fail "entry $cfi of the guest's log is not cfi-state: $(log_line "$cfi")"
         ok "entry $cfi of the guest's log: $(log_line "$cfi" | cut -c1-60)..."
+        tk_log_agrees
         if [ "$scn" != gcc ]; then
                 # built with kCFI and FineIBT (the kernel's config): what runs is decided at boot
                 grep -qx 'CONFIG_FINEIBT=y' "$(dirname "$KERNEL")/config" ||
@@ -417,6 +432,7 @@ badrng)
         want "trusted-keys-source record" "$(event_buf trusted-keys-source)" \
                 "source=none;requested=tpm;builtin=tpm,tee;rng=none;error=22;"
         grep -q 'Unsupported RNG' "$out/dmesg.txt" || fail "the guest's dmesg has no 'Unsupported RNG'"
+        tk_log_agrees
         ok "the kernel's log: $(grep -m1 'Unsupported RNG' "$out/dmesg.txt")"
         want "status" "$(v 1 .status)" fail
         want "trusted_keys.source" "$(c 1 trusted_keys.source result)/$(c 1 trusted_keys.source observed)/$(c 1 trusted_keys.source anchored)" fail/none/true
