@@ -327,6 +327,16 @@ clang)
         else
                 want "cfi-state record" "$(event_buf cfi-state)" "enabled=1;mode=kcfi;permissive=0;"
         fi
+        # the series' KUnit cases (patches/6.12/0003) ran at boot: the suite's KTAP result line,
+        # and no case failed
+        if grep -qx 'CONFIG_TRUSTED_KEYS_KUNIT_TEST=y' "$(dirname "$KERNEL")/config"; then
+                grep -Eq '(^|\] )ok [0-9]+ trusted_keys_record$' "$out/dmesg.txt" ||
+                        fail "no 'ok N trusted_keys_record' (KUnit) in the guest's dmesg"
+                if grep -Eq 'not ok [0-9]+ ' "$out/dmesg.txt"; then
+                        fail "a KUnit case failed: $(grep -E -m3 'not ok [0-9]+ ' "$out/dmesg.txt")"
+                fi
+                ok "KUnit: $(grep -m1 -o '# trusted_record_test: pass:[0-9]* fail:[0-9]* skip:[0-9]* total:[0-9]*' "$out/dmesg.txt")"
+        fi
         # kCFI is live: LKDTM's mismatched indirect call trapped in this guest
         grep -q 'CFI failure at' "$out/dmesg.txt" ||
                 fail "no 'CFI failure' in the guest's dmesg after provoke CFI_FORWARD_PROTO"
