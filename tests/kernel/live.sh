@@ -30,6 +30,9 @@
 #   badrng    patched gcc kernel booted with trusted.source=tpmx trusted.rng=bogus: the kernel's
 #             prefix rule picks the TPM, the RNG is refused (EINVAL): the record says
 #             source=none;requested=tpm;...;error=22; and a policy demanding the TPM fails, anchored
+#   runtime-policy  patched gcc kernel, no boot IMA policy, a run-time one with the CRITICAL_DATA
+#             rules written after boot: selinux-state is measured, trusted-keys-source and cfi-state
+#             are not (boot-only records); a policy demanding them anchored fails, "not measured"
 #   forgery   a forged cfi-state line in place of the kernel's, in a copy of the log the agent
 #             reads, fails the replay; appended after the quoted entries, it is never counted
 #   ovmf      UEFI (OVMF) with Secure Boot on, the EFI-stub kernel signed with the snakeoil key
@@ -406,6 +409,26 @@ unpatched)
                 want "$s.anchored" "$(c 1 $s.anchored result)/$(c 1 $s.anchored observed)" fail/false
                 r=$(c 1 $s.anchored reason)
                 grep -q "not measured" <<<"$r" || fail "$s.anchored reason does not say 'not measured': $r"
+                ok "$s.anchored reason: $r"
+        done
+        ;;
+runtime-policy)
+        put_policy default "$(pol default "$P_TK_NOCFI")"
+        boot
+        rounds 1 1
+        [ "$(event_entry selinux-state)" != none ] ||
+                fail "no selinux-state entry: the run-time policy did not measure critical data"
+        ok "the run-time policy measures: selinux-state at entry $(event_entry selinux-state)"
+        want "trusted-keys-source entries in the guest's log" "$(event_entry trusted-keys-source)" none
+        want "cfi-state entries in the guest's log" "$(event_entry cfi-state)" none
+        want "status" "$(v 1 .status)" fail
+        # nothing under the quote and nothing from the agent: missing, and the reason names the
+        # boot policy's CRITICAL_DATA rule
+        for s in trusted_keys cfi; do
+                want "$s.anchored" "$(c 1 $s.anchored result)/$(c 1 $s.anchored observed)" missing/null
+                r=$(c 1 $s.anchored reason)
+                grep -q "not measured.*boot IMA policy has a CRITICAL_DATA rule" <<<"$r" ||
+                        fail "$s.anchored reason does not say why it was not measured: $r"
                 ok "$s.anchored reason: $r"
         done
         ;;

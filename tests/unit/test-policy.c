@@ -608,8 +608,9 @@ START_TEST(test_trusted_keys_anchored_and_unanchored)
         ck_assert_str_eq(reason(v, "trusted_keys.anchored"),
                          "only reported by the agent (from cmdline), not measured: the verified "
                          "log has no trusted-keys-source entry (only a kernel with the attestd "
-                         "patch series measures it), and an agent's report is not covered by the "
-                         "TPM quote");
+                         "patch series measures it, at boot, if the boot IMA policy has a "
+                         "CRITICAL_DATA rule), and an agent's report is not covered by the TPM "
+                         "quote");
         json_decref(v);
         host_done(&h);
 }
