@@ -224,9 +224,9 @@ static void anchored_claim(struct eval *ev, enum claim_id id, const struct claim
               origin, measured, who);
 }
 
-#define SERIES \
-        "only a kernel with the attestd patch series measures it, at boot, if the boot IMA policy has " \
-        "a CRITICAL_DATA rule"
+#define SERIES                                                                                     \
+        "only a kernel with the attestd patch series measures it, at boot, if the boot IMA "       \
+        "policy has a CRITICAL_DATA rule"
 
 static struct verdict_value vwords(const char (*w)[WORD_MAX], unsigned n)
 {
