@@ -32,7 +32,7 @@
 #             source=none;requested=tpm;...;error=22; and a policy demanding the TPM fails, anchored
 #   runtime-policy  patched gcc kernel, no boot IMA policy, a run-time one with the CRITICAL_DATA
 #             rules written after boot: selinux-state is measured, trusted-keys-source and cfi-state
-#             are not (boot-only records); a policy demanding them anchored fails, "not measured"
+#             are not (boot-only records); a policy demanding them anchored comes out missing
 #   forgery   a forged cfi-state line in place of the kernel's, in a copy of the log the agent
 #             reads, fails the replay; appended after the quoted entries, it is never counted
 #   ovmf      UEFI (OVMF) with Secure Boot on, the EFI-stub kernel signed with the snakeoil key
@@ -244,6 +244,7 @@ cfi_record() {
         *"mode=none;"*) line="Disabling CFI" ;;
         *"mode=kcfi;"*) line="Using kCFI" ;;
         *"mode=fineibt;"*) line="Using FineIBT CFI" ;;
+        *) fail "cfi_record: no known mode in '$1'" ;;
         esac
         grep -q "$line" "$out/dmesg.txt" || fail "the guest's dmesg has no '$line'"
         ok "the kernel's log: $(grep -m1 "$line" "$out/dmesg.txt")"
