@@ -612,6 +612,20 @@ START_TEST(test_trusted_keys_anchored_and_unanchored)
                          "CRITICAL_DATA rule), and an agent's report is not covered by the TPM "
                          "quote");
         json_decref(v);
+        /* a compromised host's longest origin word (EVIDENCE_WORD_MAX - 1 bytes) still leaves the
+         * longest reason whole: nothing cut from its end by VERDICT_REASON_MAX */
+        memset(h.ev.host.tk_origin, 'o', sizeof(h.ev.host.tk_origin) - 1);
+        h.ev.host.tk_origin[sizeof(h.ev.host.tk_origin) - 1] = '\0';
+        v = eval(pol, &h);
+        {
+                const char *r = reason(v, "trusted_keys.anchored");
+                const char *tail = "an agent's report is not covered by the TPM quote";
+
+                ck_assert_uint_lt(strlen(r), VERDICT_REASON_MAX);
+                ck_assert_ptr_nonnull(strstr(r, "(from ooooooooooooooooooooooooooooooo)"));
+                ck_assert_str_eq(r + strlen(r) - strlen(tail), tail);
+        }
+        json_decref(v);
         host_done(&h);
 }
 END_TEST
