@@ -25,18 +25,39 @@
  * over that many of the first URLs (a scale bench without enrolling again); the hook gets
  * "before-N"/"after-N" then, and each part's figures follow a "phase N" line.
  *
+ * Open loop (--rates LIST, docs/scaling.md "Latency under open-loop load"): the timed parts above
+ * are a closed loop, --threads clients each starting the next round as soon as the last ended, so
+ * at saturation their latency is their own queue. With --rates, after enrolment, one open-loop
+ * part per rate of LIST (comma-separated: "N" attestations/s, or "N%" of the capacity that a
+ * closed-loop timed part, run first with the usual figures, measured), each --open-seconds long
+ * (default --seconds): attestations *start* on a schedule (--arrivals poisson, the default, or
+ * even), whether or not earlier ones ended, on a pool of --inflight threads (default 256: the
+ * most attestations in flight; each thread a keep-alive connection to every --url, opened
+ * before the first part and kept). Latency runs from the scheduled start to the evidence's answer,
+ * so a start the client made late still counts from its schedule (no coordinated omission); how
+ * late the starts were is reported apart ("client lag"), and a part where more than 0.1 % of starts
+ * were over --lag-ms (default 1) late, or where every pool thread was busy at once, is flagged
+ * LAGGED. Prints p50/p99/p99.9/max, the achieved rate (attestations ended / time from the first
+ * arrival to the last end), errors, and CPU as above. --seed N: the arrival schedule's seed.
+ * --warm (with or without --rates): one untimed round of every agent after enrolment, so that
+ * every timed part sees following rounds only (the first one also changes the agent's status).
+ *
  * bench-daemon --url URL [--url URL]... --ca CA.pem --token ADMIN [--agents N] [--threads T]
  *              [--entries E] [--seconds S] [--rounds R] [--rsa] [--pid PID]... [--acks FILE]
+ *              [--rates R[%],...] [--open-seconds S] [--arrivals poisson|even]
+ *              [--inflight N] [--lag-ms MS] [--seed N] [--warm]
  */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +77,7 @@
 
 #define URLS_MAX 8
 #define PIDS_MAX 64
+#define RATES_MAX 16
 
 struct opts {
         const char *urls[URLS_MAX], *ca, *token, *acks;
@@ -65,9 +87,15 @@ struct opts {
         unsigned nmetrics;
         unsigned phases[URLS_MAX], nphases; /* --phases: URLs in use per timed part */
         _Atomic unsigned active;            /* URLs in use now */
-        bool rsa;
+        bool rsa, warm;
         FILE *ackf;
         pthread_mutex_t ack_lock;
+        /* open loop: --rates (pct: of the closed-loop capacity), --open-seconds, --arrivals even,
+         * --inflight, --lag-ms (in us), --seed */
+        double rates[RATES_MAX];
+        bool rate_pct[RATES_MAX], even;
+        unsigned nrates, open_seconds, inflight, lag_us;
+        uint64_t seed;
 };
 
 struct agent {
@@ -76,6 +104,7 @@ struct agent {
         EVP_PKEY_CTX *sign;  /* initialised once: each round signs a SHA-256 digest with it */
         uint8_t pcr[11][32]; /* sha256 PCRs 0-10 */
         uint64_t clock, entries, rounds;
+        atomic_bool busy; /* open loop: a round of this agent is scheduled or under way */
 };
 
 struct buf {
@@ -97,6 +126,13 @@ struct worker {
         struct curl_slist *hdr[2]; /* request headers without / with the admin token, built once */
         struct buf resp;
         atomic_bool *stop;
+        struct sched *sched; /* open loop: the schedule the pool draws arrivals from */
+        uint64_t *lag;       /* open loop: how late each start was, us */
+        size_t nlag, caplag;
+        uint64_t starved;  /* open loop: arrivals claimed over --lag-ms late (no thread free) */
+        uint64_t connects; /* connections opened (a TLS handshake each) */
+        pthread_cond_t cv; /* open loop: woken from the idle stack (go) */
+        bool go;
 };
 
 static uint64_t now_us(void)
@@ -149,13 +185,15 @@ static long post(struct worker *w, const char *path, const char *body, bool auth
         curl_easy_setopt(w->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
         if (curl_easy_perform(w->curl) == CURLE_OK) {
                 curl_off_t ul = 0, dl = 0;
-                long rq = 0, hd = 0;
+                long rq = 0, hd = 0, nc = 0;
 
                 curl_easy_getinfo(w->curl, CURLINFO_RESPONSE_CODE, &code);
                 curl_easy_getinfo(w->curl, CURLINFO_SIZE_UPLOAD_T, &ul);
                 curl_easy_getinfo(w->curl, CURLINFO_SIZE_DOWNLOAD_T, &dl);
                 curl_easy_getinfo(w->curl, CURLINFO_REQUEST_SIZE, &rq);
                 curl_easy_getinfo(w->curl, CURLINFO_HEADER_SIZE, &hd);
+                curl_easy_getinfo(w->curl, CURLINFO_NUM_CONNECTS, &nc);
+                w->connects += (uint64_t)nc;
                 w->up += (uint64_t)ul + (uint64_t)rq;
                 w->down += (uint64_t)dl + (uint64_t)hd;
         }
@@ -680,6 +718,373 @@ static void rss(unsigned pid, unsigned long *cur, unsigned long *peak)
         fclose(f);
 }
 
+/*
+ * Which pool thread takes which arrival: a thread takes the next arrival (and sleeps until it is
+ * due) only when no thread holds one yet or it is due within SCHED_AHEAD; the others wait on a
+ * stack, and the thread that came free last is woken first (each arrival that starts wakes one,
+ * and a thread that took one wakes another while the next is also that near). So the threads
+ * at work are the few hot ones, in flight + those holding the next SCHED_AHEAD of arrivals, and
+ * their keep-alive connections stay open at any rate, where 256 threads taking turns would let
+ * the server's idle timeout close them at a low one.
+ */
+#define SCHED_AHEAD 20000 /* us */
+
+/*
+ * The open loop's arrival schedule, which the pool's threads draw from in turn. Poisson arrivals
+ * by default: an operator's fleet is many agents, each on its own timer (the attestation
+ * interval, the agent's jitter, boot times spread over the day), and the superposition of many
+ * independent sparse arrival streams tends to a Poisson process (Palm-Khintchine): exponential
+ * gaps, and the bursts that come with them, which are what builds a queue at a server below its
+ * capacity. Evenly spaced arrivals (--arrivals even) are the gentlest load of a given rate and
+ * understate that queue; they are there for comparison.
+ */
+struct sched {
+        pthread_mutex_t lock;
+        pthread_barrier_t ready; /* the pool's threads (connections open) and main */
+        const struct opts *o;
+        struct agent *agents;
+        double rate;          /* attestations/s */
+        uint64_t t0;          /* the schedule's origin, us (CLOCK_MONOTONIC); 0 until first claim */
+        double next, span;    /* the next arrival's offset from t0, and the part's length, us */
+        uint64_t n;           /* arrivals handed out */
+        uint64_t rng;         /* splitmix64 state */
+        unsigned next_agent;  /* round robin over the agents, passing over busy ones */
+        uint64_t skipped;     /* agents passed over: their previous round was still on */
+        unsigned holders;     /* threads holding an arrival not yet started */
+        bool done;            /* every arrival handed out */
+        struct worker *scout; /* the thread that took the latest arrival */
+        struct worker **idle; /* the waiting threads, the last one to come free on top */
+        unsigned nidle;
+        atomic_uint inflight, inflight_max;
+        _Atomic uint64_t last_end; /* the latest end of an attestation, us */
+};
+
+static uint64_t splitmix64(uint64_t *x)
+{
+        uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        return z ^ (z >> 31);
+}
+
+/* Under the lock: should a free thread take the next arrival now (also: none is left)? */
+static bool sched_near(const struct sched *s)
+{
+        return !s->holders || !s->t0 || s->next >= s->span ||
+               s->t0 + (uint64_t)s->next <= now_us() + SCHED_AHEAD;
+}
+
+/* Under the lock: wake the waiting thread that came free last. */
+static void sched_wake(struct sched *s)
+{
+        struct worker *w;
+
+        if (!s->nidle)
+                return;
+        w = s->idle[--s->nidle];
+        w->go = true;
+        pthread_cond_signal(&w->cv);
+}
+
+/*
+ * Under the lock: the next arrival, its due time (us) and an idle agent for it, marked busy
+ * (one round of an agent at a time: its log and quote clock move on each round). false once
+ * the part's arrivals are all handed out.
+ */
+static bool sched_claim(struct sched *s, uint64_t *due, unsigned *agent)
+{
+        if (!s->t0)
+                s->t0 = now_us() + 20000; /* the first claim sets the origin, 20 ms ahead */
+        if (s->next >= s->span)
+                return false;
+        *due = s->t0 + (uint64_t)s->next;
+        s->n++;
+        if (s->o->even) {
+                s->next = (double)s->n * 1e6 / s->rate;
+        } else {
+                /* an exponential gap of mean 1/rate: u uniform in (0, 1] */
+                double u = (double)((splitmix64(&s->rng) >> 11) + 1) * 0x1p-53;
+
+                s->next += -log(u) * 1e6 / s->rate;
+        }
+        /* ends: while this thread claims, at most --inflight - 1 agents are busy (held or in a
+         * round by the other threads), and there are at least --inflight agents */
+        while (atomic_exchange(&s->agents[s->next_agent].busy, true)) {
+                s->skipped++;
+                s->next_agent = (s->next_agent + 1) % s->o->agents;
+        }
+        *agent = s->next_agent;
+        s->next_agent = (s->next_agent + 1) % s->o->agents;
+        return true;
+}
+
+static bool push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
+{
+        if (*n == *cap) {
+                size_t c = *cap ? *cap * 2 : 4096;
+                uint64_t *nv = realloc(*v, c * sizeof(*nv));
+
+                if (!nv)
+                        return false;
+                *v = nv;
+                *cap = c;
+        }
+        (*v)[(*n)++] = x;
+        return true;
+}
+
+/* A pool thread of the open loop: open its connections, then take arrivals until none is left. */
+static void *open_main(void *arg)
+{
+        struct worker *w = arg;
+        struct sched *s = w->sched;
+        const struct opts *o = w->o;
+        char url[512];
+        uint64_t due;
+        unsigned i;
+
+        /* wake at the scheduled time, not up to the default timer slack (50 us) after it */
+        prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+        /* the keep-alive connection to every instance, TLS handshake included, before the part */
+        for (unsigned u = 0; u < o->nurls; u++) {
+                snprintf(url, sizeof(url), "%s/healthz", o->urls[u]);
+                curl_easy_setopt(w->curls[u], CURLOPT_URL, url);
+                curl_easy_setopt(w->curls[u], CURLOPT_HTTPGET, 1L);
+                w->resp.n = 0;
+                if (curl_easy_perform(w->curls[u]) != CURLE_OK)
+                        fprintf(stderr, "bench: %s did not answer\n", url);
+        }
+        pthread_barrier_wait(&s->ready);
+        pthread_mutex_lock(&s->lock);
+        for (;;) {
+                struct agent *a;
+                struct timespec ts;
+                uint64_t claimed, start, end, prev;
+                unsigned fl, max;
+                int r;
+
+                while (!s->done && !sched_near(s)) {
+                        w->go = false;
+                        s->idle[s->nidle++] = w;
+                        while (!w->go)
+                                pthread_cond_wait(&w->cv, &s->lock);
+                }
+                if (s->done || !sched_claim(s, &due, &i)) {
+                        s->done = true;
+                        while (s->nidle)
+                                sched_wake(s);
+                        break;
+                }
+                claimed = now_us();
+                s->holders++;
+                s->scout = w;
+                /* taken after its time: no thread was free for it (or the one woken for it ran
+                 * late); otherwise a late start is this thread's late wake-up */
+                if (claimed > due + o->lag_us)
+                        w->starved++;
+                /* until due; the thread that took the latest arrival (the scout) also wakes when
+                 * the next one comes within SCHED_AHEAD, to wake a thread for it */
+                for (;;) {
+                        uint64_t wake = due;
+
+                        if (sched_near(s))
+                                sched_wake(s);
+                        else if (s->scout == w && s->t0 + (uint64_t)s->next - SCHED_AHEAD < due)
+                                wake = s->t0 + (uint64_t)s->next - SCHED_AHEAD;
+                        pthread_mutex_unlock(&s->lock);
+                        ts.tv_sec = (time_t)(wake / 1000000);
+                        ts.tv_nsec = (long)(wake % 1000000) * 1000;
+                        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+                                ;
+                        if (wake == due)
+                                break;
+                        pthread_mutex_lock(&s->lock);
+                }
+                start = now_us();
+                pthread_mutex_lock(&s->lock);
+                s->holders--;
+                sched_wake(s); /* a thread for the next arrival (it waits again if too early) */
+                pthread_mutex_unlock(&s->lock);
+
+                fl = atomic_fetch_add(&s->inflight, 1) + 1;
+                max = atomic_load(&s->inflight_max);
+                while (fl > max && !atomic_compare_exchange_weak(&s->inflight_max, &max, fl))
+                        ;
+                a = &w->agents[i];
+                w->curl = w->curls[i % o->nurls];
+                w->url = o->urls[i % o->nurls];
+                r = one_round(w, a);
+                end = now_us();
+                atomic_fetch_sub(&s->inflight, 1);
+                if (r >= 0)
+                        a->rounds++;
+                atomic_store(&a->busy, false);
+                prev = atomic_load(&s->last_end);
+                while (end > prev && !atomic_compare_exchange_weak(&s->last_end, &prev, end))
+                        ;
+                /* latency from the schedule: a late start counts its lateness too */
+                if (!push_u64(&w->lag, &w->nlag, &w->caplag, start > due ? start - due : 0) ||
+                    r < 0 || !push_u64(&w->lat, &w->nlat, &w->cap, end - due))
+                        w->errors++;
+                else
+                        r == 0 ? w->ok++ : w->failed++;
+                pthread_mutex_lock(&s->lock);
+        }
+        pthread_mutex_unlock(&s->lock);
+        return NULL;
+}
+
+/* utime + stime of this process, us */
+static double self_cpu_us(void)
+{
+        struct rusage u;
+
+        getrusage(RUSAGE_SELF, &u);
+        return (double)u.ru_utime.tv_sec * 1e6 + (double)u.ru_utime.tv_usec +
+               (double)u.ru_stime.tv_sec * 1e6 + (double)u.ru_stime.tv_usec;
+}
+
+static double ms_at(const uint64_t *v, size_t n, size_t num, size_t den)
+{
+        return n ? (double)v[n * num / den] / 1000 : 0.0;
+}
+
+/*
+ * One open-loop part (the comment at the top) at rate attestations/s on the pool w (--inflight
+ * workers, their connections kept from one part to the next), part: its number (the schedule's
+ * seed is --seed + part); cap: the closed-loop capacity rate is a share of, or 0. Its figures on
+ * stdout; returns its errors, or -1 when out of memory.
+ */
+static long long open_part(const struct opts *o, struct agent *agents, struct worker *w,
+                           unsigned part, double rate, double cap)
+{
+        struct sched s = {.o = o,
+                          .agents = agents,
+                          .rate = rate,
+                          .span = (double)o->open_seconds * 1e6,
+                          .rng = o->seed + part};
+        pthread_t *th = calloc(o->inflight, sizeof(*th));
+        struct worker **idle = calloc(o->inflight, sizeof(*idle));
+        uint64_t *lat = NULL, *lag = NULL, ok = 0, failed = 0, errors = 0, late = 0, starved = 0,
+                 connects = 0;
+        size_t nlat = 0, nlag = 0;
+        unsigned long long c0 = 0, c1 = 0, p0, p1;
+        double u0, u1, span_us, secs;
+        long long ret = -1;
+        bool lagged;
+
+        if (!th || !idle) {
+                free(th);
+                free(idle);
+                return -1;
+        }
+        s.idle = idle;
+        for (unsigned t = 0; t < o->inflight; t++) {
+                w[t].sched = &s;
+                w[t].nlat = w[t].nlag = 0;
+                w[t].ok = w[t].failed = w[t].errors = w[t].starved = w[t].connects = 0;
+        }
+        pthread_mutex_init(&s.lock, NULL);
+        pthread_barrier_init(&s.ready, NULL, o->inflight + 1);
+        for (unsigned t = 0; t < o->inflight; t++)
+                if (pthread_create(&th[t], NULL, open_main, &w[t]) != 0) {
+                        fprintf(stderr, "bench: no thread for the open loop's pool\n");
+                        exit(1); /* the others wait at the barrier */
+                }
+        pthread_barrier_wait(&s.ready);
+        p0 = tree_ticks(o->pid_tree);
+        for (unsigned i = 0; i < o->npids; i++)
+                c0 += cpu_ticks(o->pids[i]);
+        u0 = self_cpu_us();
+        for (unsigned t = 0; t < o->inflight; t++)
+                pthread_join(th[t], NULL);
+        u1 = self_cpu_us();
+        for (unsigned i = 0; i < o->npids; i++)
+                c1 += cpu_ticks(o->pids[i]);
+        p1 = tree_ticks(o->pid_tree);
+        pthread_barrier_destroy(&s.ready);
+        pthread_mutex_destroy(&s.lock);
+
+        for (unsigned t = 0; t < o->inflight; t++) {
+                nlat += w[t].nlat;
+                nlag += w[t].nlag;
+        }
+        lat = malloc((nlat ? nlat : 1) * sizeof(*lat));
+        lag = malloc((nlag ? nlag : 1) * sizeof(*lag));
+        if (!lat || !lag)
+                goto out;
+        nlat = nlag = 0;
+        for (unsigned t = 0; t < o->inflight; t++) {
+                if (w[t].nlat)
+                        memcpy(lat + nlat, w[t].lat, w[t].nlat * sizeof(*lat));
+                if (w[t].nlag)
+                        memcpy(lag + nlag, w[t].lag, w[t].nlag * sizeof(*lag));
+                nlat += w[t].nlat;
+                nlag += w[t].nlag;
+                ok += w[t].ok;
+                failed += w[t].failed;
+                errors += w[t].errors;
+                starved += w[t].starved;
+                connects += w[t].connects;
+        }
+        qsort(lat, nlat, sizeof(*lat), cmp_u64);
+        qsort(lag, nlag, sizeof(*lag), cmp_u64);
+        for (size_t i = 0; i < nlag; i++)
+                late += lag[i] > o->lag_us;
+        /* from the schedule's origin to the last attestation's end */
+        span_us = s.last_end > s.t0 ? (double)(s.last_end - s.t0) : 1.0;
+        secs = span_us / 1e6;
+        /* more than 0.1 % of starts late could be the p99.9 itself; a pool all busy at once
+         * held arrivals back in the client, not in the server */
+        lagged = late * 1000 > s.n || atomic_load(&s.inflight_max) >= o->inflight;
+        if (cap > 0)
+                printf("open loop: rate=%.0f/s (%.0f %% of %.0f/s closed-loop capacity) ", rate,
+                       100.0 * rate / cap, cap);
+        else
+                printf("open loop: rate=%.0f/s ", rate);
+        printf("arrivals=%s seconds=%u inflight=%u\n", o->even ? "even" : "poisson",
+               o->open_seconds, o->inflight);
+        printf("attestations=%llu pass=%llu fail=%llu errors=%llu achieved=%.0f/s "
+               "seconds=%.2f new connections=%llu\n",
+               (unsigned long long)s.n, (unsigned long long)ok, (unsigned long long)failed,
+               (unsigned long long)errors, (double)(ok + failed) / secs, secs,
+               (unsigned long long)connects);
+        printf("latency from scheduled start p50=%.2f ms p99=%.2f ms p99.9=%.2f ms max=%.2f ms\n",
+               ms_at(lat, nlat, 1, 2), ms_at(lat, nlat, 99, 100), ms_at(lat, nlat, 999, 1000),
+               nlat ? (double)lat[nlat - 1] / 1000 : 0.0);
+        printf("client lag: late=%llu (%.2f %% of starts more than %.1f ms late; %llu of them "
+               "with no pool thread free) start lag p50=%.2f ms p99=%.2f ms max=%.2f ms "
+               "inflight max=%u of %u, busy agents passed over=%llu: %s\n",
+               (unsigned long long)late, s.n ? 100.0 * (double)late / (double)s.n : 0.0,
+               (double)o->lag_us / 1000, (unsigned long long)starved, ms_at(lag, nlag, 1, 2),
+               ms_at(lag, nlag, 99, 100), nlag ? (double)lag[nlag - 1] / 1000 : 0.0,
+               atomic_load(&s.inflight_max), o->inflight, (unsigned long long)s.skipped,
+               lagged ? "LAGGED" : "ok");
+        printf("client cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n", (u1 - u0) / 1e6,
+               100.0 * (u1 - u0) / span_us, nlat ? (u1 - u0) / 1000.0 / (double)nlat : 0.0);
+        if (o->npids) {
+                double cpu = (double)(c1 - c0) / (double)sysconf(_SC_CLK_TCK);
+
+                printf("attestd cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n", cpu,
+                       100.0 * cpu * 1e6 / span_us, nlat ? cpu * 1000.0 / (double)nlat : 0.0);
+        }
+        if (o->pid_tree) {
+                double cpu = (double)(p1 - p0) / (double)sysconf(_SC_CLK_TCK);
+
+                printf("postgres cpu=%.2f s (%.0f %% of one core) ms/attestation=%.3f\n", cpu,
+                       100.0 * cpu * 1e6 / span_us, nlat ? cpu * 1000.0 / (double)nlat : 0.0);
+        }
+        fflush(stdout);
+        ret = (long long)errors;
+out:
+        free(lat);
+        free(lag);
+        free(th);
+        free(idle);
+        return ret;
+}
+
 int main(int argc, char **argv)
 {
         static const struct option lo[] = {
@@ -698,10 +1103,25 @@ int main(int argc, char **argv)
                 {"metric", required_argument, NULL, 'M'},
                 {"hook", required_argument, NULL, 'H'},
                 {"phases", required_argument, NULL, 'F'},
+                {"rates", required_argument, NULL, 'O'},
+                {"open-seconds", required_argument, NULL, 'S'},
+                {"arrivals", required_argument, NULL, 'a'},
+                {"inflight", required_argument, NULL, 'I'},
+                {"lag-ms", required_argument, NULL, 'L'},
+                {"seed", required_argument, NULL, 'z'},
+                {"warm", no_argument, NULL, 'W'},
                 {0},
         };
-        struct opts o = {
-                .agents = 64, .threads = 4, .entries = 10, .seconds = 10, .rounds = 1000000};
+        struct opts o = {.agents = 64,
+                         .threads = 4,
+                         .entries = 10,
+                         .seconds = 10,
+                         .rounds = 1000000,
+                         .inflight = 256,
+                         .lag_us = 1000,
+                         .seed = 1};
+        double capacity = 0;
+        bool closed = true;
         struct agent *agents;
         struct worker *w;
         pthread_t *th;
@@ -747,6 +1167,44 @@ int main(int argc, char **argv)
                         }
                         break;
                 }
+                case 'O': {
+                        char *e = optarg;
+
+                        while (*e) {
+                                if (o.nrates == RATES_MAX)
+                                        return 2;
+                                o.rates[o.nrates] = strtod(e, &e);
+                                if (*e == '%') {
+                                        o.rate_pct[o.nrates] = true;
+                                        e++;
+                                }
+                                if (!(o.rates[o.nrates++] > 0) || (*e && *e != ','))
+                                        return 2;
+                                if (*e == ',')
+                                        e++;
+                        }
+                        break;
+                }
+                case 'S':
+                        o.open_seconds = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                case 'a':
+                        if (strcmp(optarg, "poisson") && strcmp(optarg, "even"))
+                                return 2;
+                        o.even = !strcmp(optarg, "even");
+                        break;
+                case 'I':
+                        o.inflight = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                case 'L':
+                        o.lag_us = (unsigned)(strtod(optarg, NULL) * 1000);
+                        break;
+                case 'W':
+                        o.warm = true;
+                        break;
+                case 'z':
+                        o.seed = strtoull(optarg, NULL, 10);
+                        break;
                 case 'P':
                         o.pid_tree = (unsigned)strtoul(optarg, NULL, 10);
                         break;
@@ -787,6 +1245,20 @@ int main(int argc, char **argv)
                 default:
                         return 2;
                 }
+        }
+        if (o.nrates) {
+                /* the open loop: every instance, a closed-loop part first only for a share of
+                 * its capacity */
+                if (o.nphases || !o.inflight || o.inflight > o.agents) {
+                        fprintf(stderr,
+                                "bench: --rates: no --phases, and 1..--agents --inflight\n");
+                        return 2;
+                }
+                closed = false;
+                for (unsigned i = 0; i < o.nrates; i++)
+                        closed |= o.rate_pct[i];
+                if (!o.open_seconds)
+                        o.open_seconds = o.seconds;
         }
         if (!o.nphases)
                 o.phases[o.nphases++] = o.nurls;
@@ -848,7 +1320,26 @@ int main(int argc, char **argv)
         unsigned long long p0, p1;
         unsigned long long all_errors = 0;
 
-        for (unsigned ph = 0; ph < o.nphases; ph++) {
+        if (o.warm) {
+                /* --warm: one round of every agent first (back to back on --threads, each thread
+                 * through its own agents once), untimed */
+                unsigned rounds = o.rounds;
+                uint64_t tw = now_us();
+
+                o.rounds = 1;
+                atomic_store(&o.active, o.nurls);
+                for (unsigned t = 0; t < o.threads; t++)
+                        pthread_create(&th[t], NULL, worker_main, &w[t]);
+                for (unsigned t = 0; t < o.threads; t++) {
+                        pthread_join(th[t], NULL);
+                        all_errors += w[t].errors;
+                }
+                o.rounds = rounds;
+                printf("warm-up: one round of each of %u agents in %.2f s, errors=%llu\n", o.agents,
+                       (double)(now_us() - tw) / 1e6, all_errors);
+        }
+
+        for (unsigned ph = 0; closed && ph < o.nphases; ph++) {
                 char when[32];
 
                 atomic_store(&o.active, o.phases[ph]);
@@ -926,6 +1417,7 @@ int main(int argc, char **argv)
                 printf("attestations=%llu pass=%llu fail=%llu errors=%llu rate=%.0f/s\n",
                        (unsigned long long)nall, (unsigned long long)ok, (unsigned long long)failed,
                        (unsigned long long)errors, (double)nall * 1e6 / (double)(t1 - t0));
+                capacity = (double)nall * 1e6 / (double)(t1 - t0);
                 if (nall)
                         printf("round latency p50=%.2f ms p99=%.2f ms max=%.2f ms\n",
                                (double)all[nall / 2] / 1000, (double)all[nall * 99 / 100] / 1000,
@@ -976,6 +1468,46 @@ int main(int argc, char **argv)
                 free(all);
                 all_errors += errors;
         }
+        /* the open loop's pool: --inflight workers, each a connection to every instance */
+        struct worker *pool = o.nrates ? calloc(o.inflight, sizeof(*pool)) : NULL;
+
+        if (o.nrates && !pool)
+                return 1;
+        for (unsigned t = 0; t < (o.nrates ? o.inflight : 0); t++) {
+                pool[t] = (struct worker){.o = &o, .agents = agents};
+                pthread_cond_init(&pool[t].cv, NULL);
+                for (unsigned u = 0; u < o.nurls; u++)
+                        if (!(pool[t].curls[u] = curl_new(&o, &pool[t].resp)))
+                                return 1;
+                if (hasher_new(&pool[t].h) < 0)
+                        return 1;
+        }
+        for (unsigned i = 0; i < o.nrates; i++) {
+                double rate = o.rate_pct[i] ? o.rates[i] / 100 * capacity : o.rates[i];
+                long long e;
+
+                if (!(rate > 0)) {
+                        fprintf(stderr, "bench: no capacity measured, no rate for %.0f %%\n",
+                                o.rates[i]);
+                        return 1;
+                }
+                printf("open part %u\n", i + 1);
+                if ((e = open_part(&o, agents, pool, i, rate, o.rate_pct[i] ? capacity : 0)) < 0)
+                        return 1;
+                all_errors += (unsigned long long)e;
+        }
+        for (unsigned t = 0; t < (o.nrates ? o.inflight : 0); t++) {
+                for (unsigned u = 0; u < o.nurls; u++)
+                        curl_easy_cleanup(pool[t].curls[u]);
+                curl_slist_free_all(pool[t].hdr[0]);
+                curl_slist_free_all(pool[t].hdr[1]);
+                hasher_free(pool[t].h);
+                free(pool[t].lat);
+                free(pool[t].lag);
+                free(pool[t].resp.p);
+                pthread_cond_destroy(&pool[t].cv);
+        }
+        free(pool);
         for (unsigned t = 0; t < o.threads; t++) {
                 for (unsigned u = 0; u < o.nurls; u++)
                         curl_easy_cleanup(w[t].curls[u]);

@@ -1,6 +1,6 @@
-# The attestd benches' shared set-up (sourced by run-daemon.sh, compare.sh, profile.sh, soak.sh):
-# certificates and an admin token in $work, and one attestd (or http-floor) started with the
-# bench's options.
+# The attestd benches' shared set-up (sourced by run-daemon.sh, compare.sh, profile.sh, soak.sh,
+# callgrind.sh, run-scale.sh, run-openloop.sh): certificates and an admin token in $work, and one
+# attestd (or http-floor) started with the bench's options, or several on one database.
 # The caller sets work (a scratch directory) and top; pin_d (an array, e.g. (taskset -c 0))
 # pins attestd when set.
 
@@ -64,4 +64,38 @@ floor_start() {
                 --key "$work/certs/server.key" --entries 10 && return 0
         echo "bench: http-floor ($1) did not start: $(tail -2 "$work/floor.log")" >&2
         return 1
+}
+
+# scale_start BUILD DB N [ATTESTD_ARGS...]: N attestd of BUILD on database DB (bench_spawn, up to
+# BENCH_START_TRIES x 50 ms each, default 200 here: a PostgreSQL schema takes a while) with the
+# scale benches' options (TLS, --retain 20, --nonce-ttl 60, --interval 300, --insecure-trust-ak,
+# --threads ${threads:-4}, one nonce key $work/nonce.key shared by all), ARGS last; their URLs in
+# urls[], their pids in pids[] (added to as they start: the caller's trap kills them), logs in
+# $work/attestd-N-I.log. Returns 1 with the last log's tail on stdout when one did not start.
+scale_start() {
+        local build=$1 db=$2 n=$3 i
+        shift 3
+        urls=() pids=()
+        [ -e "$work/nonce.key" ] || (umask 077 && head -c 32 /dev/urandom >"$work/nonce.key")
+        for i in $(seq "$n"); do
+                if ! BENCH_START_TRIES=${BENCH_START_TRIES:-200} bench_spawn "$work/attestd-$n-$i.log" \
+                        "$build/daemon/attestd" --listen "127.0.0.1:@PORT@" \
+                        --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
+                        --db "$db" --tokens "$work/tokens" --nonce-key "$work/nonce.key" \
+                        --retain 20 --nonce-ttl 60 --interval 300 --insecure-trust-ak \
+                        --threads "${threads:-4}" "$@"; then
+                        echo "# attestd did not start: $(tail -2 "$work/attestd-$n-$i.log")"
+                        return 1
+                fi
+                urls+=("https://127.0.0.1:$port")
+                pids+=("$pid")
+        done
+}
+
+# scale_stop: stop the instances in pids[] and wait for them
+scale_stop() {
+        local p
+        for p in ${pids[@]+"${pids[@]}"}; do kill "$p" 2>/dev/null || true; done
+        for p in ${pids[@]+"${pids[@]}"}; do wait "$p" 2>/dev/null || true; done
+        pids=()
 }

@@ -37,52 +37,18 @@ if [ -z "$mode" ]; then # the driver: SQLite here, PostgreSQL in a throwaway clu
         exit 0
 fi
 
-work=$SCALE_WORK
-mkdir -p "$work/$mode"
-cd "$work/$mode"
-"$top/tests/lib/mkcerts.sh" certs >/dev/null
-tok=$(openssl rand -hex 24)
-echo "admin $(printf %s "$tok" | sha256sum | cut -d' ' -f1) bench" >tokens
-(umask 077 && head -c 32 /dev/urandom >nonce.key)
+# this part's scratch directory: bench-lib.sh's $work (certificates, token, nonce key, logs)
+rows=$SCALE_WORK work=$SCALE_WORK/$mode
+mkdir -p "$work"
+cd "$work"
+# shellcheck source=bench-lib.sh
+. "$top/tests/bench/bench-lib.sh"
+bench_setup
 pids=()
-trap 'for p in ${pids[@]+"${pids[@]}"}; do kill "$p" 2>/dev/null; done; wait 2>/dev/null' EXIT
-
-# start DB N: N attestd on DB (fresh), their URLs in urls[], pids in pids[]
-start() {
-        local db=$1 n=$2 i p
-        urls=() pids=()
-        for i in $(seq "$n"); do
-                for _ in 1 2 3 4 5; do
-                        p=$((30000 + RANDOM % 20000))
-                        "$build/daemon/attestd" --listen "127.0.0.1:$p" --tls-cert certs/server.pem \
-                                --tls-key certs/server.key --db "$db" --tokens tokens \
-                                --nonce-key nonce.key --retain 20 --nonce-ttl 60 --interval 300 \
-                                --insecure-trust-ak --threads "$threads" 2>"attestd-$n-$i.log" &
-                        pids+=($!)
-                        for _ in $(seq 200); do
-                                curl -s --cacert certs/ca.pem -o /dev/null \
-                                        "https://127.0.0.1:$p/healthz" && break 2
-                                kill -0 "${pids[-1]}" 2>/dev/null || break
-                                sleep 0.05
-                        done
-                        kill "${pids[-1]}" 2>/dev/null || true
-                        unset 'pids[-1]'
-                done
-                urls+=("https://127.0.0.1:$p")
-        done
-        [ ${#urls[@]} = "$n" ] && [ ${#pids[@]} = "$n" ] || {
-                echo "# attestd did not start: $(tail -2 "attestd-$n-1.log")"
-                return 1
-        }
-}
-stop() {
-        for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-        for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-        pids=()
-}
+trap 'scale_stop' EXIT
 
 # row NAME OUT [PGKEY]: the figures of one configuration (bench-daemon's lines OUT), with the
-# PostgreSQL counters the hook saved under PGKEY, printed and as a row in $work/row-NAME
+# PostgreSQL counters the hook saved under PGKEY, printed and as a row in $rows/row-NAME
 row() {
         local name=$1 out=$2 key=${3:-} n_att x0 w0 x1 w1
         if [ -n "$key" ]; then
@@ -102,28 +68,28 @@ row() {
                 /# postgres: .* per attestation/ { xa = $(NF - 4); wal = $(NF - 2) }
                 END { printf "%-14s %8s %8s %8s %11s %12s %7s %6s %9s %7s\n", name, rate, p50, p99, acpu,
                         pcpu == "" ? "-" : pcpu, st == "" ? "-" : st, xa == "" ? "-" : xa,
-                        wal == "" ? "-" : wal, err }' <<<"$out" >"$work/row-$name"
+                        wal == "" ? "-" : wal, err }' <<<"$out" >"$rows/row-$name"
 }
 
 # bench DB N [PG_PID]: N attestd on DB, bench-daemon over them (with PG_PID: one timed part
 # each for 1, 2 and 4 of them, after one enrolment); its output in $out
 bench() {
         local db=$1 n=$2 pgpid=${3:-} args=() u p
-        start "$db" "$n" || return 1
+        scale_start "$build" "$db" "$n" || return 1
         for u in "${urls[@]}"; do args+=(--url "$u"); done
         for p in "${pids[@]}"; do args+=(--pid "$p"); done
         if [ -n "$pgpid" ]; then
-                args+=(--pid-tree "$pgpid" --hook "$work/$mode/pg-hook.sh" --phases 1,2,4)
+                args+=(--pid-tree "$pgpid" --hook "$work/pg-hook.sh" --phases 1,2,4)
         fi
         out=$(timeout "$((budget / 2))" "$build/tests/bench/bench-daemon" "${args[@]}" --ca certs/ca.pem --token "$tok" \
                 --agents "$agents" --threads "$cthreads" --entries "$entries" \
                 --seconds "$secs" --metric "$metric" 2>"bench-$n.err") ||
                 echo "# bench-daemon reported errors: $(sort "bench-$n.err" | uniq -c | sort -rn | head -3)"
-        stop
+        scale_stop
 }
 
 if [ "$mode" = sqlite ]; then
-        bench "$work/$mode/attestd.db" 1
+        bench "$work/attestd.db" 1
         row sqlite-1 "$out"
         exit 0
 fi
@@ -136,7 +102,7 @@ psql_q() { "$PGRUN_BIN/psql" -h "$PGRUN_SOCK" -p "$PGRUN_PORT" -U attest -d scal
 cat >pg-hook.sh <<HOOK
 #!/bin/sh
 "$PGRUN_BIN/psql" -h "$PGRUN_SOCK" -p "$PGRUN_PORT" -U attest -d scale -At -F ' ' \
-        -c "SELECT pg_current_xact_id()::text::bigint, pg_current_wal_lsn() - '0/0'" >"$work/pg/pg-\$1"
+        -c "SELECT pg_current_xact_id()::text::bigint, pg_current_wal_lsn() - '0/0'" >"$work/pg-\$1"
 HOOK
 chmod +x pg-hook.sh
 "$PGRUN_BIN/createdb" -h "$PGRUN_SOCK" -p "$PGRUN_PORT" -U attest scale
