@@ -23,7 +23,10 @@ cover letter 0000-cover-letter.patch is not applied). The result is cached in
 source tarball's sha256 and Debian version, the compiler and linker versions, every config file
 and every patch, so a second run with the same inputs returns at once. The cache folder also holds the expanded
 .config ('config'), the host tool scripts/selinux/mdp/mdp built against this source ('mdp', used
-by kernel/initramfs.sh), the kernel release string, the build log and the stage times.
+by kernel/initramfs.sh), the kernel release string, the build log and the stage times; when the
+configuration builds modules (=m), also every module as installed ('modules/lib/modules/<release>',
+debug info stripped, no modules.dep: the guest's busybox depmod writes it), which kernel/boot.sh
+puts in the initramfs.
 
 options:
   --version V     kernel version: 6.1 (default) or 6.12
@@ -397,8 +400,13 @@ do_configure() {
         check_config
 }
 
+# modular: the configuration builds modules
+modular() { grep -q '=m$' "$tree/.config"; }
+
 do_build() {
-        if ! kmake bzImage >>"$stage/build.log" 2>&1; then
+        local goals=(bzImage)
+        ! modular || goals+=(modules)
+        if ! kmake "${goals[@]}" >>"$stage/build.log" 2>&1; then
                 tail -n 40 "$stage/build.log" >&2
                 cp "$stage/build.log" "$cache/kernel/failed-$key.log"
                 die "kernel build failed (log: $cache/kernel/failed-$key.log)"
@@ -410,6 +418,12 @@ do_install() {
         cp "$tree/.config" "$stage/config"
         cp "$tree/scripts/selinux/mdp/mdp" "$stage/mdp"
         kmake -s kernelrelease >"$stage/kernelrelease"
+        if modular; then
+                # DEPMOD=true: depmod (kmod) is not needed on the build host
+                kmake -s INSTALL_MOD_PATH="$stage/modules" INSTALL_MOD_STRIP=1 DEPMOD=true \
+                        modules_install >>"$stage/build.log" 2>&1 || die "modules_install failed"
+                rm -f "$stage/modules/lib/modules/$(cat "$stage/kernelrelease")/build"
+        fi
         rm -rf "$out"
         mv "$stage" "$out"
 }

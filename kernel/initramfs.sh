@@ -40,6 +40,9 @@ For live attestation (kernel/README.md, "Live attestation") the image can also c
                     dlopens for 'device:/dev/tpmrm0') with its own libraries
   --add SRC:DST     copy the host file SRC into the image as DST (an absolute path; repeatable):
                     the agent's config, the verifier's CA, the enrolment token, a forged log line
+  --modules DIR     the kernel's modules as kernel/build.sh installs them (DIR/lib/modules/<release>)
+                    into /lib/modules, for the 'insmod' and 'rmmod' steps (default: the 'modules'
+                    folder next to the mdp binary, when there is one)
 
 options:
   --scenario FILE   scenario file (required)
@@ -58,6 +61,7 @@ mdp=
 busybox=/bin/busybox
 agent=
 adds=()
+modules=
 
 while [ $# -gt 0 ]; do
         case $1 in
@@ -67,6 +71,7 @@ while [ $# -gt 0 ]; do
         --busybox) busybox=${2:?}; shift ;;
         --agent) agent=${2:?}; shift ;;
         --add) adds+=("${2:?}"); shift ;;
+        --modules) modules=${2:?}; shift ;;
         -h | --help) usage; exit 0 ;;
         *) usage >&2; die "unknown option '$1'" ;;
         esac
@@ -90,6 +95,8 @@ if [ -z "$mdp" ]; then
         mdp=$(dirname "$kimg")/mdp
 fi
 [ -x "$mdp" ] || die "mdp $mdp not found"
+[ -n "$modules" ] || [ ! -d "$(dirname "$mdp")/modules" ] || modules=$(dirname "$mdp")/modules
+[ -z "$modules" ] || [ -d "$modules/lib/modules" ] || die "--modules: no $modules/lib/modules"
 if [ -n "$agent" ]; then
         [ -x "$agent" ] || die "agent $agent not found"
         need ldd
@@ -120,6 +127,10 @@ for a in sh cat dd echo tr cut wc sha256sum base64 mount poweroff sleep dmesg un
         mkdir nc awk chown; do
         ln -s busybox "$root/bin/$a"
 done
+if [ -n "$modules" ]; then
+        cp -r "$modules/lib" "$root/lib"
+        for a in depmod modprobe rmmod; do ln -s busybox "$root/bin/$a"; done
+fi
 install -m 0755 "$KERNEL_DIR/guest/init" "$root/init"
 
 # The agent and the libraries it loads: ldd's closure (absolute paths, kept as they are, so the

@@ -17,8 +17,15 @@
 #   fineibt   the same kernel booted with cfi=fineibt,norand: FineIBT patched in on a CPU without
 #             IBT (TCG has none), so nothing stops a call landing past its check: the gcc checks,
 #             on a record that says mode=fineibt but enabled=0, ibt=off, rand=0
-#   clang     patched clang kCFI kernel: cfi.enabled passes, anchored; LKDTM CFI_FORWARD_PROTO
-#             traps in the same guest (kCFI live, not only configured)
+#   fineibt-fail
+#             the same kernel with cfi=fineibt,norand and the series' fail_cfi_rewrite=: the FineIBT
+#             rewrite fails after the callers were stripped; the gcc checks, on a record that says
+#             mode=none, enabled=0; the kernel's error line; LKDTM CFI_FORWARD_PROTO survives
+#   clang     patched clang kCFI 6.12 kernel, trusted keys a module: cfi.enabled and
+#             trusted_keys.source pass, anchored; trusted.ko unloaded and loaded with rng=bogus
+#             (refused, a record source=none;...;error=22): round 2 fails on that last record;
+#             loaded again; the series' KUnit module passes; LKDTM CFI_FORWARD_PROTO traps in the
+#             same guest (kCFI live, not only configured)
 #   selinux   enforcing 1 -> 0 -> 1 between rounds: pass, fail selinux.enforcing, fail
 #             never_permissive; incremental rounds; the measured policy hash equals the sha256 of
 #             the guest's /sys/fs/selinux/policy
@@ -235,13 +242,14 @@ pol() { printf '%s' "${2//@N@/$1}"; }
 
 on_wait() { fail "unexpected wait-host $1"; }
 
-# cfi_record WANT: the cfi-state buffer is WANT, and the kernel's own log line for the scheme it
-# chose (arch/x86/kernel/alternative.c) agrees with the record's mode
+# cfi_record WANT [LINE]: the cfi-state buffer is WANT, and the kernel's own log line for the
+# scheme it chose (arch/x86/kernel/alternative.c) agrees with the record's mode (LINE: the line
+# to look for instead, for mode=none after a failed rewrite)
 cfi_record() {
         want "cfi-state record" "$(event_buf cfi-state)" "$1"
-        local line
+        local line=${2:-}
         case $1 in
-        *"mode=none;"*) line="Disabling CFI" ;;
+        *"mode=none;"*) line=${line:-"Disabling CFI"} ;;
         *"mode=kcfi;"*) line="Using kCFI" ;;
         *"mode=fineibt;"*) line="Using FineIBT CFI" ;;
         *) fail "cfi_record: no known mode in '$1'" ;;
@@ -250,22 +258,37 @@ cfi_record() {
         ok "the kernel's log: $(grep -m1 "$line" "$out/dmesg.txt")"
 }
 
-# tk_log_agrees: the trusted-keys-source record and the kernel's own log agree: a source means the
-# key type was registered ("Key type trusted registered"), source=none means it never was
+# event_bufs EVENT: the buffers of every entry named EVENT, as text, one a line, oldest first
+event_bufs() {
+        local h
+        awk -v ev="$1" '$3 == "ima-buf" && $5 == ev { print $6 }' "$out/ascii_runtime_measurements" |
+                while read -r h; do
+                        xxd -r -p <<<"$h"
+                        echo
+                done
+}
+# event_entries EVENT: the 0-based indexes of the entries named EVENT, space separated
+event_entries() {
+        awk -v ev="$1" '$3 == "ima-buf" && $5 == ev { printf "%s%d", s, NR - 1; s = " " }' \
+                "$out/ascii_runtime_measurements"
+}
+
+# tk_log_agrees: the trusted-keys-source records and the kernel's own log agree: each record
+# with a source stands for one registration of the key type ("Key type trusted registered"),
+# a record with source=none for none
 tk_log_agrees() {
-        local src
-        src=$(event_buf trusted-keys-source | sed -n 's/^source=\([a-z]*\);.*/\1/p')
-        [ -n "$src" ] || fail "no source= in the trusted-keys-source record"
-        if grep -q 'Key type trusted registered' "$out/dmesg.txt"; then
-                [ "$src" != none ] || fail "the record says source=none, the kernel registered the key type"
-        else
-                [ "$src" = none ] || fail "the record says source=$src, the kernel never registered the key type"
-        fi
-        ok "trusted-keys-source source=$src agrees with the kernel's log"
+        local srcs nsrc nreg
+        srcs=$(event_bufs trusted-keys-source | sed -n 's/^source=\([a-z]*\);.*/\1/p' | tr '\n' ' ')
+        [ -n "$srcs" ] || fail "no source= in a trusted-keys-source record"
+        nsrc=$(wc -w <<<"${srcs//none/}")
+        nreg=$(grep -c 'Key type trusted registered' "$out/dmesg.txt" || true)
+        [ "$nsrc" = "$nreg" ] ||
+                fail "records with a source: $nsrc ($srcs), key type registrations in the kernel's log: $nreg"
+        ok "trusted-keys-source records (source: $srcs) agree with the kernel's log ($nreg registrations)"
 }
 
 case $scn in
-gcc | cfi-off | fineibt)
+gcc | cfi-off | fineibt | fineibt-fail)
         put_policy default "$(pol default "$P_TK_NOCFI")"
         put_policy demand-cfi "$(pol demand-cfi "$P_CFI")"
         on_wait() {
@@ -310,37 +333,72 @@ gcc | cfi-off | fineibt)
         cfi-off) cfi_record "enabled=0;mode=none;permissive=0;ibt=off;rand=0;" ;;
         # FineIBT is in the code, but without IBT its check can be jumped over: not enabled
         fineibt) cfi_record "enabled=0;mode=fineibt;permissive=0;ibt=off;rand=0;" ;;
+        # the rewrite failed after the callers were stripped: no CFI at all, and the record says so
+        fineibt-fail)
+                grep -q 'FAULT_INJECTION: forcing a failure' "$out/dmesg.txt" ||
+                        fail "fail_cfi_rewrite= did not fire (no 'FAULT_INJECTION: forcing a failure')"
+                cfi_record "enabled=0;mode=none;permissive=0;ibt=off;rand=0;" \
+                        "Something went horribly wrong trying to rewrite the CFI implementation"
+                # and it is the truth: LKDTM's mismatched indirect call goes through
+                grep -q 'survived mismatched prototype' "$out/dmesg.txt" ||
+                        fail "LKDTM's CFI_FORWARD_PROTO did not survive: the kernel still has CFI"
+                ! grep -q 'CFI failure at' "$out/dmesg.txt" ||
+                        fail "a CFI failure was reported: the kernel still has CFI"
+                ok "without CFI indeed: $(grep -m1 'survived mismatched prototype' "$out/dmesg.txt")"
+                ;;
         esac
         ;;
 clang)
+        grep -qx 'CONFIG_TRUSTED_KEYS=m' "$(dirname "$KERNEL")/config" ||
+                fail "clang wants the 6.12 kernel with trusted keys as a module (kernel/build.sh --cc clang-16 --version 6.12)"
         put_policy default "$(pol default "$P_TK_CFI")"
         boot
-        rounds 1 0
+        rounds 2 0 1
         cfi=$(event_entry cfi-state)
         [ "$cfi" != none ] || fail "no cfi-state entry in the guest's IMA log"
         ok "guest log: entry $cfi cfi-state '$(event_buf cfi-state)'"
-        want "cfi.enabled" "$(c 1 cfi.enabled result)/$(c 1 cfi.enabled observed)" pass/true
-        want "cfi.enabled anchored" "$(c 1 cfi.enabled anchored)" true
-        want "cfi.enabled entry" "$(c 1 cfi.enabled entry)" "$cfi"
-        want "cfi.anchored" "$(c 1 cfi.anchored result)" pass
-        want "trusted_keys.source" "$(c 1 trusted_keys.source result)/$(c 1 trusted_keys.source anchored)" pass/true
+        for i in 1 2; do
+                want "round $i cfi.enabled" "$(c $i cfi.enabled result)/$(c $i cfi.enabled observed)" pass/true
+                want "round $i cfi.enabled anchored" "$(c $i cfi.enabled anchored)" true
+                want "round $i cfi.enabled entry" "$(c $i cfi.enabled entry)" "$cfi"
+                want "round $i cfi.anchored" "$(c $i cfi.anchored result)" pass
+        done
         # on 6.12 (FineIBT built) the record has the effective state: kCFI chosen at boot (no IBT
-        # under TCG, so cfi=auto is kCFI), hashes re-keyed; on 6.1 the configuration's three keys
-        if grep -qx 'CONFIG_FINEIBT=y' "$(dirname "$KERNEL")/config"; then
-                cfi_record "enabled=1;mode=kcfi;permissive=0;ibt=off;rand=1;"
-        else
-                want "cfi-state record" "$(event_buf cfi-state)" "enabled=1;mode=kcfi;permissive=0;"
+        # under TCG, so cfi=auto is kCFI), hashes re-keyed
+        cfi_record "enabled=1;mode=kcfi;permissive=0;ibt=off;rand=1;"
+        # one record per attempt to load trusted.ko, refused ones included (busybox modprobe
+        # tries finit_module, then init_module: the refused load is two attempts, two "Unsupported
+        # RNG" lines), and each round judged by the last record before it
+        tke=() tkb=()
+        read -r -a tke <<<"$(event_entries trusted-keys-source)"
+        mapfile -t tkb < <(event_bufs trusted-keys-source)
+        nbad=$(grep -c 'Unsupported RNG' "$out/dmesg.txt" || true)
+        [ "$nbad" -ge 1 ] || fail "no 'Unsupported RNG' in the guest's dmesg"
+        want "trusted-keys-source records (2 loads, $nbad refused attempts)" "${#tke[@]}" "$((nbad + 2))"
+        last=$((${#tke[@]} - 1))
+        want "record 1 (entry ${tke[0]})" "${tkb[0]}" "source=tpm;requested=any;builtin=tpm,tee;rng=tpm;error=0;"
+        for i in $(seq 1 "$nbad"); do
+                want "record $((i + 1)) (entry ${tke[$i]}, rng=bogus)" "${tkb[$i]}" \
+                        "source=none;requested=any;builtin=tpm,tee;rng=none;error=22;"
+        done
+        want "record $((last + 1)) (entry ${tke[$last]})" "${tkb[$last]}" "${tkb[0]}"
+        want "round 1 trusted_keys.source" "$(c 1 trusted_keys.source result)/$(c 1 trusted_keys.source observed)" pass/tpm
+        want "round 1 trusted_keys.source anchored" "$(c 1 trusted_keys.source anchored)" true
+        want "round 1 trusted_keys.source entry" "$(c 1 trusted_keys.source entry)" "${tke[0]}"
+        want "round 2 trusted_keys.source" "$(c 2 trusted_keys.source result)/$(c 2 trusted_keys.source observed)" fail/none
+        want "round 2 trusted_keys.source entry" "$(c 2 trusted_keys.source entry)" "${tke[$nbad]}"
+        want "round 2 replayed only new entries" "$(v 2 .ima.offset)" "$(v 1 .ima.entries)"
+        tk_log_agrees
+        # the series' KUnit cases (patches/6.12/0003) ran when their module loaded: the suite's
+        # KTAP result line, and no case failed
+        grep -qx 'CONFIG_TRUSTED_KEYS_KUNIT_TEST=m' "$(dirname "$KERNEL")/config" ||
+                fail "the kernel has no KUnit module for the series (CONFIG_TRUSTED_KEYS_KUNIT_TEST=m)"
+        grep -Eq '(^|\] )ok [0-9]+ trusted_keys_record$' "$out/dmesg.txt" ||
+                fail "no 'ok N trusted_keys_record' (KUnit) in the guest's dmesg"
+        if grep -Eq 'not ok [0-9]+ ' "$out/dmesg.txt"; then
+                fail "a KUnit case failed: $(grep -E -m3 'not ok [0-9]+ ' "$out/dmesg.txt")"
         fi
-        # the series' KUnit cases (patches/6.12/0003) ran at boot: the suite's KTAP result line,
-        # and no case failed
-        if grep -qx 'CONFIG_TRUSTED_KEYS_KUNIT_TEST=y' "$(dirname "$KERNEL")/config"; then
-                grep -Eq '(^|\] )ok [0-9]+ trusted_keys_record$' "$out/dmesg.txt" ||
-                        fail "no 'ok N trusted_keys_record' (KUnit) in the guest's dmesg"
-                if grep -Eq 'not ok [0-9]+ ' "$out/dmesg.txt"; then
-                        fail "a KUnit case failed: $(grep -E -m3 'not ok [0-9]+ ' "$out/dmesg.txt")"
-                fi
-                ok "KUnit: $(grep -m1 -o '# trusted_record_test: pass:[0-9]* fail:[0-9]* skip:[0-9]* total:[0-9]*' "$out/dmesg.txt")"
-        fi
+        ok "KUnit: $(grep -m1 -o '# trusted_record_test: pass:[0-9]* fail:[0-9]* skip:[0-9]* total:[0-9]*' "$out/dmesg.txt")"
         # kCFI is live: LKDTM's mismatched indirect call trapped in this guest
         grep -q 'CFI failure at' "$out/dmesg.txt" ||
                 fail "no 'CFI failure' in the guest's dmesg after provoke CFI_FORWARD_PROTO"

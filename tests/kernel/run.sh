@@ -6,12 +6,12 @@
 #   BUILD  a meson build folder with daemon/attestd and agent/attest-agent (default build-rel)
 # Environment: KERNEL_BUILD (default kernel/build.sh of this tree), ATTEST_CACHE (kernel cache),
 # KERNEL_SCENARIOS (default: all, space separated: gcc selinux forgery rng badrng runtime-policy ovmf
-# unpatched clang-6.12 cfi-off-6.12 fineibt-6.12).
+# unpatched clang-6.12 cfi-off-6.12 fineibt-6.12 fineibt-fail-6.12).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(realpath "${1:-$top/build-rel}")
 kbuild=${KERNEL_BUILD:-$top/kernel/build.sh}
-scenarios=${KERNEL_SCENARIOS:-gcc selinux forgery rng badrng runtime-policy ovmf unpatched clang-6.12 cfi-off-6.12 fineibt-6.12}
+scenarios=${KERNEL_SCENARIOS:-gcc selinux forgery rng badrng runtime-policy ovmf unpatched clang-6.12 cfi-off-6.12 fineibt-6.12 fineibt-fail-6.12}
 failed=0
 t0=$(date +%s)
 
@@ -61,7 +61,7 @@ need_kernel() { # SCENARIO -> kernel name
         case $1 in
         gcc | selinux | forgery | rng | badrng | runtime-policy | ovmf) echo gcc-6.1 ;;
         unpatched) echo unpatched-6.1 ;;
-        clang-6.12 | cfi-off-6.12 | fineibt-6.12) echo clang-6.12 ;;
+        clang-6.12 | cfi-off-6.12 | fineibt-6.12 | fineibt-fail-6.12) echo clang-6.12 ;;
         *) echo "unknown" ;;
         esac
 }
