@@ -20,8 +20,10 @@
  *   (d) evmctl ima_measurement on the binary log with a sha256 PCR file made from (a), and the
  *       same log through `attestctl ima replay --bank sha256`, both timed as processes
  * Usage: bench-ima [--entries N] [--rounds N] [--only abcd] [--no-peer] [--attestctl PATH]
- *                  [--evmctl PATH]
- * (--only runs a subset, e.g. under a profiler: --only b is the ascii replay alone)
+ *                  [--evmctl PATH] [--keep DIR]
+ * (--only runs a subset, e.g. under a profiler: --only b is the ascii replay alone; --keep DIR
+ * writes (d)'s files into DIR and keeps them: binary_runtime_measurements,
+ * ascii_runtime_measurements, pcrs-sha256.txt and pcrs-sha256.evmctl, for timing by hand)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -353,9 +356,11 @@ int main(int argc, char **argv)
                 {"evmctl", required_argument, NULL, 'e'},
                 {"only", required_argument, NULL, 'o'},
                 {"no-peer", no_argument, NULL, 'p'},
+                {"keep", required_argument, NULL, 'k'},
                 {0},
         };
         const char *attestctl = NULL, *evmctl = "evmctl", *tmp = getenv("TMPDIR"), *only = "abcd";
+        const char *keep = NULL;
         uint64_t entries = 1000000;
         unsigned rounds = 3;
         struct imagen g;
@@ -365,7 +370,7 @@ int main(int argc, char **argv)
         int use_peer = 1, run_a;
         char what[64];
         uint8_t zero[320] = {0}, agg[32];
-        char extra[128], dir[4096], logp[4200], pcr_evm[4200], pcr_ours[4200];
+        char extra[128], dir[4096], logp[4200], txtp[4200], pcr_evm[4200], pcr_ours[4200];
         double t0, t_gen;
         int c, x, rc = 0;
 
@@ -401,10 +406,13 @@ int main(int argc, char **argv)
                 case 'p':
                         use_peer = 0;
                         break;
+                case 'k':
+                        keep = optarg;
+                        break;
                 default:
                         fprintf(stderr,
                                 "Usage: %s [--entries N] [--rounds N] [--only abcd] [--no-peer] "
-                                "[--attestctl PATH] [--evmctl PATH]\n",
+                                "[--attestctl PATH] [--evmctl PATH] [--keep DIR]\n",
                                 argv[0]);
                         return 2;
                 }
@@ -497,8 +505,11 @@ int main(int argc, char **argv)
                 goto out_mem;
 
         /* (d) as processes, on a file */
-        snprintf(dir, sizeof(dir), "%s/bench-ima.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-        if (!mkdtemp(dir)) {
+        if (keep)
+                snprintf(dir, sizeof(dir), "%s", keep);
+        else
+                snprintf(dir, sizeof(dir), "%s/bench-ima.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (keep ? mkdir(dir, 0755) < 0 && errno != EEXIST : !mkdtemp(dir)) {
                 fprintf(stderr, "bench-ima: mkdtemp: %s\n", strerror(errno));
                 return 1;
         }
@@ -506,7 +517,9 @@ int main(int argc, char **argv)
         snprintf(pcr_evm, sizeof(pcr_evm), "%s/pcrs-sha256.evmctl", dir);
         snprintf(pcr_ours, sizeof(pcr_ours), "%s/pcrs-sha256.txt", dir);
         if (write_all(logp, g.bin, g.bin_len) < 0 || write_pcrs(pcr_evm, a.pcr10, true) < 0 ||
-            write_pcrs(pcr_ours, a.pcr10, false) < 0) {
+            write_pcrs(pcr_ours, a.pcr10, false) < 0 ||
+            (keep && (snprintf(txtp, sizeof(txtp), "%s/ascii_runtime_measurements", dir) < 0 ||
+                      write_all(txtp, g.txt, g.txt_len) < 0))) {
                 fprintf(stderr, "bench-ima: writing %s failed\n", dir);
                 rc = 1;
                 goto out;
@@ -553,6 +566,8 @@ int main(int argc, char **argv)
                 }
         }
 out:
+        if (keep)
+                goto out_mem;
         unlink(logp);
         unlink(pcr_evm);
         unlink(pcr_ours);
