@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* attestctl ima show | replay: inspect an IMA log and prove it against PCR values. */
+/*
+ * attestctl ima show | replay | hashes: inspect an IMA log and prove it against PCR values. The
+ * log is streamed (evidence/ima.h, ima_stream): a file or standard input through a 1 MiB window.
+ */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "attestctl/attestctl.h"
 #include "attestctl/remote.h"
 #include "evidence/cdata.h"
-#include "util/file.h"
 #include "util/hex.h"
 #include "evidence/ima.h"
 
@@ -34,6 +34,9 @@ static void ima_usage(FILE *f)
                 "for\n"
                 "        violations), to replay a log into a TPM.\n"
                 "\n"
+                "LOG is a file, or - for standard input (a pipe works too). The log is read\n"
+                "through a 1 MiB window: memory does not grow with its size.\n"
+                "\n"
                 "Options:\n"
                 "  --format F    log format; auto (default) tells binary from ascii\n"
                 "  --pcrs FILE   PCR values: lines 'N HEX' or 'BANK:N HEX', or tpm2_pcrread "
@@ -46,7 +49,8 @@ static void ima_usage(FILE *f)
                 "  -h, --help    this text\n"
                 "\n"
                 "Exit status: 0 ok (replay --pcrs: every compared value matches); 1 the log is\n"
-                "malformed or a value does not match; 2 usage or file errors.\n");
+                "malformed or a value does not match (the message names the entry and its byte\n"
+                "offset); 2 usage or file errors (also a read failing part-way).\n");
 }
 
 struct ima_args {
@@ -116,60 +120,15 @@ static int parse_args(int argc, char **argv, struct ima_args *a)
         return 0;
 }
 
-/* The log as a stream: the file (a regular one) or, for "-", standard input of any kind. */
-struct log_in {
-        struct ima_stream s;
-        int fd;
-};
-
-static int fd_read(void *ctx, uint8_t *buf, size_t n, size_t *ret_n)
-{
-        const struct log_in *in = ctx;
-
-        for (;;) {
-                ssize_t r = read(in->fd, buf, n);
-
-                if (r >= 0) {
-                        *ret_n = (size_t)r;
-                        return 0;
-                }
-                if (errno != EINTR)
-                        return -errno;
-        }
-}
-
 /* Open and start reading the log: 0, or the exit status (2: file or memory errors). */
-static int log_open(const struct ima_args *a, struct log_in *in)
+static int log_open(const struct ima_args *a, struct ctl_log *in)
 {
         struct ima_log_opts o = {.big_endian = a->big_endian, .max_entries = UINT64_MAX};
         enum ima_stream_format f = strcmp(a->format, "binary") == 0  ? IMA_STREAM_BINARY
                                    : strcmp(a->format, "ascii") == 0 ? IMA_STREAM_ASCII
                                                                      : IMA_STREAM_AUTO;
-        struct attest_err err = {0};
-        int x;
 
-        if (strcmp(a->log, "-") == 0) {
-                in->fd = STDIN_FILENO;
-        } else if ((in->fd = file_open_regular(a->log, &err)) < 0) {
-                fprintf(stderr, "attestctl: %s\n", err.msg); /* names the path and the cause */
-                return 2;
-        } else {
-                (void)posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-        }
-        if ((x = ima_stream_init(&in->s, f, 0, fd_read, in, &o)) < 0) {
-                fprintf(stderr, "attestctl: %s: %s\n", a->log, strerror(-x));
-                if (in->fd != STDIN_FILENO)
-                        close(in->fd);
-                return 2;
-        }
-        return 0;
-}
-
-static void log_close(struct log_in *in)
-{
-        ima_stream_done(&in->s);
-        if (in->fd != STDIN_FILENO)
-                close(in->fd);
+        return ctl_log_open(a->log, f, &o, in) < 0 ? 2 : 0;
 }
 
 /* Print bytes as a string, escaping what is not printable (and, for JSON, quotes). */
@@ -280,7 +239,7 @@ static void show_entry(const struct ima_entry *e, uint64_t idx, bool json)
  * file failed. Binary messages name the entry and its byte offset; ascii ones name the line and
  * field, and get the entry and its offset here.
  */
-static int log_failed(const struct ima_args *a, const struct log_in *in,
+static int log_failed(const struct ima_args *a, const struct ctl_log *in,
                       const struct attest_err *err)
 {
         fprintf(stderr, "attestctl: %s: %s: %s", a->log, attest_code_name(err->code), err->msg);
@@ -293,7 +252,7 @@ static int log_failed(const struct ima_args *a, const struct log_in *in,
 
 static int ima_show(const struct ima_args *a)
 {
-        struct log_in in;
+        struct ctl_log in;
         struct ima_entry e;
         struct attest_err err = {0};
         int x;
@@ -306,7 +265,7 @@ static int ima_show(const struct ima_args *a)
                 show_entry(&e, in.s.rd.idx - 1, a->json);
         if (x < 0)
                 x = log_failed(a, &in, &err);
-        log_close(&in);
+        ctl_log_close(&in);
         return x;
 }
 
@@ -317,7 +276,7 @@ static int ima_replay(const struct ima_args *a)
         json_auto_t *out = NULL, *pcrs_out = NULL, *mism = NULL;
         struct pcr_set pcrs = {0};
         struct ima_replay rp;
-        struct log_in in;
+        struct ctl_log in;
         struct ima_entry e;
         struct attest_err err = {0}, aerr = {0};
         bool have_pcrs = a->pcrs != NULL, agg_seen = false, agg_ok = true;
@@ -354,7 +313,7 @@ static int ima_replay(const struct ima_args *a)
         }
         if (x < 0)
                 x = log_failed(a, &in, &err);
-        log_close(&in);
+        ctl_log_close(&in);
         if (x)
                 return x;
         if (!(out = json_object()) || !(pcrs_out = json_object()) || !(mism = json_array()))
@@ -445,7 +404,7 @@ static int ima_replay(const struct ima_args *a)
 static int ima_hashes(const struct ima_args *a)
 {
         _cleanup_(hasher_freep) struct hasher *h = NULL;
-        struct log_in in;
+        struct ctl_log in;
         struct ima_entry e;
         struct attest_err err = {0};
         int x;
@@ -482,7 +441,7 @@ static int ima_hashes(const struct ima_args *a)
         }
         if (x < 0)
                 x = log_failed(a, &in, &err);
-        log_close(&in);
+        ctl_log_close(&in);
         return x;
 }
 

@@ -6,7 +6,8 @@
 #     independent one (python3 hashlib over the binary log), the ascii log replays to the same
 #     PCRs, and every command (text and --json, auto and named formats, --big-endian) prints the
 #     same bytes and exits the same from the file and from a pipe;
-#  2. every real log of tests/data: file and pipe give the same output;
+#  2. every real log of tests/data: file and pipe give the same output, and so does policy
+#     runtime-check;
 #  3. a log cut inside its last entry (past the first window): exit 1, the entry's index and byte
 #     offset named (binary: the field, as the whole-buffer reader always did; ascii: the line,
 #     and the entry and offset added), from a file and from a pipe; a log cut between entries
@@ -111,6 +112,15 @@ for f in "$D"/*/binary_runtime_measurements "$D"/*/ascii_runtime_measurements; d
         nlogs=$((nlogs + 1))
 done
 ok "the $nlogs real logs of tests/data: a pipe prints what the file does"
+# policy runtime-check streams the same way (a Keylime policy of the qemu61-tcb boot)
+"$ATTESTCTL" policy import-keylime "$D/keylime/tcb-sha256.json" -o tcb.json 2>/dev/null
+for f in "$D"/qemu61-tcb/*_runtime_measurements big.txt; do
+        same policy runtime-check tcb.json --entries "$f"
+done
+"$ATTESTCTL" policy runtime-check tcb.json - <"$D/qemu61-tcb/ascii_runtime_measurements" |
+        grep -q "^entries $(wc -l <"$D/qemu61-tcb/ascii_runtime_measurements") " ||
+        fail "runtime-check from a pipe did not read every entry"
+ok "policy runtime-check: a pipe prints what the file does"
 
 # ---- 3. cut inside the last entry ---------------------------------------------------------------
 want_cut() { # LOG WHAT MESSAGE: exit 1 and that message, from the file and from a pipe
