@@ -235,16 +235,16 @@ static void show_entry(const struct ima_entry *e, uint64_t idx, bool json)
 }
 
 /*
- * Why the log could not be read, on stderr: exit status 1 for a malformed log, 2 when reading the
- * file failed. Binary messages name the entry and its byte offset; ascii ones name the line and
- * field, and get the entry and its offset here.
+ * Why the log could not be read or replayed, on stderr: exit status 1 for a malformed log, 2 when
+ * reading the file failed. The binary reader's messages name the entry and its byte offset; the
+ * others (ascii lines, a replay's template hash) get them here. read: the reader failed.
  */
 static int log_failed(const struct ima_args *a, const struct ctl_log *in,
-                      const struct attest_err *err)
+                      const struct attest_err *err, bool read)
 {
         fprintf(stderr, "attestctl: %s: %s: %s", a->log, attest_code_name(err->code), err->msg);
-        if (!in->s.read_error && in->s.rd.format == IMA_FORMAT_ASCII)
-                fprintf(stderr, " (entry %" PRIu64 " at byte %" PRIu64 ")", in->s.rd.idx,
+        if (!in->s.read_error && (!read || in->s.rd.format == IMA_FORMAT_ASCII))
+                fprintf(stderr, " (entry %" PRIu64 " at byte %" PRIu64 ")", in->s.entry_idx,
                         in->s.entry_at);
         fputc('\n', stderr);
         return in->s.read_error ? 2 : 1;
@@ -264,7 +264,7 @@ static int ima_show(const struct ima_args *a)
         while ((x = ima_stream_next(&in.s, &e, &err)) > 0)
                 show_entry(&e, in.s.rd.idx - 1, a->json);
         if (x < 0)
-                x = log_failed(a, &in, &err);
+                x = log_failed(a, &in, &err, true);
         ctl_log_close(&in);
         return x;
 }
@@ -279,7 +279,7 @@ static int ima_replay(const struct ima_args *a)
         struct ctl_log in;
         struct ima_entry e;
         struct attest_err err = {0}, aerr = {0};
-        bool have_pcrs = a->pcrs != NULL, agg_seen = false, agg_ok = true;
+        bool have_pcrs = a->pcrs != NULL, agg_seen = false, agg_ok = true, replay_failed = false;
         uint64_t agg_idx = 0;
         unsigned compared = 0, mismatched = 0;
         size_t plen;
@@ -303,8 +303,10 @@ static int ima_replay(const struct ima_args *a)
         while ((x = ima_stream_next(&in.s, &e, &err)) > 0) {
                 uint64_t idx = in.s.rd.idx - 1;
 
-                if ((x = ima_replay_extend(&rp, &e, idx, &err)) < 0)
+                if ((x = ima_replay_extend(&rp, &e, idx, &err)) < 0) {
+                        replay_failed = true;
                         break;
+                }
                 if (have_pcrs && !agg_seen && ima_entry_is_boot_aggregate(&e)) {
                         agg_seen = true;
                         agg_idx = idx;
@@ -312,7 +314,7 @@ static int ima_replay(const struct ima_args *a)
                 }
         }
         if (x < 0)
-                x = log_failed(a, &in, &err);
+                x = log_failed(a, &in, &err, !replay_failed);
         ctl_log_close(&in);
         if (x)
                 return x;
@@ -440,7 +442,7 @@ static int ima_hashes(const struct ima_args *a)
                 fputs(a->json ? "}\n" : "\n", stdout);
         }
         if (x < 0)
-                x = log_failed(a, &in, &err);
+                x = log_failed(a, &in, &err, true);
         ctl_log_close(&in);
         return x;
 }

@@ -92,6 +92,7 @@ int ima_stream_next(struct ima_stream *s, struct ima_entry *ret, struct attest_e
                                    strerror(-s->read_error));
         if (!s->eof && rd_left(&s->rd.r) < IMA_STREAM_LOOKAHEAD && (x = refill(s, err)) < 0)
                 return x;
+        s->entry_idx = s->rd.idx;
         s->entry_at = s->rd.base + rd_offset(&s->rd.r);
         return ima_reader_next(&s->rd, ret, err);
 }

@@ -159,8 +159,9 @@ struct ima_stream {
         ima_stream_read_fn read; /* borrowed with ctx */
         void *ctx;
         bool eof;
-        int read_error;    /* the read function's -errno, when it failed (ima_stream_next < 0) */
-        uint64_t entry_at; /* byte offset of the entry last read or tried */
+        int read_error;     /* the read function's -errno, when it failed (ima_stream_next < 0) */
+        uint64_t entry_idx; /* index of the entry last read or tried */
+        uint64_t entry_at;  /* its byte offset in the log */
 };
 
 /*

@@ -141,7 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (;;) {
                 struct attest_err ew = {0}, es = {0};
                 struct ima_entry a, b;
-                uint64_t at = rd_offset(&whole.r);
+                uint64_t at = rd_offset(&whole.r), idx = whole.idx;
                 int xw = ima_reader_next(&whole, &a, &ew);
                 int xs = ima_stream_next(&st, &b, &es);
 
@@ -152,7 +152,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         FUZZ_CHECK(ima_stream_next(&st, &b, &es) == -EIO);
                         break;
                 }
-                FUZZ_CHECK(st.entry_at == at);
+                FUZZ_CHECK(st.entry_at == at && st.entry_idx == idx);
                 FUZZ_CHECK(xs == xw);
                 FUZZ_CHECK(st.rd.idx == whole.idx && st.rd.line == whole.line);
                 if (xw <= 0) {

@@ -11,7 +11,7 @@
 #  3. a log cut inside its last entry (past the first window): exit 1, the entry's index and byte
 #     offset named (binary: the field, as the whole-buffer reader always did; ascii: the line,
 #     and the entry and offset added), from a file and from a pipe; a log cut between entries
-#     reads to its end;
+#     reads to its end; a changed byte in the last entry fails its sha1, named the same way;
 #  4. the file errors: a missing file, a directory and a FIFO path exit 2; an empty stdin is an
 #     empty log.
 # Usage: test-attestctl-ima-stream.sh ATTESTCTL TOP
@@ -144,6 +144,15 @@ want_cut cut-head.bin "binary, cut in the last entry's header" \
 head -c "$last_start" big.bin >cut-between.bin
 "$ATTESTCTL" ima replay cut-between.bin | grep -q "^$((n - 1)) entries (" ||
         fail "a log cut between entries does not read to its end"
+# a byte of the last entry's name changed: its logged sha1 no longer matches (sha1 bank replayed)
+python3 - big.bin "$(($(stat -c %s big.bin) - 3))" >bad-sha1.bin <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[int(sys.argv[2])] ^= 1
+sys.stdout.buffer.write(b)
+PY
+want_cut bad-sha1.bin "binary, the last entry's data changed" \
+        "ima_sha1_mismatch: entry $((n - 1)): logged sha1 template hash does not match the template data (entry $((n - 1)) at byte $last_start)"
 tsize=$(stat -c %s big.txt)
 head -c $((tsize - 1)) big.txt >cut-nl.txt
 tlast=$(($(head -n $((n - 1)) big.txt | wc -c)))

@@ -1267,12 +1267,13 @@ static uint64_t stream_vs_whole(const uint8_t *log, size_t len, enum ima_stream_
         ck_assert_int_eq(st.rd.format, rd.format);
         for (;;) {
                 struct attest_err es = {0}, ew = {0};
-                uint64_t at = rd_offset(&rd.r);
+                uint64_t at = rd_offset(&rd.r), idx = rd.idx;
 
                 xw = ima_reader_next(&rd, &a, &ew);
                 xs = ima_stream_next(&st, &b, &es);
                 ck_assert_int_eq(xs, xw);
                 ck_assert_uint_eq(st.entry_at, at);
+                ck_assert_uint_eq(st.entry_idx, idx);
                 if (st.rd.base != base) {
                         slides++;
                         base = st.rd.base;
