@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "evidence/ima.h"
 #include "util/macro.h"
 
 /* Each sub-command: argv[0] is its own name; returns the process exit status. */
@@ -22,5 +23,18 @@ int cmd_tcglog(int argc, char **argv);
  * (not counted in *ret_len); prints the error itself.
  */
 int ctl_read_file(const char *path, size_t max, uint8_t **ret, size_t *ret_len);
+
+/*
+ * An IMA log as a stream (evidence/ima.h): the regular file path, or standard input for "-",
+ * through a window of IMA_STREAM_WINDOW_DEFAULT bytes. 0, or -errno with the error printed
+ * (naming the path). ctl_log_close() closes what ctl_log_open() opened.
+ */
+struct ctl_log {
+        struct ima_stream s;
+        int fd;
+};
+int ctl_log_open(const char *path, enum ima_stream_format format, const struct ima_log_opts *opts,
+                 struct ctl_log *ret) _wur_;
+void ctl_log_close(struct ctl_log *l);
 
 #endif

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* attestctl ima show | replay: inspect an IMA log and prove it against PCR values. */
+/*
+ * attestctl ima show | replay | hashes: inspect an IMA log and prove it against PCR values. The
+ * log is streamed (evidence/ima.h, ima_stream): a file or standard input through a 1 MiB window.
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -11,8 +14,6 @@
 #include "evidence/cdata.h"
 #include "util/hex.h"
 #include "evidence/ima.h"
-
-#define LOG_FILE_MAX (1024u * 1024 * 1024)
 
 static void ima_usage(FILE *f)
 {
@@ -33,6 +34,9 @@ static void ima_usage(FILE *f)
                 "for\n"
                 "        violations), to replay a log into a TPM.\n"
                 "\n"
+                "LOG is a file, or - for standard input (a pipe works too). The log is read\n"
+                "through a 1 MiB window: memory does not grow with its size.\n"
+                "\n"
                 "Options:\n"
                 "  --format F    log format; auto (default) tells binary from ascii\n"
                 "  --pcrs FILE   PCR values: lines 'N HEX' or 'BANK:N HEX', or tpm2_pcrread "
@@ -45,7 +49,8 @@ static void ima_usage(FILE *f)
                 "  -h, --help    this text\n"
                 "\n"
                 "Exit status: 0 ok (replay --pcrs: every compared value matches); 1 the log is\n"
-                "malformed or a value does not match; 2 usage or file errors.\n");
+                "malformed or a value does not match (the message names the entry and its byte\n"
+                "offset); 2 usage or file errors (also a read failing part-way).\n");
 }
 
 struct ima_args {
@@ -115,18 +120,15 @@ static int parse_args(int argc, char **argv, struct ima_args *a)
         return 0;
 }
 
-static int open_reader(const struct ima_args *a, const uint8_t *buf, size_t len,
-                       struct ima_reader *rd)
+/* Open and start reading the log: 0, or the exit status (2: file or memory errors). */
+static int log_open(const struct ima_args *a, struct ctl_log *in)
 {
         struct ima_log_opts o = {.big_endian = a->big_endian, .max_entries = UINT64_MAX};
+        enum ima_stream_format f = strcmp(a->format, "binary") == 0  ? IMA_STREAM_BINARY
+                                   : strcmp(a->format, "ascii") == 0 ? IMA_STREAM_ASCII
+                                                                     : IMA_STREAM_AUTO;
 
-        if (strcmp(a->format, "binary") == 0) {
-                ima_reader_init_binary(rd, buf, len, &o);
-                return 0;
-        }
-        if (strcmp(a->format, "ascii") == 0)
-                return ima_reader_init_ascii(rd, (const char *)buf, len, &o);
-        return ima_reader_init_auto(rd, buf, len, &o);
+        return ctl_log_open(a->log, f, &o, in) < 0 ? 2 : 0;
 }
 
 /* Print bytes as a string, escaping what is not printable (and, for JSON, quotes). */
@@ -232,59 +234,57 @@ static void show_entry(const struct ima_entry *e, uint64_t idx, bool json)
         putchar('\n');
 }
 
-/* Why the log could not be read, on stderr; exit status 1. */
-static int log_failed(const struct ima_args *a, const struct attest_err *err)
+/*
+ * Why the log could not be read or replayed, on stderr: exit status 1 for a malformed log, 2 when
+ * reading the file failed. The binary reader's messages name the entry and its byte offset; the
+ * others (ascii lines, a replay's template hash) get them here. read: the reader failed.
+ */
+static int log_failed(const struct ima_args *a, const struct ctl_log *in,
+                      const struct attest_err *err, bool read)
 {
-        fprintf(stderr, "attestctl: %s: %s: %s\n", a->log, attest_code_name(err->code), err->msg);
-        return 1;
-}
-
-static int load(const struct ima_args *a, uint8_t **buf, size_t *len)
-{
-        return ctl_read_file(a->log, LOG_FILE_MAX, buf, len);
+        fprintf(stderr, "attestctl: %s: %s: %s", a->log, attest_code_name(err->code), err->msg);
+        if (!in->s.read_error && (!read || in->s.rd.format == IMA_FORMAT_ASCII))
+                fprintf(stderr, " (entry %" PRIu64 " at byte %" PRIu64 ")", in->s.entry_idx,
+                        in->s.entry_at);
+        fputc('\n', stderr);
+        return in->s.read_error ? 2 : 1;
 }
 
 static int ima_show(const struct ima_args *a)
 {
-        _cleanup_free_ uint8_t *buf = NULL;
-        struct ima_reader rd;
+        struct ctl_log in;
         struct ima_entry e;
         struct attest_err err = {0};
-        size_t len;
         int x;
 
-        if (load(a, &buf, &len) < 0)
-                return 2;
-        if (open_reader(a, buf, len, &rd) < 0)
-                return 1;
+        if ((x = log_open(a, &in)) != 0)
+                return x;
         if (!a->json)
                 printf("%6s %2s %-10s %s\n", "index", "pcr", "template", "name");
-        while ((x = ima_reader_next(&rd, &e, &err)) > 0)
-                show_entry(&e, rd.idx - 1, a->json);
-        ima_reader_done(&rd);
+        while ((x = ima_stream_next(&in.s, &e, &err)) > 0)
+                show_entry(&e, in.s.rd.idx - 1, a->json);
         if (x < 0)
-                return log_failed(a, &err);
-        return 0;
+                x = log_failed(a, &in, &err, true);
+        ctl_log_close(&in);
+        return x;
 }
 
 static int ima_replay(const struct ima_args *a)
 {
-        _cleanup_free_ uint8_t *buf = NULL, *pbuf = NULL;
+        _cleanup_free_ uint8_t *pbuf = NULL;
         _cleanup_(hasher_freep) struct hasher *h = NULL;
         json_auto_t *out = NULL, *pcrs_out = NULL, *mism = NULL;
         struct pcr_set pcrs = {0};
         struct ima_replay rp;
-        struct ima_reader rd;
+        struct ctl_log in;
         struct ima_entry e;
         struct attest_err err = {0}, aerr = {0};
-        bool have_pcrs = a->pcrs != NULL, agg_seen = false, agg_ok = true;
+        bool have_pcrs = a->pcrs != NULL, agg_seen = false, agg_ok = true, replay_failed = false;
         uint64_t agg_idx = 0;
         unsigned compared = 0, mismatched = 0;
-        size_t len, plen;
+        size_t plen;
         int x;
 
-        if (load(a, &buf, &len) < 0)
-                return 2;
         if (have_pcrs) {
                 if (ctl_read_file(a->pcrs, PCR_FILE_MAX, &pbuf, &plen) < 0)
                         return 2;
@@ -297,23 +297,27 @@ static int ima_replay(const struct ima_args *a)
                 fprintf(stderr, "attestctl: OpenSSL digests unavailable: %s\n", strerror(-x));
                 return 2;
         }
-        if (open_reader(a, buf, len, &rd) < 0)
-                return 1;
-        ima_replay_init(&rp, h, a->banks, rd.format == IMA_FORMAT_ASCII);
-        while ((x = ima_reader_next(&rd, &e, &err)) > 0) {
-                uint64_t idx = rd.idx - 1;
+        if ((x = log_open(a, &in)) != 0)
+                return x;
+        ima_replay_init(&rp, h, a->banks, in.s.rd.format == IMA_FORMAT_ASCII);
+        while ((x = ima_stream_next(&in.s, &e, &err)) > 0) {
+                uint64_t idx = in.s.rd.idx - 1;
 
-                if ((x = ima_replay_extend(&rp, &e, idx, &err)) < 0)
+                if ((x = ima_replay_extend(&rp, &e, idx, &err)) < 0) {
+                        replay_failed = true;
                         break;
+                }
                 if (have_pcrs && !agg_seen && ima_entry_is_boot_aggregate(&e)) {
                         agg_seen = true;
                         agg_idx = idx;
                         agg_ok = ima_boot_aggregate_check(h, &e, &pcrs, &aerr) == 0;
                 }
         }
-        ima_reader_done(&rd);
         if (x < 0)
-                return log_failed(a, &err);
+                x = log_failed(a, &in, &err, !replay_failed);
+        ctl_log_close(&in);
+        if (x)
+                return x;
         if (!(out = json_object()) || !(pcrs_out = json_object()) || !(mism = json_array()))
                 return 2;
         if (agg_seen && !a->json) {
@@ -401,23 +405,21 @@ static int ima_replay(const struct ima_args *a)
 
 static int ima_hashes(const struct ima_args *a)
 {
-        _cleanup_free_ uint8_t *buf = NULL;
         _cleanup_(hasher_freep) struct hasher *h = NULL;
-        struct ima_reader rd;
+        struct ctl_log in;
         struct ima_entry e;
         struct attest_err err = {0};
-        size_t len;
         int x;
 
-        if (load(a, &buf, &len) < 0 || hasher_new(&h) < 0)
+        if (hasher_new(&h) < 0)
                 return 2;
-        if (open_reader(a, buf, len, &rd) < 0)
-                return 1;
-        while ((x = ima_reader_next(&rd, &e, &err)) > 0) {
+        if ((x = log_open(a, &in)) != 0)
+                return x;
+        while ((x = ima_stream_next(&in.s, &e, &err)) > 0) {
                 const char *sep = "";
 
                 if (a->json)
-                        printf("{\"index\":%" PRIu64 ",\"pcr\":%" PRIu32, rd.idx - 1, e.pcr);
+                        printf("{\"index\":%" PRIu64 ",\"pcr\":%" PRIu32, in.s.rd.idx - 1, e.pcr);
                 else
                         printf("%" PRIu32 ":", e.pcr);
                 for (int b = 0; b < BANK_COUNT; b++) {
@@ -439,10 +441,10 @@ static int ima_hashes(const struct ima_args *a)
                 }
                 fputs(a->json ? "}\n" : "\n", stdout);
         }
-        ima_reader_done(&rd);
         if (x < 0)
-                return log_failed(a, &err);
-        return 0;
+                x = log_failed(a, &in, &err, true);
+        ctl_log_close(&in);
+        return x;
 }
 
 int cmd_ima(int argc, char **argv)

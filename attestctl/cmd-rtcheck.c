@@ -19,8 +19,6 @@
 #include "policy/runtime.h"
 #include "util/hex.h"
 
-#define CTL_IMA_LOG_FILE_MAX (1024u << 20) /* a log file: 1 GiB, far above a million entries */
-
 static void rtcheck_usage(FILE *f)
 {
         fprintf(f,
@@ -30,7 +28,8 @@ static void rtcheck_usage(FILE *f)
                 "ima.runtime section, offline: the log is parsed, its sha1 template hashes\n"
                 "checked and PCR 10 replayed, but no quote anchors it (use 'policy check' with\n"
                 "evidence for that). For trying a policy (one imported from Keylime, one from\n"
-                "from-host --runtime) on a log before a fleet uses it.\n"
+                "from-host --runtime) on a log before a fleet uses it. LOG may be - (standard\n"
+                "input); it is read through a 1 MiB window, as in 'attestctl ima'.\n"
                 "\n"
                 "Options:\n"
                 "  --entries   print every failing entry: INDEX REASON PATH (all of them; the\n"
@@ -78,19 +77,19 @@ int ctl_policy_runtime_check(int argc, char **argv)
                 {"help", no_argument, NULL, 'h'},
                 {0},
         };
-        _cleanup_free_ uint8_t *pbuf = NULL, *log = NULL;
+        _cleanup_free_ uint8_t *pbuf = NULL;
         _cleanup_(policy_freep) struct policy *pol = NULL;
         _cleanup_(rt_ctx_freep) struct rt_ctx *ctx = NULL;
         _cleanup_(hasher_freep_) struct hasher *h = NULL;
         struct attest_err err = {0};
         json_auto_t *doc = NULL;
-        struct ima_reader rd;
+        struct ctl_log log;
         struct ima_replay rp;
         struct ima_entry e;
         struct rt_state st;
         const struct rt_policy *rt;
         bool entries = false, timed = false;
-        size_t plen, llen;
+        size_t plen;
         double t0, t1;
         uint64_t idx = 0;
         char pcr[41];
@@ -132,18 +131,15 @@ int ctl_policy_runtime_check(int argc, char **argv)
                 fprintf(stderr, "%s: no ima.runtime section\n", argv[optind]);
                 return 2;
         }
-        if (ctl_read_file(argv[optind + 1], CTL_IMA_LOG_FILE_MAX, &log, &llen) < 0)
-                return 2;
         if (hasher_new(&h) < 0 || rt_ctx_new(rt, &ctx) < 0)
                 return 2;
         rt_state_init(&st);
         t0 = cpu_seconds();
-        if ((x = ima_reader_init_auto(&rd, log, llen, NULL)) < 0) {
-                fprintf(stderr, "%s: not an IMA log\n", argv[optind + 1]);
+        /* streamed like attestctl ima: a file or "-", through a 1 MiB window */
+        if (ctl_log_open(argv[optind + 1], IMA_STREAM_AUTO, NULL, &log) < 0)
                 return 2;
-        }
         ima_replay_init(&rp, h, BANK_MASK(BANK_SHA1), true);
-        while ((x = ima_reader_next(&rd, &e, &err)) == 1) {
+        while ((x = ima_stream_next(&log.s, &e, &err)) == 1) {
                 enum rt_reason why;
 
                 if ((x = ima_replay_extend(&rp, &e, idx, &err)) < 0)
@@ -159,7 +155,7 @@ int ctl_policy_runtime_check(int argc, char **argv)
                 idx++;
         }
         t1 = cpu_seconds();
-        ima_reader_done(&rd);
+        ctl_log_close(&log);
         if (x < 0) {
                 fprintf(stderr, "%s: %s: %s\n", argv[optind + 1], attest_code_name(err.code),
                         err.msg[0] ? err.msg : strerror(-x));

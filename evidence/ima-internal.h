@@ -10,7 +10,7 @@
 #include "evidence/ima.h"
 
 /* "entry IDX at byte OFF: WHAT" */
-int ima_fail_entry(struct attest_err *err, int e, enum attest_code code, uint64_t idx, size_t off,
+int ima_fail_entry(struct attest_err *err, int e, enum attest_code code, uint64_t idx, uint64_t off,
                    const char *what);
 bool ima_all_zero(const uint8_t *p, size_t n);
 /* name (len bytes, no ':') is a digest algorithm d-ng may name, and its digests are size bytes. */
@@ -23,15 +23,15 @@ bool ima_digest_algo_ok(const char *name, uint32_t len, uint32_t size);
  * the byte offset in the log, for messages.
  */
 int ima_tmpl_decode_legacy(struct rd *r, bool big_endian, struct ima_entry *e, uint64_t idx,
-                           size_t base, struct attest_err *err) _wur_;
+                           uint64_t base, struct attest_err *err) _wur_;
 /*
  * Decode e->data by e->tmpl into e's field views and check violations. idx and base (byte
  * offset of the data in the log, 0 for ascii) only feed messages.
  */
-int ima_tmpl_decode(struct ima_entry *e, bool big_endian, uint64_t idx, size_t base,
+int ima_tmpl_decode(struct ima_entry *e, bool big_endian, uint64_t idx, uint64_t base,
                     struct attest_err *err) _wur_;
 /* Violations carry a zero file digest (the kernel's ima_eventdigest_init). */
-int ima_tmpl_check_violation(const struct ima_entry *e, uint64_t idx, size_t base,
+int ima_tmpl_check_violation(const struct ima_entry *e, uint64_t idx, uint64_t base,
                              struct attest_err *err) _wur_;
 
 /* Template by name through the reader's one-entry cache; unknown names give known = false. */

@@ -110,10 +110,11 @@ bool ima_all_zero(const uint8_t *p, size_t n)
         return (acc | v) == 0;
 }
 
-int ima_fail_entry(struct attest_err *err, int e, enum attest_code code, uint64_t idx, size_t off,
+int ima_fail_entry(struct attest_err *err, int e, enum attest_code code, uint64_t idx, uint64_t off,
                    const char *what)
 {
-        return attest_fail(err, e, code, "entry %" PRIu64 " at byte %zu: %s", idx, off, what);
+        return attest_fail(err, e, code, "entry %" PRIu64 " at byte %" PRIu64 ": %s", idx, off,
+                           what);
 }
 
 bool ima_digest_algo_ok(const char *name, uint32_t len, uint32_t size)
@@ -159,7 +160,7 @@ static int decode_name_ng(const uint8_t *p, uint32_t n, struct ima_entry *e)
         return 0;
 }
 
-int ima_tmpl_check_violation(const struct ima_entry *e, uint64_t idx, size_t base,
+int ima_tmpl_check_violation(const struct ima_entry *e, uint64_t idx, uint64_t base,
                              struct attest_err *err)
 {
         if (e->violation && e->digest && !ima_all_zero(e->digest, e->digest_len))
@@ -169,7 +170,7 @@ int ima_tmpl_check_violation(const struct ima_entry *e, uint64_t idx, size_t bas
 }
 
 int ima_tmpl_decode_legacy(struct rd *r, bool big_endian, struct ima_entry *e, uint64_t idx,
-                           size_t base, struct attest_err *err)
+                           uint64_t base, struct attest_err *err)
 {
         struct rd t = *r;
         size_t start = rd_offset(&t);
@@ -202,7 +203,7 @@ int ima_tmpl_decode_legacy(struct rd *r, bool big_endian, struct ima_entry *e, u
         return 0;
 }
 
-int ima_tmpl_decode(struct ima_entry *e, bool big_endian, uint64_t idx, size_t base,
+int ima_tmpl_decode(struct ima_entry *e, bool big_endian, uint64_t idx, uint64_t base,
                     struct attest_err *err)
 {
         struct rd r = RD_INIT(e->data, e->data_len);
@@ -222,7 +223,7 @@ int ima_tmpl_decode(struct ima_entry *e, bool big_endian, uint64_t idx, size_t b
                 return 0;
         for (unsigned i = 0; i < e->tmpl.nfields; i++) {
                 enum ima_field f = e->tmpl.field[i];
-                size_t off = base + rd_offset(&r);
+                uint64_t off = base + rd_offset(&r);
                 const uint8_t *p;
                 uint32_t n;
                 int x;

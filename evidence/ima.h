@@ -101,6 +101,7 @@ struct ima_reader {
         struct ima_log_opts o;
         uint64_t idx;  /* index of the next entry, counted from the start of this buffer */
         uint64_t line; /* ascii: line number of the next line, from 1 */
+        uint64_t base; /* byte offset in the log of r's span (0; ima_stream moves it) */
         /* last template seen, so a run of equal templates is looked up once */
         uint8_t tname[IMA_TMPL_NAME_MAX];
         uint32_t tname_len;
@@ -127,6 +128,52 @@ void ima_reader_done(struct ima_reader *rd);
  * failure.
  */
 int ima_reader_next(struct ima_reader *rd, struct ima_entry *ret, struct attest_err *err) _wur_;
+
+/*
+ * Streaming reader: the log comes through a bounded window refilled from a read function, so
+ * memory stays flat in the log's size and a pipe works as well as a file. Entries, errors and
+ * byte offsets are those the whole-buffer reader gives on the same bytes. Why that holds: no
+ * entry's parse looks at more than IMA_STREAM_LOOKAHEAD bytes from its start (a binary entry is
+ * at most 4 + 20 + 4 + 255 + 4 + 65536 bytes, every length checked against its cap before the
+ * bytes it counts are read; an ascii line at most IMA_ASCII_LINE_MAX bytes and its '\n'), and
+ * before each entry the window holds that many bytes from the entry on, or all that is left of
+ * the log. The entry's pointers are valid until the next ima_stream_next().
+ */
+#define IMA_STREAM_LOOKAHEAD (IMA_ASCII_LINE_MAX + 1)
+#define IMA_STREAM_WINDOW_MIN IMA_STREAM_LOOKAHEAD
+#define IMA_STREAM_WINDOW_DEFAULT (1024u * 1024)
+
+/* Read at most n bytes into buf: 0 with *ret_n set (0 at the end of the log), or -errno. */
+typedef int (*ima_stream_read_fn)(void *ctx, uint8_t *buf, size_t n, size_t *ret_n);
+
+enum ima_stream_format {
+        IMA_STREAM_AUTO, /* ascii when the first bytes look like an ascii line ("N HEX40 ") */
+        IMA_STREAM_BINARY,
+        IMA_STREAM_ASCII,
+};
+
+struct ima_stream {
+        struct ima_reader rd; /* rd.r spans the window's bytes, rd.base their offset in the log */
+        uint8_t *win;
+        size_t cap;              /* window size */
+        ima_stream_read_fn read; /* borrowed with ctx */
+        void *ctx;
+        bool eof;
+        int read_error;     /* the read function's -errno, when it failed (ima_stream_next < 0) */
+        uint64_t entry_idx; /* index of the entry last read or tried */
+        uint64_t entry_at;  /* its byte offset in the log */
+};
+
+/*
+ * Allocate a window of window bytes (IMA_STREAM_WINDOW_DEFAULT when 0, at least
+ * IMA_STREAM_WINDOW_MIN), fill it and settle the format (AUTO looks at the first bytes). opts as
+ * for ima_reader_init_binary(). -ENOMEM, or the read function's error (s->read_error set too).
+ */
+int ima_stream_init(struct ima_stream *s, enum ima_stream_format format, size_t window,
+                    ima_stream_read_fn read, void *ctx, const struct ima_log_opts *opts) _wur_;
+/* As ima_reader_next(); a failed read gives its -errno with err naming the byte offset. */
+int ima_stream_next(struct ima_stream *s, struct ima_entry *ret, struct attest_err *err) _wur_;
+void ima_stream_done(struct ima_stream *s);
 
 /* Template hash of e in bank b into out (bank_size(b) bytes); not meaningful for violations. */
 int ima_tmpl_hash(struct hasher *h, enum bank b, const struct ima_entry *e, uint8_t *out) _wur_;

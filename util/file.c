@@ -118,6 +118,20 @@ static int open_regular(const char *path, struct attest_err *err)
         return fd;
 }
 
+int file_open_regular(const char *path, struct attest_err *err)
+{
+        struct stat st;
+        int fd = open_regular(path, err), e;
+
+        if (fd < 0)
+                return fd;
+        if ((e = check_fd(fd, path, 0, &st, err)) < 0) {
+                close(fd);
+                return e;
+        }
+        return fd;
+}
+
 int file_read(const char *path, void *buf, size_t max, unsigned flags, size_t *ret_len,
               struct attest_err *err)
 {

@@ -30,6 +30,13 @@
 
 #define FILE_SECRET 1u /* refuse group/other access; wipe buffers */
 
+/*
+ * Open path for reading as the readers below do (O_CLOEXEC | O_NOCTTY, a FIFO not waited on) and
+ * refuse what is not a regular file: the fd, or -errno / -EINVAL with err naming the path. For a
+ * caller that reads through a bounded buffer of its own (no size cap: that is the caller's).
+ */
+int file_open_regular(const char *path, struct attest_err *err) _wur_;
+
 /* Into caller storage of max bytes (not NUL terminated). */
 int file_read(const char *path, void *buf, size_t max, unsigned flags, size_t *ret_len,
               struct attest_err *err) _wur_;

@@ -33,6 +33,7 @@ max_len_for() {
         case $1 in
         ima-ascii) echo 300000 ;;   # IMA_ASCII_LINE_MAX 135680, two lines over it
         ima-binary) echo 262144 ;;  # IMA_DATA_MAX 65536 per entry, several entries
+        ima-stream) echo 300000 ;;  # as ima-ascii; the target repeats the log past its window
         kv) echo 8192 ;;            # CDATA_BUF_MAX 4096
         pcrs) echo 300000 ;;        # PCR_FILE_MAX 262144
         policy) echo 33554500 ;;    # POLICY_JSON_MAX 32 MiB

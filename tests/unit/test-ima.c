@@ -1188,11 +1188,247 @@ START_TEST(test_deleted_and_reordered_entries_fail_replay)
 }
 END_TEST
 
+/* ---- the streaming reader (evidence/ima-stream.c) ---- */
+
+/* A log in memory handed out in reads of `step` bytes (0: as much as asked), failing at fail_at. */
+struct mem_src {
+        const uint8_t *p;
+        size_t len, pos, step, fail_at, reads;
+};
+
+static int mem_read(void *ctx, uint8_t *buf, size_t n, size_t *ret_n)
+{
+        struct mem_src *m = ctx;
+        size_t k = m->step && m->step < n ? m->step : n;
+
+        if (m->pos >= m->fail_at)
+                return -EIO;
+        if (k > m->len - m->pos)
+                k = m->len - m->pos;
+        if (k > m->fail_at - m->pos)
+                k = m->fail_at - m->pos;
+        memcpy(buf, m->p + m->pos, k);
+        m->pos += k;
+        m->reads++;
+        *ret_n = k;
+        return 0;
+}
+
+/*
+ * A synthetic log past the default window: ima-ng entries, and every 13th an ima-buf entry
+ * whose template data is near the 64 KiB cap (an ascii line of ~120,000 bytes), so entries of
+ * every size come across the window's end.
+ */
+static void make_stream_log(struct imagen *g, unsigned entries)
+{
+        static uint8_t big[60000];
+        uint8_t d32[32];
+        char name[64];
+
+        for (size_t i = 0; i < sizeof(big); i++)
+                big[i] = (uint8_t)(i * 7);
+        ck_assert_int_eq(imagen_init(g), 0);
+        for (unsigned i = 0; i < entries; i++) {
+                memset(d32, (int)i, sizeof(d32));
+                snprintf(name, sizeof(name), "/usr/lib/stream/file-%u", i);
+                if (i % 13 == 12)
+                        ck_assert_int_eq(imagen_buf(g, 10, "big", big, sizeof(big) - i % 5), 0);
+                else if (i % 101 == 50)
+                        ck_assert_int_eq(imagen_violation(g, 10, name), 0);
+                else
+                        ck_assert_int_eq(imagen_ng(g, 10 + i % 3, "sha256", d32, 32, name), 0);
+        }
+}
+
+/*
+ * Read log through the stream (window bytes, reads of step) and through the whole-buffer reader
+ * side by side: the same entries and the same end or error (code and message). Returns how many
+ * entries were read; *ret_slides how often the window moved.
+ */
+static uint64_t stream_vs_whole(const uint8_t *log, size_t len, enum ima_stream_format f,
+                                size_t window, size_t step, unsigned *ret_slides,
+                                struct attest_err *ret_err)
+{
+        struct mem_src m = {.p = log, .len = len, .step = step, .fail_at = SIZE_MAX};
+        struct ima_stream st;
+        struct ima_reader rd;
+        struct ima_entry a, b;
+        uint64_t base = 0;
+        unsigned slides = 0;
+        int xs, xw;
+
+        ck_assert_int_eq(ima_stream_init(&st, f, window, mem_read, &m, NULL), 0);
+        if (f == IMA_STREAM_ASCII)
+                ck_assert_int_eq(ima_reader_init_ascii(&rd, (const char *)log, len, NULL), 0);
+        else if (f == IMA_STREAM_BINARY)
+                ima_reader_init_binary(&rd, log, len, NULL);
+        else
+                ck_assert_int_eq(ima_reader_init_auto(&rd, log, len, NULL), 0);
+        ck_assert_int_eq(st.rd.format, rd.format);
+        for (;;) {
+                struct attest_err es = {0}, ew = {0};
+                uint64_t at = rd_offset(&rd.r), idx = rd.idx;
+
+                xw = ima_reader_next(&rd, &a, &ew);
+                xs = ima_stream_next(&st, &b, &es);
+                ck_assert_int_eq(xs, xw);
+                ck_assert_uint_eq(st.entry_at, at);
+                ck_assert_uint_eq(st.entry_idx, idx);
+                if (st.rd.base != base) {
+                        slides++;
+                        base = st.rd.base;
+                }
+                if (xw <= 0) {
+                        ck_assert_int_eq(es.code, ew.code);
+                        ck_assert_str_eq(es.msg, ew.msg);
+                        *ret_err = es;
+                        break;
+                }
+                assert_same_entry(&b, &a, "stream", rd.idx - 1);
+                ck_assert_msg(view_eq(b.tmpl_name, b.tmpl_name_len, a.tmpl_name, a.tmpl_name_len),
+                              "entry %" PRIu64 ": template name", rd.idx - 1);
+        }
+        ck_assert_uint_eq(st.rd.idx, rd.idx);
+        if (xw == 0)
+                ck_assert_uint_eq(m.pos, len); /* every byte read, no more asked for */
+        ima_stream_done(&st);
+        ima_reader_done(&rd);
+        *ret_slides = slides;
+        return rd.idx;
+}
+
+/*
+ * The same entries as the whole-buffer reader, binary and ascii, through the smallest window and
+ * the default one, in reads of 1 byte, of 4099 bytes and as large as asked: entries straddle
+ * every read and the window's end, and the window slides many times.
+ */
+START_TEST(test_stream_reads_what_the_whole_buffer_reader_reads)
+{
+        static const size_t steps[] = {1, 4099, 0};
+        static const size_t windows[] = {IMA_STREAM_WINDOW_MIN, 0};
+        struct attest_err err;
+        struct imagen g;
+        unsigned slides;
+
+        make_stream_log(&g, 400);
+        ck_assert_uint_gt(g.bin_len, IMA_STREAM_WINDOW_DEFAULT);
+        for (size_t w = 0; w < ARRAY_SIZE(windows); w++) {
+                for (size_t k = 0; k < ARRAY_SIZE(steps); k++) {
+                        /* reads of one byte on the small window only: enough, and slow */
+                        if (steps[k] == 1 && windows[w] == 0)
+                                continue;
+                        ck_assert_uint_eq(stream_vs_whole(g.bin, g.bin_len, IMA_STREAM_BINARY,
+                                                          windows[w], steps[k], &slides, &err),
+                                          400);
+                        ck_assert_uint_ge(slides, (windows[w] ? 4 : 1));
+                        ck_assert_uint_eq(stream_vs_whole((const uint8_t *)g.txt, g.txt_len,
+                                                          IMA_STREAM_AUTO, windows[w], steps[k],
+                                                          &slides, &err),
+                                          400);
+                        ck_assert_uint_ge(slides, (windows[w] ? 4 : 1));
+                }
+        }
+        /* auto-detection picks binary for the binary log */
+        ck_assert_uint_eq(stream_vs_whole(g.bin, g.bin_len, IMA_STREAM_AUTO, 0, 0, &slides, &err),
+                          400);
+        imagen_done(&g);
+}
+END_TEST
+
+/*
+ * A log cut inside its last entry, far past the first window: the error names that entry and the
+ * byte offset in the log (binary; ascii names the line), as the whole-buffer reader does; a log
+ * cut between entries reads to its end.
+ */
+START_TEST(test_stream_truncated_last_entry)
+{
+        struct attest_err err;
+        struct imagen g;
+        struct ima_reader rd;
+        struct ima_entry e;
+        unsigned slides;
+        size_t last = 0;
+        char want[128];
+        int x;
+
+        make_stream_log(&g, 300);
+        ima_reader_init_binary(&rd, g.bin, g.bin_len, NULL);
+        while (rd.idx < 299 && ima_reader_next(&rd, &e, &err) > 0)
+                last = rd_offset(&rd.r);
+        ck_assert_uint_gt(last, 2 * IMA_STREAM_WINDOW_MIN);
+        /* a cut in the header, in the template name, in the data */
+        for (size_t cut = last + 1; cut < g.bin_len; cut += (g.bin_len - last) / 3) {
+                ck_assert_uint_eq(stream_vs_whole(g.bin, cut, IMA_STREAM_BINARY,
+                                                  IMA_STREAM_WINDOW_MIN, 997, &slides, &err),
+                                  299);
+                ck_assert_int_eq(err.code, AE_IMA_TRUNCATED);
+                ck_assert_msg(strncmp(err.msg, "entry 299 at byte ", 18) == 0, "%s", err.msg);
+        }
+        /* the data length field of the last entry: its offset is named exactly */
+        {
+                uint32_t tlen;
+
+                memcpy(&tlen, g.bin + last + 24, 4);
+                size_t data_off = last + 28 + tlen;
+
+                ck_assert_uint_eq(stream_vs_whole(g.bin, data_off + 10, IMA_STREAM_BINARY, 0, 0,
+                                                  &slides, &err),
+                                  299);
+                snprintf(want, sizeof(want), "entry 299 at byte %zu: template data truncated",
+                         data_off);
+                ck_assert_str_eq(err.msg, want);
+        }
+        ck_assert_uint_eq(stream_vs_whole(g.bin, last, IMA_STREAM_BINARY, 0, 0, &slides, &err),
+                          299);
+        /* ascii: the last line without its newline */
+        x = (int)stream_vs_whole((const uint8_t *)g.txt, g.txt_len - 1, IMA_STREAM_ASCII,
+                                 IMA_STREAM_WINDOW_MIN, 4096, &slides, &err);
+        ck_assert_int_eq(x, 299);
+        ck_assert_int_eq(err.code, AE_IMA_TRUNCATED);
+        ck_assert_str_eq(err.msg, "line 300 field 1: last line has no newline");
+        ima_reader_done(&rd);
+        imagen_done(&g);
+}
+END_TEST
+
+/* A read that fails stops the stream with its errno and the byte offset, and it stays stopped. */
+START_TEST(test_stream_read_error)
+{
+        struct imagen g;
+        struct mem_src m;
+        struct ima_stream st;
+        struct ima_entry e;
+        struct attest_err err = {0};
+        uint64_t n = 0;
+        int x;
+
+        make_stream_log(&g, 300);
+        m = (struct mem_src){.p = g.bin, .len = g.bin_len, .step = 1000, .fail_at = 300000};
+        ck_assert_int_eq(
+                ima_stream_init(&st, IMA_STREAM_AUTO, IMA_STREAM_WINDOW_MIN, mem_read, &m, NULL),
+                0);
+        ck_assert_int_eq(st.rd.format, IMA_FORMAT_BINARY);
+        while ((x = ima_stream_next(&st, &e, &err)) > 0)
+                n++;
+        ck_assert_int_eq(x, -EIO);
+        ck_assert_int_eq(st.read_error, -EIO);
+        ck_assert_int_eq(err.code, AE_FILE);
+        ck_assert_str_eq(err.msg, "reading at byte 300000: Input/output error");
+        ck_assert_uint_gt(n, 0);
+        ck_assert_int_eq(ima_stream_next(&st, &e, &err), -EIO);
+        ima_stream_done(&st);
+        /* before the first window is full: init fails */
+        m = (struct mem_src){.p = g.bin, .len = g.bin_len, .step = 1000, .fail_at = 5000};
+        ck_assert_int_eq(ima_stream_init(&st, IMA_STREAM_AUTO, 0, mem_read, &m, NULL), -EIO);
+        imagen_done(&g);
+}
+END_TEST
+
 static Suite *ima_suite(void)
 {
         Suite *s = suite_create("ima");
         TCase *real = tcase_create("real"), *syn = tcase_create("synthetic"),
-              *sweep = tcase_create("sweep");
+              *sweep = tcase_create("sweep"), *stream = tcase_create("stream");
 
         tcase_add_test(real, test_real_logs_replay_to_their_pcrs_in_every_bank);
         tcase_add_test(real, test_ascii_and_binary_logs_decode_to_the_same_entries);
@@ -1212,10 +1448,15 @@ static Suite *ima_suite(void)
         tcase_add_test(sweep, test_truncation_at_every_byte);
         tcase_add_test(sweep, test_corruption_sweep_never_passes);
         tcase_add_test(sweep, test_deleted_and_reordered_entries_fail_replay);
+        tcase_add_test(stream, test_stream_reads_what_the_whole_buffer_reader_reads);
+        tcase_add_test(stream, test_stream_truncated_last_entry);
+        tcase_add_test(stream, test_stream_read_error);
         tcase_set_timeout(sweep, 600);
+        tcase_set_timeout(stream, 300);
         suite_add_tcase(s, real);
         suite_add_tcase(s, syn);
         suite_add_tcase(s, sweep);
+        suite_add_tcase(s, stream);
         return s;
 }
 
