@@ -137,7 +137,10 @@ expect 422 quote_nonce -- quote over an older nonce
 challenge
 quote "$nonce"
 sz=$(stat -c %s q.sig)
-printf '\x55' | dd of=q.sig bs=1 seek=$((sz - 10)) conv=notrunc 2>/dev/null
+# flip every bit of one signature byte (writing a fixed byte left it as it was when it already
+# had that value: 1 run in 256 sent the genuine signature)
+b=$(od -An -tu1 -j $((sz - 10)) -N1 q.sig | tr -d ' ')
+printf "\\x$(printf %02x $((b ^ 0xff)))" | dd of=q.sig bs=1 seek=$((sz - 10)) conv=notrunc 2>/dev/null
 evidence "$nonce" 28 28
 submit
 expect 422 quote_signature -- forged signature

@@ -33,7 +33,10 @@ expect ek_cert_mismatch "RSA certificate with the ECC EK" "$a/rsa.der" "$a/state
 expect ek_cert_mismatch "TPM a's certificate with TPM b's EK" "$a/rsa.der" "$a/state/ca" "$work/b/ek-rsa.pub"
 cp "$a/rsa.der" "$work/bad.der"
 n=$(stat -c %s "$work/bad.der")
-printf '\x00' | dd of="$work/bad.der" bs=1 seek=$((n - 20)) conv=notrunc status=none
+# flip every bit of one signature byte (swtpm signs anew each run: a fixed byte written over it
+# would leave the certificate genuine in 1 run of 256)
+b=$(od -An -tu1 -j $((n - 20)) -N1 "$work/bad.der" | tr -d ' ')
+printf "\\$(printf '%03o' $((b ^ 0xff)))" | dd of="$work/bad.der" bs=1 seek=$((n - 20)) conv=notrunc status=none
 expect ek_cert_untrusted "certificate with a corrupted signature" "$work/bad.der" "$a/state/ca" "$a/ek-rsa.pub"
 head -c 300 /dev/urandom >"$work/junk.der"
 expect ek_cert_malformed "random bytes as a certificate" "$work/junk.der" "$a/state/ca" "$a/ek-rsa.pub"
