@@ -1,5 +1,5 @@
 # The attestd benches' shared set-up (sourced by run-daemon.sh, compare.sh, profile.sh, soak.sh,
-# callgrind.sh, run-scale.sh, run-openloop.sh): certificates and an admin token in $work, and one
+# callgrind.sh, run-scale.sh, openloop.sh): certificates and an admin token in $work, and one
 # attestd (or http-floor) started with the bench's options, or several on one database.
 # The caller sets work (a scratch directory) and top; pin_d (an array, e.g. (taskset -c 0))
 # pins attestd when set.
@@ -93,6 +93,18 @@ scale_start() {
 }
 
 # scale_stop: stop the instances in pids[] and wait for them
+# scale_part ROWS MODE: one configuration of the scale benches (run-scale.sh, openloop.sh): rows
+# (where its table rows go) is ROWS, its scratch directory work is ROWS/MODE (certificates, token,
+# nonce key, logs), entered and set up; its attestd are stopped when the script exits.
+scale_part() {
+        rows=$1 work=$1/$2
+        mkdir -p "$work"
+        cd "$work" || return 1
+        bench_setup
+        pids=()
+        trap 'scale_stop' EXIT
+}
+
 scale_stop() {
         local p
         for p in ${pids[@]+"${pids[@]}"}; do kill "$p" 2>/dev/null || true; done

@@ -50,15 +50,10 @@ if [ -z "$mode" ]; then # the driver: SQLite here, PostgreSQL in a throwaway clu
 fi
 
 # one configuration (1-sqlite, or 2-pg under pg-run.sh: the rows' order), its scratch directory
-# bench-lib.sh's $work
-rows=$OPENLOOP_WORK work=$OPENLOOP_WORK/$mode
-mkdir -p "$work"
-cd "$work"
+# bench-lib.sh's scale_part
 # shellcheck source=bench-lib.sh
 . "$top/tests/bench/bench-lib.sh"
-bench_setup
-pids=()
-trap 'scale_stop' EXIT
+scale_part "$OPENLOOP_WORK" "$mode"
 
 if [ "$mode" = 1-sqlite ]; then
         name=sqlite-1 n=1 db=$work/attestd.db extra=()

@@ -37,15 +37,10 @@ if [ -z "$mode" ]; then # the driver: SQLite here, PostgreSQL in a throwaway clu
         exit 0
 fi
 
-# this part's scratch directory: bench-lib.sh's $work (certificates, token, nonce key, logs)
-rows=$SCALE_WORK work=$SCALE_WORK/$mode
-mkdir -p "$work"
-cd "$work"
+# this part's scratch directory: bench-lib.sh's scale_part (certificates, token, nonce key, logs)
 # shellcheck source=bench-lib.sh
 . "$top/tests/bench/bench-lib.sh"
-bench_setup
-pids=()
-trap 'scale_stop' EXIT
+scale_part "$SCALE_WORK" "$mode"
 
 # row NAME OUT [PGKEY]: the figures of one configuration (bench-daemon's lines OUT), with the
 # PostgreSQL counters the hook saved under PGKEY, printed and as a row in $rows/row-NAME
