@@ -11,7 +11,9 @@
 # PostgreSQL with one enrolment and then 1, 2 and 4 instances) is killed after SCALE_BUDGET / 2
 # seconds (default 175 in all).
 # Usage: run-scale.sh BUILD_DIR [SECONDS] [AGENTS] [ENTRIES]
-#   THREADS (attestd worker threads, default 4), CLIENT_THREADS (default 8)
+#   THREADS (attestd worker threads, default 4), CLIENT_THREADS (default 8), SCALE_SQLITE=0 (the
+#   PostgreSQL part only), PG_DELAY_US (attestd reaches PostgreSQL through tests/bench/delay-proxy,
+#   which holds each direction's bytes that long: a database across a network; db-delay.sh)
 set -euo pipefail
 build=$(cd "${1:?usage: run-scale.sh BUILD_DIR [SECONDS] [AGENTS] [ENTRIES]}" && pwd)
 secs=${2:-6} agents=${3:-10000} entries=${4:-3} mode=${5:-}
@@ -25,7 +27,9 @@ if [ -z "$mode" ]; then # the driver: SQLite here, PostgreSQL in a throwaway clu
         trap 'rm -rf "$work"' EXIT
         export SCALE_T0=${SCALE_T0:-$(date +%s)} SCALE_WORK=$work
         echo "# scale bench: $agents agents, $entries IMA entries a round, ${secs}s timed per configuration, attestd --threads $threads, $cthreads client threads, $(nproc) cores shared"
-        "$0" "$build" "$secs" "$agents" "$entries" sqlite || echo "# the SQLite part failed"
+        if [ "${SCALE_SQLITE:-1}" != 0 ]; then
+                "$0" "$build" "$secs" "$agents" "$entries" sqlite || echo "# the SQLite part failed"
+        fi
         "$top/tests/lib/pg-run.sh" --max-connections 100 -- \
                 "$0" "$build" "$secs" "$agents" "$entries" pg || echo "# the PostgreSQL part failed"
         echo
@@ -101,7 +105,21 @@ cat >pg-hook.sh <<HOOK
 HOOK
 chmod +x pg-hook.sh
 "$PGRUN_BIN/createdb" -h "$PGRUN_SOCK" -p "$PGRUN_PORT" -U attest scale
-bench "postgresql://attest@127.0.0.1:$PGRUN_PORT/scale" 4 "$pgpid"
+# PG_DELAY_US: attestd's connections go through the delay proxy (its CPU is not attestd's)
+dbport=$PGRUN_PORT proxy_pid=""
+if [ "${PG_DELAY_US:-0}" != 0 ]; then
+        "$build/tests/bench/delay-proxy" --to "$PGRUN_PORT" --delay-us "$PG_DELAY_US" >proxy.out &
+        proxy_pid=$!
+        trap 'scale_stop; kill "$proxy_pid" 2>/dev/null || true' EXIT
+        for _ in $(seq 100); do
+                dbport=$(awk '$1 == "port" { print $2 }' proxy.out)
+                [ -z "$dbport" ] || break
+                sleep 0.05
+        done
+        [ -n "$dbport" ] || { echo "# delay-proxy did not start" >&2; exit 1; }
+        echo "# PostgreSQL through delay-proxy: ${PG_DELAY_US} us each way (port $dbport)"
+fi
+bench "postgresql://attest@127.0.0.1:$dbport/scale" 4 "$pgpid"
 for n in 1 2 4; do
         part=$(awk -v n="$n" '/^phase / { on = ($2 == n ":") ; next } on' <<<"$out")
         row "postgresql-$n" "$part" "$n"
