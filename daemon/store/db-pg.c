@@ -55,10 +55,24 @@ static struct pg_stmt *pg_st(struct db_stmt *st)
         return DB_CONTAINER_OF(st, struct pg_stmt, base);
 }
 
+/* One host of the URL's host list, [h, end): loopback (or empty: the local socket)? */
+static bool pg_host_loopback(const char *h, const char *end)
+{
+        size_t n;
+
+        if (*h == '[')
+                return (size_t)(end - h) >= 5 && !strncmp(h, "[::1]", 5);
+        n = strcspn(h, ":,/?");
+        if (n > (size_t)(end - h))
+                n = (size_t)(end - h);
+        return (n == 9 && !strncmp(h, "localhost", 9)) || (n >= 4 && !strncmp(h, "127.", 4)) ||
+               n == 0;
+}
+
+/* Every host of the URL (one, or a list for failover: h1:p1,h2:p2) is loopback. */
 bool db_pg_loopback(const char *url)
 {
         const char *h = strstr(url, "://"), *at, *end;
-        size_t n;
 
         if (!h)
                 return false;
@@ -67,12 +81,15 @@ bool db_pg_loopback(const char *url)
         at = memchr(h, '@', (size_t)(end - h));
         if (at)
                 h = at + 1;
-        if (*h == '[') {
-                return !strncmp(h, "[::1]", 5);
+        for (;;) {
+                const char *comma = memchr(h, ',', (size_t)(end - h));
+
+                if (!pg_host_loopback(h, comma ? comma : end))
+                        return false;
+                if (!comma)
+                        return true;
+                h = comma + 1;
         }
-        n = strcspn(h, ":/?");
-        return (n == 9 && !strncmp(h, "localhost", 9)) || (n >= 4 && !strncmp(h, "127.", 4)) ||
-               n == 0;
 }
 
 /* libpq's message without its trailing newline, and never the connection string. */
