@@ -2,6 +2,7 @@
 /* The REST API's router: the route table, dispatch, and the response and request helpers. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,24 @@ void api_store_error(struct attestd *d, struct api_resp *r, int e, const char *w
                 api_error(d, r, 503, AE_STORE_BUSY,
                           "%s: no database connection free within %llu ms", what,
                           (unsigned long long)d->cfg.db_wait_ms);
+                return;
+        }
+        if (e == -ENOTCONN) {
+                /* the database is gone (PostgreSQL restarting, its primary lost and a standby
+                 * not yet promoted): the connection is tried again on its next use; one log line
+                 * a second at most however many requests fail */
+                static _Atomic int64_t last;
+                static atomic_uint_fast64_t quiet;
+                int64_t now = mono_ms(), l = atomic_load(&last);
+
+                if (now - l >= 1000 && atomic_compare_exchange_strong(&last, &l, now))
+                        log_warning("store: %s failed: the database is unreachable (%llu more "
+                                    "such failures since the last line)",
+                                    what, (unsigned long long)atomic_exchange(&quiet, 0));
+                else
+                        atomic_fetch_add(&quiet, 1);
+                r->retry_after = 1;
+                api_error(d, r, 503, AE_STORE_UNAVAILABLE, "%s: the database is unreachable", what);
                 return;
         }
         log_err("store: %s failed: %s", what, strerror(-e));

@@ -13,7 +13,9 @@
 #include <libpq-fe.h>
 
 #include "daemon/store/db-backend.h"
+#include "util/clock.h"
 #include "util/hex.h"
+#include "util/log.h"
 
 #define DB_PARAMS_MAX 32
 #define PG_BYTEA_OID 17
@@ -22,7 +24,8 @@
 struct pg_db {
         struct db base;
         PGconn *pg;
-        unsigned names; /* prepared statement names: s1, s2, ... */
+        unsigned names;  /* prepared statement names: s1, s2, ... */
+        int64_t lost_ms; /* when the connection was found broken (mono_ms), 0 while it is up */
 };
 
 struct pg_stmt {
@@ -55,10 +58,24 @@ static struct pg_stmt *pg_st(struct db_stmt *st)
         return DB_CONTAINER_OF(st, struct pg_stmt, base);
 }
 
+/* One host of the URL's host list, [h, end): loopback (or empty: the local socket)? */
+static bool pg_host_loopback(const char *h, const char *end)
+{
+        size_t n;
+
+        if (*h == '[')
+                return (size_t)(end - h) >= 5 && !strncmp(h, "[::1]", 5);
+        n = strcspn(h, ":,/?");
+        if (n > (size_t)(end - h))
+                n = (size_t)(end - h);
+        return (n == 9 && !strncmp(h, "localhost", 9)) || (n >= 4 && !strncmp(h, "127.", 4)) ||
+               n == 0;
+}
+
+/* Every host of the URL (one, or a list for failover: h1:p1,h2:p2) is loopback. */
 bool db_pg_loopback(const char *url)
 {
         const char *h = strstr(url, "://"), *at, *end;
-        size_t n;
 
         if (!h)
                 return false;
@@ -67,12 +84,15 @@ bool db_pg_loopback(const char *url)
         at = memchr(h, '@', (size_t)(end - h));
         if (at)
                 h = at + 1;
-        if (*h == '[') {
-                return !strncmp(h, "[::1]", 5);
+        for (;;) {
+                const char *comma = memchr(h, ',', (size_t)(end - h));
+
+                if (!pg_host_loopback(h, comma ? comma : end))
+                        return false;
+                if (!comma)
+                        return true;
+                h = comma + 1;
         }
-        n = strcspn(h, ":/?");
-        return (n == 9 && !strncmp(h, "localhost", 9)) || (n >= 4 && !strncmp(h, "127.", 4)) ||
-               n == 0;
 }
 
 /* libpq's message without its trailing newline, and never the connection string. */
@@ -95,6 +115,29 @@ static void pg_close(struct db *d)
         if (p->pg)
                 PQfinish(p->pg);
         free(p);
+}
+
+/* libpq's message on one line (its messages span several), for the log */
+static void pg_one_line(char *m)
+{
+        for (; *m; m++)
+                if (*m == '\n' || *m == '\t' || *m == '\r')
+                        *m = ' ';
+}
+
+/* A server notice or warning (libpq would write it to stderr as it is, over several lines): one
+ * log line. A backend that dies with its server sends one ("terminating connection due to
+ * unexpected postmaster exit"). */
+static void pg_notice(void *arg, const char *message)
+{
+        char line[512];
+
+        (void)arg;
+        snprintf(line, sizeof(line), "%s", message);
+        pg_one_line(line);
+        for (size_t n = strlen(line); n > 0 && line[n - 1] == ' ';)
+                line[--n] = '\0';
+        log_info("store: PostgreSQL: %s", line);
 }
 
 static int pg_open(const char *target, const char *password, struct db **ret,
@@ -134,6 +177,7 @@ static int pg_open(const char *target, const char *password, struct db **ret,
                 pg_close(&p->base);
                 return e;
         }
+        PQsetNoticeProcessor(p->pg, pg_notice, NULL);
         *ret = &p->base;
         return 0;
 }
@@ -148,16 +192,37 @@ static bool pg_ok(struct db *d)
         return PQstatus(pg_db(d)->pg) == CONNECTION_OK;
 }
 
+/*
+ * A broken connection (server restart, the primary lost) connected again, to whichever host of
+ * the URL now takes it (target_session_attrs). One log line when the connection is found lost
+ * and one when it is back, per connection: not one per failed attempt during an outage.
+ */
 static int pg_reconnect(struct db *d)
 {
-        PGconn *c = pg_db(d)->pg;
+        struct pg_db *p = pg_db(d);
+        PGconn *c = p->pg;
+        int64_t now;
 
         if (PQstatus(c) == CONNECTION_OK)
                 return 0;
+        now = mono_ms();
+        if (!p->lost_ms) {
+                p->lost_ms = now > 0 ? now : 1;
+                pg_msg(p, "PostgreSQL connection lost");
+                pg_one_line(p->base.msg);
+                log_warning("store: %s; connecting again", p->base.msg);
+        }
         PQreset(c);
         /* the new session has none of the old one's prepared statements nor locks */
         __atomic_fetch_add(&d->gen, 1, __ATOMIC_RELEASE);
-        return PQstatus(c) == CONNECTION_OK ? 0 : -EIO;
+        if (PQstatus(c) != CONNECTION_OK)
+                return -EIO;
+        log_notice("store: PostgreSQL connected again (%s:%s), %lld ms after the connection was "
+                   "found lost",
+                   PQhost(c) ? PQhost(c) : "?", PQport(c) ? PQport(c) : "?",
+                   (long long)(mono_ms() - p->lost_ms));
+        p->lost_ms = 0;
+        return 0;
 }
 
 /* the server's WAL is not this process's to count */

@@ -45,7 +45,8 @@ struct db_stmt;
 
 /* A URL of PostgreSQL (postgresql:// or postgres://), not a file path. */
 bool db_is_pg(const char *target);
-/* Whether a PostgreSQL URL names a loopback host (or none: the local socket). */
+/* Whether every host a PostgreSQL URL names (one, or the list of a multi-host URL) is a loopback
+ * host (or none: the local socket). */
 bool db_pg_loopback(const char *url);
 
 /*

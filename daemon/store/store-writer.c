@@ -30,6 +30,13 @@ static void count_wal_pages(struct store *s, struct conn *c)
                 atomic_fetch_add(&s->wal_pages, n);
 }
 
+/* -EIO from a connection that is now broken (the server gone, a failover): -ENOTCONN, which
+ * the API answers 503 store_unavailable (try again shortly), not 500 */
+static int unreachable(struct conn *c, int rc)
+{
+        return rc == -EIO && !db_ok(c->db) ? -ENOTCONN : rc;
+}
+
 void *store_writer_main(void *arg)
 {
         struct store *s = arg;
@@ -102,6 +109,10 @@ void *store_writer_main(void *arg)
                                 j->rc = -EIO;
                 }
                 count_wal_pages(s, &s->writer);
+                /* a failure because the database is gone (the connection broke): -ENOTCONN */
+                if (!db_ok(s->writer.db))
+                        for (struct job *j = batch; j; j = j->next)
+                                j->rc = unreachable(&s->writer, j->rc);
 
                 /* wake exactly the callers of this batch (a broadcast woke every thread
                  * waiting, also those whose jobs were still queued, to sleep again) */
@@ -205,6 +216,7 @@ static int write_job(struct store *s, int (*fn)(struct conn *c, void *arg), void
                         atomic_fetch_add(&s->writes, 1);
                 }
                 count_wal_pages(s, c);
+                rc = unreachable(c, rc);
                 conn_put(s, c);
                 return rc;
         }
@@ -221,6 +233,7 @@ static int write_job(struct store *s, int (*fn)(struct conn *c, void *arg), void
                 }
                 count_wal_pages(s, c);
         }
+        rc = unreachable(c, rc);
         conn_put(s, c);
         return rc;
 }
@@ -243,8 +256,7 @@ int store_read(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg)
 
         if (!c)
                 return -EAGAIN;
-        rc = fn(c, arg);
-
+        rc = unreachable(c, fn(c, arg));
         conn_put(s, c);
         return rc;
 }

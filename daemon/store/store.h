@@ -10,7 +10,9 @@
  *
  * Errors: -ENOENT no such agent/policy, -EEXIST duplicate, -EBUSY policy bound to an agent,
  * -ESTALE the agent changed under a concurrent submission, -EIO database failure (err says),
- * -EBADMSG a row holds an agent state daemon/agent-state.h does not name (never defaulted).
+ * -ENOTCONN the database connection broke (PostgreSQL gone or failing over; the next call
+ * connects again), -EBADMSG a row holds an agent state daemon/agent-state.h does not name (never
+ * defaulted).
  */
 #ifndef ATTESTD_STORE_H
 #define ATTESTD_STORE_H

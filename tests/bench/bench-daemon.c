@@ -12,8 +12,16 @@
  *
  * Several attestd instances on one database: --url repeated (at most 8); agent i attests at
  * URL i mod n (challenge and evidence to the same one), and is enrolled there. --acks FILE writes
- * one line per 200 the bench saw, "ID ENTRIES" (the agent's log length the verdict covered), for
- * a test to find every acknowledged verdict in the results afterwards. With --pid (repeatable:
+ * one line per 200 the bench saw, "ID ENTRIES MS URL" (the agent's log length the verdict
+ * covered, the wall-clock time in ms since the epoch, the instance that answered), for a test to
+ * find every acknowledged verdict in the results afterwards. --errors FILE writes one line per
+ * answer that was not the one expected (a challenge not 201, evidence not 200), "MS ID STEP STATUS
+ * ERROR" (STEP challenge or evidence, STATUS the HTTP status or 0 for no answer, ERROR the JSON
+ * error code or -), and
+ * --retry-ms MS makes a thread pause that long after a failed round (a database outage:
+ * docs/scaling.md "Failover"). A simulated agent whose round failed without the server taking
+ * it resends those entries in its next round, from the ima_offset the challenge asks for, as
+ * the real agent does. With --pid (repeatable:
  * every attestd, and the PostgreSQL server's processes) the CPU is their sum. Enrolment (not
  * timed) runs on all --threads in parallel. --pid-tree PID (the PostgreSQL postmaster) adds a
  * separate CPU figure for PID and all its children (live ones, and the reaped ones through
@@ -45,7 +53,8 @@
  * bench-daemon --url URL [--url URL]... --ca CA.pem --token ADMIN [--agents N] [--threads T]
  *              [--entries E] [--seconds S] [--rounds R] [--rsa] [--pid PID]... [--acks FILE]
  *              [--rates R[%],...] [--open-seconds S] [--arrivals poisson|even]
- *              [--inflight N] [--lag-ms MS] [--seed N] [--warm]
+ *              [--inflight N] [--lag-ms MS] [--seed N] [--warm] [--errors FILE]
+ *              [--retry-ms MS]
  */
 #include <dirent.h>
 #include <errno.h>
@@ -80,7 +89,7 @@
 #define RATES_MAX 16
 
 struct opts {
-        const char *urls[URLS_MAX], *ca, *token, *acks;
+        const char *urls[URLS_MAX], *ca, *token, *acks, *errors;
         unsigned nurls, agents, threads, entries, seconds, rounds, npids;
         unsigned pids[PIDS_MAX], pid_tree;
         const char *metrics[8], *hook;
@@ -88,7 +97,8 @@ struct opts {
         unsigned phases[URLS_MAX], nphases; /* --phases: URLs in use per timed part */
         _Atomic unsigned active;            /* URLs in use now */
         bool rsa, warm;
-        FILE *ackf;
+        unsigned retry_ms;
+        FILE *ackf, *errf;
         pthread_mutex_t ack_lock;
         /* open loop: --rates (pct: of the closed-loop capacity), --open-seconds, --arrivals even,
          * --inflight, --lag-ms (in us), --seed */
@@ -104,6 +114,11 @@ struct agent {
         EVP_PKEY_CTX *sign;  /* initialised once: each round signs a SHA-256 digest with it */
         uint8_t pcr[11][32]; /* sha256 PCRs 0-10 */
         uint64_t clock, entries, rounds;
+        /* the entries from acked (the server's ima_offset at the last challenge that matched)
+         * to entries, binary: what the next round resends when the server did not take them */
+        uint64_t acked;
+        uint8_t *pending;
+        size_t pending_len;
         atomic_bool busy; /* open loop: a round of this agent is scheduled or under way */
 };
 
@@ -420,14 +435,51 @@ static int grow_log(struct worker *w, struct agent *a, struct evidence *ev)
                 }
         }
         ima_reader_done(&rd);
-        ev->ima_offset = a->entries;
-        ev->ima_format = IMA_FORMAT_BINARY;
-        ev->ima = g.bin;
-        ev->ima_len = g.bin_len;
-        a->entries += g.entries;
-        g.bin = NULL;
+        /* the evidence: every entry the server has not taken yet, the new ones last */
+        if (r >= 0) {
+                uint8_t *np = realloc(a->pending, a->pending_len + g.bin_len);
+
+                if (!np || !(ev->ima = malloc(a->pending_len + g.bin_len))) {
+                        if (np)
+                                a->pending = np;
+                        imagen_done(&g);
+                        return -ENOMEM;
+                }
+                a->pending = np;
+                memcpy(a->pending + a->pending_len, g.bin, g.bin_len);
+                a->pending_len += g.bin_len;
+                memcpy(ev->ima, a->pending, a->pending_len);
+                ev->ima_len = a->pending_len;
+                ev->ima_offset = a->acked;
+                ev->ima_format = IMA_FORMAT_BINARY;
+                a->entries += g.entries;
+        }
         imagen_done(&g);
         return r;
+}
+
+static uint64_t wall_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* --errors: one line for an answer that was not the one expected */
+static void log_error(struct worker *w, const struct agent *a, const char *step, long code)
+{
+        char e[64];
+
+        if (!w->o->errf)
+                return;
+        if (json_str(w->resp.p, "error", e, sizeof(e)) < 0)
+                snprintf(e, sizeof(e), "-");
+        pthread_mutex_lock((pthread_mutex_t *)&w->o->ack_lock);
+        fprintf(w->o->errf, "%llu %s %s %ld %s\n", (unsigned long long)wall_ms(), a->id, step, code,
+                e);
+        fflush(w->o->errf);
+        pthread_mutex_unlock((pthread_mutex_t *)&w->o->ack_lock);
 }
 
 static int one_round(struct worker *w, struct agent *a)
@@ -440,12 +492,24 @@ static int one_round(struct worker *w, struct agent *a)
         int r = -EIO;
 
         snprintf(path, sizeof(path), "/v1/agents/%s/challenges", a->id);
-        if ((code = post(w, path, "{}", false)) != 201)
+        if ((code = post(w, path, "{}", false)) != 201) {
+                log_error(w, a, "challenge", code);
                 return -EIO;
+        }
         if (json_str(w->resp.p, "nonce", nhex, sizeof(nhex)) < 0 ||
             hex_decode(nhex, strlen(nhex), ev.nonce, sizeof(ev.nonce), &ev.nonce_len) < 0 ||
-            json_u64(w->resp.p, "ima_offset", &offset) < 0 || offset != a->entries)
+            json_u64(w->resp.p, "ima_offset", &offset) < 0)
                 return -EIO;
+        /* the server took every entry (the last round was judged, answered or not): none is
+         * pending; it asks from the first pending one (the last round was not taken): they
+         * are sent again; anything else the bench cannot make */
+        if (offset == a->entries) {
+                a->acked = offset;
+                a->pending_len = 0;
+        } else if (offset != a->acked) {
+                log_error(w, a, "offset", 0);
+                return -EIO;
+        }
         if (grow_log(w, a, &ev) < 0 || make_quote(w->o, a, ev.nonce, ev.nonce_len, &ev) < 0)
                 goto out;
         for (int i = 0; i <= 10; i++)
@@ -455,9 +519,16 @@ static int one_round(struct worker *w, struct agent *a)
                 goto out;
         snprintf(path, sizeof(path), "/v1/agents/%s/evidence", a->id);
         code = post(w, path, body, false);
+        if (code == 200) {
+                a->acked = a->entries;
+                a->pending_len = 0;
+        } else {
+                log_error(w, a, "evidence", code);
+        }
         if (code == 200 && w->o->ackf) {
                 pthread_mutex_lock((pthread_mutex_t *)&w->o->ack_lock);
-                fprintf(w->o->ackf, "%s %llu\n", a->id, (unsigned long long)a->entries);
+                fprintf(w->o->ackf, "%s %llu %llu %s\n", a->id, (unsigned long long)a->entries,
+                        (unsigned long long)wall_ms(), w->url ? w->url : w->o->urls[0]);
                 fflush(w->o->ackf);
                 pthread_mutex_unlock((pthread_mutex_t *)&w->o->ack_lock);
         }
@@ -496,6 +567,13 @@ static void *worker_main(void *arg)
                         r = one_round(w, a);
                         if (r < 0) {
                                 w->errors++;
+                                if (w->o->retry_ms) {
+                                        struct timespec ts = {
+                                                .tv_sec = w->o->retry_ms / 1000,
+                                                .tv_nsec = (long)(w->o->retry_ms % 1000) * 1000000};
+
+                                        nanosleep(&ts, NULL);
+                                }
                                 continue;
                         }
                         a->rounds++;
@@ -1110,6 +1188,8 @@ int main(int argc, char **argv)
                 {"lag-ms", required_argument, NULL, 'L'},
                 {"seed", required_argument, NULL, 'z'},
                 {"warm", no_argument, NULL, 'W'},
+                {"errors", required_argument, NULL, 'E'},
+                {"retry-ms", required_argument, NULL, 'Y'},
                 {0},
         };
         struct opts o = {.agents = 64,
@@ -1151,6 +1231,12 @@ int main(int argc, char **argv)
                         break;
                 case 'A':
                         o.acks = optarg;
+                        break;
+                case 'E':
+                        o.errors = optarg;
+                        break;
+                case 'Y':
+                        o.retry_ms = (unsigned)strtoul(optarg, NULL, 10);
                         break;
                 case 'H':
                         o.hook = optarg;
@@ -1294,6 +1380,8 @@ int main(int argc, char **argv)
                 free(s.resp.p);
         }
         if (o.acks && !(o.ackf = fopen(o.acks, "we")))
+                return 1;
+        if (o.errors && !(o.errf = fopen(o.errors, "we")))
                 return 1;
         pthread_mutex_init(&o.ack_lock, NULL);
         for (unsigned t = 0; t < o.threads; t++) {
@@ -1519,9 +1607,12 @@ int main(int argc, char **argv)
         }
         if (o.ackf)
                 fclose(o.ackf);
+        if (o.errf)
+                fclose(o.errf);
         for (unsigned i = 0; i < o.agents; i++) {
                 EVP_PKEY_CTX_free(agents[i].sign);
                 EVP_PKEY_free(agents[i].key);
+                free(agents[i].pending);
         }
         free(agents);
         free(w);

@@ -2,7 +2,8 @@
 /*
  * attestd's modules in-process (Check): stateless nonces (MAC over every byte, TTL, agent
  * binding, shared key, distinct errors), the nonce key file, the failure rate limit, tokens file
- * parser and lookup, the config table (file + flags, errors naming file:line), the metrics text
+ * parser and lookup, the config table (file + flags, errors naming file:line), PostgreSQL URLs
+ * (multi-host, passwords refused, loopback for sslmode), the metrics text
  * and the store (migrations, versions, retention, optimistic seq, pending credentials, one
  * identity per EK, decommission, consumed nonces, file modes).
  */
@@ -22,6 +23,7 @@
 #include "daemon/metrics.h"
 #include "daemon/nonce.h"
 #include "daemon/ratelimit.h"
+#include "daemon/store/db.h"
 #include "daemon/store/store.h"
 #include "store-target.h"
 
@@ -282,6 +284,77 @@ START_TEST(test_config_file_then_flags)
         char *unknown[] = {"attestd", "--config", path, "--colour", NULL};
         ck_assert_int_eq(config_load(4, unknown, &c, &err), -EINVAL);
         unlink(path);
+}
+END_TEST
+
+/* --db with the config file path given: 0 or the error (err says) */
+static int load_db(const char *path, const char *db, const char *pwfile, struct config *c,
+                   struct attest_err *err)
+{
+        char *argv[] = {"attestd",  "--config",           (char *)path,   "--db",
+                        (char *)db, "--db-password-file", (char *)pwfile, NULL};
+
+        return config_load(pwfile ? 7 : 5, argv, c, err);
+}
+
+/*
+ * PostgreSQL URLs (docs/scaling.md "Failover"): a multi-host URL is taken as given (libpq tries
+ * its hosts in turn, target_session_attrs picks the one taking writes); every refusal of a
+ * password in the URL holds for it too; sslmode defaults to prefer only when every host listed
+ * is loopback (one remote host among them: require).
+ */
+START_TEST(test_config_db_urls)
+{
+        char path[] = "/tmp/attestd-conf.XXXXXX";
+        int fd = mkstemp(path);
+        const char *ha = "postgresql://attest@127.0.0.1:5432,127.0.0.1:5433/attestd?"
+                         "target_session_attrs=read-write";
+        struct config c;
+        struct attest_err err = {0};
+
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        ck_assert_int_eq(load_db(path, ha, NULL, &c, &err), 0);
+        ck_assert_str_eq(c.db, ha);
+        ck_assert_int_eq(load_db(path, ha, "/etc/attestd/db.password", &c, &err), 0);
+        ck_assert_int_eq(
+                load_db(path, "postgres://attest@db1:5432,db2:5432/attestd", NULL, &c, &err), 0);
+        /* a password in the URL: refused, one host or several, in the userinfo or a parameter */
+        const char *pw[] = {
+                "postgresql://attest:secret@127.0.0.1:5432/attestd",
+                "postgresql://attest:secret@127.0.0.1:5432,127.0.0.1:5433/attestd",
+                "postgres://attest:secret@db1,db2/attestd?target_session_attrs=read-write",
+                "postgresql://attest@127.0.0.1:5432,127.0.0.1:5433/attestd?password=secret",
+                "postgresql://attest@db1,db2/attestd?target_session_attrs=read-write&"
+                "password=secret",
+        };
+        for (size_t i = 0; i < sizeof(pw) / sizeof(pw[0]); i++) {
+                memset(&err, 0, sizeof(err));
+                ck_assert_int_eq(load_db(path, pw[i], NULL, &c, &err), -EINVAL);
+                ck_assert_ptr_nonnull(strstr(err.msg, "password in the URL"));
+        }
+        /* the password file goes with a URL only */
+        ck_assert_int_eq(
+                load_db(path, "/var/lib/attestd/attestd.db", "/etc/attestd/db.password", &c, &err),
+                -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err.msg, "db-password-file"));
+        unlink(path);
+
+        /* loopback (sslmode prefer) only when every host is */
+        ck_assert(db_pg_loopback("postgresql://attest@127.0.0.1:5432/attestd"));
+        ck_assert(db_pg_loopback("postgresql://localhost/attestd"));
+        ck_assert(db_pg_loopback("postgresql:///attestd"));
+        ck_assert(db_pg_loopback("postgresql://[::1]:5432/attestd"));
+        ck_assert(db_pg_loopback(ha));
+        ck_assert(db_pg_loopback("postgresql://127.0.0.1,localhost:5433,[::1]:5434/a?x=y"));
+        ck_assert(db_pg_loopback("postgresql://attest@127.0.0.2:1,127.9.9.9/attestd"));
+        ck_assert(!db_pg_loopback("postgresql://attest@db.example:5432/attestd"));
+        ck_assert(!db_pg_loopback("postgresql://attest@127.0.0.1:5432,db.example:5432/attestd"));
+        ck_assert(!db_pg_loopback("postgresql://attest@db.example:5432,127.0.0.1:5432/attestd"));
+        ck_assert(!db_pg_loopback("postgresql://127.0.0.1,localhost,10.0.0.7/attestd"));
+        ck_assert(!db_pg_loopback("postgresql://[::1]:5432,[2001:db8::1]:5432/attestd"));
+        ck_assert(!db_pg_loopback("postgresql://localhost.example,127.0.0.1/attestd"));
+        ck_assert(!db_pg_loopback("/var/lib/attestd/attestd.db"));
 }
 END_TEST
 
@@ -1167,6 +1240,7 @@ int main(void)
         tcase_add_test(tc, test_store_identity_decommission_nonces);
         tcase_add_test(tc, test_tokens_roles_and_errors);
         tcase_add_test(tc, test_config_file_then_flags);
+        tcase_add_test(tc, test_config_db_urls);
         tcase_add_test(tc, test_metrics_text);
         tcase_add_test(tc, test_store_migrates_pending_enrolments);
         tcase_add_test(tc, test_store_admin_queries);
