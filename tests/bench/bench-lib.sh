@@ -92,7 +92,6 @@ scale_start() {
         done
 }
 
-# scale_stop: stop the instances in pids[] and wait for them
 # scale_part ROWS MODE: one configuration of the scale benches (run-scale.sh, openloop.sh): rows
 # (where its table rows go) is ROWS, its scratch directory work is ROWS/MODE (certificates, token,
 # nonce key, logs), entered and set up; its attestd are stopped when the script exits.
@@ -105,6 +104,7 @@ scale_part() {
         trap 'scale_stop' EXIT
 }
 
+# scale_stop: stop the instances in pids[] and wait for them
 scale_stop() {
         local p
         for p in ${pids[@]+"${pids[@]}"}; do kill "$p" 2>/dev/null || true; done
