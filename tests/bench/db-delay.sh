@@ -3,7 +3,8 @@
 # across the network"): run-scale.sh's PostgreSQL part (1, 2 and 4 attestd on one database,
 # AGENTS simulated agents) with attestd's connections through tests/bench/delay-proxy holding each
 # direction's bytes DELAYS microseconds (default "0 500 1000": loopback, then 1 and 2 ms of round
-# trip), one table: rate, latency, CPU per attestation, statements per attestation. This
+# trip), one table: rate, latency, CPU per attestation, statements per attestation. The agents'
+# first rounds (status changes, webhook events) run untimed first (SCALE_WARM=0: timed too). This
 # machine's kernel has no netem, hence the proxy (its own CPU is not counted as attestd's).
 # Figures only, never fails on timing; not in tests/bench/run.sh (about 3 minutes).
 # Usage: db-delay.sh BUILD_DIR [SECONDS] [AGENTS] [ENTRIES]   (DELAYS, SCALE_BUDGET per delay)
@@ -18,7 +19,7 @@ echo "# db-delay: $agents agents, ${secs}s per part, delays (us each way): ${DEL
 printf '%-9s %-14s %8s %8s %8s %11s %12s %7s %6s %9s %7s\n' "delay us" config att/s "p50 ms" \
         "p99 ms" "attestd ms" "postgres ms" stmts xacts "WAL B" errors >"$out.table"
 for d in ${DELAYS:-0 500 1000}; do
-        SCALE_SQLITE=0 PG_DELAY_US=$d "$top/tests/bench/run-scale.sh" "$build" "$secs" "$agents" \
+        SCALE_SQLITE=0 SCALE_WARM=${SCALE_WARM:-1} PG_DELAY_US=$d "$top/tests/bench/run-scale.sh" "$build" "$secs" "$agents" \
                 "$entries" >"$out" 2>&1 || true
         grep -E '^# (PostgreSQL through|bench-daemon reported|the PostgreSQL part failed)' "$out" || true
         awk -v d="$d" '/^postgresql-[0-9]/ { printf "%-9s %s\n", d, $0 }' "$out" >>"$out.table"

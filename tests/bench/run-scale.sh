@@ -13,7 +13,9 @@
 # Usage: run-scale.sh BUILD_DIR [SECONDS] [AGENTS] [ENTRIES]
 #   THREADS (attestd worker threads, default 4), CLIENT_THREADS (default 8), SCALE_SQLITE=0 (the
 #   PostgreSQL part only), PG_DELAY_US (attestd reaches PostgreSQL through tests/bench/delay-proxy,
-#   which holds each direction's bytes that long: a database across a network; db-delay.sh)
+#   which holds each direction's bytes that long: a database across a network; db-delay.sh),
+#   SCALE_WARM=1 (bench-daemon --warm: every agent's first round, the one that changes its status
+#   and writes a webhook event, before the timed parts, so they time following rounds only)
 set -euo pipefail
 build=$(cd "${1:?usage: run-scale.sh BUILD_DIR [SECONDS] [AGENTS] [ENTRIES]}" && pwd)
 secs=${2:-6} agents=${3:-10000} entries=${4:-3} mode=${5:-}
@@ -80,6 +82,7 @@ bench() {
         if [ -n "$pgpid" ]; then
                 args+=(--pid-tree "$pgpid" --hook "$work/pg-hook.sh" --phases 1,2,4)
         fi
+        [ "${SCALE_WARM:-0}" = 0 ] || args+=(--warm)
         out=$(timeout "$((budget / 2))" "$build/tests/bench/bench-daemon" "${args[@]}" --ca certs/ca.pem --token "$tok" \
                 --agents "$agents" --threads "$cthreads" --entries "$entries" \
                 --seconds "$secs" --metric "$metric" 2>"bench-$n.err") ||
