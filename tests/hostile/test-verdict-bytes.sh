@@ -33,12 +33,7 @@ kill_at_exit agent_pid
 # ---- the receiver ----
 rx_pid=""
 kill_at_exit rx_pid
-mkdir rx
-python3 "$TOP/tests/lib/webhook-receiver.py" --cert certs/server.pem --key certs/server.key \
-        --secret secret --dir rx --port 0 2>>rx/stderr &
-rx_pid=$!
-for _ in $(seq 100); do [ -s rx/port ] && break; nap 0.05; done
-[ -s rx/port ] || fail "the receiver did not start: $(cat rx/stderr)"
+webhook_rx --port 0
 # wait_event TYPE N: the receiver holds N events of TYPE (bounded: 20 s)
 wait_event() {
         for _ in $(seq 200); do

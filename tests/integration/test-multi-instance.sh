@@ -36,12 +36,7 @@ cd "$work"
 # ---- the webhook receiver ----
 rx_pid="" bench_pid=""
 kill_at_exit rx_pid bench_pid
-mkdir rx
-python3 "$TOP/tests/lib/webhook-receiver.py" --cert certs/server.pem --key certs/server.key \
-        --secret secret --dir rx 2>rx/stderr &
-rx_pid=$!
-for _ in $(seq 100); do [ -s rx/port ] && break; nap 0.05; done
-[ -s rx/port ] || fail "the receiver did not start: $(cat rx/stderr)"
+webhook_rx
 
 # ---- the instances ----
 declare -A ports pids

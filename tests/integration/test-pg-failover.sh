@@ -40,15 +40,10 @@ pg1() { (cd / && ${PGRUN_AS} "$PGRUN_BIN/psql" -qtAX -h "$PGRUN_SOCK" -p "$PGRUN
 pg2() { (cd / && ${PGRUN_AS} "$PGRUN_BIN/psql" -qtAX -h "$PGRUN_STANDBY_SOCK" -p "$PGRUN_STANDBY_PORT" -U attest -d attestd -c "$1"); }
 
 # ---- the webhook receiver ----
+# shellcheck disable=SC2034 # set by webhook_rx, killed at exit (kill_at_exit)
 rx_pid="" bench_pid="" enrol_pid=""
 kill_at_exit rx_pid bench_pid enrol_pid
-mkdir rx
-python3 "$TOP/tests/lib/webhook-receiver.py" --cert certs/server.pem --key certs/server.key \
-        --secret secret --dir rx 2>rx/stderr &
-# shellcheck disable=SC2034 # killed at exit (kill_at_exit)
-rx_pid=$!
-for _ in $(seq 100); do [ -s rx/port ] && break; nap 0.05; done
-[ -s rx/port ] || fail "the receiver did not start: $(cat rx/stderr)"
+webhook_rx
 
 # ---- the instances, on both servers' URL ----
 declare -A ports pids

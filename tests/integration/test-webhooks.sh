@@ -40,12 +40,7 @@ kill_at_exit rx_pid
 mkdir rx
 # rx_start [--status CODE]: the receiver on its port (a free one the first time)
 rx_start() {
-        rm -f rx/port
-        python3 "$TOP/tests/lib/webhook-receiver.py" --cert certs/server.pem --key certs/server.key \
-                --secret secret --dir rx --port "$rx_port" "$@" 2>>rx/stderr &
-        rx_pid=$!
-        for _ in $(seq 100); do [ -s rx/port ] && break; nap 0.05; done
-        [ -s rx/port ] || fail "the receiver did not start: $(cat rx/stderr)"
+        webhook_rx --port "$rx_port" "$@"
         rx_port=$(cat rx/port)
 }
 rx_stop() { kill "$rx_pid"; wait "$rx_pid" 2>/dev/null || true; rx_pid=""; }

@@ -100,6 +100,20 @@ kill_at_exit() {
         for v; do at_exit kill_var "$v"; done
 }
 
+# webhook_rx [ARGS...]: tests/lib/webhook-receiver.py in the background on rx/ of the working
+# folder (certs/server.pem and .key, the HMAC secret in ./secret; ARGS: --port, --status ...),
+# its pid in rx_pid (the caller kills it at exit: kill_at_exit rx_pid), its port in rx/port once
+# it listens (fails after 5 s)
+webhook_rx() {
+        mkdir -p rx
+        rm -f rx/port
+        python3 "$TOP/tests/lib/webhook-receiver.py" --cert certs/server.pem --key certs/server.key \
+                --secret secret --dir rx "$@" 2>>rx/stderr &
+        rx_pid=$!
+        for _ in $(seq 100); do [ -s rx/port ] && break; nap 0.05; done
+        [ -s rx/port ] || fail "the receiver did not start: $(cat rx/stderr)"
+}
+
 cleanup_lib() {
         local rc=$? h
         set +e # a failing clean-up under set -e would end the trap here
