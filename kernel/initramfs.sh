@@ -41,7 +41,7 @@ For live attestation (kernel/README.md, "Live attestation") the image can also c
   --add SRC:DST     copy the host file SRC into the image as DST (an absolute path; repeatable):
                     the agent's config, the verifier's CA, the enrolment token, a forged log line
   --modules DIR     the kernel's modules as kernel/build.sh installs them (DIR/lib/modules/<release>)
-                    into /lib/modules, for the 'insmod' and 'rmmod' steps (default: the 'modules'
+                    into /lib/modules, for the modprobe and rmmod steps (default: the 'modules'
                     folder next to the mdp binary, when there is one)
 
 options:
