@@ -117,17 +117,14 @@ static void conn_free(struct conn **list, struct conn *c)
 /* read what side s has into its outgoing direction; false on an error (close the pair) */
 static bool pull(struct conn *c, int s, uint64_t now)
 {
+        static unsigned char buf[CHUNK_MAX]; /* one thread: read here, then keep what came */
         struct dir *d = &c->d[s];
 
         while (!d->eof && d->queued < cap) {
-                struct chunk *k = malloc(sizeof(*k) + CHUNK_MAX);
-                ssize_t n;
+                struct chunk *k;
+                ssize_t n = read(d->src, buf, sizeof(buf));
 
-                if (!k)
-                        return false;
-                n = read(d->src, k->data, CHUNK_MAX);
                 if (n <= 0) {
-                        free(k);
                         if (n == 0) {
                                 d->eof = true;
                                 break;
@@ -136,6 +133,10 @@ static bool pull(struct conn *c, int s, uint64_t now)
                                 break;
                         return false;
                 }
+                /* a chunk of the bytes read, not of the buffer: memory follows --cap */
+                if (!(k = malloc(sizeof(*k) + (size_t)n)))
+                        return false;
+                memcpy(k->data, buf, (size_t)n);
                 k->next = NULL;
                 k->due = now + delay_ns;
                 k->len = (size_t)n;
