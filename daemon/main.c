@@ -295,7 +295,9 @@ static int run(struct attestd *d)
             (e = ratelimit_new((unsigned)d->cfg.activation_failures_max, 60000,
                                &d->activation_rl)) < 0 ||
             (e = ratelimit_new(1, 60000, &d->enrol_log_rl)) < 0 ||
-            (e = akcache_new(1000000, &d->aks)) < 0 || (e = listen_socket(d, &fd)) < 0) {
+            (e = akcache_new(1000000, &d->aks)) < 0 ||
+            (e = rowstash_new(ROWSTASH_ROWS_MAX, ROWSTASH_BYTES_MAX, &d->rows)) < 0 ||
+            (e = listen_socket(d, &fd)) < 0) {
                 file_free_secret(key, key_len);
                 close(sfd);
                 return e;
@@ -473,6 +475,7 @@ int main(int argc, char **argv)
         d.activation_rl = ratelimit_free(d.activation_rl);
         d.enrol_log_rl = ratelimit_free(d.enrol_log_rl);
         d.aks = akcache_free(d.aks);
+        d.rows = rowstash_free(d.rows);
         d.policies = policy_cache_free(d.policies);
         d.tokens = auth_free(d.tokens);
         d.ear = ear_signer_free(d.ear);

@@ -49,6 +49,11 @@ void metrics_replayed(struct metrics *m, uint64_t entries)
         atomic_fetch_add(&m->ima_entries_replayed, entries);
 }
 
+void metrics_evidence_row(struct metrics *m, bool kept)
+{
+        atomic_fetch_add(&m->evidence_rows[kept], 1);
+}
+
 void metrics_request(struct metrics *m)
 {
         atomic_fetch_add(&m->requests, 1);
@@ -256,6 +261,14 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
         for (unsigned i = 0; i < METRICS_RESET__COUNT; i++)
                 fprintf(f, "attestd_replay_resets_total{reason=\"%s\"} %llu\n", reset_names[i],
                         (unsigned long long)atomic_load(&m->replay_resets[i]));
+        fprintf(f,
+                "# HELP attestd_evidence_rows_total Evidence rounds by where their agent row came "
+                "from: kept by the challenge, or read from the store.\n"
+                "# TYPE attestd_evidence_rows_total counter\n"
+                "attestd_evidence_rows_total{from=\"challenge\"} %llu\n"
+                "attestd_evidence_rows_total{from=\"store\"} %llu\n",
+                (unsigned long long)atomic_load(&m->evidence_rows[1]),
+                (unsigned long long)atomic_load(&m->evidence_rows[0]));
         fprintf(f,
                 "# HELP attestd_ima_entries_replayed_total IMA log entries replayed.\n"
                 "# TYPE attestd_ima_entries_replayed_total counter\n"

@@ -66,6 +66,7 @@ struct metrics {
         atomic_uint_fast64_t latency_bucket[METRICS_BUCKETS]; /* cumulative at render */
         atomic_uint_fast64_t latency_count, latency_sum_us;
         atomic_uint_fast64_t ima_entries_replayed;
+        atomic_uint_fast64_t evidence_rows[2]; /* the agent row of an evidence round: read, kept */
         atomic_uint_fast64_t requests;
         atomic_uint_fast64_t rejected[AE__COUNT];        /* by error code */
         atomic_uint_fast64_t claim_failed[CLAIM__COUNT]; /* claims that did not pass, by id */
@@ -90,6 +91,8 @@ void metrics_init(struct metrics *m);
 void metrics_done(struct metrics *m);
 void metrics_attestation(struct metrics *m, enum metrics_result r, uint64_t latency_us);
 void metrics_replayed(struct metrics *m, uint64_t entries);
+/* An evidence round's agent row: kept by its challenge (rowstash.h), else read. */
+void metrics_evidence_row(struct metrics *m, bool kept);
 /* A round refused because a new runtime policy judges the log from entry 0 (not an error). */
 void metrics_rejected(struct metrics *m, enum attest_code code);
 void metrics_request(struct metrics *m);

@@ -227,9 +227,25 @@ void api_agents_list(struct attestd *d, const struct api_req *req, struct api_re
                 api_nomem(d, r);
 }
 
-int api_agent_load(struct attestd *d, struct api_resp *r, const char *id, struct store_agent **ret)
+struct store_agent *api_req_agent(const struct api_req *req, const char *id)
 {
-        int e = store_agent_get(d->store, id, ret);
+        struct store_agent *a;
+
+        if (!req || !req->agent || !*req->agent || strcmp((*req->agent)->id, id) != 0)
+                return NULL;
+        a = *req->agent;
+        *req->agent = NULL;
+        return a;
+}
+
+int api_agent_load(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                   const char *id, struct store_agent **ret)
+{
+        int e;
+
+        if ((*ret = api_req_agent(req, id)))
+                return 0;
+        e = store_agent_get(d->store, id, ret);
 
         if (e == -ENOENT)
                 api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent %s", id);
@@ -284,8 +300,7 @@ void api_agent_get(struct attestd *d, const struct api_req *req, struct api_resp
         json_t *o;
         int e;
 
-        (void)req;
-        if (api_agent_load(d, r, id, &a) < 0)
+        if (api_agent_load(d, req, r, id, &a) < 0)
                 return;
         if (a->last_result &&
             (e = store_results_list(d->store, id, 1, 0, last_verdict_one, &verdict)) < 0 &&

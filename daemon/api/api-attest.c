@@ -88,17 +88,9 @@ static void round_error(struct attestd *d, const struct round *rd)
         metrics_attestation(&d->metrics, METRICS_ERROR, (uint64_t)(mono_us() - rd->t0));
 }
 
-/* The agent first: no parsing of 16 MiB for an unknown id. */
-static int stage_gate(struct attestd *d, const struct api_req *req, struct api_resp *r,
-                      struct round *rd)
+/* Refuse the round of an agent that is not active (r answered, < 0). */
+static int gate_state(struct attestd *d, struct api_resp *r, const struct round *rd)
 {
-        if (!api_ctype_is_json(req->content_type)) {
-                api_error(d, r, 415, AE_UNSUPPORTED_MEDIA_TYPE,
-                          "Content-Type must be application/json");
-                return -EINVAL;
-        }
-        if (api_agent_load(d, r, rd->id, &rd->a) < 0)
-                return -ENOENT;
         switch (store_agent_active(rd->a)) {
         case 0:
                 return 0;
@@ -111,6 +103,49 @@ static int stage_gate(struct attestd *d, const struct api_req *req, struct api_r
                           "agent %s has not activated its enrolment credential", rd->id);
                 return -EACCES;
         }
+}
+
+/*
+ * The agent first: no parsing of 16 MiB for an unknown id. Its row is the pre-flight check's, or
+ * the one its challenge kept (taken once the nonce is known, stage_decode), or read here.
+ */
+static int stage_gate(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                      struct round *rd)
+{
+        enum agent_state state;
+
+        if (!api_ctype_is_json(req->content_type)) {
+                api_error(d, r, 415, AE_UNSUPPORTED_MEDIA_TYPE,
+                          "Content-Type must be application/json");
+                return -EINVAL;
+        }
+        rd->a = api_req_agent(req, rd->id);
+        if (!rd->a && d->rows &&
+            rowstash_state(d->rows, rd->id, (uint64_t)attestd_now_ms(), &state) &&
+            state == AGENT_STATE_ACTIVE)
+                return 0;
+        if (!rd->a && api_agent_load(d, req, r, rd->id, &rd->a) < 0)
+                return -ENOENT;
+        return gate_state(d, r, rd);
+}
+
+/* The row the round's challenge kept, else the row read now (r answered, < 0, when none). */
+static int round_row(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                     struct round *rd)
+{
+        bool kept = false;
+
+        if (!rd->a && d->rows) {
+                rd->a = rowstash_take(d->rows, rd->id, rd->ev->nonce, rd->ev->nonce_len,
+                                      (uint64_t)attestd_now_ms());
+                kept = rd->a != NULL;
+        }
+        metrics_evidence_row(&d->metrics, kept);
+        if (kept)
+                return gate_state(d, r, rd);
+        if (!rd->a && api_agent_load(d, req, r, rd->id, &rd->a) < 0)
+                return -ENOENT;
+        return gate_state(d, r, rd);
 }
 
 static int stage_decode(struct attestd *d, const struct api_req *req, struct api_resp *r,
@@ -514,6 +549,29 @@ static int stage_judge(struct attestd *d, struct api_resp *r, struct round *rd)
         return 0;
 }
 
+/*
+ * The verdict's write found the agent's row changed since this round read it (its challenge's
+ * row, or the one read at its start): answered from the row as it is now. Nothing was written.
+ */
+static void answer_moved(struct attestd *d, struct api_resp *r, const struct round *rd)
+{
+        _cleanup_(store_agent_freep) struct store_agent *now = NULL;
+        int e = store_agent_get(d->store, rd->id, &now);
+
+        if (e == -ENOENT)
+                api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent %s", rd->id);
+        else if (e == 0 && store_agent_active(now) == -EPERM)
+                api_error(d, r, 403, AE_AGENT_DECOMMISSIONED,
+                          "agent %s was decommissioned by an administrator", rd->id);
+        else if (e == 0 && store_agent_active(now) < 0)
+                api_error(d, r, 403, AE_AGENT_NOT_ACTIVE,
+                          "agent %s has not activated its enrolment credential", rd->id);
+        else
+                api_error(d, r, 409, AE_AGENT_BUSY,
+                          "another submission of this agent was judged meanwhile, or its record "
+                          "changed since the challenge; ask a new challenge");
+}
+
 /* The result and the agent's next state, in one transaction. */
 static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
 {
@@ -551,9 +609,8 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
                 api_error(d, r, 409, AE_NONCE_REUSED, "$.nonce: nonce was already used");
                 return e;
         }
-        if (e == -ESTALE) {
-                api_error(d, r, 409, AE_AGENT_BUSY,
-                          "another submission of this agent was judged meanwhile");
+        if (e == -ESTALE || e == -ENOENT) {
+                answer_moved(d, r, rd);
                 return e;
         }
         if (e < 0) {
@@ -622,7 +679,7 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
         _cleanup_(round_done) struct round rd = {.id = id, .t0 = mono_us(), .vr = &vr, .rts = &rts};
 
         if (stage_gate(d, req, r, &rd) < 0 || stage_decode(d, req, r, &rd) < 0 ||
-            stage_policy(d, r, &rd) < 0 || stage_verify(d, r, &rd) < 0 ||
+            round_row(d, req, r, &rd) < 0 || stage_policy(d, r, &rd) < 0 || stage_verify(d, r, &rd) < 0 ||
             stage_judge(d, r, &rd) < 0 || stage_store(d, r, &rd) < 0)
                 return;
         stage_respond(d, r, &rd);

@@ -12,7 +12,8 @@
 #include "util/hex.h"
 
 /*
- * What the challenge hands out, from one read of the agent row: the IMA entries and the bytes of
+ * What the challenge hands out, from one read of the agent row (the pre-flight check's, or read
+ * here; *ret_a, the caller's to free or keep): the IMA entries and the bytes of
  * the firmware event log the verifier holds for this boot (verify/boot.h). Both are 0 without a
  * state, and the boot offset whenever the IMA replay restarts (ima_offset 0: a new boot or a
  * reset). A stored state the evidence round cannot decode (it replays from entry 0 then: a
@@ -21,15 +22,18 @@
  * rt_state_stored_boot_offset refuses exactly what rt_state_stored_decode refuses, without
  * building the state (fuzz-replay-state checks that they agree).
  */
-static int challenge_offsets(struct attestd *d, const char *id, uint64_t *ret_ima,
-                             uint64_t *ret_boot)
+static int challenge_offsets(struct attestd *d, const struct api_req *req, const char *id,
+                             struct store_agent **ret_a, uint64_t *ret_ima, uint64_t *ret_boot)
 {
-        _cleanup_(store_agent_freep) struct store_agent *a = NULL;
+        struct store_agent *a = api_req_agent(req, id);
         uint64_t boot = 0;
         int e;
 
         *ret_ima = *ret_boot = 0;
-        if ((e = store_agent_get(d->store, id, &a)) < 0 || (e = store_agent_active(a)) < 0)
+        if (!a && (e = store_agent_get(d->store, id, &a)) < 0)
+                return e;
+        *ret_a = a;
+        if ((e = store_agent_active(a)) < 0)
                 return e;
         if (!a->ima_offset)
                 return 0;
@@ -81,6 +85,7 @@ static int challenge_text(struct api_resp *r, const char *hex, int64_t expires, 
 
 void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id)
 {
+        _cleanup_(store_agent_freep) struct store_agent *a = NULL;
         uint64_t offset, boot_offset;
         json_auto_t *o = NULL;
         uint8_t nonce[NONCE_LEN];
@@ -90,7 +95,7 @@ void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp
 
         if (api_parse_body(d, req, r, true, &o) < 0 || api_check_fields(d, r, o, "$", NULL, 0) < 0)
                 return;
-        if ((e = challenge_offsets(d, id, &offset, &boot_offset)) < 0) {
+        if ((e = challenge_offsets(d, req, id, &a, &offset, &boot_offset)) < 0) {
                 if (e == -ENOENT)
                         api_error(d, r, 404, AE_AGENT_NOT_FOUND, "no agent %s", id);
                 else if (e == -EACCES)
@@ -110,6 +115,11 @@ void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp
                 return;
         }
         hex_encode(nonce, sizeof(nonce), hex);
+        /* the row, for the evidence over this nonce (rowstash.h): its round reads none */
+        if (d->rows) {
+                rowstash_put(d->rows, a, nonce, expires);
+                a = NULL;
+        }
         if (challenge_text(r, hex, (int64_t)expires, offset, boot_offset, d->pcr_sel_text) == 0)
                 return;
         /* boot_offset: bytes of the firmware event log the verifier holds for this boot */

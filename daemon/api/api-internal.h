@@ -41,8 +41,13 @@ int api_query_check(struct attestd *d, const struct api_req *req, struct api_res
 int api_query_u64(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *key,
                   uint64_t min, uint64_t max, uint64_t *v) _wur_;
 
-int api_agent_load(struct attestd *d, struct api_resp *r, const char *id, struct store_agent **ret)
-        _wur_;
+/* The row of agent id the pre-flight check read for req, taken (the caller owns it); NULL when
+ * it read none (req may be NULL). */
+struct store_agent *api_req_agent(const struct api_req *req, const char *id);
+/* Agent id's row: the one the pre-flight check read for req, else read now; a 404 or store error
+ * answered in r when there is none. */
+int api_agent_load(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                   const char *id, struct store_agent **ret) _wur_;
 bool api_agent_stale(const struct attestd *d, const struct store_agent *a, int64_t now);
 /*
  * o's compact text (o's reference stolen) with "key": the stored verdict text last (as it is,
@@ -57,6 +62,9 @@ enum api_gate {
         API_GATE_NONE,   /* nothing about an agent to check */
         API_GATE_EXISTS, /* the id must name an agent */
         API_GATE_ACTIVE, /* the id must name an active agent */
+        /* the same, for the evidence that answers a challenge: the row the challenge kept
+         * (rowstash.h) says so without a read */
+        API_GATE_EVIDENCE,
 };
 struct api_route_info {
         bool found, method_ok, bad_id;

@@ -11,14 +11,37 @@
 #include "daemon/api/api-internal.h"
 #include "daemon/api/api.h"
 
+/* Whether the agent the gate names exists (and is active where it must be): -ENOENT, -EACCES
+ * (enrolled, not active), -EPERM (decommissioned), another error of the store (the handler meets
+ * it again and reports it), or 0. The row read to decide is handed on in *ret_agent. */
+static int gate_agent(struct attestd *d, const struct api_route_info *ri,
+                      struct store_agent **ret_agent)
+{
+        enum agent_state state;
+        struct store_agent *a;
+        int e;
+
+        /* the evidence that answers a challenge: the row the challenge read is kept */
+        if (ri->gate == API_GATE_EVIDENCE && d->rows &&
+            rowstash_state(d->rows, ri->id, (uint64_t)attestd_now_ms(), &state))
+                return state == AGENT_STATE_ACTIVE           ? 0
+                       : state == AGENT_STATE_DECOMMISSIONED ? -EPERM
+                                                             : -EACCES;
+        if ((e = store_agent_get(d->store, ri->id, &a)) < 0)
+                return e;
+        *ret_agent = a;
+        return store_agent_active(a);
+}
+
 int api_preflight(struct attestd *d, const char *method, const char *path,
-                  const char *authorization, struct api_resp *ret, char ret_id[API_ID_MAX + 1])
+                  const char *authorization, struct api_resp *ret, char ret_id[API_ID_MAX + 1],
+                  struct store_agent **ret_agent)
 {
         struct api_route_info ri;
-        uint64_t offset;
         int e;
 
         memset(ret, 0, sizeof(*ret));
+        *ret_agent = NULL;
         api_route_info(d, method, path, authorization, &ri);
         if (!ri.found) {
                 api_error(d, ret, 404, AE_NOT_FOUND, "no such resource");
@@ -53,14 +76,13 @@ int api_preflight(struct attestd *d, const char *method, const char *path,
                 memcpy(ret_id, ri.id, sizeof(ri.id));
                 return 0;
         }
-        /* one indexed lookup: -ENOENT unknown, -EACCES enrolled but not active, -EPERM
-         * decommissioned */
-        e = store_agent_offset(d->store, ri.id, &offset);
+        /* one indexed lookup, or none */
+        e = gate_agent(d, &ri, ret_agent);
         if (e == -ENOENT) {
                 api_error(d, ret, 404, AE_AGENT_NOT_FOUND, "no agent %s", ri.id);
                 goto answered;
         }
-        if (e == -EACCES && ri.gate == API_GATE_ACTIVE) {
+        if (e == -EACCES && ri.gate != API_GATE_EXISTS) {
                 api_error(d, ret, 403, AE_AGENT_NOT_ACTIVE,
                           "agent %s has not activated its enrolment credential", ri.id);
                 goto answered;
@@ -73,6 +95,8 @@ int api_preflight(struct attestd *d, const char *method, const char *path,
         memcpy(ret_id, ri.id, sizeof(ri.id));
         return 0; /* on a store error the handler meets it again and reports it */
 answered:
+        store_agent_free(*ret_agent);
+        *ret_agent = NULL;
         metrics_request(&d->metrics);
         metrics_response(&d->metrics, ret->status);
         return 1;

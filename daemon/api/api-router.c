@@ -571,7 +571,9 @@ void api_route_info(struct attestd *d, const char *method, const char *path,
         ret->need = m->role;
         if (m->role != AUTH_NONE)
                 ret->have = bearer_role(d, authorization);
-        if (m->fn == api_evidence || m->fn == api_challenge)
+        if (m->fn == api_evidence)
+                ret->gate = API_GATE_EVIDENCE;
+        else if (m->fn == api_challenge)
                 ret->gate = API_GATE_ACTIVE;
         else if (m->fn == api_agent_activate)
                 ret->gate = API_GATE_EXISTS;

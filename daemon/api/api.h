@@ -29,6 +29,9 @@ struct api_req {
         bool query_overflow;                                   /* more than API_QUERY_MAX */
         const char *body;                                      /* may be NULL when body_len 0 */
         size_t body_len;
+        /* the agent row api_preflight() read for this request (the caller's slot, freed by the
+         * caller; a handler may take it, leaving NULL); NULL: none read */
+        struct store_agent **agent;
 };
 
 struct api_resp {
@@ -49,10 +52,13 @@ size_t api_body_limit(const struct attestd *d, const char *method, const char *p
  * Decide what can be decided from the request head alone, before any body byte is read
  * (api-preflight.c): unknown route or method, missing or wrong token, unknown or inactive agent.
  * 1: *ret holds the answer to send now; 0: read the body and call api_handle(), ret_id then holds
- * the agent id the path names ("" when none; the key of its share of the body budget).
+ * the agent id the path names ("" when none; the key of its share of the body budget) and
+ * *ret_agent the agent row read to decide (NULL when none was: the handler's, api_req.agent, so
+ * that a request reads its agent once).
  */
 int api_preflight(struct attestd *d, const char *method, const char *path,
-                  const char *authorization, struct api_resp *ret, char ret_id[API_ID_MAX + 1]);
+                  const char *authorization, struct api_resp *ret, char ret_id[API_ID_MAX + 1],
+                  struct store_agent **ret_agent);
 
 /* Fill *ret (status always set; body malloc'ed). */
 void api_handle(struct attestd *d, const struct api_req *req, struct api_resp *ret);

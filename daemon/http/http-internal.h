@@ -89,6 +89,7 @@ struct req_state {
         enum budget_verdict busy_why;
         bool responded;
         struct api_req req;
+        struct store_agent *row; /* what api_preflight read (req.agent points here) */
         char *qbuf[API_QUERY_MAX * 2];
 };
 

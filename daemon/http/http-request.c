@@ -219,7 +219,7 @@ static enum MHD_Result on_head(struct http_server *s, struct MHD_Connection *c,
         if (fr->ncl && fr->cl > st->limit)
                 return too_large(s, c, st);
         auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-        if (api_preflight(d, method, url, auth, &r, id) > 0) {
+        if (api_preflight(d, method, url, auth, &r, id, &st->row) > 0) {
                 st->responded = true;
                 ret = send_resp(c, &r, true);
                 api_resp_done(&r);
@@ -332,6 +332,7 @@ enum MHD_Result http_on_request(void *cls, struct MHD_Connection *c, const char 
         MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_arg, st);
         st->req.body = st->body;
         st->req.body_len = st->len;
+        st->req.agent = &st->row;
         api_handle(d, &st->req, &r);
         st->responded = true;
         ret = send_resp(c, &r, false);
@@ -353,6 +354,7 @@ void http_on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                 return;
         http_body_drop(s, st);
         http_budget_detach(s, st);
+        store_agent_free(st->row);
         free(st);
         *con_cls = NULL;
         atomic_fetch_sub(&s->d->in_flight, 1);

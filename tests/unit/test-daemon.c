@@ -23,6 +23,7 @@
 #include "daemon/metrics.h"
 #include "daemon/nonce.h"
 #include "daemon/ratelimit.h"
+#include "daemon/rowstash.h"
 #include "daemon/store/db.h"
 #include "daemon/store/store.h"
 #include "store-target.h"
@@ -201,6 +202,116 @@ START_TEST(test_nonce_key_file)
         ck_assert_int_eq(nonce_key_load(path, true, k2, &l2, &err), -EINVAL);
         unlink(path);
         rmdir(dir);
+}
+END_TEST
+
+/* A row as the store hands one out (its own allocations), with state_len bytes of replay state. */
+static struct store_agent *stash_row(const char *id, enum agent_state state, size_t state_len)
+{
+        struct store_agent *a = calloc(1, sizeof(*a));
+
+        ck_assert_ptr_nonnull(a);
+        snprintf(a->id, sizeof(a->id), "%s", id);
+        a->state = state;
+        a->policy = strdup("p");
+        a->replay_state_len = state_len;
+        a->replay_state = calloc(1, state_len ? state_len : 1);
+        ck_assert_ptr_nonnull(a->policy);
+        ck_assert_ptr_nonnull(a->replay_state);
+        return a;
+}
+
+/*
+ * The challenge's rows for their evidence (daemon/rowstash.h): given back for the nonce they were
+ * kept under only, once, until it expires; one per agent; bounded in rows and in bytes, the
+ * oldest pushed out; a row over the byte bound is not kept (and freed: the ASan run sees a leak
+ * otherwise).
+ */
+START_TEST(test_rowstash_rows_for_their_nonce)
+{
+        uint8_t n1[NONCE_LEN], n2[NONCE_LEN];
+        struct rowstash_stats st;
+        struct store_agent *a, *got;
+        enum agent_state state = AGENT_STATE_PENDING;
+        struct rowstash *s;
+
+        memset(n1, 1, sizeof(n1));
+        memset(n2, 2, sizeof(n2));
+        ck_assert_int_eq(rowstash_new(4, 1u << 20, &s), 0);
+        a = stash_row("a", AGENT_STATE_ACTIVE, 16);
+        rowstash_put(s, a, n1, 1000);
+        ck_assert(rowstash_state(s, "a", 999, &state));
+        ck_assert_int_eq(state, AGENT_STATE_ACTIVE);
+        ck_assert(!rowstash_state(s, "b", 999, &state));
+        /* another nonce's evidence, a short nonce: not this row, which stays */
+        ck_assert_ptr_null(rowstash_take(s, "a", n2, NONCE_LEN, 500));
+        ck_assert_ptr_null(rowstash_take(s, "a", n1, NONCE_LEN - 1, 500));
+        ck_assert_ptr_null(rowstash_take(s, "b", n1, NONCE_LEN, 500));
+        got = rowstash_take(s, "a", n1, NONCE_LEN, 500);
+        ck_assert_ptr_eq(got, a);
+        store_agent_free(got);
+        /* once */
+        ck_assert_ptr_null(rowstash_take(s, "a", n1, NONCE_LEN, 500));
+        ck_assert(!rowstash_state(s, "a", 500, &state));
+
+        /* expired when its nonce is: not given, dropped */
+        rowstash_put(s, stash_row("a", AGENT_STATE_ACTIVE, 16), n1, 1000);
+        ck_assert(!rowstash_state(s, "a", 1000, &state));
+        ck_assert_ptr_null(rowstash_take(s, "a", n1, NONCE_LEN, 1000));
+        rowstash_stats(s, &st);
+        ck_assert_uint_eq(st.rows, 0);
+        ck_assert_uint_eq(st.bytes, 0);
+
+        /* a newer challenge's row replaces the agent's older one */
+        rowstash_put(s, stash_row("a", AGENT_STATE_ACTIVE, 16), n1, 1000);
+        a = stash_row("a", AGENT_STATE_DECOMMISSIONED, 16);
+        rowstash_put(s, a, n2, 2000);
+        ck_assert_ptr_null(rowstash_take(s, "a", n1, NONCE_LEN, 500));
+        ck_assert(rowstash_state(s, "a", 500, &state));
+        ck_assert_int_eq(state, AGENT_STATE_DECOMMISSIONED);
+        got = rowstash_take(s, "a", n2, NONCE_LEN, 500);
+        ck_assert_ptr_eq(got, a);
+        store_agent_free(got);
+
+        /* four rows at most: the fifth pushes out the oldest */
+        rowstash_put(s, stash_row("r1", AGENT_STATE_ACTIVE, 16), n1, 1000);
+        rowstash_put(s, stash_row("r2", AGENT_STATE_ACTIVE, 16), n1, 1000);
+        rowstash_put(s, stash_row("r3", AGENT_STATE_ACTIVE, 16), n1, 1000);
+        rowstash_put(s, stash_row("r4", AGENT_STATE_ACTIVE, 16), n1, 1000);
+        rowstash_put(s, stash_row("r5", AGENT_STATE_ACTIVE, 16), n1, 1000);
+        ck_assert(!rowstash_state(s, "r1", 500, &state));
+        ck_assert(rowstash_state(s, "r2", 500, &state));
+        ck_assert(rowstash_state(s, "r5", 500, &state));
+        rowstash_stats(s, &st);
+        ck_assert_uint_eq(st.rows, 4);
+        ck_assert_uint_eq(st.pushed_out, 1);
+        ck_assert_uint_eq(st.kept, 9);
+        ck_assert_uint_eq(st.taken, 2);
+        rowstash_free(s); /* frees the rows it holds */
+
+        /* bytes: a row larger than the stash is not kept; two 40 KiB rows fit in 100 KiB, the
+         * third pushes the oldest out */
+        ck_assert_int_eq(rowstash_new(100, 100u << 10, &s), 0);
+        rowstash_put(s, stash_row("big", AGENT_STATE_ACTIVE, 200u << 10), n1, 1000);
+        ck_assert(!rowstash_state(s, "big", 500, &state));
+        rowstash_put(s, stash_row("b1", AGENT_STATE_ACTIVE, 40u << 10), n1, 1000);
+        rowstash_put(s, stash_row("b2", AGENT_STATE_ACTIVE, 40u << 10), n1, 1000);
+        ck_assert(rowstash_state(s, "b1", 500, &state));
+        rowstash_put(s, stash_row("b3", AGENT_STATE_ACTIVE, 40u << 10), n1, 1000);
+        ck_assert(!rowstash_state(s, "b1", 500, &state));
+        ck_assert(rowstash_state(s, "b2", 500, &state));
+        ck_assert(rowstash_state(s, "b3", 500, &state));
+        rowstash_stats(s, &st);
+        ck_assert_uint_eq(st.rows, 2);
+        ck_assert_uint_le(st.bytes, 100u << 10);
+        ck_assert_uint_gt(st.bytes, 80u << 10);
+        rowstash_free(s);
+
+        /* no room at all: nothing kept */
+        ck_assert_int_eq(rowstash_new(0, 0, &s), 0);
+        rowstash_put(s, stash_row("a", AGENT_STATE_ACTIVE, 16), n1, 1000);
+        ck_assert(!rowstash_state(s, "a", 500, &state));
+        rowstash_free(s);
 }
 END_TEST
 
@@ -1237,6 +1348,7 @@ int main(void)
         tcase_add_test(tc, test_nonce_macs_reused_across_threads);
         tcase_add_test(tc, test_nonce_key_file);
         tcase_add_test(tc, test_ratelimit_windows_and_log_lines);
+        tcase_add_test(tc, test_rowstash_rows_for_their_nonce);
         tcase_add_test(tc, test_store_identity_decommission_nonces);
         tcase_add_test(tc, test_tokens_roles_and_errors);
         tcase_add_test(tc, test_config_file_then_flags);
