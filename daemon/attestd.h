@@ -32,7 +32,7 @@ struct attestd {
         struct ratelimit *activation_rl; /* failed activation proofs per agent */
         struct ratelimit *enrol_log_rl;  /* log lines of refused enrolments (api-enrol.c) */
         struct akcache *aks;
-        struct rowstash *rows; /* challenge rows for their evidence; NULL: none kept */
+        struct rowstash *rows;         /* challenge rows for their evidence; NULL: none kept */
         struct policy_cache *policies; /* parsed policies by name@version */
         struct metrics metrics;
         struct pcr_sel pcr_sel; /* what challenges ask agents to quote */

@@ -238,8 +238,8 @@ struct store_agent *api_req_agent(const struct api_req *req, const char *id)
         return a;
 }
 
-int api_agent_load(struct attestd *d, const struct api_req *req, struct api_resp *r,
-                   const char *id, struct store_agent **ret)
+int api_agent_load(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id,
+                   struct store_agent **ret)
 {
         int e;
 

@@ -679,8 +679,8 @@ void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp 
         _cleanup_(round_done) struct round rd = {.id = id, .t0 = mono_us(), .vr = &vr, .rts = &rts};
 
         if (stage_gate(d, req, r, &rd) < 0 || stage_decode(d, req, r, &rd) < 0 ||
-            round_row(d, req, r, &rd) < 0 || stage_policy(d, r, &rd) < 0 || stage_verify(d, r, &rd) < 0 ||
-            stage_judge(d, r, &rd) < 0 || stage_store(d, r, &rd) < 0)
+            round_row(d, req, r, &rd) < 0 || stage_policy(d, r, &rd) < 0 ||
+            stage_verify(d, r, &rd) < 0 || stage_judge(d, r, &rd) < 0 || stage_store(d, r, &rd) < 0)
                 return;
         stage_respond(d, r, &rd);
 }

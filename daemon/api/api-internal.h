@@ -46,8 +46,8 @@ int api_query_u64(struct attestd *d, const struct api_req *req, struct api_resp 
 struct store_agent *api_req_agent(const struct api_req *req, const char *id);
 /* Agent id's row: the one the pre-flight check read for req, else read now; a 404 or store error
  * answered in r when there is none. */
-int api_agent_load(struct attestd *d, const struct api_req *req, struct api_resp *r,
-                   const char *id, struct store_agent **ret) _wur_;
+int api_agent_load(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id,
+                   struct store_agent **ret) _wur_;
 bool api_agent_stale(const struct attestd *d, const struct store_agent *a, int64_t now);
 /*
  * o's compact text (o's reference stolen) with "key": the stored verdict text last (as it is,
