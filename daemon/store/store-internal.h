@@ -72,6 +72,7 @@ enum stmt {
         ST_EVENT_ADD,
         ST_EVENT_LOCK,  /* PostgreSQL only */
         ST_VERDICT_ONE, /* PostgreSQL only: attestd_verdict() */
+        ST_VERDICTS,    /* PostgreSQL only: attestd_verdicts(), one group's */
         ST_SCHEMA_VERSION,
         ST_EVENT_CAP,
         ST_EVENT_DROPPED,
@@ -249,6 +250,21 @@ int store_write(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg
  * > 0 when it wrote nothing (not counted in store_stats' writes), and so does this.
  */
 int store_write_one(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg);
+/*
+ * Writes one statement can make together: run() makes the n writes of args in one statement
+ * outside any transaction block (its own transaction), sets rcs[i] to what fn(args[i]) would have
+ * returned and returns 0; < 0 when the statement failed and wrote nothing.
+ */
+struct store_group {
+        int (*run)(struct conn *c, void *const *args, int *rcs, size_t n);
+};
+/*
+ * store_write_one() for an fn whose writes g can make together: the writer thread makes those
+ * of a batch in one g->run() (one round trip, one transaction for all of them), and each alone
+ * with fn when that fails; a pooled connection runs fn as store_write_one() does.
+ */
+int store_write_grouped(struct store *s, const struct store_group *g,
+                        int (*fn)(struct conn *c, void *arg), void *arg);
 /* Run fn on a pooled connection, outside any explicit transaction (one statement reads). */
 int store_read(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg);
 /* The integer in the first column of the first row of an unprepared one-off query: 0 or -EIO. */

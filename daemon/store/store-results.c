@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "daemon/store/pg-array.h"
 #include "daemon/store/store-internal.h"
 #include "util/log.h"
 
@@ -103,6 +105,25 @@ static int result_add_fn(struct conn *c, void *arg)
         return n < 0 ? n : 0;
 }
 
+/* attestd_verdict()'s and attestd_verdicts()' rc as result_add_one_fn returns it. */
+static int verdict_rc(int rc)
+{
+        switch (rc) {
+        case 0:
+                return 0;
+        case 1:
+                return -ENOENT;
+        case 2:
+                return -ESTALE;
+        case 3:
+                return -EALREADY;
+        case 4:
+                return 1; /* the status changes: nothing written */
+        default:
+                return -EIO;
+        }
+}
+
 /*
  * PostgreSQL: the same write as result_add_fn in one statement, attestd_verdict() (schema 7),
  * when the agent's status does not change (the steady state: no webhook event to write). 1
@@ -143,27 +164,143 @@ static int result_add_one_fn(struct conn *c, void *arg)
         db_reset(st);
         if ((rc == 0 || rc == 3) && purge)
                 c->nonce_purge_at = purge;
-        switch (rc) {
-        case 0:
-                return 0;
-        case 1:
-                return -ENOENT;
-        case 2:
-                return -ESTALE;
-        case 3:
-                return -EALREADY;
-        case 4:
-                return 1;
-        default:
-                return -EIO;
+        return verdict_rc(rc);
+}
+
+/* The arrays of one group's call (attestd_verdicts, schema 9), in ST_VERDICTS' order. */
+enum {
+        VA_AGENT,
+        VA_SEQ,
+        VA_TIME,
+        VA_NEXT_DUE,
+        VA_STATUS,
+        VA_POLICY,
+        VA_VERDICT,
+        VA_IMA_OFFSET,
+        VA_STATE,
+        VA_NONCE,
+        VA_NONCE_EXPIRES,
+        VA_EAR,
+        VA__COUNT
+};
+static const uint32_t va_oid[VA__COUNT] = {
+        [VA_AGENT] = PG_OID_TEXT,    [VA_SEQ] = PG_OID_INT8,           [VA_TIME] = PG_OID_INT8,
+        [VA_NEXT_DUE] = PG_OID_INT8, [VA_STATUS] = PG_OID_TEXT,        [VA_POLICY] = PG_OID_TEXT,
+        [VA_VERDICT] = PG_OID_TEXT,  [VA_IMA_OFFSET] = PG_OID_INT8,    [VA_STATE] = PG_OID_BYTEA,
+        [VA_NONCE] = PG_OID_BYTEA,   [VA_NONCE_EXPIRES] = PG_OID_INT8, [VA_EAR] = PG_OID_INT4,
+};
+/* each array's parameter in ST_VERDICTS (?10 is the retain count, ?13 the purge time) */
+static const int va_param[VA__COUNT] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 14};
+
+static void va_add(struct pg_array *v, const struct result_arg *a)
+{
+        const struct store_result *r = a->r;
+
+        pg_array_add_text(&v[VA_AGENT], r->agent);
+        pg_array_add_i64(&v[VA_SEQ], (int64_t)a->seq);
+        pg_array_add_i64(&v[VA_TIME], r->time);
+        pg_array_add_i64(&v[VA_NEXT_DUE], r->next_due);
+        pg_array_add_text(&v[VA_STATUS], r->status);
+        pg_array_add_text(&v[VA_POLICY], r->policy);
+        pg_array_add_text(&v[VA_VERDICT], r->verdict);
+        pg_array_add_i64(&v[VA_IMA_OFFSET], (int64_t)r->ima_offset);
+        pg_array_add(&v[VA_STATE], r->replay_state, r->replay_state_len); /* NULL: none */
+        pg_array_add(&v[VA_NONCE], r->nonce, r->nonce ? STORE_NONCE_LEN : 0);
+        pg_array_add_i64(&v[VA_NONCE_EXPIRES], r->nonce_expires);
+        for (int i = 0; i <= STORE_TV_COUNT; i++) {
+                if (!r->appraisal)
+                        pg_array_add(&v[VA_EAR], NULL, 0);
+                else
+                        pg_array_add_i32(&v[VA_EAR], (int32_t)(i == 0 ? r->appraisal->status
+                                                                      : r->appraisal->tv[i - 1]));
         }
 }
+
+struct va_order {
+        const struct result_arg *a;
+        size_t at; /* its place in the caller's args */
+};
+
+static int va_cmp(const void *x, const void *y)
+{
+        const struct va_order *p = x, *q = y;
+
+        return strcmp(p->a->r->agent, q->a->r->agent);
+}
+
+/*
+ * PostgreSQL: the verdicts of one group commit in one statement, attestd_verdicts() (the
+ * writer's store_group). In agent id order, so that two instances' groups lock the agent rows
+ * they share in one order (no deadlock between them). rcs as result_add_one_fn returns.
+ */
+static int verdicts_group(struct conn *c, void *const *args, int *rcs, size_t n)
+{
+        struct pg_array v[VA__COUNT];
+        struct va_order o[STORE_COMMIT_JOBS_MAX];
+        uint64_t retain = ((const struct result_arg *)args[0])->retain;
+        int64_t purge = 0, latest = 0;
+        struct db_stmt *st;
+        size_t rows = 0;
+        int e = 0, rc;
+
+        if (n > STORE_COMMIT_JOBS_MAX)
+                return -E2BIG;
+        for (size_t i = 0; i < n; i++) {
+                o[i] = (struct va_order){args[i], i};
+                /* one count for the group: a group that mixes them is written one by one */
+                if (o[i].a->retain != retain)
+                        return -EINVAL;
+                if (o[i].a->r->nonce && o[i].a->r->time > latest)
+                        latest = o[i].a->r->time;
+        }
+        qsort(o, n, sizeof(o[0]), va_cmp);
+        if (latest && nonce_purge_due(c, latest))
+                purge = latest;
+        for (int k = 0; k < VA__COUNT; k++)
+                pg_array_init(&v[k], va_oid[k]);
+        for (size_t i = 0; i < n; i++)
+                va_add(v, o[i].a);
+        st = st_get(c, ST_VERDICTS);
+        if (!st)
+                e = -EIO;
+        for (int k = 0; k < VA__COUNT && e == 0; k++)
+                if ((e = pg_array_finish(&v[k])) == 0 &&
+                    bind_blob(st, va_param[k], v[k].p, v[k].len) < 0)
+                        e = -EIO;
+        if (e == 0 && (bind_i64(st, 10, (int64_t)retain) < 0 || bind_i64(st, 13, purge) < 0))
+                e = -EIO;
+        while (e == 0 && (rc = db_step(st)) == DB_ROW) {
+                int64_t i = db_col_i64(st, 0);
+
+                if (i < 1 || (uint64_t)i > n || rows >= n) {
+                        e = -EIO;
+                        break;
+                }
+                rcs[o[i - 1].at] = verdict_rc((int)db_col_i64(st, 1));
+                ((struct result_arg *)args[o[i - 1].at])->id = db_col_i64(st, 2);
+                rows++;
+        }
+        if (e == 0 && (rc != DB_DONE || rows != n)) {
+                e = -EIO;
+                log_warning("store: attestd_verdicts (%zu verdicts): %s; writing them one by one",
+                            n, db_errmsg(c->db));
+        }
+        if (st)
+                db_reset(st);
+        for (int k = 0; k < VA__COUNT; k++)
+                pg_array_done(&v[k]);
+        if (e == 0 && purge)
+                c->nonce_purge_at = purge;
+        return e;
+}
+
+static const struct store_group verdicts = {.run = verdicts_group};
 
 int store_result_add(struct store *s, const struct store_result *r, uint64_t expect_seq,
                      uint64_t retain, int64_t *ret_id)
 {
         struct result_arg a = {.r = r, .seq = expect_seq, .retain = retain};
-        int e = store_on_pg(s) ? store_write_one(s, result_add_one_fn, &a) : 1;
+        int e = store_on_pg(s) ? store_write_grouped(s, &verdicts, result_add_one_fn, &a) : 1;
 
         if (e == 1)
                 e = store_write(s, result_add_fn, &a);

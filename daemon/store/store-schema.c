@@ -130,6 +130,8 @@ static const char *const migration[STORE_SCHEMA_VERSION] = {
         "ALTER TABLE results ADD COLUMN ear_tv_configuration INTEGER;"
         "ALTER TABLE results ADD COLUMN ear_tv_executables INTEGER;"
         "ALTER TABLE results ADD COLUMN ear_tv_hardware INTEGER;",
+        /* 9: PostgreSQL's verdicts of one group commit in one call (attestd_verdicts) */
+        "",
 };
 
 /*
@@ -325,6 +327,56 @@ static const char *const pg_migration[STORE_SCHEMA_VERSION] = {
         "   rc := 5; rid := 0; msg := SQLSTATE || ' ' || SQLERRM;"
         "  END;"
         "  RETURN NEXT;"
+        " END $f$;",
+        /*
+         * 9: the verdicts of one group commit in one statement (store-results.c,
+         * verdicts_group): attestd_verdict()'s checks and writes for each element of the arrays,
+         * in their order, one row (i, rc, rid) each with rc as there (0 written, 1 no agent, 2
+         * seq moved on, 3 nonce used, 4 status changes: nothing written). p_ear holds five per
+         * verdict (status and the four trust vector claims, NULL for none). No exception block:
+         * a failure fails the statement, nothing of it is written, and the caller writes each
+         * verdict alone (attestd_verdict, whose exception block keeps one failure to itself),
+         * so the common case costs no subtransaction, no xid of its own per verdict.
+         */
+        "CREATE FUNCTION attestd_verdicts(p_agent TEXT[], p_seq BIGINT[], p_time BIGINT[],"
+        " p_next_due BIGINT[], p_status TEXT[], p_policy TEXT[], p_verdict TEXT[],"
+        " p_ima_offset BIGINT[], p_state BYTEA[], p_retain BIGINT, p_nonce BYTEA[],"
+        " p_nonce_expires BIGINT[], p_purge BIGINT, p_ear INTEGER[])"
+        " RETURNS TABLE (i INTEGER, rc INTEGER, rid BIGINT)"
+        " LANGUAGE plpgsql AS $f$"
+        " DECLARE a RECORD; n BIGINT; k INTEGER; e INTEGER;"
+        " BEGIN"
+        "  IF p_purge > 0 THEN DELETE FROM nonces_used WHERE expires <= p_purge; END IF;"
+        "  FOR k IN 1 .. coalesce(array_length(p_agent, 1), 0) LOOP"
+        "   i := k; rc := 0; rid := 0; e := 5 * k - 4;"
+        "   SELECT last_status, stale_since, seq INTO a FROM agents WHERE id = p_agent[k]"
+        "    FOR UPDATE;"
+        "   IF NOT FOUND THEN rc := 1;"
+        "   ELSIF a.seq <> p_seq[k] THEN rc := 2;"
+        "   ELSIF a.stale_since <> 0 OR coalesce(a.last_status, '') = ''"
+        "    OR a.last_status <> p_status[k] THEN rc := 4;"
+        "   END IF;"
+        "   IF rc = 0 AND p_nonce[k] IS NOT NULL THEN"
+        "    INSERT INTO nonces_used (nonce, expires) VALUES (p_nonce[k], p_nonce_expires[k])"
+        "     ON CONFLICT DO NOTHING;"
+        "    GET DIAGNOSTICS n = ROW_COUNT;"
+        "    IF n = 0 THEN rc := 3; END IF;"
+        "   END IF;"
+        "   IF rc = 0 THEN"
+        "    INSERT INTO results (agent, time, status, policy, verdict, ear_status,"
+        "     ear_tv_instance_identity, ear_tv_configuration, ear_tv_executables,"
+        "     ear_tv_hardware) VALUES (p_agent[k], p_time[k], p_status[k], p_policy[k],"
+        "     p_verdict[k], p_ear[e], p_ear[e + 1], p_ear[e + 2], p_ear[e + 3], p_ear[e + 4])"
+        "     RETURNING id INTO rid;"
+        "    UPDATE agents SET last_seen = p_time[k], next_due = p_next_due[k],"
+        "     last_status = p_status[k], last_policy = p_policy[k], last_result = rid,"
+        "     ima_offset = p_ima_offset[k], replay_state = p_state[k], seq = seq + 1,"
+        "     stale_since = 0 WHERE id = p_agent[k];"
+        "    DELETE FROM results WHERE agent = p_agent[k] AND id <= (SELECT r.id FROM results r"
+        "     WHERE r.agent = p_agent[k] ORDER BY r.id DESC LIMIT 1 OFFSET p_retain);"
+        "   END IF;"
+        "   RETURN NEXT;"
+        "  END LOOP;"
         " END $f$;",
 };
 

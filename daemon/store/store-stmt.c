@@ -133,6 +133,7 @@ static const char *const stmt_sql[ST_COUNT] = {
                           " AND delivered < ?2",
         [ST_EVENT_LOCK] = "SELECT 1",
         [ST_VERDICT_ONE] = "SELECT 0, 0, NULL", /* PostgreSQL only */
+        [ST_VERDICTS] = "SELECT 0, 0, 0",       /* PostgreSQL only */
         [ST_SCHEMA_VERSION] = "PRAGMA user_version",
         [ST_BEGIN] = "BEGIN IMMEDIATE",
         [ST_COMMIT] = "COMMIT",
@@ -181,6 +182,11 @@ static const char *const stmt_pg[ST_COUNT] = {
         [ST_EVENT_LOCK] = "SELECT pg_advisory_xact_lock(" PG_LOCK_EVENTS ")",
         [ST_VERDICT_ONE] = "SELECT rc, rid, msg FROM attestd_verdict(?1, ?2, ?3, ?4, ?5, ?6, ?7,"
                            " ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+        /* the arrays in the binary format (pg-array.h), cast so that it is what they are */
+        [ST_VERDICTS] = "SELECT i, rc, rid FROM attestd_verdicts(?1::text[], ?2::bigint[],"
+                        " ?3::bigint[], ?4::bigint[], ?5::text[], ?6::text[], ?7::text[],"
+                        " ?8::bigint[], ?9::bytea[], ?10::bigint, ?11::bytea[], ?12::bigint[],"
+                        " ?13::bigint, ?14::integer[])",
         [ST_SCHEMA_VERSION] = "SELECT coalesce(max(version), 0) FROM schema_version",
         [ST_BEGIN] = "BEGIN",
 };

@@ -15,6 +15,7 @@ struct job {
         int (*fn)(struct conn *c, void *arg);
         void *arg;
         bool one; /* fn runs one statement that never aborts the transaction: no savepoint */
+        const struct store_group *group; /* what can write it with others (one is set too) */
         int rc;
         bool done;
         pthread_cond_t done_cv; /* its caller waits on it: a commit wakes only its own callers */
@@ -37,15 +38,124 @@ static int unreachable(struct conn *c, int rc)
         return rc == -EIO && !db_ok(c->db) ? -ENOTCONN : rc;
 }
 
+/*
+ * The grouped jobs of a batch (gj, n of them, one group's): one statement, its own transaction.
+ * When it fails, each job alone (each its own transaction), so that one bad write is refused
+ * alone, as in a batch's transaction its savepoint keeps it.
+ */
+static void run_group(struct store *s, struct job **gj, size_t n)
+{
+        void *args[STORE_COMMIT_JOBS_MAX];
+        int rcs[STORE_COMMIT_JOBS_MAX];
+        int rc = db_reconnect(s->writer.db);
+
+        for (size_t i = 0; i < n; i++)
+                args[i] = gj[i]->arg;
+        if (rc == 0 && gj[0]->group->run(&s->writer, args, rcs, n) == 0) {
+                atomic_fetch_add(&s->commits, 1);
+                for (size_t i = 0; i < n; i++)
+                        gj[i]->rc = rcs[i];
+        } else {
+                for (size_t i = 0; i < n; i++) {
+                        gj[i]->rc = rc < 0 ? rc : gj[i]->fn(&s->writer, gj[i]->arg);
+                        if (rc == 0)
+                                atomic_fetch_add(&s->commits, 1);
+                }
+        }
+        count_wal_pages(s, &s->writer);
+        for (size_t i = 0; i < n; i++)
+                gj[i]->rc = unreachable(&s->writer, gj[i]->rc);
+}
+
+/* The jobs of a batch that are not grouped: one transaction, a savepoint each. */
+static void run_batch(struct store *s, struct job *batch)
+{
+        unsigned n = 0;
+        int rc;
+
+        /* one transaction, one fsync, for the whole batch; a failing job is rolled back to its
+         * savepoint and does not take the others with it. A PostgreSQL connection that broke
+         * (server restart, failover) is connected again first. */
+        rc = db_reconnect(s->writer.db);
+        if (rc == 0)
+                rc = store_st_exec(&s->writer, ST_BEGIN);
+        for (struct job *j = batch; j; j = j->next) {
+                n++;
+                if (rc < 0) {
+                        j->rc = rc;
+                        continue;
+                }
+                /* a one-statement job needs no savepoint: its function undoes its own failure
+                 * (store-results.c) */
+                if (j->one) {
+                        j->rc = j->fn(&s->writer, j->arg);
+                } else if (store_st_exec(&s->writer, ST_SAVEPOINT) < 0) {
+                        j->rc = -EIO;
+                } else {
+                        j->rc = j->fn(&s->writer, j->arg);
+                        if (j->rc < 0)
+                                (void)store_st_exec(&s->writer, ST_ROLLBACK_TO);
+                        (void)store_st_exec(&s->writer, ST_RELEASE);
+                }
+                /* the callers that queued while this batch ran join it, before its commit:
+                 * they are answered a whole fsync sooner, and the callers already in it wait
+                 * only for their statements (joining stops at STORE_COMMIT_JOBS_MAX jobs, and
+                 * at a grouped job: those wait for the next batch, written together), never
+                 * for a timer */
+                if (!j->next && n < STORE_COMMIT_JOBS_MAX) {
+                        pthread_mutex_lock(&s->lock);
+                        if (s->queue && !s->queue->group) {
+                                struct job *last = s->queue;
+
+                                for (unsigned k = n + 1;
+                                     last->next && !last->next->group && k < STORE_COMMIT_JOBS_MAX;
+                                     k++)
+                                        last = last->next;
+                                j->next = s->queue;
+                                s->queue = last->next;
+                                if (!s->queue)
+                                        s->queue_tail = NULL;
+                                last->next = NULL;
+                        }
+                        pthread_mutex_unlock(&s->lock);
+                }
+        }
+        if (rc == 0)
+                atomic_fetch_add(&s->commits, 1);
+        if (rc == 0 && store_st_exec(&s->writer, ST_COMMIT) < 0) {
+                (void)store_st_exec(&s->writer, ST_ROLLBACK);
+                for (struct job *j = batch; j; j = j->next)
+                        j->rc = -EIO;
+        }
+        count_wal_pages(s, &s->writer);
+        /* a failure because the database is gone (the connection broke): -ENOTCONN */
+        if (!db_ok(s->writer.db))
+                for (struct job *j = batch; j; j = j->next)
+                        j->rc = unreachable(&s->writer, j->rc);
+}
+
+/* Wake exactly the callers of these jobs (a broadcast woke every thread waiting, also those whose
+ * jobs were still queued, to sleep again). Lock held. */
+static void wake(struct store *s, struct job *list)
+{
+        for (struct job *j = list, *next; j; j = next) {
+                next = j->next;
+                j->done = true;
+                if (!(j->one && j->rc > 0)) /* > 0: it wrote nothing */
+                        atomic_fetch_add(&s->writes, 1);
+                pthread_cond_signal(&j->done_cv);
+        }
+}
+
 void *store_writer_main(void *arg)
 {
         struct store *s = arg;
 
         pthread_mutex_lock(&s->lock);
         for (;;) {
-                struct job *batch;
-                unsigned n;
-                int rc;
+                struct job *batch, *rest = NULL, **rest_end = &rest, *grouped = NULL;
+                struct job *gj[STORE_COMMIT_JOBS_MAX];
+                size_t ng = 0;
 
                 while (!s->queue && !s->stopping)
                         pthread_cond_wait(&s->job_ready, &s->lock);
@@ -55,75 +165,28 @@ void *store_writer_main(void *arg)
                 s->queue = s->queue_tail = NULL;
                 pthread_mutex_unlock(&s->lock);
 
-                /* one transaction, one fsync, for the whole batch; a failing job is rolled back
-                 * to its savepoint and does not take the others with it. A PostgreSQL connection
-                 * that broke (server restart, failover) is connected again first. */
-                rc = db_reconnect(s->writer.db);
-                if (rc == 0)
-                        rc = store_st_exec(&s->writer, ST_BEGIN);
-                n = 0;
-                for (struct job *j = batch; j; j = j->next) {
-                        n++;
-                        if (rc < 0) {
-                                j->rc = rc;
-                                continue;
-                        }
-                        /* a one-statement job needs no savepoint: its function undoes its
-                         * own failure (store-results.c) */
-                        if (j->one) {
-                                j->rc = j->fn(&s->writer, j->arg);
-                        } else if (store_st_exec(&s->writer, ST_SAVEPOINT) < 0) {
-                                j->rc = -EIO;
-                        } else {
-                                j->rc = j->fn(&s->writer, j->arg);
-                                if (j->rc < 0)
-                                        (void)store_st_exec(&s->writer, ST_ROLLBACK_TO);
-                                (void)store_st_exec(&s->writer, ST_RELEASE);
-                        }
-                        /* the callers that queued while this batch ran join it, before its
-                         * commit: they are answered a whole fsync sooner, and the callers
-                         * already in it wait only for their statements (joining stops at
-                         * STORE_COMMIT_JOBS_MAX jobs), never for a timer */
-                        if (!j->next && n < STORE_COMMIT_JOBS_MAX) {
-                                pthread_mutex_lock(&s->lock);
-                                if (s->queue) {
-                                        struct job *last = s->queue;
-
-                                        for (unsigned k = n + 1;
-                                             last->next && k < STORE_COMMIT_JOBS_MAX; k++)
-                                                last = last->next;
-                                        j->next = s->queue;
-                                        s->queue = last->next;
-                                        if (!s->queue)
-                                                s->queue_tail = NULL;
-                                        last->next = NULL;
-                                }
-                                pthread_mutex_unlock(&s->lock);
-                        }
-                }
-                if (rc == 0)
-                        atomic_fetch_add(&s->commits, 1);
-                if (rc == 0 && store_st_exec(&s->writer, ST_COMMIT) < 0) {
-                        (void)store_st_exec(&s->writer, ST_ROLLBACK);
-                        for (struct job *j = batch; j; j = j->next)
-                                j->rc = -EIO;
-                }
-                count_wal_pages(s, &s->writer);
-                /* a failure because the database is gone (the connection broke): -ENOTCONN */
-                if (!db_ok(s->writer.db))
-                        for (struct job *j = batch; j; j = j->next)
-                                j->rc = unreachable(&s->writer, j->rc);
-
-                /* wake exactly the callers of this batch (a broadcast woke every thread
-                 * waiting, also those whose jobs were still queued, to sleep again) */
-                pthread_mutex_lock(&s->lock);
+                /* the first group's jobs (up to STORE_COMMIT_JOBS_MAX) apart, the rest in order */
                 for (struct job *j = batch, *next; j; j = next) {
                         next = j->next;
-                        j->done = true;
-                        if (!(j->one && j->rc > 0)) /* > 0: it wrote nothing */
-                                atomic_fetch_add(&s->writes, 1);
-                        pthread_cond_signal(&j->done_cv);
+                        j->next = NULL;
+                        if (j->group && ng < STORE_COMMIT_JOBS_MAX &&
+                            (!ng || j->group == gj[0]->group)) {
+                                gj[ng++] = j;
+                                j->next = grouped;
+                                grouped = j;
+                        } else {
+                                *rest_end = j;
+                                rest_end = &j->next;
+                        }
                 }
+                if (ng)
+                        run_group(s, gj, ng);
+                if (rest)
+                        run_batch(s, rest);
+
+                pthread_mutex_lock(&s->lock);
+                wake(s, grouped);
+                wake(s, rest);
         }
         pthread_mutex_unlock(&s->lock);
         return NULL;
@@ -183,13 +246,14 @@ static void conn_put(struct store *s, struct conn *c)
 }
 
 /* Run fn inside a write transaction, durable when this returns 0. */
-static int write_job(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg, bool one)
+static int write_job(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg, bool one,
+                     const struct store_group *group)
 {
         struct conn *c;
         int rc;
 
         if (s->mode == STORE_WRITER) {
-                struct job j = {.fn = fn, .arg = arg, .one = one};
+                struct job j = {.fn = fn, .arg = arg, .one = one, .group = group};
 
                 pthread_cond_init(&j.done_cv, NULL);
                 pthread_mutex_lock(&s->lock);
@@ -240,12 +304,18 @@ static int write_job(struct store *s, int (*fn)(struct conn *c, void *arg), void
 
 int store_write(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg)
 {
-        return write_job(s, fn, arg, false);
+        return write_job(s, fn, arg, false, NULL);
 }
 
 int store_write_one(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg)
 {
-        return write_job(s, fn, arg, true);
+        return write_job(s, fn, arg, true, NULL);
+}
+
+int store_write_grouped(struct store *s, const struct store_group *g,
+                        int (*fn)(struct conn *c, void *arg), void *arg)
+{
+        return write_job(s, fn, arg, true, g);
 }
 
 /* Run fn on a pooled connection, outside any explicit transaction (one statement reads). */

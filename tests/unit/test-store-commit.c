@@ -2,7 +2,9 @@
 /*
  * Writer mode's group commit (daemon/store/store-writer.c): a write queued while a batch runs its
  * statements joins that batch's commit instead of waiting for the next one, and is answered
- * only after that commit; joining stops at STORE_COMMIT_JOBS_MAX writes.
+ * only after that commit; joining stops at STORE_COMMIT_JOBS_MAX writes. On PostgreSQL (the
+ * store-pg suite runs it too) the steady verdicts queued meanwhile do not join: they are written
+ * next, all of them by one statement, attestd_verdicts().
  */
 #include <check.h>
 #include <pthread.h>
@@ -13,6 +15,7 @@
 #include <time.h>
 
 #include "daemon/store/store-internal.h"
+#include "tests/unit/store-target.h"
 #include "tests/unit/testutil.h"
 
 /*
@@ -106,6 +109,18 @@ static void *writer_main(void *arg)
         return NULL;
 }
 
+/* The test's database: a SQLite file in f's directory, or a fresh PostgreSQL database. */
+static struct store *open_writer(struct tu_dbdir *f)
+{
+        struct attest_err err = {0};
+        struct store *s = NULL;
+
+        tu_dbdir_init(f, "commit");
+        store_target(f->dir, "t.db", f->db, sizeof(f->db));
+        ck_assert_msg(store_open(f->db, STORE_WRITER, 2, &s, &err) == 0, "%s", err.msg);
+        return s;
+}
+
 /* A slow first write on its own thread, returned once it runs: the batch the others queue behind;
  * it commits once WANT announced writes are queued. */
 static void slow_start(struct store *s, struct slow *sl, unsigned want, struct writer *w,
@@ -122,7 +137,6 @@ static void slow_start(struct store *s, struct slow *sl, unsigned want, struct w
 
 START_TEST(test_write_queued_during_a_batch_joins_its_commit)
 {
-        struct attest_err err = {0};
         struct tu_dbdir f;
         struct store *s = NULL;
         struct slow sl;
@@ -130,8 +144,7 @@ START_TEST(test_write_queued_during_a_batch_joins_its_commit)
         pthread_t t1, t2;
         uint64_t c0, n0, c1, n1;
 
-        tu_dbdir_init(&f, "commit");
-        ck_assert_msg(store_open(f.db, STORE_WRITER, 2, &s, &err) == 0, "%s", err.msg);
+        s = open_writer(&f);
         store_stats(s, &c0, &n0);
         slow_start(s, &sl, 1, &w1, &t1);
         /* the second write is queued while the first one's batch runs its statements */
@@ -154,7 +167,6 @@ END_TEST
 START_TEST(test_commit_carries_at_most_the_cap)
 {
         enum { N = 200 };
-        struct attest_err err = {0};
         struct tu_dbdir f;
         struct store *s = NULL;
         struct slow sl;
@@ -162,8 +174,7 @@ START_TEST(test_commit_carries_at_most_the_cap)
         pthread_t t0, t[N];
         uint64_t c0, n0, c1, n1;
 
-        tu_dbdir_init(&f, "commit");
-        ck_assert_msg(store_open(f.db, STORE_WRITER, 2, &s, &err) == 0, "%s", err.msg);
+        s = open_writer(&f);
         store_stats(s, &c0, &n0);
         /* a slow first commit, so that all N queue behind it and join the next batch */
         slow_start(s, &sl, N, &w0, &t0);
@@ -186,6 +197,185 @@ START_TEST(test_commit_carries_at_most_the_cap)
 }
 END_TEST
 
+/* ---- verdicts written together (PostgreSQL: attestd_verdicts()) ---- */
+
+enum { GROUP_N = 8 };
+
+struct verdicter {
+        struct store *s;
+        char agent[STORE_ID_MAX + 1];
+        const char *verdict;
+        uint64_t seq;
+        uint8_t nonce[STORE_NONCE_LEN];
+        int rc;
+        int64_t rid;
+};
+
+static void *verdicter_main(void *arg)
+{
+        struct verdicter *v = arg;
+        struct store_appraisal ap = {2, {2, 2, 3, 2}};
+        struct store_result r = {.agent = v->agent,
+                                 .time = 2000 + (int64_t)v->seq,
+                                 .status = "pass",
+                                 .verdict = v->verdict,
+                                 .appraisal = &ap,
+                                 .next_due = 9000,
+                                 .ima_offset = 7 + v->seq,
+                                 .replay_state = (const uint8_t *)"state",
+                                 .replay_state_len = 5,
+                                 .nonce = v->nonce,
+                                 .nonce_expires = INT64_MAX / 2};
+
+        tl_announce = true;
+        v->rc = store_result_add(v->s, &r, v->seq, 10, &v->rid);
+        tl_announce = false;
+        return NULL;
+}
+
+/* GROUP_N active agents g0.., each with a first verdict "pass" (their status is set: the
+ * following ones are steady) */
+static void group_agents(struct store *s, struct verdicter *v)
+{
+        for (int i = 0; i < GROUP_N; i++) {
+                uint8_t ak[4] = {1, 2, 3, (uint8_t)i}, name[4] = {5, 6, 7, (uint8_t)i};
+                struct store_agent a = {.state = AGENT_STATE_ACTIVE,
+                                        .ak_public = ak,
+                                        .ak_public_len = sizeof(ak),
+                                        .ak_name = name,
+                                        .ak_name_len = sizeof(name),
+                                        .created = 1000};
+
+                /* ids not in queue order: the group is written in id order */
+                snprintf(a.id, sizeof(a.id), "g%d", (i * 5) % GROUP_N);
+                ck_assert_int_eq(store_agent_add(s, &a), 0);
+                v[i] = (struct verdicter){.s = s, .verdict = "{\"status\":\"pass\"}", .seq = 0};
+                snprintf(v[i].agent, sizeof(v[i].agent), "%s", a.id);
+                memset(v[i].nonce, 0x40 + i, sizeof(v[i].nonce));
+                verdicter_main(&v[i]);
+                ck_assert_int_eq(v[i].rc, 0);
+                v[i].seq = 1;
+                v[i].nonce[0] ^= 0xff;
+        }
+}
+
+/* The GROUP_N verdicts of v queued behind a slow batch, then let go; statements and commits
+ * they took. */
+static void group_run(struct store *s, struct verdicter *v, uint64_t *ret_statements,
+                      uint64_t *ret_commits)
+{
+        struct store_db_stats d0, d1;
+        struct slow sl;
+        struct writer w0;
+        pthread_t t0, t[GROUP_N];
+        uint64_t c0, n0, c1, n1;
+
+        store_db_stats(s, &d0);
+        store_stats(s, &c0, &n0);
+        slow_start(s, &sl, GROUP_N, &w0, &t0);
+        for (int i = 0; i < GROUP_N; i++)
+                ck_assert_int_eq(pthread_create(&t[i], NULL, verdicter_main, &v[i]), 0);
+        ck_assert_int_eq(pthread_join(t0, NULL), 0);
+        ck_assert_msg(sl.all_queued, "not all %d verdicts were queued within 60 s", GROUP_N);
+        for (int i = 0; i < GROUP_N; i++)
+                ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+        store_db_stats(s, &d1);
+        store_stats(s, &c1, &n1);
+        *ret_statements = d1.statements - d0.statements;
+        *ret_commits = c1 - c0;
+}
+
+/* What v[i]'s verdict left, read back by a store of its own: written (seq 2, its result with its
+ * appraisal and id) or not (seq 1). */
+static void group_check(const char *db, const struct verdicter *v, int i, bool written)
+{
+        struct attest_err err = {0};
+        struct store *s = NULL;
+        struct store_agent *a = NULL;
+        struct store_result_head h;
+
+        ck_assert_msg(store_open(db, STORE_POOL, 1, &s, &err) == 0, "%s", err.msg);
+        ck_assert_int_eq(store_agent_get(s, v[i].agent, &a), 0);
+        ck_assert_uint_eq(a->seq, written ? 2 : 1);
+        ck_assert_uint_eq(a->ima_offset, written ? 8 : 7);
+        ck_assert_int_eq(a->last_seen, written ? 2001 : 2000);
+        ck_assert_uint_eq(a->replay_state_len, 5);
+        ck_assert_mem_eq(a->replay_state, "state", 5);
+        ck_assert_int_eq(store_result_latest(s, v[i].agent, &h), 0);
+        ck_assert_int_eq(h.time, written ? 2001 : 2000);
+        if (written)
+                ck_assert_int_eq(h.id, v[i].rid);
+        ck_assert(h.has_appraisal);
+        ck_assert_int_eq(h.appraisal.tv[2], 3);
+        ck_assert_int_eq(store_nonce_used(s, v[i].nonce), written ? -EALREADY : 0);
+        store_agent_free(a);
+        store_close(s);
+}
+
+/*
+ * Steady verdicts queued while a batch runs: on PostgreSQL they do not join its transaction but
+ * are written next, all GROUP_N by one statement in a transaction of its own (two commits: the
+ * slow batch's, theirs); each reads back as written, with its own result id. On SQLite they join
+ * the batch (one commit).
+ */
+START_TEST(test_verdicts_queued_together_are_one_statement)
+{
+        struct verdicter v[GROUP_N];
+        struct tu_dbdir f;
+        struct store *s = open_writer(&f);
+        uint64_t statements, commits;
+
+        group_agents(s, v);
+        group_run(s, v, &statements, &commits);
+        for (int i = 0; i < GROUP_N; i++)
+                ck_assert_msg(v[i].rc == 0, "verdict %d: %d", i, v[i].rc);
+        for (int i = 1; i < GROUP_N; i++)
+                ck_assert_int_ne(v[i].rid, v[i - 1].rid);
+        if (store_target_pg()) {
+                /* BEGIN, SAVEPOINT, RELEASE, COMMIT of the slow batch, then attestd_verdicts()
+                 * (prepared by the first verdicts, group_agents) */
+                ck_assert_uint_eq(statements, 4 + 1);
+                ck_assert_uint_eq(commits, 2);
+        } else {
+                ck_assert_uint_eq(commits, 1);
+        }
+        store_close(s);
+        for (int i = 1; i < GROUP_N; i++)
+                group_check(f.db, v, i, true);
+        tu_dbdir_done(&f);
+}
+END_TEST
+
+/*
+ * One verdict of the group the database refuses (text that is not UTF-8): the group's statement
+ * fails and writes nothing, then each verdict is written alone; the others are written, that one
+ * is refused (-EIO) and leaves its agent as it was.
+ */
+START_TEST(test_verdict_group_with_a_bad_one_writes_the_others)
+{
+        struct verdicter v[GROUP_N];
+        struct tu_dbdir f;
+        struct store *s = open_writer(&f);
+        uint64_t statements, commits;
+        const int bad = 3;
+
+        group_agents(s, v);
+        v[bad].verdict = "{\"status\":\"\xff\"}";
+        group_run(s, v, &statements, &commits);
+        for (int i = 0; i < GROUP_N; i++)
+                ck_assert_msg(v[i].rc == (i == bad && store_target_pg() ? -EIO : 0),
+                              "verdict %d: %d", i, v[i].rc);
+        if (store_target_pg())
+                /* the slow batch's four, the group's, then GROUP_N alone (attestd_verdict(),
+                 * prepared first: one more) */
+                ck_assert_uint_eq(statements, 4 + 1 + 1 + GROUP_N);
+        store_close(s);
+        for (int i = 0; i < GROUP_N; i++)
+                group_check(f.db, v, i, !(i == bad && store_target_pg()));
+        tu_dbdir_done(&f);
+}
+END_TEST
+
 int main(void)
 {
         Suite *su = suite_create("store-commit");
@@ -194,6 +384,8 @@ int main(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_write_queued_during_a_batch_joins_its_commit);
         tcase_add_test(tc, test_commit_carries_at_most_the_cap);
+        tcase_add_test(tc, test_verdicts_queued_together_are_one_statement);
+        tcase_add_test(tc, test_verdict_group_with_a_bad_one_writes_the_others);
         suite_add_tcase(su, tc);
         return tu_run(su);
 }
