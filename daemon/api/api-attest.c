@@ -40,6 +40,8 @@ struct round {
         const char *id;
         int64_t t0;
         struct store_agent *a;
+        bool kept;  /* a is the row the round's challenge kept (rowstash.h) */
+        bool fresh; /* a second pass, after the kept row had moved on: read the row */
         struct evidence *ev;
         uint64_t nonce_expires;
         struct attest_err err; /* why verification failed, when !verified */
@@ -120,7 +122,7 @@ static int stage_gate(struct attestd *d, const struct api_req *req, struct api_r
                 return -EINVAL;
         }
         rd->a = api_req_agent(req, rd->id);
-        if (!rd->a && d->rows &&
+        if (!rd->a && d->rows && !rd->fresh &&
             rowstash_state(d->rows, rd->id, (uint64_t)attestd_now_ms(), &state) &&
             state == AGENT_STATE_ACTIVE)
                 return 0;
@@ -133,15 +135,13 @@ static int stage_gate(struct attestd *d, const struct api_req *req, struct api_r
 static int round_row(struct attestd *d, const struct api_req *req, struct api_resp *r,
                      struct round *rd)
 {
-        bool kept = false;
-
-        if (!rd->a && d->rows) {
+        if (!rd->a && d->rows && !rd->fresh) {
                 rd->a = rowstash_take(d->rows, rd->id, rd->ev->nonce, rd->ev->nonce_len,
                                       (uint64_t)attestd_now_ms());
-                kept = rd->a != NULL;
+                rd->kept = rd->a != NULL;
         }
-        metrics_evidence_row(&d->metrics, kept);
-        if (kept)
+        metrics_evidence_row(&d->metrics, rd->kept);
+        if (rd->kept)
                 return gate_state(d, r, rd);
         if (!rd->a && api_agent_load(d, req, r, rd->id, &rd->a) < 0)
                 return -ENOENT;
@@ -609,6 +609,10 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
                 api_error(d, r, 409, AE_NONCE_REUSED, "$.nonce: nonce was already used");
                 return e;
         }
+        /* the row the challenge kept moved on: the caller judges the round again on the row
+         * as it is now (api_evidence) */
+        if (e == -ESTALE && rd->kept)
+                return -EAGAIN;
         if (e == -ESTALE || e == -ENOENT) {
                 answer_moved(d, r, rd);
                 return e;
@@ -672,15 +676,33 @@ static void stage_respond(struct attestd *d, struct api_resp *r, const struct ro
         api_resp_text(r, 200, "application/json", (char *)w.p, wb_len(&w));
 }
 
-void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id)
+/* One pass of the round; -EAGAIN (r not answered) when its kept row had moved on. */
+static int evidence_pass(struct attestd *d, const struct api_req *req, struct api_resp *r,
+                         const char *id, bool fresh)
 {
         struct verify_result vr;
         struct rt_state rts;
-        _cleanup_(round_done) struct round rd = {.id = id, .t0 = mono_us(), .vr = &vr, .rts = &rts};
+        _cleanup_(round_done) struct round rd = {
+                .id = id, .t0 = mono_us(), .vr = &vr, .rts = &rts, .fresh = fresh};
+        int e;
 
-        if (stage_gate(d, req, r, &rd) < 0 || stage_decode(d, req, r, &rd) < 0 ||
-            round_row(d, req, r, &rd) < 0 || stage_policy(d, r, &rd) < 0 ||
-            stage_verify(d, r, &rd) < 0 || stage_judge(d, r, &rd) < 0 || stage_store(d, r, &rd) < 0)
-                return;
+        if ((e = stage_gate(d, req, r, &rd)) < 0 || (e = stage_decode(d, req, r, &rd)) < 0 ||
+            (e = round_row(d, req, r, &rd)) < 0 || (e = stage_policy(d, r, &rd)) < 0 ||
+            (e = stage_verify(d, r, &rd)) < 0 || (e = stage_judge(d, r, &rd)) < 0 ||
+            (e = stage_store(d, r, &rd)) < 0)
+                return e;
         stage_respond(d, r, &rd);
+        return 0;
+}
+
+/*
+ * The round on the row its challenge kept; when that row moved on before the verdict was written
+ * (an operator bound a policy, another instance judged a round: nothing was written), once more
+ * on the row as the store has it now, so that an operator's change between challenge and
+ * evidence costs the agent nothing. A second refusal is answered (answer_moved).
+ */
+void api_evidence(struct attestd *d, const struct api_req *req, struct api_resp *r, const char *id)
+{
+        if (evidence_pass(d, req, r, id, false) == -EAGAIN)
+                (void)evidence_pass(d, req, r, id, true);
 }
