@@ -155,8 +155,7 @@ void metrics_rejected(struct metrics *m, enum attest_code code)
 
 int metrics_render(struct metrics *m, const struct metrics_agents *agents,
                    const struct metrics_store *store, const struct metrics_policies *policies,
-                   const struct metrics_routes *routes, uint64_t nonces, char **ret,
-                   size_t *ret_len)
+                   const struct metrics_routes *routes, char **ret, size_t *ret_len)
 {
         char *buf = NULL;
         size_t len = 0;
@@ -276,10 +275,6 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
                 "# HELP attestd_requests_total HTTP requests received.\n"
                 "# TYPE attestd_requests_total counter\n"
                 "attestd_requests_total %llu\n"
-                "# HELP attestd_nonces_consumed Nonces consumed by verified quotes and remembered "
-                "until they expire (issuing stores none).\n"
-                "# TYPE attestd_nonces_consumed gauge\n"
-                "attestd_nonces_consumed %llu\n"
                 "# HELP attestd_store_writable 1 while a write beside and into the store "
                 "succeeds (the probe of /healthz, at most one a second), else 0.\n"
                 "# TYPE attestd_store_writable gauge\n"
@@ -309,11 +304,10 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
                 "# TYPE attestd_agent_cache_entries gauge\n"
                 "attestd_agent_cache_entries %llu\n",
                 (unsigned long long)atomic_load(&m->ima_entries_replayed),
-                (unsigned long long)atomic_load(&m->requests), (unsigned long long)nonces,
-                (unsigned long long)store->writable, (unsigned long long)store->commits,
-                (unsigned long long)store->writes, (unsigned long long)store->wal_pages,
-                (unsigned long long)store->cache_hits, (unsigned long long)store->cache_misses,
-                (unsigned long long)store->cache_evictions,
+                (unsigned long long)atomic_load(&m->requests), (unsigned long long)store->writable,
+                (unsigned long long)store->commits, (unsigned long long)store->writes,
+                (unsigned long long)store->wal_pages, (unsigned long long)store->cache_hits,
+                (unsigned long long)store->cache_misses, (unsigned long long)store->cache_evictions,
                 (unsigned long long)store->cache_entries);
         fprintf(f,
                 "# HELP attestd_db_statements_total Database statements executed (sqlite3_step "

@@ -124,7 +124,6 @@ struct metrics_policies {
 
 int metrics_render(struct metrics *m, const struct metrics_agents *agents,
                    const struct metrics_store *store, const struct metrics_policies *policies,
-                   const struct metrics_routes *routes, uint64_t nonces_consumed, char **ret,
-                   size_t *ret_len) _wur_;
+                   const struct metrics_routes *routes, char **ret, size_t *ret_len) _wur_;
 
 #endif

@@ -17,20 +17,25 @@
 #include "daemon/nonce.h"
 #include "util/file.h"
 
-#define NONCE_RAND 8
+#define NONCE_RAND 6
 #define NONCE_EXP 6
-#define NONCE_MAC 9
+#define NONCE_MAC_ISSUE 8
+#define NONCE_MAC_AGENT 6
+#define NONCE_MAC_ROUND 6
 #define NONCE_OFF_EXP NONCE_RAND
-#define NONCE_OFF_MAC1 (NONCE_OFF_EXP + NONCE_EXP)
-#define NONCE_OFF_MAC2 (NONCE_OFF_MAC1 + NONCE_MAC)
+#define NONCE_HEAD (NONCE_OFF_EXP + NONCE_EXP) /* what every tag covers: rand | expires */
+#define NONCE_OFF_ISSUE NONCE_HEAD
+#define NONCE_OFF_AGENT (NONCE_OFF_ISSUE + NONCE_MAC_ISSUE)
+#define NONCE_OFF_ROUND (NONCE_OFF_AGENT + NONCE_MAC_AGENT)
 
-_Static_assert(NONCE_OFF_MAC2 + NONCE_MAC == NONCE_LEN, "nonce layout");
+_Static_assert(NONCE_OFF_ROUND + NONCE_MAC_ROUND == NONCE_LEN, "nonce layout");
 
 /* keyed HMAC contexts kept for reuse: more threads than this at once dup and free their own */
 #define NONCE_POOL 32
 
-static const char label_issue[] = "attestd-nonce-1";
-static const char label_agent[] = "attestd-nonce-agent-1";
+static const char label_issue[] = "attestd-nonce-2";
+static const char label_agent[] = "attestd-nonce-agent-2";
+static const char label_round[] = "attestd-nonce-round-2";
 
 struct nonce_store {
         uint64_t ttl;
@@ -189,12 +194,23 @@ static void mac_give(struct nonce_store *s, EVP_MAC_CTX *ctx, bool ok)
         EVP_MAC_CTX_free(ctx);
 }
 
-/* HMAC-SHA256(key, label NUL | nonce[0..14] | agent), first NONCE_MAC bytes. */
-static int nonce_mac(struct nonce_store *s, const char *label, const uint8_t *head,
-                     const char *agent, uint8_t out[NONCE_MAC])
+/* big endian, 8 bytes */
+static void put64(uint8_t *p, uint64_t v)
 {
-        uint8_t msg[32 + NONCE_OFF_MAC1 + NONCE_AGENT_MAX], md[EVP_MAX_MD_SIZE];
-        size_t ll = strlen(label) + 1, al = agent ? strlen(agent) : 0;
+        for (int i = 0; i < 8; i++)
+                p[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+
+/*
+ * HMAC-SHA256(key, label NUL | head | agent | round), its first n bytes into out: head the
+ * nonce's first NONCE_HEAD bytes, agent NULL for none, round NULL for none (else its last result
+ * and its enrolment time, 8 bytes each, big endian).
+ */
+static int nonce_mac(struct nonce_store *s, const char *label, const uint8_t *head,
+                     const char *agent, const struct nonce_round *round, uint8_t *out, size_t n)
+{
+        uint8_t msg[32 + NONCE_HEAD + NONCE_AGENT_MAX + 16], md[EVP_MAX_MD_SIZE];
+        size_t ll = strlen(label) + 1, al = agent ? strlen(agent) : 0, len;
         size_t mdlen = 0;
         EVP_MAC_CTX *ctx;
         int ok;
@@ -202,25 +218,31 @@ static int nonce_mac(struct nonce_store *s, const char *label, const uint8_t *he
         if (ll > 32 || al > NONCE_AGENT_MAX)
                 return -EINVAL;
         memcpy(msg, label, ll);
-        memcpy(msg + ll, head, NONCE_OFF_MAC1);
+        memcpy(msg + ll, head, NONCE_HEAD);
+        len = ll + NONCE_HEAD;
         if (al)
-                memcpy(msg + ll + NONCE_OFF_MAC1, agent, al);
+                memcpy(msg + len, agent, al);
+        len += al;
+        if (round) {
+                put64(msg + len, (uint64_t)round->last_result);
+                put64(msg + len + 8, (uint64_t)round->created);
+                len += 16;
+        }
         /* restarted from the key given at creation (NULL key: the stored one), whatever MAC the
          * context computed last */
         ctx = mac_take(s);
-        ok = ctx && EVP_MAC_init(ctx, NULL, 0, NULL) == 1 &&
-             EVP_MAC_update(ctx, msg, ll + NONCE_OFF_MAC1 + al) == 1 &&
-             EVP_MAC_final(ctx, md, &mdlen, sizeof(md)) == 1 && mdlen >= NONCE_MAC;
+        ok = ctx && EVP_MAC_init(ctx, NULL, 0, NULL) == 1 && EVP_MAC_update(ctx, msg, len) == 1 &&
+             EVP_MAC_final(ctx, md, &mdlen, sizeof(md)) == 1 && mdlen >= n;
         mac_give(s, ctx, ok);
         if (!ok)
                 return -EIO;
-        memcpy(out, md, NONCE_MAC);
+        memcpy(out, md, n);
         OPENSSL_cleanse(md, sizeof(md));
         return 0;
 }
 
-int nonce_issue(struct nonce_store *s, const char *agent, uint64_t now_ms,
-                uint8_t ret_nonce[NONCE_LEN], uint64_t *ret_expires_ms)
+int nonce_issue(struct nonce_store *s, const char *agent, const struct nonce_round *round,
+                uint64_t now_ms, uint8_t ret_nonce[NONCE_LEN], uint64_t *ret_expires_ms)
 {
         uint64_t exp = now_ms + s->ttl;
         int e;
@@ -231,8 +253,12 @@ int nonce_issue(struct nonce_store *s, const char *agent, uint64_t now_ms,
                 return -EIO;
         for (int i = 0; i < NONCE_EXP; i++)
                 ret_nonce[NONCE_OFF_EXP + i] = (uint8_t)(exp >> (8 * (NONCE_EXP - 1 - i)));
-        if ((e = nonce_mac(s, label_issue, ret_nonce, NULL, ret_nonce + NONCE_OFF_MAC1)) < 0 ||
-            (e = nonce_mac(s, label_agent, ret_nonce, agent, ret_nonce + NONCE_OFF_MAC2)) < 0)
+        if ((e = nonce_mac(s, label_issue, ret_nonce, NULL, NULL, ret_nonce + NONCE_OFF_ISSUE,
+                           NONCE_MAC_ISSUE)) < 0 ||
+            (e = nonce_mac(s, label_agent, ret_nonce, agent, NULL, ret_nonce + NONCE_OFF_AGENT,
+                           NONCE_MAC_AGENT)) < 0 ||
+            (e = nonce_mac(s, label_round, ret_nonce, agent, round, ret_nonce + NONCE_OFF_ROUND,
+                           NONCE_MAC_ROUND)) < 0)
                 return e;
         *ret_expires_ms = exp;
         return 0;
@@ -241,7 +267,7 @@ int nonce_issue(struct nonce_store *s, const char *agent, uint64_t now_ms,
 int nonce_check(struct nonce_store *s, const char *agent, const uint8_t *nonce, size_t len,
                 uint64_t now_ms, uint64_t *ret_expires_ms, struct attest_err *err)
 {
-        uint8_t mac[NONCE_MAC];
+        uint8_t mac[NONCE_MAC_ISSUE];
         uint64_t exp = 0;
         int e;
 
@@ -250,14 +276,14 @@ int nonce_check(struct nonce_store *s, const char *agent, const uint8_t *nonce, 
                                    len, NONCE_LEN);
         if (strlen(agent) > NONCE_AGENT_MAX)
                 return attest_fail(err, -ESTALE, AE_NONCE_WRONG_AGENT, "agent id too long");
-        if ((e = nonce_mac(s, label_issue, nonce, NULL, mac)) < 0)
+        if ((e = nonce_mac(s, label_issue, nonce, NULL, NULL, mac, NONCE_MAC_ISSUE)) < 0)
                 return attest_fail(err, e, AE_INTERNAL, "HMAC failed");
-        if (CRYPTO_memcmp(mac, nonce + NONCE_OFF_MAC1, NONCE_MAC) != 0)
+        if (CRYPTO_memcmp(mac, nonce + NONCE_OFF_ISSUE, NONCE_MAC_ISSUE) != 0)
                 return attest_fail(err, -ESTALE, AE_NONCE_UNKNOWN,
                                    "nonce was not issued by this verifier (or was altered)");
-        if ((e = nonce_mac(s, label_agent, nonce, agent, mac)) < 0)
+        if ((e = nonce_mac(s, label_agent, nonce, agent, NULL, mac, NONCE_MAC_AGENT)) < 0)
                 return attest_fail(err, e, AE_INTERNAL, "HMAC failed");
-        if (CRYPTO_memcmp(mac, nonce + NONCE_OFF_MAC2, NONCE_MAC) != 0)
+        if (CRYPTO_memcmp(mac, nonce + NONCE_OFF_AGENT, NONCE_MAC_AGENT) != 0)
                 return attest_fail(err, -ESTALE, AE_NONCE_WRONG_AGENT,
                                    "nonce was issued to another agent");
         for (int i = 0; i < NONCE_EXP; i++)
@@ -267,5 +293,22 @@ int nonce_check(struct nonce_store *s, const char *agent, const uint8_t *nonce, 
                                    (unsigned long long)(now_ms - exp));
         if (ret_expires_ms)
                 *ret_expires_ms = exp;
+        return 0;
+}
+
+int nonce_check_round(struct nonce_store *s, const char *agent, const struct nonce_round *round,
+                      const uint8_t nonce[NONCE_LEN], struct attest_err *err)
+{
+        uint8_t mac[NONCE_MAC_ROUND];
+        int e;
+
+        if (strlen(agent) > NONCE_AGENT_MAX)
+                return attest_fail(err, -ESTALE, AE_NONCE_WRONG_AGENT, "agent id too long");
+        if ((e = nonce_mac(s, label_round, nonce, agent, round, mac, NONCE_MAC_ROUND)) < 0)
+                return attest_fail(err, e, AE_INTERNAL, "HMAC failed");
+        if (CRYPTO_memcmp(mac, nonce + NONCE_OFF_ROUND, NONCE_MAC_ROUND) != 0)
+                return attest_fail(err, -ESTALE, AE_NONCE_REUSED,
+                                   "a round of this agent was judged since this nonce was issued "
+                                   "(over this nonce or another)");
         return 0;
 }

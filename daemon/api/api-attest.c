@@ -43,7 +43,6 @@ struct round {
         bool kept;  /* a is the row the round's challenge kept (rowstash.h) */
         bool fresh; /* a second pass, after the kept row had moved on: read the row */
         struct evidence *ev;
-        uint64_t nonce_expires;
         struct attest_err err; /* why verification failed, when !verified */
         bool verified;
         /* api_evidence's own, not zeroed with the round (tens of KiB): verify_evidence fills it
@@ -141,11 +140,28 @@ static int round_row(struct attestd *d, const struct api_req *req, struct api_re
                 rd->kept = rd->a != NULL;
         }
         metrics_evidence_row(&d->metrics, rd->kept);
-        if (rd->kept)
-                return gate_state(d, r, rd);
         if (!rd->a && api_agent_load(d, req, r, rd->id, &rd->a) < 0)
                 return -ENOENT;
         return gate_state(d, r, rd);
+}
+
+/*
+ * The nonce answers the agent's state: no round was judged since it was issued (a replayed
+ * submission is refused here, before its quote is checked, and changes nothing).
+ */
+static int round_nonce(struct attestd *d, struct api_resp *r, const struct round *rd)
+{
+        struct attest_err err = {0};
+        int e = nonce_check_round(
+                d->nonces, rd->id,
+                &(struct nonce_round){.last_result = rd->a->last_result, .created = rd->a->created},
+                rd->ev->nonce, &err);
+
+        if (e == -ESTALE)
+                api_error(d, r, nonce_status(err.code), err.code, "$.nonce: %s", err.msg);
+        else if (e < 0)
+                api_error(d, r, 500, AE_INTERNAL, "nonce check failed");
+        return e;
 }
 
 static int stage_decode(struct attestd *d, const struct api_req *req, struct api_resp *r,
@@ -160,10 +176,10 @@ static int stage_decode(struct attestd *d, const struct api_req *req, struct api
                           "%s", err.msg);
                 return e;
         }
-        /* MAC, agent and expiry (no I/O); whether a verified quote used it already is asked
-         * when verification fails (nonce_unused) and answered by the verdict's insert otherwise */
+        /* MAC, agent and expiry (no I/O); whether a round was judged since it was issued once
+         * the agent's row is known (round_row) */
         if ((e = nonce_check(d->nonces, rd->id, rd->ev->nonce, rd->ev->nonce_len,
-                             (uint64_t)attestd_now_ms(), &rd->nonce_expires, &err)) < 0) {
+                             (uint64_t)attestd_now_ms(), NULL, &err)) < 0) {
                 if (e == -ESTALE)
                         api_error(d, r, nonce_status(err.code), err.code, "$.nonce: %s", err.msg);
                 else
@@ -171,24 +187,6 @@ static int stage_decode(struct attestd *d, const struct api_req *req, struct api
                 return e;
         }
         return 0;
-}
-
-/*
- * A consumed nonce is remembered once a quote over it verified (store_result_add, which refuses
- * a second use in the same transaction). A round that verifies needs no read before: the insert
- * answers. A round whose verification failed asks here, so that a replayed submission is still
- * refused as nonce_reused (not as whatever its stale quote or offset failed on) and changes
- * nothing (no replay reset, no verdict).
- */
-static int nonce_unused(struct attestd *d, struct api_resp *r, const struct round *rd)
-{
-        int e = store_nonce_used(d->store, rd->ev->nonce);
-
-        if (e == -EALREADY)
-                api_error(d, r, 409, AE_NONCE_REUSED, "$.nonce: nonce was already used");
-        else if (e < 0)
-                api_store_error(d, r, e, "nonce lookup");
-        return e;
 }
 
 static const struct rt_policy *round_runtime(const struct round *rd)
@@ -263,11 +261,6 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
                  * an error: the agent asks a fresh challenge at once (counted apart) */
                 verify_result_done(rd->vr);
                 rd->verified = false;
-                /* a replayed submission resets nothing */
-                if ((x = nonce_unused(d, r, rd)) < 0) {
-                        round_error(d, rd);
-                        return x;
-                }
                 x = store_agent_reset_replay(d->store, rd->id, rd->a->seq);
                 if (x < 0 && x != -ESTALE) {
                         round_error(d, rd);
@@ -288,10 +281,6 @@ static int stage_verify(struct attestd *d, struct api_resp *r, struct round *rd)
         if (e == -ENOMEM) {
                 api_nomem(d, r);
                 return e;
-        }
-        if ((x = nonce_unused(d, r, rd)) < 0) {
-                round_error(d, rd);
-                return x;
         }
         switch (attest_code_class(rd->err.code)) {
         case AEC_VERDICT:
@@ -601,14 +590,8 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
                 .ima_offset = advance ? rd->vr->next.entries : rd->a->ima_offset,
                 .replay_state = advance ? rd->state : rd->a->replay_state,
                 .replay_state_len = advance ? rd->state_len : rd->a->replay_state_len,
-                .nonce = rd->ev->nonce,
-                .nonce_expires = (int64_t)rd->nonce_expires,
         };
         e = store_result_add(d->store, &res, rd->a->seq, d->cfg.retain, &rd->rid);
-        if (e == -EALREADY) {
-                api_error(d, r, 409, AE_NONCE_REUSED, "$.nonce: nonce was already used");
-                return e;
-        }
         /* the row the challenge kept moved on: the caller judges the round again on the row
          * as it is now (api_evidence) */
         if (e == -ESTALE && rd->kept)
@@ -687,9 +670,9 @@ static int evidence_pass(struct attestd *d, const struct api_req *req, struct ap
         int e;
 
         if ((e = stage_gate(d, req, r, &rd)) < 0 || (e = stage_decode(d, req, r, &rd)) < 0 ||
-            (e = round_row(d, req, r, &rd)) < 0 || (e = stage_policy(d, r, &rd)) < 0 ||
-            (e = stage_verify(d, r, &rd)) < 0 || (e = stage_judge(d, r, &rd)) < 0 ||
-            (e = stage_store(d, r, &rd)) < 0)
+            (e = round_row(d, req, r, &rd)) < 0 || (e = round_nonce(d, r, &rd)) < 0 ||
+            (e = stage_policy(d, r, &rd)) < 0 || (e = stage_verify(d, r, &rd)) < 0 ||
+            (e = stage_judge(d, r, &rd)) < 0 || (e = stage_store(d, r, &rd)) < 0)
                 return e;
         stage_respond(d, r, &rd);
         return 0;

@@ -109,7 +109,10 @@ void api_challenge(struct attestd *d, const struct api_req *req, struct api_resp
                 return;
         }
         /* stateless: nothing is stored, so anonymous challenges exhaust nothing */
-        e = nonce_issue(d->nonces, id, (uint64_t)attestd_now_ms(), nonce, &expires);
+        /* bound to the agent's state: the first verdict after it makes it stale */
+        e = nonce_issue(d->nonces, id,
+                        &(struct nonce_round){.last_result = a->last_result, .created = a->created},
+                        (uint64_t)attestd_now_ms(), nonce, &expires);
         if (e < 0) {
                 api_error(d, r, 500, AE_INTERNAL, "no randomness");
                 return;

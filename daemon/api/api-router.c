@@ -349,7 +349,6 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
         struct policy_cache_stats pcs;
         struct metrics_policies pm;
         struct metrics_routes mr;
-        uint64_t consumed = 0;
         char *text;
         size_t len;
         int e;
@@ -384,15 +383,11 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
 
                 st.writable = store_probe(d->store, attestd_now_ms(), 1000, why, sizeof(why)) == 0;
         }
-        if ((e = store_nonces_used_count(d->store, &consumed)) < 0) {
-                api_store_error(d, r, e, "nonce count");
-                return;
-        }
         policy_cache_stats(d->policies, &pcs);
         pm = (struct metrics_policies){pcs.hits,      pcs.misses,  pcs.parses,
                                        pcs.evictions, pcs.entries, pcs.bytes};
         routes_for_metrics(&mr);
-        if (metrics_render(&d->metrics, &a, &st, &pm, &mr, consumed, &text, &len) < 0) {
+        if (metrics_render(&d->metrics, &a, &st, &pm, &mr, &text, &len) < 0) {
                 api_nomem(d, r);
                 return;
         }

@@ -59,9 +59,6 @@ enum stmt {
         ST_AGENT_DECOM,
         ST_AGENT_READMIT,
         ST_AGENT_EK,
-        ST_NONCE_PURGE,
-        ST_NONCE_PUT,
-        ST_NONCE_GET,
         ST_HEALTH_PUT,
         ST_AGENT_IDENTITY,
         ST_LABELS_DELETE,
@@ -98,17 +95,8 @@ struct conn {
         struct db *db;
         struct db_stmt *st[ST_COUNT];
         struct conn *next_free;
-        int64_t nonce_purge_at; /* verdict time of this connection's last purge of nonces */
-        bool pg;                /* db is PostgreSQL */
+        bool pg; /* db is PostgreSQL */
 };
-
-/*
- * Expired consumed nonces are purged at most this often (verdict time, ms) per connection, not
- * by every verdict: each purge touched the expiry index and a nonce leaf of its own. An expired
- * nonce is refused by its MAC'ed expiry before the store is asked, so one left a second longer
- * changes no answer.
- */
-#define STORE_NONCE_PURGE_MS 1000
 
 /*
  * Writer mode: writes queued while a batch runs join its commit until it holds this many

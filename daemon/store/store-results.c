@@ -14,13 +14,6 @@ struct result_arg {
         int64_t id;
 };
 
-/* Whether this connection purges the expired nonces with a verdict of time t (at most every
- * STORE_NONCE_PURGE_MS, and again after the clock went back). */
-static bool nonce_purge_due(const struct conn *c, int64_t t)
-{
-        return t - c->nonce_purge_at >= STORE_NONCE_PURGE_MS || t < c->nonce_purge_at;
-}
-
 /* The appraisal into parameters first .. first + STORE_TV_COUNT (NULLs for none): 0 or -EIO. */
 static int bind_appraisal(struct db_stmt *st, int first, const struct store_appraisal *a)
 {
@@ -40,30 +33,8 @@ static int result_add_fn(struct conn *c, void *arg)
         struct result_arg *a = arg;
         const struct store_result *r = a->r;
         struct db_stmt *st;
-        int n, rc;
+        int n;
 
-        /* the nonce the verified quote consumed: remembered until it expires, then purged */
-        if (r->nonce) {
-                if (nonce_purge_due(c, r->time)) {
-                        st = st_get(c, ST_NONCE_PURGE);
-                        if (!st || bind_i64(st, 1, r->time) < 0 || step_changes(c, st) < 0)
-                                return -EIO;
-                        c->nonce_purge_at = r->time;
-                }
-                st = st_get(c, ST_NONCE_PUT);
-                if (!st || bind_blob(st, 1, r->nonce, STORE_NONCE_LEN) < 0 ||
-                    bind_i64(st, 2, r->nonce_expires) < 0)
-                        return -EIO;
-                rc = db_step(st);
-                n = db_changes(st);
-                db_reset(st);
-                /* ON CONFLICT DO NOTHING: a nonce used before inserts no row, and no statement
-                 * fails (a failed one would abort a PostgreSQL transaction) */
-                if (rc == DB_CONSTRAINT || (rc == DB_DONE && n == 0))
-                        return -EALREADY;
-                if (rc != DB_DONE)
-                        return -EIO;
-        }
         st = st_get(c, ST_RESULT_ADD);
         if (!st || bind_text(st, 1, r->agent) < 0 || bind_i64(st, 2, r->time) < 0 ||
             bind_text(st, 3, r->status) < 0 || bind_text(st, 4, r->policy) < 0 ||
@@ -133,22 +104,16 @@ static int result_add_one_fn(struct conn *c, void *arg)
 {
         struct result_arg *a = arg;
         const struct store_result *r = a->r;
-        int64_t purge = 0;
         struct db_stmt *st;
         int rc;
 
-        if (r->nonce && nonce_purge_due(c, r->time))
-                purge = r->time;
         st = st_get(c, ST_VERDICT_ONE);
         if (!st || bind_text(st, 1, r->agent) < 0 || bind_i64(st, 2, (int64_t)a->seq) < 0 ||
             bind_i64(st, 3, r->time) < 0 || bind_i64(st, 4, r->next_due) < 0 ||
             bind_text(st, 5, r->status) < 0 || bind_text(st, 6, r->policy) < 0 ||
             bind_text(st, 7, r->verdict) < 0 || bind_i64(st, 8, (int64_t)r->ima_offset) < 0 ||
             bind_blob(st, 9, r->replay_state, r->replay_state_len) < 0 ||
-            bind_i64(st, 10, (int64_t)a->retain) < 0 ||
-            bind_blob(st, 11, r->nonce, r->nonce ? STORE_NONCE_LEN : 0) < 0 ||
-            bind_i64(st, 12, r->nonce_expires) < 0 || bind_i64(st, 13, purge) < 0 ||
-            bind_appraisal(st, 14, r->appraisal) < 0)
+            bind_i64(st, 10, (int64_t)a->retain) < 0 || bind_appraisal(st, 11, r->appraisal) < 0)
                 return -EIO;
         if (db_step(st) != DB_ROW) {
                 db_reset(st);
@@ -162,8 +127,6 @@ static int result_add_one_fn(struct conn *c, void *arg)
                 log_err("store: attestd_verdict: %s", m ? m : "?");
         }
         db_reset(st);
-        if ((rc == 0 || rc == 3) && purge)
-                c->nonce_purge_at = purge;
         return verdict_rc(rc);
 }
 
@@ -178,19 +141,17 @@ enum {
         VA_VERDICT,
         VA_IMA_OFFSET,
         VA_STATE,
-        VA_NONCE,
-        VA_NONCE_EXPIRES,
         VA_EAR,
         VA__COUNT
 };
 static const uint32_t va_oid[VA__COUNT] = {
-        [VA_AGENT] = PG_OID_TEXT,    [VA_SEQ] = PG_OID_INT8,           [VA_TIME] = PG_OID_INT8,
-        [VA_NEXT_DUE] = PG_OID_INT8, [VA_STATUS] = PG_OID_TEXT,        [VA_POLICY] = PG_OID_TEXT,
-        [VA_VERDICT] = PG_OID_TEXT,  [VA_IMA_OFFSET] = PG_OID_INT8,    [VA_STATE] = PG_OID_BYTEA,
-        [VA_NONCE] = PG_OID_BYTEA,   [VA_NONCE_EXPIRES] = PG_OID_INT8, [VA_EAR] = PG_OID_INT4,
+        [VA_AGENT] = PG_OID_TEXT,    [VA_SEQ] = PG_OID_INT8,        [VA_TIME] = PG_OID_INT8,
+        [VA_NEXT_DUE] = PG_OID_INT8, [VA_STATUS] = PG_OID_TEXT,     [VA_POLICY] = PG_OID_TEXT,
+        [VA_VERDICT] = PG_OID_TEXT,  [VA_IMA_OFFSET] = PG_OID_INT8, [VA_STATE] = PG_OID_BYTEA,
+        [VA_EAR] = PG_OID_INT4,
 };
-/* each array's parameter in ST_VERDICTS (?10 is the retain count, ?13 the purge time) */
-static const int va_param[VA__COUNT] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 14};
+/* each array's parameter in ST_VERDICTS (?10 is the retain count) */
+static const int va_param[VA__COUNT] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 11};
 
 static void va_add(struct pg_array *v, const struct result_arg *a)
 {
@@ -205,8 +166,6 @@ static void va_add(struct pg_array *v, const struct result_arg *a)
         pg_array_add_text(&v[VA_VERDICT], r->verdict);
         pg_array_add_i64(&v[VA_IMA_OFFSET], (int64_t)r->ima_offset);
         pg_array_add(&v[VA_STATE], r->replay_state, r->replay_state_len); /* NULL: none */
-        pg_array_add(&v[VA_NONCE], r->nonce, r->nonce ? STORE_NONCE_LEN : 0);
-        pg_array_add_i64(&v[VA_NONCE_EXPIRES], r->nonce_expires);
         for (int i = 0; i <= STORE_TV_COUNT; i++) {
                 if (!r->appraisal)
                         pg_array_add(&v[VA_EAR], NULL, 0);
@@ -238,7 +197,6 @@ static int verdicts_group(struct conn *c, void *const *args, int *rcs, size_t n)
         struct pg_array v[VA__COUNT];
         struct va_order o[STORE_COMMIT_JOBS_MAX];
         uint64_t retain = ((const struct result_arg *)args[0])->retain;
-        int64_t purge = 0, latest = 0;
         struct db_stmt *st;
         size_t rows = 0;
         int e = 0, rc;
@@ -250,12 +208,8 @@ static int verdicts_group(struct conn *c, void *const *args, int *rcs, size_t n)
                 /* one count for the group: a group that mixes them is written one by one */
                 if (o[i].a->retain != retain)
                         return -EINVAL;
-                if (o[i].a->r->nonce && o[i].a->r->time > latest)
-                        latest = o[i].a->r->time;
         }
         qsort(o, n, sizeof(o[0]), va_cmp);
-        if (latest && nonce_purge_due(c, latest))
-                purge = latest;
         for (int k = 0; k < VA__COUNT; k++)
                 pg_array_init(&v[k], va_oid[k]);
         for (size_t i = 0; i < n; i++)
@@ -267,7 +221,7 @@ static int verdicts_group(struct conn *c, void *const *args, int *rcs, size_t n)
                 if ((e = pg_array_finish(&v[k])) == 0 &&
                     bind_blob(st, va_param[k], v[k].p, v[k].len) < 0)
                         e = -EIO;
-        if (e == 0 && (bind_i64(st, 10, (int64_t)retain) < 0 || bind_i64(st, 13, purge) < 0))
+        if (e == 0 && bind_i64(st, 10, (int64_t)retain) < 0)
                 e = -EIO;
         while (e == 0 && (rc = db_step(st)) == DB_ROW) {
                 int64_t i = db_col_i64(st, 0);
@@ -289,8 +243,6 @@ static int verdicts_group(struct conn *c, void *const *args, int *rcs, size_t n)
                 db_reset(st);
         for (int k = 0; k < VA__COUNT; k++)
                 pg_array_done(&v[k]);
-        if (e == 0 && purge)
-                c->nonce_purge_at = purge;
         return e;
 }
 
@@ -443,41 +395,6 @@ int store_result_latest(struct store *s, const char *agent, struct store_result_
         struct latest_arg a = {agent, ret};
 
         return store_read(s, result_latest_fn, &a);
-}
-
-static int nonce_used_fn(struct conn *c, void *arg)
-{
-        const uint8_t *nonce = arg;
-        struct db_stmt *st = st_get(c, ST_NONCE_GET);
-        int rc;
-
-        if (!st || bind_blob(st, 1, nonce, STORE_NONCE_LEN) < 0)
-                return -EIO;
-        rc = db_step(st);
-        db_reset(st);
-        if (rc == DB_ROW)
-                return -EALREADY;
-        return rc == DB_DONE ? 0 : -EIO;
-}
-
-int store_nonce_used(struct store *s, const uint8_t nonce[STORE_NONCE_LEN])
-{
-        return store_read(s, nonce_used_fn, (void *)nonce);
-}
-
-static int nonces_used_count_fn(struct conn *c, void *arg)
-{
-        int64_t n = 0;
-        int rc = store_query_i64(c, "SELECT count(*) FROM nonces_used", &n);
-
-        if (rc == 0)
-                *(uint64_t *)arg = (uint64_t)n;
-        return rc;
-}
-
-int store_nonces_used_count(struct store *s, uint64_t *ret)
-{
-        return store_read(s, nonces_used_count_fn, ret);
 }
 
 struct since_arg {

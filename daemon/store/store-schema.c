@@ -130,8 +130,10 @@ static const char *const migration[STORE_SCHEMA_VERSION] = {
         "ALTER TABLE results ADD COLUMN ear_tv_configuration INTEGER;"
         "ALTER TABLE results ADD COLUMN ear_tv_executables INTEGER;"
         "ALTER TABLE results ADD COLUMN ear_tv_hardware INTEGER;",
-        /* 9: PostgreSQL's verdicts of one group commit in one call (attestd_verdicts) */
-        "",
+        /* 8 -> 9: no consumed nonces: a nonce is bound to the agent's last result, so the
+         * verdict that stores a new one makes it stale (daemon/nonce.h); PostgreSQL also gets
+         * the verdicts of one group commit in one call (attestd_verdicts) */
+        "DROP TABLE IF EXISTS nonces_used;",
 };
 
 /*
@@ -329,24 +331,61 @@ static const char *const pg_migration[STORE_SCHEMA_VERSION] = {
         "  RETURN NEXT;"
         " END $f$;",
         /*
-         * 9: the verdicts of one group commit in one statement (store-results.c,
-         * verdicts_group): attestd_verdict()'s checks and writes for each element of the arrays,
-         * in their order, one row (i, rc, rid) each with rc as there (0 written, 1 no agent, 2
-         * seq moved on, 3 nonce used, 4 status changes: nothing written). p_ear holds five per
-         * verdict (status and the four trust vector claims, NULL for none). No exception block:
-         * a failure fails the statement, nothing of it is written, and the caller writes each
-         * verdict alone (attestd_verdict, whose exception block keeps one failure to itself),
-         * so the common case costs no subtransaction, no xid of its own per verdict.
+         * 9: no consumed nonces (the table dropped: a nonce is bound to the agent's last result,
+         * daemon/nonce.h), so attestd_verdict() loses its nonce parameters; and the verdicts of
+         * one group commit in one statement (store-results.c, verdicts_group):
+         * attestd_verdicts(), attestd_verdict()'s checks and writes for each element of the
+         * arrays, in their order, one row (i, rc, rid) each with rc as there (0 written, 1 no
+         * agent, 2 seq moved on, 4 status changes: nothing written). p_ear holds five per verdict
+         * (status and the four trust vector claims, NULL for none). No exception block: a
+         * failure fails the statement, nothing of it is written, and the caller writes each
+         * verdict alone (attestd_verdict, whose exception block keeps one failure to itself), so
+         * the common case costs no subtransaction, no xid of its own per verdict.
          */
+        "DROP TABLE IF EXISTS nonces_used;"
+        "DROP FUNCTION attestd_verdict(TEXT, BIGINT, BIGINT, BIGINT, TEXT, TEXT, TEXT, BIGINT,"
+        " BYTEA, BIGINT, BYTEA, BIGINT, BIGINT, INTEGER, INTEGER, INTEGER, INTEGER, INTEGER);"
+        "CREATE FUNCTION attestd_verdict(p_agent TEXT, p_seq BIGINT, p_time BIGINT,"
+        " p_next_due BIGINT, p_status TEXT, p_policy TEXT, p_verdict TEXT, p_ima_offset BIGINT,"
+        " p_state BYTEA, p_retain BIGINT, p_ear_status INTEGER, p_tv_instance INTEGER,"
+        " p_tv_config INTEGER, p_tv_exec INTEGER, p_tv_hardware INTEGER)"
+        " RETURNS TABLE (rc INTEGER, rid BIGINT, msg TEXT)"
+        " LANGUAGE plpgsql AS $f$"
+        " DECLARE a RECORD;"
+        " BEGIN"
+        "  rc := 0; rid := 0; msg := NULL;"
+        "  BEGIN"
+        "   SELECT last_status, stale_since, seq INTO a FROM agents WHERE id = p_agent"
+        "    FOR UPDATE;"
+        "   IF NOT FOUND THEN rc := 1;"
+        "   ELSIF a.seq <> p_seq THEN rc := 2;"
+        "   ELSIF a.stale_since <> 0 OR coalesce(a.last_status, '') = ''"
+        "    OR a.last_status <> p_status THEN rc := 4;"
+        "   END IF;"
+        "   IF rc <> 0 THEN RETURN NEXT; RETURN; END IF;"
+        "   INSERT INTO results (agent, time, status, policy, verdict, ear_status,"
+        "    ear_tv_instance_identity, ear_tv_configuration, ear_tv_executables,"
+        "    ear_tv_hardware) VALUES (p_agent, p_time, p_status, p_policy, p_verdict,"
+        "    p_ear_status, p_tv_instance, p_tv_config, p_tv_exec, p_tv_hardware)"
+        "    RETURNING id INTO rid;"
+        "   UPDATE agents SET last_seen = p_time, next_due = p_next_due, last_status = p_status,"
+        "    last_policy = p_policy, last_result = rid, ima_offset = p_ima_offset,"
+        "    replay_state = p_state, seq = seq + 1, stale_since = 0"
+        "    WHERE id = p_agent AND seq = p_seq;"
+        "   DELETE FROM results WHERE agent = p_agent AND id <= (SELECT r.id FROM results r"
+        "    WHERE r.agent = p_agent ORDER BY r.id DESC LIMIT 1 OFFSET p_retain);"
+        "  EXCEPTION WHEN OTHERS THEN"
+        "   rc := 5; rid := 0; msg := SQLSTATE || ' ' || SQLERRM;"
+        "  END;"
+        "  RETURN NEXT;"
+        " END $f$;"
         "CREATE FUNCTION attestd_verdicts(p_agent TEXT[], p_seq BIGINT[], p_time BIGINT[],"
         " p_next_due BIGINT[], p_status TEXT[], p_policy TEXT[], p_verdict TEXT[],"
-        " p_ima_offset BIGINT[], p_state BYTEA[], p_retain BIGINT, p_nonce BYTEA[],"
-        " p_nonce_expires BIGINT[], p_purge BIGINT, p_ear INTEGER[])"
+        " p_ima_offset BIGINT[], p_state BYTEA[], p_retain BIGINT, p_ear INTEGER[])"
         " RETURNS TABLE (i INTEGER, rc INTEGER, rid BIGINT)"
         " LANGUAGE plpgsql AS $f$"
-        " DECLARE a RECORD; n BIGINT; k INTEGER; e INTEGER;"
+        " DECLARE a RECORD; k INTEGER; e INTEGER;"
         " BEGIN"
-        "  IF p_purge > 0 THEN DELETE FROM nonces_used WHERE expires <= p_purge; END IF;"
         "  FOR k IN 1 .. coalesce(array_length(p_agent, 1), 0) LOOP"
         "   i := k; rc := 0; rid := 0; e := 5 * k - 4;"
         "   SELECT last_status, stale_since, seq INTO a FROM agents WHERE id = p_agent[k]"
@@ -355,12 +394,6 @@ static const char *const pg_migration[STORE_SCHEMA_VERSION] = {
         "   ELSIF a.seq <> p_seq[k] THEN rc := 2;"
         "   ELSIF a.stale_since <> 0 OR coalesce(a.last_status, '') = ''"
         "    OR a.last_status <> p_status[k] THEN rc := 4;"
-        "   END IF;"
-        "   IF rc = 0 AND p_nonce[k] IS NOT NULL THEN"
-        "    INSERT INTO nonces_used (nonce, expires) VALUES (p_nonce[k], p_nonce_expires[k])"
-        "     ON CONFLICT DO NOTHING;"
-        "    GET DIAGNOSTICS n = ROW_COUNT;"
-        "    IF n = 0 THEN rc := 3; END IF;"
         "   END IF;"
         "   IF rc = 0 THEN"
         "    INSERT INTO results (agent, time, status, policy, verdict, ear_status,"

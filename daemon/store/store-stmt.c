@@ -109,10 +109,6 @@ static const char *const stmt_sql[ST_COUNT] = {
                              " prev_state = NULL, seq = seq + 1 WHERE id = ?1 AND"
                              " state = 'decommissioned'",
         [ST_AGENT_EK] = "SELECT ek_id FROM agents WHERE id = ?1",
-        [ST_NONCE_PURGE] = "DELETE FROM nonces_used WHERE expires <= ?1",
-        [ST_NONCE_PUT] = "INSERT INTO nonces_used (nonce, expires) VALUES (?1, ?2)"
-                         " ON CONFLICT DO NOTHING",
-        [ST_NONCE_GET] = "SELECT 1 FROM nonces_used WHERE nonce = ?1",
         [ST_HEALTH_PUT] = "INSERT INTO health (id, time) VALUES (1, ?1)"
                           " ON CONFLICT (id) DO UPDATE SET time = excluded.time",
         /* the webhook outbox (daemon/store/store-outbox.c) */
@@ -181,12 +177,11 @@ static const char *const stmt_pg[ST_COUNT] = {
                               "delivered), ?1::bigint) FROM webhook_cursors)",
         [ST_EVENT_LOCK] = "SELECT pg_advisory_xact_lock(" PG_LOCK_EVENTS ")",
         [ST_VERDICT_ONE] = "SELECT rc, rid, msg FROM attestd_verdict(?1, ?2, ?3, ?4, ?5, ?6, ?7,"
-                           " ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                           " ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
         /* the arrays in the binary format (pg-array.h), cast so that it is what they are */
         [ST_VERDICTS] = "SELECT i, rc, rid FROM attestd_verdicts(?1::text[], ?2::bigint[],"
                         " ?3::bigint[], ?4::bigint[], ?5::text[], ?6::text[], ?7::text[],"
-                        " ?8::bigint[], ?9::bytea[], ?10::bigint, ?11::bytea[], ?12::bigint[],"
-                        " ?13::bigint, ?14::integer[])",
+                        " ?8::bigint[], ?9::bytea[], ?10::bigint, ?11::integer[])",
         [ST_SCHEMA_VERSION] = "SELECT coalesce(max(version), 0) FROM schema_version",
         [ST_BEGIN] = "BEGIN",
 };

@@ -28,7 +28,6 @@
 #define STORE_SCHEMA_VERSION 9
 #define STORE_ID_MAX 64
 #define STORE_EK_ID_LEN 32  /* SHA-256 of the EK's SubjectPublicKeyInfo (DER) */
-#define STORE_NONCE_LEN 32  /* NONCE_LEN */
 #define STORE_PENDING_MAX 8 /* live enrolment credentials per pending agent */
 
 enum store_mode {
@@ -187,10 +186,6 @@ int store_agent_readmit(struct store *s, const char *id, int64_t now) _wur_;
 /* -EPERM when the EK was decommissioned (by agent ret_agent, NUL-terminated in n bytes). */
 int store_ek_refused(struct store *s, const uint8_t ek_id[STORE_EK_ID_LEN], char *ret_agent,
                      size_t n) _wur_;
-/* -EALREADY when a verified quote already consumed this nonce (and it has not expired). */
-int store_nonce_used(struct store *s, const uint8_t nonce[STORE_NONCE_LEN]) _wur_;
-/* Consumed nonces remembered (tests, metrics). */
-int store_nonces_used_count(struct store *s, uint64_t *ret) _wur_;
 /* Only the IMA offset challenges hand out (no blobs read). */
 /* -EACCES for an agent that is not active (enrolment not yet activated), -EPERM decommissioned. */
 int store_agent_offset(struct store *s, const char *id, uint64_t *ret) _wur_;
@@ -328,16 +323,13 @@ struct store_result {
         uint64_t ima_offset;
         const uint8_t *replay_state; /* replay_state_encode() bytes, or NULL */
         size_t replay_state_len;
-        /* the nonce the verified quote answered (STORE_NONCE_LEN bytes) and its expiry, or NULL:
-         * stored in the same transaction, so a second use is -EALREADY */
-        const uint8_t *nonce;
-        int64_t nonce_expires;
 };
 
 /*
- * Insert the result, update the agent (last_seen, next_due, status, replay state, seq + 1) only if
- * its seq is still expect_seq, and keep at most retain results of the agent. *ret_id: result id.
- * -EALREADY: the nonce was consumed before (nothing written).
+ * Insert the result, update the agent (last_seen, next_due, status, replay state, last_result,
+ * seq + 1) only if its seq is still expect_seq (-ESTALE otherwise, nothing written), and keep at
+ * most retain results of the agent. *ret_id: result id. (The new last_result is what makes every
+ * nonce issued before stale: daemon/nonce.h.)
  */
 int store_result_add(struct store *s, const struct store_result *r, uint64_t expect_seq,
                      uint64_t retain, int64_t *ret_id) _wur_;

@@ -2,11 +2,10 @@
 /*
  * The store's write cost per verdict, without HTTP or cryptography: T threads record verdicts of
  * N agents through store_result_add() (writer mode, group commit) the way a round does (agent read
- * first, a fresh 32-byte nonce each, a ~190-byte replay state, a ~300-byte verdict, --retain
- * results kept), on verdict times advancing RATE per second so that consumed nonces expire and are
- * purged as in a steady run. Prints verdicts, commits, verdicts per commit, and the pages written
+ * first, a ~190-byte replay state, a ~300-byte verdict, --retain results kept), on verdict times
+ * advancing RATE per second. Prints verdicts, commits, verdicts per commit, and the pages written
  * to the WAL per verdict (SQLITE_DBSTATUS_CACHE_WRITE, store_wal_pages()) over the second half
- * (after the nonce table reached its steady size).
+ * (after the results reached their steady size). (Nonces cost the store nothing: daemon/nonce.h.)
  *
  * bench-store DB [--agents N] [--threads T] [--verdicts V] [--rate R] [--retain K]
  */
@@ -17,8 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <openssl/rand.h>
 
 #include "daemon/store/db.h"
 #include "daemon/store/store.h"
@@ -51,14 +48,14 @@ static void *run(void *arg)
         for (unsigned a = w->first;; a = (a + o->threads) % o->agents) {
                 unsigned k = atomic_fetch_add(w->next, 1);
                 char id[32];
-                uint8_t nonce[STORE_NONCE_LEN], state[190];
+                uint8_t state[190];
                 struct store_agent *ag;
                 int64_t t = 1000000 + (int64_t)k * 1000 / o->rate;
 
                 if (k >= w->limit)
                         break;
                 snprintf(id, sizeof(id), "agent-%06u", a);
-                if (RAND_bytes(nonce, sizeof(nonce)) != 1 || store_agent_get(w->s, id, &ag) < 0) {
+                if (store_agent_get(w->s, id, &ag) < 0) {
                         w->errors++;
                         continue;
                 }
@@ -71,9 +68,7 @@ static void *run(void *arg)
                                          .next_due = t + 300000,
                                          .ima_offset = ag->ima_offset + 10,
                                          .replay_state = state,
-                                         .replay_state_len = sizeof(state),
-                                         .nonce = nonce,
-                                         .nonce_expires = t + 60000};
+                                         .replay_state_len = sizeof(state)};
 
                 if (store_result_add(w->s, &r, ag->seq, o->retain, NULL) < 0)
                         w->errors++;
@@ -147,7 +142,7 @@ int main(int argc, char **argv)
                         return 1;
                 }
         }
-        /* the first half fills the nonce table and the results to their steady size */
+        /* the first half fills the results to their steady size */
         for (int half = 0; half < 2; half++) {
                 atomic_init(&next, half ? o.verdicts / 2 : 0);
                 store_stats(s, &c0, &w0);

@@ -127,5 +127,5 @@ for n in 1 2 4; do
         part=$(awk -v n="$n" '/^phase / { on = ($2 == n ":") ; next } on' <<<"$out")
         row "postgresql-$n" "$part" "$n"
 done
-psql_q "SELECT 'agents', count(*), pg_total_relation_size('agents') FROM agents UNION ALL SELECT 'results', count(*), pg_total_relation_size('results') FROM results UNION ALL SELECT 'nonces_used', count(*), pg_total_relation_size('nonces_used') FROM nonces_used" |
+psql_q "SELECT 'agents', count(*), pg_total_relation_size('agents') FROM agents UNION ALL SELECT 'results', count(*), pg_total_relation_size('results') FROM results" |
         awk -F'|' '{ printf "# postgres table %s: %d rows, %d bytes (%.0f bytes a row, indexes and TOAST included)\n", $1, $2, $3, $2 ? $3 / $2 : 0 }'

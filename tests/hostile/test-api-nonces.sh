@@ -8,8 +8,9 @@
 #  3. evidence with a real quote over a replayed, an expired, a tampered and another agent's
 #     nonce: 409 nonce_reused, 410 nonce_expired, 400 nonce_unknown, 409 nonce_wrong_agent
 #  4. two attestd instances sharing the key and the database: a nonce issued by one verifies at
-#     the other, and its replay at the first is 409 nonce_reused; a nonce survives a restart;
-#     consumed nonces are purged once expired
+#     the other, and its replay at the first is 409 nonce_reused; a nonce survives a restart, and
+#     its replay after the restart is refused too (single use lives in the agent's row, not in
+#     a process: daemon/nonce.h); once expired, a replay is 410
 # ATTESTD_EXTRA (words) is appended to every attestd command line (to run the old daemon with
 # --nonces-max when showing that this test fails without the fix).
 # Usage: test-api-nonces.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP EVGEN
@@ -99,8 +100,8 @@ sleep 4.2
 submit
 expect 410 nonce_expired -- "a nonce past its 4 s TTL"
 challenge
-# flip one bit of the expiry: a nonce that would live longer, quoted by the real TPM
-tampered=$(python3 -c 'import sys; b = bytearray.fromhex(sys.argv[1]); b[12] ^= 1; print(b.hex())' "$nonce")
+# flip one bit of the expiry (bytes 6-11): a nonce that would live longer, quoted by the real TPM
+tampered=$(python3 -c 'import sys; b = bytearray.fromhex(sys.argv[1]); b[10] ^= 1; print(b.hex())' "$nonce")
 quote "$tampered"
 evidence "$tampered"
 submit
@@ -144,17 +145,16 @@ daemon2_pid=""
 port=$port_b
 submit
 expect 200 "" -- "a nonce of a stopped instance, submitted to the other"
-used=$(sqlite3 -readonly two/attestd.db 'SELECT count(*) FROM nonces_used')
-[ "$used" -ge 1 ] || fail "no consumed nonce remembered"
+submit
+expect 409 nonce_reused -- "its replay after the instance that issued it stopped"
 sleep 4.2
+submit
+expect 410 nonce_expired -- "its replay once expired"
 challenge
 quote "$nonce"
 evidence "$nonce"
 submit
 expect 200 "" -- "a round after the earlier nonces expired"
-used=$(sqlite3 -readonly two/attestd.db 'SELECT count(*) FROM nonces_used')
-[ "$used" = 1 ] || fail "expired consumed nonces not purged: $used remembered"
-ok "expired consumed nonces are purged (1 remembered)"
 stop_daemon TERM
 sanitizer_check
 echo "# all nonce checks passed"

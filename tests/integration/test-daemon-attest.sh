@@ -339,7 +339,10 @@ wait "${cpids[@]}"
 codes=$( (cat conc-a.status; echo; cat conc-b.status; echo) | sort | tr '\n' ' ')
 [ "$codes" = "200 409 " ] || fail "concurrent submissions: $codes $(cat conc-*.out)"
 refused=$(cat conc-a.out conc-b.out | jq -r 'select(.error) | .error')
-[[ "$refused" =~ ^(agent_busy|ima_offset_mismatch|quote_clock_rewind)$ ]] ||
+# the loser learns that another round came first: from the store's seq check (agent_busy), its
+# replay or quote checks against the new state, or its nonce, which the winner's verdict made
+# stale when the loser's round read the agent after it (nonce_reused)
+[[ "$refused" =~ ^(agent_busy|ima_offset_mismatch|quote_clock_rewind|nonce_reused)$ ]] ||
         fail "refusal code: $refused"
 api GET "/v1/agents/$id" "" "$READER"
 [ "$(jq -r .ima_offset <<<"$body")" = 14 ] || fail "state after the race: $body"

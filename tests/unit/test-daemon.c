@@ -30,8 +30,48 @@
 
 static const uint8_t key1[NONCE_KEY_MIN] = {1, 2, 3, 4}, key2[NONCE_KEY_MIN] = {9};
 
+/*
+ * One tag of nonce n recomputed with one-shot HMAC() (the wire format, docs/architecture.md §3.2):
+ * HMAC-SHA256(key, label NUL | n[0..12] | agent | round), its first len bytes at n + at; agent
+ * and round NULL for none. 1 when it matches.
+ */
+static int nonce_tag_is(const uint8_t *key, size_t key_len, const uint8_t *n, const char *label,
+                        const char *agent, const struct nonce_round *round, size_t at, size_t len)
+{
+        uint8_t msg[32 + 12 + NONCE_AGENT_MAX + 16], md[32];
+        size_t ll = strlen(label) + 1, m, al = agent ? strlen(agent) : 0;
+        unsigned mdlen = 0;
+
+        memcpy(msg, label, ll);
+        memcpy(msg + ll, n, 12);
+        m = ll + 12;
+        memcpy(msg + m, agent ? agent : "", al);
+        m += al;
+        if (round) {
+                for (int i = 0; i < 8; i++) {
+                        msg[m + i] = (uint8_t)((uint64_t)round->last_result >> (56 - 8 * i));
+                        msg[m + 8 + i] = (uint8_t)((uint64_t)round->created >> (56 - 8 * i));
+                }
+                m += 16;
+        }
+        return HMAC(EVP_sha256(), key, (int)key_len, msg, m, md, &mdlen) &&
+               memcmp(md, n + at, len) == 0;
+}
+
+/* All three tags of n, recomputed: 1 when they match. */
+static int nonce_tags_match(const uint8_t *key, size_t key_len, const uint8_t *n, const char *agent,
+                            const struct nonce_round *round)
+{
+        return nonce_tag_is(key, key_len, n, "attestd-nonce-2", NULL, NULL, 12, 8) &&
+               nonce_tag_is(key, key_len, n, "attestd-nonce-agent-2", agent, NULL, 20, 6) &&
+               nonce_tag_is(key, key_len, n, "attestd-nonce-round-2", agent, round, 26, 6);
+}
+
 START_TEST(test_nonce_stateless_mac_ttl_and_binding)
 {
+        static const struct nonce_round r0 = {.last_result = 0, .created = 1700000000000},
+                                        r1 = {.last_result = 41, .created = 1700000000000},
+                                        reborn = {.last_result = 0, .created = 1700000000001};
         struct nonce_store *s, *s2, *other;
         struct attest_err err = {0};
         uint8_t n[NONCE_LEN], m[NONCE_LEN], t[NONCE_LEN];
@@ -41,36 +81,31 @@ START_TEST(test_nonce_stateless_mac_ttl_and_binding)
         ck_assert_int_eq(nonce_store_new(1000, key1, sizeof(key1), &s), 0);
         ck_assert_int_eq(nonce_store_new(1000, key1, sizeof(key1), &s2), 0);
         ck_assert_int_eq(nonce_store_new(1000, key2, sizeof(key2), &other), 0);
-        ck_assert_int_eq(nonce_issue(s, "a", 5000, n, &exp), 0);
+        ck_assert_int_eq(nonce_issue(s, "a", &r0, 5000, n, &exp), 0);
         ck_assert_uint_eq(exp, 6000);
-        /* the wire format: both tags are HMAC-SHA256 under the key, so nonces issued before an
-         * upgrade (or by another instance with the key) stay valid */
-        {
-                uint8_t msg[64], md[32];
-                unsigned mdlen = 0;
-                size_t ll = sizeof("attestd-nonce-1");
-
-                memcpy(msg, "attestd-nonce-1", ll);
-                memcpy(msg + ll, n, 14);
-                ck_assert_ptr_nonnull(
-                        HMAC(EVP_sha256(), key1, sizeof(key1), msg, ll + 14, md, &mdlen));
-                ck_assert_mem_eq(md, n + 14, 9);
-                ll = sizeof("attestd-nonce-agent-1");
-                memcpy(msg, "attestd-nonce-agent-1", ll);
-                memcpy(msg + ll, n, 14);
-                msg[ll + 14] = 'a';
-                ck_assert_ptr_nonnull(
-                        HMAC(EVP_sha256(), key1, sizeof(key1), msg, ll + 15, md, &mdlen));
-                ck_assert_mem_eq(md, n + 23, 9);
-        }
+        /* the wire format: the expiry in bytes 6..11, the three tags HMAC-SHA256 under the key,
+         * so another instance with the key agrees */
+        ck_assert_uint_eq(((uint64_t)n[10] << 8) | n[11], 6000);
+        ck_assert_int_eq(nonce_tags_match(key1, sizeof(key1), n, "a", &r0), 1);
+        ck_assert_int_eq(nonce_tags_match(key1, sizeof(key1), n, "a", &r1), 0);
         ck_assert_int_eq(nonce_check(s, "a", n, NONCE_LEN, 5001, &got, &err), 0);
         ck_assert_uint_eq(got, 6000);
-        /* checking consumes nothing: single use is the store's (store_result_add) */
+        ck_assert_int_eq(nonce_check_round(s, "a", &r0, n, &err), 0);
+        /* checking consumes nothing: a nonce is spent by the verdict that moves the agent's
+         * state on (its last result), after which it answers a state that is gone */
         ck_assert_int_eq(nonce_check(s, "a", n, NONCE_LEN, 5002, &got, &err), 0);
+        ck_assert_int_eq(nonce_check_round(s, "a", &r0, n, &err), 0);
+        ck_assert_int_eq(nonce_check_round(s, "a", &r1, n, &err), -ESTALE);
+        ck_assert_int_eq(err.code, AE_NONCE_REUSED);
+        /* an agent deleted and enrolled again under the same id is another agent */
+        ck_assert_int_eq(nonce_check_round(s, "a", &reborn, n, &err), -ESTALE);
+        ck_assert_int_eq(err.code, AE_NONCE_REUSED);
         /* another instance with the same key accepts it, one with another key does not */
         ck_assert_int_eq(nonce_check(s2, "a", n, NONCE_LEN, 5002, &got, &err), 0);
+        ck_assert_int_eq(nonce_check_round(s2, "a", &r0, n, &err), 0);
         ck_assert_int_eq(nonce_check(other, "a", n, NONCE_LEN, 5002, &got, &err), -ESTALE);
         ck_assert_int_eq(err.code, AE_NONCE_UNKNOWN);
+        ck_assert_int_eq(nonce_check_round(other, "a", &r0, n, &err), -ESTALE);
         ck_assert_int_eq(nonce_check(s, "b", n, NONCE_LEN, 5001, &got, &err), -ESTALE);
         ck_assert_int_eq(err.code, AE_NONCE_WRONG_AGENT);
         ck_assert_int_eq(nonce_check(s, "a", n, NONCE_LEN, 6000, &got, &err), -ESTALE);
@@ -78,43 +113,30 @@ START_TEST(test_nonce_stateless_mac_ttl_and_binding)
         ck_assert_int_eq(nonce_check(s, "a", n, 31, 5001, &got, &err), -ESTALE);
         ck_assert_int_eq(err.code, AE_NONCE_UNKNOWN);
         /* every byte is covered: a flipped bit anywhere is not a nonce of ours (the expiry
-         * moved later by one bit included) */
+         * moved later by one bit included), or not this agent's, or not this state's */
         for (size_t i = 0; i < NONCE_LEN; i++) {
                 memcpy(t, n, NONCE_LEN);
                 t[i] ^= 1;
-                ck_assert_int_eq(nonce_check(s, "a", t, NONCE_LEN, 5001, &got, &err), -ESTALE);
-                ck_assert_msg(err.code == AE_NONCE_UNKNOWN ||
-                                      (i >= 23 && err.code == AE_NONCE_WRONG_AGENT),
-                              "byte %zu: %s", i, attest_code_name(err.code));
+                if (i < 26) {
+                        ck_assert_int_eq(nonce_check(s, "a", t, NONCE_LEN, 5001, &got, &err),
+                                         -ESTALE);
+                        ck_assert_msg(err.code == AE_NONCE_UNKNOWN ||
+                                              (i >= 20 && err.code == AE_NONCE_WRONG_AGENT),
+                                      "byte %zu: %s", i, attest_code_name(err.code));
+                } else {
+                        ck_assert_int_eq(nonce_check(s, "a", t, NONCE_LEN, 5001, &got, &err), 0);
+                        ck_assert_int_eq(nonce_check_round(s, "a", &r0, t, &err), -ESTALE);
+                        ck_assert_int_eq(err.code, AE_NONCE_REUSED);
+                }
         }
         /* two nonces differ */
-        ck_assert_int_eq(nonce_issue(s, "a", 5000, m, &exp), 0);
+        ck_assert_int_eq(nonce_issue(s, "a", &r0, 5000, m, &exp), 0);
         ck_assert_mem_ne(n, m, NONCE_LEN);
         nonce_store_free(s);
         nonce_store_free(s2);
         nonce_store_free(other);
 }
 END_TEST
-
-/* One nonce's two tags recomputed with one-shot HMAC(): 1 when both match. */
-static int nonce_tags_match(const uint8_t *key, size_t key_len, const uint8_t *n, const char *agent)
-{
-        uint8_t msg[32 + 14 + NONCE_AGENT_MAX], md[32];
-        size_t ll = sizeof("attestd-nonce-1"), al = strlen(agent);
-        unsigned mdlen = 0;
-
-        memcpy(msg, "attestd-nonce-1", ll);
-        memcpy(msg + ll, n, 14);
-        if (!HMAC(EVP_sha256(), key, (int)key_len, msg, ll + 14, md, &mdlen) ||
-            memcmp(md, n + 14, 9) != 0)
-                return 0;
-        ll = sizeof("attestd-nonce-agent-1");
-        memcpy(msg, "attestd-nonce-agent-1", ll);
-        memcpy(msg + ll, n, 14);
-        memcpy(msg + ll + 14, agent, al);
-        return HMAC(EVP_sha256(), key, (int)key_len, msg, ll + 14 + al, md, &mdlen) &&
-               memcmp(md, n + 23, 9) == 0;
-}
 
 #define NONCE_THREADS 8
 #define NONCE_ROUNDS 300
@@ -138,9 +160,12 @@ static void *nonce_worker_run(void *arg)
                 /* agent ids of every length up to the cap, so MACs of different sizes interleave */
                 snprintf(agent, sizeof(agent), "w%d-%d-%.*s", w->id, i, i % 50,
                          "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
-                if (nonce_issue(w->s, agent, 5000, n, &exp) != 0 ||
-                    !nonce_tags_match(key1, sizeof(key1), n, agent) ||
+                struct nonce_round r = {.last_result = i, .created = w->id};
+
+                if (nonce_issue(w->s, agent, &r, 5000, n, &exp) != 0 ||
+                    !nonce_tags_match(key1, sizeof(key1), n, agent, &r) ||
                     nonce_check(w->s, agent, n, NONCE_LEN, 5001, NULL, &err) != 0 ||
+                    nonce_check_round(w->s, agent, &r, n, &err) != 0 ||
                     nonce_check(w->s, "another", n, NONCE_LEN, 5001, NULL, &err) != -ESTALE)
                         w->bad++;
         }
@@ -511,7 +536,7 @@ START_TEST(test_metrics_text)
         metrics_replay_reset(&m, METRICS_RESET_REBOOT);
         metrics_replay_reset(&m, METRICS_RESET_STATE_UNUSABLE);
         metrics_replay_reset(&m, METRICS_RESET__COUNT); /* out of range: dropped */
-        ck_assert_int_eq(metrics_render(&m, &a, &st, &pol, &mr, 5, &t, &n), 0);
+        ck_assert_int_eq(metrics_render(&m, &a, &st, &pol, &mr, &t, &n), 0);
         ck_assert_msg(
                 strstr(t, "\nattestd_http_connections 2\n") &&
                         strstr(t, "\nattestd_http_connections_closed_total{reason=\"overdue\"} "
@@ -702,7 +727,7 @@ START_TEST(test_store_identity_decommission_nonces)
         struct store_agent a = {0}, b = {0}, *got = NULL;
         uint8_t ak[4] = {1, 2, 3, 4}, name[4] = {5, 6, 7, 8}, name2[4] = {9, 9, 9, 9},
                 name3[4] = {3, 3, 3, 3}, name4[4] = {4, 4, 4, 4};
-        uint8_t ekpub[8] = {0}, h1[32], h2[32], h3[32], nonce[STORE_NONCE_LEN];
+        uint8_t ekpub[8] = {0}, h1[32], h2[32], h3[32];
         struct stat st;
         uint64_t count;
         int64_t rid;
@@ -768,30 +793,30 @@ START_TEST(test_store_identity_decommission_nonces)
         ck_assert_int_eq(store_agent_readmit(s, "third", 1000), 0);
         ck_assert_int_eq(store_agent_readmit(s, "third", 1000), -EALREADY);
         ck_assert_int_eq(store_agent_offset(s, "third", &count), 0);
-        /* consumed nonces: a second use is refused, expired ones are purged */
-        memset(nonce, 7, sizeof(nonce));
-        ck_assert_int_eq(store_nonce_used(s, nonce), 0);
+        /* each verdict stores a result with a new id and makes it the agent's last result
+         * (what a nonce is bound to, daemon/nonce.h: a new one makes earlier nonces stale); a
+         * verdict on the seq it read twice is refused */
         {
                 struct store_result r = {.agent = "third",
                                          .time = 7000,
                                          .status = "pass",
                                          .verdict = "{}",
                                          .replay_state = (const uint8_t *)"{}",
-                                         .replay_state_len = 2,
-                                         .nonce = nonce,
-                                         .nonce_expires = 8000};
+                                         .replay_state_len = 2};
+                int64_t rid2;
+
                 ck_assert_int_eq(store_agent_get(s, "third", &got), 0);
                 ck_assert_int_eq(store_result_add(s, &r, got->seq, 3, &rid), 0);
-                ck_assert_int_eq(store_nonce_used(s, nonce), -EALREADY);
-                ck_assert_int_eq(store_result_add(s, &r, got->seq + 1, 3, &rid), -EALREADY);
-                ck_assert_int_eq(store_nonces_used_count(s, &count), 0);
-                ck_assert_uint_eq(count, 1);
-                nonce[0] = 8;
+                ck_assert_int_eq(store_result_add(s, &r, got->seq, 3, &rid2), -ESTALE);
+                store_agent_free(got);
+                ck_assert_int_eq(store_agent_get(s, "third", &got), 0);
+                ck_assert_int_eq(got->last_result, rid);
                 r.time = 8000;
-                r.nonce_expires = 9000;
-                ck_assert_int_eq(store_result_add(s, &r, got->seq + 1, 3, &rid), 0);
-                ck_assert_int_eq(store_nonces_used_count(s, &count), 0);
-                ck_assert_uint_eq(count, 1);
+                ck_assert_int_eq(store_result_add(s, &r, got->seq, 3, &rid2), 0);
+                ck_assert_int_gt(rid2, rid);
+                store_agent_free(got);
+                ck_assert_int_eq(store_agent_get(s, "third", &got), 0);
+                ck_assert_int_eq(got->last_result, rid2);
                 store_agent_free(got);
         }
         store_close(s);

@@ -474,53 +474,6 @@ START_TEST(test_concurrent_rounds_and_admin_writes)
 END_TEST
 
 /*
- * Expired consumed nonces are purged at most once a second of verdict time (each purge wrote
- * pages of its own): a verdict half a second after a purge leaves an expired nonce, the next one
- * a second after it purges; a second use of an unexpired nonce is refused throughout.
- */
-START_TEST(test_nonce_purge_at_most_once_a_second)
-{
-        char dir[] = "/tmp/attestd-cache.XXXXXX", db[64];
-        struct store *s;
-        struct attest_err err = {0};
-        struct store_agent a, *got;
-        uint8_t ak[4] = {1, 2, 3, 4}, name[4] = {5, 6, 7, 8}, nonce[STORE_NONCE_LEN];
-        uint64_t count;
-        static const int64_t at[][2] = {
-                /* verdict time, nonce expiry, nonces remembered after it */
-                {10000, 10400}, /* purge (the first), 1 */
-                {10500, 20000}, /* the first expired; no purge yet: 2 */
-                {11000, 20000}, /* a second after the first purge: 2 (the first gone) */
-        };
-        static const uint64_t want[] = {1, 2, 2};
-
-        db_in_tmp(dir, db, sizeof(db));
-        ck_assert_int_eq(store_open(db, STORE_WRITER, 2, &s, &err), 0);
-        agent_rec(&a, "a1", AGENT_STATE_ACTIVE, ak, name);
-        ck_assert_int_eq(store_agent_add(s, &a), 0);
-        for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-                struct store_result r = {.agent = "a1",
-                                         .time = at[i][0],
-                                         .status = "pass",
-                                         .verdict = "{}",
-                                         .nonce = nonce,
-                                         .nonce_expires = at[i][1]};
-
-                memset(nonce, (int)i + 1, sizeof(nonce));
-                ck_assert_int_eq(store_agent_get(s, "a1", &got), 0);
-                ck_assert_int_eq(store_result_add(s, &r, got->seq, 5, NULL), 0);
-                ck_assert_int_eq(store_result_add(s, &r, got->seq + 1, 5, NULL), -EALREADY);
-                store_agent_free(got);
-                ck_assert_int_eq(store_nonces_used_count(s, &count), 0);
-                ck_assert_msg(count == want[i], "after verdict %zu: %llu nonces, want %llu", i,
-                              (unsigned long long)count, (unsigned long long)want[i]);
-        }
-        store_close(s);
-        rm_rf(dir);
-}
-END_TEST
-
-/*
  * The default per engine. SQLite: this process is the only writer, rows are served from the
  * cache (a second read is a hit). PostgreSQL: another instance (a second store on the same
  * database) accepts a round; the first store's next challenge must answer the new offset, so
@@ -581,7 +534,6 @@ int main(void)
         tcase_add_test(tc, test_add_after_a_write_is_refused);
         tcase_add_test(tc, test_bounded);
         tcase_add_test(tc, test_concurrent_rounds_and_admin_writes);
-        tcase_add_test(tc, test_nonce_purge_at_most_once_a_second);
         tcase_add_test(tc, test_default_per_engine);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);

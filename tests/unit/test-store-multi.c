@@ -3,7 +3,7 @@
  * Several stores on one database, as several attestd instances on one PostgreSQL (run
  * on SQLite too, where two stores are two connections' writers on one file): two rounds racing on
  * one agent record one verdict (the other -ESTALE); a change by another store (decommission,
- * policy bind, readmit) makes a round read before it stale; one nonce consumed once; a statement
+ * policy bind, readmit) makes a round read before it stale; a statement
  * failing inside a group commit loses none of the group's other writes; events written by two
  * stores at once are delivered in id order without skipping a late-committing lower id; an
  * exhausted pool answers -EAGAIN (store_busy) within the wait; another store's new policy version
@@ -76,16 +76,10 @@ static uint64_t seq_of(struct store *s, const char *id)
         return seq;
 }
 
-static int verdict(struct store *s, const char *agent, const char *status, uint64_t seq,
-                   const uint8_t *nonce)
+static int verdict(struct store *s, const char *agent, const char *status, uint64_t seq)
 {
-        struct store_result r = {.agent = agent,
-                                 .time = 2000,
-                                 .status = status,
-                                 .verdict = "{}",
-                                 .next_due = 9000,
-                                 .nonce = nonce,
-                                 .nonce_expires = INT64_MAX / 2};
+        struct store_result r = {
+                .agent = agent, .time = 2000, .status = status, .verdict = "{}", .next_due = 9000};
 
         return store_result_add(s, &r, seq, 10, NULL);
 }
@@ -96,7 +90,6 @@ struct race {
         struct store *s;
         const char *agent;
         uint64_t seq;
-        const uint8_t *nonce;
         pthread_barrier_t *go;
         int rc;
 };
@@ -106,7 +99,7 @@ static void *race_main(void *arg)
         struct race *r = arg;
 
         pthread_barrier_wait(r->go);
-        r->rc = verdict(r->s, r->agent, "pass", r->seq, r->nonce);
+        r->rc = verdict(r->s, r->agent, "pass", r->seq);
         return NULL;
 }
 
@@ -170,53 +163,23 @@ START_TEST(test_another_stores_change_makes_a_read_round_stale)
         /* decommissioned by another instance while this one's round was in flight */
         seq = seq_of(s1, "a");
         ck_assert_int_eq(store_agent_decommission(s2, "a", 3000), 0);
-        ck_assert_int_eq(verdict(s1, "a", "pass", seq, NULL), -ESTALE);
+        ck_assert_int_eq(verdict(s1, "a", "pass", seq), -ESTALE);
         /* readmitted elsewhere: again a change */
         seq = seq_of(s1, "a");
         ck_assert_int_eq(store_agent_readmit(s2, "a", 1000), 0);
-        ck_assert_int_eq(verdict(s1, "a", "pass", seq, NULL), -ESTALE);
+        ck_assert_int_eq(verdict(s1, "a", "pass", seq), -ESTALE);
         /* a policy bound elsewhere: the round judged under the old one */
         seq = seq_of(s1, "a");
         ck_assert_int_eq(store_agent_set_policy(s2, "a", "p"), 0);
-        ck_assert_int_eq(verdict(s1, "a", "pass", seq, NULL), -ESTALE);
+        ck_assert_int_eq(verdict(s1, "a", "pass", seq), -ESTALE);
         /* the replay reset elsewhere */
         seq = seq_of(s1, "a");
         ck_assert_int_eq(store_agent_reset_replay(s2, "a", seq), 0);
-        ck_assert_int_eq(verdict(s1, "a", "pass", seq, NULL), -ESTALE);
+        ck_assert_int_eq(verdict(s1, "a", "pass", seq), -ESTALE);
         /* deleted elsewhere */
         seq = seq_of(s1, "a");
         ck_assert_int_eq(store_agent_delete(s2, "a", 1000), 0);
-        ck_assert_int_lt(verdict(s1, "a", "pass", seq, NULL), 0);
-        store_close(s1);
-        store_close(s2);
-        fix_done(&f);
-}
-END_TEST
-
-START_TEST(test_one_nonce_consumed_once_across_stores)
-{
-        struct fix f;
-        struct store *s1, *s2;
-
-        fix_init(&f);
-        s1 = open_store(&f, STORE_WRITER);
-        s2 = open_store(&f, STORE_WRITER);
-        add_agent(s1, "a", 1, 1);
-        add_agent(s1, "b", 2, 2);
-        for (int round = 0; round < 10; round++) {
-                uint8_t nonce[STORE_NONCE_LEN];
-                struct race r1 = {.s = s1, .agent = "a", .nonce = nonce};
-                struct race r2 = {.s = s2, .agent = "b", .nonce = nonce};
-
-                memset(nonce, 0x40 + round, sizeof(nonce));
-                r1.seq = seq_of(s1, "a");
-                r2.seq = seq_of(s2, "b");
-                race_two(&r1, &r2);
-                ck_assert_msg(
-                        (r1.rc == 0 && r2.rc == -EALREADY) || (r1.rc == -EALREADY && r2.rc == 0),
-                        "round %d: %d and %d, want one 0 and one -EALREADY", round, r1.rc, r2.rc);
-                ck_assert_int_eq(store_nonce_used(s2, nonce), -EALREADY);
-        }
+        ck_assert_int_lt(verdict(s1, "a", "pass", seq), 0);
         store_close(s1);
         store_close(s2);
         fix_done(&f);
@@ -290,7 +253,7 @@ START_TEST(test_failing_write_in_a_group_loses_no_other_write)
                                 continue;
                         snprintf(id, sizeof(id), "v%c%c", 'a' + round, 'a' + i);
                         add_agent(s, id, (uint8_t)(round + 1), (uint8_t)(i + 1));
-                        ck_assert_int_eq(verdict(s, id, "pass", 0, NULL), 0);
+                        ck_assert_int_eq(verdict(s, id, "pass", 0), 0);
                 }
         for (int round = 0; round < 6; round++) {
                 struct job j[JOBS];
@@ -369,39 +332,33 @@ static void steady_verdicts(enum store_mode mode)
         struct fix f;
         struct store *s, *check;
         struct store_agent *a = NULL;
-        uint8_t nonce[STORE_NONCE_LEN];
         uint64_t before, used, n = 0;
 
         fix_init(&f);
         s = open_store(&f, mode);
         add_agent(s, "a", 1, 1);
-        memset(nonce, 0x11, sizeof(nonce));
-        ck_assert_int_eq(verdict(s, "a", "pass", 0, nonce), 0); /* first status: an event */
+        ck_assert_int_eq(verdict(s, "a", "pass", 0), 0); /* first status: an event */
         for (uint64_t seq = 1; seq <= 4; seq++) {
-                nonce[0] = (uint8_t)(0x20 + seq);
                 before = statements(s);
-                ck_assert_int_eq(verdict(s, "a", "pass", seq, nonce), 0);
+                ck_assert_int_eq(verdict(s, "a", "pass", seq), 0);
                 used = statements(s) - before;
                 if (store_target_pg() && seq > 1) /* the first call prepares it */
                         ck_assert_uint_eq(used, 1);
         }
-        /* the replayed nonce, a stale seq, a deleted agent: refused, nothing written */
-        ck_assert_int_eq(verdict(s, "a", "pass", 5, nonce), -EALREADY);
-        ck_assert_int_eq(verdict(s, "a", "pass", 4, (uint8_t[STORE_NONCE_LEN]){7}), -ESTALE);
+        /* a stale seq, a deleted agent: refused, nothing written */
+        ck_assert_int_eq(verdict(s, "a", "pass", 4), -ESTALE);
         check = open_store(&f, STORE_POOL);
         ck_assert_int_eq(store_agent_get(check, "a", &a), 0);
         ck_assert_uint_eq(a->seq, 5);
         ck_assert_str_eq(a->last_status, "pass");
         store_agent_free(a);
-        ck_assert_int_eq(store_nonce_used(check, (uint8_t[STORE_NONCE_LEN]){7}), 0);
-        ck_assert_int_eq(store_nonce_used(check, nonce), -EALREADY);
         /* a change of status: through the statement path, with its event */
-        ck_assert_int_eq(verdict(s, "a", "fail", 5, NULL), 0);
+        ck_assert_int_eq(verdict(s, "a", "fail", 5), 0);
         ck_assert_int_eq(store_outbox_next(check, 0, 50, count_events, &n), 0);
         /* agent.enrolled, agent.pass, agent.fail: none for the four unchanged verdicts */
         ck_assert_uint_eq(n, 3);
         ck_assert_int_eq(store_agent_delete(s, "a", 1000), 0);
-        ck_assert_int_eq(verdict(s, "a", "fail", 6, NULL), -ENOENT);
+        ck_assert_int_eq(verdict(s, "a", "fail", 6), -ENOENT);
         store_close(check);
         store_close(s);
         fix_done(&f);
@@ -440,7 +397,7 @@ static void *ev_writer_main(void *arg)
                         char id[8];
 
                         snprintf(id, sizeof(id), "%c%d", w->prefix, i);
-                        if (verdict(w->s, id, r % 2 ? "fail" : "pass", (uint64_t)r, NULL) != 0)
+                        if (verdict(w->s, id, r % 2 ? "fail" : "pass", (uint64_t)r) != 0)
                                 w->failed++;
                 }
         }
@@ -762,7 +719,7 @@ START_TEST(test_store_reconnects_after_the_server_drops_it)
         for (int i = 0; i < 4 && (e = store_agent_get(s, "nobody", &a)) != -ENOENT; i++)
                 ck_assert_int_eq(e, store_target_pg() ? -ENOTCONN : -EIO);
         ck_assert_int_eq(e, -ENOENT);
-        for (int i = 0; i < 4 && (e = verdict(s, "a", "pass", 0, NULL)) != 0; i++)
+        for (int i = 0; i < 4 && (e = verdict(s, "a", "pass", 0)) != 0; i++)
                 ck_assert_int_eq(e, store_target_pg() ? -ENOTCONN : -EIO);
         ck_assert_int_eq(e, 0);
         for (int i = 0; i < 4 && (e = store_claim(s, "https://a.example/hook")) != 1; i++)
@@ -783,7 +740,6 @@ int main(void)
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, test_two_stores_racing_one_agent_record_one_verdict);
         tcase_add_test(tc, test_another_stores_change_makes_a_read_round_stale);
-        tcase_add_test(tc, test_one_nonce_consumed_once_across_stores);
         tcase_add_test(tc, test_failing_write_in_a_group_loses_no_other_write);
         tcase_add_test(tc, test_steady_verdict_one_round_trip_pool);
         tcase_add_test(tc, test_steady_verdict_one_round_trip_writer);
