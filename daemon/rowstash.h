@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The agent rows challenges read, kept for the evidence that answers each (docs/architecture.md
- * §5, "One read per attestation"). A challenge reads the agent's row fresh from the store (its
+ * §7, PostgreSQL). A challenge reads the agent's row fresh from the store (its
  * offsets must be the database's, whichever instance judged the last round) and, having issued
  * its nonce, hands the row here; the evidence round over that nonce takes it back instead of
  * reading the row again. The row may have moved on meanwhile (another instance, an operator):
