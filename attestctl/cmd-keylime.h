@@ -32,9 +32,16 @@ int ctl_policy_runtime_check(int argc, char **argv);
 
 /*
  * The ima.runtime section from a known-good log (binary or ascii, from entry 0), with o's
- * excludes and --rootfs digests; prints what it did (and what it left out) on stderr.
+ * excludes and --rootfs digests; prints what it did (and what it left out) on stderr, and why
+ * the log could not be read (the entry and its byte offset). ctl_runtime_section(): a log in
+ * memory (the evidence's); ctl_runtime_section_stream(): one opened with ctl_log_open() (a file
+ * or standard input, through its window: memory flat in the log's size), the same section and
+ * messages for the same bytes.
  */
+struct ctl_log;
 int ctl_runtime_section(const uint8_t *log, size_t len, const struct ctl_runtime_opts *o,
                         json_t **ret_runtime);
+int ctl_runtime_section_stream(struct ctl_log *in, const struct ctl_runtime_opts *o,
+                               json_t **ret_runtime);
 
 #endif

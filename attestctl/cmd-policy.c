@@ -22,8 +22,6 @@
 #include "util/num.h"
 #include "verify/verify.h"
 
-#define CTL_IMA_LOG_MAX (1024u << 20) /* --ima-log: 1 GiB, well above a million entries */
-
 static void usage(FILE *f)
 {
         fprintf(f,
@@ -49,7 +47,8 @@ static void usage(FILE *f)
                 "           (every path in the IMA log with the digests seen for it, key and\n"
                 "           ima-buf measurements, as Keylime's create_runtime_policy does).\n"
                 "           With --ima-log instead of EVIDENCE: only ima.runtime, from a log\n"
-                "           file (binary or ascii), nothing verified.\n"
+                "           file (binary or ascii; - for standard input) read through a 1 MiB\n"
+                "           window as 'attestctl ima' reads it; nothing verified.\n"
                 "import-keylime  convert a Keylime runtime policy (see its own --help).\n"
                 "runtime-check   judge an IMA log by a policy's ima.runtime, offline (see its\n"
                 "           own --help).\n"
@@ -68,7 +67,8 @@ static void usage(FILE *f)
                 "                   JSON, the policy)\n"
                 "Runtime options (from-host --runtime):\n"
                 "  --runtime        write the ima.runtime section too\n"
-                "  --ima-log LOG    the known-good IMA log file, without evidence\n"
+                "  --ima-log LOG    the known-good IMA log file, without evidence (- for\n"
+                "                   standard input)\n"
                 "  --exclude REGEX  a PCRE2 pattern matched against the whole path: those\n"
                 "                   paths are left out and excluded by the policy (repeatable)\n"
                 "  --rootfs DIR     add the digest of every regular file below DIR, as the path\n"
@@ -372,19 +372,22 @@ static int print_policy(const json_t *pol)
         return print_json(pol);
 }
 
+/* --ima-log: streamed like attestctl ima (a file or "-", through a 1 MiB window) */
 static int from_log(const struct args *a)
 {
-        _cleanup_free_ uint8_t *log = NULL;
         json_auto_t *rt = NULL, *pol = NULL;
-        size_t len;
+        struct ctl_log in;
+        int x;
 
         if (a->npos != 0 || a->ak || a->sel) {
                 usage(stderr);
                 return 2;
         }
-        if (ctl_read_file(a->ima_log, CTL_IMA_LOG_MAX, &log, &len) < 0)
+        if (ctl_log_open(a->ima_log, IMA_STREAM_AUTO, NULL, &in) < 0)
                 return 2;
-        if (ctl_runtime_section(log, len, &a->rt, &rt) < 0)
+        x = ctl_runtime_section_stream(&in, &a->rt, &rt);
+        ctl_log_close(&in);
+        if (x < 0)
                 return 2;
         pol = json_pack("{s:s, s:{s:O}}", "name", a->name, "ima", "runtime", rt);
         if (!pol || print_policy(pol) < 0)

@@ -276,8 +276,28 @@ static int rootfs_digests(const struct ctl_runtime_opts *o, struct excl *ex, jso
         return 0;
 }
 
-int ctl_runtime_section(const uint8_t *log, size_t len, const struct ctl_runtime_opts *o,
-                        json_t **ret_runtime)
+/* Why the log could not be read: the reader's message; ascii ones get the entry and offset. */
+static void log_failed(const struct ctl_log *in, const struct attest_err *err, int x)
+{
+        if (!err->msg[0]) {
+                fprintf(stderr, "attestctl policy from-host: the IMA log: %s\n", strerror(-x));
+                return;
+        }
+        fprintf(stderr, "attestctl policy from-host: the IMA log: %s: %s",
+                attest_code_name(err->code), err->msg);
+        /* the binary reader's messages name both already, a failed read its byte offset */
+        if (in && !in->s.read_error && in->s.rd.format == IMA_FORMAT_ASCII)
+                fprintf(stderr, " (entry %" PRIu64 " at byte %" PRIu64 ")", in->s.entry_idx,
+                        in->s.entry_at);
+        fputc('\n', stderr);
+}
+
+/*
+ * The section from the log: in memory (log, len) or, with in, streamed through its window
+ * (policy_runtime_add_entry() per entry, what policy_runtime_from_log() does over a buffer).
+ */
+static int runtime_section(const uint8_t *log, size_t len, struct ctl_log *in,
+                           const struct ctl_runtime_opts *o, json_t **ret_runtime)
 {
         struct policy_runtime_stats st = {0};
         struct attest_err err = {0};
@@ -287,10 +307,21 @@ int ctl_runtime_section(const uint8_t *log, size_t len, const struct ctl_runtime
 
         if ((x = excl_compile(o, &ex)) < 0)
                 return x;
-        x = policy_runtime_from_log(log, len, excl_match, &ex, &rt, &st, &err);
+        if (in) {
+                struct ima_entry e;
+
+                if (!(rt = json_object())) {
+                        excl_done(&ex);
+                        return -ENOMEM;
+                }
+                while ((x = ima_stream_next(&in->s, &e, &err)) > 0)
+                        if ((x = policy_runtime_add_entry(rt, &e, excl_match, &ex, &st)) < 0)
+                                break;
+        } else {
+                x = policy_runtime_from_log(log, len, excl_match, &ex, &rt, &st, &err);
+        }
         if (x < 0) {
-                fprintf(stderr, "attestctl policy from-host: the IMA log: %s: %s\n",
-                        attest_code_name(err.code), err.msg);
+                log_failed(in, &err, x);
                 excl_done(&ex);
                 return x;
         }
@@ -333,4 +364,16 @@ int ctl_runtime_section(const uint8_t *log, size_t len, const struct ctl_runtime
                         st.not_utf8, st.opaque, st.over_cap, POLICY_RUNTIME_DIGESTS_PER_PATH);
         *ret_runtime = TAKE_PTR(rt);
         return 0;
+}
+
+int ctl_runtime_section(const uint8_t *log, size_t len, const struct ctl_runtime_opts *o,
+                        json_t **ret_runtime)
+{
+        return runtime_section(log, len, NULL, o, ret_runtime);
+}
+
+int ctl_runtime_section_stream(struct ctl_log *in, const struct ctl_runtime_opts *o,
+                               json_t **ret_runtime)
+{
+        return runtime_section(NULL, 0, in, o, ret_runtime);
 }

@@ -252,80 +252,88 @@ static bool buf_is_certificate(const uint8_t *p, size_t n)
         return whole;
 }
 
+int policy_runtime_add_entry(json_t *rt, const struct ima_entry *e, policy_exclude_fn exclude,
+                             void *ctx, struct policy_runtime_stats *st)
+{
+        char s[16 + 2 * BANK_DIGEST_MAX + 2];
+        json_t *sec, *a;
+        bool key;
+        int x;
+
+        st->entries++;
+        if (e->violation) {
+                st->violations++;
+                return 0;
+        }
+        if (!e->digest || !e->name) {
+                st->opaque++;
+                return 0;
+        }
+        if (ima_entry_is_boot_aggregate(e)) {
+                st->boot_aggregate++;
+                return 0;
+        }
+        if (exclude && exclude(ctx, e->name, e->name_len)) {
+                st->excluded++;
+                return 0;
+        }
+        if (!e->buf || e->buf_len == 0) {
+                /* a file: path -> "alg:hex" ('ima' has no algorithm field: sha1) */
+                char alg[16] = "sha1";
+
+                if (e->algo_len) {
+                        if (e->algo_len >= sizeof(alg)) {
+                                st->opaque++;
+                                return 0;
+                        }
+                        memcpy(alg, e->algo, e->algo_len);
+                        alg[e->algo_len] = '\0';
+                }
+                x = policy_runtime_add_digest(rt, e->name, e->name_len, alg, e->digest,
+                                              e->digest_len);
+                if (x == -EINVAL)
+                        st->not_utf8++;
+                else if (x == -ENOSPC)
+                        st->over_cap++;
+                else if (x < 0)
+                        return x;
+                else
+                        st->files++;
+                return 0;
+        }
+        /* ima-buf: a key for its keyring, else an event by name; bare hex */
+        key = buf_is_certificate(e->buf, e->buf_len);
+        if (!(sec = section_of(rt, key ? "keyrings" : "ima_buf")) ||
+            digest_str("", 0, e->digest, e->digest_len, s, sizeof(s)) < 0)
+                return -ENOMEM;
+        if (!(a = list_at(sec, e->name, e->name_len, &x))) {
+                if (x != -EINVAL)
+                        return x;
+                st->not_utf8++;
+                return 0;
+        }
+        if ((x = list_add(a, s)) == -ENOSPC) {
+                st->over_cap++;
+                return 0;
+        }
+        if (x < 0)
+                return x;
+        if (key)
+                st->keys++;
+        else
+                st->bufs++;
+        return 0;
+}
+
 static int read_entries(struct ima_reader *rd, json_t *rt, policy_exclude_fn exclude, void *ctx,
                         struct policy_runtime_stats *st, struct attest_err *err)
 {
         struct ima_entry e;
         int x;
 
-        while ((x = ima_reader_next(rd, &e, err)) == 1) {
-                char s[16 + 2 * BANK_DIGEST_MAX + 2];
-                json_t *sec, *a;
-                bool key;
-
-                st->entries++;
-                if (e.violation) {
-                        st->violations++;
-                        continue;
-                }
-                if (!e.digest || !e.name) {
-                        st->opaque++;
-                        continue;
-                }
-                if (ima_entry_is_boot_aggregate(&e)) {
-                        st->boot_aggregate++;
-                        continue;
-                }
-                if (exclude && exclude(ctx, e.name, e.name_len)) {
-                        st->excluded++;
-                        continue;
-                }
-                if (!e.buf || e.buf_len == 0) {
-                        /* a file: path -> "alg:hex" ('ima' has no algorithm field: sha1) */
-                        char alg[16] = "sha1";
-
-                        if (e.algo_len) {
-                                if (e.algo_len >= sizeof(alg)) {
-                                        st->opaque++;
-                                        continue;
-                                }
-                                memcpy(alg, e.algo, e.algo_len);
-                                alg[e.algo_len] = '\0';
-                        }
-                        x = policy_runtime_add_digest(rt, e.name, e.name_len, alg, e.digest,
-                                                      e.digest_len);
-                        if (x == -EINVAL)
-                                st->not_utf8++;
-                        else if (x == -ENOSPC)
-                                st->over_cap++;
-                        else if (x < 0)
-                                return x;
-                        else
-                                st->files++;
-                        continue;
-                }
-                /* ima-buf: a key for its keyring, else an event by name; bare hex */
-                key = buf_is_certificate(e.buf, e.buf_len);
-                if (!(sec = section_of(rt, key ? "keyrings" : "ima_buf")) ||
-                    digest_str("", 0, e.digest, e.digest_len, s, sizeof(s)) < 0)
-                        return -ENOMEM;
-                if (!(a = list_at(sec, e.name, e.name_len, &x))) {
-                        if (x != -EINVAL)
-                                return x;
-                        st->not_utf8++;
-                        continue;
-                }
-                if ((x = list_add(a, s)) == -ENOSPC) {
-                        st->over_cap++;
-                        continue;
-                }
-                if (x < 0)
+        while ((x = ima_reader_next(rd, &e, err)) == 1)
+                if ((x = policy_runtime_add_entry(rt, &e, exclude, ctx, st)) < 0)
                         return x;
-                if (key)
-                        st->keys++;
-                else
-                        st->bufs++;
-        }
         return x;
 }
 

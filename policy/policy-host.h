@@ -44,6 +44,16 @@ int policy_runtime_from_log(const uint8_t *log, size_t len, policy_exclude_fn ex
                             json_t **ret_runtime, struct policy_runtime_stats *ret_stats,
                             struct attest_err *err) _wur_;
 
+struct ima_entry;
+/*
+ * The same one entry at a time, for a caller that reads the log itself (attestctl streams it:
+ * evidence/ima.h, ima_stream): feed every entry the reader yields, in log order from entry 0,
+ * into runtime (an object of the caller's, json_object() to begin with) and *st (zeroed to begin
+ * with); the result is then what policy_runtime_from_log() gives for the same log. 0, -ENOMEM.
+ */
+int policy_runtime_add_entry(json_t *runtime, const struct ima_entry *e, policy_exclude_fn exclude,
+                             void *ctx, struct policy_runtime_stats *st) _wur_;
+
 /*
  * Add one digest (raw bytes, n of them, algorithm alg: "sha256") for path to runtime's
  * "digests", unless it is there already. 1 added, 0 already there, -ENOSPC the path has

@@ -13,7 +13,15 @@
 #     and the entry and offset added), from a file and from a pipe; a log cut between entries
 #     reads to its end; a changed byte in the last entry fails its sha1, named the same way;
 #  4. the file errors: a missing file, a directory and a FIFO path exit 2; an empty stdin is an
-#     empty log.
+#     empty log;
+#  5. policy from-host --runtime --ima-log streams the same way: for a log of repeated paths past
+#     the window (binary and ascii) it writes byte for byte the policy python3 computes from the
+#     entries it wrote; the log of part 1 gives the policy of one copy of its boots, its entries
+#     and violations counted; file and pipe print the same for every log of this test; a cut or
+#     malformed log exits 2 naming the entry and its byte offset (ascii: the line, and the entry
+#     and offset added); peak RSS under 64 MiB on a 128 MiB log, from the file and from a pipe
+#     (the whole-file read it replaced peaked at 141 MB there); 1,000,000 entries are read, one
+#     more is refused (the entry and its offset named), as before.
 # Usage: test-attestctl-ima-stream.sh ATTESTCTL TOP
 set -euo pipefail
 [ $# = 2 ] || { grep -m1 '^# Usage: ' "$0" | sed 's/^# //' >&2; exit 2; }
@@ -21,7 +29,7 @@ ATTESTCTL=$(realpath "$1") TOP=$(realpath "$2")
 export TOP
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$TOP/tests/lib/common.sh"
-need python3 cmp
+need python3 cmp jq /usr/bin/time
 work=$(mktemp -d /tmp/attestd-ima-stream.XXXXXX)
 trap 'rc=$?; [ $rc -eq 0 ] && rm -rf "$work" || echo "# work dir kept: $work" >&2' EXIT
 cd "$work"
@@ -173,3 +181,161 @@ timeout 10 "$ATTESTCTL" ima show fifo >/dev/null 2>err.txt || rc=$?
 [ "$rc" = 2 ] && grep -q "not a regular file" err.txt || fail "a FIFO path: exit $rc, $(cat err.txt)"
 [ "$("$ATTESTCTL" ima replay - </dev/null)" = "0 entries (0 violations)" ] || fail "an empty stdin"
 ok "a missing file, a directory and a FIFO path exit 2; an empty stdin is an empty log"
+
+# ---- 5. policy from-host --runtime --ima-log ----------------------------------------------------
+fh() { "$ATTESTCTL" policy from-host --runtime --name gen --ima-log "$@"; }
+# gen.py paths OUT N: N ima-ng entries, a quarter of them a path seen before with another digest
+# (~3.6 MB binary for 30000: past the window three times), as OUT.bin and OUT.txt, and the policy
+# expected, compact. gen.py big OUT MB: ima-buf events of 60,000 bytes under 16 names (one digest
+# each), past MB megabytes; the number of entries. gen.py many - N: N entries of 100 bytes on
+# standard output.
+cat >gen.py <<'EOF'
+import hashlib, json, struct, sys
+
+def field(b):
+    return struct.pack("<I", len(b)) + b
+
+def entry(tmpl, data):
+    return struct.pack("<I", 10) + hashlib.sha1(data).digest() + field(tmpl) + field(data)
+
+mode, out, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
+if mode == "many":
+    # k entries of 100 bytes (ima-ng, 1000 paths) on standard output
+    chunk = b""
+    for j in range(1000):
+        d = hashlib.sha256(b"%d" % j).digest()
+        data = field(b"sha256:\0" + d) + field(b"/lib/f%05d.a\0" % j)
+        chunk += entry(b"ima-ng", data)
+    assert len(chunk) == 100 * 1000
+    for _ in range(k // 1000):
+        sys.stdout.buffer.write(chunk)
+    sys.stdout.buffer.write(chunk[:100 * (k % 1000)])
+elif mode == "paths":
+    digests = {}
+    with open(out + ".bin", "wb") as b, open(out + ".txt", "w") as t:
+        for i in range(k):
+            name = "/usr/lib/stream/%06d/lib.so" % (i % (k * 3 // 4))
+            d = hashlib.sha256(b"%d" % i).digest()
+            data = field(b"sha256:\0" + d) + field(name.encode() + b"\0")
+            b.write(entry(b"ima-ng", data))
+            t.write("10 %s ima-ng sha256:%s %s\n" % (hashlib.sha1(data).hexdigest(), d.hex(), name))
+            digests.setdefault(name, []).append("sha256:" + d.hex())
+    pol = {"name": "gen", "ima": {"runtime": {"digests": digests, "violations": "fail"}}}
+    print(json.dumps(pol, separators=(",", ":")))
+else:
+    chunk = b""
+    for j in range(16):
+        buf = bytes((i * (j + 3)) & 0xff for i in range(60000))
+        d = hashlib.sha256(buf).digest()
+        chunk += entry(b"ima-buf", field(b"sha256:\0" + d) + field(b"ev-%d\0" % j) + field(buf))
+    copies = k * 1024 * 1024 // len(chunk) + 1
+    with open(out, "wb") as f:
+        for _ in range(copies):
+            f.write(chunk)
+    print(copies * 16)
+EOF
+python3 gen.py paths paths 30000 >paths-want.json
+[ "$(stat -c %s paths.bin)" -gt $((3 * 1024 * 1024)) ] || fail "paths.bin is not past the window"
+for f in paths.bin paths.txt; do
+        fh "$f" >pol.json 2>err.txt || fail "from-host $f: exit $?: $(cat err.txt)"
+        jq -c . pol.json | cmp -s - paths-want.json ||
+                fail "from-host $f: not the policy python3 wrote: $(jq -c . pol.json | head -c 300)"
+        grep -q "^attestctl: runtime policy from 30000 entries: 30000 file measurements," err.txt ||
+                fail "from-host $f: $(cat err.txt)"
+done
+ok "from-host --ima-log, 30000 entries past the window (binary, ascii): the policy python3 wrote"
+
+# the log of part 1 (200 times five boots) gives the policy of the five boots once, but for the
+# violations: as many as python3 counted
+for b in "${boots[@]}"; do cat "$D/$b/binary_runtime_measurements"; done >once.bin
+fh once.bin >once.json 2>/dev/null || fail "from-host once.bin: exit $?"
+for f in big.bin big.txt; do
+        fh "$f" >pol.json 2>err.txt || fail "from-host $f: exit $?: $(cat err.txt)"
+        [ "$(jq -c 'del(.ima.runtime.violations)' pol.json)" = \
+                "$(jq -c 'del(.ima.runtime.violations)' once.json)" ] ||
+                fail "from-host $f: not the policy of one copy of its boots"
+        [ "$(jq -c .ima.runtime.violations pol.json)" = "{\"allow\":$nviol}" ] ||
+                fail "from-host $f: $(jq -c .ima.runtime.violations pol.json), want $nviol"
+        grep -q "^attestctl: runtime policy from $n entries: " err.txt ||
+                fail "from-host $f: $(cat err.txt)"
+done
+ok "from-host --ima-log on the $n entries of part 1: one copy's policy, $nviol violations allowed"
+
+# file and pipe: the same stdout, stderr and exit status for every log here
+for f in paths.bin paths.txt big.bin big.txt cut-data.bin cut-head.bin cut-nl.txt cut-between.bin \
+        "$D"/*/binary_runtime_measurements "$D"/*/ascii_runtime_measurements; do
+        same policy from-host --runtime --exclude '/usr/lib/stream/0.*' --ima-log "$f"
+done
+ok "from-host --ima-log: a pipe prints what the file does (every log of this test)"
+
+# malformed logs: exit 2, nothing on stdout, the entry and its byte offset named
+want_fh() { # LOG WHAT MESSAGE: from the file and from a pipe
+        local rc src
+        for src in file pipe; do
+                rc=0
+                if [ $src = file ]; then
+                        fh "$1" >out.txt 2>err.txt || rc=$?
+                else
+                        fh - <"$1" >out.txt 2>err.txt || rc=$?
+                fi
+                [ "$rc" = 2 ] && [ ! -s out.txt ] ||
+                        fail "from-host $2 ($src): exit $rc, $(head -c 200 out.txt)"
+                [ "$(cat err.txt)" = "attestctl policy from-host: the IMA log: $3" ] ||
+                        fail "from-host $2 ($src): '$(cat err.txt)', want '$3'"
+        done
+        ok "from-host $2: exit 2, $3"
+}
+want_fh cut-data.bin "binary, cut in the last entry's data" \
+        "ima_truncated: entry $((n - 1)) at byte $last_data: template data truncated"
+want_fh cut-head.bin "binary, cut in the last entry's header" \
+        "ima_truncated: entry $((n - 1)) at byte $last_start: entry header truncated"
+want_fh cut-nl.txt "ascii, the last line without its newline" \
+        "ima_truncated: line $n field 1: last line has no newline (entry $((n - 1)) at byte $tlast)"
+# a bad hex digit in the digest of line 20001 of paths.txt (every line as long), past the window
+tline=$(head -1 paths.txt | wc -c)
+python3 - paths.txt $((20000 * tline + 60)) >bad-hex.txt <<'EOF'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[int(sys.argv[2])] = ord("x")
+sys.stdout.buffer.write(b)
+EOF
+at=$((20000 * tline))
+want_fh bad-hex.txt "ascii, a bad hex digit in line 20001" \
+        "ima_bad_field: line 20001 field 4: digest is not algo:hex (entry 20000 at byte $at)"
+
+# entries: up to 1,000,000, as runtime-check reads (and attestd takes in one submission)
+python3 gen.py many - 1000000 | fh - >pol.json 2>err.txt || fail "1,000,000 entries: $(cat err.txt)"
+grep -q "^attestctl: runtime policy from 1000000 entries: 1000000 file measurements," err.txt &&
+        [ "$(jq '.ima.runtime.digests | length' pol.json)" = 1000 ] ||
+        fail "1,000,000 entries: $(cat err.txt)"
+want_many="attestctl policy from-host: the IMA log: ima_too_many_entries: entry 1000000 at byte"
+want_many="$want_many 100000000: more than 1000000 entries"
+rc=0
+python3 gen.py many - 1000001 | fh - >pol.json 2>err.txt || rc=$?
+[ "$rc" = 2 ] && [ ! -s pol.json ] && [ "$(cat err.txt)" = "$want_many" ] ||
+        fail "1,000,001 entries: exit $rc, $(cat err.txt)"
+ok "from-host --ima-log: 1,000,000 entries read, one more refused (entry 1000000, its offset)"
+
+# memory: flat in the log's size, from the file and from a pipe
+entries=$(python3 gen.py big big.log 128)
+want_big="0 file measurements, 0 key and $entries ima-buf measurements"
+[ "$(stat -c %s big.log)" -gt $((128 * 1024 * 1024)) ] || fail "big.log is under 128 MiB"
+for src in file pipe; do
+        rc=0
+        if [ $src = file ]; then
+                /usr/bin/time -o rss.txt -f %M "$ATTESTCTL" policy from-host --runtime \
+                        --ima-log big.log >pol.json 2>err.txt || rc=$?
+        else
+                /usr/bin/time -o rss.txt -f %M "$ATTESTCTL" policy from-host --runtime \
+                        --ima-log - <big.log >pol.json 2>err.txt || rc=$?
+        fi
+        [ "$rc" = 0 ] || fail "from-host on big.log ($src): exit $rc: $(cat err.txt)"
+        rss=$(tail -1 rss.txt)
+        [ "$rss" -lt $((64 * 1024)) ] ||
+                fail "from-host on a 128 MiB log ($src): peak RSS $rss kB, over 64 MiB"
+        [ "$(jq '.ima.runtime.ima_buf | length' pol.json)" = 16 ] &&
+                grep -q "^attestctl: runtime policy from $entries entries: $want_big" err.txt ||
+                fail "from-host on big.log ($src): $(cat err.txt)"
+        ok "from-host --ima-log on a 128 MiB log ($src): peak RSS $rss kB (under 64 MiB)"
+done
+rm -f big.log

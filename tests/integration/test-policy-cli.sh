@@ -67,6 +67,33 @@ rc=0
 [ $rc -eq 1 ] || fail "tampered: exit $rc, want 1"
 grep -q '"error": "quote_nonce"' v-bad.json || fail "tampered: $(cat v-bad.json)"
 
+# from-host --runtime: the log inside the evidence (read whole, with the evidence JSON) and the
+# same log from --ima-log (streamed: the file, a pipe, the ascii form) give the same ima.runtime
+# section and the same counts on stderr
+for pair in qemu61-good:good.json qemu61-tcb:tcb.json; do
+        boot=${pair%%:*} ev=${pair#*:}
+        d=$top/tests/data/$boot
+        "$attestctl" policy from-host "$ev" --ak ak.pub --runtime --exclude '/bin/.*' \
+                >rt-ev.json 2>rt-ev.err || fail "from-host $ev --runtime: exit $?"
+        "$attestctl" policy from-host --runtime --exclude '/bin/.*' \
+                --ima-log "$d/binary_runtime_measurements" >rt-file.json 2>rt-file.err ||
+                fail "from-host --ima-log $boot: exit $?"
+        "$attestctl" policy from-host --runtime --exclude '/bin/.*' --ima-log - \
+                <"$d/binary_runtime_measurements" >rt-pipe.json 2>rt-pipe.err ||
+                fail "from-host --ima-log - <$boot: exit $?"
+        "$attestctl" policy from-host --runtime --exclude '/bin/.*' \
+                --ima-log "$d/ascii_runtime_measurements" >rt-txt.json 2>rt-txt.err ||
+                fail "from-host --ima-log $boot ascii: exit $?"
+        want=$(jq -c .ima.runtime rt-ev.json)
+        [ -n "$want" ] && [ "$want" != null ] || fail "from-host $ev --runtime: no ima.runtime"
+        for f in rt-file rt-pipe rt-txt; do
+                [ "$(jq -c .ima.runtime $f.json)" = "$want" ] ||
+                        fail "$boot: $f: $(jq -c .ima.runtime $f.json), the evidence's: $want"
+                cmp -s rt-ev.err $f.err ||
+                        fail "$boot: $f: $(cat $f.err), the evidence's: $(cat rt-ev.err)"
+        done
+done
+
 # from-host refuses evidence that does not verify
 rc=0
 "$attestctl" policy from-host bad-nonce.json --ak ak.pub >/dev/null 2>&1 || rc=$?

@@ -11,6 +11,8 @@
 
 #include "util/hex.h"
 #include "tests/lib/imagen.h"
+#include "evidence/ima.h"
+#include "policy/policy-host.h"
 #include "policy/policy.h"
 #include "verify/verify.h"
 #include "tests/unit/testutil.h"
@@ -954,6 +956,203 @@ START_TEST(test_from_host_keeps_anchoring)
 }
 END_TEST
 
+/*
+ * ---- from-host --runtime: the section built entry by entry over a stream ----
+ * attestctl policy from-host --ima-log reads the log through ima_stream and feeds each entry to
+ * policy_runtime_add_entry(); the evidence's log goes whole to policy_runtime_from_log(). Both
+ * must give the same section, the same counts and, on a malformed log, the same error.
+ */
+
+/* A log in memory handed out in reads of `step` bytes (0: as much as asked). */
+struct log_src {
+        const uint8_t *p;
+        size_t len, pos, step;
+};
+
+static int log_src_read(void *ctx, uint8_t *buf, size_t n, size_t *ret_n)
+{
+        struct log_src *m = ctx;
+        size_t k = m->step && m->step < n ? m->step : n;
+
+        if (k > m->len - m->pos)
+                k = m->len - m->pos;
+        memcpy(buf, m->p + m->pos, k);
+        m->pos += k;
+        *ret_n = k;
+        return 0;
+}
+
+/* an exclude of the caller's: paths with "hello" or under /usr/lib/gen/1 */
+static bool excl_some(void *ctx, const char *p, size_t n)
+{
+        (void)ctx;
+        return memmem(p, n, "hello", 5) || (n > 14 && memcmp(p, "/usr/lib/gen/1", 14) == 0);
+}
+
+/*
+ * The section of log, whole and streamed (a window of twice the lookahead, so a log of a few
+ * hundred KiB slides it several times; reads of step): the same.
+ */
+static int section_whole_vs_stream(const uint8_t *log, size_t len, size_t step,
+                                   policy_exclude_fn ex, const char *what)
+{
+        struct policy_runtime_stats sw = {0}, ss = {0};
+        struct attest_err ew = {0}, es = {0};
+        struct log_src m = {.p = log, .len = len, .step = step};
+        struct ima_stream st;
+        struct ima_entry e;
+        json_t *jw = NULL, *js = json_object();
+        int xw, xs;
+
+        ck_assert_ptr_nonnull(js);
+        xw = policy_runtime_from_log(log, len, ex, NULL, &jw, &sw, &ew);
+        ck_assert_int_eq(ima_stream_init(&st, IMA_STREAM_AUTO, 2 * IMA_STREAM_WINDOW_MIN,
+                                         log_src_read, &m, NULL),
+                         0);
+        while ((xs = ima_stream_next(&st, &e, &es)) > 0)
+                if ((xs = policy_runtime_add_entry(js, &e, ex, NULL, &ss)) < 0)
+                        break;
+        ima_stream_done(&st);
+        ck_assert_msg(xs == xw, "%s: streamed %d, whole %d (%s / %s)", what, xs, xw, es.msg,
+                      ew.msg);
+        if (xw == 0) {
+                char *a = json_dumps(jw, JSON_COMPACT), *b = json_dumps(js, JSON_COMPACT);
+
+                ck_assert_ptr_nonnull(a);
+                ck_assert_ptr_nonnull(b);
+                /* the same bytes: keys in the same order, digests in the order seen */
+                ck_assert_msg(strcmp(a, b) == 0, "%s: the sections differ", what);
+                ck_assert_msg(memcmp(&sw, &ss, sizeof(sw)) == 0, "%s: the counts differ", what);
+                free(a);
+                free(b);
+        } else {
+                ck_assert_int_eq(es.code, ew.code);
+                ck_assert_str_eq(es.msg, ew.msg);
+        }
+        json_decref(jw);
+        json_decref(js);
+        return xw;
+}
+
+/* b = a + n bytes of p */
+static void append(uint8_t **b, size_t *len, const void *p, size_t n)
+{
+        ck_assert_ptr_nonnull(*b = realloc(*b, *len + n + 1));
+        memcpy(*b + *len, p, n);
+        *len += n;
+}
+
+/*
+ * Synthetic entries for every branch of the section: unique paths, one path with more digests
+ * than are kept, a name that is not UTF-8, template 'ima', violations, ima-buf events near the
+ * data cap (so entries straddle the window's end), sha1/sha512 digests, excluded paths.
+ */
+static void make_section_log(struct imagen *g)
+{
+        static uint8_t big[60000];
+        uint8_t d[64];
+        char name[64];
+
+        for (size_t i = 0; i < sizeof(big); i++)
+                big[i] = (uint8_t)(i * 13);
+        ck_assert_int_eq(imagen_init(g), 0);
+        for (unsigned i = 0; i < 2400; i++) {
+                memset(d, (int)(i * 7), sizeof(d));
+                d[0] = (uint8_t)(i >> 8);
+                snprintf(name, sizeof(name), "/usr/lib/gen/%u", i % 1700);
+                if (i % 97 == 5)
+                        ck_assert_int_eq(imagen_buf(g, 10, "big-event", big, sizeof(big) - i % 7),
+                                         0);
+                else if (i % 89 == 7)
+                        ck_assert_int_eq(imagen_violation(g, 10, name), 0);
+                else if (i % 83 == 9)
+                        ck_assert_int_eq(imagen_legacy(g, 10, d, name), 0);
+                else if (i % 79 == 11)
+                        ck_assert_int_eq(imagen_ng(g, 10, "sha512", d, 64, name), 0);
+                else if (i % 71 == 13)
+                        ck_assert_int_eq(imagen_ng(g, 10, "sha256", d, 32, "/bad/\xff\xfe"), 0);
+                else if (i % 3 == 0)
+                        ck_assert_int_eq(imagen_ng(g, 10, "sha256", d, 32, "/usr/bin/many"), 0);
+                else
+                        ck_assert_int_eq(imagen_ng(g, 10, "sha1", d, 20, name), 0);
+        }
+}
+
+START_TEST(test_runtime_section_streamed_is_the_whole_ones)
+{
+        char **boots = tu_boots();
+        uint8_t *bin = NULL, *txt = NULL;
+        size_t bin_len = 0, txt_len = 0, n;
+        struct imagen g;
+        unsigned cases = 0, failed = 0;
+
+        /* every real log alone, then all of them after one another (keys, events, violations,
+         * the real templates) and the synthetic entries: a log of several windows */
+        for (size_t i = 0; boots[i]; i++) {
+                for (int f = 0; f < 2; f++) {
+                        char rel[256];
+                        char *b;
+
+                        snprintf(rel, sizeof(rel), "tests/data/%s/%s_runtime_measurements",
+                                 boots[i], f ? "ascii" : "binary");
+                        if (!(b = tu_read(rel, &n)))
+                                continue;
+                        ck_assert_int_eq(section_whole_vs_stream((uint8_t *)b, n, 0, NULL, rel), 0);
+                        ck_assert_int_eq(
+                                section_whole_vs_stream((uint8_t *)b, n, 7, excl_some, rel), 0);
+                        if (f)
+                                append(&txt, &txt_len, b, n);
+                        else
+                                append(&bin, &bin_len, b, n);
+                        free(b);
+                        cases += 2;
+                }
+        }
+        make_section_log(&g);
+        append(&bin, &bin_len, g.bin, g.bin_len);
+        append(&txt, &txt_len, g.txt, g.txt_len);
+        imagen_done(&g);
+        ck_assert_uint_gt(bin_len, 6 * IMA_STREAM_WINDOW_MIN);
+        ck_assert_uint_gt(txt_len, 6 * IMA_STREAM_WINDOW_MIN);
+        for (int f = 0; f < 2; f++) {
+                const uint8_t *log = f ? txt : bin;
+                size_t len = f ? txt_len : bin_len;
+                const size_t steps[] = {0, 1, 4093};
+
+                for (size_t k = 0; k < ARRAY_SIZE(steps); k++) {
+                        ck_assert_int_eq(section_whole_vs_stream(log, len, steps[k], NULL, "all"),
+                                         0);
+                        ck_assert_int_eq(
+                                section_whole_vs_stream(log, len, steps[k], excl_some, "all"), 0);
+                        cases += 2;
+                }
+                /* cut anywhere, and a bit flipped anywhere: the same section or the same error */
+                uint8_t *mod = malloc(len);
+                uint64_t r = 0x2545f4914f6cdd1dull;
+
+                ck_assert_ptr_nonnull(mod);
+                for (int t = 0; t < 24; t++) {
+                        size_t at;
+
+                        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+                        at = (size_t)(r % len);
+                        failed += section_whole_vs_stream(log, at, 4093, excl_some, "cut") < 0;
+                        memcpy(mod, log, len);
+                        mod[at] ^= (uint8_t)(1u << (r >> 40) % 8);
+                        failed += section_whole_vs_stream(mod, len, 0, NULL, "flip") < 0;
+                        cases += 2;
+                }
+                free(mod);
+        }
+        /* the cuts and flips did reach the error path */
+        ck_assert_uint_gt(failed, 12);
+        ck_assert_uint_gt(cases, 100);
+        free(bin);
+        free(txt);
+        tu_boots_free(boots);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("policy");
@@ -976,6 +1175,8 @@ int main(void)
         tcase_add_test(tc, test_policy_hash_of_the_loaded_policy_file);
         tcase_add_test(tc, test_from_host_pins_the_host);
         tcase_add_test(tc, test_from_host_keeps_anchoring);
+        tcase_add_test(tc, test_runtime_section_streamed_is_the_whole_ones);
+        tcase_set_timeout(tc, 120); /* the streamed section: logs of a few MB, ASan, loaded */
         suite_add_tcase(s, tc);
         return tu_run(s);
 }
