@@ -15,8 +15,9 @@
 # The instances, PostgreSQL and the client share this machine's cores: compare CPU, statements and
 # transactions per attestation, not rates. Figures only: never fails on timing; exits 1 when a build
 # lacks a binary or a run gave no rows. Bounded: each run-scale.sh is stopped after
-# FLEET_RUN_BUDGET seconds (default SCALE_BUDGET / 2 + its hook's waits + 120; about 2 minutes a
-# run with the defaults: PostgreSQL's start, enrolment, warm-up, 2 x SECONDS, the waits).
+# FLEET_RUN_BUDGET seconds (default SCALE_BUDGET / 2 + its hook's waits + 120, SCALE_BUDGET 360
+# here; a run takes about 2 minutes with the defaults on a quiet machine: PostgreSQL's start,
+# enrolment, warm-up, 2 x SECONDS, the waits).
 # Usage: fleet-path.sh NEW_BUILD BASE_ATTESTD_BUILD [SECONDS] [AGENTS] [ENTRIES] [ROUNDS]
 #        (defaults 6 10000 3 2)
 #   NEW_BUILD           a release build directory of the current tree (daemon/attestd,
@@ -37,7 +38,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 phases=${FLEET_PHASES:-1,4}
 nparts=$(tr ',' '\n' <<<"$phases" | wc -l)
 settle=${SCALE_SETTLE:-11}
-run_budget=${FLEET_RUN_BUDGET:-$((${SCALE_BUDGET:-175} / 2 + (2 * settle + 8) * nparts + 120))}
+# run-scale.sh's bench-daemon gets SCALE_BUDGET / 2 for enrolment, warm-up and the parts: more
+# than its own default (175), as 10,000 agents' enrolment and warm-up take ~40 s on a quiet
+# machine and much longer beside other work
+export SCALE_BUDGET=${SCALE_BUDGET:-360}
+run_budget=${FLEET_RUN_BUDGET:-$((SCALE_BUDGET / 2 + (2 * settle + 8) * nparts + 120))}
 
 for f in "$new/daemon/attestd" "$new/tests/bench/bench-daemon" "$base/daemon/attestd"; do
         [ -x "$f" ] || { echo "fleet-path: no $f" >&2; exit 1; }
@@ -95,7 +100,9 @@ for r in $(seq "$rounds"); do
         for which in base new; do
                 if [ $which = base ]; then l=$lb; else l=$ln; fi
                 log="$work/run-$r-$which.log"
-                echo "# round $r $l: $(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1-3 /proc/loadavg)"
+                echo "# round $r $l: $(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1-3 /proc/loadavg)," \
+                        "other benches' processes running: $(pgrep -c -x attestd || true) attestd," \
+                        "$(pgrep -c -x bench-daemon || true) bench-daemon, $(pgrep -c -x postgres || true) postgres"
                 rc=0
                 SCALE_SQLITE=0 SCALE_WARM=1 SCALE_PHASES=$phases ATTESTD_BUILD="$work/$which" \
                         BENCH_DIR="$work" timeout -k 30 "$run_budget" "$here/run-scale.sh" \

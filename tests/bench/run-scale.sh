@@ -120,8 +120,13 @@ bench() {
         [ "${SCALE_WARM:-0}" = 0 ] || args+=(--warm)
         out=$(timeout "$((budget / 2 + wait))" "$build/tests/bench/bench-daemon" "${args[@]}" --ca certs/ca.pem --token "$tok" \
                 --agents "$agents" --threads "$cthreads" --entries "$entries" \
-                --seconds "$secs" --metric "$metric" 2>"bench-$n.err") ||
-                echo "# bench-daemon reported errors: $(sort "bench-$n.err" | uniq -c | sort -rn | head -3)"
+                --seconds "$secs" --metric "$metric" 2>"bench-$n.err") || {
+                if [ $? = 124 ]; then
+                        echo "# bench-daemon stopped after $((budget / 2 + wait)) s (SCALE_BUDGET $budget)"
+                else
+                        echo "# bench-daemon reported errors: $(sort "bench-$n.err" | uniq -c | sort -rn | head -3)"
+                fi
+        }
         scale_stop
 }
 
@@ -204,8 +209,16 @@ if [ "$nparts" = 1 ]; then # one timed part: no "phase" lines, the hook's files 
 else
         for n in ${phases//,/ }; do
                 part=$(awk -v n="$n" '/^phase / { on = ($2 == n ":") ; next } on' <<<"$out")
+                if [ ! -s "pg-after-$n" ] || ! grep -q '^attestations=' <<<"$part"; then
+                        echo "# postgresql-$n: no figures (bench-daemon did not finish that part)"
+                        continue
+                fi
                 row "postgresql-$n" "$part" pg "$n"
         done
 fi
-psql_q "SELECT 'agents', count(*), pg_total_relation_size('agents') FROM agents UNION ALL SELECT 'results', count(*), pg_total_relation_size('results') FROM results" |
-        awk -F'|' '{ printf "# postgres table %s: %d rows, %d bytes (%.0f bytes a row, indexes and TOAST included)\n", $1, $2, $3, $2 ? $3 / $2 : 0 }'
+# (nonces_used: older builds have it, schema 9 dropped it; a table the build lacks is said so)
+for t in agents results nonces_used; do
+        psql_q "SELECT '$t', count(*), pg_total_relation_size('$t') FROM $t" 2>/dev/null ||
+                echo "# postgres table $t: none"
+done |
+        awk -F'|' '/^#/ { print; next } { printf "# postgres table %s: %d rows, %d bytes (%.0f bytes a row, indexes and TOAST included)\n", $1, $2, $3, $2 ? $3 / $2 : 0 }'
