@@ -10,8 +10,9 @@
 # (xids), WAL bytes, all PostgreSQL transactions (pg_stat_database xact_commit + xact_rollback);
 # errors a count), then each build's medians over its rounds and new/base of those medians per
 # column. A build's label is its source tree's short commit (meson-info), "+dirty" when tracked
-# files there have changes not committed; a build whose attestd ninja would rebuild is flagged in
-# the header. The three binaries are copied first: a rebuild during the run does not mix builds.
+# files there have changes not committed, "+stale" when ninja would rebuild its attestd (the header
+# has each attestd's sha256). The three binaries are copied first: a rebuild during the run does
+# not mix builds.
 # The instances, PostgreSQL and the client share this machine's cores: compare CPU, statements and
 # transactions per attestation, not rates. Figures only: never fails on timing; exits 1 when a build
 # lacks a binary or a run gave no rows. Bounded: each run-scale.sh is stopped after
@@ -55,13 +56,15 @@ else
         trap 'rm -rf "$work"' EXIT
 fi
 
-# label BUILD: the short commit of BUILD's source tree, +dirty when tracked files changed there
+# label BUILD: the short commit of BUILD's source tree, +dirty when tracked files changed there,
+# +stale when ninja would rebuild its attestd (the binary is not that tree's)
 label() {
         local src l
         src=$(sed -n 's/.*"directories": {"source": "\([^"]*\)".*/\1/p' "$1/meson-info/meson-info.json" 2>/dev/null)
         [ -n "$src" ] || src=$1
         l=$(git -C "$src" rev-parse --short HEAD 2>/dev/null) || l=$(basename "$(dirname "$1")")
         [ -z "$(git -C "$src" status --porcelain --untracked-files=no 2>/dev/null)" ] || l+=+dirty
+        ninja -C "$1" -n daemon/attestd 2>/dev/null | grep -q '^ninja: no work to do' || l+=+stale
         echo "$l"
 }
 # describe BUILD: where its source is and what state it is in, for the header
