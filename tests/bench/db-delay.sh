@@ -3,10 +3,12 @@
 # across the network"): run-scale.sh's PostgreSQL part (1, 2 and 4 attestd on one database,
 # AGENTS simulated agents) with attestd's connections through tests/bench/delay-proxy holding each
 # direction's bytes DELAYS microseconds (default "0 500 1000": loopback, then 1 and 2 ms of round
-# trip), one table: rate, latency, CPU per attestation, statements per attestation. The agents'
-# first rounds (status changes, webhook events) run untimed first (SCALE_WARM=0: timed too). This
-# machine's kernel has no netem, hence the proxy (its own CPU is not counted as attestd's).
-# Figures only, never fails on timing; not in tests/bench/run.sh (about 3 minutes).
+# trip), one table: rate, latency, CPU per attestation, statements and PostgreSQL transactions per
+# attestation (run-scale.sh's columns). The agents' first rounds (status changes, webhook events)
+# run untimed first (SCALE_WARM=0: timed too). This machine's kernel has no netem, hence the proxy
+# (its own CPU is not counted as attestd's).
+# Figures only, never fails on timing; not in tests/bench/run.sh (about 5 minutes, run-scale.sh's
+# waits for PostgreSQL's transaction counts included).
 # Usage: db-delay.sh BUILD_DIR [SECONDS] [AGENTS] [ENTRIES]   (DELAYS, SCALE_BUDGET per delay)
 set -euo pipefail
 build=$(cd "${1:?usage: db-delay.sh BUILD_DIR [SECONDS] [AGENTS] [ENTRIES]}" && pwd)
@@ -16,8 +18,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 echo "# db-delay: $agents agents, ${secs}s per part, delays (us each way): ${DELAYS:-0 500 1000}; $(uptime)"
-printf '%-9s %-14s %8s %8s %8s %11s %12s %7s %6s %9s %7s\n' "delay us" config att/s "p50 ms" \
-        "p99 ms" "attestd ms" "postgres ms" stmts xacts "WAL B" errors >"$out.table"
+printf '%-9s %-14s %8s %8s %8s %11s %12s %7s %6s %9s %7s %6s\n' "delay us" config att/s "p50 ms" \
+        "p99 ms" "attestd ms" "postgres ms" stmts xacts "WAL B" errors txns >"$out.table"
 for d in ${DELAYS:-0 500 1000}; do
         SCALE_SQLITE=0 SCALE_WARM=${SCALE_WARM:-1} PG_DELAY_US=$d "$top/tests/bench/run-scale.sh" "$build" "$secs" "$agents" \
                 "$entries" >"$out" 2>&1 || true
