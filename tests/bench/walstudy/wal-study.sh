@@ -50,6 +50,7 @@ export PSQL="$bin/psql -X -q -h $out/sock -p $port -U attest -d scale -At -v ON_
 echo "$port" >"$out/port"
 
 # the instances (bench-lib.sh's scale_start: --retain 20 there, ours given last wins)
+# shellcheck disable=SC2034 # bench-lib.sh's scale_start writes its certificates and logs there
 work=$out
 cd "$out"
 # shellcheck source=../bench-lib.sh
