@@ -108,7 +108,7 @@ static int gate_state(struct attestd *d, struct api_resp *r, const struct round 
 
 /*
  * The agent first: no parsing of 16 MiB for an unknown id. Its row is the pre-flight check's, or
- * the one its challenge kept (taken once the nonce is known, stage_decode), or read here.
+ * the one its challenge kept (taken once the nonce is known, round_row), or read here.
  */
 static int stage_gate(struct attestd *d, const struct api_req *req, struct api_resp *r,
                       struct round *rd)
