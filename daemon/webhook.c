@@ -298,6 +298,14 @@ static void *receiver_main(void *arg)
                         (void)nap(w, IDLE_MS);
                         continue;
                 }
+                /* read from a primary, where a commit whose wait for the synchronous standby was
+                 * cut short (the primary dying) is visible: delivered only once they would
+                 * survive its loss */
+                if ((e = store_durable_barrier(w->store)) < 0) {
+                        batch_clear(&b);
+                        (void)nap(w, DUTY_MS);
+                        continue;
+                }
                 for (unsigned i = 0; i < b.n; i++) {
                         if (b.ev[i].id > r->cursor + 1)
                                 log_warning("webhook %s: events %lld..%lld were dropped from the "

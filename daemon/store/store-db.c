@@ -288,6 +288,22 @@ static int claim_fn(struct conn *c, void *arg)
         return rc;
 }
 
+static int barrier_fn(struct conn *c, void *arg)
+{
+        int64_t xid;
+
+        (void)arg;
+        /* an xid of its own, so its commit writes a record and waits for the standby */
+        return store_query_i64(c, "SELECT pg_current_xact_id()::text::bigint", &xid);
+}
+
+int store_durable_barrier(struct store *s)
+{
+        if (!s->pg)
+                return 0;
+        return store_read(s, barrier_fn, NULL);
+}
+
 int store_claim(struct store *s, const char *key)
 {
         int rc, free_slot = -1;

@@ -67,6 +67,17 @@ void store_stats(struct store *s, uint64_t *ret_commits, uint64_t *ret_writes);
  */
 #define STORE_CLAIMS_MAX 16
 int store_claim(struct store *s, const char *key) _wur_;
+/*
+ * Whether every transaction visible now is as durable as a verdict: 0 when it is (SQLite: at
+ * once). On PostgreSQL a commit waits for the synchronous standby before other sessions see it,
+ * unless that wait ends early (its backend cancelled or terminated, the postmaster gone: the
+ * primary's death, exactly): then it is visible on the primary and perhaps not on the standby.
+ * This commits a transaction of its own (one xid, no row), which returns only once the standby
+ * holds the WAL up to it, and so everything visible before it; on a dying primary it fails. For
+ * what leaves the database on the strength of a read (a webhook event delivered): a failover
+ * must not lose what was already told. -errno when it could not.
+ */
+int store_durable_barrier(struct store *s) _wur_;
 
 /* Statements executed (DB round trips on PostgreSQL) and the connection pool. */
 struct store_db_stats {
