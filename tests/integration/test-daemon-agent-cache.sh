@@ -154,5 +154,18 @@ hits=$(metric attestd_agent_cache_hits_total) misses=$(metric attestd_agent_cach
         fail "agent cache metrics: hits '$hits' misses '$misses': $(grep agent_cache <<<"$body")"
 [ "$(metric attestd_store_wal_pages_total)" -gt 0 ] || fail "no WAL pages counted"
 ok "/metrics: agent cache hits $hits, misses $misses, WAL pages $(metric attestd_store_wal_pages_total)"
+# both evidence rounds since the restart took the agent row their challenge kept (rowstash.h),
+# none read it; a replay of the last one finds no row kept for its nonce (taken), reads it, and
+# is refused by the nonce's binding to the agent's last result
+kept=$(metric 'attestd_evidence_rows_total{from="challenge"}')
+read=$(metric 'attestd_evidence_rows_total{from="store"}')
+[ "$kept" = 2 ] && [ "$read" = 0 ] || fail "evidence rows: kept '$kept', read '$read', want 2 and 0"
+api POST "/v1/agents/$id/evidence" @ev.json
+expect 409 nonce_reused -- "the last round's evidence again"
+api GET /metrics
+[ "$(metric 'attestd_evidence_rows_total{from="challenge"}')" = 2 ] &&
+        [ "$(metric 'attestd_evidence_rows_total{from="store"}')" = 1 ] ||
+        fail "evidence rows after the replay: $(grep evidence_rows <<<"$body")"
+ok "the rounds since the restart used their challenge's row ($kept), the replay read one"
 stop_daemon TERM
 echo "# all agent cache checks passed"
