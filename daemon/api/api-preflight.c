@@ -24,9 +24,7 @@ static int gate_agent(struct attestd *d, const struct api_route_info *ri,
         /* the evidence that answers a challenge: the row the challenge read is kept */
         if (ri->gate == API_GATE_EVIDENCE && d->rows &&
             rowstash_state(d->rows, ri->id, (uint64_t)attestd_now_ms(), &state))
-                return state == AGENT_STATE_ACTIVE           ? 0
-                       : state == AGENT_STATE_DECOMMISSIONED ? -EPERM
-                                                             : -EACCES;
+                return store_state_active(state);
         if ((e = store_agent_get(d->store, ri->id, &a)) < 0)
                 return e;
         *ret_agent = a;

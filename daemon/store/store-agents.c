@@ -125,7 +125,7 @@ int store_agent_get(struct store *s, const char *id, struct store_agent **ret)
         return 0;
 }
 
-static int state_active(enum agent_state state)
+int store_state_active(enum agent_state state)
 {
         switch (state) {
         case AGENT_STATE_ACTIVE:
@@ -140,7 +140,7 @@ static int state_active(enum agent_state state)
 
 int store_agent_active(const struct store_agent *a)
 {
-        return state_active(a->state);
+        return store_state_active(a->state);
 }
 
 int store_agent_offset(struct store *s, const char *id, uint64_t *ret)
@@ -159,7 +159,7 @@ int store_agent_offset(struct store *s, const char *id, uint64_t *ret)
                 state = g.a->state;
                 store_agent_free(g.a);
         }
-        if ((e = state_active(state)) < 0)
+        if ((e = store_state_active(state)) < 0)
                 return e;
         *ret = offset;
         return 0;

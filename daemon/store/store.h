@@ -203,6 +203,8 @@ int store_agent_offset(struct store *s, const char *id, uint64_t *ret) _wur_;
 /* The same answer for a row already read: 0 active, -EACCES not yet activated, -EPERM
  * decommissioned. */
 int store_agent_active(const struct store_agent *a) _wur_;
+/* The same answer for a state. */
+int store_state_active(enum agent_state state) _wur_;
 /* Calls fn for every agent in id order (without blobs and replay state); fn < 0 stops. */
 int store_agent_list(struct store *s, int (*fn)(const struct store_agent *a, void *arg), void *arg)
         _wur_;
