@@ -134,7 +134,11 @@ static int stage_gate(struct attestd *d, const struct api_req *req, struct api_r
 static int round_row(struct attestd *d, const struct api_req *req, struct api_resp *r,
                      struct round *rd)
 {
-        if (!rd->a && d->rows && !rd->fresh) {
+        if (rd->a) { /* the pre-flight check's, or read by stage_gate: checked there */
+                metrics_evidence_row(&d->metrics, false);
+                return 0;
+        }
+        if (d->rows && !rd->fresh) {
                 rd->a = rowstash_take(d->rows, rd->id, rd->ev->nonce, rd->ev->nonce_len,
                                       (uint64_t)attestd_now_ms());
                 rd->kept = rd->a != NULL;
