@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "util/macro.h"
 
@@ -39,7 +40,7 @@ void pg_array_done(struct pg_array *a);
 void pg_array_add(struct pg_array *a, const void *p, size_t n);
 static inline void pg_array_add_text(struct pg_array *a, const char *s)
 {
-        pg_array_add(a, s, s ? __builtin_strlen(s) : 0);
+        pg_array_add(a, s, s ? strlen(s) : 0);
 }
 void pg_array_add_i64(struct pg_array *a, int64_t v);
 void pg_array_add_i32(struct pg_array *a, int32_t v);
