@@ -80,8 +80,13 @@ int store_agent_add_fn(struct conn *c, void *arg)
                 return -EEXIST;
         if (rc != DB_DONE)
                 return -EIO;
-        /* enrolled without credential activation (--insecure-trust-ak): active at once */
-        return a->state != AGENT_STATE_ACTIVE ? 0 : outbox_on_enrolled(c, a->id, a->created);
+        /* enrolled without credential activation (--insecure-trust-ak): active at once, and
+         * watched for its first round (the stale scan) */
+        if (a->state != AGENT_STATE_ACTIVE)
+                return 0;
+        if (exec_by_key(c, ST_STALE_WATCH_ADD, a->id) < 0)
+                return -EIO;
+        return outbox_on_enrolled(c, a->id, a->created);
 }
 
 int store_agent_add(struct store *s, const struct store_agent *a)

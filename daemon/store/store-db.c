@@ -155,6 +155,7 @@ int store_open_opts(const struct store_options *o, struct store **ret, struct at
         s->mode = mode;
         s->pg = db_is_pg(path);
         s->wait_ms = o->wait_ms;
+        s->stale_chunk = STORE_STALE_CHUNK;
         s->path = strdup(path);
         s->password = o->password ? strdup(o->password) : NULL;
         if (!s->path || (o->password && !s->password)) {

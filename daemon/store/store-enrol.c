@@ -207,7 +207,8 @@ static int agent_activate_fn(struct conn *c, void *arg)
             bind_blob(st, 2, have_ek ? ek_id : NULL, STORE_EK_ID_LEN) < 0 ||
             bind_blob(st, 3, ek_cert, ek_cert_len) < 0 || (e = step_changes(c, st)) < 0)
                 return -EIO;
-        if (exec_by_key(c, ST_ENROL_DELETE, a->id) < 0)
+        if (exec_by_key(c, ST_ENROL_DELETE, a->id) < 0 ||
+            exec_by_key(c, ST_STALE_WATCH_ADD, a->id) < 0)
                 return -EIO;
         return outbox_on_enrolled(c, a->id, a->now);
 }
@@ -256,6 +257,9 @@ static int agent_decom_fn(struct conn *c, void *arg)
                 /* the agent may have been forgotten (DELETE) while its EK stayed refused */
                 if (n == 0 && m == 0)
                         return rc == DB_DONE ? -ENOENT : -EALREADY;
+                /* active again with the due time it had: the stale scan looks at it anew */
+                if (m > 0 && exec_by_key(c, ST_STALE_WATCH_ADD, d->id) < 0)
+                        return -EIO;
                 /* receivers that saw agent.decommissioned learn it is lifted */
                 return outbox_on_readmit(c, d->id, d->now);
         }

@@ -237,43 +237,36 @@ int store_agent_query_count(struct store *s, const struct store_agent_filter *f,
 
 /* ---- the stale scan ---- */
 
+/*
+ * A transaction of the scan looks at s->stale_chunk results at most (STORE_STALE_CHUNK: in
+ * steady state a second's worth of a million agents' verdicts; after an outage the backlog,
+ * one interval of them, takes several), and a scan runs STALE_CHUNKS at most: the next goes on.
+ */
+#define STALE_CHUNKS 16
+
 struct stale_arg {
-        int64_t now, grace, interval;
+        int64_t now, grace, interval, chunk;
         void (*fn)(const char *id, const char *hostname, const char *last_status, int64_t last_seen,
                    void *arg);
         void *arg;
         int n;
+        bool more; /* the chunk was full: results are left before now - grace */
 };
 
-static int stale_bind(struct db_stmt *st, const struct stale_arg *a)
+/* ?1, ?2 and (n == 3) ?3: 0 or -EIO */
+static int stale_bind(struct db_stmt *st, int n, int64_t p1, int64_t p2, int64_t p3)
 {
-        return bind_i64(st, 1, a->now) < 0 || bind_i64(st, 2, a->grace) < 0 ||
-                               bind_i64(st, 3, a->interval) < 0
+        return bind_i64(st, 1, p1) < 0 || bind_i64(st, 2, p2) < 0 ||
+                               (n == 3 && bind_i64(st, 3, p3) < 0)
                        ? -EIO
                        : 0;
 }
 
-static int stale_any_fn(struct conn *c, void *arg)
+/* Step a marking UPDATE's RETURNING rows: log each and record its event. 0 or -EIO. */
+static int stale_marked(struct conn *c, struct db_stmt *st, struct stale_arg *a)
 {
-        struct db_stmt *st = st_get(c, ST_STALE_ANY);
         int rc;
 
-        if (!st || stale_bind(st, arg) < 0)
-                return -EIO;
-        rc = db_step(st);
-        db_reset(st);
-        return rc == DB_ROW ? 1 : rc == DB_DONE ? 0 : -EIO;
-}
-
-static int stale_mark_fn(struct conn *c, void *arg)
-{
-        struct stale_arg *a = arg;
-        struct db_stmt *st = st_get(c, ST_STALE_MARK);
-        int rc;
-
-        if (!st || stale_bind(st, a) < 0)
-                return -EIO;
-        a->n = 0;
         while ((rc = db_step(st)) == DB_ROW) {
                 char id[STORE_ID_MAX + 1], host[EVIDENCE_HOSTNAME_MAX + 1], status[16];
                 bool have_status = !db_col_null(st, 2);
@@ -294,17 +287,99 @@ static int stale_mark_fn(struct conn *c, void *arg)
         return rc == DB_DONE ? 0 : -EIO;
 }
 
+/* One statement of the scan, no rows: 0 or -EIO. */
+static int stale_exec(struct conn *c, enum stmt i, int n, int64_t p1, int64_t p2, int64_t p3)
+{
+        struct db_stmt *st = st_get(c, i);
+        int rc;
+
+        if (!st || stale_bind(st, n, p1, p2, p3) < 0)
+                return -EIO;
+        rc = db_step(st);
+        db_reset(st);
+        return rc == DB_DONE ? 0 : -EIO;
+}
+
+/*
+ * The results from the cursor to now - grace (a chunk of them at most): the agents each is
+ * still the last result of are stale, unless already marked or not active. Then the cursor
+ * moves past them; on PostgreSQL its row lock makes the instances' scans take turns.
+ */
+static int stale_results(struct conn *c, struct stale_arg *a)
+{
+        struct db_stmt *st = st_get(c, ST_STALE_CURSOR);
+        int64_t from, to, end = a->now - a->grace;
+        int rc;
+
+        if (!st)
+                return -EIO;
+        rc = db_step(st);
+        from = rc == DB_ROW ? db_col_i64(st, 0) : 0;
+        db_reset(st);
+        if (rc != DB_ROW)
+                return -EIO; /* schema 10 writes the row; no row is a damaged database */
+        if (from >= end)
+                return 0;
+        if (!(st = st_get(c, ST_STALE_HI)) || stale_bind(st, 3, from, end, a->chunk) < 0)
+                return -EIO;
+        rc = db_step(st);
+        to = rc == DB_ROW ? db_col_i64(st, 0) : end;
+        db_reset(st);
+        if (rc != DB_ROW && rc != DB_DONE)
+                return -EIO;
+        /* a full chunk ends before the first result past it; results due at one instant are
+         * never split (a chunk of them alone goes whole) */
+        a->more = rc == DB_ROW;
+        if (to <= from)
+                to = from + 1;
+        if (!(st = st_get(c, ST_STALE_MARK)) || stale_bind(st, 3, a->now, from, to) < 0 ||
+            stale_marked(c, st, a) < 0)
+                return -EIO;
+        st = st_get(c, ST_STALE_CURSOR_SET);
+        if (!st || bind_i64(st, 1, to) < 0)
+                return -EIO;
+        rc = db_step(st);
+        db_reset(st);
+        return rc == DB_DONE ? 0 : -EIO;
+}
+
+static int stale_mark_fn(struct conn *c, void *arg)
+{
+        struct stale_arg *a = arg;
+        struct db_stmt *st;
+
+        a->n = 0;
+        a->more = false;
+        if (stale_results(c, a) < 0)
+                return -EIO;
+        /* the watch list: agents active without a verdict of their own since (or never) */
+        st = st_get(c, ST_STALE_MARK_WATCH);
+        if (!st || stale_bind(st, 3, a->now, a->grace, a->interval) < 0 ||
+            stale_marked(c, st, a) < 0)
+                return -EIO;
+        return stale_exec(c, ST_STALE_WATCH_DROP, 2, a->now, a->grace, 0) < 0 ||
+                               stale_exec(c, ST_STALE_WATCH_LATER, 3, a->now, a->grace,
+                                          a->interval) < 0
+                       ? -EIO
+                       : 0;
+}
+
 int store_agent_stale_scan(struct store *s, int64_t now, int64_t grace, int64_t interval,
                            void (*fn)(const char *id, const char *hostname, const char *last_status,
                                       int64_t last_seen, void *arg),
                            void *arg)
 {
-        struct stale_arg a = {now, grace, interval, fn, arg, 0};
-        int e = store_read(s, stale_any_fn, &a);
+        struct stale_arg a = {now, grace, interval, s->stale_chunk, fn, arg, 0, false};
+        int n = 0;
 
-        if (e <= 0)
-                return e;
-        if ((e = store_write(s, stale_mark_fn, &a)) < 0)
-                return e;
-        return a.n;
+        for (int i = 0; i < STALE_CHUNKS; i++) {
+                int e = store_write(s, stale_mark_fn, &a);
+
+                if (e < 0)
+                        return e;
+                n += a.n;
+                if (!a.more)
+                        break;
+        }
+        return n;
 }

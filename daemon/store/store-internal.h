@@ -63,7 +63,13 @@ enum stmt {
         ST_AGENT_IDENTITY,
         ST_LABELS_DELETE,
         ST_LABEL_PUT,
-        ST_STALE_ANY,
+        ST_STALE_CURSOR,
+        ST_STALE_CURSOR_SET,
+        ST_STALE_HI,
+        ST_STALE_MARK_WATCH,
+        ST_STALE_WATCH_DROP,
+        ST_STALE_WATCH_LATER,
+        ST_STALE_WATCH_ADD,
         ST_OUTBOX_PREV,
         ST_OUTBOX_HOSTNAME, /* prepared on use: NULL until the schema has agents.hostname */
         ST_EVENT_ADD,
@@ -76,7 +82,7 @@ enum stmt {
         ST_EVENT_CAP_LOST,
         ST_EVENT_NEXT,
         ST_CURSOR_SET,
-        ST_STALE_MARK,
+        ST_STALE_MARK, /* the results whose due passed: the agents they are the last of */
         ST_BEGIN,
         ST_COMMIT,
         ST_ROLLBACK,
@@ -150,7 +156,11 @@ struct store {
         atomic_int probe_rc;
         char probe_msg[160];
         struct store_cache *cache; /* store-cache.c */
+        unsigned stale_chunk;      /* results a transaction of the stale scan looks at, at most */
 };
+
+/* The stale scan's chunk (store-fleet.c; tests make it small to cross chunks with few rows). */
+#define STORE_STALE_CHUNK 20000
 
 /* A failure of d while doing what: -EIO with the engine's message in err. */
 static inline int store_db_fail(struct db *d, struct attest_err *err, const char *what)

@@ -38,7 +38,8 @@ static int result_add_fn(struct conn *c, void *arg)
         st = st_get(c, ST_RESULT_ADD);
         if (!st || bind_text(st, 1, r->agent) < 0 || bind_i64(st, 2, r->time) < 0 ||
             bind_text(st, 3, r->status) < 0 || bind_text(st, 4, r->policy) < 0 ||
-            bind_text(st, 5, r->verdict) < 0 || bind_appraisal(st, 6, r->appraisal) < 0)
+            bind_text(st, 5, r->verdict) < 0 || bind_appraisal(st, 6, r->appraisal) < 0 ||
+            bind_i64(st, 11, r->next_due) < 0)
                 return -EIO;
         n = db_step(st);
         db_reset(st);

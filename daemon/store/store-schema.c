@@ -9,6 +9,27 @@
 
 #include "daemon/store/store-internal.h"
 
+/*
+ * Schema 10's stale scan, the same in both engines but for the integer type (T): results.due
+ * and its index; the agents' index on (stale_since, next_due) dropped; the watch list, filled
+ * with every active agent not marked stale, for the scan to look at once; the cursor, from 1
+ * (results written before have due 0: the watch list stands for them).
+ */
+#define STALE_WATCH_SQL(T)                                                                         \
+        "ALTER TABLE results ADD COLUMN due " T " NOT NULL DEFAULT 0;"                             \
+        "CREATE INDEX results_by_due ON results(due);"                                             \
+        "DROP INDEX agents_by_stale;"                                                              \
+        "CREATE TABLE stale_watch ("                                                               \
+        " agent TEXT PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,"                         \
+        " due " T " NOT NULL);"                                                                    \
+        "CREATE INDEX stale_watch_by_due ON stale_watch(due);"                                     \
+        "INSERT INTO stale_watch (agent, due) SELECT id, next_due FROM agents"                     \
+        " WHERE state = 'active' AND stale_since = 0;"                                             \
+        "CREATE TABLE stale_cursor (id " T " PRIMARY KEY CHECK (id = 1), upto " T " NOT NULL);"    \
+        "INSERT INTO stale_cursor (id, upto) VALUES (1, 1);"
+#define STALE_WATCH_SQL_SQLITE STALE_WATCH_SQL("INTEGER")
+#define STALE_WATCH_SQL_PG STALE_WATCH_SQL("BIGINT")
+
 /* Forward migrations: migration[i] takes user_version i to i + 1. */
 static const char *const migration[STORE_SCHEMA_VERSION] = {
         "CREATE TABLE agents ("
@@ -134,6 +155,11 @@ static const char *const migration[STORE_SCHEMA_VERSION] = {
          * verdict that stores a new one makes it stale (daemon/nonce.h); PostgreSQL also gets
          * the verdicts of one group commit in one call (attestd_verdicts) */
         "DROP TABLE IF EXISTS nonces_used;",
+        /* 9 -> 10: no index holds a column a verdict changes (PostgreSQL's HOT updates). The
+         * stale scan finds due times through the results (each carries its agent's next_due
+         * when written) past stale_cursor.upto, and through stale_watch: the agents that became
+         * active without a verdict (enrolled, readmitted), every active one at this migration. */
+        STALE_WATCH_SQL_SQLITE,
 };
 
 /*
@@ -401,6 +427,81 @@ static const char *const pg_migration[STORE_SCHEMA_VERSION] = {
         "     ear_tv_hardware) VALUES (p_agent[k], p_time[k], p_status[k], p_policy[k],"
         "     p_verdict[k], p_ear[e], p_ear[e + 1], p_ear[e + 2], p_ear[e + 3], p_ear[e + 4])"
         "     RETURNING id INTO rid;"
+        "    UPDATE agents SET last_seen = p_time[k], next_due = p_next_due[k],"
+        "     last_status = p_status[k], last_policy = p_policy[k], last_result = rid,"
+        "     ima_offset = p_ima_offset[k], replay_state = p_state[k], seq = seq + 1,"
+        "     stale_since = 0 WHERE id = p_agent[k];"
+        "    DELETE FROM results WHERE agent = p_agent[k] AND id <= (SELECT r.id FROM results r"
+        "     WHERE r.agent = p_agent[k] ORDER BY r.id DESC LIMIT 1 OFFSET p_retain);"
+        "   END IF;"
+        "   RETURN NEXT;"
+        "  END LOOP;"
+        " END $f$;",
+        /*
+         * 10: the stale scan without an index on next_due (STALE_WATCH_SQL), so a verdict's
+         * update of agents is a HOT update: no index entry, no new page, when the page has room
+         * (fillfactor 70; existing pages get it as they are rewritten). attestd_verdict() and
+         * attestd_verdicts() write the result's due; their signatures are those of 9.
+         */
+        STALE_WATCH_SQL_PG
+        "ALTER TABLE agents SET (fillfactor = 70);"
+        "CREATE OR REPLACE FUNCTION attestd_verdict(p_agent TEXT, p_seq BIGINT, p_time BIGINT,"
+        " p_next_due BIGINT, p_status TEXT, p_policy TEXT, p_verdict TEXT, p_ima_offset BIGINT,"
+        " p_state BYTEA, p_retain BIGINT, p_ear_status INTEGER, p_tv_instance INTEGER,"
+        " p_tv_config INTEGER, p_tv_exec INTEGER, p_tv_hardware INTEGER)"
+        " RETURNS TABLE (rc INTEGER, rid BIGINT, msg TEXT)"
+        " LANGUAGE plpgsql AS $f$"
+        " DECLARE a RECORD;"
+        " BEGIN"
+        "  rc := 0; rid := 0; msg := NULL;"
+        "  BEGIN"
+        "   SELECT last_status, stale_since, seq INTO a FROM agents WHERE id = p_agent"
+        "    FOR UPDATE;"
+        "   IF NOT FOUND THEN rc := 1;"
+        "   ELSIF a.seq <> p_seq THEN rc := 2;"
+        "   ELSIF a.stale_since <> 0 OR coalesce(a.last_status, '') = ''"
+        "    OR a.last_status <> p_status THEN rc := 4;"
+        "   END IF;"
+        "   IF rc <> 0 THEN RETURN NEXT; RETURN; END IF;"
+        "   INSERT INTO results (agent, time, status, policy, verdict, ear_status,"
+        "    ear_tv_instance_identity, ear_tv_configuration, ear_tv_executables,"
+        "    ear_tv_hardware, due) VALUES (p_agent, p_time, p_status, p_policy, p_verdict,"
+        "    p_ear_status, p_tv_instance, p_tv_config, p_tv_exec, p_tv_hardware, p_next_due)"
+        "    RETURNING id INTO rid;"
+        "   UPDATE agents SET last_seen = p_time, next_due = p_next_due, last_status = p_status,"
+        "    last_policy = p_policy, last_result = rid, ima_offset = p_ima_offset,"
+        "    replay_state = p_state, seq = seq + 1, stale_since = 0"
+        "    WHERE id = p_agent AND seq = p_seq;"
+        "   DELETE FROM results WHERE agent = p_agent AND id <= (SELECT r.id FROM results r"
+        "    WHERE r.agent = p_agent ORDER BY r.id DESC LIMIT 1 OFFSET p_retain);"
+        "  EXCEPTION WHEN OTHERS THEN"
+        "   rc := 5; rid := 0; msg := SQLSTATE || ' ' || SQLERRM;"
+        "  END;"
+        "  RETURN NEXT;"
+        " END $f$;"
+        "CREATE OR REPLACE FUNCTION attestd_verdicts(p_agent TEXT[], p_seq BIGINT[], p_time "
+        "BIGINT[],"
+        " p_next_due BIGINT[], p_status TEXT[], p_policy TEXT[], p_verdict TEXT[],"
+        " p_ima_offset BIGINT[], p_state BYTEA[], p_retain BIGINT, p_ear INTEGER[])"
+        " RETURNS TABLE (i INTEGER, rc INTEGER, rid BIGINT)"
+        " LANGUAGE plpgsql AS $f$"
+        " DECLARE a RECORD; k INTEGER; e INTEGER;"
+        " BEGIN"
+        "  FOR k IN 1 .. coalesce(array_length(p_agent, 1), 0) LOOP"
+        "   i := k; rc := 0; rid := 0; e := 5 * k - 4;"
+        "   SELECT last_status, stale_since, seq INTO a FROM agents WHERE id = p_agent[k]"
+        "    FOR UPDATE;"
+        "   IF NOT FOUND THEN rc := 1;"
+        "   ELSIF a.seq <> p_seq[k] THEN rc := 2;"
+        "   ELSIF a.stale_since <> 0 OR coalesce(a.last_status, '') = ''"
+        "    OR a.last_status <> p_status[k] THEN rc := 4;"
+        "   END IF;"
+        "   IF rc = 0 THEN"
+        "    INSERT INTO results (agent, time, status, policy, verdict, ear_status,"
+        "     ear_tv_instance_identity, ear_tv_configuration, ear_tv_executables,"
+        "     ear_tv_hardware, due) VALUES (p_agent[k], p_time[k], p_status[k], p_policy[k],"
+        "     p_verdict[k], p_ear[e], p_ear[e + 1], p_ear[e + 2], p_ear[e + 3], p_ear[e + 4],"
+        "     p_next_due[k]) RETURNING id INTO rid;"
         "    UPDATE agents SET last_seen = p_time[k], next_due = p_next_due[k],"
         "     last_status = p_status[k], last_policy = p_policy[k], last_result = rid,"
         "     ima_offset = p_ima_offset[k], replay_state = p_state[k], seq = seq + 1,"

@@ -32,15 +32,41 @@ static const char *const stmt_sql[ST_COUNT] = {
                               " machine_id = coalesce(?3, machine_id),"
                               " labels = coalesce(?4, labels) WHERE id = ?1",
         [ST_LABELS_DELETE] = "DELETE FROM agent_labels WHERE agent = ?1",
-        /* ?1 now, ?2 grace, ?3 interval (ms): active agents past due, not yet marked */
-        /* next_due alone on one side: a range of agents_by_stale, not a scan of the fleet */
-        [ST_STALE_ANY] = "SELECT 1 FROM agents WHERE stale_since = 0 AND state = 'active' AND"
-                         " ((next_due > 0 AND next_due < ?1 - ?2) OR"
-                         " (next_due = 0 AND created + ?3 + ?2 < ?1)) LIMIT 1",
-        [ST_STALE_MARK] = "UPDATE agents SET stale_since = ?1 WHERE stale_since = 0 AND"
-                          " state = 'active' AND ((next_due > 0 AND next_due < ?1 - ?2) OR"
-                          " (next_due = 0 AND created + ?3 + ?2 < ?1))"
+        /*
+         * The stale scan (store-fleet.c, schema 10). No index holds a column a verdict changes,
+         * so a verdict's update of agents can be HOT on PostgreSQL: the due times are found
+         * through the results (results_by_due) and the watch list (stale_watch), never through
+         * agents. stale_cursor.upto: every result due before it was looked at.
+         */
+        [ST_STALE_CURSOR] = "SELECT upto FROM stale_cursor WHERE id = 1",
+        [ST_STALE_CURSOR_SET] = "UPDATE stale_cursor SET upto = ?1 WHERE id = 1 AND upto < ?1",
+        /* ?1 from, ?2 to, ?3 a chunk: the due of the first result past the chunk, if any */
+        [ST_STALE_HI] = "SELECT due FROM results WHERE due >= ?1 AND due < ?2 ORDER BY due"
+                        " LIMIT 1 OFFSET ?3",
+        /* ?1 now, ?2 from, ?3 to: agents whose last result fell due in [from, to) */
+        [ST_STALE_MARK] = "UPDATE agents SET stale_since = ?1 FROM results AS r WHERE r.due >= ?2"
+                          " AND r.due < ?3 AND agents.id = r.agent AND agents.last_result = r.id"
+                          " AND agents.stale_since = 0 AND agents.state = 'active'"
                           " RETURNING id, hostname, last_status, last_seen",
+        /* ?1 now, ?2 grace, ?3 interval (ms): the watched agents past due, not yet marked */
+        [ST_STALE_MARK_WATCH] = "UPDATE agents SET stale_since = ?1 FROM stale_watch AS w WHERE"
+                                " w.due < ?1 - ?2 AND agents.id = w.agent AND"
+                                " agents.stale_since = 0 AND agents.state = 'active' AND"
+                                " ((agents.next_due > 0 AND agents.next_due < ?1 - ?2) OR"
+                                " (agents.next_due = 0 AND agents.created + ?3 + ?2 < ?1))"
+                                " RETURNING id, hostname, last_status, last_seen",
+        /* looked at: done with, but for an active agent that has not attested yet */
+        [ST_STALE_WATCH_DROP] = "DELETE FROM stale_watch WHERE due < ?1 - ?2 AND NOT EXISTS"
+                                " (SELECT 1 FROM agents AS a WHERE a.id = stale_watch.agent AND"
+                                " a.state = 'active' AND a.stale_since = 0 AND a.next_due = 0)",
+        /* which is looked at again when its first round falls due */
+        [ST_STALE_WATCH_LATER] = "UPDATE stale_watch SET due = (SELECT a.created + ?3 FROM"
+                                 " agents AS a WHERE a.id = stale_watch.agent) WHERE"
+                                 " due < ?1 - ?2",
+        /* an agent that became active without a verdict (enrolled, activated, readmitted) */
+        [ST_STALE_WATCH_ADD] = "INSERT INTO stale_watch (agent, due) SELECT id, next_due FROM"
+                               " agents WHERE id = ?1 AND state = 'active' ON CONFLICT (agent)"
+                               " DO UPDATE SET due = excluded.due",
         [ST_LABEL_PUT] = "INSERT INTO agent_labels (agent, key, value) VALUES (?1, ?2, ?3)",
         [ST_AGENT_DELETE] = "DELETE FROM agents WHERE id = ?1",
         [ST_AGENT_SET_POLICY] = "UPDATE agents SET policy = ?2, seq = seq + 1 WHERE id = ?1",
@@ -65,7 +91,7 @@ static const char *const stmt_sql[ST_COUNT] = {
                                   " WHERE id = ?1 AND seq = ?2",
         [ST_RESULT_ADD] =
                 "INSERT INTO results (agent, time, status, policy, verdict, " APPRAISAL_COLS
-                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                ", due) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         [ST_RESULT_PRUNE] = "DELETE FROM results WHERE agent = ?1 AND id <= (SELECT id FROM"
                             " results WHERE agent = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)",
         [ST_RESULT_LIST] = "SELECT id, time, status, policy, verdict FROM results WHERE"
@@ -152,17 +178,33 @@ static const char *const stmt_pg[ST_COUNT] = {
                 " FROM (SELECT last_status, state = 'decommissioned' AS decom,"
                 " (CASE WHEN next_due = 0 THEN created + ?3::bigint ELSE next_due END)"
                 " + ?2::bigint < ?1::bigint AS stale FROM agents) AS a",
-        [ST_STALE_ANY] = "SELECT 1 FROM agents WHERE stale_since = 0 AND state = 'active' AND"
-                         " ((next_due > 0 AND next_due < ?1::bigint - ?2::bigint) OR"
-                         " (next_due = 0 AND created + ?3::bigint + ?2::bigint < ?1::bigint))"
-                         " LIMIT 1",
-        [ST_STALE_MARK] = "UPDATE agents SET stale_since = ?1::bigint WHERE stale_since = 0 AND"
-                          " state = 'active' AND ((next_due > 0 AND next_due < ?1::bigint -"
-                          " ?2::bigint) OR (next_due = 0 AND created + ?3::bigint + ?2::bigint <"
-                          " ?1::bigint)) RETURNING id, hostname, last_status, last_seen",
+        /* the scans of instances take turns: one looks at each chunk of results */
+        [ST_STALE_CURSOR] = "SELECT upto FROM stale_cursor WHERE id = 1 FOR UPDATE",
+        [ST_STALE_CURSOR_SET] = "UPDATE stale_cursor SET upto = ?1::bigint WHERE id = 1 AND"
+                                " upto < ?1::bigint",
+        [ST_STALE_HI] = "SELECT due FROM results WHERE due >= ?1::bigint AND due < ?2::bigint"
+                        " ORDER BY due LIMIT 1 OFFSET ?3::bigint",
+        [ST_STALE_MARK] = "UPDATE agents AS a SET stale_since = ?1::bigint FROM results AS r"
+                          " WHERE r.due >= ?2::bigint AND r.due < ?3::bigint AND a.id = r.agent"
+                          " AND a.last_result = r.id AND a.stale_since = 0 AND a.state ="
+                          " 'active' RETURNING a.id, a.hostname, a.last_status, a.last_seen",
+        [ST_STALE_MARK_WATCH] = "UPDATE agents AS a SET stale_since = ?1::bigint FROM"
+                                " stale_watch AS w WHERE w.due < ?1::bigint - ?2::bigint AND"
+                                " a.id = w.agent AND a.stale_since = 0 AND a.state = 'active'"
+                                " AND ((a.next_due > 0 AND a.next_due < ?1::bigint - ?2::bigint)"
+                                " OR (a.next_due = 0 AND a.created + ?3::bigint + ?2::bigint <"
+                                " ?1::bigint)) RETURNING a.id, a.hostname, a.last_status,"
+                                " a.last_seen",
+        [ST_STALE_WATCH_DROP] = "DELETE FROM stale_watch AS w WHERE w.due < ?1::bigint -"
+                                " ?2::bigint AND NOT EXISTS (SELECT 1 FROM agents AS a WHERE"
+                                " a.id = w.agent AND a.state = 'active' AND a.stale_since = 0"
+                                " AND a.next_due = 0)",
+        [ST_STALE_WATCH_LATER] = "UPDATE stale_watch AS w SET due = (SELECT a.created +"
+                                 " ?3::bigint FROM agents AS a WHERE a.id = w.agent) WHERE"
+                                 " w.due < ?1::bigint - ?2::bigint",
         [ST_RESULT_ADD] =
                 "INSERT INTO results (agent, time, status, policy, verdict, " APPRAISAL_COLS
-                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING id",
+                ", due) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING id",
         [ST_RESULT_PRUNE] = "DELETE FROM results WHERE agent = ?1 AND id <= (SELECT id FROM"
                             " results WHERE agent = ?1 ORDER BY id DESC LIMIT 1 OFFSET"
                             " ?2::bigint)",

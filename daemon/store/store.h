@@ -25,7 +25,7 @@
 #include "evidence/evidence.h"
 #include "util/err.h"
 
-#define STORE_SCHEMA_VERSION 9
+#define STORE_SCHEMA_VERSION 10
 #define STORE_ID_MAX 64
 #define STORE_EK_ID_LEN 32  /* SHA-256 of the EK's SubjectPublicKeyInfo (DER) */
 #define STORE_PENDING_MAX 8 /* live enrolment credentials per pending agent */

@@ -1228,6 +1228,61 @@ START_TEST(test_store_results_keep_their_appraisal)
 }
 END_TEST
 
+/* A SQLite database of schema 10 taken back to 9: the stale scan's tables and column gone. */
+#define SCHEMA_10_UNDONE                                                                           \
+        "DROP INDEX results_by_due; ALTER TABLE results DROP COLUMN due;"                          \
+        " DROP TABLE stale_watch; DROP TABLE stale_cursor;"                                        \
+        " CREATE INDEX agents_by_stale ON agents(stale_since, next_due); PRAGMA user_version = 9;"
+
+static void no_log(const char *id, const char *hostname, const char *last_status, int64_t last_seen,
+                   void *arg)
+{
+        (void)id;
+        (void)hostname;
+        (void)last_status;
+        (void)last_seen;
+        (void)arg;
+}
+
+/*
+ * A SQLite database of schema 9 migrates to the stale scan of 10: the active agents it had are
+ * looked at once (the watch list), whether they attested (due as next_due said) or not (created
+ * + interval); results written before the migration are not looked at again (due 0).
+ */
+START_TEST(test_store_migrates_stale_watch)
+{
+        char dir[] = "/tmp/attestd-store.XXXXXX", db[64];
+        uint8_t ak[4] = {1, 2, 3, 4}, name[4] = {5, 6, 7, 8}, ak2[4] = {1, 2, 3, 9},
+                name2[4] = {5, 6, 7, 9};
+        struct store_agent a = {0}, b = {0};
+        struct attest_err err = {0};
+        struct store *s;
+        int ver;
+
+        sqlite_in_tmp(dir, db, sizeof(db));
+        ck_assert_int_eq(store_open(db, STORE_WRITER, 1, &s, &err), 0);
+        agent_rec(&a, "a", AGENT_STATE_ACTIVE, ak, name); /* created 1000 */
+        ck_assert_int_eq(store_agent_add(s, &a), 0);
+        agent_rec(&b, "b", AGENT_STATE_ACTIVE, ak2, name2);
+        b.created = 5000;
+        ck_assert_int_eq(store_agent_add(s, &b), 0);
+        (void)add_appraised(s, "pass", 2000, NULL, 0); /* a: due 3000 */
+        store_close(s);
+        db_sql(db, SCHEMA_10_UNDONE);
+        ck_assert_int_eq(store_open(db, STORE_WRITER, 1, &s, &err), 0);
+        ck_assert_int_eq(store_schema_version(s, &ver), 0);
+        ck_assert_int_eq(ver, STORE_SCHEMA_VERSION);
+        /* grace 50, interval 100: a is stale after 3050, b after 5150 */
+        ck_assert_int_eq(store_agent_stale_scan(s, 3050, 50, 100, no_log, NULL), 0);
+        ck_assert_int_eq(store_agent_stale_scan(s, 3051, 50, 100, no_log, NULL), 1);
+        ck_assert_int_eq(store_agent_stale_scan(s, 5150, 50, 100, no_log, NULL), 0);
+        ck_assert_int_eq(store_agent_stale_scan(s, 5151, 50, 100, no_log, NULL), 1);
+        ck_assert_int_eq(store_agent_stale_scan(s, 9999, 50, 100, no_log, NULL), 0); /* once */
+        store_close(s);
+        rm_rf(dir);
+}
+END_TEST
+
 /* A SQLite database of schema 7 (results without the appraisal) migrates: its rows have none. */
 START_TEST(test_store_migrates_results_without_appraisal)
 {
@@ -1246,7 +1301,8 @@ START_TEST(test_store_migrates_results_without_appraisal)
         ck_assert_int_eq(store_agent_add(s, &a), 0);
         id = add_appraised(s, "pass", 2000, &affirming, 0);
         store_close(s);
-        /* the results table as schema 7 had it */
+        /* the results table as schema 7 had it (schema 10 undone first) */
+        db_sql(db, SCHEMA_10_UNDONE);
         db_sql(db, "ALTER TABLE results DROP COLUMN ear_status;"
                    " ALTER TABLE results DROP COLUMN ear_tv_instance_identity;"
                    " ALTER TABLE results DROP COLUMN ear_tv_configuration;"
@@ -1385,6 +1441,7 @@ int main(void)
         tcase_add_test(tc, test_store_refuses_unknown_agent_state);
         tcase_add_test(tc, test_store_results_keep_their_appraisal);
         tcase_add_test(tc, test_store_migrates_results_without_appraisal);
+        tcase_add_test(tc, test_store_migrates_stale_watch);
         tcase_add_test(tc, test_store_writer);
         tcase_add_test(tc, test_store_pool);
         tcase_add_test(tc, test_store_writer_concurrent_callers);

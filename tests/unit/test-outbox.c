@@ -23,7 +23,7 @@
 struct seen {
         int n;
         int64_t id[16];
-        char type[16][32], prev[16][16], claims[16][128];
+        char type[16][32], prev[16][16], claims[16][128], agent[16][16];
 };
 
 static int collect(const struct store_event *ev, void *arg)
@@ -36,6 +36,7 @@ static int collect(const struct store_event *ev, void *arg)
         snprintf(s->type[s->n], sizeof(s->type[0]), "%s", ev->type);
         snprintf(s->prev[s->n], sizeof(s->prev[0]), "%s", ev->previous ? ev->previous : "-");
         snprintf(s->claims[s->n], sizeof(s->claims[0]), "%s", ev->claims ? ev->claims : "-");
+        snprintf(s->agent[s->n], sizeof(s->agent[0]), "%s", ev->agent);
         s->n++;
         return 0;
 }
@@ -215,6 +216,52 @@ START_TEST(test_outbox_stale_recorded_once)
 }
 END_TEST
 
+/*
+ * Agents that become active without a verdict are watched by the stale scan (schema 10): one
+ * activated by its credential that never attests, and one readmitted after its due time passed
+ * while it was decommissioned (the scan had gone past its last result then).
+ */
+START_TEST(test_outbox_stale_activated_and_readmitted)
+{
+        char dir[] = "/tmp/attestd-outbox.XXXXXX";
+        struct store *s = open_tmp(STORE_WRITER, dir);
+        uint8_t ak[4] = {1, 2, 3, 7}, name[4] = {5, 6, 7, 7}, ekpub[8] = {0}, h[32];
+        struct store_agent p = {0};
+        struct seen v;
+
+        memset(h, 1, sizeof(h));
+        snprintf(p.id, sizeof(p.id), "p1");
+        p.state = AGENT_STATE_PENDING;
+        p.ak_public = ak;
+        p.ak_public_len = sizeof(ak);
+        p.ak_name = name;
+        p.ak_name_len = sizeof(name);
+        p.created = 1000; /* interval 100, grace 50: stale after 1150 once active */
+        ck_assert_int_eq(store_agent_add_pending(s, &p, ekpub, sizeof(ekpub), h, 100000), 0);
+        ck_assert_int_eq(store_agent_stale_scan(s, 1500, 50, 100, no_log, NULL), 0); /* pending */
+        ck_assert_int_eq(store_agent_activate(s, "p1", h, 2000, NULL), 0);
+        ck_assert_int_eq(store_agent_stale_scan(s, 2001, 50, 100, no_log, NULL), 1);
+        ck_assert_int_eq(store_agent_stale_scan(s, 2002, 50, 100, no_log, NULL), 0);
+
+        add_agent(s, "a1", AGENT_STATE_ACTIVE, 1);
+        ck_assert_int_eq(verdict(s, "a1", "pass", 0, 5001, 6000), 0);
+        ck_assert_int_eq(store_agent_stale_scan(s, 5002, 50, 100, no_log, NULL), 0);
+        ck_assert_int_eq(store_agent_decommission(s, "a1", 5500), 0);
+        ck_assert_int_eq(store_agent_stale_scan(s, 6051, 50, 100, no_log, NULL), 0);
+        ck_assert_int_eq(store_agent_readmit(s, "a1", 7000), 0);
+        ck_assert_int_eq(store_agent_stale_scan(s, 7001, 50, 100, no_log, NULL), 1);
+        ck_assert_int_eq(store_agent_stale_scan(s, 8000, 50, 100, no_log, NULL), 0);
+        v = events(s);
+        ck_assert_int_eq(v.n, 7); /* enrolled stale enrolled pass decommissioned readmitted stale */
+        ck_assert_str_eq(v.type[1], "agent.stale");
+        ck_assert_str_eq(v.agent[1], "p1");
+        ck_assert_str_eq(v.type[6], "agent.stale");
+        ck_assert_str_eq(v.agent[6], "a1");
+        store_close(s);
+        rm_tmp(dir);
+}
+END_TEST
+
 START_TEST(test_outbox_cap_drops_oldest_counts_undelivered)
 {
         char dir[] = "/tmp/attestd-outbox.XXXXXX";
@@ -335,6 +382,7 @@ int main(void)
         tcase_add_test(tc, test_outbox_event_only_with_its_change_writer);
         tcase_add_test(tc, test_outbox_event_only_with_its_change_pool);
         tcase_add_test(tc, test_outbox_stale_recorded_once);
+        tcase_add_test(tc, test_outbox_stale_activated_and_readmitted);
         tcase_add_test(tc, test_outbox_cap_drops_oldest_counts_undelivered);
         tcase_add_test(tc, test_webhook_body_and_signature);
         suite_add_tcase(su, tc);

@@ -372,6 +372,70 @@ START_TEST(test_verdict_group_with_a_bad_one_writes_the_others)
 }
 END_TEST
 
+/* ---- the stale scan's chunks ---- */
+
+static void stale_quiet(const char *id, const char *hostname, const char *last_status,
+                        int64_t last_seen, void *arg)
+{
+        (void)id, (void)hostname, (void)last_status, (void)last_seen;
+        ++*(int *)arg;
+}
+
+/* agent kI, active, one verdict at time 2000 due `due` (seq: the agent's seq) */
+static void stale_agent(struct store *s, int i, uint64_t seq, int64_t due)
+{
+        uint8_t ak[4] = {9, 2, 3, (uint8_t)i}, name[4] = {9, 6, 7, (uint8_t)i};
+        struct store_agent a = {.state = AGENT_STATE_ACTIVE,
+                                .ak_public = ak,
+                                .ak_public_len = sizeof(ak),
+                                .ak_name = name,
+                                .ak_name_len = sizeof(name),
+                                .created = 1000};
+        struct store_result r = {
+                .agent = a.id, .time = 2000, .status = "pass", .verdict = "{}", .next_due = due};
+
+        snprintf(a.id, sizeof(a.id), "k%d", i);
+        if (seq == 0)
+                ck_assert_int_eq(store_agent_add(s, &a), 0);
+        ck_assert_int_eq(store_result_add(s, &r, seq, 10, NULL), 0);
+}
+
+/*
+ * The scan goes through the results due since its cursor a chunk per transaction (here 3):
+ * six due at one instant go together, no result is skipped at a chunk's edge, an agent's
+ * earlier result does not make it stale, and each agent is marked once.
+ */
+START_TEST(test_stale_scan_goes_through_chunks)
+{
+        struct tu_dbdir f;
+        struct store *s = open_writer(&f);
+        uint64_t c0, n0, c1, n1;
+        int logged = 0;
+
+        s->stale_chunk = 3;
+        for (int i = 0; i < 6; i++)
+                stale_agent(s, i, 0, 9000);
+        for (int i = 6; i < 12; i++)
+                stale_agent(s, i, 0, 9001 + i); /* 9007 .. 9012 */
+        stale_agent(s, 11, 1, 40000);           /* k11 attested again: due later */
+        /* interval 100 s: the watch list (every agent: enrolled active) marks none, they all
+         * attested; no result is due yet */
+        ck_assert_int_eq(store_agent_stale_scan(s, 2001, 50, 100000, stale_quiet, &logged), 0);
+        store_stats(s, &c0, &n0);
+        /* [1951, 9000) nothing, [9000, 9001) six, [9001, 9010) three, [9010, 29950) two (and
+         * k11's first, not its last): four transactions */
+        ck_assert_int_eq(store_agent_stale_scan(s, 30000, 50, 100000, stale_quiet, &logged), 11);
+        store_stats(s, &c1, &n1);
+        ck_assert_uint_eq(c1 - c0, 4);
+        ck_assert_int_eq(logged, 11);
+        ck_assert_int_eq(store_agent_stale_scan(s, 30001, 50, 100000, stale_quiet, &logged), 0);
+        ck_assert_int_eq(store_agent_stale_scan(s, 40051, 50, 100000, stale_quiet, &logged), 1);
+        ck_assert_int_eq(logged, 12);
+        store_close(s);
+        tu_dbdir_done(&f);
+}
+END_TEST
+
 int main(void)
 {
         Suite *su = suite_create("store-commit");
@@ -382,6 +446,7 @@ int main(void)
         tcase_add_test(tc, test_commit_carries_at_most_the_cap);
         tcase_add_test(tc, test_verdicts_queued_together_are_one_statement);
         tcase_add_test(tc, test_verdict_group_with_a_bad_one_writes_the_others);
+        tcase_add_test(tc, test_stale_scan_goes_through_chunks);
         suite_add_tcase(su, tc);
         return tu_run(su);
 }
