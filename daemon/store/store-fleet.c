@@ -364,18 +364,31 @@ static int stale_mark_fn(struct conn *c, void *arg)
                        : 0;
 }
 
+static int stale_due_fn(struct conn *c, void *arg)
+{
+        const struct stale_arg *a = arg;
+        struct db_stmt *st = st_get(c, ST_STALE_DUE);
+        int rc;
+
+        if (!st || bind_i64(st, 1, a->now - a->grace) < 0)
+                return -EIO;
+        rc = db_step(st);
+        db_reset(st);
+        return rc == DB_ROW ? 1 : rc == DB_DONE ? 0 : -EIO;
+}
+
 int store_agent_stale_scan(struct store *s, int64_t now, int64_t grace, int64_t interval,
                            void (*fn)(const char *id, const char *hostname, const char *last_status,
                                       int64_t last_seen, void *arg),
                            void *arg)
 {
         struct stale_arg a = {now, grace, interval, s->stale_chunk, fn, arg, 0, false};
-        int n = 0;
+        int n = 0, e = store_read(s, stale_due_fn, &a);
 
+        if (e <= 0)
+                return e;
         for (int i = 0; i < STALE_CHUNKS; i++) {
-                int e = store_write(s, stale_mark_fn, &a);
-
-                if (e < 0)
+                if ((e = store_write(s, stale_mark_fn, &a)) < 0)
                         return e;
                 n += a.n;
                 if (!a.more)

@@ -63,6 +63,7 @@ enum stmt {
         ST_AGENT_IDENTITY,
         ST_LABELS_DELETE,
         ST_LABEL_PUT,
+        ST_STALE_DUE,
         ST_STALE_CURSOR,
         ST_STALE_CURSOR_SET,
         ST_STALE_HI,

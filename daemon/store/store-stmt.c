@@ -38,6 +38,10 @@ static const char *const stmt_sql[ST_COUNT] = {
          * through the results (results_by_due) and the watch list (stale_watch), never through
          * agents. stale_cursor.upto: every result due before it was looked at.
          */
+        /* ?1 now - grace: anything to look at (a read: nothing is written while nothing is) */
+        [ST_STALE_DUE] = "SELECT 1 FROM results WHERE due >= (SELECT upto FROM stale_cursor WHERE"
+                         " id = 1) AND due < ?1 UNION ALL SELECT 1 FROM stale_watch WHERE"
+                         " due < ?1 LIMIT 1",
         [ST_STALE_CURSOR] = "SELECT upto FROM stale_cursor WHERE id = 1",
         [ST_STALE_CURSOR_SET] = "UPDATE stale_cursor SET upto = ?1 WHERE id = 1 AND upto < ?1",
         /* ?1 from, ?2 to, ?3 a chunk: the due of the first result past the chunk, if any */
@@ -179,6 +183,9 @@ static const char *const stmt_pg[ST_COUNT] = {
                 " (CASE WHEN next_due = 0 THEN created + ?3::bigint ELSE next_due END)"
                 " + ?2::bigint < ?1::bigint AS stale FROM agents) AS a",
         /* the scans of instances take turns: one looks at each chunk of results */
+        [ST_STALE_DUE] = "SELECT 1 FROM results WHERE due >= (SELECT upto FROM stale_cursor WHERE"
+                         " id = 1) AND due < ?1::bigint UNION ALL SELECT 1 FROM stale_watch"
+                         " WHERE due < ?1::bigint LIMIT 1",
         [ST_STALE_CURSOR] = "SELECT upto FROM stale_cursor WHERE id = 1 FOR UPDATE",
         [ST_STALE_CURSOR_SET] = "UPDATE stale_cursor SET upto = ?1::bigint WHERE id = 1 AND"
                                 " upto < ?1::bigint",

@@ -253,7 +253,8 @@ const char *store_status_name(enum store_status s);
 /*
  * Mark the active agents that became stale since the last scan (once each: a verdict re-arms
  * the mark) and call fn for each (id, host name or "", last status or NULL, last seen ms).
- * A read first: nothing is written while no agent goes stale. Returns how many were marked.
+ * A read first: nothing is written while no result falls due and no watched agent is due
+ * (store-fleet.c says how due times are found). Returns how many were marked.
  */
 int store_agent_stale_scan(struct store *s, int64_t now, int64_t grace, int64_t interval,
                            void (*fn)(const char *id, const char *hostname, const char *last_status,

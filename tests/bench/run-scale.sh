@@ -87,6 +87,12 @@ row() {
                                 printf "%.0f transactions in all (commits + rollbacks, read-only ones too; %.0f idle ones in the %.1f s wait taken off, %.1f/s): per attestation %.2f", t, bg * ($2 - $1), $2 - $1, bg, (n > 0 ? t / n : 0) }' "pg-after$key.txns")
                         out+=$'\n'"# postgres txns: $tx"
                 fi
+                # the agents table's updates in the part and how many were HOT (settled counts)
+                if [ -s "pg-before$key.hot" ] && [ -s "pg-after$key.hot" ]; then
+                        out+=$'\n'"# postgres agents updates: $(cat "pg-before$key.hot" "pg-after$key.hot" | awk '
+                                NR == 1 { u = $1; h = $2 } NR == 2 { u = $1 - u; h = $2 - h
+                                printf "%d, HOT %d (%.1f %%)", u, h, (u > 0 ? 100 * h / u : 0) }')"
+                fi
         fi
         echo "## $name"
         sed 's/^\([^#]\)/# \1/' <<<"$out"
@@ -170,11 +176,13 @@ s() {
                 awk '{ split(\$1, m, "{") } m[1] == "$metric" { n += \$2 } END { printf "%.0f\\n", n }'
 }
 txns="SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()"
+hot="SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'agents'"
 case "\$1" in
 before*)
         ka=\$(s) kb=\$(s) kc=\$(s)
         k=\$((kb - ka)) && [ \$((kc - kb)) -ge \$k ] || k=\$((kc - kb))
         sleep $settle
+        q "\$hot" >"$work/pg-\$1.hot"
         echo "\$(q "SELECT pg_current_xact_id()::text::bigint, pg_current_wal_lsn() - '0/0', (\$txns)") \$(s) \$k" >"$work/pg-\$1" ;;
 *)
         t1=\$(date +%s.%N)
@@ -182,6 +190,7 @@ before*)
         if [ $settle != 0 ]; then
                 sleep $settle
                 t2=\$(date +%s.%N) n2=\$(q "\$txns")
+                q "\$hot" >"$work/pg-\$1.hot"
                 sleep 5
                 echo "\$t1 \$t2 \$n2 \$(date +%s.%N) \$(q "\$txns")" >"$work/pg-\$1.txns"
         fi ;;

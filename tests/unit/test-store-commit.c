@@ -421,7 +421,11 @@ START_TEST(test_stale_scan_goes_through_chunks)
         /* interval 100 s: the watch list (every agent: enrolled active) marks none, they all
          * attested; no result is due yet */
         ck_assert_int_eq(store_agent_stale_scan(s, 2001, 50, 100000, stale_quiet, &logged), 0);
+        /* nothing due, nothing watched: a read, no write */
         store_stats(s, &c0, &n0);
+        ck_assert_int_eq(store_agent_stale_scan(s, 8000, 50, 100000, stale_quiet, &logged), 0);
+        store_stats(s, &c1, &n1);
+        ck_assert_uint_eq(c1, c0);
         /* [1951, 9000) nothing, [9000, 9001) six, [9001, 9010) three, [9010, 29950) two (and
          * k11's first, not its last): four transactions */
         ck_assert_int_eq(store_agent_stale_scan(s, 30000, 50, 100000, stale_quiet, &logged), 11);
