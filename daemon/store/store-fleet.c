@@ -343,13 +343,31 @@ static int stale_results(struct conn *c, struct stale_arg *a)
         return rc == DB_DONE ? 0 : -EIO;
 }
 
+/* PostgreSQL: 1 when this scan has the turn (its lock timeout set), 0 when another instance's
+ * scan has it (this one skips), -EIO */
+static int stale_turn(struct conn *c)
+{
+        struct db_stmt *st = st_get(c, ST_STALE_TURN);
+        int rc, turn;
+
+        if (!st)
+                return -EIO;
+        rc = db_step(st);
+        turn = rc == DB_ROW && db_col_i64(st, 0) == 1; /* a boolean: 1 for true */
+        db_reset(st);
+        return rc == DB_ROW ? turn : -EIO;
+}
+
 static int stale_mark_fn(struct conn *c, void *arg)
 {
         struct stale_arg *a = arg;
         struct db_stmt *st;
+        int e;
 
         a->n = 0;
         a->more = false;
+        if (c->pg && (e = stale_turn(c)) <= 0)
+                return e;
         if (stale_results(c, a) < 0)
                 return -EIO;
         /* the watch list: agents active without a verdict of their own since (or never) */
@@ -388,7 +406,7 @@ int store_agent_stale_scan(struct store *s, int64_t now, int64_t grace, int64_t 
         if (e <= 0)
                 return e;
         for (int i = 0; i < STALE_CHUNKS; i++) {
-                if ((e = store_write(s, stale_mark_fn, &a)) < 0)
+                if ((e = store_write_apart(s, stale_mark_fn, &a)) < 0)
                         return e;
                 n += a.n;
                 if (!a.more)

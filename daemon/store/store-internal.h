@@ -64,6 +64,7 @@ enum stmt {
         ST_LABELS_DELETE,
         ST_LABEL_PUT,
         ST_STALE_DUE,
+        ST_STALE_TURN, /* PostgreSQL: this scan's turn (a try lock), its lock timeout */
         ST_STALE_CURSOR,
         ST_STALE_CURSOR_SET,
         ST_STALE_HI,
@@ -112,9 +113,10 @@ struct conn {
  */
 #define STORE_COMMIT_JOBS_MAX 64
 
-/* advisory lock keys (pg_advisory_xact_lock): the migration, the event writers */
+/* advisory lock keys (pg_advisory_xact_lock): the migration, the event writers, the stale scan */
 #define PG_LOCK_MIGRATE "7631463249"
 #define PG_LOCK_EVENTS "7631463250"
+#define PG_LOCK_STALE "7631463251"
 
 /* a write waiting for the writer thread (store-writer.c) */
 struct job;
@@ -249,6 +251,12 @@ int store_write(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg
  * > 0 when it wrote nothing (not counted in store_stats' writes), and so does this.
  */
 int store_write_one(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg);
+/*
+ * store_write() in a transaction of its own: on PostgreSQL never joined with other writes in a
+ * batch (a pooled connection's), so that the locks it takes are its own alone (the stale scan:
+ * its lock timeout, its order). SQLite has one writer at a time: store_write().
+ */
+int store_write_apart(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg);
 /*
  * Writes one statement can make together: run() makes the n writes of args in one statement
  * outside any transaction block (its own transaction), sets rcs[i] to what fn(args[i]) would have

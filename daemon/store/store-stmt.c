@@ -42,6 +42,7 @@ static const char *const stmt_sql[ST_COUNT] = {
         [ST_STALE_DUE] = "SELECT 1 FROM results WHERE due >= (SELECT upto FROM stale_cursor WHERE"
                          " id = 1) AND due < ?1 UNION ALL SELECT 1 FROM stale_watch WHERE"
                          " due < ?1 LIMIT 1",
+        [ST_STALE_TURN] = "SELECT 1", /* PostgreSQL only */
         [ST_STALE_CURSOR] = "SELECT upto FROM stale_cursor WHERE id = 1",
         [ST_STALE_CURSOR_SET] = "UPDATE stale_cursor SET upto = ?1 WHERE id = 1 AND upto < ?1",
         /* ?1 from, ?2 to, ?3 a chunk: the due of the first result past the chunk, if any */
@@ -182,10 +183,14 @@ static const char *const stmt_pg[ST_COUNT] = {
                 " FROM (SELECT last_status, state = 'decommissioned' AS decom,"
                 " (CASE WHEN next_due = 0 THEN created + ?3::bigint ELSE next_due END)"
                 " + ?2::bigint < ?1::bigint AS stale FROM agents) AS a",
-        /* the scans of instances take turns: one looks at each chunk of results */
         [ST_STALE_DUE] = "SELECT 1 FROM results WHERE due >= (SELECT upto FROM stale_cursor WHERE"
                          " id = 1) AND due < ?1::bigint UNION ALL SELECT 1 FROM stale_watch"
                          " WHERE due < ?1::bigint LIMIT 1",
+        /* the scans of instances take turns: one at a time, the others skip theirs; a lock it
+         * would wait for longer than this fails it (retried at the next scan), well before a
+         * deadlock check (1 s by default) could pick a client's transaction to fail instead */
+        [ST_STALE_TURN] = "SELECT pg_try_advisory_xact_lock(" PG_LOCK_STALE "),"
+                          " set_config('lock_timeout', '250ms', true)",
         [ST_STALE_CURSOR] = "SELECT upto FROM stale_cursor WHERE id = 1 FOR UPDATE",
         [ST_STALE_CURSOR_SET] = "UPDATE stale_cursor SET upto = ?1::bigint WHERE id = 1 AND"
                                 " upto < ?1::bigint",

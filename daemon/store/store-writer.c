@@ -246,12 +246,11 @@ static void conn_put(struct store *s, struct conn *c)
 }
 
 /* Run fn inside a write transaction, durable when this returns 0. */
+static int pooled_write(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg, bool one);
+
 static int write_job(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg, bool one,
                      const struct store_group *group)
 {
-        struct conn *c;
-        int rc;
-
         if (s->mode == STORE_WRITER) {
                 struct job j = {.fn = fn, .arg = arg, .one = one, .group = group};
 
@@ -269,7 +268,15 @@ static int write_job(struct store *s, int (*fn)(struct conn *c, void *arg), void
                 pthread_cond_destroy(&j.done_cv);
                 return j.rc;
         }
-        c = conn_get(s);
+        return pooled_write(s, fn, arg, one);
+}
+
+/* write_job() on a pooled connection: fn's own transaction (one: its one statement's) */
+static int pooled_write(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg, bool one)
+{
+        struct conn *c = conn_get(s);
+        int rc;
+
         if (!c)
                 return -EAGAIN;
         if (one) {
@@ -305,6 +312,11 @@ static int write_job(struct store *s, int (*fn)(struct conn *c, void *arg), void
 int store_write(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg)
 {
         return write_job(s, fn, arg, false, NULL);
+}
+
+int store_write_apart(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg)
+{
+        return s->pg ? pooled_write(s, fn, arg, false) : write_job(s, fn, arg, false, NULL);
 }
 
 int store_write_one(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg)

@@ -730,6 +730,134 @@ START_TEST(test_store_reconnects_after_the_server_drops_it)
 }
 END_TEST
 
+/* ---- enrolments beside the stale scans of two stores ---- */
+
+#define SCAN_ADDERS 4  /* a store */
+#define SCAN_AGENTS 30 /* an adder */
+#define SCAN_NOW 1000000000
+
+struct adder {
+        struct store *s;
+        int tag, failed;
+};
+
+static void *adder_main(void *arg)
+{
+        struct adder *a = arg;
+
+        for (int i = 0; i < SCAN_AGENTS; i++) {
+                uint8_t ak[4] = {7, 7, (uint8_t)a->tag, (uint8_t)i},
+                        name[4] = {8, 8, (uint8_t)a->tag, (uint8_t)i};
+                struct store_agent g = {.state = AGENT_STATE_ACTIVE,
+                                        .ak_public = ak,
+                                        .ak_public_len = sizeof(ak),
+                                        .ak_name = name,
+                                        .ak_name_len = sizeof(name),
+                                        .created = 1000}; /* due long ago: stale when scanned */
+
+                snprintf(g.id, sizeof(g.id), "e%d-%d", a->tag, i);
+                if (store_agent_add(a->s, &g) != 0)
+                        a->failed++;
+        }
+        return NULL;
+}
+
+struct scanner {
+        struct store *s;
+        atomic_bool stop;
+        int marked, errors;
+};
+
+static void scan_quiet(const char *id, const char *hostname, const char *last_status,
+                       int64_t last_seen, void *arg)
+{
+        (void)id, (void)hostname, (void)last_status, (void)last_seen, (void)arg;
+}
+
+static void *scanner_main(void *arg)
+{
+        struct scanner *sc = arg;
+
+        while (!atomic_load(&sc->stop)) {
+                int n = store_agent_stale_scan(sc->s, SCAN_NOW, 50, 100, scan_quiet, NULL);
+
+                n < 0 ? sc->errors++ : (sc->marked += n);
+        }
+        return NULL;
+}
+
+static int last_id(const struct store_event *ev, void *arg)
+{
+        *(int64_t *)arg = ev->id;
+        return 0;
+}
+
+static int count_stale(const struct store_event *ev, void *arg)
+{
+        *(int *)arg += !strcmp(ev->type, "agent.stale");
+        return 0;
+}
+
+/*
+ * Two stores, each with enrolments (an event and a watch-list row each) and a stale scan running
+ * at once, as instances of a fleet do. The scan once ran inside the writer's batches: one store's
+ * batch (an enrolment's event lock, then the scan's cursor) and the other's (the scan's cursor,
+ * then an enrolment) deadlocked, and PostgreSQL failed an enrolment. No enrolment may fail, and
+ * each agent is marked stale once, by one store or the other.
+ */
+START_TEST(test_enrolments_beside_the_stale_scans_of_two_stores)
+{
+        struct fix f;
+        struct store *st[2];
+        struct adder ad[2 * SCAN_ADDERS];
+        struct scanner sc[2] = {0};
+        pthread_t ta[2 * SCAN_ADDERS], ts[2];
+        int marked = 0, events = 0;
+        int64_t after = 0;
+
+        fix_init(&f);
+        for (int k = 0; k < 2; k++) {
+                st[k] = open_store(&f, STORE_WRITER);
+                sc[k].s = st[k];
+                ck_assert_int_eq(pthread_create(&ts[k], NULL, scanner_main, &sc[k]), 0);
+        }
+        for (int k = 0; k < 2 * SCAN_ADDERS; k++) {
+                ad[k] = (struct adder){.s = st[k % 2], .tag = k};
+                ck_assert_int_eq(pthread_create(&ta[k], NULL, adder_main, &ad[k]), 0);
+        }
+        for (int k = 0; k < 2 * SCAN_ADDERS; k++) {
+                ck_assert_int_eq(pthread_join(ta[k], NULL), 0);
+                ck_assert_int_eq(ad[k].failed, 0);
+        }
+        for (int k = 0; k < 2; k++) {
+                atomic_store(&sc[k].stop, true);
+                ck_assert_int_eq(pthread_join(ts[k], NULL), 0);
+                marked += sc[k].marked;
+        }
+        /* what the running scans left (a scan that lost its turn or timed out is retried) */
+        for (int r = 0; r < 50 && marked < 2 * SCAN_ADDERS * SCAN_AGENTS; r++) {
+                int n = store_agent_stale_scan(st[r % 2], SCAN_NOW, 50, 100, scan_quiet, NULL);
+
+                ck_assert_int_ge(n, 0);
+                marked += n;
+        }
+        ck_assert_int_eq(marked, 2 * SCAN_ADDERS * SCAN_AGENTS);
+        ck_assert_int_eq(store_agent_stale_scan(st[0], SCAN_NOW + 1, 50, 100, scan_quiet, NULL), 0);
+        for (;;) {
+                int64_t before = after;
+
+                ck_assert_int_eq(store_outbox_next(st[0], after, 100, count_stale, &events), 0);
+                ck_assert_int_eq(store_outbox_next(st[0], after, 100, last_id, &after), 0);
+                if (after == before)
+                        break;
+        }
+        ck_assert_int_eq(events, 2 * SCAN_ADDERS * SCAN_AGENTS);
+        store_close(st[0]);
+        store_close(st[1]);
+        fix_done(&f);
+}
+END_TEST
+
 int main(void)
 {
         Suite *su = suite_create("store-multi");
@@ -748,6 +876,7 @@ int main(void)
         tcase_add_test(tc, test_another_stores_policy_version_seen_within_the_bound);
         tcase_add_test(tc, test_a_receiver_is_claimed_by_one_store_until_it_closes);
         tcase_add_test(tc, test_store_reconnects_after_the_server_drops_it);
+        tcase_add_test(tc, test_enrolments_beside_the_stale_scans_of_two_stores);
         suite_add_tcase(su, tc);
         sr = srunner_create(su);
         srunner_run_all(sr, CK_NORMAL);

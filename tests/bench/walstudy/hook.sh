@@ -29,6 +29,7 @@ apply() {
         a) q "ALTER TABLE agents SET (fillfactor = 70)" "DROP INDEX IF EXISTS agents_by_stale" \
                 "VACUUM FULL agents" ;;
         ff70) q "ALTER TABLE agents SET (fillfactor = 70)" "VACUUM FULL agents" ;;
+        nopk) q "ALTER TABLE results DROP CONSTRAINT IF EXISTS results_pkey" ;; # not reverted
         b | c | d | bcd | bc) func "$1" ;;
         fpw) q "ALTER SYSTEM SET full_page_writes = on" "SELECT pg_reload_conf()" >/dev/null
              sleep 1; q "CHECKPOINT" ;;
