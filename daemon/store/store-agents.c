@@ -222,6 +222,8 @@ static int agent_delete_fn(struct conn *c, void *arg)
         n = exec_by_key(c, ST_AGENT_DELETE, d->id);
         if (n < 0)
                 return n;
+        if (exec_by_key(c, ST_RESULTS_DELETE, d->id) < 0)
+                return -EIO;
         return n == 0 ? -ENOENT : 0;
 }
 

@@ -196,7 +196,8 @@ static int agent_activate_fn(struct conn *c, void *arg)
                         return -EIO;
                 if (rc == DB_ROW) {
                         /* at most one live identity per EK exists, so one row at most */
-                        if (exec_by_key(c, ST_AGENT_DELETE, old) < 0)
+                        if (exec_by_key(c, ST_AGENT_DELETE, old) < 0 ||
+                            exec_by_key(c, ST_RESULTS_DELETE, old) < 0)
                                 return -EIO;
                         if (a->replaced)
                                 snprintf(a->replaced, STORE_ID_MAX + 1, "%s", old);

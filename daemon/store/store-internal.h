@@ -24,6 +24,7 @@ enum stmt {
         ST_AGENT_GET,
         ST_AGENT_LIST,
         ST_AGENT_DELETE,
+        ST_RESULTS_DELETE,
         ST_AGENT_SET_POLICY,
         ST_POLICY_LIVE,
         ST_AGENT_COUNTS,

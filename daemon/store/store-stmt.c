@@ -74,6 +74,9 @@ static const char *const stmt_sql[ST_COUNT] = {
                                " DO UPDATE SET due = excluded.due",
         [ST_LABEL_PUT] = "INSERT INTO agent_labels (agent, key, value) VALUES (?1, ?2, ?3)",
         [ST_AGENT_DELETE] = "DELETE FROM agents WHERE id = ?1",
+        /* after the agent's row (SQLite's foreign key has done it; PostgreSQL has none since
+         * schema 10): a verdict that held the row and committed meanwhile is seen and deleted */
+        [ST_RESULTS_DELETE] = "DELETE FROM results WHERE agent = ?1",
         [ST_AGENT_SET_POLICY] = "UPDATE agents SET policy = ?2, seq = seq + 1 WHERE id = ?1",
         [ST_POLICY_LIVE] = "SELECT 1 FROM policies WHERE name = ?1 AND deleted = 0 LIMIT 1",
         [ST_AGENT_COUNTS] =

@@ -650,6 +650,7 @@ static void store_checks(enum store_mode mode)
         struct store *s;
         struct attest_err err = {0};
         struct store_agent a = {0}, *got = NULL;
+        struct store_result_head head;
         uint8_t ak[4] = {1, 2, 3, 4}, name[4] = {5, 6, 7, 8};
         int64_t v, id;
         char *body;
@@ -703,8 +704,14 @@ static void store_checks(enum store_mode mode)
         ck_assert_uint_eq(got->ima_offset, 0);
         ck_assert_ptr_nonnull(got->replay_state);
         store_agent_free(got);
+        ck_assert_int_eq(store_result_latest(s, "agent1", &head), 0);
         ck_assert_int_eq(store_agent_delete(s, "agent1", 1000), 0);
         ck_assert_int_eq(store_agent_delete(s, "agent1", 1000), -ENOENT);
+        /* its results went with it (on PostgreSQL no foreign key cascades since schema 10):
+         * an agent enrolled again under the id has none */
+        ck_assert_int_eq(store_agent_add(s, &a), 0);
+        ck_assert_int_eq(store_result_latest(s, "agent1", &head), -ENODATA);
+        ck_assert_int_eq(store_agent_delete(s, "agent1", 1000), 0);
         ck_assert_int_eq(store_policy_delete(s, "p"), 0);
         ck_assert_int_eq(store_policy_put(s, "p", "{\"name\":\"p\"}", 3, &v), 0);
         ck_assert_int_eq(v, 3);

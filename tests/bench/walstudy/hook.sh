@@ -76,7 +76,7 @@ else
         echo "$name after $(mark) $(date -u +%FT%TZ)" >>"win-$i"
         kill "$(cat sampler.pid)" 2>/dev/null || true
         vac=()
-        for t in ${VACUUM_TABLES:-agents results nonces_used}; do vac+=("VACUUM $t"); done
+        for t in ${VACUUM_TABLES:-agents results}; do vac+=("VACUUM $t"); done
         q "${vac[@]}"
         echo "$name vacuum $(mark) $(date -u +%FT%TZ)" >>"win-$i"
         sleep 11
