@@ -142,6 +142,9 @@ int ctl_policy_runtime_check(int argc, char **argv)
         while ((x = ima_stream_next(&log.s, &e, &err)) == 1) {
                 enum rt_reason why;
 
+                /* the policy lookup's first memory read starts now and the replay's hashes
+                 * run while it comes in */
+                rt_eval_prefetch(ctx, &e, idx);
                 if ((x = ima_replay_extend(&rp, &e, idx, &err)) < 0)
                         break;
                 x = rt_eval_entry(ctx, &e, idx, &st, &why);

@@ -73,20 +73,33 @@ static int fail_data_cap(struct rebuild *b)
 }
 
 /*
+ * The u32 v as the log's byte order lays it out in memory (be: big-endian), for one store: four
+ * byte stores read back as one word stalled the load on every field (a store-forwarding failure).
+ */
+static uint32_t prefix_word(uint32_t v, bool be)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        return be ? __builtin_bswap32(v) : v;
+#elif defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        return be ? v : __builtin_bswap32(v);
+#else
+#error "unknown byte order"
+#endif
+}
+
+/*
  * Reserve a u32 length-prefixed field of n bytes at the end of the data and write its prefix;
  * *ret points at the n bytes, for the caller to fill. -E2BIG past the data cap, nothing written.
  */
 static int put_sized(struct rebuild *b, size_t n, uint8_t **ret)
 {
-        uint32_t v = (uint32_t)n;
-        uint8_t len[4], *o;
+        /* made before the store: stores through o may alias b */
+        uint32_t v = prefix_word((uint32_t)n, b->be);
+        uint8_t *o;
 
         if (n > IMA_DATA_MAX || wb_reserve(&b->w, 4 + n, &o) < 0)
                 return -E2BIG;
-        /* built apart and copied once: stores through o may alias b, which kept b->be in memory */
-        for (int i = 0; i < 4; i++)
-                len[b->be ? 3 - i : i] = (uint8_t)(v >> (8 * i));
-        memcpy(o, len, 4);
+        memcpy(o, &v, 4);
         if (ret)
                 *ret = o + 4;
         return 0;

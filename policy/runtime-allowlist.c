@@ -123,6 +123,31 @@ static const struct rt_path *path_find(const struct rt_allowlist *a, uint64_t h,
         }
 }
 
+/*
+ * a[0..n) == b[0..n), 8 bytes at a time in registers (the last word overlapping the one before
+ * when n is no multiple of 8): the short keys of a lookup (a digest, a path) do not pay
+ * memcmp()'s call and vector set-up.
+ */
+static inline bool bytes_eq(const void *a, const void *b, size_t n)
+{
+        const uint8_t *x = a, *y = b;
+        uint64_t u, v, acc = 0;
+
+        if (n < 8) {
+                for (size_t i = 0; i < n; i++)
+                        acc |= (uint64_t)(x[i] ^ y[i]);
+                return acc == 0;
+        }
+        for (size_t i = 0; i + 8 < n; i += 8) {
+                memcpy(&u, x + i, 8);
+                memcpy(&v, y + i, 8);
+                acc |= u ^ v;
+        }
+        memcpy(&u, x + n - 8, 8);
+        memcpy(&v, y + n - 8, 8);
+        return (acc | (u ^ v)) == 0;
+}
+
 static bool digest_find(const struct rt_allowlist *a, uint64_t h, const char *path, size_t pn,
                         unsigned algo, const uint8_t *d, size_t n)
 {
@@ -139,8 +164,7 @@ static bool digest_find(const struct rt_allowlist *a, uint64_t h, const char *pa
                         const struct rt_digest *x = &a->digests[sl->ref - 1];
 
                         if (x->algo == algo && x->len == n && x->path_len == pn &&
-                            memcmp(x->d, d, n) == 0 &&
-                            memcmp(a->names + x->path_off, path, pn) == 0)
+                            bytes_eq(x->d, d, n) && bytes_eq(a->names + x->path_off, path, pn))
                                 return true;
                 }
                 i = (i + 1) & a->dmask;
@@ -289,16 +313,41 @@ int rt_allowlist_parse(const json_t *o, const char *p, bool abs, struct rt_allow
         return 0;
 }
 
+void rt_allowlist_key(const char *name, size_t n, unsigned algo, const uint8_t *d, size_t dn,
+                      struct rt_key_hash *ret)
+{
+        ret->ph = hash_bytes(name, n);
+        ret->dh = digest_key(ret->ph, algo, d, dn);
+}
+
+int rt_allowlist_check_key(const struct rt_allowlist *a, const struct rt_key_hash *k,
+                           const char *name, size_t n, unsigned algo, const uint8_t *d, size_t dn)
+{
+        /* the passing case first: one probe of the digest set */
+        if (digest_find(a, k->dh, name, n, algo, d, dn))
+                return 1;
+        return path_find(a, k->ph, name, n, NULL) ? 0 : -1;
+}
+
 /* Is (name, algo, digest) listed? 1 yes, 0 the name is listed without it, -1 no such name. */
 int rt_allowlist_check(const struct rt_allowlist *a, const char *name, size_t n, unsigned algo,
                        const uint8_t *d, size_t dn)
 {
-        uint64_t ph = hash_bytes(name, n);
+        struct rt_key_hash k;
 
-        /* the passing case first: one probe of the digest set */
-        if (digest_find(a, digest_key(ph, algo, d, dn), name, n, algo, d, dn))
-                return 1;
-        return path_find(a, ph, name, n, NULL) ? 0 : -1;
+        rt_allowlist_key(name, n, algo, d, dn, &k);
+        return rt_allowlist_check_key(a, &k, name, n, algo, d, dn);
+}
+
+/*
+ * The slot rt_allowlist_check_key() probes first for k, fetched into the cache ahead of it: the
+ * table is far larger than the caches and the probe lands anywhere in it, so the lookup would
+ * otherwise wait on memory. Reads nothing, judges nothing.
+ */
+void rt_allowlist_prefetch(const struct rt_allowlist *a, const struct rt_key_hash *k)
+{
+        if (a->dslots)
+                __builtin_prefetch(&a->dslots[k->dh & a->dmask]);
 }
 
 size_t rt_allowlist_size(const struct rt_allowlist *a)

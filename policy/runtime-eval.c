@@ -83,15 +83,58 @@ static int fail(const struct rt_ctx *c, struct rt_state *st, const struct ima_en
         return RT_FAIL;
 }
 
+void rt_eval_prefetch(struct rt_ctx *c, const struct ima_entry *e, uint64_t idx)
+{
+        const struct rt_policy *p = c->p;
+        struct rt_prefetched *pf = &c->pf;
+
+        pf->set = false;
+        /* only the common case: a file's digest, looked up in the digest list */
+        if (e->violation || !e->name || !e->digest || !e->algo || !p->files.present ||
+            (e->buf && e->buf_len))
+                return;
+        if (!(pf->algo = rt_algo_from_name(e->algo, e->algo_len)))
+                return;
+        rt_allowlist_key(e->name, e->name_len, pf->algo, e->digest, e->digest_len, &pf->k);
+        rt_allowlist_prefetch(&p->files, &pf->k);
+        pf->set = true;
+        pf->idx = idx;
+        pf->name = e->name;
+        pf->name_len = e->name_len;
+        pf->digest = e->digest;
+        pf->digest_len = e->digest_len;
+        pf->algo_name = e->algo;
+        pf->algo_name_len = e->algo_len;
+}
+
+/* rt_eval_prefetch()'s keys when they were made for this entry, else NULL; used once */
+static const struct rt_prefetched *prefetched(struct rt_ctx *c, const struct ima_entry *e,
+                                              uint64_t idx)
+{
+        const struct rt_prefetched *pf = &c->pf;
+
+        if (!pf->set)
+                return NULL;
+        c->pf.set = false;
+        if (pf->idx != idx || pf->name != e->name || pf->name_len != e->name_len ||
+            pf->digest != e->digest || pf->digest_len != e->digest_len ||
+            pf->algo_name != e->algo || pf->algo_name_len != e->algo_len)
+                return NULL;
+        return pf;
+}
+
 int rt_eval_entry(struct rt_ctx *c, const struct ima_entry *e, uint64_t idx, struct rt_state *st,
                   enum rt_reason *ret_reason)
 {
         const struct rt_policy *p = c->p;
+        const struct rt_prefetched *pf = prefetched(c, e, idx);
         enum rt_excl excl;
         unsigned algo = 0;
         int r;
 
-        if (e->algo)
+        if (pf)
+                algo = pf->algo;
+        else if (e->algo)
                 algo = rt_algo_from_name(e->algo, e->algo_len);
         if (e->violation) {
                 st->violations++;
@@ -159,9 +202,14 @@ int rt_eval_entry(struct rt_ctx *c, const struct ima_entry *e, uint64_t idx, str
                                 sig_why = mw == RT_MODSIG_UNKNOWN_SIGNER ? RT_REASON_UNKNOWN_KEY
                                                                          : RT_REASON_BAD_SIGNATURE;
                 }
-                r = p->files.present ? rt_allowlist_check(&p->files, e->name, e->name_len, algo,
-                                                          e->digest, e->digest_len)
-                                     : -1;
+                if (!p->files.present)
+                        r = -1;
+                else if (pf)
+                        r = rt_allowlist_check_key(&p->files, &pf->k, e->name, e->name_len, algo,
+                                                   e->digest, e->digest_len);
+                else
+                        r = rt_allowlist_check(&p->files, e->name, e->name_len, algo, e->digest,
+                                               e->digest_len);
                 if (r == 1)
                         goto pass;
                 /* an exclude that stopped at its limit (or was not tried) excludes nothing: the

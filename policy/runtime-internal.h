@@ -77,6 +77,19 @@ int rt_allowlist_parse(const json_t *o, const char *p, bool abs, struct rt_allow
 /* 1 name listed with this digest, 0 listed without it, -1 not listed */
 int rt_allowlist_check(const struct rt_allowlist *a, const char *name, size_t n, unsigned algo,
                        const uint8_t *d, size_t dn);
+/* The hashes rt_allowlist_check() looks (name, algo, digest) up by, made once: the same for
+ * every allowlist (the tables differ, not the keys). */
+struct rt_key_hash {
+        uint64_t ph, dh; /* the path's, and the path's with the digest's */
+};
+void rt_allowlist_key(const char *name, size_t n, unsigned algo, const uint8_t *d, size_t dn,
+                      struct rt_key_hash *ret);
+/* rt_allowlist_check() with k from rt_allowlist_key() for the same arguments */
+int rt_allowlist_check_key(const struct rt_allowlist *a, const struct rt_key_hash *k,
+                           const char *name, size_t n, unsigned algo, const uint8_t *d, size_t dn);
+/* Start loading the slot rt_allowlist_check_key() probes first for k (no effect on any
+ * result). */
+void rt_allowlist_prefetch(const struct rt_allowlist *a, const struct rt_key_hash *k);
 size_t rt_allowlist_size(const struct rt_allowlist *a);
 /* A name of 1-RT_PATH_BYTES_MAX bytes without NUL (absolute: starting with '/'). */
 bool rt_name_ok(const char *s, size_t n, bool abs);
@@ -139,6 +152,17 @@ struct rt_ctx {
         uint64_t idx;    /* the entry being judged (the note) */
         bool noted;
         char note[192 + NOTE_PATH_MAX];
+        /* rt_eval_prefetch()'s work for entry idx, taken by rt_eval_entry() for that entry when
+         * it has the same name, digest and algorithm (the same pointers and lengths) */
+        struct rt_prefetched {
+                bool set;
+                uint64_t idx;
+                const char *name, *algo_name;
+                const uint8_t *digest;
+                uint32_t name_len, digest_len, algo_name_len;
+                unsigned algo;
+                struct rt_key_hash k;
+        } pf;
 };
 
 #endif

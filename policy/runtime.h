@@ -112,6 +112,14 @@ enum rt_outcome {
 int rt_eval_entry(struct rt_ctx *c, const struct ima_entry *e, uint64_t idx, struct rt_state *st,
                   enum rt_reason *ret_reason) _wur_;
 
+/*
+ * A hint, no part of the judgement: start loading the memory rt_eval_entry() will read first for
+ * entry e (number idx), the digest list's slot for its path and digest, so that work done between
+ * the two calls (the replay's hashes) hides the wait; the hashes made for it are kept in c for
+ * rt_eval_entry() on the same entry (e unchanged in between). Calling it or not changes no result.
+ */
+void rt_eval_prefetch(struct rt_ctx *c, const struct ima_entry *e, uint64_t idx);
+
 /* Approximate bytes the parsed section holds (the policy cache's budget). */
 size_t rt_policy_size(const struct rt_policy *p);
 

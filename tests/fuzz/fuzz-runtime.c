@@ -3,7 +3,8 @@
  * The ima.runtime section parser (rt_policy_from_json) on arbitrary bytes: the input is parsed as
  * JSON (as the policy document's "ima.runtime" value); an accepted section judges a fixed set of
  * entries (listed and unlisted files, a violation, ima-buf events, a long path) and the results
- * must add up: every entry counted once, failures named up to failures_max, names within bounds.
+ * must add up: every entry counted once, failures named up to failures_max, names within bounds;
+ * judged again with rt_eval_prefetch() before each entry, they come to the same outcomes.
  * The PUT probe (rt_policy_probe) reads each exclude's text to build its subjects: it runs on every
  * accepted section, and a refusal names an exclude; the round's note stays bounded.
  */
@@ -25,10 +26,11 @@ static void warned(void *arg, const char *msg)
         FUZZ_CHECK(!strncmp(msg, "$.ima.runtime.excludes[", 23));
 }
 
-static void judge(struct rt_ctx *c, unsigned fmax)
+static void judge(const struct rt_policy *p, struct rt_ctx *c, unsigned fmax)
 {
-        static struct rt_state st;
-        int x;
+        static struct rt_state st, st2;
+        struct rt_ctx *c2 = NULL;
+        int x, out[16];
         struct ima_entry e[] = {
                 /* first, as in every log: entry 0 named boot_aggregate takes its own path */
                 {.name = "boot_aggregate", .digest = d32, .digest_len = 32},
@@ -61,7 +63,19 @@ static void judge(struct rt_ctx *c, unsigned fmax)
                 x = rt_eval_entry(c, &e[i], i, &st, NULL);
                 FUZZ_CHECK(x >= RT_PASS && x <= RT_FAIL);
                 allowed += x == RT_VIOLATION_ALLOWED;
+                out[i] = x;
         }
+        /* the same entries with rt_eval_prefetch() before each (a hint: the same outcomes, unless
+         * an exclude's budget, which counts time, ran out in one round and not the other) */
+        FUZZ_CHECK(n <= ARRAY_SIZE(out) && rt_ctx_new(p, &c2) == 0);
+        rt_state_init(&st2);
+        for (uint64_t i = 0; i < n; i++) {
+                rt_eval_prefetch(c2, &e[i], i);
+                x = rt_eval_entry(c2, &e[i], i, &st2, NULL);
+                FUZZ_CHECK(x == out[i] || rt_ctx_exclude_note(c) || rt_ctx_exclude_note(c2));
+        }
+        FUZZ_CHECK(st2.failed == st.failed || rt_ctx_exclude_note(c) || rt_ctx_exclude_note(c2));
+        rt_ctx_free(c2);
         /* every entry counted once: passed, excluded, failed, or an allowed violation */
         FUZZ_CHECK(st.passed + st.failed + st.excluded + allowed == n);
         FUZZ_CHECK(st.violations == 1 && st.signed_ok == 0);
@@ -97,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         } else {
                 FUZZ_CHECK(rt_policy_failures_max(p) <= RT_FAILURES_CAP);
                 FUZZ_CHECK(rt_ctx_new(p, &c) == 0);
-                judge(c, rt_policy_failures_max(p));
+                judge(p, c, rt_policy_failures_max(p));
                 rt_ctx_free(c);
                 {
                         unsigned nwarn = 0;
