@@ -73,6 +73,7 @@ enum stmt {
         ST_STALE_WATCH_DROP,
         ST_STALE_WATCH_LATER,
         ST_STALE_WATCH_ADD,
+        ST_STALE_WATCH_DONE,
         ST_OUTBOX_PREV,
         ST_OUTBOX_HOSTNAME, /* prepared on use: NULL until the schema has agents.hostname */
         ST_EVENT_ADD,

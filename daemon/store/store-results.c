@@ -69,6 +69,11 @@ static int result_add_fn(struct conn *c, void *arg)
                 n = exists(c, ST_AGENT_EXISTS, r->agent);
                 return n < 0 ? n : n == 0 ? -ENOENT : -ESTALE;
         }
+        /* the stale scan finds the agent through this result now: off its watch list, so that
+         * the list holds only agents not yet judged (or readmitted) and the scan writes nothing
+         * for the others */
+        if (exec_by_key(c, ST_STALE_WATCH_DONE, r->agent) < 0)
+                return -EIO;
 
         st = st_get(c, ST_RESULT_PRUNE);
         if (!st || bind_text(st, 1, r->agent) < 0 || bind_i64(st, 2, (int64_t)a->retain) < 0)

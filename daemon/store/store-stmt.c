@@ -68,6 +68,8 @@ static const char *const stmt_sql[ST_COUNT] = {
         [ST_STALE_WATCH_LATER] = "UPDATE stale_watch SET due = (SELECT a.created + ?3 FROM"
                                  " agents AS a WHERE a.id = stale_watch.agent) WHERE"
                                  " due < ?1 - ?2",
+        /* a verdict's result stands for the agent now (the status path's, so every first one) */
+        [ST_STALE_WATCH_DONE] = "DELETE FROM stale_watch WHERE agent = ?1",
         /* an agent that became active without a verdict (enrolled, activated, readmitted) */
         [ST_STALE_WATCH_ADD] = "INSERT INTO stale_watch (agent, due) SELECT id, next_due FROM"
                                " agents WHERE id = ?1 AND state = 'active' ON CONFLICT (agent)"
