@@ -303,7 +303,7 @@ static int stale_exec(struct conn *c, enum stmt i, int n, int64_t p1, int64_t p2
 /*
  * The results from the cursor to now - grace (a chunk of them at most): the agents each is
  * still the last result of are stale, unless already marked or not active. Then the cursor
- * moves past them; on PostgreSQL its row lock makes the instances' scans take turns.
+ * moves past them. On PostgreSQL only the instance whose turn it is gets here (stale_turn).
  */
 static int stale_results(struct conn *c, struct stale_arg *a)
 {
