@@ -27,6 +27,7 @@
 #   which holds each direction's bytes that long: a database across a network; db-delay.sh),
 #   SCALE_WARM=1 (bench-daemon --warm: every agent's first round, the one that changes its status
 #   and writes a webhook event, before the timed parts, so they time following rounds only),
+#   SCALE_ARGS (further attestd options for every instance, e.g. "--db-mode pool"),
 #   SCALE_PHASES (the PostgreSQL timed parts' instance counts, default 1,2,4; as many instances as
 #   the largest are started), SCALE_SETTLE (seconds, default 11; 0: no waits, no txns column),
 #   ATTESTD_BUILD=DIR (attestd is DIR/daemon/attestd, the client, bench-daemon and delay-proxy,
@@ -114,7 +115,8 @@ row() {
 # one timed part each for SCALE_PHASES of them, after one enrolment); its output in $out
 bench() {
         local db=$1 n=$2 pgpid=${3:-} args=() u p wait=0
-        scale_start "$ATTESTD_BUILD" "$db" "$n" || return 1
+        # shellcheck disable=SC2086 # SCALE_ARGS: words, as given
+        scale_start "$ATTESTD_BUILD" "$db" "$n" ${SCALE_ARGS:-} || return 1
         printf '%s\n' "${urls[@]}" >"$work/urls"
         for u in "${urls[@]}"; do args+=(--url "$u"); done
         for p in "${pids[@]}"; do args+=(--pid "$p"); done

@@ -8,6 +8,7 @@
  * fresh database in that PostgreSQL cluster and gives its URL, so every test starts empty as it
  * does on a new file.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,13 @@ static inline int store_target_sql(const char *db, const char *sql)
         PQclear(r);
         PQfinish(c);
         return ok ? 0 : -1;
+}
+
+/* A stale scan's callback that logs nothing (store_agent_stale_scan's fn). */
+static inline void store_stale_quiet(const char *id, const char *hostname, const char *last_status,
+                                     int64_t last_seen, void *arg)
+{
+        (void)id, (void)hostname, (void)last_status, (void)last_seen, (void)arg;
 }
 
 #endif

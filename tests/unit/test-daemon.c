@@ -1241,16 +1241,6 @@ END_TEST
         " DROP TABLE stale_watch; DROP TABLE stale_cursor;"                                        \
         " CREATE INDEX agents_by_stale ON agents(stale_since, next_due); PRAGMA user_version = 9;"
 
-static void no_log(const char *id, const char *hostname, const char *last_status, int64_t last_seen,
-                   void *arg)
-{
-        (void)id;
-        (void)hostname;
-        (void)last_status;
-        (void)last_seen;
-        (void)arg;
-}
-
 /*
  * A SQLite database of schema 9 migrates to the stale scan of 10: the active agents it had are
  * looked at once (the watch list), whether they attested (due as next_due said) or not (created
@@ -1280,11 +1270,12 @@ START_TEST(test_store_migrates_stale_watch)
         ck_assert_int_eq(store_schema_version(s, &ver), 0);
         ck_assert_int_eq(ver, STORE_SCHEMA_VERSION);
         /* grace 50, interval 100: a is stale after 3050, b after 5150 */
-        ck_assert_int_eq(store_agent_stale_scan(s, 3050, 50, 100, no_log, NULL), 0);
-        ck_assert_int_eq(store_agent_stale_scan(s, 3051, 50, 100, no_log, NULL), 1);
-        ck_assert_int_eq(store_agent_stale_scan(s, 5150, 50, 100, no_log, NULL), 0);
-        ck_assert_int_eq(store_agent_stale_scan(s, 5151, 50, 100, no_log, NULL), 1);
-        ck_assert_int_eq(store_agent_stale_scan(s, 9999, 50, 100, no_log, NULL), 0); /* once */
+        ck_assert_int_eq(store_agent_stale_scan(s, 3050, 50, 100, store_stale_quiet, NULL), 0);
+        ck_assert_int_eq(store_agent_stale_scan(s, 3051, 50, 100, store_stale_quiet, NULL), 1);
+        ck_assert_int_eq(store_agent_stale_scan(s, 5150, 50, 100, store_stale_quiet, NULL), 0);
+        ck_assert_int_eq(store_agent_stale_scan(s, 5151, 50, 100, store_stale_quiet, NULL), 1);
+        ck_assert_int_eq(store_agent_stale_scan(s, 9999, 50, 100, store_stale_quiet, NULL),
+                         0); /* once */
         store_close(s);
         rm_rf(dir);
 }

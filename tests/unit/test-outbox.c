@@ -167,16 +167,6 @@ START_TEST(test_outbox_event_only_with_its_change_pool)
 }
 END_TEST
 
-static void no_log(const char *id, const char *hostname, const char *last_status, int64_t last_seen,
-                   void *arg)
-{
-        (void)id;
-        (void)hostname;
-        (void)last_status;
-        (void)last_seen;
-        (void)arg;
-}
-
 START_TEST(test_outbox_stale_recorded_once)
 {
         char dir[] = "/tmp/attestd-outbox.XXXXXX";
@@ -187,20 +177,20 @@ START_TEST(test_outbox_stale_recorded_once)
         add_agent(s, "a1", AGENT_STATE_ACTIVE,
                   1); /* created 1000, interval 100, grace 50: due 1100 */
         add_agent(s, "p1", AGENT_STATE_PENDING, 2);
-        n = store_agent_stale_scan(s, 1150, 50, 100, no_log, NULL);
+        n = store_agent_stale_scan(s, 1150, 50, 100, store_stale_quiet, NULL);
         ck_assert_int_ge(n, 0);
         ck_assert_int_eq(n, 0); /* at due + grace, not past it */
-        n = store_agent_stale_scan(s, 1151, 50, 100, no_log, NULL);
+        n = store_agent_stale_scan(s, 1151, 50, 100, store_stale_quiet, NULL);
         ck_assert_int_ge(n, 0);
         ck_assert_int_eq(n, 1); /* pending agents are never stale */
-        n = store_agent_stale_scan(s, 5000, 50, 100, no_log, NULL);
+        n = store_agent_stale_scan(s, 5000, 50, 100, store_stale_quiet, NULL);
         ck_assert_int_ge(n, 0);
         ck_assert_int_eq(n, 0); /* once */
         ck_assert_int_eq(verdict(s, "a1", "pass", 0, 5001, 6000), 0);
-        n = store_agent_stale_scan(s, 6050, 50, 100, no_log, NULL);
+        n = store_agent_stale_scan(s, 6050, 50, 100, store_stale_quiet, NULL);
         ck_assert_int_ge(n, 0);
         ck_assert_int_eq(n, 0);
-        n = store_agent_stale_scan(s, 6051, 50, 100, no_log, NULL);
+        n = store_agent_stale_scan(s, 6051, 50, 100, store_stale_quiet, NULL);
         ck_assert_int_ge(n, 0);
         ck_assert_int_eq(n, 1); /* stale again after its next verdict */
         v = events(s);
@@ -238,19 +228,20 @@ START_TEST(test_outbox_stale_activated_and_readmitted)
         p.ak_name_len = sizeof(name);
         p.created = 1000; /* interval 100, grace 50: stale after 1150 once active */
         ck_assert_int_eq(store_agent_add_pending(s, &p, ekpub, sizeof(ekpub), h, 100000), 0);
-        ck_assert_int_eq(store_agent_stale_scan(s, 1500, 50, 100, no_log, NULL), 0); /* pending */
+        ck_assert_int_eq(store_agent_stale_scan(s, 1500, 50, 100, store_stale_quiet, NULL),
+                         0); /* pending */
         ck_assert_int_eq(store_agent_activate(s, "p1", h, 2000, NULL), 0);
-        ck_assert_int_eq(store_agent_stale_scan(s, 2001, 50, 100, no_log, NULL), 1);
-        ck_assert_int_eq(store_agent_stale_scan(s, 2002, 50, 100, no_log, NULL), 0);
+        ck_assert_int_eq(store_agent_stale_scan(s, 2001, 50, 100, store_stale_quiet, NULL), 1);
+        ck_assert_int_eq(store_agent_stale_scan(s, 2002, 50, 100, store_stale_quiet, NULL), 0);
 
         add_agent(s, "a1", AGENT_STATE_ACTIVE, 1);
         ck_assert_int_eq(verdict(s, "a1", "pass", 0, 5001, 6000), 0);
-        ck_assert_int_eq(store_agent_stale_scan(s, 5002, 50, 100, no_log, NULL), 0);
+        ck_assert_int_eq(store_agent_stale_scan(s, 5002, 50, 100, store_stale_quiet, NULL), 0);
         ck_assert_int_eq(store_agent_decommission(s, "a1", 5500), 0);
-        ck_assert_int_eq(store_agent_stale_scan(s, 6051, 50, 100, no_log, NULL), 0);
+        ck_assert_int_eq(store_agent_stale_scan(s, 6051, 50, 100, store_stale_quiet, NULL), 0);
         ck_assert_int_eq(store_agent_readmit(s, "a1", 7000), 0);
-        ck_assert_int_eq(store_agent_stale_scan(s, 7001, 50, 100, no_log, NULL), 1);
-        ck_assert_int_eq(store_agent_stale_scan(s, 8000, 50, 100, no_log, NULL), 0);
+        ck_assert_int_eq(store_agent_stale_scan(s, 7001, 50, 100, store_stale_quiet, NULL), 1);
+        ck_assert_int_eq(store_agent_stale_scan(s, 8000, 50, 100, store_stale_quiet, NULL), 0);
         v = events(s);
         ck_assert_int_eq(v.n, 7); /* enrolled stale enrolled pass decommissioned readmitted stale */
         ck_assert_str_eq(v.type[1], "agent.stale");

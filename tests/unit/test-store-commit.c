@@ -230,24 +230,33 @@ static void *verdicter_main(void *arg)
         return NULL;
 }
 
+/* An active agent enrolled at 1000 with an AK and AK name of its own (kind k, number i). */
+static void active_agent(struct store *s, const char *id, uint8_t k, int i)
+{
+        uint8_t ak[4] = {k, 2, 3, (uint8_t)i}, name[4] = {(uint8_t)(k + 4), 6, 7, (uint8_t)i};
+        struct store_agent a = {.state = AGENT_STATE_ACTIVE,
+                                .ak_public = ak,
+                                .ak_public_len = sizeof(ak),
+                                .ak_name = name,
+                                .ak_name_len = sizeof(name),
+                                .created = 1000};
+
+        snprintf(a.id, sizeof(a.id), "%s", id);
+        ck_assert_int_eq(store_agent_add(s, &a), 0);
+}
+
 /* GROUP_N active agents g0.., each with a first verdict "pass" (their status is set: the
  * following ones are steady) */
 static void group_agents(struct store *s, struct verdicter *v)
 {
         for (int i = 0; i < GROUP_N; i++) {
-                uint8_t ak[4] = {1, 2, 3, (uint8_t)i}, name[4] = {5, 6, 7, (uint8_t)i};
-                struct store_agent a = {.state = AGENT_STATE_ACTIVE,
-                                        .ak_public = ak,
-                                        .ak_public_len = sizeof(ak),
-                                        .ak_name = name,
-                                        .ak_name_len = sizeof(name),
-                                        .created = 1000};
+                char id[16];
 
                 /* ids not in queue order: the group is written in id order */
-                snprintf(a.id, sizeof(a.id), "g%d", (i * 5) % GROUP_N);
-                ck_assert_int_eq(store_agent_add(s, &a), 0);
+                snprintf(id, sizeof(id), "g%d", (i * 5) % GROUP_N);
+                active_agent(s, id, 1, i);
                 v[i] = (struct verdicter){.s = s, .verdict = "{\"status\":\"pass\"}", .seq = 0};
-                snprintf(v[i].agent, sizeof(v[i].agent), "%s", a.id);
+                snprintf(v[i].agent, sizeof(v[i].agent), "%s", id);
                 verdicter_main(&v[i]);
                 ck_assert_int_eq(v[i].rc, 0);
                 v[i].seq = 1;
@@ -384,19 +393,13 @@ static void stale_quiet(const char *id, const char *hostname, const char *last_s
 /* agent kI, active, one verdict at time 2000 due `due` (seq: the agent's seq) */
 static void stale_agent(struct store *s, int i, uint64_t seq, int64_t due)
 {
-        uint8_t ak[4] = {9, 2, 3, (uint8_t)i}, name[4] = {9, 6, 7, (uint8_t)i};
-        struct store_agent a = {.state = AGENT_STATE_ACTIVE,
-                                .ak_public = ak,
-                                .ak_public_len = sizeof(ak),
-                                .ak_name = name,
-                                .ak_name_len = sizeof(name),
-                                .created = 1000};
+        char id[16];
         struct store_result r = {
-                .agent = a.id, .time = 2000, .status = "pass", .verdict = "{}", .next_due = due};
+                .agent = id, .time = 2000, .status = "pass", .verdict = "{}", .next_due = due};
 
-        snprintf(a.id, sizeof(a.id), "k%d", i);
+        snprintf(id, sizeof(id), "k%d", i);
         if (seq == 0)
-                ck_assert_int_eq(store_agent_add(s, &a), 0);
+                active_agent(s, id, 9, i);
         ck_assert_int_eq(store_result_add(s, &r, seq, 10, NULL), 0);
 }
 

@@ -768,18 +768,12 @@ struct scanner {
         int marked, errors;
 };
 
-static void scan_quiet(const char *id, const char *hostname, const char *last_status,
-                       int64_t last_seen, void *arg)
-{
-        (void)id, (void)hostname, (void)last_status, (void)last_seen, (void)arg;
-}
-
 static void *scanner_main(void *arg)
 {
         struct scanner *sc = arg;
 
         while (!atomic_load(&sc->stop)) {
-                int n = store_agent_stale_scan(sc->s, SCAN_NOW, 50, 100, scan_quiet, NULL);
+                int n = store_agent_stale_scan(sc->s, SCAN_NOW, 50, 100, store_stale_quiet, NULL);
 
                 n < 0 ? sc->errors++ : (sc->marked += n);
         }
@@ -836,13 +830,15 @@ START_TEST(test_enrolments_beside_the_stale_scans_of_two_stores)
         }
         /* what the running scans left (a scan that lost its turn or timed out is retried) */
         for (int r = 0; r < 50 && marked < 2 * SCAN_ADDERS * SCAN_AGENTS; r++) {
-                int n = store_agent_stale_scan(st[r % 2], SCAN_NOW, 50, 100, scan_quiet, NULL);
+                int n = store_agent_stale_scan(st[r % 2], SCAN_NOW, 50, 100, store_stale_quiet,
+                                               NULL);
 
                 ck_assert_int_ge(n, 0);
                 marked += n;
         }
         ck_assert_int_eq(marked, 2 * SCAN_ADDERS * SCAN_AGENTS);
-        ck_assert_int_eq(store_agent_stale_scan(st[0], SCAN_NOW + 1, 50, 100, scan_quiet, NULL), 0);
+        ck_assert_int_eq(
+                store_agent_stale_scan(st[0], SCAN_NOW + 1, 50, 100, store_stale_quiet, NULL), 0);
         for (;;) {
                 int64_t before = after;
 
