@@ -227,6 +227,7 @@ struct rt_ctx {
         pcre2_match_data *md;
         pcre2_match_context *mctx; /* the round's own: its limits change per tier */
         pcre2_jit_stack *stack;
+        uint32_t limit;  /* the match limit mctx holds (0: not set yet) */
         uint64_t budget; /* units left this round */
         int64_t ns;      /* time left this round (may go below 0: one match overran it) */
         uint64_t idx;    /* the entry being judged (the note) */
