@@ -11,17 +11,9 @@
 #include "evidence/bank.h"
 #include "evidence/hashalg.h"
 
-/* The algorithm of each bank: names, sizes and TPM_ALG_IDs are evidence/hashalg.c's. */
-static const enum hashalg_id bank_alg[BANK_COUNT] = {
-        [BANK_SHA1] = HASHALG_SHA1,
-        [BANK_SHA256] = HASHALG_SHA256,
-        [BANK_SHA384] = HASHALG_SHA384,
-        [BANK_SHA512] = HASHALG_SHA512,
-};
-
 static const struct hashalg *bank_hashalg(enum bank b)
 {
-        return &hashalg_table[bank_alg[b]];
+        return &hashalg_table[bank_alg(b)];
 }
 
 /*
@@ -52,11 +44,6 @@ const char *bank_name(enum bank b)
         return (unsigned)b < BANK_COUNT ? bank_hashalg(b)->name : "?";
 }
 
-size_t bank_size(enum bank b)
-{
-        return (unsigned)b < BANK_COUNT ? bank_hashalg(b)->size : 0;
-}
-
 uint16_t bank_tpm_alg(enum bank b)
 {
         return (unsigned)b < BANK_COUNT ? bank_hashalg(b)->tpm_alg : 0;
@@ -66,7 +53,7 @@ static int bank_of(const struct hashalg *a)
 {
         if (a)
                 for (int b = 0; b < BANK_COUNT; b++)
-                        if (bank_alg[b] == a->id)
+                        if (bank_alg((enum bank)b) == a->id)
                                 return b;
         return -EOPNOTSUPP;
 }
@@ -272,7 +259,7 @@ int hasher_extend(struct hasher *h, enum bank b, uint8_t *pcr, const uint8_t *di
         if ((unsigned)b >= BANK_COUNT)
                 return -EINVAL;
         n = bank_size(b);
-        memcpy(buf, pcr, n);
-        memcpy(buf + n, digest, n);
+        bank_copy(buf, pcr, b);
+        bank_copy(buf + n, digest, b);
         return hasher_digest(h, b, buf, 2 * n, pcr);
 }

@@ -57,12 +57,7 @@ const struct hashalg hashalg_table[HASHALG_COUNT] = {
 #undef B
 #undef P
 
-const struct hashalg *hashalg_get(unsigned id)
-{
-        return id < HASHALG_COUNT ? &hashalg_table[id] : NULL;
-}
-
-const struct hashalg *hashalg_from_kernel_name(const char *name, size_t len)
+const struct hashalg *hashalg_scan_kernel_name(const char *name, size_t len)
 {
         /* the length first: it skips the memcmp() of most rows (the binary reader asks per
          * entry) */

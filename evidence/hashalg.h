@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "util/macro.h"
 
@@ -64,12 +65,25 @@ struct hashalg {
 extern const struct hashalg hashalg_table[HASHALG_COUNT];
 
 /* The row of id, or NULL for a number outside the kernel's enum. */
-const struct hashalg *hashalg_get(unsigned id);
+static inline const struct hashalg *hashalg_get(unsigned id)
+{
+        return id < HASHALG_COUNT ? &hashalg_table[id] : NULL;
+}
+/* hashalg_from_kernel_name() through the whole table */
+const struct hashalg *hashalg_scan_kernel_name(const char *name, size_t len);
 /*
  * The row whose kernel name is exactly name (len bytes, not NUL-terminated): what a log's d-ng
- * prefix may be. NULL when none.
+ * prefix may be. NULL when none. Inline with the names logs carry nearly always (sha256, sha1)
+ * compared first in place: the IMA readers and the runtime policy ask for every entry.
  */
-const struct hashalg *hashalg_from_kernel_name(const char *name, size_t len);
+static inline const struct hashalg *hashalg_from_kernel_name(const char *name, size_t len)
+{
+        if (len == 6 && memcmp(name, "sha256", 6) == 0)
+                return &hashalg_table[HASHALG_SHA256];
+        if (len == 4 && memcmp(name, "sha1", 4) == 0)
+                return &hashalg_table[HASHALG_SHA1];
+        return hashalg_scan_kernel_name(name, len);
+}
 /* As hashalg_from_kernel_name(), also taking each row's alias: for names a person wrote. */
 const struct hashalg *hashalg_from_name(const char *name, size_t len);
 const struct hashalg *hashalg_from_tpm_alg(uint16_t tpm_alg);

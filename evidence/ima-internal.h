@@ -7,14 +7,26 @@
 #ifndef ATTEST_IMA_INTERNAL_H
 #define ATTEST_IMA_INTERNAL_H
 
+#include <string.h>
+
+#include "evidence/hashalg.h"
 #include "evidence/ima.h"
 
 /* "entry IDX at byte OFF: WHAT" */
 int ima_fail_entry(struct attest_err *err, int e, enum attest_code code, uint64_t idx, uint64_t off,
                    const char *what);
 bool ima_all_zero(const uint8_t *p, size_t n);
-/* name (len bytes, no ':') is a digest algorithm d-ng may name, and its digests are size bytes. */
-bool ima_digest_algo_ok(const char *name, uint32_t len, uint32_t size);
+/*
+ * name (len bytes, no ':') is a digest algorithm d-ng may name, and its digests are size bytes:
+ * only the kernel's hash_algo_name[] names (no alias), each with its digest size. Inline: both
+ * readers ask for every entry.
+ */
+static inline bool ima_digest_algo_ok(const char *name, uint32_t len, uint32_t size)
+{
+        const struct hashalg *a = hashalg_from_kernel_name(name, len);
+
+        return a && a->size == size;
+}
 
 /*
  * Template 'ima' at r: digest[20] | u32 len | name (at most IMA_LEGACY_NAME_MAX bytes, no NUL).
@@ -34,9 +46,22 @@ int ima_tmpl_decode(struct ima_entry *e, bool big_endian, uint64_t idx, uint64_t
 int ima_tmpl_check_violation(const struct ima_entry *e, uint64_t idx, uint64_t base,
                              struct attest_err *err) _wur_;
 
-/* Template by name through the reader's one-entry cache; unknown names give known = false. */
-int ima_reader_tmpl(struct ima_reader *rd, const uint8_t *name, uint32_t len, struct ima_tmpl *ret)
-        _wur_;
+/* ima_reader_tmpl() past its cache: the lookup, which fills the cache */
+int ima_reader_tmpl_lookup(struct ima_reader *rd, const uint8_t *name, uint32_t len,
+                           struct ima_tmpl *ret) _wur_;
+/*
+ * Template by name through the reader's one-entry cache; unknown names give known = false. The
+ * cache's hit inline: every entry of a log asks.
+ */
+_wur_ static inline int ima_reader_tmpl(struct ima_reader *rd, const uint8_t *name, uint32_t len,
+                                        struct ima_tmpl *ret)
+{
+        if (rd->tname_len == len && len && memcmp(rd->tname, name, len) == 0) {
+                *ret = rd->tmpl;
+                return 0;
+        }
+        return ima_reader_tmpl_lookup(rd, name, len, ret);
+}
 void ima_reader_opts(struct ima_reader *rd, const struct ima_log_opts *opts);
 
 int ima_binary_next(struct ima_reader *rd, struct ima_entry *ret, struct attest_err *err) _wur_;

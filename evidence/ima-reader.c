@@ -14,15 +14,12 @@ void ima_reader_opts(struct ima_reader *rd, const struct ima_log_opts *opts)
                 rd->o.max_entries = IMA_ENTRIES_DEFAULT;
 }
 
-/* Template by name, through the one-entry cache. */
-int ima_reader_tmpl(struct ima_reader *rd, const uint8_t *name, uint32_t len, struct ima_tmpl *ret)
+/* Template by name, past the one-entry cache (ima-internal.h: ima_reader_tmpl). */
+int ima_reader_tmpl_lookup(struct ima_reader *rd, const uint8_t *name, uint32_t len,
+                           struct ima_tmpl *ret)
 {
         int e;
 
-        if (rd->tname_len == len && len && memcmp(rd->tname, name, len) == 0) {
-                *ret = rd->tmpl;
-                return 0;
-        }
         e = ima_tmpl_lookup((const char *)name, len, ret);
         if (e == -EOPNOTSUPP) {
                 *ret = (struct ima_tmpl){.known = false};

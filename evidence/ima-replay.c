@@ -56,13 +56,13 @@ int ima_replay_extend(struct ima_replay *rp, const struct ima_entry *e, uint64_t
                 for (int b = 0; b < BANK_COUNT; b++) {
                         if (!(banks & BANK_MASK(b)))
                                 continue;
-                        memcpy(next[b], rp->pcr[b][e->pcr], bank_size(b));
+                        bank_copy(next[b], rp->pcr[b][e->pcr], b);
                         if ((x = hasher_extend(rp->h, b, next[b], th)) < 0)
                                 return x;
                 }
         } else {
                 if (banks & BANK_MASK(BANK_SHA1)) {
-                        memcpy(next[BANK_SHA1], rp->pcr[BANK_SHA1][e->pcr], bank_size(BANK_SHA1));
+                        bank_copy(next[BANK_SHA1], rp->pcr[BANK_SHA1][e->pcr], BANK_SHA1);
                         if ((x = hasher_extend(rp->h, BANK_SHA1, next[BANK_SHA1], e->sha1)) < 0)
                                 return x;
                 }
@@ -79,7 +79,7 @@ int ima_replay_extend(struct ima_replay *rp, const struct ima_entry *e, uint64_t
                 for (int b = 0; b < BANK_COUNT; b++) {
                         if (b == BANK_SHA1 || !(banks & BANK_MASK(b)))
                                 continue;
-                        memcpy(next[b], rp->pcr[b][e->pcr], bank_size(b));
+                        bank_copy(next[b], rp->pcr[b][e->pcr], b);
                         if ((x = ima_tmpl_hash(rp->h, b, e, th)) < 0 ||
                             (x = hasher_extend(rp->h, b, next[b], th)) < 0)
                                 return x;
@@ -87,7 +87,7 @@ int ima_replay_extend(struct ima_replay *rp, const struct ima_entry *e, uint64_t
         }
         for (int b = 0; b < BANK_COUNT; b++)
                 if (banks & BANK_MASK(b))
-                        memcpy(rp->pcr[b][e->pcr], next[b], bank_size(b));
+                        bank_copy(rp->pcr[b][e->pcr], next[b], b);
         if (e->violation)
                 rp->violations++;
         rp->used |= 1u << e->pcr;

@@ -94,7 +94,9 @@ int ima_stream_next(struct ima_stream *s, struct ima_entry *ret, struct attest_e
                 return x;
         s->entry_idx = s->rd.idx;
         s->entry_at = s->rd.base + rd_offset(&s->rd.r);
-        return ima_reader_next(&s->rd, ret, err);
+        /* the format's reader directly, not through ima_reader_next() in another file */
+        return s->rd.format == IMA_FORMAT_ASCII ? ima_ascii_next(&s->rd, ret, err)
+                                                : ima_binary_next(&s->rd, ret, err);
 }
 
 void ima_stream_done(struct ima_stream *s)

@@ -117,14 +117,6 @@ int ima_fail_entry(struct attest_err *err, int e, enum attest_code code, uint64_
                            what);
 }
 
-bool ima_digest_algo_ok(const char *name, uint32_t len, uint32_t size)
-{
-        /* only the kernel's hash_algo_name[] names (no alias), each with its digest size */
-        const struct hashalg *a = hashalg_from_kernel_name(name, len);
-
-        return a && a->size == size;
-}
-
 /* d-ng and d-modsig: "<algo>:\0" digest. An empty d-modsig (no modsig) is allowed by the caller. */
 static int decode_digest_ng(const uint8_t *p, uint32_t n, struct ima_entry *e)
 {

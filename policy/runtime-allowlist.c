@@ -10,18 +10,6 @@
 
 /* ---- algorithms ---- */
 
-/*
- * The algorithms a policy may name: the HASHALG_POLICY rows of evidence/hashalg.c, by the
- * kernel's enum hash_algo number. 0 stands for none (in rt_failure.algo too): md4, number 0, is
- * no policy algorithm (tests/unit/test-hashalg.c holds the table to that).
- */
-const struct hashalg *rt_algo_get(unsigned algo)
-{
-        const struct hashalg *a = algo ? hashalg_get(algo) : NULL;
-
-        return a && (a->flags & HASHALG_POLICY) ? a : NULL;
-}
-
 const char *rt_algo_name(unsigned algo)
 {
         const struct hashalg *a = rt_algo_get(algo);
@@ -29,55 +17,7 @@ const char *rt_algo_name(unsigned algo)
         return a ? a->name : NULL;
 }
 
-/* A log's or a policy's digest name ("sha256", "sm3-256"): its number, 0 when not a policy's. */
-unsigned rt_algo_from_name(const char *name, size_t len)
-{
-        const struct hashalg *a = hashalg_from_name(name, len);
-
-        return a && rt_algo_get(a->id) ? a->id : 0;
-}
-
 /* ---- hash sets ---- */
-
-/* 64-bit hash of bytes, 8 at a time (a multiply-xorshift mix; not keyed: the policy's keys are
- * the admin's, lookups only probe) */
-static uint64_t mix(uint64_t h)
-{
-        h ^= h >> 32;
-        h *= 0xd6e8feb86659fd93ull;
-        h ^= h >> 32;
-        h *= 0xd6e8feb86659fd93ull;
-        h ^= h >> 32;
-        return h;
-}
-
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-        const uint8_t *b = p;
-        uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-
-        while (n >= 8) {
-                uint64_t w;
-
-                memcpy(&w, b, 8);
-                h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-                h ^= h >> 29;
-                b += 8;
-                n -= 8;
-        }
-        if (n) {
-                uint64_t w = 0;
-
-                memcpy(&w, b, n);
-                h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-        }
-        return mix(h);
-}
-
-static uint64_t digest_key(uint64_t path_hash, unsigned algo, const uint8_t *d, size_t n)
-{
-        return mix(path_hash ^ (hash_bytes(d, n) + algo * 0x9e3779b97f4a7c15ull));
-}
 
 void rt_allowlist_done(struct rt_allowlist *a)
 {
@@ -279,7 +219,7 @@ int rt_allowlist_parse(const json_t *o, const char *p, bool abs, struct rt_allow
         json_object_foreach((json_t *)o, key, v)
         {
                 size_t n = strlen(key);
-                uint64_t ph = hash_bytes(key, n);
+                uint64_t ph = rt_hash_bytes(key, n);
 
                 jpath_join(q, p, key);
                 a->paths[ni] = (struct rt_path){.off = (uint32_t)a->names_len, .len = (uint32_t)n};
@@ -296,7 +236,7 @@ int rt_allowlist_parse(const json_t *o, const char *p, bool abs, struct rt_allow
                         jpath_index(r, q, i);
                         if ((x = parse_digest(json_array_get(v, i), r, &algo, d, &len, err)) < 0)
                                 return x;
-                        dh = digest_key(ph, algo, d, len);
+                        dh = rt_digest_key(ph, algo, d, len);
                         if (digest_find(a, dh, key, n, algo, d, len))
                                 continue; /* listed twice: once is enough */
                         a->digests[di] = (struct rt_digest){.path_off = a->paths[ni].off,
@@ -311,13 +251,6 @@ int rt_allowlist_parse(const json_t *o, const char *p, bool abs, struct rt_allow
         }
         a->ndigests = di;
         return 0;
-}
-
-void rt_allowlist_key(const char *name, size_t n, unsigned algo, const uint8_t *d, size_t dn,
-                      struct rt_key_hash *ret)
-{
-        ret->ph = hash_bytes(name, n);
-        ret->dh = digest_key(ret->ph, algo, d, dn);
 }
 
 int rt_allowlist_check_key(const struct rt_allowlist *a, const struct rt_key_hash *k,
@@ -337,17 +270,6 @@ int rt_allowlist_check(const struct rt_allowlist *a, const char *name, size_t n,
 
         rt_allowlist_key(name, n, algo, d, dn, &k);
         return rt_allowlist_check_key(a, &k, name, n, algo, d, dn);
-}
-
-/*
- * The slot rt_allowlist_check_key() probes first for k, fetched into the cache ahead of it: the
- * table is far larger than the caches and the probe lands anywhere in it, so the lookup would
- * otherwise wait on memory. Reads nothing, judges nothing.
- */
-void rt_allowlist_prefetch(const struct rt_allowlist *a, const struct rt_key_hash *k)
-{
-        if (a->dslots)
-                __builtin_prefetch(&a->dslots[k->dh & a->dmask]);
 }
 
 size_t rt_allowlist_size(const struct rt_allowlist *a)

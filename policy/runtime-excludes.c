@@ -70,7 +70,10 @@ const char *rt_ctx_exclude_note(const struct rt_ctx *c)
 static int match_once(struct rt_ctx *c, const pcre2_code *code, const char *s, size_t n,
                       uint32_t limit, bool jit)
 {
-        pcre2_set_match_limit(c->mctx, limit);
+        if (c->limit != limit) {
+                pcre2_set_match_limit(c->mctx, limit);
+                c->limit = limit;
+        }
         if (jit)
                 return pcre2_jit_match(code, (PCRE2_SPTR)s, n, 0, 0, c->md, c->mctx);
         return pcre2_match(code, (PCRE2_SPTR)s, n, 0, PCRE2_NO_JIT, c->md, c->mctx);

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <jansson.h>
 #include <openssl/evp.h>
@@ -65,11 +66,29 @@ struct rt_allowlist {
 
 /*
  * The algorithms a policy may name: the HASHALG_POLICY rows of evidence/hashalg.c, by the
- * kernel's enum hash_algo number; NULL (0) for any other.
+ * kernel's enum hash_algo number; NULL (0) for any other. 0 stands for none (in rt_failure.algo
+ * too): md4, number 0, is no policy algorithm (tests/unit/test-hashalg.c holds the table to that).
  */
-const struct hashalg *rt_algo_get(unsigned algo);
-/* A log's or a policy's digest name ("sha256", "sm3-256"): its number, 0 when not a policy's. */
-unsigned rt_algo_from_name(const char *name, size_t len);
+static inline const struct hashalg *rt_algo_get(unsigned algo)
+{
+        const struct hashalg *a = algo ? hashalg_get(algo) : NULL;
+
+        return a && (a->flags & HASHALG_POLICY) ? a : NULL;
+}
+
+/*
+ * A log's or a policy's digest name ("sha256", "sm3-256"): its number, 0 when not a policy's.
+ * Inline, and the kernel's names (inline for sha256 and sha1) before the aliases: asked for every
+ * entry of a log.
+ */
+static inline unsigned rt_algo_from_name(const char *name, size_t len)
+{
+        const struct hashalg *a = hashalg_from_kernel_name(name, len);
+
+        if (!a)
+                a = hashalg_from_name(name, len);
+        return a && rt_algo_get(a->id) ? a->id : 0;
+}
 void rt_allowlist_done(struct rt_allowlist *a);
 /* The object o at JSON path p: names (absolute paths when abs) to digest lists. */
 int rt_allowlist_parse(const json_t *o, const char *p, bool abs, struct rt_allowlist *a,
@@ -77,19 +96,80 @@ int rt_allowlist_parse(const json_t *o, const char *p, bool abs, struct rt_allow
 /* 1 name listed with this digest, 0 listed without it, -1 not listed */
 int rt_allowlist_check(const struct rt_allowlist *a, const char *name, size_t n, unsigned algo,
                        const uint8_t *d, size_t dn);
+/*
+ * The hashes of the sets, inline: the runtime check makes them for every entry before its replay
+ * (rt_eval_prefetch) and the calls were a share of the cost.
+ */
+
+/* 64-bit mix (a multiply-xorshift finalizer) */
+static inline uint64_t rt_hash_mix(uint64_t h)
+{
+        h ^= h >> 32;
+        h *= 0xd6e8feb86659fd93ull;
+        h ^= h >> 32;
+        h *= 0xd6e8feb86659fd93ull;
+        h ^= h >> 32;
+        return h;
+}
+
+/* 64-bit hash of bytes, 8 at a time (not keyed: the policy's keys are the admin's, lookups only
+ * probe) */
+static inline uint64_t rt_hash_bytes(const void *p, size_t n)
+{
+        const uint8_t *b = p;
+        uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+
+        while (n >= 8) {
+                uint64_t w;
+
+                memcpy(&w, b, 8);
+                h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+                h ^= h >> 29;
+                b += 8;
+                n -= 8;
+        }
+        if (n) {
+                uint64_t w = 0;
+
+                memcpy(&w, b, n);
+                h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+        }
+        return rt_hash_mix(h);
+}
+
+/* the digest set's key: the path's hash with the algorithm's and the digest's */
+static inline uint64_t rt_digest_key(uint64_t path_hash, unsigned algo, const uint8_t *d, size_t n)
+{
+        return rt_hash_mix(path_hash ^ (rt_hash_bytes(d, n) + algo * 0x9e3779b97f4a7c15ull));
+}
+
 /* The hashes rt_allowlist_check() looks (name, algo, digest) up by, made once: the same for
  * every allowlist (the tables differ, not the keys). */
 struct rt_key_hash {
         uint64_t ph, dh; /* the path's, and the path's with the digest's */
 };
-void rt_allowlist_key(const char *name, size_t n, unsigned algo, const uint8_t *d, size_t dn,
-                      struct rt_key_hash *ret);
+
+static inline void rt_allowlist_key(const char *name, size_t n, unsigned algo, const uint8_t *d,
+                                    size_t dn, struct rt_key_hash *ret)
+{
+        ret->ph = rt_hash_bytes(name, n);
+        ret->dh = rt_digest_key(ret->ph, algo, d, dn);
+}
+
 /* rt_allowlist_check() with k from rt_allowlist_key() for the same arguments */
 int rt_allowlist_check_key(const struct rt_allowlist *a, const struct rt_key_hash *k,
                            const char *name, size_t n, unsigned algo, const uint8_t *d, size_t dn);
-/* Start loading the slot rt_allowlist_check_key() probes first for k (no effect on any
- * result). */
-void rt_allowlist_prefetch(const struct rt_allowlist *a, const struct rt_key_hash *k);
+
+/*
+ * Start loading the slot rt_allowlist_check_key() probes first for k, ahead of it: the table is
+ * far larger than the caches and the probe lands anywhere in it, so the lookup would otherwise
+ * wait on memory. Reads nothing, judges nothing: no effect on any result.
+ */
+static inline void rt_allowlist_prefetch(const struct rt_allowlist *a, const struct rt_key_hash *k)
+{
+        if (a->dslots)
+                __builtin_prefetch(&a->dslots[k->dh & a->dmask]);
+}
 size_t rt_allowlist_size(const struct rt_allowlist *a);
 /* A name of 1-RT_PATH_BYTES_MAX bytes without NUL (absolute: starting with '/'). */
 bool rt_name_ok(const char *s, size_t n, bool abs);
@@ -147,6 +227,7 @@ struct rt_ctx {
         pcre2_match_data *md;
         pcre2_match_context *mctx; /* the round's own: its limits change per tier */
         pcre2_jit_stack *stack;
+        uint32_t limit;  /* the match limit mctx holds (0: not set yet) */
         uint64_t budget; /* units left this round */
         int64_t ns;      /* time left this round (may go below 0: one match overran it) */
         uint64_t idx;    /* the entry being judged (the note) */

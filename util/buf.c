@@ -30,16 +30,6 @@ int wb_rollback(struct wb *w, size_t mark)
         return 0;
 }
 
-int wb_reserve(struct wb *w, size_t n, uint8_t **ret)
-{
-        if (n > w->max - w->len)
-                return -E2BIG;
-        if (ret)
-                *ret = w->p + w->len;
-        w->len += n;
-        return 0;
-}
-
 int wb_put(struct wb *w, const void *p, size_t n)
 {
         uint8_t *o;

@@ -66,36 +66,6 @@ int tok_line(struct tok *t, size_t max, unsigned flags, struct tok *ret)
         return 1;
 }
 
-/* Everything left as the token (the caller checked its cap). */
-static int take_rest(struct tok *t, struct span *ret)
-{
-        *ret = (struct span){t->p, t->left};
-        t->p += t->left;
-        t->left = 0;
-        t->more = false;
-        return 0;
-}
-
-int tok_field(struct tok *t, char sep, size_t max, struct span *ret)
-{
-        size_t scan = t->left <= max ? t->left : max + 1;
-        const char *s;
-
-        if (t->left == 0 && !t->more)
-                return -ENOENT;
-        s = memchr(t->p, sep, scan);
-        if (!s) {
-                if (t->left > max)
-                        return -E2BIG;
-                return take_rest(t, ret);
-        }
-        *ret = (struct span){t->p, (size_t)(s - t->p)};
-        t->left -= ret->n + 1;
-        t->p += ret->n + 1;
-        t->more = true;
-        return 0;
-}
-
 int tok_rfield(struct tok *t, char sep, size_t max, struct span *ret)
 {
         size_t scan = t->left <= max ? t->left : max + 1;
@@ -115,16 +85,7 @@ int tok_rfield(struct tok *t, char sep, size_t max, struct span *ret)
         }
         if (t->left > max)
                 return -E2BIG;
-        return take_rest(t, ret);
-}
-
-int tok_rest(struct tok *t, size_t max, struct span *ret)
-{
-        if (t->left == 0 && !t->more)
-                return -ENOENT;
-        if (t->left > max)
-                return -E2BIG;
-        return take_rest(t, ret);
+        return tok_take_rest_(t, ret);
 }
 
 static bool blank(char c)
@@ -162,51 +123,6 @@ int tok_word(struct tok *t, size_t max, struct span *ret)
         t->p += skip + n;
         t->left -= skip + n;
         t->more = false;
-        return 0;
-}
-
-bool tok_char(struct tok *t, char c)
-{
-        if (t->left == 0 || t->p[0] != c)
-                return false;
-        t->p++;
-        t->left--;
-        t->more = false;
-        return true;
-}
-
-int tok_u64(struct tok *t, uint64_t max, uint64_t *ret)
-{
-        uint64_t v = 0;
-        size_t n = 0;
-
-        while (n < t->left && t->p[n] >= '0' && t->p[n] <= '9') {
-                unsigned d = (unsigned)(t->p[n] - '0');
-
-                if (n == 1 && v == 0)
-                        return -EBADMSG; /* leading zero */
-                if (d > max || v > (max - d) / 10)
-                        return -ERANGE;
-                v = v * 10 + d;
-                n++;
-        }
-        if (n == 0)
-                return -EBADMSG;
-        t->p += n;
-        t->left -= n;
-        t->more = false;
-        *ret = v;
-        return 0;
-}
-
-int tok_u32(struct tok *t, uint32_t max, uint32_t *ret)
-{
-        uint64_t v;
-        int e;
-
-        if ((e = tok_u64(t, max, &v)) < 0)
-                return e;
-        *ret = (uint32_t)v;
         return 0;
 }
 

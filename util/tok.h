@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "util/macro.h"
 
@@ -75,14 +76,55 @@ static inline bool tok_empty(const struct tok *t)
 int tok_line(struct tok *t, size_t max, unsigned flags, struct tok *ret) _wur_;
 
 /*
+ * The field and number readers below are inline: the ascii IMA reader cuts every entry with them
+ * (a million entries a second).
+ */
+
+/* Everything left as the token (the caller checked its cap); not for use outside tok.[ch]. */
+static inline int tok_take_rest_(struct tok *t, struct span *ret)
+{
+        *ret = (struct span){t->p, t->left};
+        t->p += t->left;
+        t->left = 0;
+        t->more = false;
+        return 0;
+}
+
+/*
  * The next field up to sep (not included; sep is consumed), or the rest when no sep follows.
  * -ENOENT when no field is left, -E2BIG when it is longer than max.
  */
-int tok_field(struct tok *t, char sep, size_t max, struct span *ret) _wur_;
+_wur_ static inline int tok_field(struct tok *t, char sep, size_t max, struct span *ret)
+{
+        size_t scan = t->left <= max ? t->left : max + 1;
+        const char *s;
+
+        if (t->left == 0 && !t->more)
+                return -ENOENT;
+        s = memchr(t->p, sep, scan);
+        if (!s) {
+                if (t->left > max)
+                        return -E2BIG;
+                return tok_take_rest_(t, ret);
+        }
+        *ret = (struct span){t->p, (size_t)(s - t->p)};
+        t->left -= ret->n + 1;
+        t->p += ret->n + 1;
+        t->more = true;
+        return 0;
+}
+
 /* The last field, after the last sep; the cursor keeps what comes before that sep. */
 int tok_rfield(struct tok *t, char sep, size_t max, struct span *ret) _wur_;
 /* Everything left as one field; -ENOENT none, -E2BIG longer than max. */
-int tok_rest(struct tok *t, size_t max, struct span *ret) _wur_;
+_wur_ static inline int tok_rest(struct tok *t, size_t max, struct span *ret)
+{
+        if (t->left == 0 && !t->more)
+                return -ENOENT;
+        if (t->left > max)
+                return -E2BIG;
+        return tok_take_rest_(t, ret);
+}
 
 /* Skip spaces and tabs; the count skipped. */
 size_t tok_skip_blank(struct tok *t);
@@ -93,14 +135,54 @@ size_t tok_skip_blank(struct tok *t);
 int tok_word(struct tok *t, size_t max, struct span *ret) _wur_;
 
 /* Consume c when it comes next. */
-bool tok_char(struct tok *t, char c);
+static inline bool tok_char(struct tok *t, char c)
+{
+        if (t->left == 0 || t->p[0] != c)
+                return false;
+        t->p++;
+        t->left--;
+        t->more = false;
+        return true;
+}
 
 /*
  * A decimal number: digits only, no sign, no leading zero (but "0"), at most max. -EBADMSG when
  * no digit comes next or a leading zero, -ERANGE above max (checked before each multiply).
  */
-int tok_u64(struct tok *t, uint64_t max, uint64_t *ret) _wur_;
-int tok_u32(struct tok *t, uint32_t max, uint32_t *ret) _wur_;
+_wur_ static inline int tok_u64(struct tok *t, uint64_t max, uint64_t *ret)
+{
+        uint64_t v = 0;
+        size_t n = 0;
+
+        while (n < t->left && t->p[n] >= '0' && t->p[n] <= '9') {
+                unsigned d = (unsigned)(t->p[n] - '0');
+
+                if (n == 1 && v == 0)
+                        return -EBADMSG; /* leading zero */
+                if (d > max || v > (max - d) / 10)
+                        return -ERANGE;
+                v = v * 10 + d;
+                n++;
+        }
+        if (n == 0)
+                return -EBADMSG;
+        t->p += n;
+        t->left -= n;
+        t->more = false;
+        *ret = v;
+        return 0;
+}
+
+_wur_ static inline int tok_u32(struct tok *t, uint32_t max, uint32_t *ret)
+{
+        uint64_t v;
+        int e;
+
+        if ((e = tok_u64(t, max, &v)) < 0)
+                return e;
+        *ret = (uint32_t)v;
+        return 0;
+}
 
 /* Span helpers: equal to a C string; blanks (space, tab, CR) trimmed on both sides. */
 bool span_eq(struct span s, const char *lit);

@@ -30,6 +30,8 @@ START_TEST(test_rows_are_consistent)
                 ck_assert_uint_gt(a->size, 0);
                 ck_assert_uint_le(a->size, HASHALG_SIZE_MAX);
                 ck_assert_ptr_eq(hashalg_from_kernel_name(a->name, a->name_len), a);
+                /* the inline lookup's names compared in place are the table's */
+                ck_assert_ptr_eq(hashalg_scan_kernel_name(a->name, a->name_len), a);
                 ck_assert_ptr_eq(hashalg_from_name(a->name, a->name_len), a);
                 if (a->alias) {
                         /* an alias is for people: never a kernel name, so never in a log */
