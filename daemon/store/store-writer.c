@@ -245,9 +245,9 @@ static void conn_put(struct store *s, struct conn *c)
         pthread_mutex_unlock(&s->pool_lock);
 }
 
-/* Run fn inside a write transaction, durable when this returns 0. */
 static int pooled_write(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg, bool one);
 
+/* Run fn inside a write transaction, durable when this returns 0. */
 static int write_job(struct store *s, int (*fn)(struct conn *c, void *arg), void *arg, bool one,
                      const struct store_group *group)
 {
