@@ -148,28 +148,6 @@ int store_agent_active(const struct store_agent *a)
         return store_state_active(a->state);
 }
 
-int store_agent_offset(struct store *s, const char *id, uint64_t *ret)
-{
-        struct agent_get_arg g = {.id = id};
-        enum agent_state state;
-        uint64_t gen, offset;
-        int e = store_cache_agent_peek(store_cache_of(s), id, &offset, &state, &gen);
-
-        if (e == 0) {
-                /* the whole row: the evidence that follows the challenge needs it */
-                if ((e = store_read(s, agent_get_fn, &g)) < 0)
-                        return e;
-                store_cache_agent_add(store_cache_of(s), g.a, gen);
-                offset = g.a->ima_offset;
-                state = g.a->state;
-                store_agent_free(g.a);
-        }
-        if ((e = store_state_active(state)) < 0)
-                return e;
-        *ret = offset;
-        return 0;
-}
-
 struct list_arg {
         int (*fn)(const struct store_agent *a, void *arg);
         void *arg;

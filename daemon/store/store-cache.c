@@ -234,29 +234,6 @@ int store_cache_agent_get(struct store_cache *c, const char *id, struct store_ag
         return r;
 }
 
-int store_cache_agent_peek(struct store_cache *c, const char *id, uint64_t *ret_offset,
-                           enum agent_state *ret_state, uint64_t *ret_gen)
-{
-        struct agent_entry *e;
-        int r = 0;
-
-        pthread_mutex_lock(&c->lock);
-        *ret_gen = c->gen[stripe(id)];
-        e = find(c, id);
-        if (e) {
-                unlink_entry(c, e);
-                push_front(c, e);
-                c->stats.hits++;
-                *ret_offset = e->a->ima_offset;
-                *ret_state = e->a->state;
-                r = 1;
-        } else {
-                c->stats.misses++;
-        }
-        pthread_mutex_unlock(&c->lock);
-        return r;
-}
-
 void store_cache_agent_add(struct store_cache *c, const struct store_agent *a, uint64_t gen)
 {
         struct agent_entry *e;

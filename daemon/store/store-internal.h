@@ -30,7 +30,6 @@ enum stmt {
         ST_AGENT_COUNTS,
         ST_AGENT_UPDATE,
         ST_AGENT_EXISTS,
-        ST_AGENT_OFFSET,
         ST_AGENT_RESET_REPLAY,
         ST_RESULT_ADD,
         ST_RESULT_PRUNE,
@@ -203,9 +202,6 @@ struct store_agent *store_agent_dup(const struct store_agent *a);
  */
 int store_cache_agent_get(struct store_cache *c, const char *id, struct store_agent **ret,
                           uint64_t *ret_gen);
-/* The same, only the IMA offset and the state (no copy). */
-int store_cache_agent_peek(struct store_cache *c, const char *id, uint64_t *ret_offset,
-                           enum agent_state *ret_state, uint64_t *ret_gen);
 /* Hold a copy of a, unless a write of that id came after gen was taken, or it is held already. */
 void store_cache_agent_add(struct store_cache *c, const struct store_agent *a, uint64_t gen);
 /* After a write to agent id committed (or may have): drop its row. */

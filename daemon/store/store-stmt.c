@@ -96,7 +96,6 @@ static const char *const stmt_sql[ST_COUNT] = {
                             " replay_state = ?9, seq = seq + 1, stale_since = 0"
                             " WHERE id = ?1 AND seq = ?2",
         [ST_AGENT_EXISTS] = "SELECT 1 FROM agents WHERE id = ?1",
-        [ST_AGENT_OFFSET] = "SELECT ima_offset, state FROM agents WHERE id = ?1",
         [ST_AGENT_RESET_REPLAY] = "UPDATE agents SET ima_offset = 0, seq = seq + 1"
                                   " WHERE id = ?1 AND seq = ?2",
         [ST_RESULT_ADD] =

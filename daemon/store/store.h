@@ -197,10 +197,7 @@ int store_agent_readmit(struct store *s, const char *id, int64_t now) _wur_;
 /* -EPERM when the EK was decommissioned (by agent ret_agent, NUL-terminated in n bytes). */
 int store_ek_refused(struct store *s, const uint8_t ek_id[STORE_EK_ID_LEN], char *ret_agent,
                      size_t n) _wur_;
-/* Only the IMA offset challenges hand out (no blobs read). */
-/* -EACCES for an agent that is not active (enrolment not yet activated), -EPERM decommissioned. */
-int store_agent_offset(struct store *s, const char *id, uint64_t *ret) _wur_;
-/* The same answer for a row already read: 0 active, -EACCES not yet activated, -EPERM
+/* An agent row's state as an answer: 0 active, -EACCES not yet activated, -EPERM
  * decommissioned. */
 int store_agent_active(const struct store_agent *a) _wur_;
 /* The same answer for a state. */

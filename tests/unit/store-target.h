@@ -17,6 +17,8 @@
 #include <check.h>
 #include <libpq-fe.h>
 
+#include "daemon/store/store.h"
+
 /* Whether the store tests run on PostgreSQL. */
 static inline int store_target_pg(void)
 {
@@ -69,6 +71,24 @@ static inline void store_stale_quiet(const char *id, const char *hostname, const
                                      int64_t last_seen, void *arg)
 {
         (void)id, (void)hostname, (void)last_status, (void)last_seen, (void)arg;
+}
+
+/*
+ * The IMA offset a challenge to agent id hands out, read as attestd reads it (store_agent_get,
+ * through the agent cache), with the state as the answer: 0, -EACCES not yet activated, -EPERM
+ * decommissioned, -ENOENT none.
+ */
+static inline int store_test_offset(struct store *s, const char *id, uint64_t *ret)
+{
+        struct store_agent *a = NULL;
+        int e = store_agent_get(s, id, &a);
+
+        if (e < 0)
+                return e;
+        if ((e = store_agent_active(a)) == 0)
+                *ret = a->ima_offset;
+        store_agent_free(a);
+        return e;
 }
 
 #endif

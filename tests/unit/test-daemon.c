@@ -783,7 +783,7 @@ START_TEST(test_store_identity_decommission_nonces)
         ck_assert_int_eq(store_agent_add_pending(s, &b, ekpub, sizeof(ekpub), h1, 100000), -EBUSY);
         /* decommission: agent and EK refused until readmitted, even after a DELETE */
         ck_assert_int_eq(store_agent_decommission(s, "new", 4000), 0);
-        ck_assert_int_eq(store_agent_offset(s, "new", &count), -EPERM);
+        ck_assert_int_eq(store_test_offset(s, "new", &count), -EPERM);
         ck_assert_int_eq(store_ek_refused(s, a.ek_id, replaced, sizeof(replaced)), -EPERM);
         ck_assert_str_eq(replaced, "new");
         ck_assert_int_eq(store_agent_activate(s, "third", h1, 4000, replaced), -EACCES);
@@ -799,7 +799,7 @@ START_TEST(test_store_identity_decommission_nonces)
         ck_assert_int_eq(store_agent_decommission(s, "third", 6000), 0);
         ck_assert_int_eq(store_agent_readmit(s, "third", 1000), 0);
         ck_assert_int_eq(store_agent_readmit(s, "third", 1000), -EALREADY);
-        ck_assert_int_eq(store_agent_offset(s, "third", &count), 0);
+        ck_assert_int_eq(store_test_offset(s, "third", &count), 0);
         /* each verdict stores a result with a new id and makes it the agent's last result
          * (what a nonce is bound to, daemon/nonce.h: a new one makes earlier nonces stale); a
          * verdict on the seq it read twice is refused */
@@ -1118,7 +1118,7 @@ START_TEST(test_store_refuses_unknown_agent_state)
         ck_assert_int_eq(store_open(db, STORE_WRITER, 1, &s, &err), 0);
         ck_assert_int_eq(store_agent_get(s, "x", &got), -EBADMSG);
         ck_assert_ptr_null(got);
-        ck_assert_int_eq(store_agent_offset(s, "x", &offset), -EBADMSG);
+        ck_assert_int_eq(store_test_offset(s, "x", &offset), -EBADMSG);
         ck_assert_int_eq(store_agent_list(s, count_row, &n), -EBADMSG);
         ck_assert_int_eq(store_agent_query(s, &f, count_row, &n), -EBADMSG);
         ck_assert_uint_eq(n, 0);

@@ -153,7 +153,7 @@ static void every_write_path(enum store_mode mode)
         coherent(s, db, "a1", "a second read");
         store_cache_stats(s, &st);
         ck_assert_uint_ge(st.hits, 1);
-        ck_assert_int_eq(store_agent_offset(s, "a1", &offset), 0);
+        ck_assert_int_eq(store_test_offset(s, "a1", &offset), 0);
 
         /* the host's identity and labels, then a read holds them: a verdict's copy keeps them */
         {
@@ -170,7 +170,7 @@ static void every_write_path(enum store_mode mode)
         /* a verdict changes the held row as the UPDATE changed the database row */
         verdict(s, "a1", 3, "pass", NULL, 0);
         coherent(s, db, "a1", "verdict");
-        ck_assert_int_eq(store_agent_offset(s, "a1", &offset), 0);
+        ck_assert_int_eq(store_test_offset(s, "a1", &offset), 0);
         ck_assert_uint_eq(offset, 3);
         verdict(s, "a1", 7, "fail", "p@1", 0);
         coherent(s, db, "a1", "second verdict");
@@ -178,7 +178,7 @@ static void every_write_path(enum store_mode mode)
         ck_assert_uint_ge(st.updates, 2);
         ck_assert_int_eq(store_agent_reset_replay(s, "a1", 2), 0);
         coherent(s, db, "a1", "replay reset");
-        ck_assert_int_eq(store_agent_offset(s, "a1", &offset), 0);
+        ck_assert_int_eq(store_test_offset(s, "a1", &offset), 0);
         ck_assert_uint_eq(offset, 0);
         /* a stale seq is refused by the database, and the cache follows it */
         ck_assert_int_eq(store_agent_reset_replay(s, "a1", 2), -ESTALE);
@@ -192,22 +192,22 @@ static void every_write_path(enum store_mode mode)
         coherent(s, db, "a1", "unbind");
 
         /* decommission and readmit, through the challenge's read too */
-        ck_assert_int_eq(store_agent_offset(s, "a1", &offset), 0);
+        ck_assert_int_eq(store_test_offset(s, "a1", &offset), 0);
         ck_assert_int_eq(store_agent_decommission(s, "a1", 6000), 0);
         coherent(s, db, "a1", "decommission");
         ck_assert_int_eq(store_agent_decommission(s, "a1", 6000), 0);
         ck_assert_int_eq(store_agent_readmit(s, "a1", 1000), 0);
-        ck_assert_int_eq(store_agent_offset(s, "a1", &offset), 0);
+        ck_assert_int_eq(store_test_offset(s, "a1", &offset), 0);
         ck_assert_int_eq(store_agent_decommission(s, "a1", 6000), 0);
-        ck_assert_int_eq(store_agent_offset(s, "a1", &offset), -EPERM);
+        ck_assert_int_eq(store_test_offset(s, "a1", &offset), -EPERM);
         ck_assert_int_eq(store_agent_readmit(s, "a1", 1000), 0);
         coherent(s, db, "a1", "readmit");
 
         /* delete, then the same id enrolled again with another AK */
-        ck_assert_int_eq(store_agent_offset(s, "a1", &offset), 0);
+        ck_assert_int_eq(store_test_offset(s, "a1", &offset), 0);
         ck_assert_int_eq(store_agent_delete(s, "a1", 1000), 0);
         coherent(s, db, "a1", "delete");
-        ck_assert_int_eq(store_agent_offset(s, "a1", &offset), -ENOENT);
+        ck_assert_int_eq(store_test_offset(s, "a1", &offset), -ENOENT);
         agent_rec(&a, "a1", AGENT_STATE_ACTIVE, ak2, name2);
         ck_assert_int_eq(store_agent_add(s, &a), 0);
         coherent(s, db, "a1", "enrolled again");
@@ -219,11 +219,11 @@ static void every_write_path(enum store_mode mode)
         memset(a.ek_id, 0xee, sizeof(a.ek_id));
         a.has_ek_id = true;
         ck_assert_int_eq(store_agent_add_pending(s, &a, ekpub, sizeof(ekpub), h1, 100000), 0);
-        ck_assert_int_eq(store_agent_offset(s, "old", &offset), -EACCES);
+        ck_assert_int_eq(store_test_offset(s, "old", &offset), -EACCES);
         coherent(s, db, "old", "pending");
         ck_assert_int_eq(store_agent_activate(s, "old", h1, 2000, replaced), 0);
         coherent(s, db, "old", "activate");
-        ck_assert_int_eq(store_agent_offset(s, "old", &offset), 0);
+        ck_assert_int_eq(store_test_offset(s, "old", &offset), 0);
         agent_rec(&a, "new", AGENT_STATE_PENDING, ak2, name2);
         memset(a.ek_id, 0xee, sizeof(a.ek_id));
         a.has_ek_id = true;
@@ -235,14 +235,14 @@ static void every_write_path(enum store_mode mode)
         coherent(s, db, "old", "taken over");
         coherent(s, db, "new", "took over");
         ck_assert_int_eq(store_agent_get(s, "old", &got), -ENOENT);
-        ck_assert_int_eq(store_agent_offset(s, "old", &offset), -ENOENT);
+        ck_assert_int_eq(store_test_offset(s, "old", &offset), -ENOENT);
 
         /* a restarted store continues from what was stored */
         verdict(s, "new", 11, "pass", NULL, 0);
         store_close(s);
         ck_assert_int_eq(store_open(db, mode, 2, &s, &err), 0);
         store_cache_limit(s, STORE_AGENT_CACHE_MAX);
-        ck_assert_int_eq(store_agent_offset(s, "new", &offset), 0);
+        ck_assert_int_eq(store_test_offset(s, "new", &offset), 0);
         ck_assert_uint_eq(offset, 11);
         coherent(s, db, "new", "reopened");
         verdict(s, "new", 12, "pass", NULL, 0);
@@ -493,8 +493,8 @@ START_TEST(test_default_per_engine)
         ck_assert_int_eq(store_open(db, STORE_POOL, 2, &s, &err), 0);
         agent_rec(&a, "a1", AGENT_STATE_ACTIVE, ak, name);
         ck_assert_int_eq(store_agent_add(s, &a), 0);
-        ck_assert_int_eq(store_agent_offset(s, "a1", &offset), 0);
-        ck_assert_int_eq(store_agent_offset(s, "a1", &offset), 0);
+        ck_assert_int_eq(store_test_offset(s, "a1", &offset), 0);
+        ck_assert_int_eq(store_test_offset(s, "a1", &offset), 0);
         ck_assert_uint_eq(offset, 0);
         store_cache_stats(s, &st);
         if (!store_target_pg()) {
@@ -507,13 +507,13 @@ START_TEST(test_default_per_engine)
         ck_assert_uint_eq(st.entries, 0);
         ck_assert_int_eq(store_open(db, STORE_POOL, 2, &t, &err), 0);
         verdict(t, "a1", 8, "pass", NULL, 0);
-        ck_assert_int_eq(store_agent_offset(s, "a1", &offset), 0);
+        ck_assert_int_eq(store_test_offset(s, "a1", &offset), 0);
         ck_assert_uint_eq(offset, 8);
         ck_assert_int_eq(store_agent_get(s, "a1", &got), 0);
         ck_assert_uint_eq(got->ima_offset, 8);
         store_agent_free(got);
         ck_assert_int_eq(store_agent_decommission(t, "a1", 9000), 0);
-        ck_assert_int_eq(store_agent_offset(s, "a1", &offset), -EPERM);
+        ck_assert_int_eq(store_test_offset(s, "a1", &offset), -EPERM);
         store_close(t);
         store_close(s);
         rm_rf(dir);
