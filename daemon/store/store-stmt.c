@@ -202,7 +202,6 @@ static const char *const stmt_pg[ST_COUNT] = {
                           " set_config('lock_timeout', '250ms', true),"
                           " set_config('enable_hashjoin', 'off', true),"
                           " set_config('enable_mergejoin', 'off', true)",
-        [ST_STALE_CURSOR] = "SELECT upto FROM stale_cursor WHERE id = 1 FOR UPDATE",
         [ST_STALE_CURSOR_SET] = "UPDATE stale_cursor SET upto = ?1::bigint WHERE id = 1 AND"
                                 " upto < ?1::bigint",
         [ST_STALE_HI] = "SELECT due FROM results WHERE due >= ?1::bigint AND due < ?2::bigint"
