@@ -255,18 +255,17 @@ int api_agent_load(struct attestd *d, const struct api_req *req, struct api_resp
 }
 
 /* The newest result's stored verdict text, copied into *(char **)arg. */
-static int last_verdict_one(int64_t rid, int64_t time, const char *status, const char *policy,
-                            const char *verdict, void *arg)
+static int last_verdict_one(const struct store_result_row *row, void *arg)
 {
         char **ret = arg;
+        int e;
 
-        (void)rid;
-        (void)time;
-        (void)status;
-        (void)policy;
         free(*ret);
-        *ret = verdict ? strdup(verdict) : NULL;
-        return verdict && !*ret ? -ENOMEM : 0;
+        *ret = NULL;
+        if ((e = api_verdict_full(row, ret)) < 0 || *ret)
+                return e;
+        *ret = row->verdict ? strdup(row->verdict) : NULL;
+        return row->verdict && !*ret ? -ENOMEM : 0;
 }
 
 /*

@@ -525,9 +525,8 @@ static int stage_judge(struct attestd *d, struct api_resp *r, struct round *rd)
                 api_error(d, r, 500, AE_INTERNAL, "could not judge");
                 return -ENOMEM;
         }
-        if (json_object_set_new(v, "time", api_time_json(rd->now)) < 0 ||
-            json_object_set_new(v, "next_due", api_time_json(rd->next_due)) < 0 ||
-            (rd->verified && rd->status != VERDICT_ERROR &&
+        /* "time" and "next_due" are the results row's: api_verdict_text puts them first */
+        if ((rd->verified && rd->status != VERDICT_ERROR &&
              json_object_set_new(v, "ima",
                                  json_pack("{s:I, s:I, s:I, s:b, s:b, s:b}", "offset",
                                            (json_int_t)rd->ev->ima_offset, "new_entries",
@@ -568,15 +567,18 @@ static void answer_moved(struct attestd *d, struct api_resp *r, const struct rou
 /* The result and the agent's next state, in one transaction. */
 static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
 {
-        char *text = rd->text = json_dumps(rd->verdict, JSON_COMPACT);
+        const char *status = verdict_status_name(rd->status), *policy = rd->ref[0] ? rd->ref : NULL;
         bool pass = rd->status == VERDICT_PASS;
         /* a failed or unjudged round keeps the last good state: the next one retries */
         bool advance = rd->verified && rd->status != VERDICT_ERROR;
         struct store_appraisal appraisal;
+        const char *stored;
         char esc[512];
         int e;
 
-        if (!text) {
+        /* the text answered (rd->text) and the part of it the results row keeps */
+        if (api_verdict_text(rd->verdict, status, policy, rd->now, rd->next_due, &rd->text,
+                             &stored) < 0) {
                 api_nomem(d, r);
                 return -ENOMEM;
         }
@@ -584,9 +586,9 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
         struct store_result res = {
                 .agent = rd->id,
                 .time = rd->now,
-                .status = verdict_status_name(rd->status),
-                .policy = rd->ref[0] ? rd->ref : NULL,
-                .verdict = text,
+                .status = status,
+                .policy = policy,
+                .verdict = stored,
                 .appraisal = &appraisal,
                 .failing = rd->failing_json,
                 .reason = rd->reason,

@@ -57,6 +57,23 @@ bool api_agent_stale(const struct attestd *d, const struct store_agent *a, int64
 int api_json_with_verdict(json_t *o, const char *key, const char *verdict, char **ret,
                           size_t *ret_len) _wur_;
 
+/*
+ * A verdict's text and what its results row keeps of it (api-results.c). The row's columns hold
+ * the text's head, so the row keeps the rest only: every verdict text a round answers or a list
+ * gives back is
+ *   {"status":S,"policy":P,"time":T,"next_due":D   rendered from the columns (status, policy,
+ *                                                  time, due), then
+ *   ,"claims":[...],...}                            the rest, as the row stores it.
+ * api_verdict_text: v's members but "status" and "policy" (deleted from v) after the head, as a
+ * new text *ret_full; *ret_stored points into it at the rest. -ENOMEM.
+ * api_verdict_full: the whole text of a stored row into a new *ret, or NULL (0) when the row
+ * holds it whole (written before the split, or not starting with ","). -ENOMEM.
+ */
+int api_verdict_text(json_t *v, const char *status, const char *policy, int64_t time, int64_t due,
+                     char **ret_full, const char **ret_stored) _wur_;
+struct store_result_row;
+int api_verdict_full(const struct store_result_row *row, char **ret) _wur_;
+
 /* What the route of a request needs, known from its head alone (api_preflight). */
 enum api_gate {
         API_GATE_NONE,   /* nothing about an agent to check */

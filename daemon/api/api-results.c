@@ -13,15 +13,83 @@
 #include <jansson.h>
 
 #include "daemon/api/api-internal.h"
+#include "daemon/store/store.h"
 #include "util/buf.h"
 
 #define API_RESULTS_LIMIT 20       /* results a page by default */
 #define API_RESULTS_LIMIT_MAX 1000 /* and at most (?limit=) */
 
+/* The verdict text's head: the members the results row's columns hold (api-internal.h). */
+static char *verdict_head(const char *status, const char *policy, int64_t time, int64_t due,
+                          size_t *ret_len)
+{
+        json_t *o = json_pack("{s:s, s:s?, s:o, s:o}", "status", status ? status : "", "policy",
+                              policy, "time", api_time_json(time), "next_due", api_time_json(due));
+        char *t = o ? json_dumps(o, JSON_COMPACT) : NULL;
+
+        json_decref(o);
+        *ret_len = t ? strlen(t) : 0;
+        return t;
+}
+
+/* head ("{...}") without its "}", then rest (n bytes and a NUL), as a new text; NULL: ENOMEM. */
+static char *verdict_join(const char *head, size_t hn, const char *rest, size_t n)
+{
+        char *t;
+
+        if (hn < 2 || n >= SIZE_MAX - hn)
+                return NULL;
+        t = malloc(hn - 1 + n + 1);
+        if (!t)
+                return NULL;
+        memcpy(t, head, hn - 1);
+        memcpy(t + hn - 1, rest, n + 1);
+        return t;
+}
+
+int api_verdict_text(json_t *v, const char *status, const char *policy, int64_t time, int64_t due,
+                     char **ret_full, const char **ret_stored)
+{
+        _cleanup_free_ char *head = NULL, *rest = NULL;
+        size_t hn, rn;
+
+        (void)json_object_del(v, "status");
+        (void)json_object_del(v, "policy");
+        head = verdict_head(status, policy, time, due, &hn);
+        rest = json_dumps(v, JSON_COMPACT);
+        if (!head || !rest)
+                return -ENOMEM;
+        rn = strlen(rest);
+        if (rn <= 2) { /* no other member (never made so): the head alone, stored whole */
+                *ret_stored = *ret_full = TAKE_PTR(head);
+                return 0;
+        }
+        rest[0] = ','; /* "{...}" -> ",...}" */
+        *ret_full = verdict_join(head, hn, rest, rn);
+        if (!*ret_full)
+                return -ENOMEM;
+        *ret_stored = *ret_full + hn - 1;
+        return 0;
+}
+
+int api_verdict_full(const struct store_result_row *row, char **ret)
+{
+        _cleanup_free_ char *head = NULL;
+        size_t hn;
+
+        *ret = NULL;
+        if (!row->verdict || row->verdict[0] != ',')
+                return 0;
+        head = verdict_head(row->status, row->policy, row->time, row->due, &hn);
+        if (!head || !(*ret = verdict_join(head, hn, row->verdict, strlen(row->verdict))))
+                return -ENOMEM;
+        return 0;
+}
+
 /*
- * A verdict as the store holds it (the compact JSON stage_store rendered from the typed verdict)
- * is embedded in answers as it is: never parsed back. Text that is not an object
- * goes out as null.
+ * A verdict as the store gives it back whole (api_verdict_full: the compact JSON stage_store
+ * rendered from the typed verdict) is embedded in answers as it is: never parsed back. Text that
+ * is not an object goes out as null.
  */
 static const char *stored_verdict(const char *text, size_t *ret_len)
 {
@@ -82,21 +150,25 @@ static void results_done(struct results *l)
         free(l->lens);
 }
 
-static int results_one(int64_t rid, int64_t time, const char *status, const char *policy,
-                       const char *verdict, void *arg)
+static int results_one(const struct store_result_row *row, void *arg)
 {
         struct results *l = arg;
+        _cleanup_free_ char *whole = NULL;
         json_t *o;
         int e;
 
-        l->last = rid;
+        l->last = row->id;
         if (l->n == l->cap) /* the store hands out limit rows at most */
                 return -E2BIG;
-        o = json_pack("{s:I, s:o, s:s, s:s?}", "id", (json_int_t)rid, "time", api_time_json(time),
-                      "status", status ? status : "", "policy", policy);
+        if ((e = api_verdict_full(row, &whole)) < 0)
+                return e;
+        o = json_pack("{s:I, s:o, s:s, s:s?}", "id", (json_int_t)row->id, "time",
+                      api_time_json(row->time), "status", row->status ? row->status : "", "policy",
+                      row->policy);
         if (!o)
                 return -ENOMEM;
-        if ((e = api_json_with_verdict(o, "verdict", verdict, &l->rows[l->n], &l->lens[l->n])) < 0)
+        if ((e = api_json_with_verdict(o, "verdict", whole ? whole : row->verdict, &l->rows[l->n],
+                                       &l->lens[l->n])) < 0)
                 return e;
         l->bytes += l->lens[l->n++];
         return 0;

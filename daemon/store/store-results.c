@@ -308,12 +308,27 @@ int store_agent_reset_replay(struct store *s, const char *id, uint64_t expect_se
         return e;
 }
 
+/* One row of ST_RESULT_LIST or the export's statement (id, time, status, policy, verdict, due). */
+static int result_row(struct db_stmt *st, int (*fn)(const struct store_result_row *row, void *arg),
+                      void *arg)
+{
+        struct store_result_row row = {
+                .id = db_col_i64(st, 0),
+                .time = db_col_i64(st, 1),
+                .status = db_col_text(st, 2),
+                .policy = db_col_text(st, 3),
+                .verdict = db_col_text(st, 4),
+                .due = db_col_i64(st, 5),
+        };
+
+        return fn(&row, arg);
+}
+
 struct results_arg {
         const char *agent;
         uint64_t limit;
         int64_t before;
-        int (*fn)(int64_t id, int64_t time, const char *status, const char *policy,
-                  const char *verdict, void *arg);
+        int (*fn)(const struct store_result_row *row, void *arg);
         void *arg;
 };
 
@@ -331,8 +346,7 @@ static int results_list_fn(struct conn *c, void *arg)
             bind_i64(st, 3, (int64_t)a->limit) < 0)
                 return -EIO;
         while ((rc = db_step(st)) == DB_ROW) {
-                e = a->fn(db_col_i64(st, 0), db_col_i64(st, 1), db_col_text(st, 2),
-                          db_col_text(st, 3), db_col_text(st, 4), a->arg);
+                e = result_row(st, a->fn, a->arg);
                 if (e < 0)
                         break;
         }
@@ -343,9 +357,7 @@ static int results_list_fn(struct conn *c, void *arg)
 }
 
 int store_results_list(struct store *s, const char *agent, uint64_t limit, int64_t before,
-                       int (*fn)(int64_t id, int64_t time, const char *status, const char *policy,
-                                 const char *verdict, void *arg),
-                       void *arg)
+                       int (*fn)(const struct store_result_row *row, void *arg), void *arg)
 {
         struct results_arg a = {agent, limit, before, fn, arg};
 
@@ -407,8 +419,7 @@ struct since_arg {
         const char *agent;
         uint64_t limit;
         int64_t after, since;
-        int (*fn)(int64_t id, int64_t time, const char *status, const char *policy,
-                  const char *verdict, void *arg);
+        int (*fn)(const struct store_result_row *row, void *arg);
         void *arg;
 };
 
@@ -422,7 +433,7 @@ static int results_since_fn(struct conn *c, void *arg)
                 return n < 0 ? n : -ENOENT;
         /* the results index (agent, id) serves the order; the time bound only filters */
         if (db_prepare(c->db,
-                       "SELECT id, time, status, policy, verdict FROM results"
+                       "SELECT id, time, status, policy, verdict, due FROM results"
                        " WHERE agent = ?1 AND id > ?2 AND time >= ?3 ORDER BY id LIMIT ?4",
                        NULL, 0, false, &st) < 0)
                 return -EIO;
@@ -431,8 +442,7 @@ static int results_since_fn(struct conn *c, void *arg)
             bind_i64(st, 4, a->limit > INT64_MAX ? INT64_MAX : (int64_t)a->limit) < 0)
                 e = -EIO;
         while (e == 0 && (rc = db_step(st)) == DB_ROW)
-                e = a->fn(db_col_i64(st, 0), db_col_i64(st, 1), db_col_text(st, 2),
-                          db_col_text(st, 3), db_col_text(st, 4), a->arg);
+                e = result_row(st, a->fn, a->arg);
         if (e == 0 && rc != DB_DONE)
                 e = -EIO;
         db_finalize(st);
@@ -440,9 +450,7 @@ static int results_since_fn(struct conn *c, void *arg)
 }
 
 int store_results_since(struct store *s, const char *agent, uint64_t limit, int64_t after,
-                        int64_t since,
-                        int (*fn)(int64_t id, int64_t time, const char *status, const char *policy,
-                                  const char *verdict, void *arg),
+                        int64_t since, int (*fn)(const struct store_result_row *row, void *arg),
                         void *arg)
 {
         struct since_arg a = {agent, limit, after, since, fn, arg};

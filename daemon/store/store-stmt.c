@@ -103,7 +103,7 @@ static const char *const stmt_sql[ST_COUNT] = {
                 ", due) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         [ST_RESULT_PRUNE] = "DELETE FROM results WHERE agent = ?1 AND id <= (SELECT id FROM"
                             " results WHERE agent = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)",
-        [ST_RESULT_LIST] = "SELECT id, time, status, policy, verdict FROM results WHERE"
+        [ST_RESULT_LIST] = "SELECT id, time, status, policy, verdict, due FROM results WHERE"
                            " agent = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
         [ST_RESULT_LATEST] = "SELECT id, time, policy, " APPRAISAL_COLS " FROM results WHERE"
                              " agent = ?1 ORDER BY id DESC LIMIT 1",

@@ -320,9 +320,11 @@ struct store_appraisal {
 struct store_result {
         const char *agent;
         int64_t time;
-        const char *status;                      /* "pass" / "fail" */
-        const char *policy;                      /* name@version or NULL */
-        const char *verdict;                     /* JSON */
+        const char *status; /* "pass" / "fail" */
+        const char *policy; /* name@version or NULL */
+        /* the text the lists give back (daemon: the verdict without the members the columns above
+         * hold, api-verdict-text.c); the store never reads it */
+        const char *verdict;
         const struct store_appraisal *appraisal; /* NULL: none (stored as NULLs) */
         /* for the agent.fail / agent.error event, rendered by the caller from the typed verdict:
          * the failing claims' names as a JSON array (NULL: "[]"), and the code of a round that
@@ -349,17 +351,20 @@ int store_result_add(struct store *s, const struct store_result *r, uint64_t exp
  * so the next verification sees the changed reset count), if seq still matches.
  */
 int store_agent_reset_replay(struct store *s, const char *id, uint64_t expect_seq) _wur_;
+/* A stored result as the two lists below hand it out (valid during the callback only). */
+struct store_result_row {
+        int64_t id, time;
+        int64_t due; /* the agent's next_due this result gave (0: before schema 10) */
+        const char *status, *policy; /* policy NULL: none judged */
+        const char *verdict;         /* as store_result_add was given it */
+};
 /* Results of an agent, newest first, ids below before (0: no bound), at most limit. */
 int store_results_list(struct store *s, const char *agent, uint64_t limit, int64_t before,
-                       int (*fn)(int64_t id, int64_t time, const char *status, const char *policy,
-                                 const char *verdict, void *arg),
-                       void *arg) _wur_;
+                       int (*fn)(const struct store_result_row *row, void *arg), void *arg) _wur_;
 /* Results of an agent, oldest first: ids above after, times at or after since (ms), at most
  * limit (the export's pages: a cursor that retention cannot move). -ENOENT no such agent. */
 int store_results_since(struct store *s, const char *agent, uint64_t limit, int64_t after,
-                        int64_t since,
-                        int (*fn)(int64_t id, int64_t time, const char *status, const char *policy,
-                                  const char *verdict, void *arg),
+                        int64_t since, int (*fn)(const struct store_result_row *row, void *arg),
                         void *arg) _wur_;
 
 #define STORE_POLICY_REF_MAX (STORE_ID_MAX + 24) /* name@version, with its NUL */

@@ -154,6 +154,29 @@ api PUT /v1/policies/default '{"name":"default"}' "$ADMIN"
 expect 201 "" -- a default policy
 round 28 28
 [ "$(jq -r .policy <<<"$body")" = default@1 ] || fail "verdict names the policy version: $body"
+# the results row keeps the verdict without the head its columns hold (status, policy, time,
+# next_due: docs/architecture.md §7); the history and the agent give back the text answered,
+# byte for byte (jq -c keeps the members' order)
+answered=$(jq -c 'del(.id)' <<<"$body")
+rid=$(jq -r .id <<<"$body")
+[ "$(jq -c 'keys_unsorted[1:5]' <<<"$body")" = '["status","policy","time","next_due"]' ] ||
+        fail "the head first: $body"
+stored=$(sqlite3 "$work/attestd.db" "SELECT verdict FROM results WHERE id = $rid")
+[[ "$stored" == ',"claims":'* && "$stored" != *'"status"'* && "$stored" != *'"next_due"'* ]] ||
+        fail "stored without its head: $stored"
+api GET "/v1/agents/$id/results?limit=1" "" "$READER"
+[ "$(jq -c '.results[0].verdict' <<<"$body")" = "$answered" ] ||
+        fail "history's verdict differs from the answer: $body vs $answered"
+api GET "/v1/agents/$id" "" "$READER"
+[ "$(jq -c '.last_verdict' <<<"$body")" = "$answered" ] ||
+        fail "agent's last_verdict differs from the answer: $body vs $answered"
+# a row holding its verdict whole (as written before the split) is given back as it is
+sqlite3 "$work/attestd.db" "UPDATE results SET verdict = '{\"status\":\"pass\",\"old\":1}' WHERE id = $rid"
+api GET "/v1/agents/$id/results?limit=1" "" "$READER"
+[ "$(jq -c '.results[0].verdict' <<<"$body")" = '{"status":"pass","old":1}' ] ||
+        fail "a whole stored verdict: $body"
+sqlite3 "$work/attestd.db" "UPDATE results SET verdict = '$stored' WHERE id = $rid"
+ok "the row keeps the verdict without its head; history and agent give back the answered text"
 api GET "/v1/agents/$id/results?limit=3" "" "$READER"
 expect 200 "" -- results page 1
 [ "$(jq '.results | length' <<<"$body")" = 3 ] || fail "3 results: $body"

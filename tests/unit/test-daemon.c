@@ -868,16 +868,16 @@ static int refused_row(const uint8_t ek_id[STORE_EK_ID_LEN], const char *agent, 
         return 0;
 }
 
-static int since_row(int64_t id, int64_t time, const char *status, const char *policy,
-                     const char *verdict, void *arg)
+static int since_row(const struct store_result_row *row, void *arg)
 {
         struct ids *l = arg;
         size_t n = strlen(l->s);
 
-        (void)id;
-        (void)policy;
-        ck_assert_str_eq(verdict, "{}");
-        snprintf(l->s + n, sizeof(l->s) - n, "%s%lld:%s", n ? " " : "", (long long)time, status);
+        ck_assert_str_eq(row->verdict, "{}");
+        /* the due time each result gave (time + 500 below) */
+        ck_assert_int_eq(row->due, row->time + 500);
+        snprintf(l->s + n, sizeof(l->s) - n, "%s%lld:%s", n ? " " : "", (long long)row->time,
+                 row->status);
         return 0;
 }
 
@@ -930,6 +930,7 @@ START_TEST(test_store_admin_queries)
                 struct store_agent *a = NULL;
                 struct store_result r = {.agent = "abcd0001",
                                          .time = 1000 * i,
+                                         .next_due = 1000 * i + 500,
                                          .status = i == 4 ? "fail" : "pass",
                                          .verdict = "{}",
                                          .replay_state = (const uint8_t *)"{}",
