@@ -596,6 +596,8 @@ static int stage_store(struct attestd *d, struct api_resp *r, struct round *rd)
                 .ima_offset = advance ? rd->vr->next.entries : rd->a->ima_offset,
                 .replay_state = advance ? rd->state : rd->a->replay_state,
                 .replay_state_len = advance ? rd->state_len : rd->a->replay_state_len,
+                .kept_known = rd->a->results_kept >= 0,
+                .kept = rd->a->results_kept,
         };
         e = store_result_add(d->store, &res, rd->a->seq, d->cfg.retain, &rd->rid);
         /* the row the challenge kept moved on: the caller judges the round again on the row

@@ -52,6 +52,7 @@ int store_agent_row(struct db_stmt *st, struct store_agent **ret)
         a->last_result = db_col_i64(st, 11);
         a->ima_offset = (uint64_t)db_col_i64(st, 12);
         a->seq = (uint64_t)db_col_i64(st, 14);
+        a->results_kept = -1; /* ST_AGENT_GET's column 19 (agent_get_fn) */
         col_str(st, 16, a->hostname, sizeof(a->hostname));
         col_str(st, 17, a->machine_id, sizeof(a->machine_id));
         a->has_ek_id = col_blob_fixed(st, 15, a->ek_id, sizeof(a->ek_id));
@@ -111,6 +112,8 @@ static int agent_get_fn(struct conn *c, void *arg)
         if (e <= 0)
                 return e < 0 ? e : -ENOENT;
         e = store_agent_row(st, &g->a);
+        if (e == 0 && !db_col_null(st, 19))
+                g->a->results_kept = db_col_i64(st, 19);
         db_reset(st);
         return e;
 }

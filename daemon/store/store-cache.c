@@ -285,7 +285,7 @@ void store_cache_agent_forget(struct store_cache *c, const char *id)
 }
 
 void store_cache_agent_verdict(struct store_cache *c, const struct store_result *r,
-                               uint64_t expect_seq, int64_t result_id)
+                               uint64_t expect_seq, int64_t result_id, int64_t kept)
 {
         struct agent_entry *e;
         struct store_agent *a = NULL;
@@ -313,6 +313,7 @@ void store_cache_agent_verdict(struct store_cache *c, const struct store_result 
         a->last_result = result_id;
         a->ima_offset = r->ima_offset;
         a->seq = expect_seq + 1;
+        a->results_kept = kept;
         store_agent_free(e->a);
         e->a = a;
         c->stats.updates++;

@@ -33,6 +33,8 @@ enum stmt {
         ST_AGENT_RESET_REPLAY,
         ST_RESULT_ADD,
         ST_RESULT_PRUNE,
+        ST_RESULT_PRUNE_OLDEST,
+        ST_AGENT_KEPT_COUNT,
         ST_RESULT_LIST,
         ST_RESULT_LATEST,
         ST_POLICY_NEXT,
@@ -206,9 +208,10 @@ int store_cache_agent_get(struct store_cache *c, const char *id, struct store_ag
 void store_cache_agent_add(struct store_cache *c, const struct store_agent *a, uint64_t gen);
 /* After a write to agent id committed (or may have): drop its row. */
 void store_cache_agent_forget(struct store_cache *c, const char *id);
-/* After store_result_add() committed: the same change to the held row (if it is at expect_seq). */
+/* After store_result_add() committed: the same change to the held row (if it is at expect_seq);
+ * kept: the agent's results_kept now. */
 void store_cache_agent_verdict(struct store_cache *c, const struct store_result *r,
-                               uint64_t expect_seq, int64_t result_id);
+                               uint64_t expect_seq, int64_t result_id, int64_t kept);
 /* After store_agent_reset_replay() committed. */
 void store_cache_agent_replay_reset(struct store_cache *c, const char *id, uint64_t expect_seq);
 /* Live policy versions: 1 with *ret_version (0: none live), 0 on a miss. */

@@ -14,6 +14,47 @@ struct result_arg {
         int64_t id;
 };
 
+/* The agent's results_kept that the verdict writes: the round's count plus its result, at most
+ * retain (the oldest beyond are pruned); -1 when the round did not know it (counted then). */
+static int64_t kept_after(const struct result_arg *a)
+{
+        const struct store_result *r = a->r;
+
+        if (!r->kept_known || r->kept < 0)
+                return -1;
+        return (uint64_t)r->kept + 1 > a->retain ? (int64_t)a->retain : r->kept + 1;
+}
+
+/*
+ * The statement path's prune, after the agent's row took kept_after (as PRUNE_SQL in
+ * store-schema.c): the oldest results beyond retain in one step when the count was known, else
+ * the newest retain kept and the count written.
+ */
+static int result_prune(struct conn *c, const struct result_arg *a)
+{
+        const struct store_result *r = a->r;
+        struct db_stmt *st;
+        int n;
+
+        if (kept_after(a) < 0) {
+                st = st_get(c, ST_RESULT_PRUNE);
+                if (!st || bind_text(st, 1, r->agent) < 0 ||
+                    bind_i64(st, 2, (int64_t)a->retain) < 0)
+                        return -EIO;
+                if ((n = step_changes(c, st)) < 0)
+                        return n;
+                return exec_by_key(c, ST_AGENT_KEPT_COUNT, r->agent) < 0 ? -EIO : 0;
+        }
+        if ((uint64_t)r->kept < a->retain)
+                return 0;
+        st = st_get(c, ST_RESULT_PRUNE_OLDEST);
+        if (!st || bind_text(st, 1, r->agent) < 0 ||
+            bind_i64(st, 2, r->kept - (int64_t)a->retain) < 0)
+                return -EIO;
+        n = step_changes(c, st);
+        return n < 0 ? n : 0;
+}
+
 /* The appraisal into parameters first .. first + STORE_TV_COUNT (NULLs for none): 0 or -EIO. */
 static int bind_appraisal(struct db_stmt *st, int first, const struct store_appraisal *a)
 {
@@ -60,7 +101,8 @@ static int result_add_fn(struct conn *c, void *arg)
             bind_i64(st, 3, r->time) < 0 || bind_i64(st, 4, r->next_due) < 0 ||
             bind_text(st, 5, r->status) < 0 || bind_text(st, 6, r->policy) < 0 ||
             bind_i64(st, 7, a->id) < 0 || bind_i64(st, 8, (int64_t)r->ima_offset) < 0 ||
-            bind_blob(st, 9, r->replay_state, r->replay_state_len) < 0)
+            bind_blob(st, 9, r->replay_state, r->replay_state_len) < 0 ||
+            (kept_after(a) < 0 ? bind_text(st, 10, NULL) : bind_i64(st, 10, kept_after(a))) < 0)
                 return -EIO;
         n = step_changes(c, st);
         if (n < 0)
@@ -75,11 +117,7 @@ static int result_add_fn(struct conn *c, void *arg)
         if (exec_by_key(c, ST_STALE_WATCH_DONE, r->agent) < 0)
                 return -EIO;
 
-        st = st_get(c, ST_RESULT_PRUNE);
-        if (!st || bind_text(st, 1, r->agent) < 0 || bind_i64(st, 2, (int64_t)a->retain) < 0)
-                return -EIO;
-        n = step_changes(c, st);
-        return n < 0 ? n : 0;
+        return result_prune(c, a);
 }
 
 /* attestd_verdict()'s and attestd_verdicts()' rc as result_add_one_fn returns it. */
@@ -119,7 +157,8 @@ static int result_add_one_fn(struct conn *c, void *arg)
             bind_text(st, 5, r->status) < 0 || bind_text(st, 6, r->policy) < 0 ||
             bind_text(st, 7, r->verdict) < 0 || bind_i64(st, 8, (int64_t)r->ima_offset) < 0 ||
             bind_blob(st, 9, r->replay_state, r->replay_state_len) < 0 ||
-            bind_i64(st, 10, (int64_t)a->retain) < 0 || bind_appraisal(st, 11, r->appraisal) < 0)
+            bind_i64(st, 10, (int64_t)a->retain) < 0 || bind_appraisal(st, 11, r->appraisal) < 0 ||
+            (kept_after(a) < 0 ? bind_text(st, 16, NULL) : bind_i64(st, 16, r->kept)) < 0)
                 return -EIO;
         if (db_step(st) != DB_ROW) {
                 db_reset(st);
@@ -148,16 +187,17 @@ enum {
         VA_IMA_OFFSET,
         VA_STATE,
         VA_EAR,
+        VA_KEPT,
         VA__COUNT
 };
 static const uint32_t va_oid[VA__COUNT] = {
         [VA_AGENT] = PG_OID_TEXT,    [VA_SEQ] = PG_OID_INT8,        [VA_TIME] = PG_OID_INT8,
         [VA_NEXT_DUE] = PG_OID_INT8, [VA_STATUS] = PG_OID_TEXT,     [VA_POLICY] = PG_OID_TEXT,
         [VA_VERDICT] = PG_OID_TEXT,  [VA_IMA_OFFSET] = PG_OID_INT8, [VA_STATE] = PG_OID_BYTEA,
-        [VA_EAR] = PG_OID_INT4,
+        [VA_EAR] = PG_OID_INT4,      [VA_KEPT] = PG_OID_INT8,
 };
 /* each array's parameter in ST_VERDICTS (?10 is the retain count) */
-static const int va_param[VA__COUNT] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 11};
+static const int va_param[VA__COUNT] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12};
 
 static void va_add(struct pg_array *v, const struct result_arg *a)
 {
@@ -179,6 +219,10 @@ static void va_add(struct pg_array *v, const struct result_arg *a)
                         pg_array_add_i32(&v[VA_EAR], (int32_t)(i == 0 ? r->appraisal->status
                                                                       : r->appraisal->tv[i - 1]));
         }
+        if (kept_after(a) < 0)
+                pg_array_add(&v[VA_KEPT], NULL, 0); /* NULL: not known */
+        else
+                pg_array_add_i64(&v[VA_KEPT], r->kept);
 }
 
 struct va_order {
@@ -267,7 +311,11 @@ int store_result_add(struct store *s, const struct store_result *r, uint64_t exp
                 store_cache_agent_forget(store_cache_of(s), r->agent);
                 return e;
         }
-        store_cache_agent_verdict(store_cache_of(s), r, expect_seq, a.id);
+        /* a count the round did not know was written by the database: read it with the row */
+        if (kept_after(&a) < 0)
+                store_cache_agent_forget(store_cache_of(s), r->agent);
+        else
+                store_cache_agent_verdict(store_cache_of(s), r, expect_seq, a.id, kept_after(&a));
         if (ret_id)
                 *ret_id = a.id;
         return 0;

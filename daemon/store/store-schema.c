@@ -30,6 +30,26 @@
 #define STALE_WATCH_SQL_SQLITE STALE_WATCH_SQL("INTEGER")
 #define STALE_WATCH_SQL_PG STALE_WATCH_SQL("BIGINT")
 
+/*
+ * Schema 11's prune of one agent's results in attestd_verdict() and attestd_verdicts(), once the
+ * verdict's own result is in (A: the agent's id, K: its results_kept as the round read it, with
+ * its seq, R: the retain count; the statement path's ST_RESULT_PRUNE_OLDEST and
+ * ST_RESULT_PRUNE + ST_AGENT_KEPT_COUNT do the same). K known: the agent had K results, now
+ * K + 1, and the oldest K + 1 - R of them go: the one at offset K - R from the oldest and every
+ * older one, one step into the agent's results. K NULL (rows from before schema 11): the newest
+ * R are kept, which walks R entries, and the count is written for the next verdict.
+ */
+#define PRUNE_SQL(A, K, R)                                                                         \
+        " IF " K " IS NULL THEN"                                                                   \
+        "  DELETE FROM results WHERE agent = " A " AND id <= (SELECT r.id FROM results r"          \
+        "   WHERE r.agent = " A " ORDER BY r.id DESC LIMIT 1 OFFSET " R ");"                       \
+        "  UPDATE agents SET results_kept = (SELECT count(*) FROM results r"                       \
+        "   WHERE r.agent = " A ") WHERE id = " A ";"                                              \
+        " ELSIF " K " >= " R " THEN"                                                               \
+        "  DELETE FROM results WHERE agent = " A " AND id <= (SELECT r.id FROM results r"          \
+        "   WHERE r.agent = " A " ORDER BY r.id LIMIT 1 OFFSET " K " - " R ");"                    \
+        " END IF;"
+
 /* Forward migrations: migration[i] takes user_version i to i + 1. */
 static const char *const migration[STORE_SCHEMA_VERSION] = {
         "CREATE TABLE agents ("
@@ -160,6 +180,11 @@ static const char *const migration[STORE_SCHEMA_VERSION] = {
          * when written) past stale_cursor.upto, and through stale_watch: the agents that became
          * active without a verdict (enrolled, readmitted), every active one at this migration. */
         STALE_WATCH_SQL_SQLITE,
+        /* 10 -> 11: each agent's count of stored results (at most --retain after a verdict),
+         * so that a verdict's prune deletes its oldest one in one step instead of walking
+         * --retain of them to find where to cut. NULL: not known (every agent at this
+         * migration): its next verdict prunes the old way and counts. */
+        "ALTER TABLE agents ADD COLUMN results_kept INTEGER;",
 };
 
 /*
@@ -523,6 +548,92 @@ static const char *const pg_migration[STORE_SCHEMA_VERSION] = {
         "   RETURN NEXT;"
         "  END LOOP;"
         " END $f$;",
+        /*
+         * 11: agents.results_kept (as on SQLite), which the verdict functions take as the round
+         * read it (p_kept, checked by the seq it was read with) and keep: the prune is one step
+         * (PRUNE_SQL) instead of a walk over --retain results a verdict. Instances of an older
+         * attestd cannot write verdicts past this migration (their functions are gone): upgrade
+         * them together, as for schemas 8 and 9.
+         */
+        "ALTER TABLE agents ADD COLUMN results_kept BIGINT;"
+        "DROP FUNCTION attestd_verdict(TEXT, BIGINT, BIGINT, BIGINT, TEXT, TEXT, TEXT, BIGINT,"
+        " BYTEA, BIGINT, INTEGER, INTEGER, INTEGER, INTEGER, INTEGER);"
+        "DROP FUNCTION attestd_verdicts(TEXT[], BIGINT[], BIGINT[], BIGINT[], TEXT[], TEXT[],"
+        " TEXT[], BIGINT[], BYTEA[], BIGINT, INTEGER[]);"
+        "CREATE FUNCTION attestd_verdict(p_agent TEXT, p_seq BIGINT, p_time BIGINT,"
+        " p_next_due BIGINT, p_status TEXT, p_policy TEXT, p_verdict TEXT, p_ima_offset BIGINT,"
+        " p_state BYTEA, p_retain BIGINT, p_ear_status INTEGER, p_tv_instance INTEGER,"
+        " p_tv_config INTEGER, p_tv_exec INTEGER, p_tv_hardware INTEGER, p_kept BIGINT)"
+        " RETURNS TABLE (rc INTEGER, rid BIGINT, msg TEXT)"
+        " LANGUAGE plpgsql AS $f$"
+        " DECLARE a RECORD;"
+        " BEGIN"
+        "  rc := 0; msg := NULL;"
+        "  BEGIN"
+        "   rid := nextval('results_id_seq');"
+        "   UPDATE agents SET last_seen = p_time, next_due = p_next_due, last_status = p_status,"
+        "    last_policy = p_policy, last_result = rid, ima_offset = p_ima_offset,"
+        "    replay_state = p_state, seq = seq + 1, results_kept = least(p_kept + 1, p_retain)"
+        "    WHERE id = p_agent AND seq = p_seq AND stale_since = 0 AND last_status = p_status;"
+        "   IF NOT FOUND THEN"
+        "    rid := 0;"
+        "    SELECT seq INTO a FROM agents WHERE id = p_agent;"
+        "    rc := CASE WHEN NOT FOUND THEN 1 WHEN a.seq <> p_seq THEN 2 ELSE 4 END;"
+        "    RETURN NEXT; RETURN;"
+        "   END IF;"
+        "   INSERT INTO results (id, agent, time, status, policy, verdict, ear_status,"
+        "    ear_tv_instance_identity, ear_tv_configuration, ear_tv_executables,"
+        "    ear_tv_hardware, due) VALUES (rid, p_agent, p_time, p_status, p_policy, p_verdict,"
+        "    p_ear_status, p_tv_instance, p_tv_config, p_tv_exec, p_tv_hardware, "
+        "p_next_due);" PRUNE_SQL(
+                "p_agent", "p_kept",
+                "p_retain") "  EXCEPTION WHEN OTHERS THEN"
+                            "   rc := 5; rid := 0; msg := SQLSTATE || ' ' || SQLERRM;"
+                            "  END;"
+                            "  RETURN NEXT;"
+                            " END $f$;"
+                            "CREATE FUNCTION attestd_verdicts(p_agent TEXT[], p_seq BIGINT[],"
+                            " p_time BIGINT[], p_next_due BIGINT[], p_status TEXT[], p_policy "
+                            "TEXT[],"
+                            " p_verdict TEXT[], p_ima_offset BIGINT[], p_state BYTEA[], p_retain "
+                            "BIGINT,"
+                            " p_ear INTEGER[], p_kept BIGINT[])"
+                            " RETURNS TABLE (i INTEGER, rc INTEGER, rid BIGINT)"
+                            " LANGUAGE plpgsql AS $f$"
+                            " DECLARE a RECORD; k INTEGER; e INTEGER;"
+                            " BEGIN"
+                            "  FOR k IN 1 .. coalesce(array_length(p_agent, 1), 0) LOOP"
+                            "   i := k; rc := 0; e := 5 * k - 4;"
+                            "   rid := nextval('results_id_seq');"
+                            "   UPDATE agents SET last_seen = p_time[k], next_due = p_next_due[k],"
+                            "    last_status = p_status[k], last_policy = p_policy[k], last_result "
+                            "= rid,"
+                            "    ima_offset = p_ima_offset[k], replay_state = p_state[k], seq = "
+                            "seq + 1,"
+                            "    results_kept = least(p_kept[k] + 1, p_retain)"
+                            "    WHERE id = p_agent[k] AND seq = p_seq[k] AND stale_since = 0"
+                            "    AND last_status = p_status[k];"
+                            "   IF FOUND THEN"
+                            "    INSERT INTO results (id, agent, time, status, policy, verdict, "
+                            "ear_status,"
+                            "     ear_tv_instance_identity, ear_tv_configuration, "
+                            "ear_tv_executables,"
+                            "     ear_tv_hardware, due) VALUES (rid, p_agent[k], p_time[k], "
+                            "p_status[k],"
+                            "     p_policy[k], p_verdict[k], p_ear[e], p_ear[e + 1], p_ear[e + 2], "
+                            "p_ear[e + 3],"
+                            "     p_ear[e + 4], p_next_due[k]);" PRUNE_SQL(
+                                    "p_agent[k]", "p_kept[k]",
+                                    "p_retain") "   ELSE"
+                                                "    rid := 0;"
+                                                "    SELECT seq INTO a FROM agents WHERE id = "
+                                                "p_agent[k];"
+                                                "    rc := CASE WHEN NOT FOUND THEN 1 WHEN a.seq "
+                                                "<> p_seq[k] THEN 2 ELSE 4 END;"
+                                                "   END IF;"
+                                                "   RETURN NEXT;"
+                                                "  END LOOP;"
+                                                " END $f$;",
 };
 
 /* How each engine keeps its schema version; the migrations themselves are the same steps. */

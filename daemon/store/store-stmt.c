@@ -20,13 +20,15 @@
  * A deleted agent has no row to update (-ENOENT).
  */
 static const char *const stmt_sql[ST_COUNT] = {
-        /* a duplicate (id or AK) inserts nothing: no error, so a PostgreSQL transaction goes on */
+        /* a duplicate (id or AK) inserts nothing: no error, so a PostgreSQL transaction goes on;
+         * a new agent has no results (an earlier one of its id took them along) */
         [ST_AGENT_ADD] = "INSERT INTO agents (id, ak_public, ak_name, ek_cert, state, created,"
-                         " ek_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING",
+                         " ek_id, results_kept) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0)"
+                         " ON CONFLICT DO NOTHING",
         [ST_AGENT_GET] = "SELECT id, ak_public, ak_name, ek_cert, state, policy, created,"
                          " last_seen, next_due, last_status, last_policy, last_result,"
-                         " ima_offset, replay_state, seq, ek_id, hostname, machine_id, labels"
-                         " FROM agents WHERE id = ?1",
+                         " ima_offset, replay_state, seq, ek_id, hostname, machine_id, labels,"
+                         " results_kept FROM agents WHERE id = ?1",
         [ST_AGENT_LIST] = "SELECT " STORE_AGENT_LIST_COLS " FROM agents ORDER BY id",
         [ST_AGENT_IDENTITY] = "UPDATE agents SET hostname = coalesce(?2, hostname),"
                               " machine_id = coalesce(?3, machine_id),"
@@ -93,8 +95,8 @@ static const char *const stmt_sql[ST_COUNT] = {
                 " FROM agents)",
         [ST_AGENT_UPDATE] = "UPDATE agents SET last_seen = ?3, next_due = ?4, last_status = ?5,"
                             " last_policy = ?6, last_result = ?7, ima_offset = ?8,"
-                            " replay_state = ?9, seq = seq + 1, stale_since = 0"
-                            " WHERE id = ?1 AND seq = ?2",
+                            " replay_state = ?9, seq = seq + 1, stale_since = 0,"
+                            " results_kept = ?10 WHERE id = ?1 AND seq = ?2",
         [ST_AGENT_EXISTS] = "SELECT 1 FROM agents WHERE id = ?1",
         [ST_AGENT_RESET_REPLAY] = "UPDATE agents SET ima_offset = 0, seq = seq + 1"
                                   " WHERE id = ?1 AND seq = ?2",
@@ -103,6 +105,11 @@ static const char *const stmt_sql[ST_COUNT] = {
                 ", due) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         [ST_RESULT_PRUNE] = "DELETE FROM results WHERE agent = ?1 AND id <= (SELECT id FROM"
                             " results WHERE agent = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)",
+        /* schema 11: the oldest ?2 + 1 results (PRUNE_SQL in store-schema.c), and the count */
+        [ST_RESULT_PRUNE_OLDEST] = "DELETE FROM results WHERE agent = ?1 AND id <= (SELECT id"
+                                   " FROM results WHERE agent = ?1 ORDER BY id LIMIT 1 OFFSET ?2)",
+        [ST_AGENT_KEPT_COUNT] = "UPDATE agents SET results_kept = (SELECT count(*) FROM results"
+                                " WHERE agent = ?1) WHERE id = ?1",
         [ST_RESULT_LIST] = "SELECT id, time, status, policy, verdict, due FROM results WHERE"
                            " agent = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
         [ST_RESULT_LATEST] = "SELECT id, time, policy, " APPRAISAL_COLS " FROM results WHERE"
@@ -230,6 +237,9 @@ static const char *const stmt_pg[ST_COUNT] = {
         [ST_RESULT_PRUNE] = "DELETE FROM results WHERE agent = ?1 AND id <= (SELECT id FROM"
                             " results WHERE agent = ?1 ORDER BY id DESC LIMIT 1 OFFSET"
                             " ?2::bigint)",
+        [ST_RESULT_PRUNE_OLDEST] = "DELETE FROM results WHERE agent = ?1 AND id <= (SELECT id"
+                                   " FROM results WHERE agent = ?1 ORDER BY id LIMIT 1 OFFSET"
+                                   " ?2::bigint)",
         [ST_ENROL_GET] = "SELECT cred_hash, expires, id FROM enrolments WHERE agent = ?1",
         [ST_ENROL_LIST] = "SELECT ek_id, ek_cert FROM enrolments WHERE id = ?1",
         [ST_EVENT_ADD] = "INSERT INTO events (time, type, agent, hostname, status, previous,"
@@ -241,11 +251,12 @@ static const char *const stmt_pg[ST_COUNT] = {
                               "delivered), ?1::bigint) FROM webhook_cursors)",
         [ST_EVENT_LOCK] = "SELECT pg_advisory_xact_lock(" PG_LOCK_EVENTS ")",
         [ST_VERDICT_ONE] = "SELECT rc, rid, msg FROM attestd_verdict(?1, ?2, ?3, ?4, ?5, ?6, ?7,"
-                           " ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                           " ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
         /* the arrays in the binary format (pg-array.h), cast so that it is what they are */
         [ST_VERDICTS] = "SELECT i, rc, rid FROM attestd_verdicts(?1::text[], ?2::bigint[],"
                         " ?3::bigint[], ?4::bigint[], ?5::text[], ?6::text[], ?7::text[],"
-                        " ?8::bigint[], ?9::bytea[], ?10::bigint, ?11::integer[])",
+                        " ?8::bigint[], ?9::bytea[], ?10::bigint, ?11::integer[],"
+                        " ?12::bigint[])",
         [ST_SCHEMA_VERSION] = "SELECT coalesce(max(version), 0) FROM schema_version",
         [ST_BEGIN] = "BEGIN",
 };

@@ -25,7 +25,7 @@
 #include "evidence/evidence.h"
 #include "util/err.h"
 
-#define STORE_SCHEMA_VERSION 10
+#define STORE_SCHEMA_VERSION 11
 #define STORE_ID_MAX 64
 #define STORE_EK_ID_LEN 32  /* SHA-256 of the EK's SubjectPublicKeyInfo (DER) */
 #define STORE_PENDING_MAX 8 /* live enrolment credentials per pending agent */
@@ -147,7 +147,8 @@ struct store_agent {
         uint64_t ima_offset;
         uint8_t *replay_state; /* replay_state_encode() bytes, NULL before the first verdict */
         size_t replay_state_len;
-        uint64_t seq; /* bumped by every verdict */
+        uint64_t seq;         /* bumped by every verdict */
+        int64_t results_kept; /* its results stored (schema 11), -1: not known */
         /* host identity (evidence/evidence.h syntax), as last reported; "" / NULL: never */
         char hostname[EVIDENCE_HOSTNAME_MAX + 1];
         char machine_id[EVIDENCE_MACHINE_ID_LEN + 1];
@@ -336,6 +337,11 @@ struct store_result {
         uint64_t ima_offset;
         const uint8_t *replay_state; /* replay_state_encode() bytes, or NULL */
         size_t replay_state_len;
+        /* the agent's results_kept as its row was read with expect_seq: the prune then takes
+         * the oldest results in one step. Not known (false, as zeroed, or results_kept -1):
+         * the store finds the cut among the newest retain results and counts them. */
+        bool kept_known;
+        int64_t kept;
 };
 
 /*

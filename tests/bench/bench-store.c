@@ -68,7 +68,9 @@ static void *run(void *arg)
                                          .next_due = t + 300000,
                                          .ima_offset = ag->ima_offset + 10,
                                          .replay_state = state,
-                                         .replay_state_len = sizeof(state)};
+                                         .replay_state_len = sizeof(state),
+                                         .kept_known = ag->results_kept >= 0,
+                                         .kept = ag->results_kept};
 
                 if (store_result_add(w->s, &r, ag->seq, o->retain, NULL) < 0)
                         w->errors++;

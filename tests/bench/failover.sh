@@ -22,6 +22,10 @@
 #   THREADS (attestd worker threads, default 4), CLIENT_THREADS (default 8), CUT_MS (500),
 #   PROMOTE_AFTER (2), MODES, CYCLES, FAILOVER_BUDGET
 set -euo pipefail
+# a result's verdict as JSON in SQL: the row keeps it without the head its columns hold (status,
+# policy, time, next_due: docs/architecture.md §7), so its text starts "," (a row stored whole,
+# "{"); the rest is an object once that first byte is "{"
+vjson="('{' || substr(verdict, 2))::json"
 build=$(cd "${1:?usage: failover.sh BUILD_DIR [SECONDS] [AGENTS] [ENTRIES]}" && pwd)
 secs=${2:-15} agents=${3:-64} entries=${4:-3} part=${5:-}
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -123,11 +127,11 @@ bench_pid=""
 t_end=$(now_ms)
 
 # the figures
-pg2 "SELECT agent || ' ' || (verdict::json->'ima'->>'entries') FROM results" | sort -u >held.txt
+pg2 "SELECT agent || ' ' || ($vjson->'ima'->>'entries') FROM results" | sort -u >held.txt
 awk '{ print $1, $2 }' acks.txt | sort -u >want.txt
 lost=$(comm -23 want.txt held.txt | wc -l)
 twice=$(pg2 "SELECT count(*) FROM (SELECT 1 FROM results GROUP BY agent,
-        verdict::json->'ima'->>'entries' HAVING count(*) > 1) d")
+        $vjson->'ima'->>'entries' HAVING count(*) > 1) d")
 before=$(awk -v t="$t_kill" '$3 < t' acks.txt | wc -l)
 after=$(awk -v t="$t_kill" '$3 >= t' acks.txt | wc -l)
 cut=$(awk -v a="$t_cut" -v b="$t_kill" '$3 >= a && $3 < b' acks.txt | wc -l)

@@ -173,9 +173,9 @@ ear "$id" contraindicated
 echo "# 3b. a database of schema 7: 409 until the next round, then the new result's EAR"
 stop_daemon TERM
 api_last=$(sqlite3 attestd.db "SELECT max(id) FROM results WHERE agent = '$id'")
-# the results table as schema 7 made it: the older attestd stored no appraisal (and schema 10's
-# stale scan, later than 7, undone first)
-sqlite3 attestd.db "DROP INDEX results_by_due; ALTER TABLE results DROP COLUMN due;
+# the results table as schema 7 made it: the older attestd stored no appraisal (and schema 11's
+# results count and 10's stale scan, later than 7, undone first)
+sqlite3 attestd.db "ALTER TABLE agents DROP COLUMN results_kept; DROP INDEX results_by_due; ALTER TABLE results DROP COLUMN due;
         DROP TABLE stale_watch; DROP TABLE stale_cursor;
         CREATE INDEX agents_by_stale ON agents(stale_since, next_due);
         ALTER TABLE results DROP COLUMN ear_status;

@@ -216,12 +216,21 @@ nv=$(verdicts agent.log)
 nr=$(nresults "$aid")
 [ "$nr" -ge "$nv" ] || fail "the agent saw $nv verdicts, the results hold $nr"
 # every acknowledged verdict of the simulated agents is in the results, by its log length
-# (one results read per simulated agent, then every acknowledged log length looked up in it)
+# (the results of each simulated agent read page by page, then every acknowledged log length
+# looked up in them)
 missing=0 checked=0
 for bid in $(awk '{ print $1 }' acks.txt | sort -u); do
-        api GET "/v1/agents/$bid/results?limit=1000" "" "$READER"
-        expect 200 "" -- "results of $bid"
-        jq -r '.results[].verdict.ima.entries' <<<"$body" | sort -u >"held-$bid"
+        # every page (an agent may have more than a page's 1000 in the bench's seconds)
+        q="limit=1000" && : >"held-$bid"
+        while :; do
+                api GET "/v1/agents/$bid/results?$q" "" "$READER"
+                expect 200 "" -- "results of $bid"
+                jq -r '.results[].verdict.ima.entries' <<<"$body" >>"held-$bid"
+                next=$(jq -r '.next_before' <<<"$body")
+                [ "$next" != null ] || break
+                q="limit=1000&before=$next"
+        done
+        sort -u -o "held-$bid" "held-$bid"
         awk -v b="$bid" '$1 == b { print $2 }' acks.txt | sort -u >"want-$bid"
         n=$(comm -23 "want-$bid" "held-$bid" | wc -l)
         [ "$n" = 0 ] || echo "missing: $bid $(comm -23 "want-$bid" "held-$bid" | tr '\n' ' ')" >&2

@@ -1236,9 +1236,12 @@ START_TEST(test_store_results_keep_their_appraisal)
 }
 END_TEST
 
-/* A SQLite database of schema 10 taken back to 9: the stale scan's tables and column gone. */
+/* A SQLite database of schema 11 taken back to 10: the results count gone. */
+#define SCHEMA_11_UNDONE "ALTER TABLE agents DROP COLUMN results_kept; PRAGMA user_version = 10;"
+/* ... and back to 9: the stale scan's tables and column gone. */
 #define SCHEMA_10_UNDONE                                                                           \
-        "DROP INDEX results_by_due; ALTER TABLE results DROP COLUMN due;"                          \
+        SCHEMA_11_UNDONE                                                                           \
+        " DROP INDEX results_by_due; ALTER TABLE results DROP COLUMN due;"                         \
         " DROP TABLE stale_watch; DROP TABLE stale_cursor;"                                        \
         " CREATE INDEX agents_by_stale ON agents(stale_since, next_due); PRAGMA user_version = 9;"
 
@@ -1314,6 +1317,155 @@ START_TEST(test_store_migrates_results_without_appraisal)
         /* the next round's result has one */
         id = add_appraised(s, "pass", 3000, &affirming, 1);
         head_eq(s, id, 3000, &affirming);
+        store_close(s);
+        rm_rf(dir);
+}
+END_TEST
+
+/* One verdict of agent "a" the way a round makes it: its row read first, that row's seq and
+ * results_kept passed along (known: as the round has it; not known: as a caller that has not). */
+static void verdict_on_row(struct store *s, const char *status, int64_t t, uint64_t retain,
+                           bool known)
+{
+        struct store_agent *a = NULL;
+
+        ck_assert_int_eq(store_agent_get(s, "a", &a), 0);
+        struct store_result r = {.agent = "a",
+                                 .time = t,
+                                 .status = status,
+                                 .policy = "p@1",
+                                 .verdict = "{}",
+                                 .next_due = t + 1000,
+                                 .kept_known = known,
+                                 .kept = a->results_kept};
+
+        ck_assert_int_eq(store_result_add(s, &r, a->seq, retain, NULL), 0);
+        store_agent_free(a);
+}
+
+static int result_time(const struct store_result_row *row, void *arg)
+{
+        char *l = arg;
+        size_t n = strlen(l);
+
+        snprintf(l + n, 256 - n, "%s%lld", n ? " " : "", (long long)row->time);
+        return 0;
+}
+
+/* Agent "a"'s results' times, newest first, and its results_kept, as "t t t / k". */
+static const char *kept_state(struct store *s, char buf[256])
+{
+        struct store_agent *a = NULL;
+        size_t n;
+
+        buf[0] = '\0';
+        ck_assert_int_eq(store_results_list(s, "a", 100, 0, result_time, buf), 0);
+        ck_assert_int_eq(store_agent_get(s, "a", &a), 0);
+        n = strlen(buf);
+        snprintf(buf + n, 256 - n, " / %lld", (long long)a->results_kept);
+        store_agent_free(a);
+        return buf;
+}
+
+/*
+ * Retention with the agent's results count (schema 11): each verdict keeps the newest retain
+ * results and the count beside them, through both write paths (on PostgreSQL an unchanged
+ * status takes attestd_verdict(s), a changed one the statements): the oldest go in one step
+ * when the round knew the count, the newest retain are kept and the count written when it did
+ * not (a row from before schema 11: NULL), and a lower retain takes all that are past it.
+ */
+static void results_kept_checks(enum store_mode mode)
+{
+        char dir[] = "/tmp/attestd-store.XXXXXX", db[64], buf[256];
+        uint8_t ak[4] = {1, 2, 3, 4}, name[4] = {5, 6, 7, 8};
+        struct store_agent a = {0};
+        struct attest_err err = {0};
+        struct store *s;
+
+        db_in_tmp(dir, db, sizeof(db));
+        ck_assert_int_eq(store_open(db, mode, 1, &s, &err), 0);
+        agent_rec(&a, "a", AGENT_STATE_ACTIVE, ak, name);
+        ck_assert_int_eq(store_agent_add(s, &a), 0);
+        ck_assert_str_eq(kept_state(s, buf), " / 0");
+        verdict_on_row(s, "pass", 1, 3, true);
+        verdict_on_row(s, "pass", 2, 3, true);
+        verdict_on_row(s, "pass", 3, 3, true);
+        ck_assert_str_eq(kept_state(s, buf), "3 2 1 / 3");
+        verdict_on_row(s, "pass", 4, 3, true);
+        ck_assert_str_eq(kept_state(s, buf), "4 3 2 / 3");
+        verdict_on_row(s, "fail", 5, 3, true); /* the statement path */
+        ck_assert_str_eq(kept_state(s, buf), "5 4 3 / 3");
+        verdict_on_row(s, "fail", 6, 3, true);
+        ck_assert_str_eq(kept_state(s, buf), "6 5 4 / 3");
+        /* retain raised: nothing goes until the count reaches it */
+        verdict_on_row(s, "fail", 7, 5, true);
+        verdict_on_row(s, "fail", 8, 5, true);
+        ck_assert_str_eq(kept_state(s, buf), "8 7 6 5 4 / 5");
+        /* lowered: every result past it goes with the next verdict, on either path */
+        verdict_on_row(s, "fail", 9, 2, true);
+        ck_assert_str_eq(kept_state(s, buf), "9 8 / 2");
+        verdict_on_row(s, "pass", 10, 5, true);
+        verdict_on_row(s, "pass", 11, 5, true);
+        verdict_on_row(s, "pass", 12, 5, true);
+        ck_assert_str_eq(kept_state(s, buf), "12 11 10 9 8 / 5");
+        verdict_on_row(s, "pass", 13, 1, true);
+        ck_assert_str_eq(kept_state(s, buf), "13 / 1");
+        /* a count not known (a row of schema 10): counted by the next verdict, either path */
+        store_close(s);
+        db_sql(db, "UPDATE agents SET results_kept = NULL");
+        ck_assert_int_eq(store_open(db, mode, 1, &s, &err), 0);
+        ck_assert_str_eq(kept_state(s, buf), "13 / -1");
+        verdict_on_row(s, "pass", 14, 3, true);
+        ck_assert_str_eq(kept_state(s, buf), "14 13 / 2");
+        verdict_on_row(s, "pass", 15, 3, false); /* a caller that did not pass it */
+        verdict_on_row(s, "pass", 16, 3, false);
+        ck_assert_str_eq(kept_state(s, buf), "16 15 14 / 3");
+        store_close(s);
+        db_sql(db, "UPDATE agents SET results_kept = NULL");
+        ck_assert_int_eq(store_open(db, mode, 1, &s, &err), 0);
+        verdict_on_row(s, "fail", 17, 2, true);
+        ck_assert_str_eq(kept_state(s, buf), "17 16 / 2");
+        verdict_on_row(s, "fail", 18, 2, true);
+        ck_assert_str_eq(kept_state(s, buf), "18 17 / 2");
+        store_close(s);
+        rm_rf(dir);
+}
+
+/* the writer's group call (attestd_verdicts) and a pooled connection's (attestd_verdict) */
+START_TEST(test_store_results_kept)
+{
+        results_kept_checks(STORE_WRITER);
+        results_kept_checks(STORE_POOL);
+}
+END_TEST
+
+/* A SQLite database of schema 10 migrates to 11: its agents' counts are not known until their
+ * next verdict, which keeps the newest retain and counts them. */
+START_TEST(test_store_migrates_results_kept)
+{
+        char dir[] = "/tmp/attestd-store.XXXXXX", db[64], buf[256];
+        uint8_t ak[4] = {1, 2, 3, 4}, name[4] = {5, 6, 7, 8};
+        struct store_agent a = {0};
+        struct attest_err err = {0};
+        struct store *s;
+        int ver;
+
+        sqlite_in_tmp(dir, db, sizeof(db));
+        ck_assert_int_eq(store_open(db, STORE_WRITER, 1, &s, &err), 0);
+        agent_rec(&a, "a", AGENT_STATE_ACTIVE, ak, name);
+        ck_assert_int_eq(store_agent_add(s, &a), 0);
+        for (int t = 1; t <= 4; t++)
+                verdict_on_row(s, "pass", t, 10, true);
+        store_close(s);
+        db_sql(db, SCHEMA_11_UNDONE);
+        ck_assert_int_eq(store_open(db, STORE_WRITER, 1, &s, &err), 0);
+        ck_assert_int_eq(store_schema_version(s, &ver), 0);
+        ck_assert_int_eq(ver, STORE_SCHEMA_VERSION);
+        ck_assert_str_eq(kept_state(s, buf), "4 3 2 1 / -1");
+        verdict_on_row(s, "pass", 5, 2, true);
+        ck_assert_str_eq(kept_state(s, buf), "5 4 / 2");
+        verdict_on_row(s, "pass", 6, 2, true);
+        ck_assert_str_eq(kept_state(s, buf), "6 5 / 2");
         store_close(s);
         rm_rf(dir);
 }
@@ -1441,6 +1593,8 @@ int main(void)
         tcase_add_test(tc, test_store_results_keep_their_appraisal);
         tcase_add_test(tc, test_store_migrates_results_without_appraisal);
         tcase_add_test(tc, test_store_migrates_stale_watch);
+        tcase_add_test(tc, test_store_results_kept);
+        tcase_add_test(tc, test_store_migrates_results_kept);
         tcase_add_test(tc, test_store_writer);
         tcase_add_test(tc, test_store_pool);
         tcase_add_test(tc, test_store_writer_concurrent_callers);

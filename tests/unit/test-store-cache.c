@@ -125,6 +125,8 @@ static int64_t verdict(struct store *s, const char *id, uint64_t offset, const c
                                  .replay_state_len = sizeof(state)};
 
         ck_assert_int_eq(store_agent_get(s, id, &a), 0);
+        r.kept_known = a->results_kept >= 0; /* as a round passes its row's count */
+        r.kept = a->results_kept;
         ck_assert_int_eq(store_result_add(s, &r, a->seq, 5, &rid), expect);
         store_agent_free(a);
         return rid;
@@ -413,6 +415,8 @@ static void *rounds(void *arg)
 
                 if (store_agent_get(w->s, w->id, &a) < 0)
                         continue;
+                r.kept_known = a->results_kept >= 0;
+                r.kept = a->results_kept;
                 e = store_result_add(w->s, &r, a->seq, 3, NULL);
                 store_agent_free(a);
                 if (e == 0)
