@@ -29,7 +29,8 @@
 #                       --buildtype release && ninja -C /var/tmp/attestd-dd940f4/build-rel
 #   FLEET_PHASES (default 1,4), FLEET_RUN_BUDGET, FLEET_KEEP=1 (keep the runs' logs, path
 #   printed), BENCH_DIR (scratch, default /var/tmp); run-scale.sh's THREADS, CLIENT_THREADS,
-#   PG_DELAY_US, SCALE_BUDGET, SCALE_SETTLE pass through.
+#   PG_DELAY_US, SCALE_BUDGET, SCALE_SETTLE and SCALE_FILL (every agent at its retain count before
+#   the timed parts: each verdict prunes one result) pass through.
 set -euo pipefail
 usage="usage: fleet-path.sh NEW_BUILD BASE_ATTESTD_BUILD [SECONDS] [AGENTS] [ENTRIES] [ROUNDS]"
 new=$(cd "${1:?$usage}" && pwd)

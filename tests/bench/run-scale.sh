@@ -28,6 +28,10 @@
 #   SCALE_WARM=1 (bench-daemon --warm: every agent's first round, the one that changes its status
 #   and writes a webhook event, before the timed parts, so they time following rounds only),
 #   SCALE_ARGS (further attestd options for every instance, e.g. "--db-mode pool"),
+#   SCALE_FILL=N (PostgreSQL: before the first timed part every agent is brought to N stored
+#   results by filler rows, its count written and its seq bumped, then VACUUM ANALYZE; with N =
+#   the bench's --retain 20 each timed verdict prunes one result, as in a fleet that has run for
+#   a while: default 0, none),
 #   SCALE_PHASES (the PostgreSQL timed parts' instance counts, default 1,2,4; as many instances as
 #   the largest are started), SCALE_SETTLE (seconds, default 11; 0: no waits, no txns column),
 #   ATTESTD_BUILD=DIR (attestd is DIR/daemon/attestd, the client, bench-daemon and delay-proxy,
@@ -95,6 +99,7 @@ row() {
                                 printf "%d, HOT %d (%.1f %%)", u, h, (u > 0 ? 100 * h / u : 0) }')"
                 fi
         fi
+        [ ! -s "$work/filled" ] || out+=$'\n'"# postgres fill (SCALE_FILL): $(cat "$work/filled")"
         echo "## $name"
         sed 's/^\([^#]\)/# \1/' <<<"$out"
         awk -v name="$name" '
@@ -181,6 +186,21 @@ txns="SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = c
 hot="SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'agents'"
 case "\$1" in
 before*)
+        if [ "${SCALE_FILL:-0}" -gt 0 ] && [ ! -e "$work/filled" ]; then
+                # filler results up to SCALE_FILL an agent (both schemas' columns), the count for a
+                # build that keeps one (schema 11), seq bumped so no round read before goes on
+                q "INSERT INTO results (agent, time, status, policy, verdict)
+                   SELECT a.id, 1, 'pass', 'default@1', '{\"filler\":\"' || repeat('x', 216) || '\"}'
+                   FROM agents a CROSS JOIN generate_series(1, ${SCALE_FILL:-0}) g
+                   WHERE g > (SELECT count(*) FROM results r WHERE r.agent = a.id)" >/dev/null
+                q "UPDATE agents SET seq = seq + 1" >/dev/null
+                q "DO \\\$\\\$ BEGIN IF EXISTS (SELECT 1 FROM information_schema.columns
+                   WHERE table_name = 'agents' AND column_name = 'results_kept') THEN
+                   UPDATE agents a SET results_kept = (SELECT count(*) FROM results r
+                   WHERE r.agent = a.id); END IF; END \\\$\\\$" >/dev/null
+                q "VACUUM ANALYZE" >/dev/null
+                echo "\$(q "SELECT count(*) FROM results") results after the fill" >"$work/filled"
+        fi
         ka=\$(s) kb=\$(s) kc=\$(s)
         k=\$((kb - ka)) && [ \$((kc - kb)) -ge \$k ] || k=\$((kc - kb))
         sleep $settle
