@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "daemon/api/api-internal.h"
 #include "daemon/auth.h"
 #include "daemon/config.h"
 #include "daemon/metrics.h"
@@ -1322,6 +1323,80 @@ START_TEST(test_store_migrates_results_without_appraisal)
 }
 END_TEST
 
+/*
+ * A verdict text and what the results row keeps of it (api_verdict_text, api_verdict_full): the
+ * row's columns and its stored rest give back the answered text byte for byte, a JSON object
+ * with the head's four members and every member of the verdict, for hostile strings in the
+ * verdict, the policy column and the status; the rest starts with ","; a text stored whole
+ * (starting with "{") is left to the caller as it is.
+ */
+START_TEST(test_verdict_text_split_and_joined)
+{
+        static const char hostile[] =
+                "\"\\\x01\x1f\n\x7f/</script> \xc3\xa9\xe2\x80\xa8\xf0\x9f\x94\x92"
+                " ,\"status\":\"pass\"}";
+        static const struct {
+                const char *status, *policy;
+                int64_t time, due;
+        } rows[] = {
+                {"pass", "prod@2", 1796561604161, 1796561664161},
+                {"fail", NULL, 1, 0},
+                {"error", hostile, -5, INT64_MAX},
+                {hostile, hostile, 1000, 2000},
+        };
+
+        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+                json_t *v = json_pack("{s:s, s:s, s:[{s:s, s:s}], s:s, s:{s:I}}", "status", "x",
+                                      "policy", "y", "claims", "name", hostile, "reason", hostile,
+                                      "hostname", hostile, "ima", "offset", (json_int_t)i);
+                json_t *want = json_deep_copy(v), *got;
+                char *full = NULL, *again = NULL;
+                const char *stored = NULL;
+
+                ck_assert_ptr_nonnull(v);
+                ck_assert_int_eq(api_verdict_text(v, rows[i].status, rows[i].policy, rows[i].time,
+                                                  rows[i].due, &full, &stored),
+                                 0);
+                ck_assert_ptr_nonnull(full);
+                ck_assert_int_eq(stored[0], ',');
+                ck_assert_ptr_eq(stored, full + strlen(full) - strlen(stored));
+                struct store_result_row row = {.id = 7,
+                                               .time = rows[i].time,
+                                               .due = rows[i].due,
+                                               .status = rows[i].status,
+                                               .policy = rows[i].policy,
+                                               .verdict = stored};
+
+                ck_assert_int_eq(api_verdict_full(&row, &again), 0);
+                ck_assert_ptr_nonnull(again);
+                ck_assert_str_eq(again, full);
+                /* what it means: the head's members from the columns, then the verdict's */
+                ck_assert_int_eq(json_object_set_new(want, "status", json_string(rows[i].status)),
+                                 0);
+                ck_assert_int_eq(json_object_set_new(want, "policy",
+                                                     rows[i].policy ? json_string(rows[i].policy)
+                                                                    : json_null()),
+                                 0);
+                ck_assert_int_eq(json_object_set_new(want, "time", api_time_json(rows[i].time)), 0);
+                ck_assert_int_eq(json_object_set_new(want, "next_due", api_time_json(rows[i].due)),
+                                 0);
+                got = json_loads(full, 0, NULL);
+                ck_assert_ptr_nonnull(got);
+                ck_assert_msg(json_equal(got, want), "%s", full);
+                /* a text stored whole is the caller's to give back as it is */
+                row.verdict = full;
+                free(again);
+                again = NULL;
+                ck_assert_int_eq(api_verdict_full(&row, &again), 0);
+                ck_assert_ptr_null(again);
+                json_decref(got);
+                json_decref(want);
+                json_decref(v);
+                free(full);
+        }
+}
+END_TEST
+
 /* One verdict of agent "a" the way a round makes it: its row read first, that row's seq and
  * results_kept passed along (known: as the round has it; not known: as a caller that has not). */
 static void verdict_on_row(struct store *s, const char *status, int64_t t, uint64_t retain,
@@ -1594,6 +1669,7 @@ int main(void)
         tcase_add_test(tc, test_store_migrates_results_without_appraisal);
         tcase_add_test(tc, test_store_migrates_stale_watch);
         tcase_add_test(tc, test_store_results_kept);
+        tcase_add_test(tc, test_verdict_text_split_and_joined);
         tcase_add_test(tc, test_store_migrates_results_kept);
         tcase_add_test(tc, test_store_writer);
         tcase_add_test(tc, test_store_pool);
