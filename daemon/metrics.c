@@ -191,19 +191,22 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
                 (double)atomic_load(&m->latency_sum_us) / 1e6);
         fprintf(f, "attestd_verification_seconds_count %llu\n",
                 (unsigned long long)atomic_load(&m->latency_count));
-        fprintf(f,
-                "# HELP attestd_agents Enrolled agents by state, each counted once: failing (last "
-                "verdict fail, stale or not), stale (past due, not failing), active (passing), "
-                "never_attested, decommissioned.\n"
-                "# TYPE attestd_agents gauge\n"
-                "attestd_agents{state=\"active\"} %llu\n"
-                "attestd_agents{state=\"stale\"} %llu\n"
-                "attestd_agents{state=\"failing\"} %llu\n"
-                "attestd_agents{state=\"never_attested\"} %llu\n"
-                "attestd_agents{state=\"decommissioned\"} %llu\n",
-                (unsigned long long)agents->active, (unsigned long long)agents->stale,
-                (unsigned long long)agents->failing, (unsigned long long)agents->never,
-                (unsigned long long)agents->decommissioned);
+        if (agents)
+                fprintf(f,
+                        "# HELP attestd_agents Enrolled agents by state, each counted once: "
+                        "failing (last "
+                        "verdict fail, stale or not), stale (past due, not failing), active "
+                        "(passing), "
+                        "never_attested, decommissioned.\n"
+                        "# TYPE attestd_agents gauge\n"
+                        "attestd_agents{state=\"active\"} %llu\n"
+                        "attestd_agents{state=\"stale\"} %llu\n"
+                        "attestd_agents{state=\"failing\"} %llu\n"
+                        "attestd_agents{state=\"never_attested\"} %llu\n"
+                        "attestd_agents{state=\"decommissioned\"} %llu\n",
+                        (unsigned long long)agents->active, (unsigned long long)agents->stale,
+                        (unsigned long long)agents->failing, (unsigned long long)agents->never,
+                        (unsigned long long)agents->decommissioned);
         fputs("# HELP attestd_claim_failures_total Claims that did not pass (fail or missing) in "
               "judged verdicts, by claim.\n"
               "# TYPE attestd_claim_failures_total counter\n",

@@ -122,6 +122,7 @@ struct metrics_policies {
         uint64_t hits, misses, parses, evictions, entries, bytes;
 };
 
+/* agents NULL: the agent counts could not be read (the attestd_agents series left out). */
 int metrics_render(struct metrics *m, const struct metrics_agents *agents,
                    const struct metrics_store *store, const struct metrics_policies *policies,
                    const struct metrics_routes *routes, char **ret, size_t *ret_len) _wur_;

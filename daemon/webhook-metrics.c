@@ -48,9 +48,12 @@ int webhook_metrics_append(struct webhook *w, char **text, size_t *len)
         char *buf = NULL;
         size_t n = 0;
         FILE *f;
-        int e;
+        /* the outbox's three series are read from the database: when it cannot be read now (the
+         * pool exhausted, the database gone) the page goes without them, not without the rest,
+         * which an operator needs most then (attestd_db_pool_exhausted_total, the receivers) */
+        int e = store_outbox_stats(w->store, &st);
 
-        if ((e = store_outbox_stats(w->store, &st)) < 0)
+        if (e == -ENOMEM)
                 return e;
         f = open_memstream(&buf, &n);
         if (!f)
@@ -67,22 +70,25 @@ int webhook_metrics_append(struct webhook *w, char **text, size_t *len)
                 "# HELP attestd_webhook_failed_total Webhook delivery attempts that failed (each "
                 "is retried).\n"
                 "# TYPE attestd_webhook_failed_total counter\n"
-                "attestd_webhook_failed_total %llu\n"
-                "# HELP attestd_webhook_outbox_pending Events not yet acknowledged by every "
-                "receiver.\n"
-                "# TYPE attestd_webhook_outbox_pending gauge\n"
-                "attestd_webhook_outbox_pending %llu\n"
-                "# HELP attestd_webhook_outbox_events Events in the outbox (pending and kept "
-                "for --webhook-retention).\n"
-                "# TYPE attestd_webhook_outbox_events gauge\n"
-                "attestd_webhook_outbox_events %llu\n"
-                "# HELP attestd_webhook_dropped_total Undelivered events dropped by "
-                "--webhook-outbox-max (since the database was created).\n"
-                "# TYPE attestd_webhook_dropped_total counter\n"
-                "attestd_webhook_dropped_total %llu\n",
+                "attestd_webhook_failed_total %llu\n",
                 w->n, (unsigned long long)atomic_load(&w->delivered),
-                (unsigned long long)atomic_load(&w->failed), (unsigned long long)st.pending,
-                (unsigned long long)st.events, (unsigned long long)st.dropped);
+                (unsigned long long)atomic_load(&w->failed));
+        if (e == 0)
+                fprintf(f,
+                        "# HELP attestd_webhook_outbox_pending Events not yet acknowledged by "
+                        "every receiver.\n"
+                        "# TYPE attestd_webhook_outbox_pending gauge\n"
+                        "attestd_webhook_outbox_pending %llu\n"
+                        "# HELP attestd_webhook_outbox_events Events in the outbox (pending and "
+                        "kept for --webhook-retention).\n"
+                        "# TYPE attestd_webhook_outbox_events gauge\n"
+                        "attestd_webhook_outbox_events %llu\n"
+                        "# HELP attestd_webhook_dropped_total Undelivered events dropped by "
+                        "--webhook-outbox-max (since the database was created).\n"
+                        "# TYPE attestd_webhook_dropped_total counter\n"
+                        "attestd_webhook_dropped_total %llu\n",
+                        (unsigned long long)st.pending, (unsigned long long)st.events,
+                        (unsigned long long)st.dropped);
         receivers_render(f, w);
         if (fclose(f) != 0) {
                 free(buf);

@@ -41,7 +41,10 @@ int webhook_start(const struct config *cfg, struct store *store, struct webhook 
 /* Stop the threads (an attempt in flight is aborted) and wipe the secret. NULL is fine. */
 struct webhook *webhook_stop(struct webhook *w);
 
-/* Append the webhook metrics (Prometheus text) to the malloc'ed *text of *len bytes. */
+/*
+ * Append the webhook metrics (Prometheus text) to the malloc'ed *text of *len bytes; the outbox's
+ * series (pending, events, dropped) only when the database answered for them. -ENOMEM only.
+ */
 int webhook_metrics_append(struct webhook *w, char **text, size_t *len) _wur_;
 
 /* The event's JSON as sent (docs/webhooks.md), malloc'ed. */

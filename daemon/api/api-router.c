@@ -355,9 +355,13 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
 
         (void)req;
         (void)id;
-        if ((e = store_agent_counts(d->store, attestd_now_ms(), (int64_t)d->cfg.grace * 1000,
-                                    (int64_t)d->cfg.interval * 1000, &c)) < 0) {
-                api_store_error(d, r, e, "agent counts");
+        /* the agent counts are read from the database: when it cannot be read now (the pool
+         * exhausted, the database gone) the page goes without them, not without the rest
+         * (attestd_db_pool_exhausted_total and the store's readiness among it) */
+        e = store_agent_counts(d->store, attestd_now_ms(), (int64_t)d->cfg.grace * 1000,
+                               (int64_t)d->cfg.interval * 1000, &c);
+        if (e == -ENOMEM) {
+                api_nomem(d, r);
                 return;
         }
         a = (struct metrics_agents){c.active, c.stale, c.failing, c.never, c.decommissioned};
@@ -387,13 +391,13 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
         pm = (struct metrics_policies){pcs.hits,      pcs.misses,  pcs.parses,
                                        pcs.evictions, pcs.entries, pcs.bytes};
         routes_for_metrics(&mr);
-        if (metrics_render(&d->metrics, &a, &st, &pm, &mr, &text, &len) < 0) {
+        if (metrics_render(&d->metrics, e == 0 ? &a : NULL, &st, &pm, &mr, &text, &len) < 0) {
                 api_nomem(d, r);
                 return;
         }
-        if (d->webhooks && (e = webhook_metrics_append(d->webhooks, &text, &len)) < 0) {
+        if (d->webhooks && webhook_metrics_append(d->webhooks, &text, &len) < 0) {
                 free(text);
-                api_store_error(d, r, e, "webhook metrics");
+                api_nomem(d, r);
                 return;
         }
         api_resp_text(r, 200, "text/plain; version=0.0.4", text, len);

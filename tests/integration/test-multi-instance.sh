@@ -274,6 +274,42 @@ at B
 api GET "/v1/agents?limit=5" "" "$READER"
 expect 200 "" -- "B unaffected by E's exhausted pool"
 ok "one connection, 32 at once: $busy x 503 store_busy with Retry-After, $okn x 200, attestd_db_pool_exhausted_total $exhausted"
+# /metrics while E's one connection is held (a request blocked behind a table lock): answered,
+# the pool's counters in it, the series read from the database (agent counts, the outbox's
+# three) left out
+pgq() { psql -qtAX "$ATTEST_PG_URL" -c "$1"; }
+agents_locks() { # GRANTED: true or false
+        pgq "SELECT count(*) FROM pg_locks WHERE relation = 'agents'::regclass AND granted = $1"
+}
+mkfifo hold.fifo
+psql -q -X -v ON_ERROR_STOP=1 "$ATTEST_PG_URL" <hold.fifo >hold.out 2>&1 &
+hold_pid=$!
+exec {holdfd}>hold.fifo
+echo "BEGIN; LOCK TABLE agents IN ACCESS EXCLUSIVE MODE;" >&"$holdfd"
+for _ in $(seq 200); do [ "$(agents_locks true)" -ge 1 ] && break; nap 0.05; done
+[ "$(agents_locks true)" -ge 1 ] || fail "the table lock was not granted within 10 s: $(cat hold.out)"
+curl -s -m 60 --cacert "$CA" -H "Authorization: Bearer $READER" -o held.json -w '%{http_code}' \
+        "https://127.0.0.1:${ports[E]}/v1/agents?limit=5" >held.code &
+held=$!
+for _ in $(seq 200); do [ "$(curl -s --cacert "$CA" "https://127.0.0.1:${ports[E]}/metrics" |
+        awk '$1 == "attestd_db_pool_in_use" { print $2 }')" = 1 ] && break; nap 0.05; done
+code=$(curl -s --cacert "$CA" -o held-metrics.txt -w '%{http_code}' "https://127.0.0.1:${ports[E]}/metrics")
+echo "COMMIT;" >&"$holdfd"
+exec {holdfd}>&-
+wait "$hold_pid" || fail "psql lock: $(cat hold.out)"
+wait "$held" || true
+[ "$code" = 200 ] || fail "/metrics with the pool held: $code $(head -c 300 held-metrics.txt)"
+grep -q '^attestd_db_pool_in_use 1$' held-metrics.txt || fail "the connection was not held: $(grep pool_in_use held-metrics.txt)"
+grep -q '^attestd_db_pool_exhausted_total [0-9]' held-metrics.txt || fail "no pool counter with the pool held"
+grep -q '^attestd_webhook_delivered_total ' held-metrics.txt || fail "no webhook counters with the pool held"
+! grep -q '^attestd_webhook_outbox_pending' held-metrics.txt ||
+        fail "the outbox read from the database with its one connection held"
+! grep -q '^attestd_agents{' held-metrics.txt || fail "agent counts read with the one connection held"
+[ "$(cat held.code)" = 200 ] || fail "the request behind the lock: $(cat held.code) $(cat held.json)"
+at E
+[ -n "$(metric attestd_webhook_outbox_pending)" ] && [ -n "$(metric 'attestd_agents{state="active"}')" ] ||
+        fail "the outbox and agent series not back after the hold"
+ok "/metrics with E's one connection held: 200, the pool's counters in it, the agent counts and the outbox series left out (and back after)"
 
 # ---- 6. clients vanishing while they wait for the pool -------------------------------------------
 echo "# 6. clients that give up while waiting for a database connection"
@@ -282,11 +318,7 @@ at F
 waits0=$(metric attestd_db_pool_waits_total)
 # the lock is held until the clients are gone (psql reads its commands from a fifo), and each
 # step waits for the state it needs in pg_locks, not for a guessed time: under load psql and curl
-# take longer to start than any sleep would allow
-pgq() { psql -qtAX "$ATTEST_PG_URL" -c "$1"; }
-agents_locks() { # GRANTED: true or false
-        pgq "SELECT count(*) FROM pg_locks WHERE relation = 'agents'::regclass AND granted = $1"
-}
+# take longer to start than any sleep would allow (pgq and agents_locks: part 5)
 mkfifo lock.fifo
 psql -q -X -v ON_ERROR_STOP=1 "$ATTEST_PG_URL" <lock.fifo >lock.out 2>&1 &
 lock_pid=$!
