@@ -274,7 +274,7 @@ at B
 api GET "/v1/agents?limit=5" "" "$READER"
 expect 200 "" -- "B unaffected by E's exhausted pool"
 ok "one connection, 32 at once: $busy x 503 store_busy with Retry-After, $okn x 200, attestd_db_pool_exhausted_total $exhausted"
-# /metrics while E's one connection is held (a request blocked behind a table lock): answered,
+# /metrics while E's one connection is held (blocked behind a table lock): answered,
 # the pool's counters in it, the series read from the database (agent counts, the outbox's
 # three) left out
 pgq() { psql -qtAX "$ATTEST_PG_URL" -c "$1"; }
@@ -288,11 +288,28 @@ exec {holdfd}>hold.fifo
 echo "BEGIN; LOCK TABLE agents IN ACCESS EXCLUSIVE MODE;" >&"$holdfd"
 for _ in $(seq 200); do [ "$(agents_locks true)" -ge 1 ] && break; nap 0.05; done
 [ "$(agents_locks true)" -ge 1 ] || fail "the table lock was not granted within 10 s: $(cat hold.out)"
-curl -s -m 60 --cacert "$CA" -H "Authorization: Bearer $READER" -o held.json -w '%{http_code}' \
-        "https://127.0.0.1:${ports[E]}/v1/agents?limit=5" >held.code &
-held=$!
-for _ in $(seq 200); do [ "$(curl -s --cacert "$CA" "https://127.0.0.1:${ports[E]}/metrics" |
-        awk '$1 == "attestd_db_pool_in_use" { print $2 }')" = 1 ] && break; nap 0.05; done
+# the request that holds E's connection: the agents list, waiting on the lock (E's own stale scan
+# may take the one connection first, once a second, and the request is then refused at once,
+# --db-wait-ms 1: it is sent again)
+holding() {
+        pgq "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
+             AND query LIKE 'SELECT id, NULL, NULL, NULL%'"
+}
+held=""
+for _ in $(seq 50); do
+        curl -s -m 60 --cacert "$CA" -H "Authorization: Bearer $READER" -o held.json \
+                -w '%{http_code}' "https://127.0.0.1:${ports[E]}/v1/agents?limit=5" >held.code &
+        held=$!
+        for _ in $(seq 100); do
+                [ "$(holding)" -ge 1 ] && break
+                kill -0 "$held" 2>/dev/null || break
+                nap 0.05
+        done
+        [ "$(holding)" -ge 1 ] && break
+        wait "$held" || true
+        held=""
+done
+[ -n "$held" ] || fail "no agents list of E's came to wait on the lock"
 code=$(curl -s --cacert "$CA" -o held-metrics.txt -w '%{http_code}' "https://127.0.0.1:${ports[E]}/metrics")
 echo "COMMIT;" >&"$holdfd"
 exec {holdfd}>&-
