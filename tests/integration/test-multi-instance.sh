@@ -281,13 +281,25 @@ pgq() { psql -qtAX "$ATTEST_PG_URL" -c "$1"; }
 agents_locks() { # GRANTED: true or false
         pgq "SELECT count(*) FROM pg_locks WHERE relation = 'agents'::regclass AND granted = $1"
 }
-mkfifo hold.fifo
-psql -q -X -v ON_ERROR_STOP=1 "$ATTEST_PG_URL" <hold.fifo >hold.out 2>&1 &
-hold_pid=$!
-exec {holdfd}>hold.fifo
-echo "BEGIN; LOCK TABLE agents IN ACCESS EXCLUSIVE MODE;" >&"$holdfd"
-for _ in $(seq 200); do [ "$(agents_locks true)" -ge 1 ] && break; nap 0.05; done
-[ "$(agents_locks true)" -ge 1 ] || fail "the table lock was not granted within 10 s: $(cat hold.out)"
+# lock_agents NAME: an ACCESS EXCLUSIVE lock on agents, held by a psql that reads its commands
+# from the fifo NAME.fifo (its output in NAME.out) until unlock_agents NAME; returns once the
+# lock is granted (waiting for that state in pg_locks, not for a guessed time: under load psql
+# takes longer to start than any sleep would allow)
+lock_agents() {
+        mkfifo "$1.fifo"
+        psql -q -X -v ON_ERROR_STOP=1 "$ATTEST_PG_URL" <"$1.fifo" >"$1.out" 2>&1 &
+        lock_pid=$!
+        exec {lockfd}>"$1.fifo"
+        echo "BEGIN; LOCK TABLE agents IN ACCESS EXCLUSIVE MODE;" >&"$lockfd"
+        for _ in $(seq 200); do [ "$(agents_locks true)" -ge 1 ] && break; nap 0.05; done
+        [ "$(agents_locks true)" -ge 1 ] || fail "the table lock was not granted within 10 s: $(cat "$1.out")"
+}
+unlock_agents() {
+        echo "COMMIT;" >&"$lockfd"
+        exec {lockfd}>&-
+        wait "$lock_pid" || fail "psql lock: $(cat "$1.out")"
+}
+lock_agents hold
 # the request that holds E's connection: the agents list, waiting on the lock (E's own stale scan
 # may take the one connection first, once a second, and the request is then refused at once,
 # --db-wait-ms 1: it is sent again)
@@ -311,9 +323,7 @@ for _ in $(seq 50); do
 done
 [ -n "$held" ] || fail "no agents list of E's came to wait on the lock"
 code=$(curl -s --cacert "$CA" -o held-metrics.txt -w '%{http_code}' "https://127.0.0.1:${ports[E]}/metrics")
-echo "COMMIT;" >&"$holdfd"
-exec {holdfd}>&-
-wait "$hold_pid" || fail "psql lock: $(cat hold.out)"
+unlock_agents hold
 wait "$held" || true
 [ "$code" = 200 ] || fail "/metrics with the pool held: $code $(head -c 300 held-metrics.txt)"
 grep -q '^attestd_db_pool_in_use 1$' held-metrics.txt || fail "the connection was not held: $(grep pool_in_use held-metrics.txt)"
@@ -333,16 +343,10 @@ echo "# 6. clients that give up while waiting for a database connection"
 inst F --db-connections 1 --db-wait-ms 20000 --threads 8
 at F
 waits0=$(metric attestd_db_pool_waits_total)
-# the lock is held until the clients are gone (psql reads its commands from a fifo), and each
-# step waits for the state it needs in pg_locks, not for a guessed time: under load psql and curl
-# take longer to start than any sleep would allow (pgq and agents_locks: part 5)
-mkfifo lock.fifo
-psql -q -X -v ON_ERROR_STOP=1 "$ATTEST_PG_URL" <lock.fifo >lock.out 2>&1 &
-lock_pid=$!
-exec {lockfd}>lock.fifo
-echo "BEGIN; LOCK TABLE agents IN ACCESS EXCLUSIVE MODE;" >&"$lockfd"
-for _ in $(seq 200); do [ "$(agents_locks true)" -ge 1 ] && break; nap 0.05; done
-[ "$(agents_locks true)" -ge 1 ] || fail "the table lock was not granted within 10 s: $(cat lock.out)"
+# the lock is held until the clients are gone (lock_agents: part 5), and each step waits for the
+# state it needs in pg_locks, not for a guessed time: under load curl takes longer to start than
+# any sleep would allow
+lock_agents lock
 # the holder: takes F's one connection and blocks on the lock
 curl -s -m 60 --cacert "$CA" -H "Authorization: Bearer $READER" -o holder.json -w '%{http_code}' \
         "https://127.0.0.1:${ports[F]}/v1/agents?limit=5" >holder.code &
@@ -358,9 +362,7 @@ done
 for c in "${gone[@]}"; do
         if wait "$c"; then fail "a client expected to give up got its answer within 2 s (the lock did not hold)"; fi
 done
-echo "COMMIT;" >&"$lockfd"
-exec {lockfd}>&-
-wait "$lock_pid" || fail "psql lock: $(cat lock.out)"
+unlock_agents lock
 wait "$holder" || true
 [ "$(cat holder.code)" = 200 ] || fail "the request behind the lock: $(cat holder.code) $(cat holder.json)"
 waits=$(metric attestd_db_pool_waits_total)
