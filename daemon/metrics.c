@@ -194,10 +194,8 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
         if (agents)
                 fprintf(f,
                         "# HELP attestd_agents Enrolled agents by state, each counted once: "
-                        "failing (last "
-                        "verdict fail, stale or not), stale (past due, not failing), active "
-                        "(passing), "
-                        "never_attested, decommissioned.\n"
+                        "failing (last verdict fail, stale or not), stale (past due, not "
+                        "failing), active (passing), never_attested, decommissioned.\n"
                         "# TYPE attestd_agents gauge\n"
                         "attestd_agents{state=\"active\"} %llu\n"
                         "attestd_agents{state=\"stale\"} %llu\n"
