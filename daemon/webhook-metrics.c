@@ -42,7 +42,7 @@ static void receivers_render(FILE *f, struct webhook *w)
         }
 }
 
-int webhook_metrics_append(struct webhook *w, char **text, size_t *len)
+int webhook_metrics_append(struct webhook *w, bool read_outbox, char **text, size_t *len)
 {
         struct store_outbox_stats st = {0};
         char *buf = NULL;
@@ -51,7 +51,7 @@ int webhook_metrics_append(struct webhook *w, char **text, size_t *len)
         /* the outbox's three series are read from the database: when it cannot be read now (the
          * pool exhausted, the database gone) the page goes without them, not without the rest,
          * which an operator needs most then (attestd_db_pool_exhausted_total, the receivers) */
-        int e = store_outbox_stats(w->store, &st);
+        int e = read_outbox ? store_outbox_stats(w->store, &st) : -EAGAIN;
 
         if (e == -ENOMEM)
                 return e;

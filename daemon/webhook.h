@@ -16,6 +16,7 @@
 #ifndef ATTESTD_WEBHOOK_H
 #define ATTESTD_WEBHOOK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,9 +44,11 @@ struct webhook *webhook_stop(struct webhook *w);
 
 /*
  * Append the webhook metrics (Prometheus text) to the malloc'ed *text of *len bytes; the outbox's
- * series (pending, events, dropped) only when the database answered for them. -ENOMEM only.
+ * series (pending, events, dropped) only when read_outbox is set and the database answered for
+ * them (the caller clears it when the database just could not be read: no second wait for the
+ * pool). -ENOMEM only.
  */
-int webhook_metrics_append(struct webhook *w, char **text, size_t *len) _wur_;
+int webhook_metrics_append(struct webhook *w, bool read_outbox, char **text, size_t *len) _wur_;
 
 /* The event's JSON as sent (docs/webhooks.md), malloc'ed. */
 int webhook_event_body(const struct store_event *ev, char **ret, size_t *ret_len) _wur_;

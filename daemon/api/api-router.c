@@ -395,7 +395,8 @@ static void h_metrics(struct attestd *d, const struct api_req *req, struct api_r
                 api_nomem(d, r);
                 return;
         }
-        if (d->webhooks && webhook_metrics_append(d->webhooks, &text, &len) < 0) {
+        /* the outbox is read only when the agent counts were: not a second wait for the pool */
+        if (d->webhooks && webhook_metrics_append(d->webhooks, e == 0, &text, &len) < 0) {
                 free(text);
                 api_nomem(d, r);
                 return;
