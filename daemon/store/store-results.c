@@ -14,15 +14,27 @@ struct result_arg {
         int64_t id;
 };
 
+/* Whether the round knew the agent's results count (store_result.kept). */
+static bool kept_known(const struct result_arg *a)
+{
+        return a->r->kept_known && a->r->kept >= 0;
+}
+
 /* The agent's results_kept that the verdict writes: the round's count plus its result, at most
  * retain (the oldest beyond are pruned); -1 when the round did not know it (counted then). */
 static int64_t kept_after(const struct result_arg *a)
 {
         const struct store_result *r = a->r;
 
-        if (!r->kept_known || r->kept < 0)
+        if (!kept_known(a))
                 return -1;
         return (uint64_t)r->kept + 1 > a->retain ? (int64_t)a->retain : r->kept + 1;
+}
+
+/* A results count as parameter i: NULL when negative (not known). */
+static int bind_count(struct db_stmt *st, int i, int64_t v)
+{
+        return v < 0 ? bind_text(st, i, NULL) : bind_i64(st, i, v);
 }
 
 /*
@@ -36,7 +48,7 @@ static int result_prune(struct conn *c, const struct result_arg *a)
         struct db_stmt *st;
         int n;
 
-        if (kept_after(a) < 0) {
+        if (!kept_known(a)) {
                 st = st_get(c, ST_RESULT_PRUNE);
                 if (!st || bind_text(st, 1, r->agent) < 0 ||
                     bind_i64(st, 2, (int64_t)a->retain) < 0)
@@ -102,7 +114,7 @@ static int result_add_fn(struct conn *c, void *arg)
             bind_text(st, 5, r->status) < 0 || bind_text(st, 6, r->policy) < 0 ||
             bind_i64(st, 7, a->id) < 0 || bind_i64(st, 8, (int64_t)r->ima_offset) < 0 ||
             bind_blob(st, 9, r->replay_state, r->replay_state_len) < 0 ||
-            (kept_after(a) < 0 ? bind_text(st, 10, NULL) : bind_i64(st, 10, kept_after(a))) < 0)
+            bind_count(st, 10, kept_after(a)) < 0)
                 return -EIO;
         n = step_changes(c, st);
         if (n < 0)
@@ -158,7 +170,7 @@ static int result_add_one_fn(struct conn *c, void *arg)
             bind_text(st, 7, r->verdict) < 0 || bind_i64(st, 8, (int64_t)r->ima_offset) < 0 ||
             bind_blob(st, 9, r->replay_state, r->replay_state_len) < 0 ||
             bind_i64(st, 10, (int64_t)a->retain) < 0 || bind_appraisal(st, 11, r->appraisal) < 0 ||
-            (kept_after(a) < 0 ? bind_text(st, 16, NULL) : bind_i64(st, 16, r->kept)) < 0)
+            bind_count(st, 16, kept_known(a) ? r->kept : -1) < 0)
                 return -EIO;
         if (db_step(st) != DB_ROW) {
                 db_reset(st);
@@ -219,7 +231,7 @@ static void va_add(struct pg_array *v, const struct result_arg *a)
                         pg_array_add_i32(&v[VA_EAR], (int32_t)(i == 0 ? r->appraisal->status
                                                                       : r->appraisal->tv[i - 1]));
         }
-        if (kept_after(a) < 0)
+        if (!kept_known(a))
                 pg_array_add(&v[VA_KEPT], NULL, 0); /* NULL: not known */
         else
                 pg_array_add_i64(&v[VA_KEPT], r->kept);
@@ -312,7 +324,7 @@ int store_result_add(struct store *s, const struct store_result *r, uint64_t exp
                 return e;
         }
         /* a count the round did not know was written by the database: read it with the row */
-        if (kept_after(&a) < 0)
+        if (!kept_known(&a))
                 store_cache_agent_forget(store_cache_of(s), r->agent);
         else
                 store_cache_agent_verdict(store_cache_of(s), r, expect_seq, a.id, kept_after(&a));

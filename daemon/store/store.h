@@ -324,7 +324,7 @@ struct store_result {
         const char *status; /* "pass" / "fail" */
         const char *policy; /* name@version or NULL */
         /* the text the lists give back (daemon: the verdict without the members the columns above
-         * hold, api-verdict-text.c); the store never reads it */
+         * hold, daemon/api/api-results.c); the store never reads it */
         const char *verdict;
         const struct store_appraisal *appraisal; /* NULL: none (stored as NULLs) */
         /* for the agent.fail / agent.error event, rendered by the caller from the typed verdict:
