@@ -49,12 +49,17 @@
  * arrival to the last end), errors, and CPU as above. --seed N: the arrival schedule's seed.
  * --warm (with or without --rates): one untimed round of every agent after enrolment, so that
  * every timed part sees following rounds only (the first one also changes the agent's status).
+ * --reconnect: every round on a connection of its own, opened for its challenge and closed after
+ * its evidence (TCP and a TLS handshake per attestation: an agent that attests once a minute
+ * finds its last connection closed by the server's idle timeout); curl offers the TLS session it
+ * kept from the last one, which the server resumes if it issued a ticket. "new connections"
+ * counts the connections opened in the timed part.
  *
  * bench-daemon --url URL [--url URL]... --ca CA.pem --token ADMIN [--agents N] [--threads T]
  *              [--entries E] [--seconds S] [--rounds R] [--rsa] [--pid PID]... [--acks FILE]
  *              [--rates R[%],...] [--open-seconds S] [--arrivals poisson|even]
  *              [--inflight N] [--lag-ms MS] [--seed N] [--warm] [--errors FILE]
- *              [--retry-ms MS]
+ *              [--retry-ms MS] [--reconnect]
  */
 #include <dirent.h>
 #include <errno.h>
@@ -97,6 +102,7 @@ struct opts {
         unsigned phases[URLS_MAX], nphases; /* --phases: URLs in use per timed part */
         _Atomic unsigned active;            /* URLs in use now */
         bool rsa, warm;
+        bool reconnect; /* a connection (a TLS handshake) per round, closed after its evidence */
         unsigned retry_ms;
         FILE *ackf, *errf;
         pthread_mutex_t ack_lock;
@@ -492,7 +498,13 @@ static int one_round(struct worker *w, struct agent *a)
         int r = -EIO;
 
         snprintf(path, sizeof(path), "/v1/agents/%s/challenges", a->id);
-        if ((code = post(w, path, "{}", false)) != 201) {
+        /* --reconnect: the round's own connection, opened for its challenge, closed after its
+         * evidence (an agent every minute, whose last connection the server's idle timeout
+         * closed); curl offers the TLS session it kept, the server resumes it or not */
+        curl_easy_setopt(w->curl, CURLOPT_FRESH_CONNECT, w->o->reconnect ? 1L : 0L);
+        code = post(w, path, "{}", false);
+        curl_easy_setopt(w->curl, CURLOPT_FRESH_CONNECT, 0L);
+        if (code != 201) {
                 log_error(w, a, "challenge", code);
                 return -EIO;
         }
@@ -518,7 +530,9 @@ static int one_round(struct worker *w, struct agent *a)
         if (evidence_to_json(&ev, &body) < 0)
                 goto out;
         snprintf(path, sizeof(path), "/v1/agents/%s/evidence", a->id);
+        curl_easy_setopt(w->curl, CURLOPT_FORBID_REUSE, w->o->reconnect ? 1L : 0L);
         code = post(w, path, body, false);
+        curl_easy_setopt(w->curl, CURLOPT_FORBID_REUSE, 0L);
         if (code == 200) {
                 a->acked = a->entries;
                 a->pending_len = 0;
@@ -1190,6 +1204,7 @@ int main(int argc, char **argv)
                 {"warm", no_argument, NULL, 'W'},
                 {"errors", required_argument, NULL, 'E'},
                 {"retry-ms", required_argument, NULL, 'Y'},
+                {"reconnect", no_argument, NULL, 'C'},
                 {0},
         };
         struct opts o = {.agents = 64,
@@ -1208,6 +1223,7 @@ int main(int argc, char **argv)
         atomic_bool stop = false;
         struct buf resp = {0};
         uint64_t t0, t1, total = 0, ok = 0, failed = 0, errors = 0, *all, up = 0, down = 0;
+        uint64_t connects = 0;
         unsigned long r0, h0, r1, h1;
         unsigned long long c0, c1, x0, x1;
         struct rusage u0, u1;
@@ -1287,6 +1303,9 @@ int main(int argc, char **argv)
                         break;
                 case 'W':
                         o.warm = true;
+                        break;
+                case 'C':
+                        o.reconnect = true;
                         break;
                 case 'z':
                         o.seed = strtoull(optarg, NULL, 10);
@@ -1396,7 +1415,7 @@ int main(int argc, char **argv)
         }
         for (unsigned t = 0; t < o.threads; t++) {
                 pthread_join(th[t], NULL);
-                w[t].up = w[t].down = 0; /* the timed rounds' bytes only */
+                w[t].up = w[t].down = w[t].connects = 0; /* the timed rounds' bytes only */
         }
         for (unsigned i = 0; i < o.agents; i++)
                 if (!agents[i].id[0]) {
@@ -1432,10 +1451,11 @@ int main(int argc, char **argv)
 
                 atomic_store(&o.active, o.phases[ph]);
                 atomic_store(&stop, false);
-                total = ok = failed = errors = up = down = 0;
+                total = ok = failed = errors = up = down = connects = 0;
                 nall = 0;
                 for (unsigned t = 0; t < o.threads; t++)
-                        w[t].nlat = w[t].ok = w[t].failed = w[t].errors = w[t].up = w[t].down = 0;
+                        w[t].nlat = w[t].ok = w[t].failed = w[t].errors = w[t].up = w[t].down =
+                                w[t].connects = 0;
                 if (o.nphases > 1)
                         printf("phase %u: agents over %u of %u instances\n", o.phases[ph],
                                o.phases[ph], o.nurls);
@@ -1498,6 +1518,7 @@ int main(int argc, char **argv)
                         errors += w[t].errors;
                         up += w[t].up;
                         down += w[t].down;
+                        connects += w[t].connects;
                 }
                 qsort(all, nall, sizeof(*all), cmp_u64);
                 printf("agents=%u threads=%u entries/round=%u key=%s seconds=%.2f\n", o.agents,
@@ -1538,6 +1559,8 @@ int main(int argc, char **argv)
                 printf("http bytes/attestation up=%.0f down=%.0f\n",
                        nall ? (double)up / (double)nall : 0.0,
                        nall ? (double)down / (double)nall : 0.0);
+                printf("new connections=%llu per attestation=%.2f\n", (unsigned long long)connects,
+                       nall ? (double)connects / (double)nall : 0.0);
                 if (o.pid_tree) {
                         double cpu = (double)(p1 - p0) / (double)sysconf(_SC_CLK_TCK);
 

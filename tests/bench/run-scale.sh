@@ -25,6 +25,8 @@
 #   THREADS (attestd worker threads, default 4), CLIENT_THREADS (default 8), SCALE_SQLITE=0 (the
 #   PostgreSQL part only), PG_DELAY_US (attestd reaches PostgreSQL through tests/bench/delay-proxy,
 #   which holds each direction's bytes that long: a database across a network; db-delay.sh),
+#   SCALE_RECONNECT=1 (bench-daemon --reconnect: each round on a connection of its own, a TLS
+#   handshake per attestation, as agents that attest once a minute make),
 #   SCALE_WARM=1 (bench-daemon --warm: every agent's first round, the one that changes its status
 #   and writes a webhook event, before the timed parts, so they time following rounds only),
 #   SCALE_ARGS (further attestd options for every instance, e.g. "--db-mode pool"),
@@ -131,6 +133,7 @@ bench() {
                 wait=$(((2 * settle + 8) * nparts))
         fi
         [ "${SCALE_WARM:-0}" = 0 ] || args+=(--warm)
+        [ "${SCALE_RECONNECT:-0}" = 0 ] || args+=(--reconnect)
         out=$(timeout "$((budget / 2 + wait))" "$build/tests/bench/bench-daemon" "${args[@]}" --ca certs/ca.pem --token "$tok" \
                 --agents "$agents" --threads "$cthreads" --entries "$entries" \
                 --seconds "$secs" --metric "$metric" 2>"bench-$n.err") || {
