@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 
 #include "daemon/api/api.h"
@@ -65,6 +66,12 @@ struct http_server {
         int64_t rate_grace_ms;
         uint64_t min_rate; /* bytes per second */
         bool client_ca;
+        /*
+         * TLS session tickets: this process's key (GnuTLS derives and rotates the ticket keys from
+         * it), made at start, held only in memory, wiped at stop; size 0 without TLS. A ticket
+         * resumes a session on this instance only, and not after a restart.
+         */
+        gnutls_datum_t ticket_key;
         /* the in-flight body budget: bytes buffered by all requests, and per address and agent */
         pthread_mutex_t budget_lock; /* body_bytes, shares, every share's fields */
         size_t body_budget, share_addr_max, share_agent_max;

@@ -211,6 +211,13 @@ int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_
                                          (intptr_t)d->cfg.max_connections_per_ip, NULL};
         if (threads > 1)
                 o[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, threads, NULL};
+        /* resumption skips the certificate and its signature (docs/architecture.md §8) */
+        if (cert_pem && (e = gnutls_session_ticket_key_generate(&s->ticket_key)) < 0) {
+                close(fd);
+                http_stop(s, 0);
+                return attest_fail(err, -EIO, AE_HTTP_START, "no TLS session ticket key: %s",
+                                   gnutls_strerror(e));
+        }
         if (cert_pem) {
                 flags |= MHD_USE_TLS;
                 o[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)cert_pem};
@@ -273,6 +280,10 @@ struct http_server *http_stop(struct http_server *s, uint64_t drain_ms)
         pthread_cond_destroy(&s->wake);
         pthread_mutex_destroy(&s->lock);
         pthread_mutex_destroy(&s->budget_lock);
+        if (s->ticket_key.data) {
+                gnutls_memset(s->ticket_key.data, 0, s->ticket_key.size);
+                gnutls_free(s->ticket_key.data);
+        }
         free(s);
         return NULL;
 }

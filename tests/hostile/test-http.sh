@@ -341,6 +341,27 @@ if want 8; then
         once agent.log --cert certs/client.pem --key certs/client.key ||
                 fail "the agent with a client certificate did not pass: $(tail -3 agent.log)"
         ok "mTLS: no certificate and another CA's refused (403), the agent with the CA's certificate passes"
+        # a resumed session (TLS session tickets) keeps what its first handshake proved: the CA's
+        # client certificate, or no certificate at all; resuming adds none
+        tget() { # OUT [s_client options]: GET /healthz over one TLS 1.3 connection
+                local out=$1
+                shift
+                printf 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' |
+                        timeout 20 openssl s_client -connect "127.0.0.1:$port" -CAfile "$CA" \
+                                -tls1_3 -ign_eof "$@" >"$out" 2>&1 || true
+        }
+        tget m-first -cert certs/client.pem -key certs/client.key -sess_out m-sess.pem
+        grep -q 'HTTP/1.1 200 ' m-first || fail "mTLS over s_client: $(tail -3 m-first)"
+        tget m-again -sess_in m-sess.pem
+        grep -q '^Reused, ' m-again || fail "mTLS: the session was not resumed"
+        grep -q 'HTTP/1.1 200 ' m-again || fail "mTLS: the resumed session lost its certificate"
+        tget m-nocert -sess_out m-nocert.pem
+        grep -q 'HTTP/1.1 403 ' m-nocert || fail "mTLS without a certificate: $(tail -3 m-nocert)"
+        tget m-nocert-again -sess_in m-nocert.pem -cert certs/client.pem -key certs/client.key
+        grep -q '^Reused, ' m-nocert-again || fail "mTLS: the session without a certificate was not resumed"
+        grep -q 'HTTP/1.1 403 ' m-nocert-again ||
+                fail "mTLS: a resumed session without a certificate was let in"
+        ok "mTLS: a resumed session keeps its client certificate (200), one made without stays refused"
         stop_daemon
 fi
 

@@ -288,8 +288,41 @@ fi
 if curl -s -o /dev/null "http://127.0.0.1:$port/healthz"; then fail "plain HTTP answered"; fi
 ok "TLS >= 1.2 only"
 
+# --- TLS session tickets: a later connection resumes the session of an earlier one (no
+# certificate, no signature: docs/architecture.md §8), in TLS 1.3 and 1.2, and the request on it
+# is answered; a ticket from an earlier attestd process (its key is made at start, in memory
+# only: to it, a ticket it cannot open, as a forged one) resumes nothing, the handshake is made
+# in full
+tls_get() { # OUT VERSION [s_client options]: GET /healthz over one connection, the transcript
+        local out=$1 v=$2
+        shift 2
+        printf 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' |
+                timeout 20 openssl s_client -connect "127.0.0.1:$port" -CAfile "$CA" \
+                        -verify_return_error "$v" -ign_eof "$@" >"$work/$out" 2>&1 || true
+}
+answered() { grep -q 'HTTP/1.1 200 ' "$work/$1" || fail "$2: no 200: $(tail -5 "$work/$1")"; }
+for v in -tls1_3 -tls1_2; do
+        tls_get first$v $v -sess_out "$work/sess$v.pem"
+        grep -q '^New, ' "$work/first$v" || fail "$v: the first connection was not a new session"
+        answered first$v "$v first"
+        [ -s "$work/sess$v.pem" ] || fail "$v: no session kept from the first connection"
+        tls_get again$v $v -sess_in "$work/sess$v.pem"
+        grep -q '^Reused, ' "$work/again$v" ||
+                fail "$v: the session was not resumed: $(grep -E '^(New|Reused), ' "$work/again$v")"
+        answered again$v "$v resumed"
+done
+ok "TLS session tickets: 1.3 and 1.2 sessions resumed and answered"
+
 stop_daemon TERM
 grep -q '^<6>stopped' "$work/daemon.log" || fail "no clean stop"
 if grep -E 'Bearer|'"$ADMIN"'|'"$READER" "$work/daemon.log"; then fail "a token in the log"; fi
 ok "SIGTERM stops cleanly; no token in the log"
+
+start_daemon -n restarted
+tls_get after-restart -tls1_3 -sess_in "$work/sess-tls1_3.pem"
+grep -q '^New, ' "$work/after-restart" ||
+        fail "a ticket of the last process resumed: $(grep -E '^(New|Reused), ' "$work/after-restart")"
+answered after-restart "after a restart"
+stop_daemon TERM
+ok "a ticket from before a restart resumes nothing (a full handshake, answered)"
 echo "# all API contract checks passed"
