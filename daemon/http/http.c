@@ -211,7 +211,7 @@ int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_
                                          (intptr_t)d->cfg.max_connections_per_ip, NULL};
         if (threads > 1)
                 o[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, threads, NULL};
-        /* resumption skips the certificate and its signature (docs/architecture.md §8) */
+        /* resumption skips the certificate and its signature (docs/SECURITY.md, "Secrets") */
         if (cert_pem && (e = gnutls_session_ticket_key_generate(&s->ticket_key)) < 0) {
                 close(fd);
                 http_stop(s, 0);

@@ -29,8 +29,9 @@
 #                       --buildtype release && ninja -C /var/tmp/attestd-dd940f4/build-rel
 #   FLEET_PHASES (default 1,4), FLEET_RUN_BUDGET, FLEET_KEEP=1 (keep the runs' logs, path
 #   printed), BENCH_DIR (scratch, default /var/tmp); run-scale.sh's THREADS, CLIENT_THREADS,
-#   PG_DELAY_US, SCALE_BUDGET, SCALE_SETTLE and SCALE_FILL (every agent at its retain count before
-#   the timed parts: each verdict prunes one result) pass through.
+#   PG_DELAY_US, SCALE_BUDGET, SCALE_SETTLE, SCALE_FILL (every agent at its retain count before
+#   the timed parts: each verdict prunes one result) and SCALE_RECONNECT (a connection and TLS
+#   handshake per round) pass through.
 set -euo pipefail
 usage="usage: fleet-path.sh NEW_BUILD BASE_ATTESTD_BUILD [SECONDS] [AGENTS] [ENTRIES] [ROUNDS]"
 new=$(cd "${1:?$usage}" && pwd)
@@ -91,7 +92,8 @@ cp "$new/tests/bench/bench-daemon" "$work/client/tests/bench/"
 
 echo "# fleet path, PostgreSQL steady state: $agents agents, $entries IMA entries a round," \
         "${secs}s a timed part, parts of $phases instances, $rounds rounds a build alternating," \
-        "attestd --threads ${THREADS:-4}, ${CLIENT_THREADS:-8} client threads${PG_DELAY_US:+, PostgreSQL ${PG_DELAY_US} us away each way}"
+        "attestd --threads ${THREADS:-4}, ${CLIENT_THREADS:-8} client threads${PG_DELAY_US:+, PostgreSQL ${PG_DELAY_US} us away each way}," \
+        "$([ "${SCALE_RECONNECT:-0}" = 0 ] && echo "keep-alive connections" || echo "a connection and TLS handshake per round")"
 echo "# $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(nproc) cores shared by attestd, PostgreSQL and the client" \
         "(other work on the machine counts too), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# base $lb: $(describe "$base")"
