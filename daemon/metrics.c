@@ -81,6 +81,11 @@ void metrics_conn_closed(struct metrics *m, enum metrics_conn_close why)
                 atomic_fetch_add(&m->conns_closed[why], 1);
 }
 
+void metrics_tls_session(struct metrics *m, bool resumed)
+{
+        atomic_fetch_add(&m->tls_sessions[resumed], 1);
+}
+
 void metrics_response(struct metrics *m, unsigned status)
 {
         unsigned c = status >= 200 && status < 600 ? status / 100 - 2 : 3;
@@ -237,6 +242,15 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
         for (unsigned i = 0; i < METRICS_CONN__COUNT; i++)
                 fprintf(f, "attestd_http_connections_closed_total{reason=\"%s\"} %llu\n",
                         conn_close_names[i], (unsigned long long)atomic_load(&m->conns_closed[i]));
+        fprintf(f,
+                "# HELP attestd_tls_sessions_total TLS sessions of connections that sent a "
+                "request: resumed from a session ticket this process issued, or made with a full "
+                "handshake.\n"
+                "# TYPE attestd_tls_sessions_total counter\n"
+                "attestd_tls_sessions_total{resumed=\"no\"} %llu\n"
+                "attestd_tls_sessions_total{resumed=\"yes\"} %llu\n",
+                (unsigned long long)atomic_load(&m->tls_sessions[0]),
+                (unsigned long long)atomic_load(&m->tls_sessions[1]));
         fputs("# HELP attestd_rejected_requests_total Requests answered with an error, by code.\n"
               "# TYPE attestd_rejected_requests_total counter\n",
               f);

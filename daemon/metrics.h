@@ -72,7 +72,8 @@ struct metrics {
         atomic_uint_fast64_t claim_failed[CLAIM__COUNT]; /* claims that did not pass, by id */
         atomic_uint_fast64_t conns_open;                 /* accepted and not yet closed */
         atomic_uint_fast64_t conns_closed[METRICS_CONN__COUNT];
-        atomic_uint_fast64_t responses[4]; /* API answers by status class 2xx..5xx */
+        atomic_uint_fast64_t tls_sessions[2]; /* connections' TLS sessions: made in full, resumed */
+        atomic_uint_fast64_t responses[4];    /* API answers by status class 2xx..5xx */
         atomic_uint_fast64_t replay_resets[METRICS_RESET__COUNT];
         struct {
                 atomic_uint_fast64_t bucket[METRICS_HTTP_BUCKETS]; /* cumulative at render */
@@ -99,6 +100,8 @@ void metrics_request(struct metrics *m);
 /* A connection accepted (+1) or closed (-1); one attestd closed itself, and why. */
 void metrics_conn_open(struct metrics *m, int delta);
 void metrics_conn_closed(struct metrics *m, enum metrics_conn_close why);
+/* A connection's first request: its TLS session was resumed (a session ticket) or made in full. */
+void metrics_tls_session(struct metrics *m, bool resumed);
 void metrics_claim_failed(struct metrics *m, enum claim_id id);
 /* An API answer's status (below 200 or above 599 counts as 5xx: nobody set one). */
 void metrics_response(struct metrics *m, unsigned status);

@@ -33,6 +33,7 @@ struct http_conn {
         bool reaped;         /* shut down by the reaper; libmicrohttpd closes it next */
         bool url_nul;        /* the unescape callback met %00 in the current request */
         bool cert_ok;        /* mTLS: the client certificate was verified on this connection */
+        bool tls_counted;    /* its TLS session counted (attestd_tls_sessions_total) */
         /* --min-body-rate: the body must have arrived by then (0: no body being read); set by
          * the connection's thread, read by the reaper */
         atomic_int_fast64_t body_due_ms;

@@ -200,6 +200,15 @@ static enum MHD_Result on_head(struct http_server *s, struct MHD_Connection *c,
                 return send_error(d, c, 503, AE_SERVER_BUSY, "out of memory", true);
         }
         http_conn_request_started(s, hc);
+        if (s->ticket_key.data && !hc->tls_counted) {
+                const union MHD_ConnectionInfo *gi =
+                        MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+
+                hc->tls_counted = true;
+                if (gi && gi->tls_session)
+                        metrics_tls_session(&d->metrics,
+                                            gnutls_session_is_resumed(gi->tls_session) != 0);
+        }
         st->limit = api_body_limit(d, method, url);
         if (s->client_ca && !hc->cert_ok) {
                 if (!client_cert_ok(c)) {

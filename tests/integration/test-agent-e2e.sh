@@ -9,6 +9,8 @@
 #  4. a verifier certificate from another CA: the agent refuses to talk (exit 2, no enrolment)
 #  5. nonce expired while the quote was stalled (swtpm SIGSTOPped): one fresh challenge, then pass
 #  6. a verifier answering 503: bounded back-off, then it recovers and the agent enrols and passes
+#  7. rounds on new connections (the server's idle timeout shorter than the interval): the agent
+#     resumes its TLS session (attestd_tls_sessions_total{resumed="yes"})
 # Usage: test-agent-e2e.sh ATTESTD AGENT ATTESTCTL SWTPM_RUN TOP EVGEN
 # (re-runs itself under SWTPM_RUN --ek-cert when no swtpm is given in SWTPM_TCTI)
 set -euo pipefail
@@ -254,5 +256,18 @@ start_verifier -p "$p" --interval 1
 wait_lines a6.log '^<5>verdict: pass' 1 60
 stop_agent
 ok "after the 503s the agent enrolled and passed"
+stop_daemon TERM
+
+# ---- 7. each round on a new connection: the agent resumes its TLS session -----------------------
+echo "# 7. rounds 2 s apart, connections closed after 1 s idle: sessions resumed from tickets"
+start_verifier --interval 2 --idle-timeout 1
+y0=$(metric 'attestd_tls_sessions_total{resumed="yes"}')
+start_agent a7.log --state-dir st6
+wait_lines a7.log '^<[56]>verdict: pass' 3 60
+stop_agent
+y1=$(metric 'attestd_tls_sessions_total{resumed="yes"}')
+[ $((y1 - y0)) -ge 2 ] ||
+        fail "the agent's later rounds resumed $((y1 - y0)) TLS sessions, want at least 2"
+ok "the agent resumed its TLS session on $((y1 - y0)) new connections (3 rounds)"
 stop_daemon TERM
 echo "# all agent end-to-end checks passed"
