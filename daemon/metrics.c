@@ -127,6 +127,16 @@ void metrics_http(struct metrics *m, size_t route, size_t method, uint64_t laten
 }
 
 /* One route's histogram series. */
+/* A counter with one label of two values, a and b, in that order. */
+static void render_pair(FILE *f, const char *name, const char *help, const char *label,
+                        const char *a_value, atomic_uint_fast64_t *a, const char *b_value,
+                        atomic_uint_fast64_t *b)
+{
+        fprintf(f, "# HELP %s %s\n# TYPE %s counter\n%s{%s=\"%s\"} %llu\n%s{%s=\"%s\"} %llu\n",
+                name, help, name, name, label, a_value, (unsigned long long)atomic_load(a), name,
+                label, b_value, (unsigned long long)atomic_load(b));
+}
+
 static void render_http(FILE *f, struct metrics *m, size_t r, size_t j, const char *route,
                         const char *method)
 {
@@ -242,15 +252,10 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
         for (unsigned i = 0; i < METRICS_CONN__COUNT; i++)
                 fprintf(f, "attestd_http_connections_closed_total{reason=\"%s\"} %llu\n",
                         conn_close_names[i], (unsigned long long)atomic_load(&m->conns_closed[i]));
-        fprintf(f,
-                "# HELP attestd_tls_sessions_total TLS sessions of connections that sent a "
-                "request: resumed from a session ticket this process issued, or made with a full "
-                "handshake.\n"
-                "# TYPE attestd_tls_sessions_total counter\n"
-                "attestd_tls_sessions_total{resumed=\"no\"} %llu\n"
-                "attestd_tls_sessions_total{resumed=\"yes\"} %llu\n",
-                (unsigned long long)atomic_load(&m->tls_sessions[0]),
-                (unsigned long long)atomic_load(&m->tls_sessions[1]));
+        render_pair(f, "attestd_tls_sessions_total",
+                    "TLS sessions of connections that sent a request: resumed from a session "
+                    "ticket this process issued, or made with a full handshake.",
+                    "resumed", "no", &m->tls_sessions[0], "yes", &m->tls_sessions[1]);
         fputs("# HELP attestd_rejected_requests_total Requests answered with an error, by code.\n"
               "# TYPE attestd_rejected_requests_total counter\n",
               f);
@@ -275,14 +280,10 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
         for (unsigned i = 0; i < METRICS_RESET__COUNT; i++)
                 fprintf(f, "attestd_replay_resets_total{reason=\"%s\"} %llu\n", reset_names[i],
                         (unsigned long long)atomic_load(&m->replay_resets[i]));
-        fprintf(f,
-                "# HELP attestd_evidence_rows_total Evidence rounds by where their agent row came "
-                "from: kept by the challenge, or read from the store.\n"
-                "# TYPE attestd_evidence_rows_total counter\n"
-                "attestd_evidence_rows_total{from=\"challenge\"} %llu\n"
-                "attestd_evidence_rows_total{from=\"store\"} %llu\n",
-                (unsigned long long)atomic_load(&m->evidence_rows[1]),
-                (unsigned long long)atomic_load(&m->evidence_rows[0]));
+        render_pair(f, "attestd_evidence_rows_total",
+                    "Evidence rounds by where their agent row came from: kept by the challenge, or "
+                    "read from the store.",
+                    "from", "challenge", &m->evidence_rows[1], "store", &m->evidence_rows[0]);
         fprintf(f,
                 "# HELP attestd_ima_entries_replayed_total IMA log entries replayed.\n"
                 "# TYPE attestd_ima_entries_replayed_total counter\n"
