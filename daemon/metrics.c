@@ -126,7 +126,6 @@ void metrics_http(struct metrics *m, size_t route, size_t method, uint64_t laten
         atomic_fetch_add(&m->http[route][method].sum_us, latency_us);
 }
 
-/* One route's histogram series. */
 /* A counter with one label of two values, a and b, in that order. */
 static void render_pair(FILE *f, const char *name, const char *help, const char *label,
                         const char *a_value, atomic_uint_fast64_t *a, const char *b_value,
@@ -137,6 +136,7 @@ static void render_pair(FILE *f, const char *name, const char *help, const char 
                 label, b_value, (unsigned long long)atomic_load(b));
 }
 
+/* One route's histogram series. */
 static void render_http(FILE *f, struct metrics *m, size_t r, size_t j, const char *route,
                         const char *method)
 {
