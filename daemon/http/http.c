@@ -211,14 +211,15 @@ int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_
                                          (intptr_t)d->cfg.max_connections_per_ip, NULL};
         if (threads > 1)
                 o[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, threads, NULL};
-        /* resumption skips the certificate and its signature (docs/SECURITY.md, "Secrets") */
-        if (cert_pem && (e = gnutls_session_ticket_key_generate(&s->ticket_key)) < 0) {
-                close(fd);
-                http_stop(s, 0);
-                return attest_fail(err, -EIO, AE_HTTP_START, "no TLS session ticket key: %s",
-                                   gnutls_strerror(e));
-        }
         if (cert_pem) {
+                /* resumption skips the certificate and its signature (docs/SECURITY.md,
+                 * "Secrets") */
+                if ((e = gnutls_session_ticket_key_generate(&s->ticket_key)) < 0) {
+                        close(fd);
+                        http_stop(s, 0);
+                        return attest_fail(err, -EIO, AE_HTTP_START,
+                                           "no TLS session ticket key: %s", gnutls_strerror(e));
+                }
                 flags |= MHD_USE_TLS;
                 o[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)cert_pem};
                 o[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key_pem};
