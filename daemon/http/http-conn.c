@@ -59,14 +59,12 @@ static void make_room(struct http_server *s, struct http_conn *hc)
  */
 static void tickets_on(struct http_server *s, struct MHD_Connection *c)
 {
-        const union MHD_ConnectionInfo *gi;
+        gnutls_session_t session;
         int e;
 
-        if (!s->ticket_key.data ||
-            !(gi = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION)) ||
-            !gi->tls_session)
+        if (!s->ticket_key.data || !(session = http_tls_session(c)))
                 return;
-        if ((e = gnutls_session_ticket_enable_server(gi->tls_session, &s->ticket_key)) < 0)
+        if ((e = gnutls_session_ticket_enable_server(session, &s->ticket_key)) < 0)
                 log_debug("TLS session tickets not enabled: %s", gnutls_strerror(e));
 }
 

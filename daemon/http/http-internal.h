@@ -101,6 +101,15 @@ struct req_state {
         char *qbuf[API_QUERY_MAX * 2];
 };
 
+/* The connection's TLS session; NULL without TLS. */
+static inline gnutls_session_t http_tls_session(struct MHD_Connection *c)
+{
+        const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+
+        return ci ? ci->tls_session : NULL;
+}
+
 /* http-conn.c */
 /* The connection's record (NULL: untracked, out of memory at accept). */
 struct http_conn *http_conn_of(struct MHD_Connection *c);

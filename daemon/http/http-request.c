@@ -69,18 +69,15 @@ size_t http_unescape(void *cls, struct MHD_Connection *c, char *str)
 /* Whether the client presented a certificate that chains to --tls-client-ca, for client use. */
 static bool client_cert_ok(struct MHD_Connection *c)
 {
-        const union MHD_ConnectionInfo *ci =
-                MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
-        gnutls_session_t session;
+        gnutls_session_t session = http_tls_session(c);
         gnutls_typed_vdata_st purpose = {
                 .type = GNUTLS_DT_KEY_PURPOSE_OID,
                 .data = (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT,
         };
         unsigned n = 0, status = 0;
 
-        if (!ci || !ci->tls_session)
+        if (!session)
                 return false;
-        session = ci->tls_session;
         if (gnutls_certificate_type_get(session) != GNUTLS_CRT_X509 ||
             !gnutls_certificate_get_peers(session, &n) || n == 0)
                 return false;
@@ -201,13 +198,11 @@ static enum MHD_Result on_head(struct http_server *s, struct MHD_Connection *c,
         }
         http_conn_request_started(s, hc);
         if (s->ticket_key.data && !hc->tls_counted) {
-                const union MHD_ConnectionInfo *gi =
-                        MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+                gnutls_session_t session = http_tls_session(c);
 
                 hc->tls_counted = true;
-                if (gi && gi->tls_session)
-                        metrics_tls_session(&d->metrics,
-                                            gnutls_session_is_resumed(gi->tls_session) != 0);
+                if (session)
+                        metrics_tls_session(&d->metrics, gnutls_session_is_resumed(session) != 0);
         }
         st->limit = api_body_limit(d, method, url);
         if (s->client_ca && !hc->cert_ok) {
