@@ -81,6 +81,19 @@ void metrics_conn_closed(struct metrics *m, enum metrics_conn_close why)
                 atomic_fetch_add(&m->conns_closed[why], 1);
 }
 
+static const char *const linger_names[METRICS_LINGER__COUNT] = {
+        [METRICS_LINGER_ENDED] = "ended",
+        [METRICS_LINGER_TIMEOUT] = "timeout",
+        [METRICS_LINGER_CAP] = "cap",
+        [METRICS_LINGER_FULL] = "full",
+};
+
+void metrics_linger(struct metrics *m, enum metrics_linger how)
+{
+        if ((unsigned)how < METRICS_LINGER__COUNT)
+                atomic_fetch_add(&m->lingered[how], 1);
+}
+
 void metrics_tls_session(struct metrics *m, bool resumed)
 {
         atomic_fetch_add(&m->tls_sessions[resumed], 1);
@@ -252,6 +265,15 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
         for (unsigned i = 0; i < METRICS_CONN__COUNT; i++)
                 fprintf(f, "attestd_http_connections_closed_total{reason=\"%s\"} %llu\n",
                         conn_close_names[i], (unsigned long long)atomic_load(&m->conns_closed[i]));
+        fputs("# HELP attestd_http_lingering_closes_total Connections answered before their "
+              "request body was read, kept open to read and drop what still arrives so the "
+              "answer is not lost to a reset, by how that ended: ended (the client closed), "
+              "timeout (2 s), cap (1 MiB dropped), full (256 kept already: closed at once).\n"
+              "# TYPE attestd_http_lingering_closes_total counter\n",
+              f);
+        for (unsigned i = 0; i < METRICS_LINGER__COUNT; i++)
+                fprintf(f, "attestd_http_lingering_closes_total{end=\"%s\"} %llu\n",
+                        linger_names[i], (unsigned long long)atomic_load(&m->lingered[i]));
         render_pair(f, "attestd_tls_sessions_total",
                     "TLS sessions of connections that sent a request: resumed from a session "
                     "ticket this process issued, or made with a full handshake.",

@@ -34,6 +34,15 @@ enum metrics_conn_close {
         METRICS_CONN__COUNT,
 };
 
+/* How a lingering close ended (attestd_http_lingering_closes_total{end}; http-linger.c). */
+enum metrics_linger {
+        METRICS_LINGER_ENDED,   /* the client closed its side (or reset it) */
+        METRICS_LINGER_TIMEOUT, /* HTTP_LINGER_MS passed */
+        METRICS_LINGER_CAP,     /* HTTP_LINGER_BYTES read and dropped */
+        METRICS_LINGER_FULL,    /* not kept: HTTP_LINGER_MAX sockets already were */
+        METRICS_LINGER__COUNT,
+};
+
 /* Why an agent's replay starts again from entry 0 (attestd_replay_resets_total{reason}). */
 enum metrics_reset {
         METRICS_RESET_REBOOT,         /* the agent's TPM counters say it rebooted */
@@ -72,6 +81,7 @@ struct metrics {
         atomic_uint_fast64_t claim_failed[CLAIM__COUNT]; /* claims that did not pass, by id */
         atomic_uint_fast64_t conns_open;                 /* accepted and not yet closed */
         atomic_uint_fast64_t conns_closed[METRICS_CONN__COUNT];
+        atomic_uint_fast64_t lingered[METRICS_LINGER__COUNT];
         atomic_uint_fast64_t tls_sessions[2]; /* connections' TLS sessions: made in full, resumed */
         atomic_uint_fast64_t responses[4];    /* API answers by status class 2xx..5xx */
         atomic_uint_fast64_t replay_resets[METRICS_RESET__COUNT];
@@ -100,6 +110,7 @@ void metrics_request(struct metrics *m);
 /* A connection accepted (+1) or closed (-1); one attestd closed itself, and why. */
 void metrics_conn_open(struct metrics *m, int delta);
 void metrics_conn_closed(struct metrics *m, enum metrics_conn_close why);
+void metrics_linger(struct metrics *m, enum metrics_linger how);
 /* A connection's first request: its TLS session was resumed (a session ticket) or made in full. */
 void metrics_tls_session(struct metrics *m, bool resumed);
 void metrics_claim_failed(struct metrics *m, enum claim_id id);

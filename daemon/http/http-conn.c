@@ -108,6 +108,15 @@ void http_on_connection(void *cls, struct MHD_Connection *c, void **socket_conte
         }
         if (!hc)
                 return;
+        /*
+         * Closed by the library, not the reaper, while the client may still be sending: answered
+         * before its body was read, bytes unread, or more than a TLS close_notify received since
+         * the last answered request (the library's own 414/431 come in the middle of a head still
+         * arriving). A close now would reset its answer away (http-linger.c).
+         */
+        if (!hc->reaped && (hc->linger || http_unread(hc->fd) ||
+                            http_rx_bytes(hc->fd) - hc->rx_mark > HTTP_LINGER_QUIET))
+                http_linger(&s->linger, hc->fd);
         pthread_mutex_lock(&s->lock);
         metrics_conn_open(&s->d->metrics, -1);
         if (hc->reaped)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the files of the HTTP front end share (http.c: set-up, TLS and stop; http-conn.c: the
- * connection table and the reaper; http-budget.c: the in-flight body budget and the bodies'
- * buffers; http-request.c: the libmicrohttpd callbacks that frame, admit, read and answer a
- * request); not for other modules, which see daemon/http/http.h only.
+ * connection table and the reaper; http-linger.c: the lingering close; http-budget.c: the
+ * in-flight body budget and the bodies' buffers; http-request.c: the libmicrohttpd callbacks
+ * that frame, admit, read and answer a request); not for other modules, which see
+ * daemon/http/http.h only.
  */
 #ifndef ATTESTD_HTTP_INTERNAL_H
 #define ATTESTD_HTTP_INTERNAL_H
@@ -34,6 +35,8 @@ struct http_conn {
         bool url_nul;        /* the unescape callback met %00 in the current request */
         bool cert_ok;        /* mTLS: the client certificate was verified on this connection */
         bool tls_counted;    /* its TLS session counted (attestd_tls_sessions_total) */
+        bool linger;         /* answered before its body was read: http_linger() at close */
+        uint64_t rx_mark;    /* bytes received by the end of the last answered request */
         /* --min-body-rate: the body must have arrived by then (0: no body being read); set by
          * the connection's thread, read by the reaper */
         atomic_int_fast64_t body_due_ms;
@@ -49,6 +52,23 @@ struct share {
         uint32_t hash;
         uint8_t len;
         uint8_t key[1 + API_ID_MAX]; /* SHARE_ADDR + 16 address bytes, or SHARE_AGENT + the id */
+};
+
+/* A socket kept past libmicrohttpd's close (http-linger.c). */
+struct linger_slot {
+        int fd;         /* a duplicate of the connection's fd, its write side shut */
+        int64_t due_ms; /* closed by then, whatever still arrives */
+        size_t drained; /* bytes read and dropped */
+};
+
+struct http_linger {
+        struct metrics *metrics;
+        pthread_mutex_t lock; /* n, slot, stop */
+        pthread_t thread;
+        int wake; /* eventfd: a socket was added, or stop */
+        bool started, stop;
+        size_t n;
+        struct linger_slot slot[HTTP_LINGER_MAX];
 };
 
 struct http_server {
@@ -73,6 +93,7 @@ struct http_server {
          * resumes a session on this instance only, and not after a restart.
          */
         gnutls_datum_t ticket_key;
+        struct http_linger linger;
         /* the in-flight body budget: bytes buffered by all requests, and per address and agent */
         pthread_mutex_t budget_lock; /* body_bytes, shares, every share's fields */
         size_t body_budget, share_addr_max, share_agent_max;
@@ -121,6 +142,18 @@ void *http_reaper_main(void *arg);
 /* A request's head is complete (its deadline becomes the body timeout), or it was answered. */
 void http_conn_request_started(struct http_server *s, struct http_conn *hc);
 void http_conn_request_done(struct http_server *s, struct http_conn *hc);
+
+/* http-linger.c */
+int http_linger_start(struct http_linger *l, struct metrics *m);
+/* Close every socket still kept; a no-op when not started. */
+void http_linger_stop(struct http_linger *l);
+/* Keep fd's socket past libmicrohttpd's close (called at its CLOSED notification, the fd still
+ * open), or count it closed at once when HTTP_LINGER_MAX are kept. */
+void http_linger(struct http_linger *l, int fd);
+/* Whether bytes wait unread on the socket (closing it now would send a reset). */
+bool http_unread(int fd);
+/* Bytes the connection's TCP socket has received so far (0 when unknown). */
+uint64_t http_rx_bytes(int fd);
 
 /* http-budget.c */
 int http_budget_attach(struct http_server *s, struct MHD_Connection *c, struct req_state *st,

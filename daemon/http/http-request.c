@@ -311,7 +311,14 @@ enum MHD_Result http_on_request(void *cls, struct MHD_Connection *c, const char 
                         st->responded = true;
                         return send_error(d, c, 400, fe.code, fe.msg, true);
                 }
-                return on_head(s, c, st, url, method, &fr);
+                ret = on_head(s, c, st, url, method, &fr);
+                if (st->responded && (fr.nte || (fr.ncl && fr.cl))) {
+                        struct http_conn *hc = http_conn_of(c);
+
+                        if (hc)
+                                hc->linger = true; /* the body is still on its way */
+                }
+                return ret;
         }
         if (*upload_data_size) {
                 size_t n = *upload_data_size;
@@ -351,9 +358,13 @@ void http_on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         struct req_state *st = *con_cls;
         struct http_conn *hc = http_conn_of(c);
 
-        (void)toe;
-        if (hc)
+        if (hc) {
                 http_conn_request_done(s, hc);
+                /* what came before was a request we answered (not one the library refused in
+                 * its head: that one's bytes still count toward a lingering close) */
+                if (st && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+                        hc->rx_mark = http_rx_bytes(hc->fd);
+        }
         if (!st)
                 return;
         http_body_drop(s, st);

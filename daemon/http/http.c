@@ -133,6 +133,9 @@ int http_raise_nofile(uint64_t *ret_limit)
         return 0;
 }
 
+/* fds that connections may not use */
+#define FDS_KEPT (HTTP_FD_RESERVE + HTTP_LINGER_MAX)
+
 int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_pem,
                const char *client_ca_pem, struct http_server **ret, struct attest_err *err)
 {
@@ -166,14 +169,13 @@ int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_
         s->client_ca = client_ca_pem != NULL;
         if (getrandom(&s->share_seed, sizeof(s->share_seed), GRND_NONBLOCK) < 0)
                 s->share_seed = (uint32_t)mono_ms();
-        /* each connection is one fd; keep HTTP_FD_RESERVE for the database, logs and TLS files */
+        /* each connection is one fd; keep HTTP_FD_RESERVE for the database, logs and TLS files,
+         * and HTTP_LINGER_MAX for lingering closes */
         if ((e = http_raise_nofile(&nofile)) < 0)
                 log_warning("raising RLIMIT_NOFILE: %s", strerror(-e));
-        else if (nofile < s->max_conns + HTTP_ACCEPT_HEADROOM(s->max_conns) + HTTP_FD_RESERVE) {
-                /* the largest n with n + n / 8 + 16 + HTTP_FD_RESERVE <= nofile (at least 16) */
-                size_t fit = nofile > 34 + HTTP_FD_RESERVE
-                                     ? (size_t)(nofile - 16 - HTTP_FD_RESERVE) * 8 / 9
-                                     : 16;
+        else if (nofile < s->max_conns + HTTP_ACCEPT_HEADROOM(s->max_conns) + FDS_KEPT) {
+                /* the largest n with n + n / 8 + 16 + FDS_KEPT <= nofile (at least 16) */
+                size_t fit = nofile > 34 + FDS_KEPT ? (size_t)(nofile - 16 - FDS_KEPT) * 8 / 9 : 16;
 
                 log_warning("--max-connections %zu lowered to %zu to fit RLIMIT_NOFILE %llu",
                             s->max_conns, fit, (unsigned long long)nofile);
@@ -239,6 +241,12 @@ int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_
                 return attest_fail(err, -EAGAIN, AE_HTTP_START, "cannot start the reaper thread");
         }
         s->reaper_started = true;
+        if ((e = http_linger_start(&s->linger, &d->metrics)) < 0) {
+                close(fd);
+                http_stop(s, 0);
+                return attest_fail(err, e, AE_HTTP_START,
+                                   "cannot start the lingering-close thread: %s", strerror(-e));
+        }
         s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, http_on_request, s, MHD_OPTION_ARRAY, o,
                                   MHD_OPTION_END);
         if (!s->mhd) {
@@ -271,6 +279,7 @@ struct http_server *http_stop(struct http_server *s, uint64_t drain_ms)
         }
         if (fd >= 0)
                 close(fd);
+        http_linger_stop(&s->linger); /* after the library: its last closes may linger */
         if (s->reaper_started) {
                 pthread_mutex_lock(&s->lock);
                 s->stop = true;

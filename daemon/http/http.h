@@ -19,6 +19,8 @@
  *   requests not answered --body-timeout after their head; near --max-connections it closes
  *   connections waiting for a head first, so a full table does not keep agents out.
  * - --max-connections-per-ip; RLIMIT_NOFILE raised to the hard limit.
+ * - a connection refused while the client may still be sending (in the head, or before its
+ *   body) closes lingering: its answer is not lost to a reset (http-linger.c).
  * - before a body byte is read: what RFC 9112 refuses in a request head (daemon/http/http-frame.h,
  *   on the raw target and each header line as libmicrohttpd split it: names that are not tokens,
  *   obs-fold, control bytes in values, Content-Length and Transfer-Encoding together or twice,
@@ -80,6 +82,17 @@
 /* Buckets of the table of per-address and per-agent shares (chained: entries only while a request
  * with a body is attached, at most two per request). */
 #define HTTP_SHARE_BUCKETS 1024
+/*
+ * The lingering close (http-linger.c): sockets kept past libmicrohttpd's close when it closes a
+ * connection answered before its body was read, at most this many at once (their fds come out of
+ * what --max-connections may use), for at most this long and this many bytes read and dropped.
+ */
+#define HTTP_LINGER_MAX 256
+#define HTTP_LINGER_MS 2000
+#define HTTP_LINGER_BYTES (1024u * 1024)
+/* Received after a response, this much is a client's goodbye (a TLS 1.3 or 1.2 close_notify is 24
+ * or 31 bytes), more is a request: closed in its head by the library, it lingers. */
+#define HTTP_LINGER_QUIET 64
 /* A chunked body over its cap is read and dropped up to this much, then the connection closed. */
 #define HTTP_DISCARD_MAX (32u * 1024 * 1024)
 
