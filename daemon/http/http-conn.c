@@ -115,7 +115,7 @@ void http_on_connection(void *cls, struct MHD_Connection *c, void **socket_conte
          * arriving). A close now would reset its answer away (http-linger.c).
          */
         if (!hc->reaped && (hc->linger || http_unread(hc->fd) ||
-                            http_rx_bytes(hc->fd) - hc->rx_mark > HTTP_LINGER_QUIET))
+                            http_rx_bytes(hc->fd) > hc->rx_mark + HTTP_LINGER_QUIET))
                 http_linger(&s->linger, hc->fd);
         pthread_mutex_lock(&s->lock);
         metrics_conn_open(&s->d->metrics, -1);

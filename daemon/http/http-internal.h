@@ -63,11 +63,14 @@ struct linger_slot {
 
 struct http_linger {
         struct metrics *metrics;
-        pthread_mutex_t lock; /* n, slot, stop */
+        pthread_mutex_t lock; /* pending, npending, held, stop */
         pthread_t thread;
-        int wake; /* eventfd: a socket was added, or stop */
+        int wake; /* eventfd: a socket was handed over, or stop */
         bool started, stop;
-        size_t n;
+        size_t held; /* pending and the thread's, at most HTTP_LINGER_MAX */
+        size_t npending;
+        struct linger_slot pending[HTTP_LINGER_MAX]; /* handed over, not yet taken */
+        size_t n;                                    /* the thread's own: */
         struct linger_slot slot[HTTP_LINGER_MAX];
 };
 

@@ -30,6 +30,7 @@
 #include "daemon/http/http-internal.h"
 #include "util/clock.h"
 
+/* Close slot i (the thread's own), moving the last one into its place. */
 static void linger_end(struct http_linger *l, size_t i, enum metrics_linger how)
 {
         (void)close(l->slot[i].fd);
@@ -40,7 +41,7 @@ static void linger_end(struct http_linger *l, size_t i, enum metrics_linger how)
 /* Read and drop what arrived; false when the socket is done with (end, error or the cap). */
 static bool drain(struct linger_slot *sl, enum metrics_linger *how)
 {
-        static _Thread_local char sink[16384];
+        static char sink[16384]; /* the lingering thread's only */
 
         for (;;) {
                 ssize_t r = recv(sl->fd, sink, sizeof(sink), MSG_DONTWAIT);
@@ -62,54 +63,66 @@ static bool drain(struct linger_slot *sl, enum metrics_linger *how)
         }
 }
 
+/*
+ * The thread owns slot[0..n); the connections' threads hand sockets over through pending[] under
+ * the lock, so reading and dropping (up to HTTP_LINGER_BYTES a socket) never holds them up.
+ */
 static void *linger_main(void *arg)
 {
         struct http_linger *l = arg;
         struct pollfd pfd[HTTP_LINGER_MAX + 1];
+        size_t ended = 0;
+        bool stop = false;
 
-        pthread_mutex_lock(&l->lock);
-        while (!l->stop) {
-                int64_t now = mono_ms(), wait = -1;
-                size_t n = l->n;
+        while (!stop) {
+                int64_t now, wait = -1;
                 uint64_t v;
 
-                for (size_t i = 0; i < n; i++) {
+                pthread_mutex_lock(&l->lock);
+                l->held -= ended;
+                stop = l->stop;
+                for (size_t i = 0; i < l->npending; i++)
+                        l->slot[l->n++] = l->pending[i];
+                l->npending = 0;
+                pthread_mutex_unlock(&l->lock);
+                ended = 0;
+                if (stop)
+                        break;
+                now = mono_ms();
+                for (size_t i = 0; i < l->n; i++) {
                         int64_t left = l->slot[i].due_ms - now;
 
                         pfd[i] = (struct pollfd){.fd = l->slot[i].fd, .events = POLLIN};
                         if (wait < 0 || left < wait)
                                 wait = left > 0 ? left : 0;
                 }
-                pfd[n] = (struct pollfd){.fd = l->wake, .events = POLLIN};
-                pthread_mutex_unlock(&l->lock);
-                (void)poll(pfd, n + 1, (int)wait);
-                if (pfd[n].revents & POLLIN)
+                pfd[l->n] = (struct pollfd){.fd = l->wake, .events = POLLIN};
+                (void)poll(pfd, l->n + 1, (int)wait);
+                if (pfd[l->n].revents & POLLIN)
                         (void)!read(l->wake, &v, sizeof(v));
                 now = mono_ms();
-                pthread_mutex_lock(&l->lock);
-                /*
-                 * From the top down: a socket ended is replaced by the last one, which is either
-                 * one already looked at or one added during the poll (looked at next time).
-                 */
-                for (size_t i = n; i-- > 0;) {
+                /* from the top down: an ended slot takes the last one, already looked at */
+                for (size_t i = l->n; i-- > 0;) {
                         enum metrics_linger how = METRICS_LINGER_ENDED;
 
-                        if (pfd[i].revents && !drain(&l->slot[i], &how))
+                        if (pfd[i].revents && !drain(&l->slot[i], &how)) {
                                 linger_end(l, i, how);
-                        else if (now >= l->slot[i].due_ms)
+                                ended++;
+                        } else if (now >= l->slot[i].due_ms) {
                                 linger_end(l, i, METRICS_LINGER_TIMEOUT);
+                                ended++;
+                        }
                 }
         }
         while (l->n)
                 linger_end(l, l->n - 1, METRICS_LINGER_TIMEOUT);
-        pthread_mutex_unlock(&l->lock);
         return NULL;
 }
 
 int http_linger_start(struct http_linger *l, struct metrics *m)
 {
         l->metrics = m;
-        l->n = 0;
+        l->n = l->npending = l->held = 0;
         l->stop = false;
         l->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (l->wake < 0)
@@ -141,6 +154,9 @@ void http_linger_stop(struct http_linger *l)
         pthread_mutex_unlock(&l->lock);
         linger_wake(l);
         pthread_join(l->thread, NULL);
+        for (size_t i = 0; i < l->npending; i++) /* handed over after the thread's last look */
+                (void)close(l->pending[i].fd);
+        l->npending = 0;
         pthread_mutex_destroy(&l->lock);
         close(l->wake);
         l->wake = -1;
@@ -172,13 +188,15 @@ void http_linger(struct http_linger *l, int fd)
         if (!l->started)
                 return;
         pthread_mutex_lock(&l->lock);
-        if (l->n == HTTP_LINGER_MAX || l->stop || (dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+        if (l->held == HTTP_LINGER_MAX || l->stop || (dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
                 pthread_mutex_unlock(&l->lock);
                 metrics_linger(l->metrics, METRICS_LINGER_FULL);
                 return;
         }
         (void)shutdown(dup_fd, SHUT_WR);
-        l->slot[l->n++] = (struct linger_slot){.fd = dup_fd, .due_ms = mono_ms() + HTTP_LINGER_MS};
+        l->pending[l->npending++] =
+                (struct linger_slot){.fd = dup_fd, .due_ms = mono_ms() + HTTP_LINGER_MS};
+        l->held++;
         pthread_mutex_unlock(&l->lock);
         linger_wake(l);
 }

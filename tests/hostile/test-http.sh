@@ -430,9 +430,9 @@ if want 10; then
         echo "# 10. --max-connections 16 held by 16 requests in progress (POST heads, bodies withheld)"
         stop_daemon
         # --min-body-rate would close a withheld body --body-rate-grace (5 s) after its head and
-        # free its slot for 0.2 s until the attacker reconnects: a newcomer in that gap is served
-        # (CI under ASan met it once). That rule has its own test (hostile-http-budget); here the
-        # grace outlasts the section, so only the table's rule is at work
+        # free its slot for 0.2 s until the attacker reconnects, and a newcomer in that gap would
+        # be served. That rule has its own test (hostile-http-budget); here the grace outlasts the
+        # section, so only the table's rule is at work
         start_verifier --max-connections 16 --body-rate-grace 300
         attack 16 2 3 "busy:/v1/agents/$AGENT_ID/evidence" 60 hold10.txt
         for _ in $(seq 100); do
@@ -440,6 +440,23 @@ if want 10; then
                 nap 0.2
         done
         grep -qs '^open=16 ' hold10.txt || fail "16 requests did not connect: $(cat hold10.txt)"
+        # the attacker counts a request once its head is sent; attestd reads it a moment later
+        # (1 of 6 samples 2 ms after "open=16": two heads still unread), and a connection whose
+        # head is not yet read may be evicted like any other waiting for one (CI met it: the
+        # newcomer was served). The premise is attestd's side: 16 connections, nothing unread,
+        # twice 50 ms apart (ss, no connection of its own: a probe would be a newcomer too)
+        read_all=0
+        for _ in $(seq 100); do
+                if ss -Htn state established "( sport = :$port )" |
+                        awk '{ n++; if ($1 > 0) q++ } END { exit !(n == 16 && q == 0) }'; then
+                        read_all=$((read_all + 1))
+                        [ $read_all -ge 2 ] && break
+                else
+                        read_all=0
+                fi
+                nap 0.05
+        done
+        [ $read_all -ge 2 ] || fail "attestd did not read the 16 heads: $(ss -Htn "( sport = :$port )" | awk '{ print $2 }' | sort | uniq -c | xargs)"
         # nothing to evict (a request in progress keeps its slot until --body-timeout): the
         # newcomer itself is closed at once, not queued
         t0=$(date +%s%N)
