@@ -8,8 +8,11 @@
 #        half idle, half partial), busy:PATH (TLS, then a POST head to PATH announcing a
 #        1 MB body, none of which is sent: a request in progress), drip:EVERY:CL:PATH (TLS,
 #        then a POST head to PATH announcing CL body bytes, then one body byte every EVERY
-#        seconds). A closed slot reconnects after 0.2 s. STATUS_FILE gets "open=N connects=N
-#        closed=N" every second.
+#        seconds), refused:PATH (TLS, then a POST head to PATH announcing 1 MB, over the
+#        route's cap, and 16 KiB of it: refused in the head; the socket is read from and, once
+#        the server ends it, kept open 3 s more while the slot reconnects, so lingering closes
+#        last as long as the server allows). A closed slot reconnects after 0.2 s. STATUS_FILE gets "open=N connects=N closed=N" every
+#        second.
 #   bodies PORT CA COUNT SIZE PATH [TOKEN]  COUNT concurrent POSTs of SIZE bytes; prints statuses
 #   raw PORT CA HEX|@FILE     send these bytes over TLS, print the response (status line first)
 #   fds PID MIN SECONDS  sample PID's open fds every 5 ms until MIN are seen or SECONDS pass;
@@ -50,6 +53,9 @@ def hold(port, count, first, last, mode, seconds, status_file):
     if mode.startswith("busy:"):
         busy_head = ("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                      "Content-Length: 1000000\r\n\r\n" % mode[5:]).encode()
+    elif mode.startswith("refused:"):
+        busy_head = ("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     "Content-Length: 1000000\r\n\r\n" % mode[8:]).encode() + b" " * 16384
     elif mode.startswith("drip:"):
         every, cl, path = mode[5:].split(":", 2)
         drip_every = float(every)
@@ -57,7 +63,7 @@ def hold(port, count, first, last, mode, seconds, status_file):
                      "Content-Length: %d\r\n\r\n" % (path, int(cl))).encode()
 
     def kind_of(i):
-        if busy_head:
+        if busy_head:  # refused: held as busy (its head and 16 KiB sent, then read from)
             return "drip" if mode.startswith("drip:") else "busy"
         if mode != "mix":
             return mode
@@ -95,11 +101,16 @@ def hold(port, count, first, last, mode, seconds, status_file):
             drippers.add(i)
         sel.register(s, selectors.EVENT_READ, i)
 
+    zombies = []  # refused: sockets the server ended, kept open 3 s (past its 2 s linger)
+
     def close_slot(i, now):
         nonlocal closed
         s = slots[i][0]
         sel.unregister(s)
-        s.close()
+        if mode.startswith("refused:"):
+            zombies.append((now + 3, s))
+        else:
+            s.close()
         slots[i] = None
         closed += 1
         retry_at[i] = now + 0.2
@@ -131,6 +142,8 @@ def hold(port, count, first, last, mode, seconds, status_file):
             if not d:
                 close_slot(i, time.monotonic())
         now = time.monotonic()
+        while zombies and zombies[0][0] <= now:
+            zombies.pop(0)[1].close()
         for i in list(drippers):
             sl = slots[i]
             if sl is None or sl[2] > now:
@@ -158,6 +171,8 @@ def hold(port, count, first, last, mode, seconds, status_file):
     for i in range(count):
         if slots[i] is not None:
             slots[i][0].close()
+    for _, z in zombies:
+        z.close()
 
 def bodies(port, ca, count, size, path, token):
     ctx = tls_ctx(ca)

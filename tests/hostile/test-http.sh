@@ -478,4 +478,44 @@ if want 10; then
         ok "table full of requests in progress: a newcomer closed in $ms ms (refused $refused, evicted 0), the agent passes after"
 fi
 
+# ---- 11. lingering closes at their caps ------------------------------------------------------
+if want 11; then
+        echo "# 11. refused requests whose clients never close: lingering closes at their caps"
+        stop_daemon
+        start_verifier
+        base11=$(nfds)
+        lingered() { metric "attestd_http_lingering_closes_total{end=\"$1\"}"; }
+        # one client refused in the head that keeps sending 3 MB: cut after 1 MiB dropped
+        python3 - "$port" "$CA" <<'PY' || fail "the 3 MB sender did not run"
+import socket, ssl, sys
+c = ssl.create_default_context(cafile=sys.argv[2]); c.check_hostname = False
+s = c.wrap_socket(socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10))
+s.sendall(b"POST /v1/agents HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+          b"Content-Length: 3000000\r\n\r\n")
+try:
+    for _ in range(3000000 // 16384):
+        s.sendall(b" " * 16384)
+except OSError:
+    pass
+PY
+        for _ in $(seq 30); do [ "$(lingered cap)" = 1 ] && break; nap 0.1; done
+        [ "$(lingered cap)" = 1 ] || fail "3 MB after a refusal: lingering cut at the byte cap $(lingered cap) times, want 1"
+        # 320 from 8 addresses, each refused and then silent, never closing: 256 linger (2 s
+        # each), the rest are closed at once, and each reconnects as soon as it is closed
+        attack 320 2 9 "refused:/v1/agents" 12 hold11.txt
+        peak=$(python3 "$HOSTILE" fds "$daemon_pid" $((base11 + 320 + 256)) 5)
+        once agent.log || fail "the agent with the lingering table full: $(tail -3 agent.log)"
+        full=$(lingered full) timeout=$(lingered timeout)
+        st11=$(cat hold11.txt)
+        retreat
+        after=$(settle $((base11 + 2)) 5)
+        echo "# attackers: $st11; attestd: up to $peak fds (baseline $base11), lingering closes ended by timeout $timeout, not kept (full) $full; after: $after fds"
+        [ "${full:-0}" -gt 0 ] || fail "the lingering table never filled (full: ${full:-none})"
+        [ "${timeout:-0}" -ge 256 ] || fail "lingering closes ended by the 2 s timeout: ${timeout:-none}, want >= 256"
+        # connections (320 at most) plus lingering sockets (256 at most), and the agent's
+        [ "$peak" -le $((base11 + 320 + 256 + 8)) ] || fail "$peak fds held: lingering past its cap"
+        [ "$after" -le $((base11 + 2)) ] || fail "fds not released after the attack: $after, baseline $base11"
+        ok "lingering closes: cut at 1 MiB, at most 256 held (2 s each, the rest closed at once), the agent passes, fds back to $after"
+fi
+
 echo "# hostile http: all passed"
