@@ -149,6 +149,16 @@ static void render_pair(FILE *f, const char *name, const char *help, const char 
                 label, b_value, (unsigned long long)atomic_load(b));
 }
 
+/* A counter family with one label, a series per name (names[i] counts c[i]). */
+static void render_family(FILE *f, const char *name, const char *help, const char *label,
+                          const char *const *names, atomic_uint_fast64_t *c, unsigned n)
+{
+        fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+        for (unsigned i = 0; i < n; i++)
+                fprintf(f, "%s{%s=\"%s\"} %llu\n", name, label, names[i],
+                        (unsigned long long)atomic_load(&c[i]));
+}
+
 /* One route's histogram series. */
 static void render_http(FILE *f, struct metrics *m, size_t r, size_t j, const char *route,
                         const char *method)
@@ -254,26 +264,21 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
                 "# HELP attestd_http_connections Client connections open (TLS handshake, waiting "
                 "for a head, or in a request).\n"
                 "# TYPE attestd_http_connections gauge\n"
-                "attestd_http_connections %llu\n"
-                "# HELP attestd_http_connections_closed_total Connections attestd closed itself: "
-                "overdue (past --header-timeout or --body-timeout), pressure (waited long for a "
-                "head with the table over 90 %% of --max-connections), evicted (waited longest "
-                "for a head when a newcomer came at the cap), refused (a newcomer at the cap, "
-                "every other connection in a request).\n"
-                "# TYPE attestd_http_connections_closed_total counter\n",
+                "attestd_http_connections %llu\n",
                 (unsigned long long)atomic_load(&m->conns_open));
-        for (unsigned i = 0; i < METRICS_CONN__COUNT; i++)
-                fprintf(f, "attestd_http_connections_closed_total{reason=\"%s\"} %llu\n",
-                        conn_close_names[i], (unsigned long long)atomic_load(&m->conns_closed[i]));
-        fputs("# HELP attestd_http_lingering_closes_total Connections answered before their "
-              "request body was read, kept open to read and drop what still arrives so the "
-              "answer is not lost to a reset, by how that ended: ended (the client closed), "
-              "timeout (2 s), cap (1 MiB dropped), full (256 kept already: closed at once).\n"
-              "# TYPE attestd_http_lingering_closes_total counter\n",
-              f);
-        for (unsigned i = 0; i < METRICS_LINGER__COUNT; i++)
-                fprintf(f, "attestd_http_lingering_closes_total{end=\"%s\"} %llu\n",
-                        linger_names[i], (unsigned long long)atomic_load(&m->lingered[i]));
+        render_family(f, "attestd_http_connections_closed_total",
+                      "Connections attestd closed itself: overdue (past --header-timeout or "
+                      "--body-timeout), pressure (waited long for a head with the table over 90 % "
+                      "of --max-connections), evicted (waited longest for a head when a newcomer "
+                      "came at the cap), refused (a newcomer at the cap, every other connection in "
+                      "a request).",
+                      "reason", conn_close_names, m->conns_closed, METRICS_CONN__COUNT);
+        render_family(f, "attestd_http_lingering_closes_total",
+                      "Connections answered before their request body was read, kept open to read "
+                      "and drop what still arrives so the answer is not lost to a reset, by how "
+                      "that ended: ended (the client closed), timeout (2 s), cap (1 MiB dropped), "
+                      "full (256 kept already: closed at once).",
+                      "end", linger_names, m->lingered, METRICS_LINGER__COUNT);
         render_pair(f, "attestd_tls_sessions_total",
                     "TLS sessions of connections that sent a request: resumed from a session "
                     "ticket this process issued, or made with a full handshake.",
@@ -294,14 +299,11 @@ int metrics_render(struct metrics *m, const struct metrics_agents *agents,
         for (unsigned i = 0; i < 4; i++)
                 fprintf(f, "attestd_http_responses_total{class=\"%uxx\"} %llu\n", i + 2,
                         (unsigned long long)atomic_load(&m->responses[i]));
-        fputs("# HELP attestd_replay_resets_total Agents' log replays started again from entry 0: "
-              "reboot (the TPM's counters moved), runtime_policy (another runtime policy judged "
-              "the earlier entries), state_unusable (the stored replay state did not decode).\n"
-              "# TYPE attestd_replay_resets_total counter\n",
-              f);
-        for (unsigned i = 0; i < METRICS_RESET__COUNT; i++)
-                fprintf(f, "attestd_replay_resets_total{reason=\"%s\"} %llu\n", reset_names[i],
-                        (unsigned long long)atomic_load(&m->replay_resets[i]));
+        render_family(f, "attestd_replay_resets_total",
+                      "Agents' log replays started again from entry 0: reboot (the TPM's counters "
+                      "moved), runtime_policy (another runtime policy judged the earlier entries), "
+                      "state_unusable (the stored replay state did not decode).",
+                      "reason", reset_names, m->replay_resets, METRICS_RESET__COUNT);
         render_pair(f, "attestd_evidence_rows_total",
                     "Evidence rounds by where their agent row came from: kept by the challenge, or "
                     "read from the store.",
