@@ -5,7 +5,7 @@
  * library's own in the middle of a head: 414, 431) ends with libmicrohttpd closing the socket
  * right after the answer. Closing with bytes unread, or bytes arriving after the close, makes the
  * kernel send a reset; curl stops at the failed write and never reads the answer ("Send failure"
- * for 32-52 of 100 70 KB POSTs refused with 413, 21-27 of 40 100 KB URLs refused with 414).
+ * for 6-59 of 100 70 KB POSTs refused with 413, 21-24 of 40 100 KB URLs refused with 414).
  *
  * So such a connection's socket is kept past libmicrohttpd's close by a duplicate of its fd: the
  * write side is shut (the client gets a FIN after the answer and the TLS close_notify), and what

@@ -295,8 +295,8 @@ if want 6; then
         raw_big headers-2000 431 "'GET /healthz HTTP/1.1\r\nHost: a\r\n' + ''.join('X%d: a\r\n' % i for i in range(2000)) + '\r\n'"
         # the same heads from curl, which stops at a failed write: the library answers in the
         # middle of the head and closes, and without a lingering close the rest of the head
-        # arriving at a closed socket reset the answer away (curl exit 55: 21-27 of 40 for the
-        # URL). 20 of each, 4 at a time, in one curl: every answer must arrive.
+        # arriving at a closed socket reset the answer away (curl exit 55 for 3-16 of these 20
+        # URLs in three runs). 20 of each, 4 at a time, in one curl: every answer must arrive.
         big_heads() { # WANT URL [CURL-ARGS...]: 20 x URL
                 local want=$1 url=$2 a=() i
                 shift 2

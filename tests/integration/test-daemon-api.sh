@@ -110,7 +110,7 @@ body=$(cat "$work/resp" 2>/dev/null || true)
 expect 413 body_too_large -- 70 kB enrolment
 # A client that sends the body at once (no Expect) is still sending when the refusal comes and
 # attestd's side closes: without the lingering close the unread body made that close a reset,
-# and curl stopped at the failed send (exit 55) instead of reading the answer (3-48 of 50-100 in
+# and curl stopped at the failed send (exit 55) instead of reading the answer (6-59 of 100 in
 # one curl; docs/design-notes.md, "Framing"). Refused in the head (413 on the declared length,
 # 404 in the pre-flight): every answer must arrive, each close lingered.
 lingered() {
