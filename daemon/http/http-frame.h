@@ -51,6 +51,12 @@ struct http_frame {
 
 void http_frame_init(struct http_frame *f);
 
+/* Whether the head announces a body (chunked, or a Content-Length above 0). */
+static inline bool http_frame_has_body(const struct http_frame *f)
+{
+        return f->nte || (f->ncl && f->cl);
+}
+
 /*
  * One header field, name and value as libmicrohttpd hands them over (NUL-terminated, borrowed).
  * The first error is kept in f (later fields are still counted) and returned: -EBADMSG with err

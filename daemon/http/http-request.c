@@ -229,8 +229,8 @@ static enum MHD_Result on_head(struct http_server *s, struct MHD_Connection *c,
                 api_resp_done(&r);
                 return ret;
         }
-        if (!fr->nte && !(fr->ncl && fr->cl))
-                return MHD_YES; /* no body */
+        if (!http_frame_has_body(fr))
+                return MHD_YES;
         if (http_budget_attach(s, c, st, id) < 0)
                 return busy(s, c, st);
         /* nothing is taken before bytes arrive, but a body that cannot fit now is refused now */
@@ -312,7 +312,7 @@ enum MHD_Result http_on_request(void *cls, struct MHD_Connection *c, const char 
                         return send_error(d, c, 400, fe.code, fe.msg, true);
                 }
                 ret = on_head(s, c, st, url, method, &fr);
-                if (st->responded && (fr.nte || (fr.ncl && fr.cl))) {
+                if (st->responded && http_frame_has_body(&fr)) {
                         struct http_conn *hc = http_conn_of(c);
 
                         if (hc)
