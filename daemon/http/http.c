@@ -217,10 +217,9 @@ int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_
                 /* resumption skips the certificate and its signature (docs/SECURITY.md,
                  * "Secrets") */
                 if ((e = gnutls_session_ticket_key_generate(&s->ticket_key)) < 0) {
-                        close(fd);
-                        http_stop(s, 0);
-                        return attest_fail(err, -EIO, AE_HTTP_START,
-                                           "no TLS session ticket key: %s", gnutls_strerror(e));
+                        e = attest_fail(err, -EIO, AE_HTTP_START, "no TLS session ticket key: %s",
+                                        gnutls_strerror(e));
+                        goto fail;
                 }
                 flags |= MHD_USE_TLS;
                 o[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)cert_pem};
@@ -233,30 +232,30 @@ int http_start(struct attestd *d, int fd, const char *cert_pem, const char *key_
         }
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
         if (pthread_create(&s->reaper, NULL, http_reaper_main, s) != 0) {
-                close(fd);
-                pthread_cond_destroy(&s->wake);
-                pthread_mutex_destroy(&s->lock);
-                pthread_mutex_destroy(&s->budget_lock);
-                free(s);
-                return attest_fail(err, -EAGAIN, AE_HTTP_START, "cannot start the reaper thread");
+                e = attest_fail(err, -EAGAIN, AE_HTTP_START, "cannot start the reaper thread");
+                goto fail;
         }
         s->reaper_started = true;
         if ((e = http_linger_start(&s->linger, &d->metrics)) < 0) {
-                close(fd);
-                http_stop(s, 0);
-                return attest_fail(err, e, AE_HTTP_START,
-                                   "cannot start the lingering-close thread: %s", strerror(-e));
+                e = attest_fail(err, e, AE_HTTP_START,
+                                "cannot start the lingering-close thread: %s", strerror(-e));
+                goto fail;
         }
         s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, http_on_request, s, MHD_OPTION_ARRAY, o,
                                   MHD_OPTION_END);
         if (!s->mhd) {
-                close(fd);
-                http_stop(s, 0);
-                return attest_fail(err, -EINVAL, AE_HTTP_START,
-                                   "libmicrohttpd did not start (bad certificate, key or CA?)");
+                e = attest_fail(err, -EINVAL, AE_HTTP_START,
+                                "libmicrohttpd did not start (bad certificate, key or CA?)");
+                goto fail;
         }
         *ret = s;
         return 0;
+
+fail:
+        /* http_stop() undoes what was started, wipes the ticket key and frees s */
+        close(fd);
+        http_stop(s, 0);
+        return e;
 }
 
 struct http_server *http_stop(struct http_server *s, uint64_t drain_ms)
