@@ -75,10 +75,16 @@ void metrics_conn_open(struct metrics *m, int delta)
                 atomic_fetch_sub(&m->conns_open, 1);
 }
 
+/* One more for label value i of a family of n (an index out of range counts nowhere). */
+static void count_in(atomic_uint_fast64_t *c, unsigned i, unsigned n)
+{
+        if (i < n)
+                atomic_fetch_add(&c[i], 1);
+}
+
 void metrics_conn_closed(struct metrics *m, enum metrics_conn_close why)
 {
-        if ((unsigned)why < METRICS_CONN__COUNT)
-                atomic_fetch_add(&m->conns_closed[why], 1);
+        count_in(m->conns_closed, (unsigned)why, METRICS_CONN__COUNT);
 }
 
 static const char *const linger_names[METRICS_LINGER__COUNT] = {
@@ -90,8 +96,7 @@ static const char *const linger_names[METRICS_LINGER__COUNT] = {
 
 void metrics_linger(struct metrics *m, enum metrics_linger how)
 {
-        if ((unsigned)how < METRICS_LINGER__COUNT)
-                atomic_fetch_add(&m->lingered[how], 1);
+        count_in(m->lingered, (unsigned)how, METRICS_LINGER__COUNT);
 }
 
 void metrics_tls_session(struct metrics *m, bool resumed)
@@ -114,14 +119,12 @@ static const char *const reset_names[METRICS_RESET__COUNT] = {
 
 void metrics_replay_reset(struct metrics *m, enum metrics_reset why)
 {
-        if ((unsigned)why < METRICS_RESET__COUNT)
-                atomic_fetch_add(&m->replay_resets[why], 1);
+        count_in(m->replay_resets, (unsigned)why, METRICS_RESET__COUNT);
 }
 
 void metrics_claim_failed(struct metrics *m, enum claim_id id)
 {
-        if ((unsigned)id < CLAIM__COUNT)
-                atomic_fetch_add(&m->claim_failed[id], 1);
+        count_in(m->claim_failed, (unsigned)id, CLAIM__COUNT);
 }
 
 void metrics_http(struct metrics *m, size_t route, size_t method, uint64_t latency_us)
@@ -187,8 +190,7 @@ static void render_http(FILE *f, struct metrics *m, size_t r, size_t j, const ch
 
 void metrics_rejected(struct metrics *m, enum attest_code code)
 {
-        if ((unsigned)code < AE__COUNT)
-                atomic_fetch_add(&m->rejected[code], 1);
+        count_in(m->rejected, (unsigned)code, AE__COUNT);
 }
 
 int metrics_render(struct metrics *m, const struct metrics_agents *agents,
